@@ -1,0 +1,102 @@
+/**
+ * One base class for every error cairn raises on purpose. Subclasses carry a stable `name` (Step Functions
+ * `Retry`/`Catch` and the API's error mapping match on it, and it survives bundling where `instanceof` may not),
+ * a `retryable` flag, and a context object that says which run, step or item the failure was about.
+ */
+export type ErrorContext = Readonly<Record<string, unknown>>;
+
+export interface CairnErrorOptions {
+  readonly cause?: unknown;
+  readonly context?: ErrorContext;
+  readonly retryable?: boolean;
+}
+
+export class CairnError extends Error {
+  readonly retryable: boolean;
+  readonly context: ErrorContext;
+
+  constructor(name: string, message: string, options: CairnErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = name;
+    this.retryable = options.retryable ?? false;
+    this.context = options.context ?? {};
+  }
+
+  toJSON(): { name: string; message: string; retryable: boolean; context: ErrorContext } {
+    return { name: this.name, message: this.message, retryable: this.retryable, context: this.context };
+  }
+}
+
+/** A plan, catalog or request that breaks the contract. Never retryable: the same input fails the same way. */
+export class ValidationError extends CairnError {
+  readonly errors: readonly { code: string; path: string; message: string }[];
+  constructor(
+    message: string,
+    errors: readonly { code: string; path: string; message: string }[],
+    options: CairnErrorOptions = {},
+  ) {
+    super('ValidationError', message, { ...options, retryable: false });
+    this.errors = errors;
+  }
+}
+
+/** A capability catalog that cannot be used (bad JSON, bad contract, remote `$ref`, foreign dialect). */
+export class CatalogError extends CairnError {
+  constructor(message: string, options: CairnErrorOptions = {}) {
+    super('CatalogError', message, { ...options, retryable: false });
+  }
+}
+
+/** The planner could not produce a plan (bad mode, model answer unusable, generated plan invalid). */
+export class PlannerError extends CairnError {
+  constructor(message: string, options: CairnErrorOptions = {}) {
+    super('PlannerError', message, options);
+  }
+}
+
+/** A model provider failed; retryable when the provider says so (throttling, 5xx). */
+export class ModelError extends CairnError {
+  constructor(message: string, options: CairnErrorOptions = {}) {
+    super('ModelError', message, options);
+  }
+}
+
+/** A conditional write lost: someone else already holds or changed the item. */
+export class ConflictError extends CairnError {
+  constructor(message: string, options: CairnErrorOptions = {}) {
+    super('ConflictError', message, { ...options, retryable: options.retryable ?? false });
+  }
+}
+
+export class NotFoundError extends CairnError {
+  constructor(message: string, options: CairnErrorOptions = {}) {
+    super('NotFoundError', message, { ...options, retryable: false });
+  }
+}
+
+/** A capability call failed. `retryable` decides whether the step burns a retry or fails at once. */
+export class CapabilityError extends CairnError {
+  constructor(message: string, options: CairnErrorOptions = {}) {
+    super('CapabilityError', message, options);
+  }
+}
+
+const hasName = (error: unknown, name: string): boolean =>
+  typeof error === 'object' && error !== null && (error as { name?: unknown }).name === name;
+
+export const isCairnError = (error: unknown): error is CairnError =>
+  typeof error === 'object' &&
+  error !== null &&
+  typeof (error as { name?: unknown }).name === 'string' &&
+  typeof (error as { retryable?: unknown }).retryable === 'boolean' &&
+  typeof (error as { context?: unknown }).context === 'object';
+export const isValidationError = (e: unknown): e is ValidationError => hasName(e, 'ValidationError');
+export const isCatalogError = (e: unknown): e is CatalogError => hasName(e, 'CatalogError');
+export const isPlannerError = (e: unknown): e is PlannerError => hasName(e, 'PlannerError');
+export const isModelError = (e: unknown): e is ModelError => hasName(e, 'ModelError');
+export const isConflictError = (e: unknown): e is ConflictError => hasName(e, 'ConflictError');
+export const isNotFoundError = (e: unknown): e is NotFoundError => hasName(e, 'NotFoundError');
+export const isCapabilityError = (e: unknown): e is CapabilityError => hasName(e, 'CapabilityError');
+
+/** Whether a failure may succeed on a later attempt; unknown errors are treated as transient. */
+export const isRetryable = (error: unknown): boolean => (isCairnError(error) ? error.retryable : true);

@@ -1,0 +1,125 @@
+/**
+ * Plan format v1: the wire contract. The zod schema here is the single source of truth; the published JSON
+ * Schema (`cairn schema`) is generated from it. Structural rules that need the whole plan or the catalog
+ * (ids unique, dependencies known, contracts equal, limits) live in validate.ts.
+ */
+import { z } from 'zod';
+
+export const PLAN_SCHEMA_VERSION = 1;
+
+export const STEP_STATUSES = [
+  'pending',
+  'ready',
+  'running',
+  'retrying',
+  'awaiting_approval',
+  'succeeded',
+  'failed',
+  'skipped',
+  'blocked',
+  'superseded',
+  'cancelled',
+] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
+
+export const RUN_STATUSES = ['planning', 'running', 'paused', 'complete', 'failed', 'cancelled'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+export const SIDE_EFFECTS = ['none', 'idempotent', 'mutating'] as const;
+export type SideEffect = (typeof SIDE_EFFECTS)[number];
+
+export const STEP_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+export const TARGET_PATTERN = /^(tool|agent|human):[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}$/;
+/** `"{% <JSONata> %}"`: the whole string is one expression, as in Step Functions' JSONata syntax. */
+export const EXPRESSION_PATTERN = /^\{%([\s\S]*)%\}$/;
+
+export const MAX_OBJECTIVE_LENGTH = 4000;
+export const MAX_TITLE_LENGTH = 200;
+export const DEFAULT_MAX_RETRIES = 3;
+
+const nonBlank = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((s) => s.trim().length > 0, { message: 'must not be blank' });
+
+const jsonValue = z.json();
+const jsonObject = z.record(z.string(), jsonValue);
+const expression = z.string().regex(EXPRESSION_PATTERN, { message: 'must be a "{% <JSONata> %}" expression' });
+
+export const stepErrorSchema = z.strictObject({
+  code: z.string(),
+  message: z.string(),
+  retryable: z.boolean().optional(),
+  details: jsonValue.optional(),
+});
+export type StepError = z.infer<typeof stepErrorSchema>;
+
+export const successCriteriaSchema = z.strictObject({
+  description: z.string(),
+  assert: expression.optional(),
+});
+
+export const approvalSchema = z.strictObject({
+  question: nonBlank(2000),
+  timeoutSeconds: z.number().int().positive(),
+});
+
+export const planStepSchema = z.strictObject({
+  id: z.string().regex(STEP_ID_PATTERN, { message: 'must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' }),
+  title: nonBlank(MAX_TITLE_LENGTH),
+  description: z.string().optional(),
+  target: z.string().regex(TARGET_PATTERN, { message: 'must be tool:<name>, agent:<name> or human:<name>' }).nullable(),
+  parentId: z.string().optional(),
+  dependsOn: z.array(z.string()),
+  input: jsonValue.optional(),
+  when: expression.optional(),
+  inputSchema: jsonObject.optional(),
+  outputSchema: jsonObject.optional(),
+  successCriteria: successCriteriaSchema.optional(),
+  maxRetries: z.number().int().min(0).max(10).optional(),
+  confidenceThreshold: z.number().min(0).max(1).optional(),
+  rollbackHint: nonBlank(2000).optional(),
+  approval: approvalSchema.optional(),
+  watches: z.array(z.string().min(1).max(512)).optional(),
+  estimatedDurationSeconds: z.number().min(0).optional(),
+  status: z.enum(STEP_STATUSES).optional(),
+  result: jsonValue.optional(),
+  error: stepErrorSchema.nullable().optional(),
+});
+export type PlanStep = z.infer<typeof planStepSchema>;
+
+export const planSchema = z.strictObject({
+  schemaVersion: z.literal(PLAN_SCHEMA_VERSION),
+  revision: z.number().int().min(1),
+  objective: nonBlank(MAX_OBJECTIVE_LENGTH),
+  steps: z.array(planStepSchema).min(1),
+});
+export type Plan = z.infer<typeof planSchema>;
+
+export const capabilitySchema = z.strictObject({
+  target: z.string().regex(TARGET_PATTERN),
+  description: z.string(),
+  inputSchema: jsonObject,
+  outputSchema: jsonObject,
+  sideEffect: z.enum(SIDE_EFFECTS),
+  alternatives: z.array(z.string().regex(TARGET_PATTERN)).optional(),
+});
+export type Capability = z.infer<typeof capabilitySchema>;
+
+export const catalogSchema = z.strictObject({ capabilities: z.array(capabilitySchema) });
+export type CatalogDocument = z.infer<typeof catalogSchema>;
+
+/** A step's kind, read from its target prefix; groups have no target. */
+export type StepKind = 'tool' | 'agent' | 'human' | 'group';
+export const stepKind = (step: Pick<PlanStep, 'target'>): StepKind =>
+  step.target === null ? 'group' : (step.target.slice(0, step.target.indexOf(':')) as StepKind);
+
+/** The JSON Schema (Draft 2020-12) of plan format v1, generated from the zod schema. */
+export function planJsonSchema(): Record<string, unknown> {
+  return {
+    ...z.toJSONSchema(planSchema, { target: 'draft-2020-12', unrepresentable: 'any' }),
+    $id: 'https://cairn.dev/schemas/plan-v1.json',
+    title: 'cairn plan (format v1)',
+  };
+}
