@@ -81,6 +81,16 @@ export class CapabilityError extends CairnError {
   }
 }
 
+/**
+ * A result or plan too large for one store item (DynamoDB caps items at 400 KB; cairn stops at 350 KB). Never
+ * retryable: the same payload is refused again, so the caller fails the step with this error instead.
+ */
+export class PayloadTooLargeError extends CairnError {
+  constructor(message: string, options: CairnErrorOptions = {}) {
+    super('PayloadTooLargeError', message, { ...options, retryable: false });
+  }
+}
+
 const hasName = (error: unknown, name: string): boolean =>
   typeof error === 'object' && error !== null && (error as { name?: unknown }).name === name;
 
@@ -97,6 +107,7 @@ export const isModelError = (e: unknown): e is ModelError => hasName(e, 'ModelEr
 export const isConflictError = (e: unknown): e is ConflictError => hasName(e, 'ConflictError');
 export const isNotFoundError = (e: unknown): e is NotFoundError => hasName(e, 'NotFoundError');
 export const isCapabilityError = (e: unknown): e is CapabilityError => hasName(e, 'CapabilityError');
+export const isPayloadTooLargeError = (e: unknown): e is PayloadTooLargeError => hasName(e, 'PayloadTooLargeError');
 
 /** Whether a failure may succeed on a later attempt; unknown errors are treated as transient. */
 export const isRetryable = (error: unknown): boolean => (isCairnError(error) ? error.retryable : true);

@@ -1,0 +1,52 @@
+/**
+ * The API Lambda: the Hono app behind API Gateway (HTTP API), through hono/aws-lambda. The same app runs locally on
+ * @hono/node-server. Deployed, API Gateway's JWT authorizer has already checked the caller, so the app only reads
+ * the `sub` claim; with CAIRN_API_TOKEN set it checks that static bearer token instead.
+ *
+ * Environment: CAIRN_TABLE_NAME, CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN, CAIRN_EVENT_BUS_NAME (required);
+ * CAIRN_CATALOG, CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH, CAIRN_PLANNER_MODEL_ID (or CAIRN_MODEL_ID), CAIRN_API_TOKEN, and
+ * the coordinator's settings (cancellation runs the coordinator's cancelRun in this process).
+ */
+import { randomUUID } from 'node:crypto';
+import { handle } from 'hono/aws-lambda';
+import { sfnExecutionsFromEnv } from '../shared/adapters/aws/sfn-executions.ts';
+import { type ApiDeps, createApp } from '../shared/api/app.ts';
+import type { AuthConfig } from '../shared/api/auth.ts';
+import { catalogFromEnv, type Env, limitsFromEnv, storeFromEnv } from '../shared/api/lambda-support.ts';
+import { coordinatorFromEnv } from './coordinator.ts';
+import { plannerFromEnv } from './planner.ts';
+
+export type ApiHandler = ReturnType<typeof createHandler>;
+
+export function createHandler(deps: ApiDeps) {
+  return handle(createApp(deps));
+}
+
+export const authFromEnv = (env: Env): AuthConfig =>
+  env.CAIRN_API_TOKEN ? { kind: 'token', token: env.CAIRN_API_TOKEN } : { kind: 'gateway' };
+
+export function defaultDeps(env: Env = process.env): ApiDeps {
+  const catalog = catalogFromEnv(env);
+  const limits = limitsFromEnv(env);
+  const coordinator = coordinatorFromEnv(env);
+  return {
+    store: storeFromEnv(env),
+    executions: sfnExecutionsFromEnv(env),
+    catalog,
+    planner: plannerFromEnv(env, catalog, limits),
+    limits,
+    cancelRun: async (runId) => {
+      await coordinator.cancelRun(runId);
+    },
+    auth: authFromEnv(env),
+    clock: () => new Date(),
+    newId: randomUUID,
+  };
+}
+
+// Built on the first invocation, so importing createHandler (tests, the embedded runtime) reads no environment.
+let built: ApiHandler | undefined;
+export const handler: ApiHandler = (event, lambdaContext) => {
+  built ??= createHandler(defaultDeps());
+  return built(event, lambdaContext);
+};

@@ -1,0 +1,199 @@
+/**
+ * The coordinator Lambda: every coordinator task of the run and step state machines sends `{ action, ...ids }`;
+ * the payload is parsed (a zod union on `action`) and dispatched to the coordinator service. A bad payload is a
+ * ValidationError, a name the state machines' Catch can route.
+ *
+ * Environment: CAIRN_TABLE_NAME, CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN, CAIRN_EVENT_BUS_NAME (required);
+ * CAIRN_CATALOG (catalog JSON; default: the bundled demo catalog), CAIRN_RUN_DEADLINE_SECONDS (default 86400),
+ * CAIRN_RETRY_BASE_SECONDS (default 1), CAIRN_RETRY_CAP_SECONDS (default 60), CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH,
+ * CAIRN_TRACE_RETENTION (`last` or `full`; default `last`).
+ */
+import { randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { z } from 'zod';
+import { createDynamoStore } from '../shared/adapters/aws/dynamo-store.ts';
+import { createEventBridgePublisher } from '../shared/adapters/aws/eventbridge-publisher.ts';
+import { sfnExecutionsFromEnv } from '../shared/adapters/aws/sfn-executions.ts';
+import { limitsFromEnv, required } from '../shared/api/lambda-support.ts';
+import demoCatalog from '../shared/catalog/demo.json' with { type: 'json' };
+import { DEFAULT_RETRY_BASE_SECONDS, DEFAULT_RETRY_CAP_SECONDS } from '../shared/engine/retry.ts';
+import { ValidationError } from '../shared/errors.ts';
+import { type Catalog, loadCatalog, parseCatalog } from '../shared/plan/catalog.ts';
+import { type Coordinator, type CoordinatorDeps, createCoordinator } from '../shared/services/coordinator.ts';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export const DEFAULT_RUN_DEADLINE_SECONDS = 86_400;
+
+const id = z.string().min(1);
+const stepRef = { runId: id, stepId: id, generation: z.number().int().min(0) };
+const attempt = z.number().int().min(1);
+const stepError = z.object({
+  code: z.string(),
+  message: z.string(),
+  retryable: z.boolean().optional(),
+  details: z.json().optional(),
+});
+/** Step Functions passes `null` for what JSONPath cannot leave out. */
+const optional = <S extends z.ZodType>(schema: S) => schema.nullish();
+
+export const coordinatorPayloadSchema = z.discriminatedUnion('action', [
+  z.object({
+    action: z.literal('rejectPlan'),
+    runId: id,
+    errors: z.array(z.object({ code: z.string(), path: z.string(), message: z.string() })),
+  }),
+  z.object({ action: z.literal('failRun'), runId: id, error: z.unknown() }),
+  z.object({ action: z.literal('startRun'), runId: id }),
+  z.object({ action: z.literal('awaitRun'), runId: id, taskToken: id }),
+  z.object({
+    action: z.literal('finalizeRun'),
+    runId: id,
+    timedOut: optional(z.unknown()),
+    error: optional(z.unknown()),
+  }),
+  z.object({ action: z.literal('claimStep'), ...stepRef, executionId: id }),
+  z.object({ action: z.literal('recordFailure'), ...stepRef, attempt, error: stepError }),
+  z.object({
+    action: z.literal('requestApproval'),
+    ...stepRef,
+    kind: z.enum(['approval', 'review']),
+    taskToken: id,
+  }),
+  z.object({ action: z.literal('expireApproval'), ...stepRef, kind: optional(z.enum(['approval', 'review'])) }),
+  z.object({
+    action: z.literal('verifyStep'),
+    ...stepRef,
+    attempt,
+    decision: optional(
+      z.object({
+        decision: z.enum(['approve', 'reject', 'edit']),
+        output: z.json().optional(),
+        comment: optional(z.string()),
+        by: optional(z.string()),
+      }),
+    ),
+  }),
+  z.object({ action: z.literal('completeStep'), ...stepRef, attempt }),
+  z.object({ action: z.literal('cancelRun'), runId: id }),
+]);
+export type CoordinatorPayload = z.infer<typeof coordinatorPayloadSchema>;
+
+export interface CoordinatorHandlerDeps {
+  readonly coordinator: Coordinator;
+}
+
+const orUndefined = <T>(value: T | null | undefined): T | undefined => (value === null ? undefined : value);
+
+function parse(event: unknown): CoordinatorPayload {
+  const parsed = coordinatorPayloadSchema.safeParse(event);
+  if (parsed.success) return parsed.data;
+  const errors = parsed.error.issues.map((i) => ({
+    code: 'E_PAYLOAD',
+    path: i.path.map((p) => `/${String(p)}`).join(''),
+    message: i.message,
+  }));
+  throw new ValidationError(
+    `coordinator payload is invalid: ${errors.map((e) => `${e.path || '(root)'} ${e.message}`).join('; ')}`,
+    errors,
+  );
+}
+
+export function createHandler(deps: CoordinatorHandlerDeps) {
+  const { coordinator } = deps;
+  return async (event: unknown): Promise<unknown> => {
+    const payload = parse(event);
+    switch (payload.action) {
+      case 'rejectPlan':
+        return coordinator.rejectPlan(payload);
+      case 'failRun':
+        return coordinator.failRun(payload);
+      case 'startRun':
+        return coordinator.startRun(payload);
+      case 'awaitRun':
+        return coordinator.awaitRun(payload);
+      case 'finalizeRun':
+        return coordinator.finalizeRun(payload);
+      case 'claimStep':
+        return coordinator.claimStep(payload);
+      case 'recordFailure':
+        return coordinator.recordFailure(payload);
+      case 'requestApproval':
+        return coordinator.requestApproval(payload);
+      case 'expireApproval':
+        return coordinator.expireApproval({ ...payload, kind: orUndefined(payload.kind) });
+      case 'verifyStep': {
+        const decision = payload.decision ?? undefined;
+        return coordinator.verifyStep({
+          ...payload,
+          decision: decision && {
+            decision: decision.decision,
+            ...(decision.output === undefined ? {} : { output: decision.output }),
+            comment: orUndefined(decision.comment),
+            by: orUndefined(decision.by),
+          },
+        });
+      }
+      case 'completeStep':
+        return coordinator.completeStep(payload);
+      case 'cancelRun':
+        return coordinator.cancelRun(payload.runId);
+    }
+  };
+}
+
+function positiveNumber(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`);
+  return value;
+}
+
+/** The catalog a deployment runs with: CAIRN_CATALOG JSON, or the demo catalog bundled with the code. */
+export function catalogFromEnv(env: Env): Catalog {
+  const text = env.CAIRN_CATALOG;
+  return text !== undefined && text.trim() !== '' ? parseCatalog(text) : loadCatalog(demoCatalog);
+}
+
+/** The coordinator's configuration from the environment (the same names as CDK context and `npm start` flags). */
+export function coordinatorConfigFromEnv(env: Env): CoordinatorDeps['config'] {
+  const retention = env.CAIRN_TRACE_RETENTION ?? 'last';
+  if (retention !== 'last' && retention !== 'full')
+    throw new Error(`CAIRN_TRACE_RETENTION must be "last" or "full", got "${retention}"`);
+  const deadline = positiveNumber(env, 'CAIRN_RUN_DEADLINE_SECONDS', DEFAULT_RUN_DEADLINE_SECONDS);
+  return {
+    runDeadlineSeconds: Math.max(1, Math.floor(deadline)),
+    retryBaseSeconds: positiveNumber(env, 'CAIRN_RETRY_BASE_SECONDS', DEFAULT_RETRY_BASE_SECONDS),
+    retryCapSeconds: positiveNumber(env, 'CAIRN_RETRY_CAP_SECONDS', DEFAULT_RETRY_CAP_SECONDS),
+    ...limitsFromEnv(env),
+    traceRetention: retention,
+  };
+}
+
+/** The coordinator with AWS adapters, built from the environment. */
+export function coordinatorFromEnv(env: Env): Coordinator {
+  return createCoordinator({
+    store: createDynamoStore({ client: new DynamoDBClient({}), tableName: required(env, 'CAIRN_TABLE_NAME') }),
+    executions: sfnExecutionsFromEnv(env),
+    events: createEventBridgePublisher({ eventBusName: required(env, 'CAIRN_EVENT_BUS_NAME') }),
+    catalog: catalogFromEnv(env),
+    clock: () => new Date(),
+    newId: randomUUID,
+    config: coordinatorConfigFromEnv(env),
+  });
+}
+
+/** Built on the first invocation, so importing this module (tests, the embedded runtime) reads no environment. */
+export function defaultDeps(env: Env = process.env): CoordinatorHandlerDeps {
+  let built: Coordinator | undefined;
+  const coordinator = new Proxy({} as Coordinator, {
+    get: (_target, property) => {
+      built ??= coordinatorFromEnv(env);
+      return Reflect.get(built, property);
+    },
+  });
+  return { coordinator };
+}
+
+export const handler = createHandler(defaultDeps());

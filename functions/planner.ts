@@ -1,0 +1,95 @@
+/**
+ * The run machine's `PlanRun` task: payload `{ runId }` → `{ runId }`. Reads the run, takes the submitted plan as
+ * the candidate or asks the planner (the run's mode and directTarget), and stores `candidatePlan` on the run for
+ * `ValidatePlan`. Only the id travels through Step Functions. Every failure is a CairnError, so the ASL's Catch
+ * sends it to `FailRun` with a stable name.
+ */
+import { createBedrockPlanModel, defaultBedrockClient } from '../shared/adapters/aws/bedrock-plan-model.ts';
+import type { PlanRequest } from '../shared/api/deps.ts';
+import {
+  catalogFromEnv,
+  type Env,
+  limitsFromEnv,
+  parsePayload,
+  plannerModelId,
+  runTaskPayload,
+  storeFromEnv,
+} from '../shared/api/lambda-support.ts';
+import { ConflictError, isCairnError, NotFoundError, PlannerError } from '../shared/errors.ts';
+import type { Catalog } from '../shared/plan/catalog.ts';
+import type { Plan } from '../shared/plan/schema.ts';
+import type { PlanLimits } from '../shared/plan/validate.ts';
+import { createHtnPlanModel } from '../shared/planner/htn/model.ts';
+import { createPlanner, type Planner } from '../shared/planner/planner.ts';
+import type { RunRecord, Store } from '../shared/ports/store.ts';
+
+export interface PlannerHandlerDeps {
+  readonly store: Store;
+  readonly planner: { plan(request: PlanRequest): Promise<Plan> };
+  readonly clock: () => Date;
+}
+
+function requestOf(run: RunRecord): PlanRequest {
+  const mode = run.mode === 'DIRECT' ? 'DIRECT' : 'DECOMPOSE';
+  return {
+    objective: run.objective,
+    mode,
+    ...(run.directTarget === undefined ? {} : { directTarget: run.directTarget }),
+  };
+}
+
+async function plan(deps: PlannerHandlerDeps, run: RunRecord): Promise<unknown> {
+  if (run.submittedPlan !== undefined) return run.submittedPlan;
+  try {
+    return await deps.planner.plan(requestOf(run));
+  } catch (error) {
+    if (isCairnError(error)) throw error;
+    // A bug or an unexpected library failure still reaches FailRun under a stable name, with its message kept.
+    throw new PlannerError(`the planner failed: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+      context: { code: 'E_PLANNER', runId: run.runId },
+    });
+  }
+}
+
+export function createHandler(deps: PlannerHandlerDeps) {
+  return async (event: unknown): Promise<{ runId: string }> => {
+    const { runId } = parsePayload(runTaskPayload, event);
+    const run = await deps.store.getRun(runId);
+    if (!run) throw new NotFoundError(`run ${runId} not found`, { context: { runId } });
+    if (run.status !== 'planning') {
+      throw new ConflictError(`run ${runId} is ${run.status}, not planning`, {
+        context: { runId, status: run.status },
+      });
+    }
+    const candidatePlan = await plan(deps, run);
+    const updated = await deps.store.updateRun(runId, ['planning'], {
+      candidatePlan,
+      updatedAt: deps.clock().toISOString(),
+    });
+    // Cancelled while the model was thinking: the candidate is dropped, the run keeps its state.
+    if (!updated) throw new ConflictError(`run ${runId} left planning while it was planned`, { context: { runId } });
+    return { runId };
+  };
+}
+
+/** The HTN method library by default; Amazon Bedrock when a planner model id is configured. */
+export function plannerFromEnv(env: Env, catalog: Catalog, limits: PlanLimits): Planner {
+  const modelId = plannerModelId(env);
+  const model =
+    modelId === undefined ? createHtnPlanModel() : createBedrockPlanModel({ client: defaultBedrockClient(), modelId });
+  return createPlanner({ model, catalog, limits });
+}
+
+export function defaultDeps(env: Env = process.env): PlannerHandlerDeps {
+  const catalog = catalogFromEnv(env);
+  const limits = limitsFromEnv(env);
+  return { store: storeFromEnv(env), planner: plannerFromEnv(env, catalog, limits), clock: () => new Date() };
+}
+
+// Built on the first invocation, so importing createHandler (tests, the embedded runtime) reads no environment.
+let built: ReturnType<typeof createHandler> | undefined;
+export const handler = (event: unknown): Promise<{ runId: string }> => {
+  built ??= createHandler(defaultDeps());
+  return built(event);
+};

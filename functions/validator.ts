@@ -1,0 +1,67 @@
+/**
+ * The run machine's `ValidatePlan` task: payload `{ runId }` → `{ valid, errors }`. The run's candidate plan is
+ * validated as untrusted (validateGenerated) against the catalog and the deployment's limits. Nothing is stored:
+ * the run machine routes an invalid plan to RejectPlan with these errors.
+ */
+import {
+  catalogFromEnv,
+  type Env,
+  limitsFromEnv,
+  parsePayload,
+  runTaskPayload,
+  storeFromEnv,
+} from '../shared/api/lambda-support.ts';
+import { NotFoundError } from '../shared/errors.ts';
+import type { Catalog } from '../shared/plan/catalog.ts';
+import { issue, type PlanIssue } from '../shared/plan/issues.ts';
+import { type PlanLimits, validateGenerated } from '../shared/plan/validate.ts';
+import type { Store } from '../shared/ports/store.ts';
+
+/** Step Functions payloads are capped at 256 KB: the first issues tell the story, the rest is counted. */
+export const MAX_REPORTED_ISSUES = 100;
+const MAX_MESSAGE_LENGTH = 500;
+
+export interface ValidatorHandlerDeps {
+  readonly store: Store;
+  readonly catalog: Catalog;
+  readonly limits: PlanLimits;
+}
+
+export interface ValidationAnswer {
+  readonly valid: boolean;
+  readonly errors: PlanIssue[];
+  /** How many issues there were in all, when more than MAX_REPORTED_ISSUES. */
+  readonly totalErrors?: number;
+}
+
+function answer(errors: readonly PlanIssue[]): ValidationAnswer {
+  const shown = errors.slice(0, MAX_REPORTED_ISSUES).map((e) => ({
+    ...e,
+    message: e.message.length > MAX_MESSAGE_LENGTH ? `${e.message.slice(0, MAX_MESSAGE_LENGTH - 1)}…` : e.message,
+  }));
+  return errors.length > MAX_REPORTED_ISSUES
+    ? { valid: false, errors: shown, totalErrors: errors.length }
+    : { valid: false, errors: shown };
+}
+
+export function createHandler(deps: ValidatorHandlerDeps) {
+  return async (event: unknown): Promise<ValidationAnswer> => {
+    const { runId } = parsePayload(runTaskPayload, event);
+    const run = await deps.store.getRun(runId);
+    if (!run) throw new NotFoundError(`run ${runId} not found`, { context: { runId } });
+    if (run.candidatePlan === undefined) return answer([issue('E_FIELD', '', 'the run has no candidate plan')]);
+    const result = validateGenerated(run.candidatePlan, deps.catalog, deps.limits);
+    return result.valid ? { valid: true, errors: [] } : answer(result.errors);
+  };
+}
+
+export function defaultDeps(env: Env = process.env): ValidatorHandlerDeps {
+  return { store: storeFromEnv(env), catalog: catalogFromEnv(env), limits: limitsFromEnv(env) };
+}
+
+// Built on the first invocation, so importing createHandler (tests, the embedded runtime) reads no environment.
+let built: ReturnType<typeof createHandler> | undefined;
+export const handler = (event: unknown): Promise<ValidationAnswer> => {
+  built ??= createHandler(defaultDeps());
+  return built(event);
+};

@@ -1,0 +1,43 @@
+/**
+ * cairn's single DynamoDB table. Key names come from the store's table layout, so the deployed table and the
+ * embedded dynalite table are built from the same constants.
+ */
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Construct } from 'constructs';
+import {
+  GSI1_NAME,
+  GSI1_PARTITION_KEY,
+  GSI1_SORT_KEY,
+  PARTITION_KEY,
+  SORT_KEY,
+  TTL_ATTRIBUTE,
+} from '../../shared/adapters/aws/table-layout.ts';
+
+export interface CairnTableProps {
+  /** Keep the table (and its data) when the stack is deleted or the table replaced. */
+  readonly retain: boolean;
+}
+
+export class CairnTable extends Construct {
+  readonly table: Table;
+
+  constructor(scope: Construct, id: string, props: CairnTableProps) {
+    super(scope, id);
+    this.table = new Table(this, 'Table', {
+      partitionKey: { name: PARTITION_KEY, type: AttributeType.STRING },
+      sortKey: { name: SORT_KEY, type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      // Idempotency and approval records carry `expiresAt`; dynalite has no TTL, so only the deployed table expires.
+      timeToLiveAttribute: TTL_ATTRIBUTE,
+      removalPolicy: props.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    this.table.addGlobalSecondaryIndex({
+      indexName: GSI1_NAME,
+      partitionKey: { name: GSI1_PARTITION_KEY, type: AttributeType.STRING },
+      sortKey: { name: GSI1_SORT_KEY, type: AttributeType.STRING },
+      projectionType: ProjectionType.ALL,
+    });
+  }
+}

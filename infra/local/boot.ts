@@ -1,0 +1,247 @@
+/**
+ * The embedded stack in one process: dynalite through the real DynamoDB client, the state machines synthesized
+ * from the CDK app and run by aws-local-stepfunctions, the in-process bus, and the Hono app on a local port.
+ * Handlers are the same `createHandler(deps)` factories the Lambdas use; only the adapters differ.
+ */
+import './polyfills.ts';
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { createHandler as createCoordinatorHandler } from '../../functions/coordinator.ts';
+import { createHandler as createPlannerHandler } from '../../functions/planner.ts';
+import { createHandler as createExecutorHandler } from '../../functions/step-executor.ts';
+import { createHandler as createValidatorHandler } from '../../functions/validator.ts';
+import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
+import { startLocalDynamo } from '../../shared/adapters/local/dynalite-server.ts';
+import { createLocalEventBus, type LocalEventBus } from '../../shared/adapters/local/event-bus.ts';
+import { createApp } from '../../shared/api/app.ts';
+import { conformanceCatalog, ledgerEntries } from '../../shared/capabilities/conformance.ts';
+import { createRuntimeRegistry } from '../../shared/capabilities/runtime-registry.ts';
+import demoCatalog from '../../shared/catalog/demo.json' with { type: 'json' };
+import { type Catalog, loadCatalog } from '../../shared/plan/catalog.ts';
+import type { CatalogDocument } from '../../shared/plan/schema.ts';
+import type { PlanLimits } from '../../shared/plan/validate.ts';
+import { createHtnPlanModel } from '../../shared/planner/htn/model.ts';
+import { createPlanner } from '../../shared/planner/planner.ts';
+import type { Store } from '../../shared/ports/store.ts';
+import { createCoordinator } from '../../shared/services/coordinator.ts';
+import { createStepExecutor } from '../../shared/services/step-executor.ts';
+import { createLocalExecutions, type LocalExecutions, type LocalHandler } from './local-executions.ts';
+import { synthesizeStateMachines } from './synth.ts';
+
+export const LOCAL_TABLE_NAME = 'cairn-local';
+
+export interface LocalStackOptions {
+  /** 0 picks a free port. */
+  readonly port?: number;
+  readonly host?: string;
+  /** The API token; a random one when absent. */
+  readonly token?: string | undefined;
+  readonly conformance?: boolean;
+  readonly limits?: Partial<PlanLimits & { maxReplans: number; runDeadlineSeconds: number }>;
+  /** Compresses the step machine's retry backoff (tests); absent: the ASL's own seconds. */
+  readonly backoffMs?: number;
+  /** Delay of the demo capabilities (ms); tests set 0. */
+  readonly demoDelayMs?: number | { min: number; max: number };
+  /** Retry delay base in seconds (the Backoff Wait); default 1. */
+  readonly retryBaseSeconds?: number;
+  /** Count state transitions, Lambda invocations and DynamoDB calls (benchmarks): see `stats()`. */
+  readonly instrument?: boolean;
+  /** Where execution failures are reported (default: stderr). */
+  readonly onExecutionError?: (message: string) => void;
+}
+
+/** What a workload cost, in the units AWS bills: counted while `instrument` is on. */
+export interface LocalStackStats {
+  readonly stateTransitions: number;
+  readonly lambdaInvocations: Readonly<Record<string, number>>;
+  readonly dynamoWrites: number;
+  readonly dynamoReads: number;
+}
+
+const DYNAMO_WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'BatchWriteItemCommand']);
+const DYNAMO_READS = new Set(['GetItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand']);
+
+export interface LocalStack {
+  readonly url: string;
+  readonly token: string;
+  readonly bus: LocalEventBus;
+  readonly store: Store;
+  readonly catalog: Catalog;
+  readonly executions: LocalExecutions;
+  /** Counts since boot (all zero unless started with `instrument`). */
+  stats(): LocalStackStats;
+  /** Starts a run through the API, as a client would; returns its id. */
+  startRun(body: Readonly<Record<string, unknown>>, headers?: Readonly<Record<string, string>>): Promise<string>;
+  /** Calls the API in process (no socket) with the stack's token. */
+  request(method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }>;
+  close(): Promise<void>;
+}
+
+/** The demo catalog, plus the conformance pack when asked for. */
+export function localCatalog(conformance: boolean): Catalog {
+  const demo = demoCatalog as unknown as CatalogDocument;
+  return loadCatalog(
+    conformance ? { capabilities: [...demo.capabilities, ...conformanceCatalog().capabilities] } : demo,
+  );
+}
+
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const limits = {
+    maxSteps: options.limits?.maxSteps ?? 64,
+    maxDepth: options.limits?.maxDepth ?? 16,
+    maxReplans: options.limits?.maxReplans ?? 3,
+    runDeadlineSeconds: options.limits?.runDeadlineSeconds ?? 86_400,
+  };
+  const planLimits: PlanLimits = { maxSteps: limits.maxSteps, maxDepth: limits.maxDepth };
+  const token = options.token ?? randomBytes(18).toString('base64url');
+  const clock = () => new Date();
+  const newId = () => randomUUID();
+
+  const dynamo = await startLocalDynamo({ tableName: LOCAL_TABLE_NAME });
+  const counts = { stateTransitions: 0, dynamoWrites: 0, dynamoReads: 0, lambda: {} as Record<string, number> };
+  if (options.instrument) {
+    dynamo.client.middlewareStack.add(
+      (next, context) => (args) => {
+        const command = String(context.commandName);
+        if (DYNAMO_WRITES.has(command)) counts.dynamoWrites += 1;
+        if (DYNAMO_READS.has(command)) counts.dynamoReads += 1;
+        return next(args);
+      },
+      { step: 'initialize', name: 'cairnLocalCounter' },
+    );
+  }
+  const store = createDynamoStore({ client: dynamo.client, tableName: LOCAL_TABLE_NAME });
+  const catalog = localCatalog(options.conformance === true);
+  const planner = createPlanner({ model: createHtnPlanModel(), catalog, limits: planLimits });
+  const bus = createLocalEventBus({
+    onError: (error, event) =>
+      process.stderr.write(`cairn: a bus subscriber failed on ${event['detail-type']}: ${String(error)}\n`),
+  });
+  const machines = synthesizeStateMachines(limits);
+
+  // Handlers and executions refer to each other (the coordinator starts executions that call handlers): the
+  // executions get late-bound entries that reach the real handlers once they exist.
+  const handlers: Record<string, LocalHandler> = {};
+  const lateBound =
+    (key: string): LocalHandler =>
+    (payload) => {
+      if (options.instrument) counts.lambda[key] = (counts.lambda[key] ?? 0) + 1;
+      const handler = handlers[key];
+      if (!handler) throw new Error(`no local handler for ${key}`);
+      return handler(payload);
+    };
+  const executions = createLocalExecutions({
+    definitions: { run: machines.run, step: machines.step },
+    functionOf: machines.functionOf,
+    handlers: Object.fromEntries(
+      ['Planner', 'Validator', 'Coordinator', 'StepExecutor', 'Api'].map((key) => [key, lateBound(key)]),
+    ),
+    ...(options.backoffMs === undefined ? {} : { backoffMs: options.backoffMs }),
+    ...(options.instrument
+      ? {
+          onStateEntered: () => {
+            counts.stateTransitions += 1;
+          },
+        }
+      : {}),
+    ...(options.onExecutionError
+      ? {
+          onError: (error: Error, info: { machine: string; name: string }) =>
+            options.onExecutionError?.(`${info.machine} execution ${info.name} failed: ${error.message}`),
+        }
+      : {}),
+  });
+  const coordinator = createCoordinator({
+    store,
+    executions,
+    events: bus,
+    catalog,
+    clock,
+    newId,
+    config: {
+      runDeadlineSeconds: limits.runDeadlineSeconds,
+      retryBaseSeconds: options.retryBaseSeconds ?? 1,
+      retryCapSeconds: 60,
+      maxSteps: limits.maxSteps,
+      maxDepth: limits.maxDepth,
+      traceRetention: 'last',
+    },
+  });
+  const registry = createRuntimeRegistry({
+    catalog,
+    builtins: options.conformance ? ['demo', 'conformance'] : ['demo'],
+    ...(options.demoDelayMs === undefined ? {} : { demo: { delayMs: options.demoDelayMs } }),
+  });
+  const executor = createStepExecutor({ store, catalog, registry, clock });
+  Object.assign(handlers, {
+    Planner: createPlannerHandler({ store, planner, clock }) as LocalHandler,
+    Validator: createValidatorHandler({ store, catalog, limits: planLimits }) as LocalHandler,
+    Coordinator: createCoordinatorHandler({ coordinator }) as LocalHandler,
+    StepExecutor: createExecutorHandler({ executor }) as LocalHandler,
+  });
+
+  const app = createApp({
+    store,
+    executions,
+    catalog,
+    planner,
+    limits: planLimits,
+    cancelRun: (runId) => coordinator.cancelRun(runId).then(() => undefined),
+    auth: { kind: 'token', token },
+    clock,
+    newId,
+    ...(options.conformance ? { ledger: { entries: () => ledgerEntries() } } : {}),
+  });
+  const host = options.host ?? '127.0.0.1';
+  const server = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host });
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+  const request = async (method: string, path: string, body?: unknown) => {
+    const response = await app.request(path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, json: text ? (JSON.parse(text) as unknown) : undefined };
+  };
+
+  return {
+    url,
+    token,
+    bus,
+    store,
+    catalog,
+    executions,
+    request,
+    stats: () => ({
+      stateTransitions: counts.stateTransitions,
+      lambdaInvocations: { ...counts.lambda },
+      dynamoWrites: counts.dynamoWrites,
+      dynamoReads: counts.dynamoReads,
+    }),
+    async startRun(body, headers = {}) {
+      const response = await app.request('/runs', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
+      const json = (await response.json()) as { runId?: string; error?: { message?: string } };
+      if (response.status !== 202 || !json.runId)
+        throw new Error(`POST /runs answered ${response.status}: ${json.error?.message ?? JSON.stringify(json)}`);
+      return json.runId;
+    },
+    async close() {
+      executions.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await bus.drain();
+      await dynamo.stop();
+    },
+  };
+}

@@ -1,0 +1,143 @@
+/**
+ * Human approvals and the idempotency records of side-effecting capability calls, on DynamoDB.
+ *
+ * Idempotency follows Powertools' DynamoDB persistence layer: one item per key; `in_progress` with an expiry while
+ * a caller acts, `completed` with the result afterwards; the put that starts a call succeeds only when no record
+ * exists or the existing one has expired (an expired `in_progress` means its owner died: the key may be taken over).
+ */
+import { ConflictError, ValidationError } from '../../errors.ts';
+import type { ApprovalRecord, IdempotencyRecord, Store } from '../../ports/store.ts';
+import { encodeFields, type Item } from './dynamo-attributes.ts';
+import {
+  APPROVAL_STATUSES,
+  approvalCodecs,
+  decodeApproval,
+  decodeIdempotency,
+  ENTITY_ATTRIBUTE,
+  encodeApproval,
+  stringItem,
+} from './dynamo-codec.ts';
+import { ExpressionScope, UpdateBuilder } from './dynamo-expressions.ts';
+import {
+  conditionalDelete,
+  conditionalPut,
+  conditionalUpdate,
+  type DynamoContext,
+  getItem,
+  queryAll,
+} from './dynamo-ops.ts';
+import { GSI1_NAME, GSI1_PARTITION_KEY, indexKeys, itemKeys, PARTITION_KEY, TTL_ATTRIBUTE } from './table-layout.ts';
+
+type ApprovalOperations = Pick<
+  Store,
+  | 'putApproval'
+  | 'getApproval'
+  | 'decideApproval'
+  | 'listApprovals'
+  | 'beginIdempotent'
+  | 'completeIdempotent'
+  | 'abortIdempotent'
+>;
+
+type Decision = Pick<ApprovalRecord, 'status' | 'decidedAt' | 'decidedBy' | 'comment' | 'output'>;
+
+/** A begin that loses to a record which then disappears (aborted in between) tries again this many times. */
+const BEGIN_ATTEMPTS = 3;
+
+const IN_PROGRESS = { S: 'in_progress' } as const;
+
+function idempotencyItem(key: string, status: IdempotencyRecord['status'], expiresAt: number): Item {
+  return {
+    ...stringItem({ ...itemKeys.idempotency(key), [ENTITY_ATTRIBUTE]: 'idempotency', key, status }),
+    [TTL_ATTRIBUTE]: { N: String(expiresAt) },
+  };
+}
+
+export function approvalOperations(ctx: DynamoContext): ApprovalOperations {
+  const decideApproval = async (approvalId: string, decision: Decision): Promise<ApprovalRecord | undefined> => {
+    if (decision.status === 'pending') throw new ValidationError('a decision cannot be `pending`', []);
+    const scope = new ExpressionScope();
+    const update = new UpdateBuilder(scope);
+    const { status, decidedAt, decidedBy, comment, output } = decision;
+    for (const [name, value] of Object.entries(
+      encodeFields(approvalCodecs, { status, decidedAt, decidedBy, comment, output }),
+    )) {
+      update.set(name, value);
+    }
+    // The approval moves to its status' partition of GSI1 (its sort key, createdAt#id, stays).
+    update.set(GSI1_PARTITION_KEY, { S: indexKeys.approvalPartition(status) }, 'statusPartition');
+    const condition = scope.equals('status', { S: 'pending' }, 'pending');
+    const item = await conditionalUpdate(ctx, itemKeys.approval(approvalId), scope, update, condition);
+    return item === undefined ? undefined : decodeApproval(item);
+  };
+
+  const listApprovals = async (
+    options: { status?: ApprovalRecord['status']; runId?: string } = {},
+  ): Promise<ApprovalRecord[]> => {
+    const statuses = options.status === undefined ? APPROVAL_STATUSES : [options.status];
+    const pages = await Promise.all(
+      statuses.map((status) => {
+        const scope = new ExpressionScope();
+        const key = scope.equals(GSI1_PARTITION_KEY, { S: indexKeys.approvalPartition(status) }, 'partition');
+        const filter = options.runId === undefined ? undefined : scope.equals('runId', { S: options.runId });
+        return queryAll(ctx, {
+          IndexName: GSI1_NAME,
+          KeyConditionExpression: key,
+          ...(filter === undefined ? {} : { FilterExpression: filter }),
+          ...scope.parts(),
+        });
+      }),
+    );
+    // Oldest first: the queue a person works through.
+    return pages
+      .flat()
+      .map(decodeApproval)
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.approvalId.localeCompare(b.approvalId));
+  };
+
+  const beginIdempotent = async (
+    key: string,
+    expiresAt: number,
+    now: number,
+  ): Promise<IdempotencyRecord | undefined> => {
+    for (let attempt = 0; attempt < BEGIN_ATTEMPTS; attempt++) {
+      const scope = new ExpressionScope();
+      const condition = scope.or(
+        scope.notExists(PARTITION_KEY),
+        scope.lessThan(TTL_ATTRIBUTE, { N: String(now) }, 'now'),
+      );
+      if (await conditionalPut(ctx, idempotencyItem(key, 'in_progress', expiresAt), scope, condition)) return undefined;
+      // dynalite returns no item on a lost condition: read the holder's record (consistently) instead.
+      const existing = await getItem(ctx, itemKeys.idempotency(key));
+      if (existing !== undefined) return decodeIdempotency(existing);
+    }
+    throw new ConflictError(`idempotency key ${key} keeps changing hands`, { context: { key }, retryable: true });
+  };
+
+  return {
+    async putApproval(approval) {
+      const scope = new ExpressionScope();
+      return conditionalPut(ctx, encodeApproval(approval), scope, scope.notExists(PARTITION_KEY));
+    },
+    async getApproval(approvalId) {
+      const item = await getItem(ctx, itemKeys.approval(approvalId));
+      return item === undefined ? undefined : decodeApproval(item);
+    },
+    decideApproval,
+    listApprovals,
+    beginIdempotent,
+    async completeIdempotent(key, result, expiresAt) {
+      const scope = new ExpressionScope();
+      const item: Item = idempotencyItem(key, 'completed', expiresAt);
+      if (result !== undefined) item.result = { S: JSON.stringify(result) };
+      // The first completion is the recorded result; a late duplicate (after an expiry takeover) does not replace it.
+      const condition = scope.or(scope.notExists(PARTITION_KEY), scope.equals('status', IN_PROGRESS, 'inProgress'));
+      await conditionalPut(ctx, item, scope, condition);
+    },
+    async abortIdempotent(key) {
+      const scope = new ExpressionScope();
+      // Only an in-progress record is dropped: a completed result must survive a late abort.
+      await conditionalDelete(ctx, itemKeys.idempotency(key), scope, scope.equals('status', IN_PROGRESS, 'inProgress'));
+    },
+  };
+}

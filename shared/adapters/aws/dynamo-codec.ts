@@ -1,0 +1,288 @@
+/**
+ * Record <-> item mapping for every entity of the store. Field codecs per record type are the single place that
+ * says how a field is stored; updates reuse them, so a patched field is stored exactly as a put would store it.
+ */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { type Plan, RUN_STATUSES, STEP_STATUSES, type StepError } from '../../plan/schema.ts';
+import type {
+  ApprovalRecord,
+  AttemptRecord,
+  IdempotencyRecord,
+  RunEventRecord,
+  RunRecord,
+  StepRecord,
+  TerminalRecord,
+  TraceEntry,
+} from '../../ports/store.ts';
+import {
+  decodeFields,
+  encodeFields,
+  enumField,
+  type FieldCodec,
+  type FieldCodecs,
+  type Item,
+  json,
+  nullable,
+  numberField,
+  stringField,
+  stringListField,
+  stringSetField,
+} from './dynamo-attributes.ts';
+import { indexKeys, itemKeys, TTL_ATTRIBUTE } from './table-layout.ts';
+
+export const ENTITY_ATTRIBUTE = 'entity';
+
+const TRACE_KINDS = ['plan', 'exec', 'judge', 'fail'] as const;
+const traceKind = enumField(TRACE_KINDS);
+
+export function encodeTraceEntries(entries: readonly TraceEntry[]): AttributeValue & { L: AttributeValue[] } {
+  return { L: entries.map((e) => ({ M: { kind: { S: e.kind }, at: { S: e.at }, text: { S: e.text } } })) };
+}
+
+export const traceField: FieldCodec<readonly TraceEntry[]> = {
+  encode: (entries) => encodeTraceEntries(entries),
+  decode: (value, field) =>
+    (value.L ?? []).map((entry) => {
+      const m = entry.M ?? {};
+      const read = (name: string): AttributeValue => m[name] ?? { NULL: true };
+      return {
+        kind: traceKind.decode(read('kind'), `${field}.kind`),
+        at: stringField.decode(read('at'), `${field}.at`),
+        text: stringField.decode(read('text'), `${field}.text`),
+      };
+    }),
+  missing: () => [],
+};
+
+const nullableError = nullable(json<StepError>());
+const nullableNumber = nullable(numberField);
+
+// runs
+
+export const runCodecs: FieldCodecs<RunRecord> = {
+  runId: stringField,
+  status: enumField(RUN_STATUSES),
+  objective: stringField,
+  mode: enumField(['DIRECT', 'DECOMPOSE', 'SUBMITTED'] as const),
+  directTarget: stringField,
+  submittedPlan: json<Plan>(),
+  candidatePlan: json<unknown>(),
+  revision: numberField,
+  createdAt: stringField,
+  updatedAt: stringField,
+  idempotencyKey: stringField,
+  waiterToken: stringField,
+  terminal: json<TerminalRecord>(),
+  replans: numberField,
+};
+
+export function encodeRun(run: RunRecord): Item {
+  const keys = { ...itemKeys.run(run.runId), ...indexKeys.run(run.createdAt, run.runId) };
+  return { ...stringItem({ ...keys, [ENTITY_ATTRIBUTE]: 'run' }), ...encodeFields(runCodecs, run) };
+}
+
+export const decodeRun = (item: Item): RunRecord =>
+  decodeFields(runCodecs, item, ['runId', 'status', 'objective', 'revision', 'createdAt', 'updatedAt', 'replans']);
+
+// plan revisions
+
+export interface PlanRevisionRecord {
+  readonly runId: string;
+  readonly revision: number;
+  readonly plan: Plan;
+  readonly reason: string;
+  readonly createdAt: string;
+}
+
+const planRevisionCodecs: FieldCodecs<PlanRevisionRecord> = {
+  runId: stringField,
+  revision: numberField,
+  plan: json<Plan>(),
+  reason: stringField,
+  createdAt: stringField,
+};
+
+export function encodePlanRevision(record: PlanRevisionRecord): Item {
+  const keys = itemKeys.planRevision(record.runId, record.revision);
+  return { ...stringItem({ ...keys, [ENTITY_ATTRIBUTE]: 'plan' }), ...encodeFields(planRevisionCodecs, record) };
+}
+
+/** Listing reads only these (the plan itself can be hundreds of KB). */
+export const PLAN_SUMMARY_FIELDS = ['revision', 'reason', 'createdAt'] as const;
+
+export const decodePlanSummary = (item: Item): Omit<PlanRevisionRecord, 'runId' | 'plan'> => {
+  const { revision, reason, createdAt } = decodeFields(planRevisionCodecs, item, [...PLAN_SUMMARY_FIELDS]);
+  return { revision, reason, createdAt };
+};
+
+export const decodePlanRevision = (item: Item): PlanRevisionRecord =>
+  decodeFields(planRevisionCodecs, item, ['runId', 'revision', 'plan', 'reason', 'createdAt']);
+
+// steps
+
+export const stepCodecs: FieldCodecs<StepRecord> = {
+  runId: stringField,
+  stepId: stringField,
+  status: enumField(STEP_STATUSES),
+  generation: numberField,
+  upstream: stringListField,
+  remaining: numberField,
+  released: stringSetField,
+  attempts: numberField,
+  output: json<unknown>(),
+  error: nullableError,
+  confidence: nullableNumber,
+  trace: traceField,
+  startedAt: stringField,
+  finishedAt: stringField,
+  updatedAt: stringField,
+  claimedBy: stringField,
+};
+
+export function encodeStep(step: StepRecord): Item {
+  const keys = itemKeys.step(step.runId, step.stepId);
+  return { ...stringItem({ ...keys, [ENTITY_ATTRIBUTE]: 'step' }), ...encodeFields(stepCodecs, step) };
+}
+
+export const decodeStep = (item: Item): StepRecord =>
+  decodeFields(stepCodecs, item, ['runId', 'stepId', 'status', 'generation', 'remaining', 'attempts', 'updatedAt']);
+
+// attempts
+
+const attemptCodecs: FieldCodecs<AttemptRecord> = {
+  runId: stringField,
+  stepId: stringField,
+  generation: numberField,
+  attempt: numberField,
+  target: stringField,
+  startedAt: stringField,
+  finishedAt: stringField,
+  outcome: enumField(['running', 'succeeded', 'failed'] as const),
+  input: json<unknown>(),
+  output: json<unknown>(),
+  confidence: nullableNumber,
+  error: nullableError,
+  evidence: json<Readonly<Record<string, unknown>>>(),
+};
+
+export function encodeAttempt(attempt: AttemptRecord): Item {
+  const keys = itemKeys.attempt(attempt.runId, attempt.stepId, attempt.generation, attempt.attempt);
+  return { ...stringItem({ ...keys, [ENTITY_ATTRIBUTE]: 'attempt' }), ...encodeFields(attemptCodecs, attempt) };
+}
+
+export const decodeAttempt = (item: Item): AttemptRecord =>
+  decodeFields(attemptCodecs, item, [
+    'runId',
+    'stepId',
+    'generation',
+    'attempt',
+    'target',
+    'startedAt',
+    'outcome',
+    'evidence',
+  ]);
+
+// events
+
+const eventCodecs: FieldCodecs<RunEventRecord> = {
+  runId: stringField,
+  seq: stringField,
+  type: stringField,
+  at: stringField,
+  stepId: stringField,
+  generation: numberField,
+  detail: json<Readonly<Record<string, unknown>>>(),
+};
+
+export function encodeEvent(event: RunEventRecord): Item {
+  const keys = itemKeys.event(event.runId, event.seq);
+  return { ...stringItem({ ...keys, [ENTITY_ATTRIBUTE]: 'event' }), ...encodeFields(eventCodecs, event) };
+}
+
+export const decodeEvent = (item: Item): RunEventRecord =>
+  decodeFields(eventCodecs, item, ['runId', 'seq', 'type', 'at', 'detail']);
+
+// approvals
+
+export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'edited', 'expired'] as const;
+
+export const approvalCodecs: FieldCodecs<ApprovalRecord> = {
+  approvalId: stringField,
+  runId: stringField,
+  stepId: stringField,
+  generation: numberField,
+  kind: enumField(['approval', 'review'] as const),
+  status: enumField(APPROVAL_STATUSES),
+  question: stringField,
+  input: json<unknown>(),
+  upstreamOutputs: json<Readonly<Record<string, unknown>>>(),
+  heldOutput: json<unknown>(),
+  heldConfidence: nullableNumber,
+  taskToken: stringField,
+  createdAt: stringField,
+  deadline: stringField,
+  decidedAt: stringField,
+  decidedBy: stringField,
+  comment: stringField,
+  output: json<unknown>(),
+};
+
+/** Approvals stay readable for this long after their deadline, then TTL (deployed tables) removes them. */
+export const APPROVAL_RETENTION_SECONDS = 90 * 24 * 3600;
+
+export function approvalExpiresAt(deadline: string): number {
+  const seconds = Math.floor(Date.parse(deadline) / 1000);
+  return (Number.isFinite(seconds) ? seconds : 0) + APPROVAL_RETENTION_SECONDS;
+}
+
+export function encodeApproval(approval: ApprovalRecord): Item {
+  const keys = {
+    ...itemKeys.approval(approval.approvalId),
+    ...indexKeys.approval(approval.status, approval.createdAt, approval.approvalId),
+  };
+  return {
+    ...stringItem({ ...keys, [ENTITY_ATTRIBUTE]: 'approval' }),
+    [TTL_ATTRIBUTE]: { N: String(approvalExpiresAt(approval.deadline)) },
+    ...encodeFields(approvalCodecs, approval),
+  };
+}
+
+export const decodeApproval = (item: Item): ApprovalRecord =>
+  decodeFields(approvalCodecs, item, [
+    'approvalId',
+    'runId',
+    'stepId',
+    'generation',
+    'kind',
+    'status',
+    'question',
+    'taskToken',
+    'createdAt',
+    'deadline',
+  ]);
+
+// idempotency
+
+export const IDEMPOTENCY_STATUSES = ['in_progress', 'completed'] as const;
+
+const idempotencyCodecs: FieldCodecs<{
+  key: string;
+  status: IdempotencyRecord['status'];
+  expiresAt: number;
+  result: unknown;
+}> = {
+  key: stringField,
+  status: enumField(IDEMPOTENCY_STATUSES),
+  expiresAt: numberField,
+  result: json<unknown>(),
+};
+
+export function decodeIdempotency(item: Item): IdempotencyRecord {
+  const { key, status, expiresAt, result } = decodeFields(idempotencyCodecs, item, ['key', 'status', 'expiresAt']);
+  return status === 'in_progress' ? { key, status, expiresAt } : { key, status, result, expiresAt };
+}
+
+/** Plain string attributes (keys, entity markers). */
+export function stringItem(fields: Readonly<Record<string, string>>): Item {
+  return Object.fromEntries(Object.entries(fields).map(([name, value]) => [name, { S: value }]));
+}

@@ -1,0 +1,168 @@
+/**
+ * The few DynamoDB calls the store makes, each with the conventions applied once: ConsistentRead on reads that
+ * gate a decision, a lost condition reported as `false` / `undefined` (never thrown as an SDK error), an oversized
+ * item turned into PayloadTooLargeError before (or, if the estimate was short, after) DynamoDB refuses it.
+ */
+import {
+  DeleteItemCommand,
+  type DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  type QueryCommandInput,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { PayloadTooLargeError } from '../../errors.ts';
+import { guardSize, type Item } from './dynamo-attributes.ts';
+import { type Condition, ExpressionScope, type UpdateBuilder } from './dynamo-expressions.ts';
+import { type ItemKey, itemKeys, PARTITION_KEY, SORT_KEY } from './table-layout.ts';
+
+export interface DynamoContext {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  /** Timestamps the store writes itself (`updatedAt`). */
+  readonly now: () => Date;
+}
+
+export const isConditionFailure = (error: unknown): boolean =>
+  typeof error === 'object' &&
+  error !== null &&
+  (error as { name?: unknown }).name === 'ConditionalCheckFailedException';
+
+const isItemTooLarge = (error: unknown): boolean =>
+  typeof error === 'object' &&
+  error !== null &&
+  (error as { name?: unknown }).name === 'ValidationException' &&
+  /item size/i.test(String((error as { message?: unknown }).message));
+
+async function guarded<T>(context: Readonly<Record<string, unknown>>, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (isItemTooLarge(error)) {
+      throw new PayloadTooLargeError('DynamoDB refused an item over its size limit', { cause: error, context });
+    }
+    throw error;
+  }
+}
+
+const keyContext = (key: ItemKey): Record<string, string> => ({ pk: key.PK, sk: key.SK });
+
+/** PutItem under `condition`; false when the condition failed. */
+export async function conditionalPut(
+  ctx: DynamoContext,
+  item: Item,
+  scope: ExpressionScope,
+  condition: Condition,
+): Promise<boolean> {
+  const context = { pk: item.PK?.S, sk: item.SK?.S };
+  guardSize(item, context);
+  try {
+    await guarded(context, () =>
+      ctx.client.send(
+        new PutItemCommand({ TableName: ctx.tableName, Item: item, ConditionExpression: condition, ...scope.parts() }),
+      ),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** UpdateItem under `condition` (none: unconditional) returning ALL_NEW; undefined when the condition failed. */
+export async function conditionalUpdate(
+  ctx: DynamoContext,
+  key: ItemKey,
+  scope: ExpressionScope,
+  update: UpdateBuilder,
+  condition: Condition | undefined,
+): Promise<Item | undefined> {
+  const parts = scope.parts();
+  guardSize(parts.ExpressionAttributeValues ?? {}, keyContext(key));
+  try {
+    const result = await guarded(keyContext(key), () =>
+      ctx.client.send(
+        new UpdateItemCommand({
+          TableName: ctx.tableName,
+          Key: { PK: { S: key.PK }, SK: { S: key.SK } },
+          UpdateExpression: update.expression(),
+          ...(condition === undefined ? {} : { ConditionExpression: condition }),
+          ...parts,
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
+    );
+    return result.Attributes;
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+/** DeleteItem under `condition`; false when the condition failed. */
+export async function conditionalDelete(
+  ctx: DynamoContext,
+  key: ItemKey,
+  scope: ExpressionScope,
+  condition: Condition,
+): Promise<boolean> {
+  try {
+    await ctx.client.send(
+      new DeleteItemCommand({
+        TableName: ctx.tableName,
+        Key: { PK: { S: key.PK }, SK: { S: key.SK } },
+        ConditionExpression: condition,
+        ...scope.parts(),
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** A strongly consistent GetItem: every read the store offers may gate a decision. */
+export async function getItem(ctx: DynamoContext, key: ItemKey): Promise<Item | undefined> {
+  const result = await ctx.client.send(
+    new GetItemCommand({
+      TableName: ctx.tableName,
+      Key: { PK: { S: key.PK }, SK: { S: key.SK } },
+      ConsistentRead: true,
+    }),
+  );
+  return result.Item;
+}
+
+type QueryInput = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>;
+
+/** Query every page (or stop once `limit` items were collected). */
+export async function queryAll(
+  ctx: DynamoContext,
+  input: QueryInput,
+  limit = Number.POSITIVE_INFINITY,
+): Promise<Item[]> {
+  const items: Item[] = [];
+  let start: Item | undefined;
+  do {
+    const page = await ctx.client.send(
+      new QueryCommand({
+        ...input,
+        TableName: ctx.tableName,
+        ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined && items.length < limit);
+  return items.length > limit ? items.slice(0, limit) : items;
+}
+
+/** A run's items of one kind (`begins_with(SK, :prefix)`), strongly consistent. */
+export function runItemsQuery(runId: string, prefix: string): QueryInput {
+  const scope = new ExpressionScope();
+  const pk = scope.equals(PARTITION_KEY, { S: itemKeys.runPartition(runId) }, 'pk');
+  const sk = `begins_with(${scope.name(SORT_KEY)}, ${scope.value('prefix', { S: prefix })})`;
+  return { KeyConditionExpression: `${pk} AND ${sk}`, ConsistentRead: true, ...scope.parts() };
+}

@@ -1,0 +1,27 @@
+/**
+ * The Store port on DynamoDB (single table, see table-layout.ts). The embedded stack runs the same adapter against
+ * dynalite. Every write is a single-item conditional write: no transactions (dynalite has none, and one-item
+ * conditions are cheaper); a lost condition comes back as `undefined` / `false` or a ConflictError, as the port says.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Store } from '../../ports/store.ts';
+import { approvalOperations } from './dynamo-approvals.ts';
+import type { DynamoContext } from './dynamo-ops.ts';
+import { runOperations } from './dynamo-runs.ts';
+import { stepOperations } from './dynamo-steps.ts';
+
+export interface DynamoStoreOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  /** Clock for the timestamps the store writes itself (`updatedAt`, `createdAt` of plan revisions and run keys). */
+  readonly now?: () => Date;
+}
+
+export function createDynamoStore(options: DynamoStoreOptions): Store {
+  const ctx: DynamoContext = {
+    client: options.client,
+    tableName: options.tableName,
+    now: options.now ?? (() => new Date()),
+  };
+  return { ...runOperations(ctx), ...stepOperations(ctx), ...approvalOperations(ctx) };
+}

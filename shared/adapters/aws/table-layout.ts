@@ -1,0 +1,123 @@
+/**
+ * The single-table layout of cairn's DynamoDB store. The CDK table (infra) and the embedded stack's dynalite table
+ * are both built from these constants, so a deployed table and a local one can never drift apart.
+ *
+ * Items (PK / SK):
+ *   run            RUN#<runId>          / RUN
+ *   plan revision  RUN#<runId>          / PLAN#<revision, 6 digits>
+ *   step           RUN#<runId>          / STEP#<stepId>
+ *   attempt        RUN#<runId>          / ATTEMPT#<stepId>#<generation, 4 digits>#<attempt, 3 digits>
+ *   event          RUN#<runId>          / EVENT#<seq, 12 digits>
+ *   event counter  RUN#<runId>          / SEQ#EVENT
+ *   approval       APPROVAL#<id>        / APPROVAL
+ *   run key        RUNKEY#<key>         / RUNKEY
+ *   idempotency    IDEMPOTENCY#<key>    / IDEMPOTENCY
+ * GSI1 (GSI1PK / GSI1SK, projection ALL):
+ *   runs, newest first      RUNS                  / <createdAt>#<runId>
+ *   approvals by status     APPROVALS#<status>    / <createdAt>#<approvalId>
+ * `expiresAt` (epoch seconds) is the TTL attribute; TTL is enabled on deploy only (dynalite has none).
+ */
+import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+
+export const PARTITION_KEY = 'PK';
+export const SORT_KEY = 'SK';
+export const GSI1_NAME = 'GSI1';
+export const GSI1_PARTITION_KEY = 'GSI1PK';
+export const GSI1_SORT_KEY = 'GSI1SK';
+/** Epoch seconds; DynamoDB TTL deletes expired idempotency and approval records (deployed tables only). */
+export const TTL_ATTRIBUTE = 'expiresAt';
+
+/** Every DynamoDB item is capped at 400 KB; cairn refuses to write more than this so there is room for overhead. */
+export const MAX_ITEM_BYTES = 350 * 1024;
+
+export interface ItemKey {
+  readonly PK: string;
+  readonly SK: string;
+}
+
+export interface IndexKey {
+  readonly GSI1PK: string;
+  readonly GSI1SK: string;
+}
+
+const pad = (value: number, digits: number): string => String(value).padStart(digits, '0');
+
+export const SORT_PREFIX = {
+  plan: 'PLAN#',
+  step: 'STEP#',
+  attempt: 'ATTEMPT#',
+  event: 'EVENT#',
+} as const;
+
+export const EVENT_SEQ_DIGITS = 12;
+
+const runPartition = (runId: string): string => `RUN#${runId}`;
+
+/** Item key builders: the only place that spells a key. */
+export const itemKeys = {
+  run: (runId: string): ItemKey => ({ PK: runPartition(runId), SK: 'RUN' }),
+  runPartition,
+  planRevision: (runId: string, revision: number): ItemKey => ({
+    PK: runPartition(runId),
+    SK: `${SORT_PREFIX.plan}${pad(revision, 6)}`,
+  }),
+  step: (runId: string, stepId: string): ItemKey => ({ PK: runPartition(runId), SK: `${SORT_PREFIX.step}${stepId}` }),
+  attempt: (runId: string, stepId: string, generation: number, attempt: number): ItemKey => ({
+    PK: runPartition(runId),
+    SK: `${attemptPrefix(stepId)}${pad(generation, 4)}#${pad(attempt, 3)}`,
+  }),
+  event: (runId: string, seq: string): ItemKey => ({ PK: runPartition(runId), SK: `${SORT_PREFIX.event}${seq}` }),
+  eventCounter: (runId: string): ItemKey => ({ PK: runPartition(runId), SK: 'SEQ#EVENT' }),
+  approval: (approvalId: string): ItemKey => ({ PK: `APPROVAL#${approvalId}`, SK: 'APPROVAL' }),
+  runKey: (key: string): ItemKey => ({ PK: `RUNKEY#${key}`, SK: 'RUNKEY' }),
+  idempotency: (key: string): ItemKey => ({ PK: `IDEMPOTENCY#${key}`, SK: 'IDEMPOTENCY' }),
+} as const;
+
+/** `ATTEMPT#<stepId>#`: the trailing `#` keeps step `a` from matching step `a.b` (step ids never contain `#`). */
+export function attemptPrefix(stepId?: string): string {
+  return stepId === undefined ? SORT_PREFIX.attempt : `${SORT_PREFIX.attempt}${stepId}#`;
+}
+
+/** Event sequence numbers are zero-padded so that the sort key orders them numerically. */
+export function formatEventSeq(seq: number): string {
+  return pad(seq, EVENT_SEQ_DIGITS);
+}
+
+export const RUNS_PARTITION = 'RUNS';
+
+export const indexKeys = {
+  run: (createdAt: string, runId: string): IndexKey => ({ GSI1PK: RUNS_PARTITION, GSI1SK: `${createdAt}#${runId}` }),
+  approvalPartition: (status: string): string => `APPROVALS#${status}`,
+  approval: (status: string, createdAt: string, approvalId: string): IndexKey => ({
+    GSI1PK: `APPROVALS#${status}`,
+    GSI1SK: `${createdAt}#${approvalId}`,
+  }),
+} as const;
+
+/** The CreateTable input for cairn's table: on-demand, string keys, one GSI projecting everything. */
+export function tableDefinition(tableName: string): CreateTableCommandInput {
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [
+      { AttributeName: PARTITION_KEY, AttributeType: 'S' },
+      { AttributeName: SORT_KEY, AttributeType: 'S' },
+      { AttributeName: GSI1_PARTITION_KEY, AttributeType: 'S' },
+      { AttributeName: GSI1_SORT_KEY, AttributeType: 'S' },
+    ],
+    KeySchema: [
+      { AttributeName: PARTITION_KEY, KeyType: 'HASH' },
+      { AttributeName: SORT_KEY, KeyType: 'RANGE' },
+    ],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: GSI1_NAME,
+        KeySchema: [
+          { AttributeName: GSI1_PARTITION_KEY, KeyType: 'HASH' },
+          { AttributeName: GSI1_SORT_KEY, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      },
+    ],
+  };
+}

@@ -1,0 +1,39 @@
+/**
+ * The HTTP API: one Hono app, served by API Gateway + Lambda when deployed and by @hono/node-server locally.
+ * Every route but `/health` needs a bearer token; every error is JSON (errors.ts).
+ */
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { approvalsRoutes } from './approvals.ts';
+import { authMiddleware } from './auth.ts';
+import { MAX_BODY_BYTES } from './body.ts';
+import { conformanceRoutes } from './conformance.ts';
+import type { ApiDeps, ApiEnv } from './deps.ts';
+import { errorBody, handleError, handleNotFound } from './errors.ts';
+import { plansRoutes } from './plans.ts';
+import { runsRoutes } from './runs.ts';
+
+export type { ApiDeps, PlanRequest } from './deps.ts';
+
+export function createApp(deps: ApiDeps): Hono<ApiEnv> {
+  const app = new Hono<ApiEnv>();
+  app.onError(handleError);
+  app.notFound(handleNotFound);
+
+  app.get('/health', (c) => c.json({ ok: true }));
+
+  app.use('*', authMiddleware(deps.auth));
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => c.json(errorBody('E_TOO_LARGE', `the request body exceeds ${MAX_BODY_BYTES} bytes`), 413),
+    }),
+  );
+
+  app.route('/', plansRoutes(deps));
+  app.route('/', runsRoutes(deps));
+  app.route('/', approvalsRoutes(deps));
+  if (deps.ledger) app.route('/', conformanceRoutes(deps.ledger));
+  return app;
+}

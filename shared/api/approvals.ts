@@ -1,0 +1,141 @@
+/**
+ * Human approvals: list, read, decide. Exactly one decision counts: the store's conditional write on `pending`
+ * picks the winner, everyone else gets 409; a decision after the deadline gets 410. Only the winner answers the
+ * step execution's task token. Task tokens never leave the server.
+ */
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { ApprovalRecord, Store } from '../ports/store.ts';
+import { decisionBody, readJson, readQuery } from './body.ts';
+import type { ApiDeps, ApiEnv } from './deps.ts';
+import { ApiError, notFound } from './errors.ts';
+
+export type Decision = z.infer<typeof decisionBody>;
+
+const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'edited', 'expired'] as const;
+const listQuery = z.strictObject({ status: z.enum(APPROVAL_STATUSES).optional(), runId: z.string().min(1).optional() });
+
+const DECIDED_STATUS = { approve: 'approved', reject: 'rejected', edit: 'edited' } as const;
+
+/**
+ * Errors of SendTaskSuccess that mean the execution no longer waits (its wait timed out, it was stopped): both
+ * Executions adapters report a closed token as a ConflictError; the raw Step Functions names are accepted too.
+ */
+const GONE_TOKEN_ERRORS = new Set(['ConflictError', 'TaskTimedOut', 'TaskDoesNotExist', 'InvalidToken']);
+const SEND_ATTEMPTS = 3;
+
+export type ApprovalView = Omit<ApprovalRecord, 'taskToken'>;
+
+export function approvalView(record: ApprovalRecord): ApprovalView {
+  const { taskToken: _secret, ...visible } = record;
+  return visible;
+}
+
+const conflict = (record: ApprovalRecord | undefined): ApiError =>
+  record?.status === 'expired'
+    ? new ApiError(410, 'E_APPROVAL_EXPIRED', 'the approval expired before a decision was made')
+    : new ApiError(409, 'E_ALREADY_DECIDED', `the approval was already decided (${record?.status ?? 'unknown'})`);
+
+/** The target of the step an approval is about: a human gate, or the agent/tool whose result waits for review. */
+async function targetOf(store: Store, approval: ApprovalRecord): Promise<string | undefined> {
+  const run = await store.getRun(approval.runId);
+  if (!run) return undefined;
+  // The step normally lives in the current revision; a replan may have moved on since the approval was requested.
+  const revisions = [run.revision, ...(await store.listPlanRevisions(run.runId)).map((r) => r.revision).reverse()];
+  for (const revision of new Set(revisions)) {
+    if (revision < 1) continue;
+    const stored = await store.getPlanRevision(run.runId, revision);
+    const step = stored?.plan.steps.find((s) => s.id === approval.stepId);
+    if (step) return step.target ?? undefined;
+  }
+  return undefined;
+}
+
+export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
+  const app = new Hono<ApiEnv>();
+  const { store } = deps;
+
+  const requireApproval = async (id: string): Promise<ApprovalRecord> => {
+    const approval = await store.getApproval(id);
+    if (!approval) throw notFound(`approval ${id} not found`);
+    return approval;
+  };
+
+  const checkOutput = async (approval: ApprovalRecord, decision: Decision): Promise<void> => {
+    if (decision.decision === 'reject') return;
+    if (decision.decision === 'edit' && decision.output === undefined) {
+      throw new ApiError(422, 'E_INVALID_OUTPUT', 'an edit must carry the corrected `output`');
+    }
+    if (decision.output === undefined) return;
+    const target = await targetOf(store, approval);
+    if (target === undefined) {
+      throw new ApiError(422, 'E_INVALID_OUTPUT', `step ${approval.stepId} is no longer in the run's plan`);
+    }
+    const check = deps.catalog.validateOutput(target, decision.output);
+    if (!check.ok) {
+      throw new ApiError(422, 'E_INVALID_OUTPUT', `the output does not match the outputSchema of ${target}`, {
+        details: check.errors,
+      });
+    }
+  };
+
+  const answer = async (token: string, payload: Record<string, unknown>): Promise<void> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await deps.executions.sendTaskSuccess(token, payload);
+        return;
+      } catch (error) {
+        const name = error instanceof Error ? error.name : '';
+        if (GONE_TOKEN_ERRORS.has(name)) {
+          throw new ApiError(410, 'E_APPROVAL_EXPIRED', 'the step no longer waits for this decision');
+        }
+        // The decision is already recorded: a lost answer would leave the step waiting until its timeout.
+        if (attempt >= SEND_ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+      }
+    }
+  };
+
+  app.get('/approvals', async (c) => {
+    const query = readQuery(c, listQuery);
+    const approvals = await store.listApprovals({
+      ...(query.status ? { status: query.status } : {}),
+      ...(query.runId ? { runId: query.runId } : {}),
+    });
+    return c.json({ approvals: approvals.map(approvalView) });
+  });
+
+  app.get('/approvals/:id', async (c) => c.json({ approval: approvalView(await requireApproval(c.req.param('id'))) }));
+
+  app.post('/approvals/:id', async (c) => {
+    const body = await readJson(c, decisionBody);
+    const approval = await requireApproval(c.req.param('id'));
+    if (approval.status !== 'pending') throw conflict(approval);
+    const now = deps.clock();
+    const decidedAt = now.toISOString();
+    if (now.getTime() > Date.parse(approval.deadline)) {
+      const expired = await store.decideApproval(approval.approvalId, { status: 'expired', decidedAt });
+      if (!expired) throw conflict(await store.getApproval(approval.approvalId));
+      throw conflict(expired);
+    }
+    await checkOutput(approval, body);
+    const by = c.get('principal');
+    const decided = await store.decideApproval(approval.approvalId, {
+      status: DECIDED_STATUS[body.decision],
+      decidedAt,
+      decidedBy: by,
+      ...(body.comment === undefined ? {} : { comment: body.comment }),
+      ...(body.output === undefined || body.decision === 'reject' ? {} : { output: body.output }),
+    });
+    if (!decided) throw conflict(await store.getApproval(approval.approvalId));
+    await answer(approval.taskToken, {
+      decision: body.decision,
+      ...(body.output === undefined || body.decision === 'reject' ? {} : { output: body.output }),
+      ...(body.comment === undefined ? {} : { comment: body.comment }),
+      by,
+    });
+    return c.json({ approval: approvalView(decided) });
+  });
+
+  return app;
+}

@@ -1,0 +1,72 @@
+/**
+ * Request bodies and queries, checked with zod at the edge: malformed JSON and schema violations are 400s with
+ * details, before any route logic runs.
+ */
+import type { Context } from 'hono';
+import { z } from 'zod';
+import { parseStrictJson } from '../plan/json.ts';
+import { MAX_OBJECTIVE_LENGTH, TARGET_PATTERN } from '../plan/schema.ts';
+import { ApiError, badRequest } from './errors.ts';
+
+/** Bodies larger than this are refused (413) before they are parsed: plans are small, requests are cheap. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export function parseWith<S extends z.ZodType>(schema: S, value: unknown, where = 'body'): z.infer<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw badRequest(parsed.error, where);
+  return parsed.data;
+}
+
+export async function readJson<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
+  const text = await c.req.text();
+  if (text.trim() === '') throw new ApiError(400, 'E_BAD_REQUEST', 'a JSON request body is required');
+  // The plan codec's strict parser: a duplicate key or trailing data is refused here too, not silently resolved.
+  const parsed = parseStrictJson(text);
+  if (!parsed.ok) {
+    throw new ApiError(400, 'E_BAD_REQUEST', `the request body is not valid JSON: ${parsed.issue.message}`, {
+      details: [parsed.issue],
+    });
+  }
+  return parseWith(schema, parsed.value);
+}
+
+export const readQuery = <S extends z.ZodType>(c: Context, schema: S): z.infer<S> =>
+  parseWith(schema, c.req.query(), 'query');
+
+const objective = z
+  .string()
+  .max(MAX_OBJECTIVE_LENGTH)
+  .refine((s) => s.trim().length > 0, { message: 'must not be blank' });
+
+export const planRequestBody = z.strictObject({
+  objective,
+  mode: z.enum(['DIRECT', 'DECOMPOSE']).optional(),
+  directTarget: z
+    .string()
+    .regex(TARGET_PATTERN, { message: 'must be tool:<name>, agent:<name> or human:<name>' })
+    .optional(),
+});
+
+/** The plan may be any JSON value here: validateGenerated judges it and reports coded issues. */
+const untrustedPlan = z.json();
+
+export const validateBody = z.strictObject({ plan: untrustedPlan, generated: z.boolean().optional() });
+
+/** `POST /runs` takes either an objective to plan or a plan; which one is decided by the presence of `plan`. */
+export const submitBody = z.strictObject({ plan: untrustedPlan });
+export const anyObject = z.record(z.string(), z.unknown());
+
+export const decisionBody = z.strictObject({
+  decision: z.enum(['approve', 'reject', 'edit']),
+  output: z.json().optional(),
+  comment: z.string().max(2000).optional(),
+});
+
+const positiveInt = (max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, { message: 'must be a positive integer' })
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(max));
+
+export const revisionQuery = z.strictObject({ revision: positiveInt(1_000_000).optional() });

@@ -1,0 +1,39 @@
+/**
+ * What the API needs from the rest of cairn. Everything is a port or a plain function, so the same app runs in
+ * Lambda (DynamoDB, Step Functions), in the embedded stack (dynalite, aws-local-stepfunctions) and in tests (fakes).
+ */
+import type { Catalog } from '../plan/catalog.ts';
+import type { Plan } from '../plan/schema.ts';
+import type { PlanLimits } from '../plan/validate.ts';
+import type { Executions } from '../ports/executions.ts';
+import type { Store } from '../ports/store.ts';
+import type { AuthConfig, AuthVariables } from './auth.ts';
+
+export type PlanMode = 'DIRECT' | 'DECOMPOSE';
+
+export interface PlanRequest {
+  readonly objective: string;
+  readonly mode: PlanMode;
+  readonly directTarget?: string;
+}
+
+export interface ApiDeps {
+  readonly store: Store;
+  readonly executions: Executions;
+  readonly catalog: Catalog;
+  readonly planner: { plan(request: PlanRequest): Promise<Plan> };
+  readonly limits: PlanLimits;
+  /** The coordinator's cancellation (idempotent): stops the run's executions and records the terminal state. */
+  readonly cancelRun: (runId: string) => Promise<void>;
+  readonly auth: AuthConfig;
+  readonly clock: () => Date;
+  readonly newId: () => string;
+  /** The conformance pack's ledger; `GET /conformance/ledger` exists only when it is given. */
+  readonly ledger?: { entries(): unknown[] };
+}
+
+export type ApiEnv = { Variables: AuthVariables };
+
+/** Mode defaults: a direct target means DIRECT, otherwise DECOMPOSE. */
+export const modeOf = (body: { mode?: PlanMode | undefined; directTarget?: string | undefined }): PlanMode =>
+  body.mode ?? (body.directTarget === undefined ? 'DECOMPOSE' : 'DIRECT');

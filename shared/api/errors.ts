@@ -1,0 +1,120 @@
+/**
+ * Every failure the API answers is JSON `{ error: { code, message, details? } }`. Client errors keep their message
+ * (it is about the request); anything unexpected becomes a 500 with a generic message: no stack trace, no internals.
+ */
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { z } from 'zod';
+import {
+  CairnError,
+  type CairnErrorOptions,
+  isCairnError,
+  isCatalogError,
+  isConflictError,
+  isModelError,
+  isNotFoundError,
+  isPlannerError,
+  isValidationError,
+} from '../errors.ts';
+
+export interface ErrorBody {
+  readonly error: { readonly code: string; readonly message: string; readonly details?: unknown };
+}
+
+/** An error that already knows its HTTP answer (401, 400, 410...). */
+export class ApiError extends CairnError {
+  readonly status: ContentfulStatusCode;
+  readonly code: string;
+  readonly details: unknown;
+  /** Extra top-level fields of the answer, beside `error` (e.g. `valid: false, errors` for an invalid plan). */
+  readonly extra: Readonly<Record<string, unknown>>;
+
+  constructor(
+    status: ContentfulStatusCode,
+    code: string,
+    message: string,
+    options: CairnErrorOptions & { details?: unknown; extra?: Readonly<Record<string, unknown>> } = {},
+  ) {
+    super('ApiError', message, { ...options, retryable: false });
+    this.status = status;
+    this.code = code;
+    this.details = options.details;
+    this.extra = options.extra ?? {};
+  }
+}
+
+export const isApiError = (e: unknown): e is ApiError =>
+  isCairnError(e) && e.name === 'ApiError' && typeof (e as { status?: unknown }).status === 'number';
+
+export const errorBody = (code: string, message: string, details?: unknown): ErrorBody => ({
+  error: details === undefined ? { code, message } : { code, message, details },
+});
+
+export const unauthorized = (message = 'missing or invalid bearer token'): ApiError =>
+  new ApiError(401, 'E_UNAUTHORIZED', message);
+export const notFound = (message: string): ApiError => new ApiError(404, 'E_NOT_FOUND', message);
+
+/** A request body (or query) that zod rejected: 400 with one `{ path, message }` per problem. */
+export function badRequest(error: z.ZodError, where = 'body'): ApiError {
+  const details = error.issues.map((i) => ({
+    path: i.path.map((p) => `/${String(p)}`).join(''),
+    message: i.message,
+  }));
+  return new ApiError(400, 'E_BAD_REQUEST', `invalid request ${where}`, { details });
+}
+
+// Planner errors carry the plan issues (E_INVALID_PLAN) or the reasons a catalog/method failed.
+const detailsOf = (error: CairnError): unknown => {
+  const { issues, reasons } = error.context;
+  if (Array.isArray(issues)) return issues;
+  return Array.isArray(reasons) ? reasons : undefined;
+};
+
+interface Mapped {
+  readonly status: ContentfulStatusCode;
+  readonly body: Record<string, unknown>;
+}
+
+/** Maps any thrown value to a status and a JSON body; `unexpected` is true for the ones that deserve a log line. */
+export function mapError(error: unknown): Mapped & { unexpected: boolean } {
+  if (isApiError(error)) {
+    return {
+      status: error.status,
+      body: { ...errorBody(error.code, error.message, error.details), ...error.extra },
+      unexpected: false,
+    };
+  }
+  if (isValidationError(error)) {
+    return { status: 422, body: { ...errorBody('E_VALIDATION', error.message, error.errors) }, unexpected: false };
+  }
+  if (isNotFoundError(error))
+    return { status: 404, body: { ...errorBody('E_NOT_FOUND', error.message) }, unexpected: false };
+  if (isConflictError(error))
+    return { status: 409, body: { ...errorBody('E_CONFLICT', error.message) }, unexpected: false };
+  if (isPlannerError(error)) {
+    const code = typeof error.context.code === 'string' ? error.context.code : 'E_PLANNER';
+    return { status: 422, body: { ...errorBody(code, error.message, detailsOf(error)) }, unexpected: false };
+  }
+  if (isModelError(error)) {
+    // The model provider failed, not the client: a gateway error, with the provider's words kept out.
+    return {
+      status: error.retryable ? 503 : 502,
+      body: { ...errorBody('E_MODEL', 'the planning model failed') },
+      unexpected: true,
+    };
+  }
+  if (isCatalogError(error)) {
+    return { status: 500, body: { ...errorBody('E_INTERNAL', 'internal error') }, unexpected: true };
+  }
+  return { status: 500, body: { ...errorBody('E_INTERNAL', 'internal error') }, unexpected: true };
+}
+
+/** Hono's onError: logs the unexpected ones on the server side only. */
+export function handleError(error: unknown, c: Context): Response {
+  const mapped = mapError(error);
+  if (mapped.unexpected) console.error('cairn api: unexpected error', error);
+  return c.json(mapped.body, mapped.status);
+}
+
+export const handleNotFound = (c: Context): Response =>
+  c.json(errorBody('E_NOT_FOUND', `no route for ${c.req.method} ${c.req.path}`), 404);

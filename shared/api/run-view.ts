@@ -1,0 +1,133 @@
+/**
+ * What clients see of a run: the current plan revision joined with the step records, in plan order, with groups
+ * shown as steps whose status is derived from their descendants. The run's own status and progress are derived by
+ * the engine (engine/run-view.ts): a running run in which nothing moves and someone waits for a person is `paused`.
+ */
+import { deriveRunStatus, progress } from '../engine/run-view.ts';
+import { buildGraph, groupStatus } from '../plan/graph.ts';
+import type { Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
+import type { RunRecord, StepRecord, TerminalRecord, TraceEntry } from '../ports/store.ts';
+
+export interface StepView {
+  readonly id: string;
+  readonly title: string;
+  readonly target: string | null;
+  readonly parentId: string | null;
+  readonly dependsOn: readonly string[];
+  readonly status: StepStatus;
+  /** null for a group (groups have no executions of their own). */
+  readonly generation: number | null;
+  /** The number of attempts of the current generation. */
+  readonly attempts: number;
+  readonly output: unknown;
+  readonly error: StepError | null;
+  readonly confidence: number | null;
+  readonly startedAt: string | null;
+  readonly finishedAt: string | null;
+  readonly trace: readonly TraceEntry[];
+}
+
+export interface Progress {
+  readonly done: number;
+  readonly total: number;
+}
+
+export interface RunView {
+  readonly runId: string;
+  readonly status: RunStatus;
+  readonly objective: string;
+  readonly revision: number;
+  readonly steps: readonly StepView[];
+  readonly terminal?: Pick<TerminalRecord, 'state' | 'reason' | 'evidence'>;
+}
+
+export interface RunSummary {
+  readonly runId: string;
+  readonly status: RunStatus;
+  readonly objective: string;
+  readonly revision: number;
+  readonly progress: Progress;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly terminal?: Pick<TerminalRecord, 'state' | 'reason' | 'evidence'>;
+}
+
+const terminalView = (run: RunRecord): Pick<RunView, 'terminal'> =>
+  run.terminal
+    ? { terminal: { state: run.terminal.state, reason: run.terminal.reason, evidence: run.terminal.evidence } }
+    : {};
+
+export function stepViews(plan: Plan | undefined, records: readonly StepRecord[]): StepView[] {
+  if (!plan) return [];
+  const byId = new Map(records.map((r) => [r.stepId, r]));
+  const statuses = new Map(records.map((r) => [r.stepId, r.status]));
+  const graph = plan.steps.some((s) => s.target === null) ? buildGraph(plan.steps) : undefined;
+  return plan.steps.map((step): StepView => {
+    const base = {
+      id: step.id,
+      title: step.title,
+      target: step.target,
+      parentId: step.parentId ?? null,
+      dependsOn: step.dependsOn,
+    };
+    if (step.target === null) {
+      const status = graph ? groupStatus(graph, step.id, statuses) : 'pending';
+      return {
+        ...base,
+        status,
+        generation: null,
+        attempts: 0,
+        output: null,
+        error: null,
+        confidence: null,
+        startedAt: null,
+        finishedAt: null,
+        trace: [],
+      };
+    }
+    const record = byId.get(step.id);
+    return {
+      ...base,
+      // A step of a freshly persisted revision may not have its record yet: it is waiting, not unknown.
+      status: record?.status ?? 'pending',
+      generation: record?.generation ?? 1,
+      attempts: record?.attempts ?? 0,
+      output: record?.output ?? null,
+      error: record?.error ?? null,
+      confidence: record?.confidence ?? null,
+      startedAt: record?.startedAt ?? null,
+      finishedAt: record?.finishedAt ?? null,
+      trace: record?.trace ?? [],
+    };
+  });
+}
+
+export function buildRunView(run: RunRecord, plan: Plan | undefined, records: readonly StepRecord[]): RunView {
+  return {
+    runId: run.runId,
+    status: deriveRunStatus(
+      run.status,
+      records.map((r) => r.status),
+    ),
+    objective: run.objective,
+    revision: run.revision,
+    steps: stepViews(plan, records),
+    ...terminalView(run),
+  };
+}
+
+export function buildRunSummary(run: RunRecord, records: readonly StepRecord[]): RunSummary {
+  return {
+    runId: run.runId,
+    status: deriveRunStatus(
+      run.status,
+      records.map((r) => r.status),
+    ),
+    objective: run.objective,
+    revision: run.revision,
+    progress: progress(records.map((r) => r.status)),
+    createdAt: run.createdAt,
+    updatedAt: run.updatedAt,
+    ...terminalView(run),
+  };
+}

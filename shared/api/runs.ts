@@ -1,0 +1,157 @@
+/**
+ * Runs: create (from an objective or a submitted plan, idempotent by key), list, read, plan revisions, events,
+ * cancel. Creating a run stores it as `planning` and starts the run state machine; everything after that happens
+ * in the machine, never in the request.
+ */
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { isConflictError } from '../errors.ts';
+import { RUN_STATUSES, type RunStatus } from '../plan/schema.ts';
+import { resolveMode } from '../planner/planner.ts';
+import { runExecutionName } from '../ports/executions.ts';
+import type { RunRecord } from '../ports/store.ts';
+import { anyObject, parseWith, planRequestBody, readJson, readQuery, revisionQuery, submitBody } from './body.ts';
+import { type ApiDeps, type ApiEnv, modeOf } from './deps.ts';
+import { ApiError, notFound } from './errors.ts';
+import { validateUntrusted } from './plan-check.ts';
+import { buildRunSummary, buildRunView } from './run-view.ts';
+
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+const listQuery = z.strictObject({
+  status: z.enum(RUN_STATUSES).optional(),
+  limit: z
+    .string()
+    .regex(/^\d+$/, { message: 'must be a positive integer' })
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(100))
+    .optional(),
+});
+const DEFAULT_LIST_LIMIT = 20;
+/** `after` (an event's seq) lets a poller read only what is new. */
+const eventsQuery = z.strictObject({ after: z.string().min(1).max(64).optional() });
+
+type NewRun = Pick<RunRecord, 'objective' | 'mode' | 'directTarget' | 'submittedPlan'>;
+
+export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
+  const app = new Hono<ApiEnv>();
+  const { store } = deps;
+
+  const requireRun = async (runId: string): Promise<RunRecord> => {
+    const run = await store.getRun(runId);
+    if (!run) throw notFound(`run ${runId} not found`);
+    return run;
+  };
+
+  /** Stores the run (unless a concurrent request with the same key already did) and starts its machine. */
+  const createAndStart = async (runId: string, fields: NewRun, key: string | undefined): Promise<RunStatus> => {
+    const now = deps.clock().toISOString();
+    const record: RunRecord = {
+      runId,
+      status: 'planning',
+      ...fields,
+      revision: 0,
+      createdAt: now,
+      updatedAt: now,
+      replans: 0,
+      ...(key === undefined ? {} : { idempotencyKey: key }),
+    };
+    try {
+      await store.createRun(record);
+    } catch (error) {
+      if (!key || !isConflictError(error)) throw error;
+    }
+    // The name is deterministic: starting twice (a retried request, a crash before the start) starts nothing new.
+    await deps.executions.start('run', runExecutionName(runId), { runId });
+    return 'planning';
+  };
+
+  app.post('/runs', async (c) => {
+    const raw = await readJson(c, anyObject);
+    const key = c.req.header(IDEMPOTENCY_HEADER);
+    if (key !== undefined && !KEY_PATTERN.test(key)) {
+      throw new ApiError(400, 'E_BAD_REQUEST', 'Idempotency-Key must be 1..255 visible ASCII characters');
+    }
+    let fields: NewRun;
+    if ('plan' in raw) {
+      const { plan } = parseWith(submitBody, raw);
+      // Untrusted until proven otherwise: nothing is stored, no key is claimed, for an invalid plan.
+      const submitted = validateUntrusted(plan, deps.catalog, deps.limits);
+      fields = { objective: submitted.objective, mode: 'SUBMITTED', submittedPlan: submitted };
+    } else {
+      const body = parseWith(planRequestBody, raw);
+      const mode = modeOf(body);
+      // A mode that cannot plan (DIRECT without a target, an unknown target...) is refused now, not in the machine.
+      resolveMode({ ...body, mode }, deps.catalog);
+      fields = {
+        objective: body.objective,
+        mode,
+        ...(body.directTarget === undefined ? {} : { directTarget: body.directTarget }),
+      };
+    }
+    let runId = deps.newId();
+    if (key !== undefined) {
+      const owner = await store.claimRunKey(key, runId);
+      if (owner !== runId) {
+        const existing = await store.getRun(owner);
+        // Still planning: the first request may have died between storing and starting; the start is idempotent.
+        if (existing && existing.status !== 'planning') return c.json({ runId: owner, status: existing.status }, 202);
+        runId = owner;
+      }
+    }
+    const status = await createAndStart(runId, fields, key);
+    return c.json({ runId, status }, 202);
+  });
+
+  app.get('/runs', async (c) => {
+    const query = readQuery(c, listQuery);
+    const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+    // `paused` is derived from the steps of a running run, so both stored states are read and re-derived.
+    const stored: readonly (RunStatus | undefined)[] =
+      query.status === 'paused' || query.status === 'running' ? ['running', 'paused'] : [query.status];
+    const runs = (await Promise.all(stored.map((status) => store.listRuns({ ...(status ? { status } : {}), limit }))))
+      .flat()
+      .sort((a, b) =>
+        a.createdAt === b.createdAt ? b.runId.localeCompare(a.runId) : b.createdAt.localeCompare(a.createdAt),
+      );
+    const summaries = await Promise.all(
+      runs.map(async (run) => buildRunSummary(run, await store.listSteps(run.runId))),
+    );
+    const wanted = query.status === undefined ? summaries : summaries.filter((s) => s.status === query.status);
+    return c.json({ runs: wanted.slice(0, limit) });
+  });
+
+  app.get('/runs/:runId', async (c) => {
+    const run = await requireRun(c.req.param('runId'));
+    const [revision, steps] = await Promise.all([
+      run.revision > 0 ? store.getPlanRevision(run.runId, run.revision) : Promise.resolve(undefined),
+      store.listSteps(run.runId),
+    ]);
+    return c.json(buildRunView(run, revision?.plan, steps));
+  });
+
+  app.get('/runs/:runId/plan', async (c) => {
+    const run = await requireRun(c.req.param('runId'));
+    const revision = readQuery(c, revisionQuery).revision ?? run.revision;
+    if (revision < 1) throw notFound(`run ${run.runId} has no plan yet (status ${run.status})`);
+    const stored = await store.getPlanRevision(run.runId, revision);
+    if (!stored) throw notFound(`run ${run.runId} has no plan revision ${revision}`);
+    return c.json({ plan: stored.plan, revision, reason: stored.reason });
+  });
+
+  app.get('/runs/:runId/events', async (c) => {
+    const { after } = readQuery(c, eventsQuery);
+    const run = await requireRun(c.req.param('runId'));
+    return c.json({ events: await store.listEvents(run.runId, after === undefined ? {} : { after }) });
+  });
+
+  app.post('/runs/:runId/cancel', async (c) => {
+    const run = await requireRun(c.req.param('runId'));
+    await deps.cancelRun(run.runId);
+    const after = (await store.getRun(run.runId)) ?? run;
+    return c.json({ runId: run.runId, status: after.status });
+  });
+
+  return app;
+}

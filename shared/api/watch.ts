@@ -1,0 +1,121 @@
+/**
+ * Watching a run through the API: poll GET /runs/{id}, print one line per observed step transition with a
+ * done/total counter, stop when the run is terminal or settled in `paused` (waiting for a person). Polling can miss
+ * a transition that starts and ends between two polls; every final state is always printed.
+ */
+import type { RunStatus, StepStatus } from '../plan/schema.ts';
+import type { ApiClient } from './client.ts';
+import type { RunView, StepView } from './run-view.ts';
+
+export const DEFAULT_POLL_MS = 500;
+/** A paused run must look the same on this many polls in a row: a step finishing may pause it for an instant. */
+const PAUSED_CONFIRMATIONS = 2;
+
+const TERMINAL: ReadonlySet<RunStatus> = new Set(['complete', 'failed', 'cancelled']);
+const FINISHED: ReadonlySet<StepStatus> = new Set(['succeeded', 'failed', 'skipped', 'blocked', 'cancelled']);
+
+const MARKS: Partial<Record<StepStatus, string>> = {
+  ready: '•',
+  running: '…',
+  retrying: '↻',
+  awaiting_approval: '?',
+  succeeded: '✓',
+  failed: '✗',
+  skipped: '·',
+  blocked: '⊘',
+  superseded: '✎',
+  cancelled: '■',
+};
+
+export const isTerminalStatus = (status: RunStatus): boolean => TERMINAL.has(status);
+
+/** Executable steps of the current plan: groups have no executions, superseded steps belong to an older plan. */
+const counted = (run: RunView): StepView[] => run.steps.filter((s) => s.target !== null && s.status !== 'superseded');
+
+export function counter(run: RunView): { done: number; total: number } {
+  const steps = counted(run);
+  return { done: steps.filter((s) => FINISHED.has(s.status)).length, total: steps.length };
+}
+
+function describe(step: StepView): string {
+  const error = step.error ? `: ${step.error.code} ${step.error.message}` : '';
+  switch (step.status) {
+    case 'running':
+      return `${step.id} running (${step.target}${step.attempts > 1 ? `, attempt ${step.attempts}` : ''})`;
+    case 'retrying':
+      return `${step.id} retrying after attempt ${step.attempts}${error}`;
+    case 'awaiting_approval':
+      return `${step.id} waits for a person (cairn approvals)`;
+    case 'succeeded':
+      return `${step.id} succeeded${step.confidence === null ? '' : ` (confidence ${step.confidence})`}`;
+    case 'failed':
+      return `${step.id} failed after ${step.attempts} attempt${step.attempts === 1 ? '' : 's'}${error}`;
+    default:
+      return `${step.id} ${step.status}${step.generation !== null && step.generation > 1 ? ` (generation ${step.generation})` : ''}`;
+  }
+}
+
+const fingerprint = (step: StepView): string => `${step.status}#${step.generation}#${step.attempts}`;
+
+/** The lines for what changed between two snapshots (the first snapshot reports every step that has moved). */
+export function transitions(previous: RunView | undefined, next: RunView): string[] {
+  const before = new Map((previous?.steps ?? []).map((s) => [s.id, fingerprint(s)]));
+  const { done, total } = counter(next);
+  const lines: string[] = [];
+  for (const step of next.steps) {
+    if (step.target === null) continue;
+    const was = before.get(step.id);
+    if (was === fingerprint(step) || (was === undefined && step.status === 'pending')) continue;
+    lines.push(`[${done}/${total}] ${MARKS[step.status] ?? ' '} ${describe(step)}`);
+  }
+  return lines;
+}
+
+export function finalLine(run: RunView): string {
+  const { done, total } = counter(run);
+  const reason = run.terminal?.reason ? `: ${run.terminal.reason}` : '';
+  if (run.status === 'paused') {
+    const waiting = run.steps.filter((s) => s.status === 'awaiting_approval').map((s) => s.id);
+    return `run ${run.runId} paused${reason || (waiting.length ? `: waiting for a person at ${waiting.join(', ')}` : '')} (cairn approvals, cairn approve <id>)`;
+  }
+  const failed = run.steps.filter((s) => s.target !== null && s.status === 'failed').map((s) => s.id);
+  const root = run.status === 'failed' && failed.length ? ` [failed: ${failed.join(', ')}]` : '';
+  return `run ${run.runId} ${run.status} (${done}/${total} steps done)${reason}${root}`;
+}
+
+export interface WatchOptions {
+  readonly write: (line: string) => void;
+  readonly intervalMs?: number;
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls until the run is terminal or stays paused; returns the last snapshot. */
+export async function watchRun(
+  client: Pick<ApiClient, 'getRun'>,
+  runId: string,
+  options: WatchOptions,
+): Promise<RunView> {
+  const sleep = options.sleep ?? defaultSleep;
+  const interval = options.intervalMs ?? DEFAULT_POLL_MS;
+  let previous: RunView | undefined;
+  let pausedSeen = 0;
+  for (;;) {
+    const run = await client.getRun(runId);
+    if (previous === undefined) options.write(`run ${run.runId}: ${run.objective}`);
+    if (run.status !== previous?.status && run.status !== 'paused' && !isTerminalStatus(run.status)) {
+      options.write(`run ${run.runId} ${run.status}${run.revision > 0 ? ` (plan revision ${run.revision})` : ''}`);
+    }
+    const lines = transitions(previous, run);
+    for (const line of lines) options.write(line);
+    const settled = previous?.status === 'paused' && lines.length === 0;
+    pausedSeen = run.status !== 'paused' ? 0 : settled ? pausedSeen + 1 : 1;
+    previous = run;
+    if (isTerminalStatus(run.status) || pausedSeen >= PAUSED_CONFIRMATIONS) {
+      options.write(finalLine(run));
+      return run;
+    }
+    await sleep(interval);
+  }
+}

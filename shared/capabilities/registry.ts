@@ -1,0 +1,144 @@
+/**
+ * The capability registry: runtime configuration that binds targets to code, never the plan. Deployed, the
+ * configuration is JSON in the env var CAIRN_BINDINGS, for example
+ *   { "tool:web.search": { "kind": "http", "url": "https://search.internal/run", "timeoutMs": 10000 },
+ *     "tool:ci.build": { "kind": "lambda", "functionArn": "arn:aws:lambda:eu-west-1:123456789012:function:build" },
+ *     "agent:report.writer": { "kind": "bedrock", "modelId": "anthropic.claude-3-5-haiku-20241022-v1:0" } }
+ * Locally, builtin bindings (demo and conformance packs) are passed in code and merged with the configured ones.
+ */
+import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { z } from 'zod';
+import { bedrockAgentCapability } from '../adapters/aws/bedrock-agent-capability.ts';
+import { lambdaCapability } from '../adapters/aws/lambda-capability.ts';
+import { httpCapability } from '../adapters/http-capability.ts';
+import { ValidationError } from '../errors.ts';
+import { TARGET_PATTERN } from '../plan/schema.ts';
+import type { CapabilityBinding, CapabilityRegistry } from '../ports/capabilities.ts';
+
+export const bindingConfigSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('lambda'), functionArn: z.string().min(1) }),
+  z.strictObject({
+    kind: z.literal('http'),
+    url: z.url({ protocol: /^https?$/ }),
+    timeoutMs: z.number().int().positive().max(900_000).optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+  }),
+  z.strictObject({
+    kind: z.literal('bedrock'),
+    modelId: z.string().min(1),
+    maxTokens: z.number().int().positive().max(200_000).optional(),
+  }),
+]);
+export type BindingConfig = z.infer<typeof bindingConfigSchema>;
+
+export const bindingsConfigSchema = z
+  .record(z.string().regex(TARGET_PATTERN, { message: 'must be a tool: or agent: target' }), bindingConfigSchema)
+  .superRefine((config, ctx) => {
+    for (const [target, binding] of Object.entries(config)) {
+      if (target.startsWith('human:'))
+        ctx.addIssue({ code: 'custom', path: [target], message: 'human targets are answered by people, not bound' });
+      else if (binding.kind === 'bedrock' && !target.startsWith('agent:'))
+        ctx.addIssue({ code: 'custom', path: [target], message: 'a bedrock binding serves agent: targets only' });
+    }
+  });
+export type BindingsConfig = z.infer<typeof bindingsConfigSchema>;
+
+/** Checks a bindings configuration (already parsed JSON); throws ValidationError listing every problem. */
+export function parseBindingsConfig(value: unknown): BindingsConfig {
+  const parsed = bindingsConfigSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const errors = parsed.error.issues.map((issue) => ({
+    code: 'E_BINDINGS_CONFIG',
+    path: issue.path.map((p) => `/${String(p)}`).join(''),
+    message: issue.message,
+  }));
+  throw new ValidationError(
+    `invalid capability bindings: ${errors.map((e) => `${e.path || '(root)'} ${e.message}`).join('; ')}`,
+    errors,
+  );
+}
+
+/** Reads CAIRN_BINDINGS-style JSON text; empty or absent means no configured bindings. */
+export function bindingsConfigFromJson(text: string | undefined): BindingsConfig {
+  if (text === undefined || text.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    const message = `CAIRN_BINDINGS is not JSON: ${(error as Error).message}`;
+    throw new ValidationError(message, [{ code: 'E_BINDINGS_CONFIG', path: '', message }]);
+  }
+  return parseBindingsConfig(value);
+}
+
+export interface BindingDeps {
+  /** Clients are created once, on first use, with maxAttempts 1 (the step state machine owns retries). */
+  readonly lambdaClient?: () => LambdaClient;
+  readonly bedrockClient?: () => BedrockRuntimeClient;
+  readonly fetch?: typeof fetch;
+}
+
+/** The clients bindings get unless deps say otherwise: one attempt per call, the step state machine retries. */
+export const defaultLambdaClient = (): LambdaClient => new LambdaClient({ maxAttempts: 1 });
+export const defaultBedrockClient = (): BedrockRuntimeClient => new BedrockRuntimeClient({ maxAttempts: 1 });
+
+const once = <T>(make: () => T): (() => T) => {
+  let made: { value: T } | undefined;
+  return () => {
+    made ??= { value: make() };
+    return made.value;
+  };
+};
+
+/** Builds the bindings a configuration names; clients are shared by every binding of a kind. */
+export function bindingsFromConfig(config: unknown, deps: BindingDeps = {}): Record<string, CapabilityBinding> {
+  const checked = parseBindingsConfig(config);
+  const lambda = once(deps.lambdaClient ?? defaultLambdaClient);
+  const bedrock = once(deps.bedrockClient ?? defaultBedrockClient);
+  const bindings: Record<string, CapabilityBinding> = {};
+  for (const [target, binding] of Object.entries(checked)) {
+    switch (binding.kind) {
+      case 'lambda':
+        bindings[target] = lambdaCapability({ functionArn: binding.functionArn, client: lambda() });
+        break;
+      case 'http':
+        bindings[target] = httpCapability({
+          url: binding.url,
+          ...(binding.timeoutMs === undefined ? {} : { timeoutMs: binding.timeoutMs }),
+          ...(binding.headers === undefined ? {} : { headers: binding.headers }),
+          ...(deps.fetch === undefined ? {} : { fetch: deps.fetch }),
+        });
+        break;
+      case 'bedrock':
+        bindings[target] = bedrockAgentCapability({
+          modelId: binding.modelId,
+          client: bedrock(),
+          ...(binding.maxTokens === undefined ? {} : { maxTokens: binding.maxTokens }),
+        });
+        break;
+    }
+  }
+  return bindings;
+}
+
+export interface CapabilityRegistryView extends CapabilityRegistry {
+  targets(): string[];
+}
+
+/** A registry over target → binding; later sources win, so configuration can override builtins. */
+export function createCapabilityRegistry(
+  ...sources: readonly Readonly<Record<string, CapabilityBinding>>[]
+): CapabilityRegistryView {
+  const byTarget = new Map<string, CapabilityBinding>();
+  for (const source of sources) for (const [target, binding] of Object.entries(source)) byTarget.set(target, binding);
+  return {
+    binding: (target) => byTarget.get(target),
+    targets: () => [...byTarget.keys()],
+  };
+}
+
+/** Catalog targets that nobody answers: no binding and not a human gate. */
+export function unboundTargets(registry: CapabilityRegistry, targets: Iterable<string>): string[] {
+  return [...targets].filter((target) => !target.startsWith('human:') && registry.binding(target) === undefined);
+}

@@ -1,0 +1,99 @@
+/**
+ * What the commands that talk to the API share (`run`, `status`, `approvals`, `approve`): flags, the connection
+ * (`--api` / CAIRN_API_URL, `--token` / CAIRN_API_TOKEN), error reporting and exit codes, and `--watch`.
+ */
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import {
+  type ApiClient,
+  ClientConfigError,
+  connectionOf,
+  createApiClient,
+  describeCallError,
+  type FetchLike,
+  isApiCallError,
+} from '../../api/client.ts';
+import type { RunView } from '../../api/run-view.ts';
+import { DEFAULT_POLL_MS, watchRun } from '../../api/watch.ts';
+import { type CliIo, EXIT_NO, EXIT_OK, EXIT_USAGE, UsageError } from '../io.ts';
+
+/** The watched run is paused: a person has to decide before it can go on. */
+export const EXIT_PAUSED = 3;
+
+export const CONNECTION_HELP = `  --api <url>               the cairn API (default: CAIRN_API_URL, else http://127.0.0.1:3000)
+  --token <token>           the API token (default: CAIRN_API_TOKEN)`;
+
+export const WATCH_EXIT_HELP = `exit codes with --watch: 0 complete, 1 failed or cancelled, 3 paused (waiting for a person), 2 bad usage`;
+
+/** How the CLI reaches the API; tests pass their own fetch. */
+export interface CliDeps {
+  readonly fetch?: FetchLike;
+}
+
+/** Exit code for where a watched run stopped. */
+export const exitCodeOf = (run: Pick<RunView, 'status'>): number =>
+  run.status === 'complete' ? EXIT_OK : run.status === 'paused' ? EXIT_PAUSED : EXIT_NO;
+
+export function positiveMs(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_POLL_MS;
+  if (!/^\d+$/.test(text) || Number(text) < 1)
+    throw new UsageError(`--interval must be a positive integer, got "${text}"`);
+  return Number(text);
+}
+
+/** Follows a run and turns where it stopped into the exit code. */
+export async function watchToExit(client: ApiClient, runId: string, io: CliIo, intervalMs: number): Promise<number> {
+  const run = await watchRun(client, runId, { write: (line) => io.stdout(`${line}\n`), intervalMs });
+  return exitCodeOf(run);
+}
+
+/** Runs a command body, mapping configuration, usage and API failures to messages and exit codes. */
+export async function guarded(name: string, usage: string, io: CliIo, body: () => Promise<number>): Promise<number> {
+  try {
+    return await body();
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`cairn ${name}: ${error.message}\n\n${usage}`);
+      return EXIT_USAGE;
+    }
+    if (error instanceof ClientConfigError) {
+      io.stderr(`cairn ${name}: ${error.message}\n`);
+      return EXIT_USAGE;
+    }
+    if (isApiCallError(error)) {
+      io.stderr(
+        describeCallError(error)
+          .map((line) => `cairn ${name}: ${line}\n`)
+          .join(''),
+      );
+      return EXIT_NO;
+    }
+    throw error;
+  }
+}
+
+export interface Flags {
+  readonly values: Readonly<Record<string, string | boolean | undefined>>;
+  readonly positionals: string[];
+}
+
+/** Strict flag parsing (unknown flags are usage errors); only string and boolean flags, none repeated. */
+export function parseFlags(argv: readonly string[], options: NonNullable<ParseArgsConfig['options']>): Flags {
+  try {
+    const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
+    return { values: values as Flags['values'], positionals };
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+export const stringFlag = (values: Flags['values'], name: string): string | undefined => {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+/** The client for `--api` / `--token` (or their environment variables). */
+export const clientOf = (values: Flags['values'], io: CliIo, deps: CliDeps): ApiClient =>
+  createApiClient(
+    connectionOf({ api: stringFlag(values, 'api'), token: stringFlag(values, 'token') }, io.env),
+    deps.fetch,
+  );

@@ -1,0 +1,77 @@
+/**
+ * `cairn approvals [--status S|all] [--run <runId>] [--json]`: the approvals waiting for a person (by default the
+ * pending ones), with the question, the step and the deadline. Exit codes: 0 listed (also when there are none);
+ * 1 the API refused; 2 bad usage.
+ */
+import type { ApprovalView } from '../../api/approvals.ts';
+import { type CommandRun, EXIT_OK, UsageError } from '../io.ts';
+import { type CliDeps, CONNECTION_HELP, clientOf, guarded, parseFlags, stringFlag } from './api-command.ts';
+
+const STATUSES = ['pending', 'approved', 'rejected', 'edited', 'expired', 'all'];
+
+const USAGE = `usage: cairn approvals [options]
+
+  --status <status>         pending (default), approved, rejected, edited, expired or all
+  --run <runId>             only the approvals of this run
+  --json                    print the approvals as JSON
+${CONNECTION_HELP}
+
+Decide one with \`cairn approve <approvalId> [--reject] [--comment text] [--output json]\`.
+exit codes: 0 listed; 1 refused by the API; 2 bad usage
+`;
+
+const preview = (value: unknown, max = 160): string => {
+  if (value === undefined) return '';
+  const text = JSON.stringify(value);
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+};
+
+export function formatApproval(approval: ApprovalView): string {
+  const lines = [
+    `${approval.approvalId}  ${approval.kind}  ${approval.status}  run ${approval.runId}  step ${approval.stepId}` +
+      `  deadline ${approval.deadline}`,
+    `  question: ${approval.question}`,
+  ];
+  if (approval.heldOutput !== undefined) lines.push(`  result to review: ${preview(approval.heldOutput)}`);
+  if (approval.input !== undefined) lines.push(`  input: ${preview(approval.input)}`);
+  const upstream = Object.keys(approval.upstreamOutputs ?? {});
+  if (upstream.length > 0) lines.push(`  upstream outputs: ${upstream.join(', ')}`);
+  if (approval.decidedBy !== undefined) {
+    lines.push(
+      `  decided by ${approval.decidedBy} at ${approval.decidedAt ?? '?'}${approval.comment ? `: ${approval.comment}` : ''}`,
+    );
+  }
+  return lines.join('\n');
+}
+
+export function createApprovalsCommand(deps: CliDeps = {}): CommandRun {
+  return (argv, io) =>
+    guarded('approvals', USAGE, io, async () => {
+      const { values, positionals } = parseFlags(argv, {
+        status: { type: 'string' },
+        run: { type: 'string' },
+        json: { type: 'boolean' },
+        api: { type: 'string' },
+        token: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      });
+      if (values.help) {
+        io.stdout(USAGE);
+        return EXIT_OK;
+      }
+      if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+      const status = stringFlag(values, 'status') ?? 'pending';
+      if (!STATUSES.includes(status)) throw new UsageError(`--status must be one of ${STATUSES.join(', ')}`);
+      const runId = stringFlag(values, 'run');
+      const approvals = await clientOf(values, io, deps).listApprovals({
+        ...(status === 'all' ? {} : { status }),
+        ...(runId === undefined ? {} : { runId }),
+      });
+      if (values.json) io.stdout(`${JSON.stringify(approvals, null, 2)}\n`);
+      else if (approvals.length === 0) io.stdout(`no ${status === 'all' ? '' : `${status} `}approvals\n`);
+      else io.stdout(`${approvals.map(formatApproval).join('\n\n')}\n`);
+      return EXIT_OK;
+    });
+}
+
+export const run: CommandRun = createApprovalsCommand();

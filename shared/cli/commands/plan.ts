@@ -1,0 +1,203 @@
+/**
+ * `cairn plan "<objective>" [--mode DIRECT|DECOMPOSE] [--direct-target <target>] [--input <json>] [--catalog <file>]
+ * [--max-steps N] [--max-depth N] [--model htn|bedrock] [--model-id <id>] [--region <region>]`
+ * Prints the validated plan as pretty JSON. Exit 0 planned; 1 the planner or the model could not produce a valid
+ * plan; 2 bad usage (including a mode that does not fit the flags) or a catalog that cannot be read or loaded.
+ * The default model is the embedded HTN planner (no AWS); the Bedrock adapter loads only when asked for.
+ */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { isCatalogError, isModelError, isPlannerError } from '../../errors.ts';
+import { type Catalog, parseCatalog } from '../../plan/catalog.ts';
+import type { PlanIssue } from '../../plan/issues.ts';
+import { DEFAULT_LIMITS, type PlanLimits } from '../../plan/validate.ts';
+import { plannerErrorCode } from '../../planner/errors.ts';
+import { createHtnPlanModel } from '../../planner/htn/model.ts';
+import { createPlanner, PLANNER_MODES, type PlannerMode, type PlanRequest } from '../../planner/planner.ts';
+import type { PlanModel } from '../../ports/plan-model.ts';
+import { type CliIo, type CommandRun, EXIT_NO, EXIT_OK, EXIT_USAGE, UsageError } from '../io.ts';
+
+const DEMO_CATALOG_PATH = fileURLToPath(new URL('../../catalog/demo.json', import.meta.url));
+
+const USAGE = `usage: cairn plan "<objective>" [options]
+
+  --mode DIRECT|DECOMPOSE   DIRECT: one step for --direct-target, no model; DECOMPOSE: the model plans
+                            (default: DIRECT when --direct-target is given, DECOMPOSE otherwise)
+  --direct-target <target>  the catalog target of the DIRECT step, e.g. tool:web.search
+  --input <json>            DIRECT only: the step's input (JSON)
+  --catalog <file>          capability catalog (default: the demo catalog)
+  --max-steps N             step limit (default ${DEFAULT_LIMITS.maxSteps})
+  --max-depth N             dependency depth limit (default ${DEFAULT_LIMITS.maxDepth})
+  --model htn|bedrock       htn: the embedded deterministic planner (default); bedrock: Amazon Bedrock Converse
+  --model-id <id>           the Bedrock model id (required with --model bedrock)
+  --region <region>         the Bedrock region (default: the AWS SDK's)
+`;
+
+interface Options {
+  readonly help: boolean;
+  readonly request: PlanRequest;
+  readonly catalogPath: string | undefined;
+  readonly limits: PlanLimits;
+  readonly model:
+    | { readonly kind: 'htn' }
+    | { readonly kind: 'bedrock'; readonly modelId: string; readonly region?: string };
+}
+
+function limit(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text) || Number(text) < 1 || !Number.isSafeInteger(Number(text)))
+    throw new UsageError(`--${name} must be a positive integer, got "${text}"`);
+  return Number(text);
+}
+
+function parseMode(text: string | undefined): PlannerMode | undefined {
+  if (text === undefined) return undefined;
+  const mode = text.toUpperCase();
+  if (!(PLANNER_MODES as readonly string[]).includes(mode))
+    throw new UsageError(`--mode must be DIRECT or DECOMPOSE, got "${text}"`);
+  return mode as PlannerMode;
+}
+
+function parseInput(text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new UsageError(`--input must be JSON: ${(error as Error).message}`);
+  }
+}
+
+function parseOptions(argv: readonly string[]): Options {
+  let parsed: ReturnType<typeof parse>;
+  function parse() {
+    return parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        mode: { type: 'string' },
+        'direct-target': { type: 'string' },
+        input: { type: 'string' },
+        catalog: { type: 'string' },
+        'max-steps': { type: 'string' },
+        'max-depth': { type: 'string' },
+        model: { type: 'string' },
+        'model-id': { type: 'string' },
+        region: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  }
+  try {
+    parsed = parse();
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const help = values.help === true;
+  if (!help && positionals.length === 0) throw new UsageError('missing the objective');
+  const kind = values.model ?? 'htn';
+  if (kind !== 'htn' && kind !== 'bedrock') throw new UsageError(`--model must be htn or bedrock, got "${kind}"`);
+  if (kind === 'bedrock' && !values['model-id']) throw new UsageError('--model bedrock needs --model-id <id>');
+  const mode = parseMode(values.mode);
+  const input = parseInput(values.input);
+  return {
+    help,
+    // Several words without quotes are one objective.
+    request: {
+      objective: positionals.join(' '),
+      ...(mode === undefined ? {} : { mode }),
+      ...(values['direct-target'] === undefined ? {} : { directTarget: values['direct-target'] }),
+      ...(input === undefined ? {} : { input }),
+    },
+    catalogPath: values.catalog,
+    limits: {
+      maxSteps: limit('max-steps', values['max-steps'], DEFAULT_LIMITS.maxSteps),
+      maxDepth: limit('max-depth', values['max-depth'], DEFAULT_LIMITS.maxDepth),
+    },
+    model:
+      kind === 'bedrock'
+        ? {
+            kind,
+            modelId: values['model-id'] as string,
+            ...(values.region === undefined ? {} : { region: values.region }),
+          }
+        : { kind },
+  };
+}
+
+class CatalogFileError extends Error {}
+
+async function loadCatalogFile(path: string): Promise<Catalog> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new CatalogFileError(`cannot read the catalog ${path}${code ? ` (${code})` : ''}`);
+  }
+  try {
+    return parseCatalog(text);
+  } catch (error) {
+    if (isCatalogError(error)) throw new CatalogFileError(`cannot use the catalog ${path}: ${error.message}`);
+    throw error;
+  }
+}
+
+async function modelFor(options: Options): Promise<PlanModel> {
+  if (options.model.kind === 'htn') return createHtnPlanModel();
+  // Loaded only here so the default path never pays for the AWS SDK.
+  const { createBedrockPlanModel, defaultBedrockClient } = await import('../../adapters/aws/bedrock-plan-model.ts');
+  return createBedrockPlanModel({ client: defaultBedrockClient(options.model.region), modelId: options.model.modelId });
+}
+
+function reportFailure(error: unknown, io: CliIo): number {
+  if (isPlannerError(error)) {
+    const code = plannerErrorCode(error);
+    io.stderr(`cairn plan: ${code ? `${code}: ` : ''}${error.message}\n`);
+    const issues = error.context.issues;
+    if (Array.isArray(issues))
+      for (const i of issues as PlanIssue[]) io.stderr(`  ${i.code} ${i.path || '(root)'} ${i.message}\n`);
+    return code === 'E_MODE' ? EXIT_USAGE : EXIT_NO;
+  }
+  if (isModelError(error)) {
+    io.stderr(`cairn plan: ${error.message}${error.retryable ? ' (transient: try again)' : ''}\n`);
+    return EXIT_NO;
+  }
+  throw error;
+}
+
+export const run: CommandRun = async (argv, io) => {
+  let options: Options;
+  try {
+    options = parseOptions(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.stderr(`cairn plan: ${error.message}\n\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+  if (options.help) {
+    io.stdout(USAGE);
+    return EXIT_OK;
+  }
+  let catalog: Catalog;
+  try {
+    catalog = await loadCatalogFile(
+      options.catalogPath === undefined ? DEMO_CATALOG_PATH : resolve(io.cwd, options.catalogPath),
+    );
+  } catch (error) {
+    if (!(error instanceof CatalogFileError)) throw error;
+    io.stderr(`cairn plan: ${error.message}\n`);
+    return EXIT_USAGE;
+  }
+  try {
+    const planner = createPlanner({ model: await modelFor(options), catalog, limits: options.limits });
+    const plan = await planner.plan(options.request);
+    io.stdout(`${JSON.stringify(plan, null, 2)}\n`);
+    return EXIT_OK;
+  } catch (error) {
+    return reportFailure(error, io);
+  }
+};

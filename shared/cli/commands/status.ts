@@ -1,0 +1,91 @@
+/**
+ * `cairn status <runId> [--watch] [--json]`: the run's status, progress and steps, read through the API.
+ * Exit codes: 0 shown; 1 the API refused (unknown run: 404); 2 bad usage. With `--watch`: 0 complete, 1 failed or
+ * cancelled, 3 paused (waiting for a person).
+ */
+import type { RunView, StepView } from '../../api/run-view.ts';
+import { counter, DEFAULT_POLL_MS } from '../../api/watch.ts';
+import { type CommandRun, EXIT_OK, UsageError } from '../io.ts';
+import {
+  type CliDeps,
+  CONNECTION_HELP,
+  clientOf,
+  guarded,
+  parseFlags,
+  positiveMs,
+  stringFlag,
+  WATCH_EXIT_HELP,
+  watchToExit,
+} from './api-command.ts';
+
+const USAGE = `usage: cairn status <runId> [options]
+
+  --watch                   follow the run until it ends or waits for a person
+  --interval <ms>           polling interval of --watch (default ${DEFAULT_POLL_MS})
+  --json                    print the run as JSON
+${CONNECTION_HELP}
+
+exit codes: 0 shown; 1 refused by the API (an unknown run is 404); 2 bad usage
+${WATCH_EXIT_HELP}
+`;
+
+const oneLine = (text: string, max = 100): string => {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+};
+
+function stepLine(step: StepView, depth: number): string {
+  const indent = '  '.repeat(depth);
+  const what = step.target ?? 'group';
+  const attempts = step.target !== null && step.attempts > 0 ? `  attempts ${step.attempts}` : '';
+  const generation = step.generation !== null && step.generation > 1 ? `  generation ${step.generation}` : '';
+  const error = step.error ? `  ${step.error.code}: ${oneLine(step.error.message)}` : '';
+  return `  ${step.status.padEnd(18)} ${indent}${step.id}  (${what})${attempts}${generation}${error}`;
+}
+
+/** A readable picture of a run: header, terminal reason, then the steps in plan order, children indented. */
+export function formatRun(run: RunView): string {
+  const { done, total } = counter(run);
+  const lines = [
+    `run ${run.runId}  ${run.status}  revision ${run.revision}  [${done}/${total} steps done]`,
+    `  objective: ${oneLine(run.objective, 200)}`,
+  ];
+  if (run.terminal) lines.push(`  ${run.terminal.state}: ${oneLine(run.terminal.reason, 200)}`);
+  const depthOf = new Map<string, number>();
+  for (const step of run.steps) {
+    const depth = step.parentId === null ? 0 : (depthOf.get(step.parentId) ?? 0) + 1;
+    depthOf.set(step.id, depth);
+    lines.push(stepLine(step, depth));
+  }
+  if (run.steps.length === 0 && run.status === 'planning') lines.push('  (planning: no steps yet)');
+  return `${lines.join('\n')}\n`;
+}
+
+export function createStatusCommand(deps: CliDeps = {}): CommandRun {
+  return (argv, io) =>
+    guarded('status', USAGE, io, async () => {
+      const { values, positionals } = parseFlags(argv, {
+        watch: { type: 'boolean' },
+        interval: { type: 'string' },
+        json: { type: 'boolean' },
+        api: { type: 'string' },
+        token: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      });
+      if (values.help) {
+        io.stdout(USAGE);
+        return EXIT_OK;
+      }
+      const [runId, ...extra] = positionals;
+      if (runId === undefined) throw new UsageError('missing the run id');
+      if (extra.length > 0) throw new UsageError(`one run id at a time, got ${positionals.length}`);
+      const intervalMs = positiveMs(stringFlag(values, 'interval'));
+      const client = clientOf(values, io, deps);
+      if (values.watch) return watchToExit(client, runId, io, intervalMs);
+      const view = await client.getRun(runId);
+      io.stdout(values.json ? `${JSON.stringify(view, null, 2)}\n` : formatRun(view));
+      return EXIT_OK;
+    });
+}
+
+export const run: CommandRun = createStatusCommand();

@@ -1,0 +1,26 @@
+/** What a CLI command may touch: its streams and the environment. Tests pass their own. */
+export interface CliIo {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+}
+
+export type CommandRun = (argv: readonly string[], io: CliIo) => Promise<number>;
+
+/** Exit codes shared by every command: 0 ok, 1 the answer is "no" (invalid plan, failed run), 2 bad usage. */
+export const EXIT_OK = 0;
+export const EXIT_NO = 1;
+export const EXIT_USAGE = 2;
+
+export const processIo = (): CliIo => ({
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  env: process.env,
+  cwd: process.cwd(),
+});
+
+/** A usage error: the command prints it with its usage line and exits 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}

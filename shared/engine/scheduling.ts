@@ -1,0 +1,90 @@
+/**
+ * Scheduling decisions without a wave barrier: every executable step gets a record counting its effective upstream
+ * steps; each finished upstream step counts once against each dependent, and the count reaching zero starts it.
+ * Groups have no record: their dependencies are expanded onto their executable descendants by the plan graph.
+ */
+import {
+  buildGraph,
+  downstreamClosure,
+  effectiveDownstream,
+  effectiveUpstream,
+  type PlanGraph,
+} from '../plan/graph.ts';
+import type { Plan, StepStatus } from '../plan/schema.ts';
+import type { StepRecord, TraceEntry } from '../ports/store.ts';
+import { RELEASING_STEP_STATUSES } from './statuses.ts';
+import { traceEntry } from './trace.ts';
+
+export const FIRST_GENERATION = 1;
+
+/** The graph of a plan's steps (a thin wrapper so callers need not know the graph module's input shape). */
+export const planGraph = (plan: Pick<Plan, 'steps'>): PlanGraph => buildGraph(plan.steps);
+
+/** One pending record per executable step, `remaining` = how many effective upstream steps it waits for. */
+export function initialStepRecords(
+  plan: Pick<Plan, 'steps'>,
+  options: { runId: string; now: string; generation?: number },
+): StepRecord[] {
+  const graph = planGraph(plan);
+  const byId = new Map(plan.steps.map((s) => [s.id, s]));
+  return graph.executableIds().map((stepId) => {
+    const upstream = effectiveUpstream(graph, stepId);
+    const step = byId.get(stepId);
+    const trace: TraceEntry[] = [traceEntry('plan', `${step?.title ?? stepId} → ${step?.target ?? '?'}`, options.now)];
+    return {
+      runId: options.runId,
+      stepId,
+      status: 'pending',
+      generation: options.generation ?? FIRST_GENERATION,
+      upstream,
+      remaining: upstream.length,
+      released: [],
+      attempts: 0,
+      trace,
+      updatedAt: options.now,
+    };
+  });
+}
+
+/** A step that may be started now: nothing left to wait for and not yet claimed by any execution. */
+export const isStartable = (step: Pick<StepRecord, 'status' | 'remaining'>): boolean =>
+  step.remaining <= 0 && (step.status === 'pending' || step.status === 'ready');
+
+/** Step ids to start, in the order given. */
+export function stepsToStart(steps: readonly Pick<StepRecord, 'stepId' | 'status' | 'remaining'>[]): string[] {
+  return steps.filter(isStartable).map((s) => s.stepId);
+}
+
+/** Whether a finished step lets its dependents go on (succeeded or skipped; a failure blocks them instead). */
+export const releasesDependents = (status: StepStatus): boolean => RELEASING_STEP_STATUSES.has(status);
+
+/** Executable steps that wait for `stepId` directly (group dependencies expanded), in plan order. */
+export const dependentsOf = (graph: PlanGraph, stepId: string): string[] => effectiveDownstream(graph, stepId);
+
+/**
+ * The steps a failure of `failedId` blocks: its whole downstream closure, restricted to those that have not been
+ * claimed yet (only they are waiting for it; a claimed or finished step is left alone), in topological order.
+ */
+export function stepsToBlock(graph: PlanGraph, failedId: string, statuses: ReadonlyMap<string, StepStatus>): string[] {
+  return downstreamClosure(graph, failedId).filter((id) => {
+    const status = statuses.get(id);
+    return status === 'pending' || status === 'ready';
+  });
+}
+
+/**
+ * `$outputs` for a step: the outputs of every executable step it transitively depends on that succeeded (all of
+ * them have finished by the time it runs, so the bindings are deterministic); skipped ones are bound to null.
+ */
+export function upstreamOutputs(
+  upstreamIds: Iterable<string>,
+  steps: ReadonlyMap<string, Pick<StepRecord, 'status' | 'output'>>,
+): Record<string, unknown> {
+  const outputs: Record<string, unknown> = {};
+  for (const id of upstreamIds) {
+    const step = steps.get(id);
+    if (step?.status === 'succeeded') outputs[id] = step.output ?? null;
+    else if (step?.status === 'skipped') outputs[id] = null;
+  }
+  return outputs;
+}

@@ -1,0 +1,70 @@
+/**
+ * Step and run statuses: which are terminal, which still hold work, and which step transitions are allowed within
+ * one generation. A new generation (replanning, invalidation) resets a step to `pending` by a separate rule, so it
+ * is not listed here.
+ */
+import type { RunStatus, StepStatus } from '../plan/schema.ts';
+
+/** A step in one of these will not change again in its generation. */
+export const TERMINAL_STEP_STATUSES: ReadonlySet<StepStatus> = new Set([
+  'succeeded',
+  'failed',
+  'skipped',
+  'blocked',
+  'superseded',
+  'cancelled',
+]);
+
+/** Work left to do: waiting for upstream, started, running, between retries or waiting for a person. */
+export const OPEN_STEP_STATUSES: ReadonlySet<StepStatus> = new Set([
+  'pending',
+  'ready',
+  'running',
+  'retrying',
+  'awaiting_approval',
+]);
+
+/** A step execution exists and has claimed the step: the states a result (failure, verdict, completion) comes from. */
+export const IN_FLIGHT_STEP_STATUSES: readonly StepStatus[] = ['running', 'retrying', 'awaiting_approval'];
+
+/** Not yet claimed by any step execution. */
+export const CLAIMABLE_STEP_STATUSES: readonly StepStatus[] = ['pending', 'ready'];
+
+/** Finished in a way that lets dependents go on. */
+export const RELEASING_STEP_STATUSES: ReadonlySet<StepStatus> = new Set(['succeeded', 'skipped']);
+
+/** A run in one of these is finished for good; `paused` is not: a person may still move it on. */
+export const TERMINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set(['complete', 'failed', 'cancelled']);
+
+/** A run that may still change state (the ones a conditional run update starts from). */
+export const LIVE_RUN_STATUSES: readonly RunStatus[] = ['planning', 'running', 'paused'];
+
+const STEP_TRANSITIONS: Readonly<Record<StepStatus, readonly StepStatus[]>> = {
+  // claim (running), `when` false (skipped), bad input (failed), upstream failed (blocked)
+  pending: ['ready', 'running', 'skipped', 'failed', 'blocked', 'cancelled', 'superseded'],
+  ready: ['running', 'skipped', 'failed', 'blocked', 'cancelled', 'superseded'],
+  running: ['retrying', 'awaiting_approval', 'succeeded', 'failed', 'cancelled', 'superseded'],
+  // the next attempt runs while the record still says retrying; its result comes from there
+  retrying: ['running', 'retrying', 'awaiting_approval', 'succeeded', 'failed', 'cancelled', 'superseded'],
+  awaiting_approval: ['running', 'retrying', 'succeeded', 'failed', 'cancelled', 'superseded'],
+  succeeded: [],
+  failed: [],
+  skipped: [],
+  blocked: [],
+  superseded: [],
+  cancelled: [],
+};
+
+export const isTerminalStepStatus = (status: StepStatus): boolean => TERMINAL_STEP_STATUSES.has(status);
+export const isOpenStepStatus = (status: StepStatus): boolean => OPEN_STEP_STATUSES.has(status);
+export const isTerminalRunStatus = (status: RunStatus): boolean => TERMINAL_RUN_STATUSES.has(status);
+
+/** Whether a step may move from `from` to `to` within its generation. */
+export function canTransition(from: StepStatus, to: StepStatus): boolean {
+  return STEP_TRANSITIONS[from].includes(to);
+}
+
+/** Every status a step may move to `to` from: the `from` list of a conditional transition. */
+export function transitionSources(to: StepStatus): StepStatus[] {
+  return (Object.keys(STEP_TRANSITIONS) as StepStatus[]).filter((from) => STEP_TRANSITIONS[from].includes(to));
+}

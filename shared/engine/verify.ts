@@ -1,0 +1,127 @@
+/**
+ * The verdict on a step's result before it may succeed: the output against the capability's `outputSchema`, the
+ * step's `successCriteria.assert`, the self-reported confidence against `confidenceThreshold`, and for a person's
+ * decision (human gate or review) approve / reject / edit. Pure: the checks are run by the caller and passed in.
+ */
+import type { StepError } from '../plan/schema.ts';
+
+export type ContractResult = { readonly ok: true } | { readonly ok: false; readonly errors: readonly string[] };
+
+/** The outcome of evaluating `successCriteria.assert` (absent when the step has none). */
+export type AssertionResult =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly message: string };
+
+export interface HumanDecision {
+  readonly decision: 'approve' | 'reject' | 'edit';
+  readonly output?: unknown;
+  readonly comment?: string | undefined;
+  readonly by?: string | undefined;
+}
+
+export type Verdict =
+  | { readonly verdict: 'pass' }
+  | { readonly verdict: 'review'; readonly reason: string }
+  | { readonly verdict: 'fail'; readonly error: StepError };
+
+export const VERIFY_ERROR_CODES = {
+  rejected: 'E_REJECTED',
+  contract: 'E_OUTPUT_CONTRACT',
+  assertion: 'E_ASSERTION_FAILED',
+  assertionError: 'E_ASSERTION_ERROR',
+  editWithoutOutput: 'E_EDIT_WITHOUT_OUTPUT',
+  noResult: 'E_NO_RESULT',
+} as const;
+
+const fail = (code: string, message: string, details?: StepError['details']): Verdict => ({
+  verdict: 'fail',
+  // a verdict does not change when asked again with the same result: never worth a retry
+  error: details === undefined ? { code, message, retryable: false } : { code, message, retryable: false, details },
+});
+
+export type CandidateOutput =
+  | { readonly ok: true; readonly output: unknown; readonly source: 'result' | 'decision' | 'approval' }
+  | { readonly ok: false; readonly verdict: Verdict };
+
+/**
+ * The output a step would succeed with. Without a decision: the executed result. A human gate approved without an
+ * output yields `{ approved: true }`; a review approval keeps the held result; an edit replaces it (and must bring
+ * one); a rejection has none.
+ */
+export function candidateOutput(input: {
+  readonly kind: 'tool' | 'agent' | 'human';
+  readonly decision?: HumanDecision | undefined;
+  readonly result?: { readonly output: unknown } | undefined;
+}): CandidateOutput {
+  const { kind, decision, result } = input;
+  if (decision?.decision === 'reject') {
+    const by = decision.by ? ` by ${decision.by}` : '';
+    const comment = decision.comment ? `: ${decision.comment}` : '';
+    return { ok: false, verdict: fail(VERIFY_ERROR_CODES.rejected, `rejected${by}${comment}`) };
+  }
+  if (decision?.decision === 'edit') {
+    if (decision.output === undefined)
+      return { ok: false, verdict: fail(VERIFY_ERROR_CODES.editWithoutOutput, 'an edit must supply an output') };
+    return { ok: true, output: decision.output, source: 'decision' };
+  }
+  if (kind === 'human' && decision?.decision === 'approve') {
+    return decision.output === undefined
+      ? { ok: true, output: { approved: true }, source: 'approval' }
+      : { ok: true, output: decision.output, source: 'decision' };
+  }
+  if (result === undefined)
+    return { ok: false, verdict: fail(VERIFY_ERROR_CODES.noResult, 'no result was recorded for this attempt') };
+  return { ok: true, output: result.output, source: 'result' };
+}
+
+/** Whether a confidence clears a threshold; a missing confidence never clears a threshold that is set. */
+export function meetsConfidence(confidence: number | null | undefined, threshold: number | undefined): boolean {
+  if (threshold === undefined) return true;
+  return typeof confidence === 'number' && Number.isFinite(confidence) && confidence >= threshold;
+}
+
+/**
+ * The verdict, first rule that applies: a rejection fails; an output that breaks the contract fails; a success
+ * assertion that does not hold (anything but `true`) or cannot be evaluated fails; without a person's decision, a
+ * confidence below the threshold goes to review (a decision has already been that review); otherwise pass.
+ */
+export function decideVerdict(input: {
+  readonly decision?: HumanDecision | undefined;
+  readonly contract: ContractResult;
+  readonly assertion?: AssertionResult | undefined;
+  readonly confidence?: number | null | undefined;
+  readonly confidenceThreshold?: number | undefined;
+}): Verdict {
+  const { decision, contract, assertion } = input;
+  if (decision?.decision === 'reject') {
+    const by = decision.by ? ` by ${decision.by}` : '';
+    return fail(VERIFY_ERROR_CODES.rejected, `rejected${by}${decision.comment ? `: ${decision.comment}` : ''}`);
+  }
+  if (!contract.ok)
+    return fail(VERIFY_ERROR_CODES.contract, `output does not match the outputSchema: ${contract.errors.join('; ')}`, {
+      errors: [...contract.errors],
+    });
+  if (assertion !== undefined) {
+    if (!assertion.ok)
+      return fail(
+        VERIFY_ERROR_CODES.assertionError,
+        `the success assertion could not be evaluated: ${assertion.message}`,
+      );
+    if (assertion.value !== true)
+      return fail(
+        VERIFY_ERROR_CODES.assertion,
+        `the success assertion does not hold (got ${describe(assertion.value)})`,
+      );
+  }
+  if (decision === undefined && !meetsConfidence(input.confidence, input.confidenceThreshold)) {
+    const got = typeof input.confidence === 'number' ? String(input.confidence) : 'none';
+    return { verdict: 'review', reason: `confidence ${got} is below the threshold ${input.confidenceThreshold}` };
+  }
+  return { verdict: 'pass' };
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const text = JSON.stringify(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}

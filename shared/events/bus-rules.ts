@@ -1,0 +1,31 @@
+/**
+ * The rules that drive cairn, defined once: CDK turns them into EventBridge rules on the deployed bus and the
+ * embedded bus matches the same patterns in process.
+ */
+
+import { EVENT_SOURCE } from '../ports/events.ts';
+import type { EventPattern } from './pattern-match.ts';
+
+export interface BusRule {
+  /** Construct id / local subscriber key. */
+  readonly name: string;
+  readonly description: string;
+  readonly pattern: EventPattern;
+  /** Which handler the rule targets (a function key in infra, a subscriber locally). */
+  readonly target: 'Replanner' | 'Invalidator';
+}
+
+export const BUS_RULES: readonly BusRule[] = [
+  {
+    name: 'StepFailedToReplanner',
+    description: 'A step failed after its retries, failed verification or was rejected: ask for a scoped replan.',
+    pattern: { source: [EVENT_SOURCE], 'detail-type': ['StepFailed'], detail: { final: [true] } },
+    target: 'Replanner',
+  },
+  {
+    name: 'ResourceChangedToInvalidator',
+    description: 'An outside resource changed: mark every step watching it stale.',
+    pattern: { 'detail-type': ['ResourceChanged'], detail: { resourceKey: [{ exists: true }] } },
+    target: 'Invalidator',
+  },
+];

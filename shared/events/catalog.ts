@@ -1,0 +1,55 @@
+/**
+ * The typed event catalog: one zod schema per `detail-type`, source `cairn`. Consumers can subscribe to these from
+ * their own EventBridge rules; cairn's own rules (bus-rules.ts) use them too. Parse at the edges with `parseEvent`.
+ */
+import { z } from 'zod';
+
+const runRef = { runId: z.string().min(1) };
+const stepRef = { ...runRef, stepId: z.string().min(1), generation: z.number().int().min(1) };
+const error = z.object({ code: z.string(), message: z.string(), retryable: z.boolean().optional() });
+
+export const EVENT_SCHEMAS = {
+  RunStarted: z.object({ ...runRef, objective: z.string(), revision: z.number().int(), steps: z.number().int() }),
+  StepStarted: z.object({ ...stepRef, target: z.string().nullable(), attempt: z.number().int().optional() }),
+  StepRetrying: z.object({ ...stepRef, attempt: z.number().int(), delaySeconds: z.number(), error }),
+  StepSucceeded: z.object({ ...stepRef, attempts: z.number().int(), confidence: z.number().nullable().optional() }),
+  StepFailed: z.object({ ...stepRef, attempts: z.number().int(), error, final: z.boolean() }),
+  StepSkipped: z.object({ ...stepRef, reason: z.string() }),
+  StepBlocked: z.object({ ...stepRef, blockedBy: z.array(z.string()) }),
+  ApprovalRequested: z.object({
+    ...stepRef,
+    approvalId: z.string(),
+    kind: z.enum(['approval', 'review']),
+    deadline: z.string(),
+  }),
+  ApprovalDecided: z.object({
+    ...stepRef,
+    approvalId: z.string(),
+    decision: z.enum(['approve', 'reject', 'edit', 'expired']),
+    by: z.string().optional(),
+  }),
+  PlanRevised: z.object({ ...runRef, revision: z.number().int(), reason: z.string() }),
+  StepsInvalidated: z.object({ ...runRef, stepIds: z.array(z.string()), reason: z.string() }),
+  RunFinished: z.object({
+    ...runRef,
+    state: z.enum(['complete', 'failed', 'paused', 'cancelled']),
+    reason: z.string(),
+  }),
+  ResourceChanged: z.object({ resourceKey: z.string().min(1), source: z.string().optional() }),
+} as const;
+
+export type EventType = keyof typeof EVENT_SCHEMAS;
+export type EventDetail<T extends EventType> = z.infer<(typeof EVENT_SCHEMAS)[T]>;
+export const EVENT_TYPES = Object.keys(EVENT_SCHEMAS) as EventType[];
+
+export const isEventType = (name: string): name is EventType => Object.hasOwn(EVENT_SCHEMAS, name);
+
+/** Parses an event's detail against its detail-type's schema; unknown keys are kept (consumers may add fields). */
+export function parseEventDetail<T extends EventType>(
+  type: T,
+  detail: unknown,
+): { ok: true; detail: EventDetail<T> } | { ok: false; message: string } {
+  const result = EVENT_SCHEMAS[type].safeParse(detail);
+  if (result.success) return { ok: true, detail: result.data as EventDetail<T> };
+  return { ok: false, message: result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
+}

@@ -1,0 +1,45 @@
+/**
+ * Calling a capability. A target is bound to code by runtime configuration, never by the plan: a built-in
+ * function, a Lambda function, an HTTP endpoint or a Bedrock agent. Bindings throw CapabilityError with
+ * `retryable` set; the executor validates outputs against the catalog contract before anyone downstream sees them.
+ */
+import type { Capability } from '../plan/schema.ts';
+
+export interface CapabilityCall {
+  readonly runId: string;
+  readonly stepId: string;
+  readonly generation: number;
+  readonly attempt: number;
+  readonly target: string;
+  readonly capability: Capability;
+  readonly input: unknown;
+  /** For agents: the brief material. */
+  readonly step: {
+    readonly title: string;
+    readonly description?: string;
+    readonly successCriteria?: { readonly description: string; readonly assert?: string };
+  };
+  readonly objective: string;
+  readonly upstreamOutputs: Readonly<Record<string, unknown>>;
+  readonly idempotencyKey: string;
+}
+
+export interface CapabilityResult {
+  readonly output: unknown;
+  /** Self-reported confidence 0..1 (agents); absent for tools. */
+  readonly confidence?: number;
+  /** A short note for the reasoning trace. */
+  readonly note?: string;
+  /** What ran, for the attempt evidence (function ARN, URL, model id...). */
+  readonly evidence?: Readonly<Record<string, unknown>>;
+}
+
+export interface CapabilityBinding {
+  readonly kind: 'builtin' | 'lambda' | 'http' | 'bedrock';
+  invoke(call: CapabilityCall): Promise<CapabilityResult>;
+}
+
+/** Runtime configuration: target → binding. */
+export interface CapabilityRegistry {
+  binding(target: string): CapabilityBinding | undefined;
+}

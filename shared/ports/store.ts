@@ -1,0 +1,228 @@
+/**
+ * The store port: everything cairn persists. One AWS adapter (DynamoDB, which the embedded stack runs against
+ * dynalite through the same SDK client). Every write that a retry, a crash or a duplicate event can repeat is a
+ * single-item conditional write; losing a condition is reported as a result (or a ConflictError), never silently.
+ */
+import type { Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
+
+export type StepKindName = 'tool' | 'agent' | 'human' | 'group';
+
+export interface TerminalRecord {
+  readonly state: 'complete' | 'failed' | 'paused' | 'cancelled';
+  readonly reason: string;
+  /** Root-cause step ids, counts, validation errors: whatever proves the state. */
+  readonly evidence: Readonly<Record<string, unknown>>;
+  readonly at: string;
+}
+
+export interface RunRecord {
+  readonly runId: string;
+  readonly status: RunStatus;
+  readonly objective: string;
+  readonly mode?: 'DIRECT' | 'DECOMPOSE' | 'SUBMITTED';
+  readonly directTarget?: string;
+  /** A plan submitted by the client, stored until the run state machine validates and persists it as revision 1. */
+  readonly submittedPlan?: Plan;
+  /** The plan the planner produced, waiting for validation. */
+  readonly candidatePlan?: unknown;
+  readonly revision: number;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly idempotencyKey?: string;
+  /** Task token of the run state machine's wait-for-completion task. */
+  readonly waiterToken?: string;
+  readonly terminal?: TerminalRecord;
+  readonly replans: number;
+}
+
+export interface TraceEntry {
+  /** `[plan]`, `[exec]`, `[judge]`, `[fail]`. */
+  readonly kind: 'plan' | 'exec' | 'judge' | 'fail';
+  readonly at: string;
+  readonly text: string;
+}
+
+export interface StepRecord {
+  readonly runId: string;
+  readonly stepId: string;
+  readonly status: StepStatus;
+  readonly generation: number;
+  /** Effective upstream executable step ids (group dependencies expanded). */
+  readonly upstream: readonly string[];
+  /** Upstream steps not yet finished for this generation; the write that takes it to 0 starts the step. */
+  readonly remaining: number;
+  /** Upstream step ids already counted against `remaining` for this generation (exactly once per edge). */
+  readonly released: readonly string[];
+  readonly attempts: number;
+  readonly output?: unknown;
+  readonly error?: StepError | null;
+  readonly confidence?: number | null;
+  readonly trace: readonly TraceEntry[];
+  readonly startedAt?: string;
+  readonly finishedAt?: string;
+  readonly updatedAt: string;
+  /** Execution that claimed this generation (only one claimant ever runs it). */
+  readonly claimedBy?: string;
+}
+
+export interface AttemptRecord {
+  readonly runId: string;
+  readonly stepId: string;
+  readonly generation: number;
+  readonly attempt: number;
+  readonly target: string;
+  readonly startedAt: string;
+  readonly finishedAt?: string;
+  readonly outcome: 'running' | 'succeeded' | 'failed';
+  readonly input?: unknown;
+  readonly output?: unknown;
+  readonly confidence?: number | null;
+  readonly error?: StepError | null;
+  /** What ran: binding kind, function ARN / URL / model id, idempotency key, replayed or not. */
+  readonly evidence: Readonly<Record<string, unknown>>;
+}
+
+export interface RunEventRecord {
+  readonly runId: string;
+  /**
+   * Assigned by the store on append: a zero-padded per-run counter, unique within the run and increasing in append
+   * order (so string order = append order, whatever the writers' clocks say). Not gapless.
+   */
+  readonly seq: string;
+  readonly type: string;
+  readonly at: string;
+  readonly stepId?: string;
+  readonly generation?: number;
+  readonly detail: Readonly<Record<string, unknown>>;
+}
+
+/** An event as appended; the store assigns `seq`. */
+export type NewRunEvent = Omit<RunEventRecord, 'seq'>;
+
+export interface ApprovalRecord {
+  readonly approvalId: string;
+  readonly runId: string;
+  readonly stepId: string;
+  readonly generation: number;
+  readonly kind: 'approval' | 'review';
+  readonly status: 'pending' | 'approved' | 'rejected' | 'edited' | 'expired';
+  readonly question: string;
+  readonly input?: unknown;
+  readonly upstreamOutputs?: Readonly<Record<string, unknown>>;
+  /** For a review: the held result that waits for a person. */
+  readonly heldOutput?: unknown;
+  readonly heldConfidence?: number | null;
+  readonly taskToken: string;
+  readonly createdAt: string;
+  readonly deadline: string;
+  readonly decidedAt?: string;
+  readonly decidedBy?: string;
+  readonly comment?: string;
+  readonly output?: unknown;
+}
+
+export type IdempotencyRecord =
+  | { readonly key: string; readonly status: 'in_progress'; readonly expiresAt: number }
+  | { readonly key: string; readonly status: 'completed'; readonly result: unknown; readonly expiresAt: number };
+
+/** Field updates a step transition may write. */
+export interface StepPatch {
+  readonly status?: StepStatus;
+  readonly attempts?: number;
+  readonly output?: unknown;
+  readonly error?: StepError | null;
+  readonly confidence?: number | null;
+  readonly appendTrace?: readonly TraceEntry[];
+  /** Replace the whole trace (retention: succeeded steps keep only their last entry). */
+  readonly trace?: readonly TraceEntry[];
+  readonly startedAt?: string;
+  readonly finishedAt?: string;
+  readonly claimedBy?: string;
+}
+
+export interface Store {
+  // runs
+  createRun(run: RunRecord): Promise<void>; // ConflictError if the runId exists
+  /** Claims an Idempotency-Key for a new run: returns the runId that owns the key (the given one if it won). */
+  claimRunKey(key: string, runId: string): Promise<string>;
+  getRun(runId: string): Promise<RunRecord | undefined>; // ConsistentRead
+  /**
+   * Conditional update: applies only when the run exists and its status is one of `from` (at least one); returns the
+   * new record or undefined. Fields left undefined in `patch` are kept; `updatedAt` defaults to the store's clock.
+   */
+  updateRun(
+    runId: string,
+    from: readonly RunStatus[],
+    patch: Partial<Omit<RunRecord, 'runId' | 'createdAt'>>,
+  ): Promise<RunRecord | undefined>;
+  listRuns(options?: { status?: RunStatus; limit?: number }): Promise<RunRecord[]>; // newest first
+
+  // plan revisions: immutable, conditional put on revision
+  putPlanRevision(runId: string, plan: Plan, reason: string): Promise<void>; // ConflictError if it exists
+  getPlanRevision(
+    runId: string,
+    revision?: number,
+  ): Promise<{ plan: Plan; reason: string; createdAt: string } | undefined>;
+  listPlanRevisions(runId: string): Promise<{ revision: number; reason: string; createdAt: string }[]>;
+
+  // steps
+  putSteps(steps: readonly StepRecord[]): Promise<void>; // each a conditional put (attribute_not_exists); existing ones are left alone
+  getStep(runId: string, stepId: string): Promise<StepRecord | undefined>; // ConsistentRead
+  listSteps(runId: string): Promise<StepRecord[]>; // ConsistentRead
+  /**
+   * Conditional step transition: applies `patch` only when the step's generation equals `generation` and its status
+   * is one of `from` (and, if given, `claimedBy` is absent). Returns the new record, or undefined if the condition
+   * failed (someone else moved it).
+   */
+  transitionStep(
+    runId: string,
+    stepId: string,
+    condition: { generation: number; from: readonly StepStatus[]; unclaimed?: boolean },
+    patch: StepPatch,
+  ): Promise<StepRecord | undefined>;
+  /**
+   * Counts one finished upstream step against a dependent, exactly once per edge and generation:
+   * `remaining -= 1`, `released += upstreamId`, only if `upstreamId` is one of `upstream`, is not yet in `released`
+   * and the generation matches. Returns the new record, or undefined if this edge was already counted (or is no
+   * edge of this generation): read the step to recover.
+   */
+  releaseDependency(
+    runId: string,
+    stepId: string,
+    generation: number,
+    upstreamId: string,
+  ): Promise<StepRecord | undefined>;
+
+  // attempts (evidence)
+  putAttempt(attempt: AttemptRecord): Promise<boolean>; // false if that attempt number already exists
+  updateAttempt(attempt: AttemptRecord): Promise<void>; // replaces an existing attempt; NotFoundError if missing
+  listAttempts(runId: string, stepId?: string): Promise<AttemptRecord[]>;
+
+  // run events (the audit log behind GET /runs/{id}/events)
+  /** Appends in the given order and returns the stored events with their `seq`. */
+  appendEvents(events: readonly NewRunEvent[]): Promise<RunEventRecord[]>;
+  /** In append order; `after` (a seq) returns only later events, for polling. */
+  listEvents(runId: string, options?: { after?: string }): Promise<RunEventRecord[]>;
+
+  // approvals
+  putApproval(approval: ApprovalRecord): Promise<boolean>; // false if it exists
+  getApproval(approvalId: string): Promise<ApprovalRecord | undefined>; // ConsistentRead
+  /** Decides a pending approval: only one decision ever wins (undefined when it was no longer pending). */
+  decideApproval(
+    approvalId: string,
+    decision: Pick<ApprovalRecord, 'status' | 'decidedAt' | 'decidedBy' | 'comment' | 'output'>,
+  ): Promise<ApprovalRecord | undefined>;
+  /** Oldest first. */
+  listApprovals(options?: { status?: ApprovalRecord['status']; runId?: string }): Promise<ApprovalRecord[]>;
+
+  // idempotency records for side-effecting capabilities
+  /**
+   * Starts an idempotent call: returns undefined when this caller owns the key, else the existing record. A record
+   * whose `expiresAt` is before `now` (both epoch seconds) counts as absent, so an expired in_progress is taken over.
+   */
+  beginIdempotent(key: string, expiresAt: number, now: number): Promise<IdempotencyRecord | undefined>;
+  /** Records the result; the first completion wins (a late duplicate does not replace it). */
+  completeIdempotent(key: string, result: unknown, expiresAt: number): Promise<void>;
+  /** Drops an in-progress record after a failure so a retry may call again (a completed record is kept). */
+  abortIdempotent(key: string): Promise<void>;
+}

@@ -1,0 +1,248 @@
+/**
+ * People in the loop: a human gate or a low-confidence review waits on a task token held by an approval record;
+ * a missing decision expires it; a decision (or an executed result) is verified before the step may succeed.
+ * Exactly one pending approval exists per step generation and request; deciding it is the API's job (issue 4).
+ */
+import { upstreamOutputs } from '../engine/scheduling.ts';
+import { IN_FLIGHT_STEP_STATUSES } from '../engine/statuses.ts';
+import { traceEntry } from '../engine/trace.ts';
+import { candidateOutput, decideVerdict, type Verdict } from '../engine/verify.ts';
+import type { ApprovalRecord, AttemptRecord, StepRecord } from '../ports/store.ts';
+import { type Ctx, event, isCurrent, kindOf } from './coordinator-context.ts';
+import { afterFailure, failStep } from './coordinator-flow.ts';
+import { bindingsFor, evaluateAssertion } from './coordinator-inputs.ts';
+import { approvalTimeoutSeconds, findAttempt } from './coordinator-step.ts';
+import type {
+  ApprovalRequested,
+  ExpireApprovalRequest,
+  ExpireResult,
+  RequestApprovalRequest,
+  VerifyResult,
+  VerifyStepRequest,
+} from './coordinator-types.ts';
+
+export const APPROVAL_EXPIRED_CODE = 'E_APPROVAL_EXPIRED';
+const STALE = { code: 'E_STALE_STEP', message: 'the step is no longer waiting for this result', retryable: false };
+// Each re-entry of a wait mints a new token and replaces the pending request; far more than any run will need.
+const MAX_REQUESTS_PER_ATTEMPT = 100;
+
+/** Deterministic approval ids: a repeated request finds its record instead of creating a second one. */
+export const approvalId = (
+  ref: { runId: string; stepId: string; generation: number },
+  kind: string,
+  attempt: number,
+  n: number,
+) => `${ref.runId}.${ref.stepId}.g${ref.generation}.${kind}.a${attempt}.${n}`;
+
+const attemptsOf = async (ctx: Ctx, step: StepRecord): Promise<AttemptRecord[]> =>
+  (await ctx.deps.store.listAttempts(step.runId, step.stepId))
+    .filter((a) => a.generation === step.generation)
+    .sort((a, b) => a.attempt - b.attempt);
+
+/** Tells a waiting step execution that its step no longer waits for a person: verify then fails it as stale. */
+async function releaseStaleWait(ctx: Ctx, taskToken: string): Promise<ApprovalRequested> {
+  try {
+    await ctx.deps.executions.sendTaskSuccess(taskToken, {
+      decision: 'reject',
+      comment: 'the step no longer waits for a decision',
+      by: 'cairn',
+    });
+  } catch (error) {
+    console.error('cairn coordinator: releasing a stale approval wait failed', { error });
+  }
+  return {};
+}
+
+/**
+ * Creates (once) the approval record holding the task token, the question, the step's input and upstream outputs,
+ * the held result of a review and the deadline; the step shows `awaiting_approval`.
+ */
+export async function requestApproval(ctx: Ctx, request: RequestApprovalRequest): Promise<ApprovalRequested> {
+  const { store, config } = ctx.deps;
+  const { runId, stepId, generation, kind, taskToken } = request;
+  const [run, step] = await Promise.all([ctx.getRun(runId), store.getStep(runId, stepId)]);
+  const live = run.status === 'running' || run.status === 'paused';
+  if (!isCurrent(step, generation) || !IN_FLIGHT_STEP_STATUSES.includes(step.status) || !live)
+    return releaseStaleWait(ctx, taskToken);
+  const loaded = await ctx.plan(run);
+  const planStep = loaded.byId.get(stepId);
+  const attempts = await attemptsOf(ctx, step);
+  const held = kind === 'review' ? attempts.filter((a) => a.output !== undefined).at(-1) : undefined;
+  const attempt = held?.attempt ?? Math.max(1, step.attempts);
+  const now = ctx.now();
+  const deadline = new Date(ctx.deps.clock().getTime() + approvalTimeoutSeconds(planStep, config) * 1000).toISOString();
+  const title = planStep?.title ?? stepId;
+  const steps = new Map((await store.listSteps(runId)).map((s) => [s.stepId, s]));
+  let id: string | undefined;
+  let created = false;
+  for (let n = 1; n <= MAX_REQUESTS_PER_ATTEMPT && id === undefined; n++) {
+    const candidate = approvalId(step, kind, attempt, n);
+    const existing = await store.getApproval(candidate);
+    if (existing?.taskToken === taskToken) id = candidate;
+    else if (existing?.status === 'pending') {
+      // An earlier wait of this step (its token is gone): only the newest request may be decided.
+      await store.decideApproval(candidate, {
+        status: 'expired',
+        decidedAt: now,
+        comment: 'replaced by a new request',
+      });
+    } else if (existing === undefined) {
+      const record: ApprovalRecord = {
+        approvalId: candidate,
+        runId,
+        stepId,
+        generation,
+        kind,
+        status: 'pending',
+        question:
+          kind === 'approval'
+            ? (planStep?.approval?.question ?? `Approve "${title}"?`)
+            : `Review the result of "${title}": its confidence is below ${planStep?.confidenceThreshold ?? 'the threshold'}`,
+        input: attempts[0]?.input ?? null,
+        upstreamOutputs: upstreamOutputs(step.upstream, steps),
+        ...(held ? { heldOutput: held.output, heldConfidence: held.confidence ?? null } : {}),
+        taskToken,
+        createdAt: now,
+        deadline,
+      };
+      if (await store.putApproval(record)) {
+        id = candidate;
+        created = true;
+      } else n -= 1; // someone wrote this id meanwhile: look at it again
+    }
+  }
+  if (id === undefined) return releaseStaleWait(ctx, taskToken);
+  if (step.status !== 'awaiting_approval')
+    await store.transitionStep(
+      runId,
+      stepId,
+      { generation, from: IN_FLIGHT_STEP_STATUSES },
+      { status: 'awaiting_approval', appendTrace: [traceEntry('judge', `waiting for ${kind} ${id}`, now)] },
+    );
+  if (created)
+    await ctx.emit(runId, [event('ApprovalRequested', { runId, stepId, generation, approvalId: id, kind, deadline })]);
+  return { approvalId: id };
+}
+
+/** No decision before the deadline: the approval expires and the step fails for good (its downstream blocked). */
+export async function expireApproval(ctx: Ctx, request: ExpireApprovalRequest): Promise<ExpireResult> {
+  const { store } = ctx.deps;
+  const { runId, stepId, generation } = request;
+  const [run, step] = await Promise.all([ctx.getRun(runId), store.getStep(runId, stepId)]);
+  if (!isCurrent(step, generation)) return { outcome: 'noop' };
+  const loaded = await ctx.plan(run);
+  if (step.status === 'failed' && step.error?.code === APPROVAL_EXPIRED_CODE) {
+    await afterFailure(ctx, loaded, step);
+    return { outcome: 'failed' };
+  }
+  if (!IN_FLIGHT_STEP_STATUSES.includes(step.status)) return { outcome: 'noop' };
+  const now = ctx.now();
+  const pending = (await store.listApprovals({ runId, status: 'pending' })).filter(
+    (a) =>
+      a.stepId === stepId && a.generation === generation && (request.kind === undefined || a.kind === request.kind),
+  );
+  for (const approval of pending) {
+    const expired = await store.decideApproval(approval.approvalId, {
+      status: 'expired',
+      decidedAt: now,
+      comment: 'no decision before the deadline',
+    });
+    if (expired)
+      await ctx.emit(runId, [
+        event('ApprovalDecided', { runId, stepId, generation, approvalId: approval.approvalId, decision: 'expired' }),
+      ]);
+  }
+  const kind = request.kind ?? pending[0]?.kind ?? 'approval';
+  const error = {
+    code: APPROVAL_EXPIRED_CODE,
+    message: `no decision on the ${kind} of ${stepId} within ${approvalTimeoutSeconds(loaded.byId.get(stepId), ctx.deps.config)}s`,
+    retryable: false,
+  };
+  await failStep(ctx, loaded, step, error, { note: error.message });
+  return { outcome: 'failed' };
+}
+
+/**
+ * The verdict on a result: an executed attempt's output, or a person's decision (approve, reject, edit). A passing
+ * output that came from a decision is written onto the attempt, where completeStep takes it from.
+ */
+export async function verifyStep(ctx: Ctx, request: VerifyStepRequest): Promise<VerifyResult> {
+  const { store, catalog } = ctx.deps;
+  const { runId, stepId, generation, attempt } = request;
+  const decision = request.decision ?? undefined;
+  const [run, step] = await Promise.all([ctx.getRun(runId), store.getStep(runId, stepId)]);
+  if (!isCurrent(step, generation)) return { verdict: 'fail', error: STALE };
+  if (step.status === 'succeeded') return { verdict: 'pass' };
+  if (!IN_FLIGHT_STEP_STATUSES.includes(step.status)) return { verdict: 'fail', error: STALE };
+  const loaded = await ctx.plan(run);
+  const planStep = loaded.byId.get(stepId);
+  if (planStep === undefined) return { verdict: 'fail', error: STALE };
+  const kind = kindOf(planStep);
+  const target = planStep.target ?? '';
+  const record = await findAttempt(ctx, request, attempt);
+  const result =
+    record && record.outcome !== 'failed' && record.output !== undefined ? { output: record.output } : undefined;
+  const candidate = candidateOutput({ kind, decision, result });
+  let verdict: Verdict;
+  if (!candidate.ok) verdict = candidate.verdict;
+  else {
+    const bindings = await bindingsFor(ctx, run, loaded, step, planStep.successCriteria?.assert !== undefined);
+    verdict = decideVerdict({
+      decision,
+      contract: catalog.validateOutput(target, candidate.output),
+      assertion: await evaluateAssertion(planStep, bindings, candidate.output),
+      confidence: record?.confidence,
+      confidenceThreshold: planStep.confidenceThreshold,
+    });
+  }
+  const now = ctx.now();
+  if (verdict.verdict === 'pass' && candidate.ok && candidate.source !== 'result') {
+    const evidence = { ...record?.evidence, decision: decision?.decision ?? null, decidedBy: decision?.by ?? null };
+    const decided: AttemptRecord = {
+      ...(record ?? { runId, stepId, generation, attempt, target, startedAt: now }),
+      outcome: 'succeeded',
+      finishedAt: now,
+      output: candidate.output,
+      evidence,
+    };
+    if (record) await store.updateAttempt(decided);
+    else await store.putAttempt(decided);
+  }
+  // A plain pass needs no entry of its own: completion writes the [judge] entry that a succeeded step keeps.
+  if (verdict.verdict !== 'pass' || decision) {
+    const by = decision?.by ? ` by ${decision.by}` : '';
+    const said = decision ? `${decision.decision}${by}: ` : '';
+    const text =
+      verdict.verdict === 'fail'
+        ? `${said}fail ${verdict.error.code} ${verdict.error.message}`
+        : `${said}${verdict.verdict}${verdict.verdict === 'review' ? `: ${verdict.reason}` : ''}`;
+    await store.transitionStep(
+      runId,
+      stepId,
+      { generation, from: IN_FLIGHT_STEP_STATUSES },
+      { appendTrace: [traceEntry('judge', text, now)] },
+    );
+  }
+  if (decision) await announceDecision(ctx, step, decision.decision, decision.by);
+  return verdict.verdict === 'fail' ? { verdict: 'fail', error: verdict.error } : { verdict: verdict.verdict };
+}
+
+/** ApprovalDecided for the step's newest approval (the decision itself was recorded by whoever decided it). */
+async function announceDecision(ctx: Ctx, step: StepRecord, decision: 'approve' | 'reject' | 'edit', by?: string) {
+  const approvals = (await ctx.deps.store.listApprovals({ runId: step.runId })).filter(
+    (a) => a.stepId === step.stepId && a.generation === step.generation && a.status !== 'expired',
+  );
+  const newest = approvals.sort((a, b) => a.createdAt.localeCompare(b.createdAt)).at(-1);
+  if (!newest) return;
+  const { runId, stepId, generation } = step;
+  await ctx.emit(runId, [
+    event('ApprovalDecided', {
+      runId,
+      stepId,
+      generation,
+      approvalId: newest.approvalId,
+      decision,
+      ...(by === undefined ? {} : { by }),
+    }),
+  ]);
+}

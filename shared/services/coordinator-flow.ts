@@ -1,0 +1,256 @@
+/**
+ * The follow-ups several actions share: starting a step, releasing dependents exactly once per edge, blocking the
+ * downstream closure of a failure, failing a step for good, and settling the run (terminal decision, run record,
+ * waiter token). Each is safe to repeat: a retried or duplicated action runs them again and changes nothing twice.
+ */
+import { dependentsOf, isStartable, stepsToBlock } from '../engine/scheduling.ts';
+import {
+  IN_FLIGHT_STEP_STATUSES,
+  isOpenStepStatus,
+  isTerminalRunStatus,
+  LIVE_RUN_STATUSES,
+  OPEN_STEP_STATUSES,
+} from '../engine/statuses.ts';
+import { decideTerminal, describeTerminal, type TerminalDecision } from '../engine/terminal.ts';
+import { traceEntry } from '../engine/trace.ts';
+import { isConflictError } from '../errors.ts';
+import type { StepError, StepStatus } from '../plan/schema.ts';
+import { stepExecutionName } from '../ports/executions.ts';
+import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
+import { type Ctx, event, type LoadedPlan } from './coordinator-context.ts';
+
+export const BLOCKED_CODE = 'E_BLOCKED';
+
+/** Starts a step whose upstream is done: pending → ready (one writer wins), then its execution (name per generation). */
+export async function startStep(ctx: Ctx, step: StepRecord): Promise<void> {
+  if (!isStartable(step)) return;
+  const { store, executions } = ctx.deps;
+  if (step.status === 'pending') {
+    const moved = await store.transitionStep(
+      step.runId,
+      step.stepId,
+      { generation: step.generation, from: ['pending'] },
+      { status: 'ready' },
+    );
+    if (!moved) {
+      // Someone else moved it: if it is ready, the winner starts it, and starting again is harmless (same name)
+      // and covers a winner that crashed in between.
+      const current = await store.getStep(step.runId, step.stepId);
+      if (current?.generation !== step.generation || current.status !== 'ready') return;
+    }
+  }
+  await executions.start('step', stepExecutionName(step.runId, step.stepId, step.generation), {
+    runId: step.runId,
+    stepId: step.stepId,
+    generation: step.generation,
+  });
+}
+
+/**
+ * Counts a finished (succeeded or skipped) step against each dependent once; the count reaching zero starts it.
+ * Returns whether some dependent is still open afterwards: then the run cannot be finished yet.
+ */
+export async function releaseDependents(ctx: Ctx, loaded: LoadedPlan, runId: string, stepId: string): Promise<boolean> {
+  const { store } = ctx.deps;
+  const open = await Promise.all(
+    dependentsOf(loaded.graph, stepId).map(async (dependentId) => {
+      const dependent = await store.getStep(runId, dependentId);
+      if (!dependent?.upstream.includes(stepId)) return false;
+      // A lost condition means this edge was counted before (a repeat, a crash): re-read and start it if due.
+      const current = dependent.released.includes(stepId)
+        ? dependent
+        : ((await store.releaseDependency(runId, dependentId, dependent.generation, stepId)) ??
+          (await store.getStep(runId, dependentId)));
+      if (!current) return false;
+      await startStep(ctx, current);
+      return isOpenStepStatus(current.status);
+    }),
+  );
+  return open.includes(true);
+}
+
+/** Releases the dependents of a step that finished well, then settles the run unless a dependent is still open. */
+export async function afterSuccess(ctx: Ctx, loaded: LoadedPlan, runId: string, stepId: string): Promise<void> {
+  if (!(await releaseDependents(ctx, loaded, runId, stepId))) await settleRun(ctx, runId);
+}
+
+/** Marks every not-yet-claimed step downstream of a failed step `blocked` (not failed: the failure is the cause). */
+export async function blockDownstream(ctx: Ctx, loaded: LoadedPlan, runId: string, failedId: string): Promise<void> {
+  const { store } = ctx.deps;
+  const steps = await store.listSteps(runId);
+  const byId = new Map(steps.map((s) => [s.stepId, s]));
+  const statuses = new Map<string, StepStatus>(steps.map((s) => [s.stepId, s.status]));
+  const now = ctx.now();
+  await Promise.all(
+    stepsToBlock(loaded.graph, failedId, statuses).map(async (id) => {
+      const step = byId.get(id);
+      if (!step) return;
+      const error: StepError = {
+        code: BLOCKED_CODE,
+        message: `blocked: upstream step ${failedId} failed`,
+        retryable: false,
+        details: { blockedBy: failedId },
+      };
+      const blocked = await store.transitionStep(
+        runId,
+        id,
+        { generation: step.generation, from: ['pending', 'ready'] },
+        { status: 'blocked', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
+      );
+      if (blocked)
+        await ctx.emit(runId, [
+          event('StepBlocked', { runId, stepId: id, generation: step.generation, blockedBy: [failedId] }),
+        ]);
+    }),
+  );
+}
+
+/**
+ * Fails a step for good (from wherever it is in flight, or unclaimed for a claim-time failure), then blocks its
+ * downstream closure and settles the run. Returns whether this call made the transition.
+ */
+export async function failStep(
+  ctx: Ctx,
+  loaded: LoadedPlan,
+  step: StepRecord,
+  error: StepError,
+  options: { attempts?: number; from?: readonly StepStatus[]; claimedBy?: string; note: string },
+): Promise<boolean> {
+  const { store } = ctx.deps;
+  const now = ctx.now();
+  const attempts = Math.max(step.attempts, options.attempts ?? 0);
+  const failed = await store.transitionStep(
+    step.runId,
+    step.stepId,
+    {
+      generation: step.generation,
+      from: options.from ?? IN_FLIGHT_STEP_STATUSES,
+      ...(options.claimedBy === undefined ? {} : { unclaimed: true }),
+    },
+    {
+      status: 'failed',
+      error,
+      attempts,
+      finishedAt: now,
+      // Appended, not rewritten: a failed step keeps its whole trace under every retention.
+      appendTrace: [traceEntry('fail', options.note, now)],
+      ...(options.claimedBy === undefined ? {} : { claimedBy: options.claimedBy }),
+    },
+  );
+  if (failed) {
+    const { runId, stepId, generation } = step;
+    await ctx.emit(runId, [event('StepFailed', { runId, stepId, generation, attempts, error, final: true })]);
+    // A gate that failed another way (its wait failed, the run ended) must not stay decidable.
+    if (step.status === 'awaiting_approval') await expireApprovals(ctx, runId, new Set([stepId]), error.message);
+  }
+  const current = failed ?? (await store.getStep(step.runId, step.stepId));
+  if (current?.generation === step.generation && current.status === 'failed') await afterFailure(ctx, loaded, current);
+  return failed !== undefined;
+}
+
+/** What follows a step's final failure (also redone by a repeated call): downstream blocked, the run settled. */
+export async function afterFailure(ctx: Ctx, loaded: LoadedPlan, step: StepRecord): Promise<void> {
+  await blockDownstream(ctx, loaded, step.runId, step.stepId);
+  await settleRun(ctx, step.runId);
+}
+
+/** Answers the run machine's wait; a token already answered or expired is no error (someone else finished). */
+export async function answerWaiter(ctx: Ctx, run: RunRecord | undefined): Promise<boolean> {
+  if (!run?.waiterToken) return false;
+  try {
+    await ctx.deps.executions.sendTaskSuccess(run.waiterToken, { finished: true });
+    return true;
+  } catch (error) {
+    // A closed token (answered, timed out, execution over) is a ConflictError: the waiter has moved on.
+    if (!isConflictError(error))
+      console.error('cairn coordinator: answering the run waiter failed', { runId: run.runId, error });
+    return false;
+  }
+}
+
+/** Writes a terminal decision on a live run (one writer wins), publishes RunFinished and answers the waiter. */
+export async function finishRun(
+  ctx: Ctx,
+  runId: string,
+  decision: Exclude<TerminalDecision, { state: 'continue' }>,
+  options: { from?: readonly RunRecord['status'][]; answer?: boolean } = {},
+): Promise<RunRecord | undefined> {
+  const now = ctx.now();
+  const terminal: TerminalRecord = {
+    state: decision.state,
+    reason: decision.reason,
+    evidence: { ...decision.evidence, summary: describeTerminal(decision) },
+    at: now,
+  };
+  const from = options.from ?? LIVE_RUN_STATUSES;
+  const updated = await ctx.deps.store.updateRun(runId, from, { status: decision.state, terminal, updatedAt: now });
+  if (updated) {
+    await ctx.emit(runId, [event('RunFinished', { runId, state: decision.state, reason: decision.reason })]);
+    if (options.answer !== false) await answerWaiter(ctx, updated);
+  }
+  return updated;
+}
+
+/** Decides whether the run is finished now and, if so, records it. Safe to call after any step transition. */
+export async function settleRun(ctx: Ctx, runId: string): Promise<void> {
+  const run = await ctx.deps.store.getRun(runId);
+  if (!run || run.status === 'planning') return;
+  if (isTerminalRunStatus(run.status)) {
+    // A repeat after a crash between writing the terminal state and answering the waiter: answer again.
+    if (run.status !== 'cancelled') await answerWaiter(ctx, run);
+    return;
+  }
+  const loaded = await ctx.plan(run);
+  const steps = await ctx.deps.store.listSteps(runId);
+  const decision = decideTerminal({
+    expected: loaded.graph.executableIds(),
+    steps: new Map(steps.map((s) => [s.stepId, s])),
+  });
+  if (decision.state === 'continue') return;
+  await finishRun(ctx, runId, decision, { from: ['running', 'paused'] });
+}
+
+/**
+ * Ends every open step of a run that matches `which` (cancelled, error `code`) and stops the executions that claimed
+ * them. Pending approvals of those steps expire.
+ */
+export async function closeOpenSteps(
+  ctx: Ctx,
+  runId: string,
+  error: StepError,
+  which: (step: StepRecord) => boolean = () => true,
+): Promise<void> {
+  const { store, executions } = ctx.deps;
+  const now = ctx.now();
+  const steps = (await store.listSteps(runId)).filter((s) => isOpenStepStatus(s.status) && which(s));
+  await Promise.all(
+    steps.map(async (step) => {
+      const closed = await store.transitionStep(
+        runId,
+        step.stepId,
+        { generation: step.generation, from: [...OPEN_STEP_STATUSES] },
+        { status: 'cancelled', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
+      );
+      const claimedBy = (closed ?? step).claimedBy;
+      if (closed && claimedBy) {
+        try {
+          await executions.stop(claimedBy, error.code, error.message);
+        } catch (stopError) {
+          // Already finished or stopped: nothing left to stop.
+          console.error('cairn coordinator: stopping a step execution failed', { runId, claimedBy, stopError });
+        }
+      }
+    }),
+  );
+  await expireApprovals(ctx, runId, new Set(steps.map((s) => s.stepId)), error.message);
+}
+
+/** Pending approvals of steps that no longer wait for a person expire, so nobody can decide them any more. */
+export async function expireApprovals(ctx: Ctx, runId: string, stepIds: ReadonlySet<string>, comment: string) {
+  const { store } = ctx.deps;
+  const now = ctx.now();
+  const pending = (await store.listApprovals({ runId, status: 'pending' })).filter((a) => stepIds.has(a.stepId));
+  await Promise.all(
+    pending.map((a) => store.decideApproval(a.approvalId, { status: 'expired', decidedAt: now, comment })),
+  );
+}

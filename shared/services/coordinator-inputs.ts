@@ -1,0 +1,117 @@
+/**
+ * Expressions the coordinator evaluates: a step's `when` and evaluated `input` when it is claimed (checked against
+ * the capability's inputSchema before anything is called), and `successCriteria.assert` when its result is
+ * verified. Bindings: `$objective`, `$outputs` (every upstream step, transitively) and, in assertions, `$output`.
+ */
+import type { AssertionResult } from '../engine/verify.ts';
+import { containsExpression, type ExpressionBindings, evaluateExpression } from '../plan/expressions.ts';
+import type { PlanStep, StepError } from '../plan/schema.ts';
+import type { RunRecord, StepRecord } from '../ports/store.ts';
+import type { Ctx, LoadedPlan } from './coordinator-context.ts';
+import { evaluateStepInput, stepContext } from './step-input.ts';
+
+export const CLAIM_ERROR_CODES = {
+  condition: 'E_WHEN_EXPRESSION',
+  input: 'E_INPUT_EXPRESSION',
+  inputSchema: 'E_INPUT_SCHEMA',
+  unknownStep: 'E_STEP_NOT_FOUND',
+} as const;
+
+export type ClaimPreparation =
+  | { readonly outcome: 'run'; readonly input: unknown }
+  | { readonly outcome: 'skip'; readonly reason: string }
+  | { readonly outcome: 'fail'; readonly error: StepError };
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+const permanent = (code: string, message: string, details?: StepError['details']): StepError =>
+  details === undefined ? { code, message, retryable: false } : { code, message, retryable: false, details };
+
+/** JSONata's notion of truth ($boolean): empty strings, zero, empty arrays and objects, null and nothing are false. */
+export function isTruthy(value: unknown): boolean {
+  if (value === undefined || value === null) return false;
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'number') return value !== 0 && !Number.isNaN(value);
+  if (typeof value === 'string') return value.length > 0;
+  if (typeof value === 'function') return false;
+  if (Array.isArray(value)) return value.some(isTruthy);
+  return Object.keys(value).length > 0;
+}
+
+/**
+ * `$objective` and `$outputs` for a step, from the run and the current step records. `needed` false skips reading
+ * the step records (nothing will read `$outputs`).
+ */
+export async function bindingsFor(
+  ctx: Ctx,
+  run: RunRecord,
+  loaded: LoadedPlan,
+  step: StepRecord,
+  needed = true,
+): Promise<ExpressionBindings> {
+  if (!needed) return { objective: run.objective, outputs: {} };
+  const steps = await ctx.deps.store.listSteps(run.runId);
+  return { objective: run.objective, outputs: stepContext(loaded.plan, step, steps).outputs };
+}
+
+/** Whether claiming a step evaluates any expression (its `when` or anything in its input). */
+export const claimEvaluates = (planStep: PlanStep): boolean =>
+  planStep.when !== undefined || containsExpression(planStep.input);
+
+/** Evaluates `when` and the input of a step being claimed, and checks the input against the capability contract. */
+export async function prepareClaim(
+  ctx: Ctx,
+  planStep: PlanStep,
+  bindings: ExpressionBindings,
+): Promise<ClaimPreparation> {
+  if (planStep.when !== undefined) {
+    let value: unknown;
+    try {
+      value = await evaluateExpression(planStep.when, bindings);
+    } catch (error) {
+      return {
+        outcome: 'fail',
+        error: permanent(
+          CLAIM_ERROR_CODES.condition,
+          `the when condition of ${planStep.id} failed: ${messageOf(error)}`,
+        ),
+      };
+    }
+    if (!isTruthy(value)) return { outcome: 'skip', reason: `when ${planStep.when} is false` };
+  }
+  let input: unknown;
+  try {
+    input = await evaluateStepInput(planStep.input, bindings);
+  } catch (error) {
+    return {
+      outcome: 'fail',
+      error: permanent(CLAIM_ERROR_CODES.input, `the input of ${planStep.id} cannot be evaluated: ${messageOf(error)}`),
+    };
+  }
+  const target = planStep.target ?? '';
+  const check = ctx.deps.catalog.validateInput(target, input);
+  if (!check.ok)
+    return {
+      outcome: 'fail',
+      error: permanent(
+        CLAIM_ERROR_CODES.inputSchema,
+        `the input of ${planStep.id} does not match the inputSchema of ${target}: ${check.errors.join('; ')}`,
+        { errors: [...check.errors] },
+      ),
+    };
+  return { outcome: 'run', input };
+}
+
+/** The result of `successCriteria.assert` over a candidate output; undefined when the step has no assertion. */
+export async function evaluateAssertion(
+  planStep: PlanStep,
+  bindings: ExpressionBindings,
+  output: unknown,
+): Promise<AssertionResult | undefined> {
+  const assertion = planStep.successCriteria?.assert;
+  if (assertion === undefined) return undefined;
+  try {
+    return { ok: true, value: await evaluateExpression(assertion, { ...bindings, output }) };
+  } catch (error) {
+    return { ok: false, message: messageOf(error) };
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * Run-level coordinator actions: reject an invalid plan, fail a run whose planning crashed, start a run (revision 1,
+ * step records, root steps), hold the run machine's waiter token, finalize (deadline) and cancel.
+ */
+import { initialStepRecords, stepsToStart } from '../engine/scheduling.ts';
+import { isTerminalRunStatus, LIVE_RUN_STATUSES } from '../engine/statuses.ts';
+import { decideTerminal } from '../engine/terminal.ts';
+import { isConflictError } from '../errors.ts';
+import type { Plan } from '../plan/schema.ts';
+import { RUN_STATUSES } from '../plan/schema.ts';
+import { validate } from '../plan/validate.ts';
+import type { RunRecord, TerminalRecord } from '../ports/store.ts';
+import { type Ctx, describeWorkflowError, event } from './coordinator-context.ts';
+import { answerWaiter, closeOpenSteps, finishRun, settleRun, startStep } from './coordinator-flow.ts';
+import type {
+  AwaitRunRequest,
+  FailRunRequest,
+  FinalizeRunRequest,
+  RejectPlanRequest,
+  RunOutcome,
+  StartRunResult,
+} from './coordinator-types.ts';
+
+const RUN_ENDED_ERROR = { code: 'E_RUN_ENDED', message: 'the run ended', retryable: false } as const;
+
+const outcome = (run: RunRecord): RunOutcome => ({ runId: run.runId, status: run.status, terminal: run.terminal });
+
+const INITIAL_PLAN_REASON = 'initial plan';
+
+/** Fails a run that never started executing (planning failed, plan invalid); a finished run is left as it is. */
+async function failBeforeStart(
+  ctx: Ctx,
+  runId: string,
+  reason: string,
+  evidence: Record<string, unknown>,
+): Promise<RunOutcome> {
+  const run = await ctx.getRun(runId);
+  if (isTerminalRunStatus(run.status)) return outcome(run);
+  const now = ctx.now();
+  const terminal: TerminalRecord = { state: 'failed', reason, evidence, at: now };
+  const updated = await ctx.deps.store.updateRun(runId, LIVE_RUN_STATUSES, {
+    status: 'failed',
+    terminal,
+    updatedAt: now,
+  });
+  if (updated) {
+    await ctx.emit(runId, [event('RunFinished', { runId, state: 'failed', reason })]);
+    // StartRun failing half-way leads here too: steps it already started must not run on.
+    if (run.status !== 'planning') await closeOpenSteps(ctx, runId, RUN_ENDED_ERROR);
+    await answerWaiter(ctx, updated);
+    return outcome(updated);
+  }
+  return outcome(await ctx.getRun(runId));
+}
+
+export function rejectPlan(ctx: Ctx, request: RejectPlanRequest): Promise<RunOutcome> {
+  return failBeforeStart(ctx, request.runId, 'invalid_plan', { errors: request.errors.map((e) => ({ ...e })) });
+}
+
+export function failRun(ctx: Ctx, request: FailRunRequest): Promise<RunOutcome> {
+  return failBeforeStart(ctx, request.runId, 'planning_failed', { error: describeWorkflowError(request.error) });
+}
+
+/** The plan to start with: the stored revision 1 if an earlier attempt wrote it, else the validated candidate. */
+async function initialPlan(
+  ctx: Ctx,
+  run: RunRecord,
+): Promise<{ plan: Plan } | { errors: RejectPlanRequest['errors'] }> {
+  const { store, catalog, config } = ctx.deps;
+  const stored = await store.getPlanRevision(run.runId, 1);
+  if (stored) return { plan: stored.plan };
+  const candidate = run.candidatePlan ?? run.submittedPlan;
+  if (candidate === undefined)
+    return { errors: [{ code: 'E_FIELD', path: '', message: 'the run has no plan to start' }] };
+  const checked = validate({ ...(candidate as object), revision: 1 }, catalog, {
+    maxSteps: config.maxSteps,
+    maxDepth: config.maxDepth,
+  });
+  if (!checked.valid) return { errors: checked.errors };
+  try {
+    await store.putPlanRevision(run.runId, checked.plan, INITIAL_PLAN_REASON);
+    return { plan: checked.plan };
+  } catch (error) {
+    if (!isConflictError(error)) throw error;
+    const winner = await store.getPlanRevision(run.runId, 1);
+    return winner ? { plan: winner.plan } : { plan: checked.plan };
+  }
+}
+
+/**
+ * Persists revision 1, creates the step records, moves the run to running and starts every step with nothing to
+ * wait for. A repeat finds the revision and records in place and only (re)starts what is due (same names).
+ */
+export async function startRun(ctx: Ctx, request: { runId: string }): Promise<StartRunResult> {
+  const { store, config } = ctx.deps;
+  const result = { deadlineSeconds: config.runDeadlineSeconds };
+  let run = await ctx.getRun(request.runId);
+  if (isTerminalRunStatus(run.status)) return result;
+  if (run.status === 'planning') {
+    const initial = await initialPlan(ctx, run);
+    if ('errors' in initial) {
+      await rejectPlan(ctx, { runId: run.runId, errors: initial.errors });
+      return result;
+    }
+    const now = ctx.now();
+    const records = initialStepRecords(initial.plan, { runId: run.runId, now });
+    await store.putSteps(records);
+    const started = await store.updateRun(run.runId, ['planning'], { status: 'running', revision: 1, updatedAt: now });
+    if (started) {
+      run = started;
+      await ctx.emit(run.runId, [
+        event('RunStarted', { runId: run.runId, objective: run.objective, revision: 1, steps: records.length }),
+      ]);
+    } else {
+      run = await ctx.getRun(run.runId);
+      if (run.status !== 'running') {
+        // Cancelled while the records were being written: they must not wait forever.
+        if (run.status === 'cancelled')
+          await closeOpenSteps(ctx, run.runId, {
+            code: 'E_CANCELLED',
+            message: 'the run was cancelled',
+            retryable: false,
+          });
+        return result;
+      }
+    }
+  }
+  const steps = await store.listSteps(run.runId);
+  const due = new Set(stepsToStart(steps));
+  await Promise.all(steps.filter((s) => due.has(s.stepId)).map((s) => startStep(ctx, s)));
+  // A plan with nothing to run settles at once (and never as complete).
+  if (due.size === 0) await settleRun(ctx, run.runId);
+  return result;
+}
+
+/**
+ * Stores the run machine's waiter token. The token write and a finisher's terminal write hit the same item, so
+ * either the finisher sees the token or this call sees the finished run and answers at once.
+ */
+export async function awaitRun(ctx: Ctx, request: AwaitRunRequest): Promise<{ answered: boolean }> {
+  const updated = await ctx.deps.store.updateRun(request.runId, RUN_STATUSES, {
+    waiterToken: request.taskToken,
+    updatedAt: ctx.now(),
+  });
+  if (!updated) await ctx.getRun(request.runId); // throws NotFoundError for an unknown run
+  if (updated && (isTerminalRunStatus(updated.status) || updated.terminal !== undefined))
+    return { answered: await answerWaiter(ctx, updated) };
+  return { answered: false };
+}
+
+const DEADLINE_ERROR = { code: 'E_DEADLINE', message: 'the run deadline passed', retryable: false } as const;
+
+/**
+ * The run machine's last word. A run already finished is left as it is. At the deadline the run fails (open steps
+ * cancelled, their executions stopped) or, when only people are left to answer, is left paused for them. When the
+ * wait failed for another reason nothing will move the run any more, so it is decided with what is known.
+ */
+export async function finalizeRun(ctx: Ctx, request: FinalizeRunRequest): Promise<RunOutcome> {
+  const run = await ctx.getRun(request.runId);
+  if (isTerminalRunStatus(run.status) || run.terminal !== undefined) return outcome(run);
+  if (run.status === 'planning') return failRun(ctx, { runId: run.runId, error: request.error ?? request.timedOut });
+  const loaded = await ctx.plan(run);
+  const steps = await ctx.deps.store.listSteps(run.runId);
+  const timedOut = request.timedOut !== undefined && request.timedOut !== null;
+  const decision = decideTerminal({
+    expected: loaded.graph.executableIds(),
+    steps: new Map(steps.map((s) => [s.stepId, s])),
+    timedOut,
+    aborted:
+      request.error === undefined || request.error === null
+        ? 'the run machine stopped waiting before the run finished'
+        : `the run's wait failed: ${describeWorkflowError(request.error).message}`,
+  });
+  if (decision.state === 'continue') return outcome(run);
+  // The waiter has timed out or failed: there is no one left to answer.
+  const finished = await finishRun(ctx, run.runId, decision, { answer: false });
+  if (finished?.status === 'failed') await closeOpenSteps(ctx, run.runId, timedOut ? DEADLINE_ERROR : RUN_ENDED_ERROR);
+  return outcome(finished ?? (await ctx.getRun(run.runId)));
+}
+
+const CANCELLED_ERROR = { code: 'E_CANCELLED', message: 'the run was cancelled', retryable: false } as const;
+
+/** Cancels a live run: run cancelled, open steps cancelled and their executions stopped, waiter answered. */
+export async function cancelRun(ctx: Ctx, runId: string): Promise<RunOutcome> {
+  let run = await ctx.getRun(runId);
+  if (run.status === 'complete' || run.status === 'failed') return outcome(run);
+  if (run.status !== 'cancelled') {
+    const steps = await ctx.deps.store.listSteps(runId);
+    const decision = decideTerminal({
+      cancelled: true,
+      expected: steps.map((s) => s.stepId),
+      steps: new Map(steps.map((s) => [s.stepId, s])),
+    });
+    if (decision.state === 'continue') return outcome(run);
+    const cancelled = await finishRun(ctx, runId, decision);
+    if (cancelled) {
+      await closeOpenSteps(ctx, runId, CANCELLED_ERROR);
+      return outcome(cancelled);
+    }
+    run = await ctx.getRun(runId);
+    if (run.status !== 'cancelled') return outcome(run);
+  }
+  // A repeat (or a lost race with another cancel): whatever an earlier call did not get to is done now.
+  await closeOpenSteps(ctx, runId, CANCELLED_ERROR);
+  await answerWaiter(ctx, run);
+  return outcome(run);
+}

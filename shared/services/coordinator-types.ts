@@ -1,0 +1,140 @@
+/**
+ * The coordinator's dependencies, requests and answers: one request type per action of the run and step state
+ * machines (see the execution design), plus `cancelRun` for the API. Only ids and small decisions travel through
+ * Step Functions; everything else is read from and written to the store.
+ */
+import type { TraceRetention } from '../engine/trace.ts';
+import type { HumanDecision } from '../engine/verify.ts';
+import type { Catalog } from '../plan/catalog.ts';
+import type { RunStatus, StepError } from '../plan/schema.ts';
+import type { EventPublisher } from '../ports/events.ts';
+import type { Executions } from '../ports/executions.ts';
+import type { Store, TerminalRecord } from '../ports/store.ts';
+
+export interface CoordinatorConfig {
+  /** How long a run may take from StartRun; the run machine's wait times out after this. */
+  readonly runDeadlineSeconds: number;
+  readonly retryBaseSeconds: number;
+  readonly retryCapSeconds: number;
+  readonly maxSteps: number;
+  readonly maxDepth: number;
+  /** 'last': succeeded steps keep only their last trace entry; failed steps always keep the full trace. */
+  readonly traceRetention: TraceRetention;
+}
+
+export interface CoordinatorDeps {
+  readonly store: Store;
+  readonly executions: Executions;
+  readonly events: EventPublisher;
+  readonly catalog: Catalog;
+  readonly clock: () => Date;
+  readonly newId: () => string;
+  readonly config: CoordinatorConfig;
+}
+
+export type StepKindName = 'tool' | 'agent' | 'human';
+
+/** An error as Step Functions reports it in a Catch (`$.error`), or anything else a caller passes along. */
+export type WorkflowError = unknown;
+
+export interface StepRef {
+  readonly runId: string;
+  readonly stepId: string;
+  readonly generation: number;
+}
+
+export interface RejectPlanRequest {
+  readonly runId: string;
+  readonly errors: readonly { readonly code: string; readonly path: string; readonly message: string }[];
+}
+export interface FailRunRequest {
+  readonly runId: string;
+  readonly error?: WorkflowError;
+}
+export interface StartRunResult {
+  readonly deadlineSeconds: number;
+}
+export interface AwaitRunRequest {
+  readonly runId: string;
+  readonly taskToken: string;
+}
+export interface FinalizeRunRequest {
+  readonly runId: string;
+  /** Set (to the caught States.Timeout error) when the run's deadline passed; null or absent otherwise. */
+  readonly timedOut?: WorkflowError | null;
+  /** Set when the wait failed for another reason. */
+  readonly error?: WorkflowError | null;
+}
+export interface RunOutcome {
+  readonly runId: string;
+  readonly status: RunStatus;
+  readonly terminal?: TerminalRecord | undefined;
+}
+
+export interface ClaimStepRequest extends StepRef {
+  readonly executionId: string;
+}
+export interface ClaimResult {
+  readonly outcome: 'claimed' | 'duplicate' | 'skipped' | 'failed';
+  readonly kind: StepKindName;
+  readonly attempt: number;
+  /** How long an approval or review of this step may wait (Step Functions TimeoutSecondsPath: a positive integer). */
+  readonly approvalTimeoutSeconds: number;
+}
+
+export interface RecordFailureRequest extends StepRef {
+  readonly attempt: number;
+  readonly error: StepError;
+}
+export type FailureDecision =
+  | { readonly decision: 'retry'; readonly attempt: number; readonly delaySeconds: number }
+  | { readonly decision: 'failed' };
+
+export interface RequestApprovalRequest extends StepRef {
+  readonly kind: 'approval' | 'review';
+  readonly taskToken: string;
+}
+export interface ApprovalRequested {
+  /** Absent when the step no longer waits for a person (the token was answered with a rejection at once). */
+  readonly approvalId?: string;
+}
+
+export interface ExpireApprovalRequest extends StepRef {
+  readonly kind?: 'approval' | 'review' | undefined;
+}
+export interface ExpireResult {
+  readonly outcome: 'failed' | 'noop';
+}
+
+export interface VerifyStepRequest extends StepRef {
+  readonly attempt: number;
+  readonly decision?: HumanDecision | null | undefined;
+}
+export interface VerifyResult {
+  readonly verdict: 'pass' | 'review' | 'fail';
+  readonly error?: StepError;
+}
+
+export interface CompleteStepRequest extends StepRef {
+  readonly attempt: number;
+}
+export interface CompleteResult {
+  /** The step's status after the call ('succeeded' also for a repeated call; the current one for a stale call). */
+  readonly status: string;
+}
+
+export interface Coordinator {
+  rejectPlan(request: RejectPlanRequest): Promise<RunOutcome>;
+  failRun(request: FailRunRequest): Promise<RunOutcome>;
+  startRun(request: { readonly runId: string }): Promise<StartRunResult>;
+  awaitRun(request: AwaitRunRequest): Promise<{ readonly answered: boolean }>;
+  finalizeRun(request: FinalizeRunRequest): Promise<RunOutcome>;
+  claimStep(request: ClaimStepRequest): Promise<ClaimResult>;
+  recordFailure(request: RecordFailureRequest): Promise<FailureDecision>;
+  requestApproval(request: RequestApprovalRequest): Promise<ApprovalRequested>;
+  expireApproval(request: ExpireApprovalRequest): Promise<ExpireResult>;
+  verifyStep(request: VerifyStepRequest): Promise<VerifyResult>;
+  completeStep(request: CompleteStepRequest): Promise<CompleteResult>;
+  /** Idempotent: the run cancelled, its open steps cancelled and their executions stopped, its waiter answered. */
+  cancelRun(runId: string): Promise<RunOutcome>;
+}

@@ -1,0 +1,35 @@
+/**
+ * The coordinator: every decision point of the run and step state machines (see the execution design), plus
+ * cancellation for the API. Each action is idempotent under a retry, a crash or a duplicate invocation: state
+ * changes are single-item conditional writes through the Store port, and a lost condition means someone else did
+ * it, so the action re-reads and carries on with the follow-ups (or does nothing).
+ *
+ * Split by concern: coordinator-run.ts (run actions), coordinator-step.ts (claim, failure, completion),
+ * coordinator-approval.ts (approvals, reviews, verification), coordinator-flow.ts (shared follow-ups).
+ */
+
+import { expireApproval, requestApproval, verifyStep } from './coordinator-approval.ts';
+import { createContext } from './coordinator-context.ts';
+import { awaitRun, cancelRun, failRun, finalizeRun, rejectPlan, startRun } from './coordinator-run.ts';
+import { claimStep, completeStep, recordFailure } from './coordinator-step.ts';
+import type { Coordinator, CoordinatorDeps } from './coordinator-types.ts';
+
+export type * from './coordinator-types.ts';
+
+export function createCoordinator(deps: CoordinatorDeps): Coordinator {
+  const ctx = createContext(deps);
+  return {
+    rejectPlan: (request) => rejectPlan(ctx, request),
+    failRun: (request) => failRun(ctx, request),
+    startRun: (request) => startRun(ctx, request),
+    awaitRun: (request) => awaitRun(ctx, request),
+    finalizeRun: (request) => finalizeRun(ctx, request),
+    claimStep: (request) => claimStep(ctx, request),
+    recordFailure: (request) => recordFailure(ctx, request),
+    requestApproval: (request) => requestApproval(ctx, request),
+    expireApproval: (request) => expireApproval(ctx, request),
+    verifyStep: (request) => verifyStep(ctx, request),
+    completeStep: (request) => completeStep(ctx, request),
+    cancelRun: (runId) => cancelRun(ctx, runId),
+  };
+}

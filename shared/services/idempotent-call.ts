@@ -1,0 +1,91 @@
+/**
+ * Calls a side-effecting capability at most once per step generation, through an idempotency record keyed
+ * `runId#stepId#generation`. The first caller owns the record and completes it with the answer; a replayed or
+ * duplicated execution gets the recorded answer back instead of acting twice. A call that failed aborts the record
+ * so a retry may call again; an answer that arrived but cannot be used (too large, not JSON) is recorded too, so a
+ * replay fails the same way without repeating the side effect.
+ */
+
+import { CAPABILITY_ERROR_CODES, type CapabilityFailure } from '../capabilities/capability-errors.ts';
+import type { Store } from '../ports/store.ts';
+
+/** An answer after the executor's checks of its form; what an idempotency record stores. */
+export type CheckedAnswer =
+  | {
+      readonly ok: true;
+      readonly output: unknown;
+      readonly confidence?: number;
+      readonly note?: string;
+      readonly evidence: Readonly<Record<string, unknown>>;
+    }
+  | {
+      readonly ok: false;
+      readonly failure: CapabilityFailure;
+      /** 'call': the capability failed (nothing to record); 'answer': it answered, unusably. */
+      readonly phase: 'call' | 'answer';
+      readonly evidence?: Readonly<Record<string, unknown>>;
+    };
+
+export const idempotencyKey = (runId: string, stepId: string, generation: number): string =>
+  `${runId}#${stepId}#${generation}`;
+
+export interface IdempotencyTimes {
+  readonly clock: () => Date;
+  /** How long a completed record answers replays. */
+  readonly ttlSeconds: number;
+  /** How long an unfinished call holds the record before another execution may take over (a crashed owner). */
+  readonly inProgressSeconds: number;
+}
+
+const epochSeconds = (clock: () => Date): number => Math.floor(clock().getTime() / 1000);
+
+function decodeRecorded(result: unknown): CheckedAnswer {
+  const value = result as Partial<Record<string, unknown>> | null;
+  if (value && value.ok === true && typeof value.evidence === 'object' && value.evidence !== null)
+    return value as CheckedAnswer;
+  if (value && value.ok === false && typeof value.failure === 'object' && value.failure !== null)
+    return { ok: false, failure: value.failure as CapabilityFailure, phase: 'answer' };
+  return {
+    ok: false,
+    phase: 'answer',
+    failure: {
+      code: CAPABILITY_ERROR_CODES.malformedAnswer,
+      message: 'the idempotency record of this step generation holds no usable result',
+      retryable: false,
+    },
+  };
+}
+
+export async function callOnce(
+  store: Store,
+  key: string,
+  times: IdempotencyTimes,
+  call: () => Promise<CheckedAnswer>,
+): Promise<{ answer: CheckedAnswer; replayed: boolean }> {
+  const now = epochSeconds(times.clock);
+  const existing = await store.beginIdempotent(key, now + times.inProgressSeconds, now);
+  if (existing?.status === 'completed') return { answer: decodeRecorded(existing.result), replayed: true };
+  if (existing)
+    return {
+      replayed: false,
+      answer: {
+        ok: false,
+        phase: 'call',
+        failure: {
+          code: CAPABILITY_ERROR_CODES.idempotencyInProgress,
+          message: `another execution of ${key} is calling this side-effecting capability; not calling it twice`,
+          retryable: true,
+        },
+      },
+    };
+  let answer: CheckedAnswer;
+  try {
+    answer = await call();
+  } catch (error) {
+    await store.abortIdempotent(key);
+    throw error;
+  }
+  if (!answer.ok && answer.phase === 'call') await store.abortIdempotent(key);
+  else await store.completeIdempotent(key, answer, epochSeconds(times.clock) + times.ttlSeconds);
+  return { answer, replayed: false };
+}

@@ -1,0 +1,265 @@
+/**
+ * CDK assertions on the synthesized stack: the two machines' shape (Standard, JSONPath only, every Task bounded in
+ * time, the Retry and Catch routes of the execution design), the Lambdas' runtime, and the table.
+ */
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { LAMBDA_SERVICE_ERRORS } from '../../infra/constructs/state-machines.ts';
+import { RUN_STATES, STEP_STATES } from '../../infra/constructs/state-names.ts';
+import { type AslDefinition, type AslState, extractStateMachines } from '../../infra/local/synth.ts';
+import { CairnStack, configFromContext } from '../../infra/stack.ts';
+
+let template: Template;
+let run: AslDefinition;
+let step: AslDefinition;
+
+const CONTEXT = {
+  'aws:cdk:bundling-stacks': [],
+  'aws:cdk:enable-path-metadata': true,
+  stage: 'test',
+  maxSteps: '12',
+  runDeadlineSeconds: 600,
+};
+
+beforeAll(() => {
+  const app = new App({ context: CONTEXT });
+  const stack = new CairnStack(app, 'Cairn-test', { config: configFromContext(app.node) });
+  template = Template.fromStack(stack);
+  ({ run, step } = extractStateMachines(template.toJSON() as Parameters<typeof extractStateMachines>[0]));
+});
+
+type Catcher = { ErrorEquals: string[]; Next: string; ResultPath?: string };
+type Retrier = { ErrorEquals: string[]; MaxAttempts?: number; BackoffRate?: number; IntervalSeconds?: number };
+
+const state = (definition: AslDefinition, name: string): AslState => {
+  const found = definition.States[name];
+  if (!found) throw new Error(`no state ${name}`);
+  return found;
+};
+const tasks = (definition: AslDefinition): [string, AslState][] =>
+  Object.entries(definition.States).filter(([, s]) => s.Type === 'Task');
+const isCallback = (s: AslState): boolean => String(s.Resource).endsWith('.waitForTaskToken');
+const catchOf = (s: AslState, error: string): Catcher | undefined =>
+  (s.Catch as Catcher[] | undefined)?.find((c) => c.ErrorEquals.includes(error));
+const successors = (s: AslState): string[] => [
+  ...(typeof s.Next === 'string' ? [s.Next] : []),
+  ...(typeof s.Default === 'string' ? [s.Default] : []),
+  ...((s.Choices as { Next: string }[] | undefined) ?? []).map((c) => c.Next),
+  ...((s.Catch as Catcher[] | undefined) ?? []).map((c) => c.Next),
+];
+
+describe('state machines', () => {
+  it('are both Standard machines named after the stage', () => {
+    template.resourceCountIs('AWS::StepFunctions::StateMachine', 2);
+    for (const suffix of ['run', 'step']) {
+      template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+        StateMachineName: `cairn-test-${suffix}`,
+        StateMachineType: 'STANDARD',
+      });
+    }
+  });
+
+  it('use exactly the state names of state-names.ts, all reachable, with no dangling transition', () => {
+    for (const [definition, names] of [
+      [run, RUN_STATES],
+      [step, STEP_STATES],
+    ] as const) {
+      expect(Object.keys(definition.States).sort()).toEqual(Object.values(names).sort());
+      const seen = new Set<string>([definition.StartAt]);
+      const queue = [definition.StartAt];
+      for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+        for (const next of successors(state(definition, name))) {
+          expect(definition.States[next], `${name} → ${next}`).toBeDefined();
+          if (!seen.has(next)) queue.push(next) && seen.add(next);
+        }
+      }
+      expect([...seen].sort()).toEqual(Object.keys(definition.States).sort());
+    }
+  });
+
+  it('are JSONPath only: no JSONata, no Assign, no Arguments/Output fields', () => {
+    for (const definition of [run, step]) {
+      expect(definition.QueryLanguage ?? 'JSONPath').toBe('JSONPath');
+      for (const s of Object.values(definition.States)) {
+        expect(s.QueryLanguage ?? 'JSONPath').toBe('JSONPath');
+        expect(s).not.toHaveProperty('Assign');
+        expect(s).not.toHaveProperty('Arguments');
+        expect(s).not.toHaveProperty('Output');
+      }
+    }
+  });
+
+  it('bound every callback task with a timeout and every Lambda task with TimeoutSeconds', () => {
+    const all = [...tasks(run), ...tasks(step)];
+    const callbacks = all.filter(([, s]) => isCallback(s)).map(([name]) => name);
+    expect(callbacks.sort()).toEqual(['AwaitApproval', 'AwaitReview', 'AwaitRunFinished']);
+    for (const [name, s] of all) {
+      if (isCallback(s)) {
+        expect(typeof s.TimeoutSeconds === 'number' || typeof s.TimeoutSecondsPath === 'string', name).toBe(true);
+      } else {
+        expect(s.TimeoutSeconds, name).toEqual(expect.any(Number));
+      }
+    }
+    expect(state(run, 'AwaitRunFinished').TimeoutSecondsPath).toBe('$.started.deadlineSeconds');
+    expect(state(step, 'AwaitApproval').TimeoutSecondsPath).toBe('$.claim.approvalTimeoutSeconds');
+    expect(state(step, 'AwaitReview').TimeoutSecondsPath).toBe('$.claim.approvalTimeoutSeconds');
+  });
+
+  it('give every callback task a timeout path to a Catch', () => {
+    expect(catchOf(state(run, 'AwaitRunFinished'), 'States.Timeout')?.Next).toBe('FinalizeRun');
+    expect(catchOf(state(run, 'AwaitRunFinished'), 'States.ALL')?.Next).toBe('FinalizeRun');
+    expect(catchOf(state(step, 'AwaitApproval'), 'States.Timeout')?.Next).toBe('ApprovalExpired');
+    expect(catchOf(state(step, 'AwaitReview'), 'States.Timeout')?.Next).toBe('ReviewExpired');
+    expect(catchOf(state(step, 'AwaitApproval'), 'States.ALL')?.Next).toBe('GateFailed');
+  });
+
+  it('send callback tasks the task token and only ids', () => {
+    const parameters = state(run, 'AwaitRunFinished').Parameters as { Payload: Record<string, unknown> };
+    expect(parameters.Payload).toEqual({ action: 'awaitRun', 'runId.$': '$.runId', 'taskToken.$': '$$.Task.Token' });
+  });
+
+  it('route planner, validator and start failures to FailRun with the error at $.error', () => {
+    for (const name of ['PlanRun', 'ValidatePlan', 'StartRun']) {
+      expect(catchOf(state(run, name), 'States.ALL'), name).toEqual({
+        ErrorEquals: ['States.ALL'],
+        ResultPath: '$.error',
+        Next: 'FailRun',
+      });
+    }
+    expect(state(run, 'IsPlanValid').Choices).toEqual([
+      { Variable: '$.validation.valid', BooleanEquals: false, Next: 'RejectPlan' },
+    ]);
+  });
+
+  it('retry the step executor only on Lambda service errors, and catch the rest into RecordFailure', () => {
+    const execute = state(step, 'ExecuteStep');
+    expect(execute.Retry as Retrier[]).toEqual([
+      { ErrorEquals: [...LAMBDA_SERVICE_ERRORS], IntervalSeconds: 2, MaxAttempts: 2, BackoffRate: 2 },
+    ]);
+    expect(catchOf(execute, 'States.ALL')).toMatchObject({ Next: 'ExecutorFailed', ResultPath: '$.executorError' });
+    expect(state(step, 'ExecutorFailed')).toMatchObject({
+      Type: 'Pass',
+      ResultPath: '$.exec',
+      Parameters: { ok: false, error: { code: 'E_EXECUTOR', retryable: true } },
+      Next: 'RecordFailure',
+    });
+  });
+
+  it('loop a retry through RecordFailure, ShouldRetry, Backoff and PrepareRetry back to ExecuteStep', () => {
+    expect(state(step, 'RecordFailure')).toMatchObject({ ResultPath: '$.failure', Next: 'ShouldRetry' });
+    expect(state(step, 'ShouldRetry').Choices).toEqual([
+      { Variable: '$.failure.decision', StringEquals: 'retry', Next: 'Backoff' },
+    ]);
+    expect(state(step, 'Backoff')).toEqual({
+      Type: 'Wait',
+      SecondsPath: '$.failure.delaySeconds',
+      Next: 'PrepareRetry',
+    });
+    expect(state(step, 'PrepareRetry')).toMatchObject({
+      Type: 'Pass',
+      InputPath: '$.failure.attempt',
+      ResultPath: '$.claim.attempt',
+      Next: 'ExecuteStep',
+    });
+  });
+
+  it('route a claim, a verdict and a human step as the design says', () => {
+    expect(state(step, 'RouteStep')).toMatchObject({
+      Choices: [
+        { Not: { Variable: '$.claim.outcome', StringEquals: 'claimed' }, Next: 'StepDone' },
+        { Variable: '$.claim.kind', StringEquals: 'human', Next: 'AwaitApproval' },
+      ],
+      Default: 'ExecuteStep',
+    });
+    expect(state(step, 'VerifyVerdict')).toMatchObject({
+      Choices: [
+        { Variable: '$.verify.verdict', StringEquals: 'pass', Next: 'CompleteStep' },
+        { Variable: '$.verify.verdict', StringEquals: 'review', Next: 'AwaitReview' },
+      ],
+      Default: 'VerifyFailed',
+    });
+    expect(state(step, 'ClaimStep').Parameters).toMatchObject({ 'executionId.$': '$$.Execution.Id' });
+  });
+});
+
+describe('functions', () => {
+  it('run on arm64 with a current Node.js runtime (22 or newer)', () => {
+    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
+    expect(functions).toHaveLength(5);
+    for (const fn of functions) {
+      const { Runtime, Architectures } = fn.Properties as { Runtime: string; Architectures: string[] };
+      expect(Runtime).not.toBe('nodejs20.x');
+      expect(Number(/^nodejs(\d+)\.x$/.exec(Runtime)?.[1])).toBeGreaterThanOrEqual(22);
+      expect(Architectures).toEqual(['arm64']);
+    }
+  });
+
+  it('get the limits from context and the machine ARNs without a circular reference', () => {
+    template.allResourcesProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          CAIRN_MAX_STEPS: '12',
+          CAIRN_RUN_DEADLINE_SECONDS: '600',
+          CAIRN_STEP_MACHINE_ARN: Match.anyValue(),
+          CAIRN_TABLE_NAME: Match.anyValue(),
+        }),
+      },
+    });
+  });
+
+  it('rejects a limit in context that is not a positive integer', () => {
+    const app = new App({ context: { maxDepth: 'deep' } });
+    expect(() => configFromContext(app.node)).toThrow(/maxDepth/);
+  });
+});
+
+describe('api', () => {
+  it('is never deployed open: every route needs an authorizer', () => {
+    template.allResourcesProperties('AWS::ApiGatewayV2::Route', { AuthorizationType: 'AWS_IAM' });
+  });
+});
+
+describe('table', () => {
+  it('is on-demand with PK/SK, GSI1, point-in-time recovery and TTL on expiresAt', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      BillingMode: 'PAY_PER_REQUEST',
+      KeySchema: [
+        { AttributeName: 'PK', KeyType: 'HASH' },
+        { AttributeName: 'SK', KeyType: 'RANGE' },
+      ],
+      GlobalSecondaryIndexes: [
+        Match.objectLike({
+          IndexName: 'GSI1',
+          KeySchema: [
+            { AttributeName: 'GSI1PK', KeyType: 'HASH' },
+            { AttributeName: 'GSI1SK', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        }),
+      ],
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+    });
+  });
+});
+
+describe('extractStateMachines', () => {
+  it('maps every Lambda a Task calls to its function key', () => {
+    const template2 = template.toJSON() as Parameters<typeof extractStateMachines>[0];
+    const { functionOf } = extractStateMachines(template2);
+    const functionOfTask = (s: AslState): string | undefined => {
+      const name = (s.Parameters as { FunctionName?: string } | undefined)?.FunctionName;
+      return functionOf(
+        isCallback(s) || String(s.Resource).endsWith(':lambda:invoke') ? String(name) : String(s.Resource),
+      );
+    };
+
+    expect(functionOfTask(state(run, 'PlanRun'))).toBe('Planner');
+    expect(functionOfTask(state(run, 'ValidatePlan'))).toBe('Validator');
+    expect(functionOfTask(state(run, 'AwaitRunFinished'))).toBe('Coordinator');
+    expect(functionOfTask(state(step, 'ExecuteStep'))).toBe('StepExecutor');
+    expect(functionOfTask(state(step, 'CompleteStep'))).toBe('Coordinator');
+    expect(functionOf('arn:aws:lambda:us-east-1:123456789012:function:SomethingElse')).toBeUndefined();
+  });
+});

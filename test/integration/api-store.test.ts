@@ -1,0 +1,125 @@
+/**
+ * The API against the real DynamoDB store (dynalite): the conditional writes that make idempotency keys and
+ * approval decisions safe under concurrency, not a fake's imitation of them.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
+import { createApp } from '../../shared/api/app.ts';
+import type { ApiDeps } from '../../shared/api/deps.ts';
+import { runExecutionName } from '../../shared/ports/executions.ts';
+import type { Store } from '../../shared/ports/store.ts';
+import { startDynalite, type TestDynamo } from '../support/dynalite.ts';
+import { FakeExecutions } from '../unit/api/fakes.ts';
+import {
+  approvalRecord,
+  catalog,
+  echoStep,
+  fakePlanner,
+  gateStep,
+  planOf,
+  stepRecord,
+  TOKEN,
+} from '../unit/api/harness.ts';
+
+let dynamo: TestDynamo;
+let store: Store;
+let executions: FakeExecutions;
+let now: Date;
+let request: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<Response>;
+
+beforeEach(async () => {
+  dynamo = await startDynalite();
+  store = createDynamoStore({ client: dynamo.client, tableName: dynamo.tableName });
+  executions = new FakeExecutions();
+  now = new Date('2030-01-01T00:00:00.000Z');
+  let ids = 0;
+  const deps: ApiDeps = {
+    store,
+    executions,
+    catalog,
+    planner: fakePlanner,
+    limits: { maxSteps: 8, maxDepth: 4 },
+    cancelRun: async () => {},
+    auth: { kind: 'token', token: TOKEN },
+    clock: () => now,
+    newId: () => `run-${++ids}`,
+  };
+  const app = createApp(deps);
+  request = async (method, path, body, headers = {}) =>
+    app.request(path, {
+      method,
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+});
+
+afterEach(async () => {
+  await dynamo.stop();
+});
+
+describe('the API on the DynamoDB store', () => {
+  it('creates one run for concurrent requests with the same Idempotency-Key', async () => {
+    const plan = planOf([echoStep('a')]);
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => request('POST', '/runs', { plan }, { 'idempotency-key': 'same-key' })),
+    );
+    const bodies = (await Promise.all(answers.map((r) => r.json()))) as { runId: string }[];
+    expect(answers.map((r) => r.status)).toEqual([202, 202, 202, 202, 202]);
+    const ids = new Set(bodies.map((b) => b.runId));
+    expect(ids.size).toBe(1);
+    const [runId] = [...ids];
+    expect(await store.listRuns()).toHaveLength(1);
+    expect(executions.startedNames()).toEqual([runExecutionName(runId ?? '')]);
+    const view = (await (await request('GET', `/runs/${runId}`)).json()) as { status: string; steps: unknown[] };
+    expect(view).toMatchObject({ status: 'planning', steps: [] });
+  });
+
+  it('stores nothing for an invalid submitted plan', async () => {
+    const res = await request(
+      'POST',
+      '/runs',
+      { plan: planOf([echoStep('a', { dependsOn: ['ghost'] })]) },
+      { 'idempotency-key': 'k' },
+    );
+    expect(res.status).toBe(422);
+    expect(await store.listRuns()).toEqual([]);
+    expect(executions.starts).toEqual([]);
+  });
+
+  it('lets exactly one of many concurrent decisions win', async () => {
+    await store.createRun({
+      runId: 'run-a',
+      status: 'running',
+      objective: 'gate',
+      revision: 1,
+      createdAt: now.toISOString(),
+      updatedAt: now.toISOString(),
+      replans: 0,
+    });
+    await store.putPlanRevision('run-a', planOf([gateStep('gate')]), 'initial plan');
+    await store.putSteps([stepRecord('run-a', 'gate', { status: 'awaiting_approval' })]);
+    await store.putApproval(approvalRecord('ap1'));
+    const decisions = ['approve', 'reject', 'approve', 'edit', 'reject', 'approve'];
+    const answers = await Promise.all(
+      decisions.map((decision) =>
+        request('POST', '/approvals/ap1', { decision, ...(decision === 'edit' ? { output: { approved: true } } : {}) }),
+      ),
+    );
+    const statuses = answers.map((r) => r.status).sort();
+    expect(statuses).toEqual([200, 409, 409, 409, 409, 409]);
+    expect(executions.successes).toHaveLength(1);
+    const pending = (await (await request('GET', '/approvals?status=pending')).json()) as { approvals: unknown[] };
+    expect(pending.approvals).toEqual([]);
+    const view = (await (await request('GET', '/runs/run-a')).json()) as { status: string };
+    expect(view.status).toBe('paused');
+  });
+
+  it('expires an approval past its deadline with 410', async () => {
+    await store.putApproval(approvalRecord('ap2'));
+    now = new Date('2030-01-01T00:10:00.000Z');
+    const res = await request('POST', '/approvals/ap2', { decision: 'approve' });
+    expect(res.status).toBe(410);
+    expect((await store.getApproval('ap2'))?.status).toBe('expired');
+    expect(executions.successes).toEqual([]);
+  });
+});

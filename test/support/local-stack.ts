@@ -1,0 +1,79 @@
+/**
+ * The embedded stack for integration tests: one per test file, with the conformance pack, compressed retry backoff
+ * and instant demo capabilities. Helpers build plans from the stack's own catalog contracts and wait on run status.
+ */
+import { type LocalStack, startLocalStack } from '../../infra/local/boot.ts';
+import type { PlanStep } from '../../shared/plan/schema.ts';
+
+export type { LocalStack };
+
+export const startTestStack = (): Promise<LocalStack> =>
+  startLocalStack({ conformance: true, backoffMs: 5, demoDelayMs: 0, token: 'test-token' });
+
+export interface RunView {
+  runId: string;
+  status: string;
+  steps: {
+    id: string;
+    status: string;
+    attempts: number;
+    generation: number | null;
+    output: unknown;
+    error: { code: string; message: string } | null;
+    startedAt: string | null;
+    finishedAt: string | null;
+  }[];
+  terminal?: { state: string; reason: string; evidence: Record<string, unknown> };
+}
+
+/** A plan step for `target` carrying the catalog's contracts. */
+export function step(stack: LocalStack, id: string, target: string, fields: Partial<PlanStep> = {}): PlanStep {
+  const capability = stack.catalog.get(target);
+  if (!capability) throw new Error(`no capability ${target} in the local catalog`);
+  return {
+    id,
+    title: `Step ${id}`,
+    target,
+    dependsOn: [],
+    inputSchema: capability.inputSchema,
+    outputSchema: capability.outputSchema,
+    ...fields,
+  };
+}
+
+export const plan = (objective: string, steps: PlanStep[]) => ({ schemaVersion: 1, revision: 1, objective, steps });
+
+export async function getRun(stack: LocalStack, runId: string): Promise<RunView> {
+  const { status, json } = await stack.request('GET', `/runs/${runId}`);
+  if (status !== 200) throw new Error(`GET /runs/${runId} answered ${status}: ${JSON.stringify(json)}`);
+  return json as RunView;
+}
+
+const TERMINAL = new Set(['complete', 'failed', 'cancelled']);
+
+/** Polls until the run is terminal (or `until` holds); fails after `timeoutMs`. */
+export async function waitForRun(
+  stack: LocalStack,
+  runId: string,
+  until: (run: RunView) => boolean = (run) => TERMINAL.has(run.status),
+  timeoutMs = 30_000,
+): Promise<RunView> {
+  const started = Date.now();
+  for (;;) {
+    const run = await getRun(stack, runId);
+    if (until(run)) return run;
+    if (Date.now() - started > timeoutMs)
+      throw new Error(`run ${runId} did not settle within ${timeoutMs} ms: ${JSON.stringify(summary(run))}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+export const summary = (run: RunView) =>
+  `${run.status}: ${run.steps.map((s) => `${s.id}=${s.status}/a${s.attempts}`).join(' ')}`;
+
+export const statusOf = (run: RunView, id: string) => run.steps.find((s) => s.id === id)?.status;
+export const stepOf = (run: RunView, id: string) => {
+  const found = run.steps.find((s) => s.id === id);
+  if (!found) throw new Error(`no step ${id} in run ${run.runId}`);
+  return found;
+};

@@ -1,0 +1,128 @@
+/**
+ * Store behaviour: approvals (one decision wins) and idempotency records of side-effecting calls.
+ */
+import { describe, expect, it } from 'vitest';
+import { isPayloadTooLargeError, isValidationError } from '../../shared/errors.ts';
+import type { Store } from '../../shared/ports/store.ts';
+import { anApproval, at, payloadOf, uniqueId } from './store-fixtures.ts';
+
+export function describeGateBehaviour(store: () => Store): void {
+  describe('approvals', () => {
+    it('stores an approval once and reads it back as written', async () => {
+      const approval = anApproval({
+        kind: 'review',
+        upstreamOutputs: { gather: { n: 1 } },
+        heldOutput: { draft: 'x' },
+        heldConfidence: 0.4,
+      });
+      expect(await store().putApproval(approval)).toBe(true);
+      expect(await store().putApproval({ ...approval, question: 'again?' })).toBe(false);
+      expect(await store().getApproval(approval.approvalId)).toEqual(approval);
+      expect(await store().getApproval('no-such-approval')).toBeUndefined();
+    });
+
+    it('lets exactly one of several concurrent decisions win', async () => {
+      const approval = anApproval();
+      await store().putApproval(approval);
+      const decisions = (['approved', 'rejected', 'edited', 'approved', 'expired'] as const).map((status, i) => ({
+        status,
+        decidedAt: at(20 + i),
+        decidedBy: `person-${i}`,
+        comment: `decision ${i}`,
+        ...(status === 'edited' ? { output: { edited: true } } : {}),
+      }));
+      const results = await Promise.all(decisions.map((d) => store().decideApproval(approval.approvalId, d)));
+      const winners = results.filter((r) => r !== undefined);
+      expect(winners).toHaveLength(1);
+      const stored = await store().getApproval(approval.approvalId);
+      expect(stored).toEqual(winners[0]);
+      const winning = decisions.find((d) => d.decidedBy === stored?.decidedBy);
+      expect(stored).toMatchObject({ ...winning, question: approval.question, taskToken: approval.taskToken });
+    });
+
+    it('refuses `pending` as a decision', async () => {
+      const approval = anApproval();
+      await store().putApproval(approval);
+      const error = await store()
+        .decideApproval(approval.approvalId, { status: 'pending' })
+        .catch((e: unknown) => e);
+      expect(isValidationError(error)).toBe(true);
+    });
+
+    it('lists approvals by status, oldest first, and by run', async () => {
+      const runId = uniqueId('run');
+      const older = anApproval({ runId, createdAt: at(1) });
+      const newer = anApproval({ runId, createdAt: at(2) });
+      const elsewhere = anApproval({ createdAt: at(0) });
+      for (const approval of [newer, elsewhere, older]) await store().putApproval(approval);
+      await store().decideApproval(newer.approvalId, { status: 'approved', decidedAt: at(3), decidedBy: 'ana' });
+
+      const ids = (list: { approvalId: string }[]) => list.map((a) => a.approvalId);
+      expect(ids(await store().listApprovals({ status: 'pending' }))).toEqual([elsewhere.approvalId, older.approvalId]);
+      expect(ids(await store().listApprovals({ status: 'approved' }))).toEqual([newer.approvalId]);
+      expect(ids(await store().listApprovals({ runId }))).toEqual([older.approvalId, newer.approvalId]);
+      expect(ids(await store().listApprovals({ runId, status: 'pending' }))).toEqual([older.approvalId]);
+      expect(await store().listApprovals({ status: 'expired' })).toEqual([]);
+    });
+  });
+
+  describe('idempotency records', () => {
+    const NOW = 1_900_000_000;
+
+    it('gives the key to the first caller and the in-progress record to the next', async () => {
+      const key = uniqueId('idem');
+      expect(await store().beginIdempotent(key, NOW + 60, NOW)).toBeUndefined();
+      expect(await store().beginIdempotent(key, NOW + 60, NOW + 1)).toEqual({
+        key,
+        status: 'in_progress',
+        expiresAt: NOW + 60,
+      });
+    });
+
+    it('lets exactly one of several concurrent callers own a key', async () => {
+      const key = uniqueId('idem');
+      const results = await Promise.all([1, 2, 3, 4, 5].map(() => store().beginIdempotent(key, NOW + 60, NOW)));
+      expect(results.filter((r) => r === undefined)).toHaveLength(1);
+    });
+
+    it('returns the recorded result once completed, and keeps the first result', async () => {
+      const key = uniqueId('idem');
+      await store().beginIdempotent(key, NOW + 60, NOW);
+      await store().completeIdempotent(key, { entryId: 'e-1' }, NOW + 3600);
+      await store().completeIdempotent(key, { entryId: 'e-2' }, NOW + 3600);
+      expect(await store().beginIdempotent(key, NOW + 60, NOW + 5)).toEqual({
+        key,
+        status: 'completed',
+        result: { entryId: 'e-1' },
+        expiresAt: NOW + 3600,
+      });
+    });
+
+    it('frees an aborted key for the next caller but never drops a completed record', async () => {
+      const key = uniqueId('idem');
+      await store().beginIdempotent(key, NOW + 60, NOW);
+      await store().abortIdempotent(key);
+      expect(await store().beginIdempotent(key, NOW + 60, NOW + 1)).toBeUndefined();
+      await store().completeIdempotent(key, { ok: true }, NOW + 3600);
+      await store().abortIdempotent(key);
+      expect((await store().beginIdempotent(key, NOW + 60, NOW + 2))?.status).toBe('completed');
+    });
+
+    it('lets a caller take over an expired in-progress record', async () => {
+      const key = uniqueId('idem');
+      await store().beginIdempotent(key, NOW + 60, NOW);
+      expect(await store().beginIdempotent(key, NOW + 200, NOW + 59)).toMatchObject({ status: 'in_progress' });
+      expect(await store().beginIdempotent(key, NOW + 200, NOW + 61)).toBeUndefined();
+      expect(await store().beginIdempotent(key, NOW + 200, NOW + 62)).toMatchObject({ expiresAt: NOW + 200 });
+    });
+
+    it('refuses an oversized result', async () => {
+      const key = uniqueId('idem');
+      await store().beginIdempotent(key, NOW + 60, NOW);
+      const error = await store()
+        .completeIdempotent(key, payloadOf(360 * 1024), NOW + 3600)
+        .catch((e: unknown) => e);
+      expect(isPayloadTooLargeError(error)).toBe(true);
+    });
+  });
+}

@@ -1,0 +1,189 @@
+/**
+ * The Store port's behaviour suite: what every Store adapter must do, written against the port alone.
+ * `describeStoreBehaviour(name, makeStore)` runs it; `makeStore` gives each test a fresh, empty store.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isConflictError, isValidationError } from '../../shared/errors.ts';
+import type { RunEventRecord, Store } from '../../shared/ports/store.ts';
+import { describeGateBehaviour } from './store-behaviour-gates.ts';
+import { describeStepBehaviour } from './store-behaviour-steps.ts';
+import { aPlan, aRun, at, uniqueId } from './store-fixtures.ts';
+
+export interface StoreHarness {
+  readonly store: Store;
+  stop(): Promise<void>;
+}
+
+export function describeStoreBehaviour(name: string, makeStore: () => Promise<StoreHarness>): void {
+  describe(`Store behaviour: ${name}`, () => {
+    let harness: StoreHarness | undefined;
+    const store = (): Store => {
+      if (harness === undefined) throw new Error('store used outside a test');
+      return harness.store;
+    };
+    beforeEach(async () => {
+      harness = await makeStore();
+    });
+    afterEach(async () => {
+      await harness?.stop();
+      harness = undefined;
+    });
+
+    describeRunBehaviour(store);
+    describePlanBehaviour(store);
+    describeEventBehaviour(store);
+    describeStepBehaviour(store);
+    describeGateBehaviour(store);
+  });
+}
+
+function describeRunBehaviour(store: () => Store): void {
+  describe('runs', () => {
+    it('returns a created run exactly as it was written', async () => {
+      const run = aRun({
+        status: 'failed',
+        directTarget: 'tool:conformance.echo',
+        submittedPlan: aPlan(),
+        candidatePlan: { anything: [1, 2.5, null, 'x'] },
+        idempotencyKey: 'key-1',
+        waiterToken: 'token-1',
+        terminal: { state: 'failed', reason: 'root cause', evidence: { failed: ['gather'] }, at: at(9) },
+        revision: 1,
+        replans: 2,
+      });
+      await store().createRun(run);
+      expect(await store().getRun(run.runId)).toEqual(run);
+    });
+
+    it('returns undefined for an unknown run', async () => {
+      expect(await store().getRun('no-such-run')).toBeUndefined();
+    });
+
+    it('refuses to create a run whose id exists with a ConflictError', async () => {
+      const run = aRun();
+      await store().createRun(run);
+      const error = await store()
+        .createRun({ ...run, objective: 'other' })
+        .catch((e: unknown) => e);
+      expect(isConflictError(error)).toBe(true);
+      expect((await store().getRun(run.runId))?.objective).toBe(run.objective);
+    });
+
+    it('gives every concurrent claimant of a run key the winner runId', async () => {
+      const key = uniqueId('idem');
+      const candidates = Array.from({ length: 20 }, (_, i) => `run-${i}`);
+      const owners = await Promise.all(candidates.map((runId) => store().claimRunKey(key, runId)));
+      expect(new Set(owners).size).toBe(1);
+      expect(candidates).toContain(owners[0]);
+      expect(await store().claimRunKey(key, 'run-late')).toBe(owners[0]);
+    });
+
+    it('updates a run only while its status is one of `from`', async () => {
+      const run = aRun({ status: 'planning' });
+      await store().createRun(run);
+      const updated = await store().updateRun(run.runId, ['planning'], { status: 'running', revision: 1 });
+      expect(updated).toMatchObject({ runId: run.runId, status: 'running', revision: 1, objective: run.objective });
+      expect(updated?.updatedAt).not.toBe(run.updatedAt);
+
+      const refused = await store().updateRun(run.runId, ['planning'], { status: 'failed' });
+      expect(refused).toBeUndefined();
+      expect((await store().getRun(run.runId))?.status).toBe('running');
+    });
+
+    it('does not create a run when updating an unknown one', async () => {
+      expect(await store().updateRun('ghost', ['planning', 'running'], { status: 'cancelled' })).toBeUndefined();
+      expect(await store().getRun('ghost')).toBeUndefined();
+    });
+
+    it('rejects an update with no `from` status instead of matching nothing silently', async () => {
+      const run = aRun();
+      await store().createRun(run);
+      const error = await store()
+        .updateRun(run.runId, [], { status: 'running' })
+        .catch((e: unknown) => e);
+      expect(isValidationError(error)).toBe(true);
+    });
+
+    it('lists runs newest first, filtered by status and cut at the limit', async () => {
+      const runs = [0, 1, 2, 3].map((i) =>
+        aRun({ createdAt: at(i), updatedAt: at(i), status: i % 2 === 0 ? 'running' : 'complete' }),
+      );
+      for (const run of runs) await store().createRun(run);
+      const ids = (list: { runId: string }[]) => list.map((r) => r.runId);
+      expect(ids(await store().listRuns())).toEqual(ids([...runs].reverse()));
+      expect(ids(await store().listRuns({ limit: 2 }))).toEqual(ids([runs[3], runs[2]] as typeof runs));
+      expect(ids(await store().listRuns({ status: 'running' }))).toEqual(ids([runs[2], runs[0]] as typeof runs));
+      expect(ids(await store().listRuns({ status: 'complete', limit: 1 }))).toEqual([runs[3]?.runId]);
+    });
+  });
+}
+
+function describePlanBehaviour(store: () => Store): void {
+  describe('plan revisions', () => {
+    it('stores immutable revisions and refuses a second put of the same revision', async () => {
+      const plan = aPlan();
+      await store().putPlanRevision('run-p', plan, 'initial');
+      const error = await store()
+        .putPlanRevision('run-p', { ...plan, objective: 'rewritten' }, 'again')
+        .catch((e: unknown) => e);
+      expect(isConflictError(error)).toBe(true);
+      expect(await store().getPlanRevision('run-p', 1)).toMatchObject({ plan, reason: 'initial' });
+    });
+
+    it('returns the latest revision when none is named, and lists all in order', async () => {
+      await store().putPlanRevision('run-q', aPlan(), 'initial');
+      await store().putPlanRevision('run-q', aPlan({ revision: 2, objective: 'replanned' }), 'replan');
+      expect((await store().getPlanRevision('run-q'))?.plan.objective).toBe('replanned');
+      const list = await store().listPlanRevisions('run-q');
+      expect(list.map((r) => [r.revision, r.reason])).toEqual([
+        [1, 'initial'],
+        [2, 'replan'],
+      ]);
+      expect(list[0]).not.toHaveProperty('plan');
+    });
+
+    it('returns undefined for a run without revisions', async () => {
+      expect(await store().getPlanRevision('run-none')).toBeUndefined();
+      expect(await store().listPlanRevisions('run-none')).toEqual([]);
+    });
+  });
+}
+
+function describeEventBehaviour(store: () => Store): void {
+  describe('events', () => {
+    const event = (runId: string, type: string) => ({ runId, type, at: at(1), detail: { type } });
+
+    it('lists events in append order with unique, increasing seq', async () => {
+      const first = await store().appendEvents([event('run-e', 'a'), event('run-e', 'b')]);
+      const second = await store().appendEvents([event('run-e', 'c')]);
+      const listed = await store().listEvents('run-e');
+      expect(listed.map((e) => e.type)).toEqual(['a', 'b', 'c']);
+      expect(listed).toEqual([...first, ...second]);
+      const seqs = listed.map((e) => e.seq);
+      expect([...seqs].sort()).toEqual(seqs);
+      expect(new Set(seqs).size).toBe(3);
+    });
+
+    it('keeps every concurrently appended event, each with its own seq', async () => {
+      const appended = await Promise.all(
+        Array.from({ length: 15 }, (_, i) => store().appendEvents([event('run-c', `t${i}`)])),
+      );
+      const listed = await store().listEvents('run-c');
+      expect(listed).toHaveLength(15);
+      expect(new Set(listed.map((e) => e.seq)).size).toBe(15);
+      expect(new Set(listed.map((e) => e.type))).toEqual(new Set(appended.flat().map((e) => e.type)));
+    });
+
+    it('returns only later events after a cursor', async () => {
+      const [, second] = (await store().appendEvents([event('run-k', 'a'), event('run-k', 'b')])) as RunEventRecord[];
+      await store().appendEvents([event('run-k', 'c')]);
+      const later = await store().listEvents('run-k', { after: second?.seq as string });
+      expect(later.map((e) => e.type)).toEqual(['c']);
+    });
+
+    it('keeps step id and generation on an event', async () => {
+      await store().appendEvents([{ ...event('run-s', 'step.succeeded'), stepId: 'gather', generation: 2 }]);
+      expect((await store().listEvents('run-s'))[0]).toMatchObject({ stepId: 'gather', generation: 2 });
+    });
+  });
+}

@@ -1,0 +1,236 @@
+import 'aws-sdk-client-mock-vitest/extend';
+import {
+  ConditionalCheckFailedException,
+  DeleteItemCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createDynamoStore } from '../../../../shared/adapters/aws/dynamo-store.ts';
+import { isConflictError, isPayloadTooLargeError } from '../../../../shared/errors.ts';
+
+const TABLE = 'cairn-unit';
+const NOW = new Date('2030-01-01T00:00:00.000Z');
+const dynamo = mockClient(DynamoDBClient);
+const store = createDynamoStore({
+  client: new DynamoDBClient({ region: 'us-east-1' }),
+  tableName: TABLE,
+  now: () => NOW,
+});
+
+const conditionFailed = () =>
+  new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
+
+const storedStep = {
+  PK: { S: 'RUN#r1' },
+  SK: { S: 'STEP#child' },
+  runId: { S: 'r1' },
+  stepId: { S: 'child' },
+  status: { S: 'pending' },
+  generation: { N: '1' },
+  upstream: { L: [{ S: 'left' }, { S: 'right' }] },
+  remaining: { N: '1' },
+  released: { SS: ['left'] },
+  attempts: { N: '0' },
+  updatedAt: { S: NOW.toISOString() },
+};
+
+beforeEach(() => {
+  dynamo.reset();
+});
+
+describe('DynamoDB store commands', () => {
+  it('releases a dependency with one conditional update counting the edge once', async () => {
+    dynamo.on(UpdateItemCommand).resolves({ Attributes: storedStep });
+    const step = await store.releaseDependency('r1', 'child', 1, 'left');
+    expect(step).toMatchObject({ remaining: 1, released: ['left'] });
+    expect(dynamo).toHaveReceivedCommandExactlyOnceWith(UpdateItemCommand, {
+      TableName: TABLE,
+      Key: { PK: { S: 'RUN#r1' }, SK: { S: 'STEP#child' } },
+      ConditionExpression:
+        '(#generation = :generation) AND (contains(#upstream, :upstreamId)) AND (NOT contains(#released, :upstreamId))',
+      UpdateExpression: 'SET #updatedAt = :updatedAt ADD #remaining :minusOne, #released :upstreamSet',
+      ExpressionAttributeNames: {
+        '#generation': 'generation',
+        '#upstream': 'upstream',
+        '#released': 'released',
+        '#updatedAt': 'updatedAt',
+        '#remaining': 'remaining',
+      },
+      ExpressionAttributeValues: {
+        ':generation': { N: '1' },
+        ':upstreamId': { S: 'left' },
+        ':updatedAt': { S: NOW.toISOString() },
+        ':minusOne': { N: '-1' },
+        ':upstreamSet': { SS: ['left'] },
+      },
+      ReturnValues: 'ALL_NEW',
+    });
+  });
+
+  it('reports an already counted edge as undefined instead of throwing', async () => {
+    dynamo.on(UpdateItemCommand).rejects(conditionFailed());
+    expect(await store.releaseDependency('r1', 'child', 1, 'left')).toBeUndefined();
+  });
+
+  it('claims a step with generation, status and unclaimed in the condition', async () => {
+    dynamo.on(UpdateItemCommand).resolves({ Attributes: { ...storedStep, status: { S: 'running' } } });
+    await store.transitionStep(
+      'r1',
+      'child',
+      { generation: 3, from: ['ready', 'pending'], unclaimed: true },
+      {
+        status: 'running',
+        claimedBy: 'exec-1',
+        appendTrace: [{ kind: 'exec', at: NOW.toISOString(), text: 'claimed' }],
+      },
+    );
+    expect(dynamo).toHaveReceivedCommandWith(UpdateItemCommand, {
+      ConditionExpression:
+        '(#generation = :generation) AND (#status IN (:from0, :from1)) AND (attribute_not_exists(#claimedBy))',
+      UpdateExpression:
+        'SET #status = :status, #claimedBy = :claimedBy, #updatedAt = :updatedAt, ' +
+        '#trace = list_append(if_not_exists(#trace, :emptyList), :appendTrace)',
+      ExpressionAttributeValues: expect.objectContaining({
+        ':generation': { N: '3' },
+        ':from0': { S: 'ready' },
+        ':from1': { S: 'pending' },
+        ':status': { S: 'running' },
+        ':claimedBy': { S: 'exec-1' },
+      }),
+      ReturnValues: 'ALL_NEW',
+    });
+  });
+
+  it('creates a run with attribute_not_exists and maps a lost condition to ConflictError', async () => {
+    dynamo.on(PutItemCommand).rejects(conditionFailed());
+    const run = {
+      runId: 'r1',
+      status: 'planning' as const,
+      objective: 'o',
+      revision: 0,
+      createdAt: NOW.toISOString(),
+      updatedAt: NOW.toISOString(),
+      replans: 0,
+    };
+    const error = await store.createRun(run).catch((e: unknown) => e);
+    expect(isConflictError(error)).toBe(true);
+    expect(dynamo).toHaveReceivedCommandWith(PutItemCommand, {
+      TableName: TABLE,
+      ConditionExpression: 'attribute_not_exists(#PK)',
+      ExpressionAttributeNames: { '#PK': 'PK' },
+      Item: expect.objectContaining({
+        PK: { S: 'RUN#r1' },
+        SK: { S: 'RUN' },
+        GSI1PK: { S: 'RUNS' },
+        GSI1SK: { S: `${NOW.toISOString()}#r1` },
+        status: { S: 'planning' },
+      }),
+    });
+  });
+
+  it('reads the winner of a lost run key claim with a consistent read', async () => {
+    dynamo.on(PutItemCommand).rejects(conditionFailed());
+    dynamo.on(GetItemCommand).resolves({ Item: { runId: { S: 'r-winner' } } });
+    expect(await store.claimRunKey('k1', 'r-loser')).toBe('r-winner');
+    expect(dynamo).toHaveReceivedCommandWith(GetItemCommand, {
+      TableName: TABLE,
+      Key: { PK: { S: 'RUNKEY#k1' }, SK: { S: 'RUNKEY' } },
+      ConsistentRead: true,
+    });
+  });
+
+  it('reads steps with consistent reads', async () => {
+    dynamo.on(GetItemCommand).resolves({ Item: storedStep });
+    dynamo.on(QueryCommand).resolves({ Items: [storedStep] });
+    await store.getStep('r1', 'child');
+    await store.listSteps('r1');
+    expect(dynamo).toHaveReceivedCommandWith(GetItemCommand, { ConsistentRead: true });
+    expect(dynamo).toHaveReceivedCommandWith(QueryCommand, {
+      KeyConditionExpression: '#PK = :pk AND begins_with(#SK, :prefix)',
+      ExpressionAttributeNames: { '#PK': 'PK', '#SK': 'SK' },
+      ExpressionAttributeValues: { ':pk': { S: 'RUN#r1' }, ':prefix': { S: 'STEP#' } },
+      ConsistentRead: true,
+    });
+  });
+
+  it('begins an idempotent call like Powertools: absent or expired, else read the holder', async () => {
+    dynamo.on(PutItemCommand).rejects(conditionFailed());
+    dynamo.on(GetItemCommand).resolves({
+      Item: { key: { S: 'k' }, status: { S: 'completed' }, expiresAt: { N: '200' }, result: { S: '{"id":7}' } },
+    });
+    const existing = await store.beginIdempotent('k', 160, 100);
+    expect(existing).toEqual({ key: 'k', status: 'completed', result: { id: 7 }, expiresAt: 200 });
+    expect(dynamo).toHaveReceivedCommandWith(PutItemCommand, {
+      ConditionExpression: '(attribute_not_exists(#PK)) OR (#expiresAt < :now)',
+      ExpressionAttributeNames: { '#PK': 'PK', '#expiresAt': 'expiresAt' },
+      ExpressionAttributeValues: { ':now': { N: '100' } },
+      Item: expect.objectContaining({ status: { S: 'in_progress' }, expiresAt: { N: '160' } }),
+    });
+    expect(dynamo).toHaveReceivedCommandWith(GetItemCommand, { ConsistentRead: true });
+  });
+
+  it('aborts only an in-progress idempotency record', async () => {
+    dynamo.on(DeleteItemCommand).rejects(conditionFailed());
+    await store.abortIdempotent('k');
+    expect(dynamo).toHaveReceivedCommandWith(DeleteItemCommand, {
+      Key: { PK: { S: 'IDEMPOTENCY#k' }, SK: { S: 'IDEMPOTENCY' } },
+      ConditionExpression: '#status = :inProgress',
+      ExpressionAttributeNames: { '#status': 'status' },
+    });
+  });
+
+  it('decides an approval only while pending and moves it to its status partition', async () => {
+    dynamo.on(UpdateItemCommand).rejects(conditionFailed());
+    const result = await store.decideApproval('a1', { status: 'approved', decidedAt: NOW.toISOString() });
+    expect(result).toBeUndefined();
+    expect(dynamo).toHaveReceivedCommandWith(UpdateItemCommand, {
+      Key: { PK: { S: 'APPROVAL#a1' }, SK: { S: 'APPROVAL' } },
+      ConditionExpression: '#status = :pending',
+      UpdateExpression: 'SET #status = :status, #decidedAt = :decidedAt, #GSI1PK = :statusPartition',
+      ExpressionAttributeValues: expect.objectContaining({
+        ':pending': { S: 'pending' },
+        ':statusPartition': { S: 'APPROVALS#approved' },
+      }),
+    });
+  });
+
+  it('refuses an oversized output before sending anything', async () => {
+    const error = await store
+      .transitionStep('r1', 'child', { generation: 1, from: ['running'] }, { output: 'x'.repeat(400 * 1024) })
+      .catch((e: unknown) => e);
+    expect(isPayloadTooLargeError(error)).toBe(true);
+    expect(dynamo.calls()).toHaveLength(0);
+  });
+
+  it('names every attribute through ExpressionAttributeNames in every write', async () => {
+    dynamo.on(UpdateItemCommand).resolves({});
+    dynamo
+      .on(UpdateItemCommand, { Key: { PK: { S: 'RUN#r1' }, SK: { S: 'SEQ#EVENT' } } })
+      .resolves({ Attributes: { next: { N: '2' } } });
+    dynamo.on(PutItemCommand).resolves({});
+    await store.appendEvents([
+      { runId: 'r1', type: 'a', at: NOW.toISOString(), detail: {} },
+      { runId: 'r1', type: 'b', at: NOW.toISOString(), detail: {} },
+    ]);
+    await store.updateRun('r1', ['running'], { status: 'complete' });
+    const writes = [...dynamo.commandCalls(UpdateItemCommand), ...dynamo.commandCalls(PutItemCommand)];
+    expect(writes.length).toBeGreaterThanOrEqual(4);
+    for (const call of writes) {
+      const input = call.args[0].input as { ExpressionAttributeNames?: Record<string, string> };
+      expect(Object.keys(input.ExpressionAttributeNames ?? {}).length).toBeGreaterThan(0);
+    }
+    expect(dynamo).toHaveReceivedCommandWith(UpdateItemCommand, {
+      Key: { PK: { S: 'RUN#r1' }, SK: { S: 'SEQ#EVENT' } },
+      UpdateExpression: 'ADD #next :count',
+      ExpressionAttributeValues: { ':count': { N: '2' } },
+    });
+    expect(dynamo).toHaveReceivedCommandWith(PutItemCommand, {
+      Item: expect.objectContaining({ SK: { S: 'EVENT#000000000001' } }),
+    });
+  });
+});

@@ -1,0 +1,217 @@
+import { describe, expect, it } from 'vitest';
+import { ConflictError } from '../../../shared/errors.ts';
+import { approvalRecord, echoStep, gateStep, harness, planOf, seedRun, stepRecord } from './harness.ts';
+
+type Json = Record<string, unknown>;
+
+async function gateHarness(overrides: Parameters<typeof harness>[0] = {}) {
+  const h = harness(overrides);
+  const plan = planOf([echoStep('before'), gateStep('gate', { dependsOn: ['before'] })]);
+  await seedRun(h, 'run-a', plan, [
+    stepRecord('run-a', 'before', { status: 'succeeded', output: { value: 'x' } }),
+    stepRecord('run-a', 'gate', { status: 'awaiting_approval' }),
+  ]);
+  await h.store.putApproval(approvalRecord('ap1'));
+  return h;
+}
+
+describe('GET /approvals', () => {
+  it('lists approvals by status without their task tokens', async () => {
+    const h = await gateHarness();
+    await h.store.putApproval(approvalRecord('ap2', { status: 'approved' }));
+    const res = await h.request('GET', '/approvals?status=pending');
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { approvals: Json[] };
+    expect(body.approvals.map((a) => a.approvalId)).toEqual(['ap1']);
+    expect(body.approvals[0]).toMatchObject({
+      runId: 'run-a',
+      stepId: 'gate',
+      generation: 1,
+      kind: 'approval',
+      status: 'pending',
+      question: 'May it go on?',
+      input: {},
+      upstreamOutputs: { before: { value: 'x' } },
+      deadline: '2030-01-01T00:05:00.000Z',
+      createdAt: '2030-01-01T00:00:00.000Z',
+    });
+    expect(JSON.stringify(body)).not.toContain('token-ap1');
+    const all = (await (await h.request('GET', '/approvals')).json()) as { approvals: Json[] };
+    expect(all.approvals).toHaveLength(2);
+  });
+
+  it('answers 400 for an unknown status', async () => {
+    const h = await gateHarness();
+    expect((await h.request('GET', '/approvals?status=maybe')).status).toBe(400);
+  });
+
+  it('reads one approval, or 404', async () => {
+    const h = await gateHarness();
+    const res = await h.request('GET', '/approvals/ap1');
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { approval: Json };
+    expect(body.approval.approvalId).toBe('ap1');
+    expect(body.approval.taskToken).toBeUndefined();
+    expect((await h.request('GET', '/approvals/nope')).status).toBe(404);
+  });
+});
+
+describe('POST /approvals/{id}', () => {
+  it('records an approval and answers the task token with the decision', async () => {
+    const h = await gateHarness();
+    const res = await h.request('POST', '/approvals/ap1', { body: { decision: 'approve', comment: 'fine' } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { approval: Json };
+    expect(body.approval).toMatchObject({
+      status: 'approved',
+      decidedBy: 'local-token',
+      comment: 'fine',
+      decidedAt: '2030-01-01T00:00:00.000Z',
+    });
+    expect(h.executions.successes).toEqual([
+      { token: 'token-ap1', output: { decision: 'approve', comment: 'fine', by: 'local-token' } },
+    ]);
+  });
+
+  it('lets exactly one of two concurrent decisions win; the other gets 409', async () => {
+    const h = await gateHarness();
+    const [a, b] = await Promise.all([
+      h.request('POST', '/approvals/ap1', { body: { decision: 'approve' } }),
+      h.request('POST', '/approvals/ap1', { body: { decision: 'reject' } }),
+    ]);
+    expect([a.status, b.status].sort()).toEqual([200, 409]);
+    const loser = (await (a.status === 409 ? a : b).json()) as { error: { code: string } };
+    expect(loser.error.code).toBe('E_ALREADY_DECIDED');
+    expect(h.executions.successes).toHaveLength(1);
+  });
+
+  it('answers 409 to a repeated decision', async () => {
+    const h = await gateHarness();
+    await h.request('POST', '/approvals/ap1', { body: { decision: 'approve' } });
+    const again = await h.request('POST', '/approvals/ap1', { body: { decision: 'approve' } });
+    expect(again.status).toBe(409);
+    expect(h.executions.successes).toHaveLength(1);
+  });
+
+  it('answers 410 past the deadline, marks the approval expired and answers no token', async () => {
+    const h = await gateHarness();
+    h.now = new Date('2030-01-01T00:05:00.001Z');
+    const res = await h.request('POST', '/approvals/ap1', { body: { decision: 'approve' } });
+    expect(res.status).toBe(410);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('E_APPROVAL_EXPIRED');
+    expect(h.store.approvals.get('ap1')?.status).toBe('expired');
+    expect(h.executions.successes).toEqual([]);
+    const again = await h.request('POST', '/approvals/ap1', { body: { decision: 'approve' } });
+    expect(again.status).toBe(410);
+  });
+
+  it('accepts a decision at the deadline itself', async () => {
+    const h = await gateHarness();
+    h.now = new Date('2030-01-01T00:05:00.000Z');
+    expect((await h.request('POST', '/approvals/ap1', { body: { decision: 'approve' } })).status).toBe(200);
+  });
+
+  it('edits with an output that matches the step outputSchema', async () => {
+    const h = await gateHarness();
+    const output = { approved: true, note: 'changed' };
+    const res = await h.request('POST', '/approvals/ap1', { body: { decision: 'edit', output } });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { approval: Json }).approval).toMatchObject({ status: 'edited', output });
+    expect(h.executions.successes[0]?.output).toEqual({ decision: 'edit', output, by: 'local-token' });
+  });
+
+  it('refuses an edit whose output breaks the outputSchema with 422 and keeps the approval pending', async () => {
+    const h = await gateHarness();
+    const res = await h.request('POST', '/approvals/ap1', { body: { decision: 'edit', output: { approved: 'yes' } } });
+    expect(res.status).toBe(422);
+    const body = (await res.json()) as { error: { code: string; details: string[] } };
+    expect(body.error.code).toBe('E_INVALID_OUTPUT');
+    expect(body.error.details.length).toBeGreaterThan(0);
+    expect(h.store.approvals.get('ap1')?.status).toBe('pending');
+    expect(h.executions.successes).toEqual([]);
+  });
+
+  it('refuses an edit without an output with 422', async () => {
+    const h = await gateHarness();
+    const res = await h.request('POST', '/approvals/ap1', { body: { decision: 'edit' } });
+    expect(res.status).toBe(422);
+    expect(h.store.approvals.get('ap1')?.status).toBe('pending');
+  });
+
+  it('validates a review against the reviewed step target', async () => {
+    const h = await gateHarness();
+    await h.store.putApproval(approvalRecord('rv', { stepId: 'before', kind: 'review', heldOutput: { value: 'x' } }));
+    const bad = await h.request('POST', '/approvals/rv', { body: { decision: 'edit', output: { approved: true } } });
+    expect(bad.status).toBe(422);
+    const good = await h.request('POST', '/approvals/rv', { body: { decision: 'edit', output: { value: 'fixed' } } });
+    expect(good.status).toBe(200);
+  });
+
+  it('records a rejection without an output', async () => {
+    const h = await gateHarness();
+    const res = await h.request('POST', '/approvals/ap1', { body: { decision: 'reject', output: { approved: true } } });
+    expect(res.status).toBe(200);
+    expect(h.store.approvals.get('ap1')).toMatchObject({ status: 'rejected' });
+    expect(h.store.approvals.get('ap1')?.output).toBeUndefined();
+    expect(h.executions.successes[0]?.output).toEqual({ decision: 'reject', by: 'local-token' });
+  });
+
+  it('answers 410 when the step no longer waits for the token', async () => {
+    const h = await gateHarness();
+    h.executions.sendError = new ConflictError('The task token is not open');
+    const res = await h.request('POST', '/approvals/ap1', { body: { decision: 'approve' } });
+    expect(res.status).toBe(410);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('E_APPROVAL_EXPIRED');
+  });
+
+  it('retries a transient failure to answer the token', async () => {
+    const h = await gateHarness();
+    const send = h.executions.sendTaskSuccess.bind(h.executions);
+    let calls = 0;
+    h.executions.sendTaskSuccess = async (token, output) => {
+      calls += 1;
+      if (calls === 1) throw Object.assign(new Error('throttled'), { name: 'ThrottlingException' });
+      return send(token, output);
+    };
+    const res = await h.request('POST', '/approvals/ap1', { body: { decision: 'approve' } });
+    expect(res.status).toBe(200);
+    expect(calls).toBe(2);
+    expect(h.executions.successes).toHaveLength(1);
+  });
+
+  it('answers 400 for a bad decision and 404 for an unknown approval', async () => {
+    const h = await gateHarness();
+    expect((await h.request('POST', '/approvals/ap1', { body: { decision: 'maybe' } })).status).toBe(400);
+    expect((await h.request('POST', '/approvals/nope', { body: { decision: 'approve' } })).status).toBe(404);
+  });
+
+  it('records the JWT subject as the approver when deployed', async () => {
+    const h = await gateHarness({ auth: { kind: 'gateway' } });
+    const { createApp } = await import('../../../shared/api/app.ts');
+    const app = createApp(h.deps);
+    const env = { requestContext: { authorizer: { jwt: { claims: { sub: 'alice' } } } } };
+    const res = await app.request(
+      '/approvals/ap1',
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ decision: 'approve' }),
+      },
+      env,
+    );
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { approval: Json }).approval.decidedBy).toBe('alice');
+  });
+});
+
+describe('GET /conformance/ledger', () => {
+  it('exists only with a ledger', async () => {
+    const without = harness();
+    expect((await without.request('GET', '/conformance/ledger')).status).toBe(404);
+    const entries = [{ entryId: 'e1', entry: 'x' }];
+    const withLedger = harness({ ledger: { entries: () => entries } });
+    const res = await withLedger.request('GET', '/conformance/ledger');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ entries });
+  });
+});

@@ -1,0 +1,189 @@
+/** A test harness for the API: a small catalog, fake ports, and a request helper with the bearer token. */
+import { createApp } from '../../../shared/api/app.ts';
+import type { ApiDeps, PlanRequest } from '../../../shared/api/deps.ts';
+import { loadCatalog } from '../../../shared/plan/catalog.ts';
+import type { Plan, PlanStep } from '../../../shared/plan/schema.ts';
+import { plannerError } from '../../../shared/planner/errors.ts';
+import type { ApprovalRecord, RunRecord, StepRecord } from '../../../shared/ports/store.ts';
+import { FakeExecutions, FakeStore } from './fakes.ts';
+
+export const TOKEN = 'test-token';
+
+const valueContract = {
+  type: 'object',
+  required: ['value'],
+  properties: { value: { type: 'string' } },
+  additionalProperties: false,
+};
+const approverOutput = {
+  type: 'object',
+  required: ['approved'],
+  properties: { approved: { type: 'boolean' }, note: { type: 'string' } },
+  additionalProperties: false,
+};
+
+export const catalog = loadCatalog({
+  capabilities: [
+    {
+      target: 'tool:echo',
+      description: 'echo',
+      inputSchema: valueContract,
+      outputSchema: valueContract,
+      sideEffect: 'none',
+    },
+    {
+      target: 'human:approver',
+      description: 'a gate',
+      inputSchema: { type: 'object' },
+      outputSchema: approverOutput,
+      sideEffect: 'none',
+    },
+  ],
+});
+
+export const echoStep = (id: string, fields: Partial<PlanStep> = {}): PlanStep => ({
+  id,
+  title: `Step ${id}`,
+  target: 'tool:echo',
+  dependsOn: [],
+  input: { value: id },
+  inputSchema: valueContract,
+  outputSchema: valueContract,
+  ...fields,
+});
+
+export const gateStep = (id: string, fields: Partial<PlanStep> = {}): PlanStep => ({
+  id,
+  title: `Gate ${id}`,
+  target: 'human:approver',
+  dependsOn: [],
+  input: {},
+  inputSchema: { type: 'object' },
+  outputSchema: approverOutput,
+  approval: { question: 'May it go on?', timeoutSeconds: 300 },
+  ...fields,
+});
+
+export const planOf = (steps: PlanStep[], objective = 'test objective'): Plan => ({
+  schemaVersion: 1,
+  revision: 1,
+  objective,
+  steps,
+});
+
+/** A planner that plans DIRECT requests as one step and refuses everything else like the real one. */
+export const fakePlanner = {
+  async plan(request: PlanRequest): Promise<Plan> {
+    if (request.mode !== 'DIRECT' || request.directTarget === undefined) {
+      throw plannerError('E_NO_METHOD', 'no method decomposes this objective');
+    }
+    if (request.directTarget !== 'tool:echo') throw plannerError('E_UNKNOWN_TARGET', `unknown ${request.directTarget}`);
+    return planOf([echoStep('only')], request.objective);
+  },
+};
+
+export interface Harness {
+  readonly store: FakeStore;
+  readonly executions: FakeExecutions;
+  readonly deps: ApiDeps;
+  readonly cancelled: string[];
+  now: Date;
+  request(
+    method: string,
+    path: string,
+    options?: { body?: unknown; headers?: Record<string, string> },
+  ): Promise<Response>;
+}
+
+export function harness(overrides: Partial<ApiDeps> = {}): Harness {
+  const store = new FakeStore();
+  const executions = new FakeExecutions();
+  const cancelled: string[] = [];
+  let ids = 0;
+  const h: Harness = {
+    store,
+    executions,
+    cancelled,
+    now: new Date('2030-01-01T00:00:00.000Z'),
+    deps: {
+      store,
+      executions,
+      catalog,
+      planner: { plan: (request) => fakePlanner.plan(request) },
+      limits: { maxSteps: 8, maxDepth: 4 },
+      cancelRun: async (runId) => {
+        cancelled.push(runId);
+        await store.updateRun(runId, ['planning', 'running', 'paused'], { status: 'cancelled' });
+      },
+      auth: { kind: 'token', token: TOKEN },
+      clock: () => h.now,
+      newId: () => `run-${++ids}`,
+      ...overrides,
+    },
+    async request(method, path, options = {}) {
+      const headers: Record<string, string> = { authorization: `Bearer ${TOKEN}`, ...options.headers };
+      let body: string | undefined;
+      if (options.body !== undefined) {
+        body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+        headers['content-type'] = 'application/json';
+      }
+      return app.request(path, { method, headers, ...(body === undefined ? {} : { body }) });
+    },
+  };
+  const app = createApp(h.deps);
+  return h;
+}
+
+export const runRecord = (runId: string, fields: Partial<RunRecord> = {}): RunRecord => ({
+  runId,
+  status: 'running',
+  objective: `objective of ${runId}`,
+  revision: 1,
+  createdAt: '2030-01-01T00:00:00.000Z',
+  updatedAt: '2030-01-01T00:00:00.000Z',
+  replans: 0,
+  ...fields,
+});
+
+export const stepRecord = (runId: string, stepId: string, fields: Partial<StepRecord> = {}): StepRecord => ({
+  runId,
+  stepId,
+  status: 'pending',
+  generation: 1,
+  upstream: [],
+  remaining: 0,
+  released: [],
+  attempts: 0,
+  trace: [],
+  updatedAt: '2030-01-01T00:00:00.000Z',
+  ...fields,
+});
+
+export const approvalRecord = (approvalId: string, fields: Partial<ApprovalRecord> = {}): ApprovalRecord => ({
+  approvalId,
+  runId: 'run-a',
+  stepId: 'gate',
+  generation: 1,
+  kind: 'approval',
+  status: 'pending',
+  question: 'May it go on?',
+  input: {},
+  upstreamOutputs: { before: { value: 'x' } },
+  taskToken: `token-${approvalId}`,
+  createdAt: '2030-01-01T00:00:00.000Z',
+  deadline: '2030-01-01T00:05:00.000Z',
+  ...fields,
+});
+
+/** Seeds a running run with a plan revision and step records. */
+export async function seedRun(
+  h: Harness,
+  runId: string,
+  plan: Plan,
+  steps: StepRecord[],
+  run: Partial<RunRecord> = {},
+) {
+  await h.store.createRun(runRecord(runId, { objective: plan.objective, ...run }));
+  await h.store.putPlanRevision(runId, plan, 'initial plan');
+  await h.store.putSteps(steps);
+}

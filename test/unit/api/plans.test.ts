@@ -1,0 +1,115 @@
+import { describe, expect, it, vi } from 'vitest';
+import { echoStep, harness, planOf } from './harness.ts';
+
+describe('POST /plans', () => {
+  it('returns the planned plan and starts nothing', async () => {
+    const h = harness();
+    const res = await h.request('POST', '/plans', {
+      body: { objective: 'say hi', mode: 'DIRECT', directTarget: 'tool:echo' },
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { plan: { objective: string; steps: { target: string }[] } };
+    expect(body.plan.objective).toBe('say hi');
+    expect(body.plan.steps.map((s) => s.target)).toEqual(['tool:echo']);
+    expect(h.executions.starts).toEqual([]);
+    expect(h.store.runs.size).toBe(0);
+  });
+
+  it('defaults the mode to DIRECT when a direct target is given', async () => {
+    const h = harness();
+    const res = await h.request('POST', '/plans', { body: { objective: 'say hi', directTarget: 'tool:echo' } });
+    expect(res.status).toBe(200);
+  });
+
+  it('maps planner errors to 422 with the planner code', async () => {
+    const h = harness();
+    const res = await h.request('POST', '/plans', { body: { objective: 'write a report' } });
+    expect(res.status).toBe(422);
+    expect(await res.json()).toEqual({ error: { code: 'E_NO_METHOD', message: expect.any(String) } });
+  });
+
+  it('rejects a bad body with 400 and details', async () => {
+    const h = harness();
+    const res = await h.request('POST', '/plans', { body: { objective: '  ', mode: 'SIDEWAYS', extra: 1 } });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { code: string; details: { path: string }[] } };
+    expect(body.error.code).toBe('E_BAD_REQUEST');
+    expect(body.error.details.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('rejects malformed JSON and duplicate keys with 400', async () => {
+    const h = harness();
+    for (const body of ['{"objective":', '{"objective":"a","objective":"b"}', '']) {
+      const res = await h.request('POST', '/plans', { body, headers: { 'content-type': 'application/json' } });
+      expect(res.status, body).toBe(400);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('E_BAD_REQUEST');
+    }
+  });
+
+  it('hides unexpected errors behind a generic 500 and logs them on the server', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const h = harness({
+      planner: {
+        plan: async () => {
+          throw new Error('secret internals at /srv/x.ts:12');
+        },
+      },
+    });
+    const res = await h.request('POST', '/plans', { body: { objective: 'x', directTarget: 'tool:echo' } });
+    expect(res.status).toBe(500);
+    const text = await res.text();
+    expect(JSON.parse(text)).toEqual({ error: { code: 'E_INTERNAL', message: 'internal error' } });
+    expect(text).not.toContain('secret');
+    expect(log).toHaveBeenCalledOnce();
+    log.mockRestore();
+  });
+});
+
+describe('POST /plans/validate', () => {
+  it('answers 200 valid for a good plan', async () => {
+    const h = harness();
+    const res = await h.request('POST', '/plans/validate', { body: { plan: planOf([echoStep('a')]) } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ valid: true });
+  });
+
+  it('answers 422 with every issue for a bad plan', async () => {
+    const h = harness();
+    const plan = planOf([echoStep('a', { dependsOn: ['b'] }), echoStep('a', { target: 'tool:nope' })]);
+    const res = await h.request('POST', '/plans/validate', { body: { plan } });
+    expect(res.status).toBe(422);
+    const body = (await res.json()) as { valid: boolean; errors: { code: string }[]; error: { code: string } };
+    expect(body.valid).toBe(false);
+    expect(body.error.code).toBe('E_INVALID_PLAN');
+    expect(body.errors.map((e) => e.code)).toEqual(
+      expect.arrayContaining(['E_UNKNOWN_DEPENDENCY', 'E_DUPLICATE_ID', 'E_UNKNOWN_TARGET']),
+    );
+  });
+
+  it('applies the untrusted rules only when generated is true', async () => {
+    const h = harness();
+    const plan = planOf([echoStep('a', { status: 'succeeded' })]);
+    const trusted = await h.request('POST', '/plans/validate', { body: { plan } });
+    const untrusted = await h.request('POST', '/plans/validate', { body: { plan, generated: true } });
+    expect(trusted.status).toBe(200);
+    expect(untrusted.status).toBe(422);
+    expect(((await untrusted.json()) as { errors: { code: string }[] }).errors.map((e) => e.code)).toContain(
+      'E_NOT_PENDING',
+    );
+  });
+
+  it('applies the configured limits', async () => {
+    const h = harness({ limits: { maxSteps: 1, maxDepth: 4 } });
+    const res = await h.request('POST', '/plans/validate', { body: { plan: planOf([echoStep('a'), echoStep('b')]) } });
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as { errors: { code: string }[] }).errors.map((e) => e.code)).toContain(
+      'E_TOO_MANY_STEPS',
+    );
+  });
+
+  it('needs a plan field', async () => {
+    const h = harness();
+    const res = await h.request('POST', '/plans/validate', { body: { generated: true } });
+    expect(res.status).toBe(400);
+  });
+});

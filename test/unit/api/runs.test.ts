@@ -1,0 +1,325 @@
+import { describe, expect, it } from 'vitest';
+import { runExecutionName } from '../../../shared/ports/executions.ts';
+import { echoStep, gateStep, harness, planOf, runRecord, seedRun, stepRecord } from './harness.ts';
+
+type Json = Record<string, unknown>;
+
+describe('POST /runs', () => {
+  it('stores a run from an objective and starts the run machine', async () => {
+    const h = harness();
+    const res = await h.request('POST', '/runs', { body: { objective: 'say hi', directTarget: 'tool:echo' } });
+    expect(res.status).toBe(202);
+    const body = (await res.json()) as { runId: string; status: string };
+    expect(body).toEqual({ runId: 'run-1', status: 'planning' });
+    expect(h.store.runs.get('run-1')).toMatchObject({
+      status: 'planning',
+      objective: 'say hi',
+      mode: 'DIRECT',
+      directTarget: 'tool:echo',
+      revision: 0,
+      replans: 0,
+    });
+    expect(h.executions.starts).toEqual([
+      { machine: 'run', name: runExecutionName('run-1'), input: { runId: 'run-1' }, started: true },
+    ]);
+  });
+
+  it('stores a submitted plan as SUBMITTED with the plan objective', async () => {
+    const h = harness();
+    const plan = planOf([echoStep('a'), echoStep('b', { dependsOn: ['a'] })], 'submitted objective');
+    const res = await h.request('POST', '/runs', { body: { plan } });
+    expect(res.status).toBe(202);
+    const run = h.store.runs.get('run-1');
+    expect(run).toMatchObject({ mode: 'SUBMITTED', objective: 'submitted objective', status: 'planning' });
+    expect(run?.submittedPlan).toEqual(plan);
+  });
+
+  it('refuses an invalid submitted plan with 422 and stores and starts nothing', async () => {
+    const h = harness();
+    const plan = planOf([echoStep('a', { dependsOn: ['a'], status: 'succeeded' })]);
+    const res = await h.request('POST', '/runs', { body: { plan }, headers: { 'idempotency-key': 'k-bad' } });
+    expect(res.status).toBe(422);
+    const body = (await res.json()) as { error: { code: string }; valid: boolean; errors: { code: string }[] };
+    expect(body.error.code).toBe('E_INVALID_PLAN');
+    expect(body.valid).toBe(false);
+    expect(body.errors.map((e) => e.code)).toEqual(expect.arrayContaining(['E_SELF_DEPENDENCY', 'E_NOT_PENDING']));
+    expect(h.store.runs.size).toBe(0);
+    expect(h.store.runKeys.size).toBe(0);
+    expect(h.executions.starts).toEqual([]);
+  });
+
+  it('refuses a plan over the step limit with the limit code', async () => {
+    const h = harness({ limits: { maxSteps: 2, maxDepth: 4 } });
+    const res = await h.request('POST', '/runs', {
+      body: { plan: planOf([echoStep('a'), echoStep('b'), echoStep('c')]) },
+    });
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as { errors: { code: string }[] }).errors.map((e) => e.code)).toContain(
+      'E_TOO_MANY_STEPS',
+    );
+    expect(h.store.runs.size).toBe(0);
+  });
+
+  it('returns the same run for the same Idempotency-Key and starts one execution', async () => {
+    const h = harness();
+    const send = () =>
+      h.request('POST', '/runs', {
+        body: { objective: 'once', directTarget: 'tool:echo' },
+        headers: { 'idempotency-key': 'k1' },
+      });
+    const [a, b] = await Promise.all([send(), send()]);
+    const c = await send();
+    const ids = await Promise.all([a, b, c].map(async (r) => ((await r.json()) as { runId: string }).runId));
+    expect([a.status, b.status, c.status]).toEqual([202, 202, 202]);
+    expect(new Set(ids).size).toBe(1);
+    expect(h.store.runs.size).toBe(1);
+    expect(h.executions.startedNames()).toEqual([runExecutionName(ids[0] ?? '')]);
+  });
+
+  it('does not touch a key owner that has left planning', async () => {
+    const h = harness();
+    await h.store.createRun(runRecord('run-old', { status: 'complete' }));
+    await h.store.claimRunKey('k2', 'run-old');
+    const res = await h.request('POST', '/runs', {
+      body: { objective: 'x', directTarget: 'tool:echo' },
+      headers: { 'idempotency-key': 'k2' },
+    });
+    expect(await res.json()).toEqual({ runId: 'run-old', status: 'complete' });
+    expect(h.executions.starts).toEqual([]);
+  });
+
+  it('finishes the work of a key owner that died before storing its run', async () => {
+    const h = harness();
+    await h.store.claimRunKey('k3', 'run-lost');
+    const res = await h.request('POST', '/runs', {
+      body: { objective: 'x', directTarget: 'tool:echo' },
+      headers: { 'idempotency-key': 'k3' },
+    });
+    expect(await res.json()).toEqual({ runId: 'run-lost', status: 'planning' });
+    expect(h.store.runs.get('run-lost')?.status).toBe('planning');
+    expect(h.executions.startedNames()).toEqual([runExecutionName('run-lost')]);
+  });
+
+  it('refuses a request the planner could never plan with 422 and stores nothing', async () => {
+    const h = harness();
+    const noTarget = await h.request('POST', '/runs', { body: { objective: 'x', mode: 'DIRECT' } });
+    const unknown = await h.request('POST', '/runs', { body: { objective: 'x', directTarget: 'tool:nope' } });
+    const both = await h.request('POST', '/runs', {
+      body: { objective: 'x', mode: 'DECOMPOSE', directTarget: 'tool:echo' },
+    });
+    expect([noTarget.status, unknown.status, both.status]).toEqual([422, 422, 422]);
+    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('E_UNKNOWN_TARGET');
+    expect(((await noTarget.json()) as { error: { code: string } }).error.code).toBe('E_MODE');
+    expect(h.store.runs.size).toBe(0);
+    expect(h.executions.starts).toEqual([]);
+  });
+
+  it('answers 400 for a bad body or a bad key', async () => {
+    const h = harness();
+    const bad = await h.request('POST', '/runs', { body: { objective: 'x', plan: {} } });
+    const noObjective = await h.request('POST', '/runs', { body: { mode: 'DIRECT' } });
+    const badKey = await h.request('POST', '/runs', {
+      body: { objective: 'x' },
+      headers: { 'idempotency-key': 'a b' },
+    });
+    expect([bad.status, noObjective.status, badKey.status]).toEqual([400, 400, 400]);
+    expect(h.store.runs.size).toBe(0);
+  });
+});
+
+describe('GET /runs/{runId}', () => {
+  it('answers 404 JSON for an unknown run', async () => {
+    const h = harness();
+    const res = await h.request('GET', '/runs/does-not-exist');
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('E_NOT_FOUND');
+  });
+
+  it('shows a planning run with no steps', async () => {
+    const h = harness();
+    await h.store.createRun(runRecord('r1', { status: 'planning', revision: 0 }));
+    const body = (await (await h.request('GET', '/runs/r1')).json()) as Json;
+    expect(body).toEqual({ runId: 'r1', status: 'planning', objective: 'objective of r1', revision: 0, steps: [] });
+  });
+
+  it('joins the plan and the step records in plan order, groups derived', async () => {
+    const h = harness();
+    const plan = planOf([
+      { id: 'grp', title: 'Group', target: null, dependsOn: [] },
+      echoStep('b', { parentId: 'grp', dependsOn: ['a'] }),
+      echoStep('a', { parentId: 'grp' }),
+      echoStep('c', { dependsOn: ['grp'] }),
+    ]);
+    await seedRun(h, 'r2', plan, [
+      stepRecord('r2', 'a', {
+        status: 'succeeded',
+        attempts: 2,
+        output: { value: 'a' },
+        confidence: 0.9,
+        startedAt: '2030-01-01T00:00:01.000Z',
+        finishedAt: '2030-01-01T00:00:02.000Z',
+        trace: [{ kind: 'exec', at: '2030-01-01T00:00:02.000Z', text: 'ok' }],
+      }),
+      stepRecord('r2', 'b', {
+        status: 'failed',
+        attempts: 1,
+        error: { code: 'E_X', message: 'boom', retryable: false },
+      }),
+      stepRecord('r2', 'c', { status: 'blocked' }),
+    ]);
+    const res = await h.request('GET', '/runs/r2');
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { steps: Json[]; revision: number };
+    expect(body.revision).toBe(1);
+    expect(body.steps.map((s) => [s.id, s.status])).toEqual([
+      ['grp', 'failed'],
+      ['b', 'failed'],
+      ['a', 'succeeded'],
+      ['c', 'blocked'],
+    ]);
+    expect(body.steps[0]).toMatchObject({ target: null, parentId: null, generation: null, attempts: 0 });
+    expect(body.steps[2]).toEqual({
+      id: 'a',
+      title: 'Step a',
+      target: 'tool:echo',
+      parentId: 'grp',
+      dependsOn: [],
+      status: 'succeeded',
+      generation: 1,
+      attempts: 2,
+      output: { value: 'a' },
+      error: null,
+      confidence: 0.9,
+      startedAt: '2030-01-01T00:00:01.000Z',
+      finishedAt: '2030-01-01T00:00:02.000Z',
+      trace: [{ kind: 'exec', at: '2030-01-01T00:00:02.000Z', text: 'ok' }],
+    });
+    expect(body.steps[1]).toMatchObject({ error: { code: 'E_X', message: 'boom', retryable: false }, attempts: 1 });
+  });
+
+  it('derives paused when nothing runs and a step awaits a person', async () => {
+    const h = harness();
+    const plan = planOf([echoStep('a'), gateStep('g', { dependsOn: ['a'] }), echoStep('z')]);
+    await seedRun(h, 'r3', plan, [
+      stepRecord('r3', 'a', { status: 'succeeded' }),
+      stepRecord('r3', 'g', { status: 'awaiting_approval' }),
+      stepRecord('r3', 'z', { status: 'running' }),
+    ]);
+    expect(((await (await h.request('GET', '/runs/r3')).json()) as Json).status).toBe('running');
+    await h.store.transitionStep('r3', 'z', { generation: 1, from: ['running'] }, { status: 'succeeded' });
+    expect(((await (await h.request('GET', '/runs/r3')).json()) as Json).status).toBe('paused');
+  });
+
+  it('includes the terminal record', async () => {
+    const h = harness();
+    await seedRun(h, 'r4', planOf([echoStep('a')]), [stepRecord('r4', 'a', { status: 'failed' })], {
+      status: 'failed',
+      terminal: {
+        state: 'failed',
+        reason: 'step failed',
+        evidence: { rootCauses: ['a'] },
+        at: '2030-01-01T00:01:00.000Z',
+      },
+    });
+    const body = (await (await h.request('GET', '/runs/r4')).json()) as Json;
+    expect(body.terminal).toEqual({ state: 'failed', reason: 'step failed', evidence: { rootCauses: ['a'] } });
+  });
+});
+
+describe('GET /runs', () => {
+  it('lists runs newest first with progress', async () => {
+    const h = harness();
+    await seedRun(
+      h,
+      'old',
+      planOf([echoStep('a'), echoStep('b')]),
+      [stepRecord('old', 'a', { status: 'succeeded' }), stepRecord('old', 'b', { status: 'running' })],
+      { createdAt: '2030-01-01T00:00:00.000Z' },
+    );
+    await h.store.createRun(
+      runRecord('new', { status: 'planning', revision: 0, createdAt: '2030-01-02T00:00:00.000Z' }),
+    );
+    const body = (await (await h.request('GET', '/runs')).json()) as { runs: Json[] };
+    expect(body.runs.map((r) => r.runId)).toEqual(['new', 'old']);
+    expect(body.runs[1]).toMatchObject({ status: 'running', progress: { done: 1, total: 2 }, revision: 1 });
+    expect(body.runs[0]).toMatchObject({ status: 'planning', progress: { done: 0, total: 0 } });
+  });
+
+  it('filters by status, paused derived, and honours limit', async () => {
+    const h = harness();
+    await seedRun(h, 'p', planOf([gateStep('g')]), [stepRecord('p', 'g', { status: 'awaiting_approval' })]);
+    await seedRun(h, 'r', planOf([echoStep('a')]), [stepRecord('r', 'a', { status: 'running' })]);
+    await h.store.createRun(runRecord('c', { status: 'complete' }));
+    const ids = async (q: string) =>
+      ((await (await h.request('GET', `/runs${q}`)).json()) as { runs: Json[] }).runs.map((r) => r.runId).sort();
+    expect(await ids('?status=paused')).toEqual(['p']);
+    expect(await ids('?status=running')).toEqual(['r']);
+    expect(await ids('?status=complete')).toEqual(['c']);
+    expect(await ids('?limit=1')).toHaveLength(1);
+  });
+
+  it('answers 400 for a bad query', async () => {
+    const h = harness();
+    expect((await h.request('GET', '/runs?status=nope')).status).toBe(400);
+    expect((await h.request('GET', '/runs?limit=0')).status).toBe(400);
+    expect((await h.request('GET', '/runs?limit=abc')).status).toBe(400);
+  });
+});
+
+describe('GET /runs/{runId}/plan and /events', () => {
+  it('returns the current revision or the one asked for', async () => {
+    const h = harness();
+    const plan = planOf([echoStep('a')]);
+    await seedRun(h, 'r', plan, [], { revision: 2 });
+    await h.store.putPlanRevision('r', { ...plan, revision: 2, steps: [echoStep('b')] }, 'replanned');
+    const current = (await (await h.request('GET', '/runs/r/plan')).json()) as Json;
+    expect(current).toMatchObject({ revision: 2, reason: 'replanned' });
+    const first = (await (await h.request('GET', '/runs/r/plan?revision=1')).json()) as Json;
+    expect(first).toEqual({ plan, revision: 1, reason: 'initial plan' });
+    expect((await h.request('GET', '/runs/r/plan?revision=3')).status).toBe(404);
+    expect((await h.request('GET', '/runs/r/plan?revision=x')).status).toBe(400);
+    expect((await h.request('GET', '/runs/nope/plan')).status).toBe(404);
+  });
+
+  it('answers 404 for the plan of a run still planning', async () => {
+    const h = harness();
+    await h.store.createRun(runRecord('r', { status: 'planning', revision: 0 }));
+    expect((await h.request('GET', '/runs/r/plan')).status).toBe(404);
+  });
+
+  it('lists the events in order', async () => {
+    const h = harness();
+    await h.store.createRun(runRecord('r'));
+    await h.store.appendEvents([
+      { runId: 'r', type: 'RunStarted', at: 't1', detail: {} },
+      { runId: 'other', type: 'RunStarted', at: 't0', detail: {} },
+      { runId: 'r', type: 'StepStarted', at: 't2', stepId: 'a', detail: {} },
+    ]);
+    const body = (await (await h.request('GET', '/runs/r/events')).json()) as { events: Json[] };
+    expect(body.events.map((e) => e.type)).toEqual(['RunStarted', 'StepStarted']);
+    const later = (await (await h.request('GET', `/runs/r/events?after=${body.events[0]?.seq}`)).json()) as {
+      events: Json[];
+    };
+    expect(later.events.map((e) => e.type)).toEqual(['StepStarted']);
+    expect((await h.request('GET', '/runs/nope/events')).status).toBe(404);
+  });
+});
+
+describe('POST /runs/{runId}/cancel', () => {
+  it('cancels through the coordinator and is idempotent', async () => {
+    const h = harness();
+    await h.store.createRun(runRecord('r'));
+    const first = await h.request('POST', '/runs/r/cancel');
+    const second = await h.request('POST', '/runs/r/cancel');
+    expect(first.status).toBe(200);
+    expect(await first.json()).toEqual({ runId: 'r', status: 'cancelled' });
+    expect(await second.json()).toEqual({ runId: 'r', status: 'cancelled' });
+    expect(h.cancelled).toEqual(['r', 'r']);
+  });
+
+  it('answers 404 for an unknown run without calling the coordinator', async () => {
+    const h = harness();
+    expect((await h.request('POST', '/runs/nope/cancel')).status).toBe(404);
+    expect(h.cancelled).toEqual([]);
+  });
+});

@@ -1,0 +1,146 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  dependentsOf,
+  initialStepRecords,
+  isStartable,
+  planGraph,
+  releasesDependents,
+  stepsToBlock,
+  stepsToStart,
+  upstreamOutputs,
+} from '../../../shared/engine/scheduling.ts';
+import type { StepStatus } from '../../../shared/plan/schema.ts';
+import type { StepRecord } from '../../../shared/ports/store.ts';
+import { dagArbitrary, group, referenceDownstream, step } from './engine-testkit.ts';
+
+const now = '2025-01-01T00:00:00.000Z';
+
+describe('initialStepRecords', () => {
+  it('creates one pending record per executable step counting its upstream', () => {
+    const records = initialStepRecords({ steps: [step('a'), step('b'), step('c', ['a', 'b'])] }, { runId: 'r', now });
+    expect(records.map((r) => [r.stepId, r.status, r.remaining, r.generation])).toEqual([
+      ['a', 'pending', 0, 1],
+      ['b', 'pending', 0, 1],
+      ['c', 'pending', 2, 1],
+    ]);
+    expect(records[2]?.upstream).toEqual(['a', 'b']);
+    expect(records.every((r) => r.released.length === 0 && r.attempts === 0 && r.runId === 'r')).toBe(true);
+  });
+
+  it('expands a group dependency to the group members and gives groups no record', () => {
+    const steps = [group('g'), step('a', [], { parentId: 'g' }), step('b', [], { parentId: 'g' }), step('c', ['g'])];
+    const records = initialStepRecords({ steps }, { runId: 'r', now });
+    expect(records.map((r) => r.stepId)).toEqual(['a', 'b', 'c']);
+    expect(records.find((r) => r.stepId === 'c')?.remaining).toBe(2);
+  });
+
+  it('makes members of a group wait for what the group depends on', () => {
+    const steps = [step('x'), group('g', ['x']), step('a', [], { parentId: 'g' })];
+    const records = initialStepRecords({ steps }, { runId: 'r', now });
+    expect(records.find((r) => r.stepId === 'a')?.upstream).toEqual(['x']);
+  });
+
+  it('starts with a [plan] trace entry', () => {
+    const [record] = initialStepRecords({ steps: [step('a')] }, { runId: 'r', now });
+    expect(record?.trace).toEqual([{ kind: 'plan', at: now, text: 'step a → tool:echo' }]);
+  });
+});
+
+describe('stepsToStart', () => {
+  const rec = (stepId: string, status: StepStatus, remaining: number) => ({ stepId, status, remaining });
+
+  it('starts pending and ready steps with nothing left to wait for', () => {
+    expect(
+      stepsToStart([rec('a', 'pending', 0), rec('b', 'pending', 1), rec('c', 'ready', 0), rec('d', 'running', 0)]),
+    ).toEqual(['a', 'c']);
+  });
+
+  it('never starts a finished step', () => {
+    for (const status of ['succeeded', 'failed', 'skipped', 'blocked', 'cancelled'] as const)
+      expect(isStartable({ status, remaining: 0 })).toBe(false);
+  });
+});
+
+describe('release counting', () => {
+  it('starts every step exactly once, only after all of its upstream finished, in any completion order', () => {
+    fc.assert(
+      fc.property(dagArbitrary(14), fc.infiniteStream(fc.nat()), (steps, picks) => {
+        const graph = planGraph({ steps });
+        const records = new Map(initialStepRecords({ steps }, { runId: 'r', now }).map((r) => [r.stepId, { ...r }]));
+        const started: string[] = [];
+        const finished = new Set<string>();
+        let running = stepsToStart([...records.values()]);
+        started.push(...running);
+        const pick = picks[Symbol.iterator]();
+        while (running.length > 0) {
+          const index = (pick.next().value as number) % running.length;
+          const done = running[index] as string;
+          running = running.filter((_, i) => i !== index);
+          finished.add(done);
+          for (const dependent of dependentsOf(graph, done)) {
+            const record = records.get(dependent) as StepRecord & { remaining: number };
+            record.remaining -= 1;
+            if (record.remaining === 0) {
+              expect(record.upstream.every((u) => finished.has(u))).toBe(true);
+              started.push(dependent);
+              running.push(dependent);
+            }
+          }
+        }
+        expect([...started].sort()).toEqual(steps.map((s) => s.id).sort());
+      }),
+    );
+  });
+});
+
+describe('stepsToBlock', () => {
+  it('blocks the whole downstream closure of a failed step', () => {
+    fc.assert(
+      fc.property(dagArbitrary(14), fc.nat(), (steps, which) => {
+        const failed = steps[which % steps.length]?.id as string;
+        const statuses = new Map<string, StepStatus>(steps.map((s) => [s.id, 'pending']));
+        const blocked = stepsToBlock(planGraph({ steps }), failed, statuses);
+        expect(new Set(blocked)).toEqual(referenceDownstream(steps, failed));
+        expect(blocked).not.toContain(failed);
+      }),
+    );
+  });
+
+  it('leaves claimed and finished steps alone', () => {
+    const steps = [step('a'), step('b', ['a']), step('c', ['a']), step('d', ['b'])];
+    const statuses = new Map<string, StepStatus>([
+      ['a', 'failed'],
+      ['b', 'pending'],
+      ['c', 'succeeded'],
+      ['d', 'pending'],
+    ]);
+    expect(stepsToBlock(planGraph({ steps }), 'a', statuses)).toEqual(['b', 'd']);
+  });
+
+  it('blocks what depends on the failed step through a group', () => {
+    const steps = [step('a'), group('g', ['a']), step('m', [], { parentId: 'g' }), step('z', ['g'])];
+    const statuses = new Map<string, StepStatus>(steps.map((s) => [s.id, 'pending']));
+    expect(new Set(stepsToBlock(planGraph({ steps }), 'a', statuses))).toEqual(new Set(['m', 'z']));
+  });
+});
+
+describe('releasesDependents', () => {
+  it('is true only for succeeded and skipped', () => {
+    expect(releasesDependents('succeeded')).toBe(true);
+    expect(releasesDependents('skipped')).toBe(true);
+    expect(releasesDependents('failed')).toBe(false);
+    expect(releasesDependents('blocked')).toBe(false);
+  });
+});
+
+describe('upstreamOutputs', () => {
+  it('binds succeeded outputs, skipped steps to null and leaves the rest out', () => {
+    const steps = new Map([
+      ['a', { status: 'succeeded' as const, output: { v: 1 } }],
+      ['b', { status: 'skipped' as const }],
+      ['c', { status: 'failed' as const }],
+    ]);
+    expect(upstreamOutputs(['a', 'b', 'c', 'missing'], steps)).toEqual({ a: { v: 1 }, b: null });
+  });
+});

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import {
+  CLAIMABLE_STEP_STATUSES,
+  canTransition,
+  IN_FLIGHT_STEP_STATUSES,
+  isOpenStepStatus,
+  isTerminalRunStatus,
+  isTerminalStepStatus,
+  OPEN_STEP_STATUSES,
+  TERMINAL_STEP_STATUSES,
+  transitionSources,
+} from '../../../shared/engine/statuses.ts';
+import { RUN_STATUSES, STEP_STATUSES } from '../../../shared/plan/schema.ts';
+
+describe('step statuses', () => {
+  it('splits every step status into exactly one of open and terminal', () => {
+    for (const status of STEP_STATUSES) expect(isOpenStepStatus(status)).not.toBe(isTerminalStepStatus(status));
+    expect(OPEN_STEP_STATUSES.size + TERMINAL_STEP_STATUSES.size).toBe(STEP_STATUSES.length);
+  });
+
+  it('allows no transition out of a terminal status', () => {
+    for (const from of TERMINAL_STEP_STATUSES)
+      for (const to of STEP_STATUSES) expect(canTransition(from, to), `${from} -> ${to}`).toBe(false);
+  });
+
+  it('allows the paths of the step machine', () => {
+    expect(canTransition('pending', 'ready')).toBe(true);
+    expect(canTransition('ready', 'running')).toBe(true);
+    expect(canTransition('running', 'retrying')).toBe(true);
+    expect(canTransition('retrying', 'failed')).toBe(true);
+    expect(canTransition('running', 'awaiting_approval')).toBe(true);
+    expect(canTransition('awaiting_approval', 'succeeded')).toBe(true);
+    expect(canTransition('pending', 'blocked')).toBe(true);
+    expect(canTransition('ready', 'skipped')).toBe(true);
+  });
+
+  it('refuses shortcuts the machine never takes', () => {
+    expect(canTransition('pending', 'succeeded')).toBe(false);
+    expect(canTransition('running', 'pending')).toBe(false);
+    expect(canTransition('running', 'blocked')).toBe(false);
+    expect(canTransition('running', 'skipped')).toBe(false);
+  });
+
+  it('lists the sources of a transition consistently with canTransition', () => {
+    for (const to of STEP_STATUSES)
+      for (const from of STEP_STATUSES) expect(transitionSources(to).includes(from)).toBe(canTransition(from, to));
+  });
+
+  it('claims only unclaimed open steps and takes results only from claimed ones', () => {
+    for (const status of CLAIMABLE_STEP_STATUSES) expect(isOpenStepStatus(status)).toBe(true);
+    for (const status of IN_FLIGHT_STEP_STATUSES) {
+      expect(isOpenStepStatus(status)).toBe(true);
+      expect(CLAIMABLE_STEP_STATUSES).not.toContain(status);
+      expect(canTransition(status, 'succeeded')).toBe(true);
+      expect(canTransition(status, 'failed')).toBe(true);
+    }
+  });
+});
+
+describe('run statuses', () => {
+  it('treats complete, failed and cancelled as terminal and paused as live', () => {
+    const terminal = RUN_STATUSES.filter(isTerminalRunStatus);
+    expect(terminal).toEqual(['complete', 'failed', 'cancelled']);
+  });
+});

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { candidateOutput, decideVerdict, meetsConfidence, VERIFY_ERROR_CODES } from '../../../shared/engine/verify.ts';
+
+const ok = { ok: true } as const;
+
+describe('decideVerdict', () => {
+  it('passes a result that meets its contract, assertion and threshold', () => {
+    expect(
+      decideVerdict({ contract: ok, assertion: { ok: true, value: true }, confidence: 0.9, confidenceThreshold: 0.8 }),
+    ).toEqual({ verdict: 'pass' });
+  });
+
+  it('fails an output that breaks the contract, permanently', () => {
+    const verdict = decideVerdict({ contract: { ok: false, errors: ['/x must be string'] } });
+    expect(verdict).toMatchObject({ verdict: 'fail', error: { code: VERIFY_ERROR_CODES.contract, retryable: false } });
+  });
+
+  it('fails when the success assertion is anything but true', () => {
+    for (const value of [false, undefined, 'yes', 1])
+      expect(decideVerdict({ contract: ok, assertion: { ok: true, value } })).toMatchObject({
+        verdict: 'fail',
+        error: { code: VERIFY_ERROR_CODES.assertion },
+      });
+  });
+
+  it('fails when the success assertion cannot be evaluated', () => {
+    expect(decideVerdict({ contract: ok, assertion: { ok: false, message: 'boom' } })).toMatchObject({
+      verdict: 'fail',
+      error: { code: VERIFY_ERROR_CODES.assertionError },
+    });
+  });
+
+  it('sends a result below the confidence threshold to review', () => {
+    expect(decideVerdict({ contract: ok, confidence: 0.4, confidenceThreshold: 0.8 }).verdict).toBe('review');
+    expect(decideVerdict({ contract: ok, confidence: null, confidenceThreshold: 0.8 }).verdict).toBe('review');
+  });
+
+  it('does not review again once a person decided', () => {
+    expect(
+      decideVerdict({ decision: { decision: 'approve' }, contract: ok, confidence: 0.1, confidenceThreshold: 0.8 }),
+    ).toEqual({ verdict: 'pass' });
+  });
+
+  it('fails a rejection permanently, whatever else holds', () => {
+    const verdict = decideVerdict({ decision: { decision: 'reject', by: 'ana', comment: 'no' }, contract: ok });
+    expect(verdict).toMatchObject({ verdict: 'fail', error: { code: 'E_REJECTED', retryable: false } });
+    if (verdict.verdict === 'fail') expect(verdict.error.message).toContain('ana');
+  });
+
+  it('checks the contract before the confidence', () => {
+    expect(
+      decideVerdict({ contract: { ok: false, errors: ['bad'] }, confidence: 0.1, confidenceThreshold: 0.9 }).verdict,
+    ).toBe('fail');
+  });
+});
+
+describe('candidateOutput', () => {
+  it('takes the executed result without a decision', () => {
+    expect(candidateOutput({ kind: 'tool', result: { output: { a: 1 } } })).toEqual({
+      ok: true,
+      output: { a: 1 },
+      source: 'result',
+    });
+  });
+
+  it('gives an approved human gate { approved: true } or the output it was given', () => {
+    expect(candidateOutput({ kind: 'human', decision: { decision: 'approve' } })).toMatchObject({
+      output: { approved: true },
+      source: 'approval',
+    });
+    expect(candidateOutput({ kind: 'human', decision: { decision: 'approve', output: { x: 1 } } })).toMatchObject({
+      output: { x: 1 },
+    });
+  });
+
+  it('keeps the held result when a review is approved and replaces it on an edit', () => {
+    const result = { output: { draft: 'v1' } };
+    expect(candidateOutput({ kind: 'agent', decision: { decision: 'approve' }, result })).toMatchObject({
+      output: { draft: 'v1' },
+      source: 'result',
+    });
+    expect(
+      candidateOutput({ kind: 'agent', decision: { decision: 'edit', output: { draft: 'v2' } }, result }),
+    ).toMatchObject({ output: { draft: 'v2' }, source: 'decision' });
+  });
+
+  it('refuses an edit without an output and a missing result', () => {
+    expect(candidateOutput({ kind: 'agent', decision: { decision: 'edit' } })).toMatchObject({ ok: false });
+    expect(candidateOutput({ kind: 'tool' })).toMatchObject({
+      ok: false,
+      verdict: { verdict: 'fail', error: { code: VERIFY_ERROR_CODES.noResult } },
+    });
+  });
+});
+
+describe('meetsConfidence', () => {
+  it('needs a number at or above the threshold when one is set', () => {
+    expect(meetsConfidence(undefined, undefined)).toBe(true);
+    expect(meetsConfidence(0.8, 0.8)).toBe(true);
+    expect(meetsConfidence(0.79, 0.8)).toBe(false);
+    expect(meetsConfidence(Number.NaN, 0)).toBe(false);
+  });
+});

@@ -1,0 +1,85 @@
+import type { LambdaEvent } from 'hono/aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { authFromEnv, createHandler, defaultDeps } from '../../../functions/api.ts';
+import { approvalRecord, echoStep, gateStep, harness, planOf, seedRun, stepRecord, TOKEN } from '../api/harness.ts';
+
+/** An API Gateway HTTP API (payload 2.0) event, as the JWT authorizer leaves it. */
+function httpApiEvent(
+  method: string,
+  path: string,
+  options: { body?: unknown; sub?: string; headers?: Record<string, string> } = {},
+) {
+  return {
+    version: '2.0',
+    routeKey: `${method} ${path}`,
+    rawPath: path,
+    rawQueryString: '',
+    headers: { 'content-type': 'application/json', ...options.headers },
+    body: options.body === undefined ? null : JSON.stringify(options.body),
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'api',
+      domainName: 'api.example.com',
+      domainPrefix: 'api',
+      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '10.0.0.1', userAgent: 'test' },
+      requestId: 'req',
+      routeKey: `${method} ${path}`,
+      stage: '$default',
+      time: '01/Jan/2030:00:00:00 +0000',
+      timeEpoch: 1_893_456_000_000,
+      authentication: null,
+      authorizer: options.sub ? { jwt: { claims: { sub: options.sub }, scopes: null } } : {},
+    },
+  } as unknown as LambdaEvent;
+}
+
+describe('api Lambda', () => {
+  it('serves the app behind API Gateway and records the JWT subject as the approver', async () => {
+    const h = harness({ auth: { kind: 'gateway' } });
+    await seedRun(h, 'run-a', planOf([echoStep('before'), gateStep('gate', { dependsOn: ['before'] })]), [
+      stepRecord('run-a', 'gate', { status: 'awaiting_approval' }),
+    ]);
+    await h.store.putApproval(approvalRecord('ap1'));
+    const handler = createHandler(h.deps);
+    const read = await handler(httpApiEvent('GET', '/runs/run-a', { sub: 'alice' }));
+    expect(read.statusCode).toBe(200);
+    expect(JSON.parse(read.body).status).toBe('paused');
+    const decided = await handler(
+      httpApiEvent('POST', '/approvals/ap1', { sub: 'alice', body: { decision: 'approve' } }),
+    );
+    expect(decided.statusCode).toBe(200);
+    expect(JSON.parse(decided.body).approval.decidedBy).toBe('alice');
+    expect(h.executions.successes[0]?.output).toMatchObject({ by: 'alice' });
+  });
+
+  it('answers errors as JSON through the Lambda adapter', async () => {
+    const h = harness({ auth: { kind: 'token', token: TOKEN } });
+    const handler = createHandler(h.deps);
+    const denied = await handler(httpApiEvent('GET', '/runs/x'));
+    expect(denied.statusCode).toBe(401);
+    expect(JSON.parse(denied.body).error.code).toBe('E_UNAUTHORIZED');
+    const missing = await handler(httpApiEvent('GET', '/runs/x', { headers: { authorization: `Bearer ${TOKEN}` } }));
+    expect(missing.statusCode).toBe(404);
+  });
+
+  it('checks a static token only when CAIRN_API_TOKEN is set', () => {
+    expect(authFromEnv({})).toEqual({ kind: 'gateway' });
+    expect(authFromEnv({ CAIRN_API_TOKEN: 's3cret' })).toEqual({ kind: 'token', token: 's3cret' });
+  });
+
+  it('builds its dependencies from the Lambda environment without calling AWS', () => {
+    const env = {
+      CAIRN_TABLE_NAME: 'cairn',
+      CAIRN_RUN_MACHINE_ARN: 'arn:aws:states:us-east-1:123456789012:stateMachine:run',
+      CAIRN_STEP_MACHINE_ARN: 'arn:aws:states:us-east-1:123456789012:stateMachine:step',
+      CAIRN_EVENT_BUS_NAME: 'cairn-bus',
+      CAIRN_MAX_STEPS: '12',
+    };
+    const deps = defaultDeps(env);
+    expect(deps.auth).toEqual({ kind: 'gateway' });
+    expect(deps.limits.maxSteps).toBe(12);
+    expect(deps.catalog.targets().length).toBeGreaterThan(0);
+    expect(() => defaultDeps({ ...env, CAIRN_TABLE_NAME: '' })).toThrow(/CAIRN_TABLE_NAME/);
+  });
+});

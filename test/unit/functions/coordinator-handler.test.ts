@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { coordinatorConfigFromEnv, createHandler } from '../../../functions/coordinator.ts';
+import { isValidationError } from '../../../shared/errors.ts';
+import type { Coordinator } from '../../../shared/services/coordinator.ts';
+
+/** A coordinator that records which action got which request. */
+function recordingCoordinator() {
+  const calls: [string, unknown][] = [];
+  const record =
+    (name: string) =>
+    async (request: unknown): Promise<never> => {
+      calls.push([name, request]);
+      return { action: name } as never;
+    };
+  const coordinator: Coordinator = {
+    rejectPlan: record('rejectPlan'),
+    failRun: record('failRun'),
+    startRun: record('startRun'),
+    awaitRun: record('awaitRun'),
+    finalizeRun: record('finalizeRun'),
+    claimStep: record('claimStep'),
+    recordFailure: record('recordFailure'),
+    requestApproval: record('requestApproval'),
+    expireApproval: record('expireApproval'),
+    verifyStep: record('verifyStep'),
+    completeStep: record('completeStep'),
+    cancelRun: record('cancelRun'),
+  };
+  return { coordinator, calls };
+}
+
+const ref = { runId: 'r1', stepId: 's1', generation: 1 };
+
+describe('coordinator handler', () => {
+  it('dispatches each action with its payload', async () => {
+    const { coordinator, calls } = recordingCoordinator();
+    const handler = createHandler({ coordinator });
+    expect(await handler({ action: 'startRun', runId: 'r1' })).toEqual({ action: 'startRun' });
+    await handler({ action: 'claimStep', ...ref, executionId: 'arn:x' });
+    await handler({ action: 'recordFailure', ...ref, attempt: 2, error: { code: 'E', message: 'm', retryable: true } });
+    await handler({ action: 'completeStep', ...ref, attempt: 1 });
+    await handler({ action: 'cancelRun', runId: 'r1' });
+    expect(calls).toEqual([
+      ['startRun', { action: 'startRun', runId: 'r1' }],
+      ['claimStep', { action: 'claimStep', ...ref, executionId: 'arn:x' }],
+      [
+        'recordFailure',
+        { action: 'recordFailure', ...ref, attempt: 2, error: { code: 'E', message: 'm', retryable: true } },
+      ],
+      ['completeStep', { action: 'completeStep', ...ref, attempt: 1 }],
+      ['cancelRun', 'r1'],
+    ]);
+  });
+
+  it('turns the nulls Step Functions passes into absent fields', async () => {
+    const { coordinator, calls } = recordingCoordinator();
+    const handler = createHandler({ coordinator });
+    await handler({ action: 'verifyStep', ...ref, attempt: 1, decision: null });
+    await handler({
+      action: 'verifyStep',
+      ...ref,
+      attempt: 1,
+      decision: { decision: 'approve', comment: null, by: 'ana' },
+    });
+    await handler({ action: 'finalizeRun', runId: 'r1', timedOut: null, error: null });
+    expect(calls[0]?.[1]).toMatchObject({ decision: undefined });
+    expect(calls[1]?.[1]).toMatchObject({ decision: { decision: 'approve', comment: undefined, by: 'ana' } });
+    expect(calls[2]?.[1]).toMatchObject({ timedOut: null, error: null });
+  });
+
+  it('refuses an unknown action or a malformed payload with a ValidationError', async () => {
+    const { coordinator, calls } = recordingCoordinator();
+    const handler = createHandler({ coordinator });
+    for (const payload of [
+      { action: 'explode', runId: 'r1' },
+      { action: 'claimStep', ...ref },
+      { action: 'recordFailure', ...ref, attempt: 0, error: { code: 'E', message: 'm' } },
+      null,
+    ]) {
+      const error = await handler(payload).catch((e: unknown) => e);
+      expect(isValidationError(error), JSON.stringify(payload)).toBe(true);
+    }
+    expect(calls).toHaveLength(0);
+  });
+});
+
+describe('coordinatorConfigFromEnv', () => {
+  it('reads the deployment configuration with defaults', () => {
+    expect(coordinatorConfigFromEnv({})).toEqual({
+      runDeadlineSeconds: 86_400,
+      retryBaseSeconds: 1,
+      retryCapSeconds: 60,
+      maxSteps: 64,
+      maxDepth: 16,
+      traceRetention: 'last',
+    });
+    expect(
+      coordinatorConfigFromEnv({
+        CAIRN_RUN_DEADLINE_SECONDS: '600',
+        CAIRN_RETRY_BASE_SECONDS: '2',
+        CAIRN_MAX_STEPS: '10',
+        CAIRN_TRACE_RETENTION: 'full',
+      }),
+    ).toMatchObject({ runDeadlineSeconds: 600, retryBaseSeconds: 2, maxSteps: 10, traceRetention: 'full' });
+  });
+
+  it('refuses a bad value instead of guessing', () => {
+    expect(() => coordinatorConfigFromEnv({ CAIRN_TRACE_RETENTION: 'some' })).toThrow(/CAIRN_TRACE_RETENTION/);
+    expect(() => coordinatorConfigFromEnv({ CAIRN_RETRY_BASE_SECONDS: '-1' })).toThrow(/CAIRN_RETRY_BASE_SECONDS/);
+  });
+});

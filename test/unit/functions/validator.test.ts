@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { createHandler, MAX_REPORTED_ISSUES } from '../../../functions/validator.ts';
+import { isNotFoundError } from '../../../shared/errors.ts';
+import { FakeStore } from '../api/fakes.ts';
+import { catalog, echoStep, planOf, runRecord } from '../api/harness.ts';
+
+function setup(limits = { maxSteps: 8, maxDepth: 4 }) {
+  const store = new FakeStore();
+  return { store, handler: createHandler({ store, catalog, limits }) };
+}
+
+describe('validator task (ValidatePlan)', () => {
+  it('answers valid for a good candidate and stores nothing', async () => {
+    const { store, handler } = setup();
+    await store.createRun(runRecord('r', { status: 'planning', revision: 0, candidatePlan: planOf([echoStep('a')]) }));
+    const before = JSON.stringify([...store.runs.values()]);
+    expect(await handler({ runId: 'r' })).toEqual({ valid: true, errors: [] });
+    expect(JSON.stringify([...store.runs.values()])).toBe(before);
+    expect(store.plans.size).toBe(0);
+  });
+
+  it('validates as untrusted: lifecycle data is refused', async () => {
+    const { store, handler } = setup();
+    const candidate = planOf([echoStep('a', { status: 'succeeded', result: { value: 'x' } })]);
+    await store.createRun(runRecord('r', { status: 'planning', revision: 0, candidatePlan: candidate }));
+    const answer = await handler({ runId: 'r' });
+    expect(answer.valid).toBe(false);
+    expect(answer.errors.map((e) => e.code)).toContain('E_NOT_PENDING');
+  });
+
+  it('applies the configured limits', async () => {
+    const { store, handler } = setup({ maxSteps: 1, maxDepth: 4 });
+    await store.createRun(runRecord('r', { candidatePlan: planOf([echoStep('a'), echoStep('b')]) }));
+    expect((await handler({ runId: 'r' })).errors.map((e) => e.code)).toContain('E_TOO_MANY_STEPS');
+  });
+
+  it('answers invalid when there is no candidate', async () => {
+    const { store, handler } = setup();
+    await store.createRun(runRecord('r', { status: 'planning', revision: 0 }));
+    const answer = await handler({ runId: 'r' });
+    expect(answer.valid).toBe(false);
+    expect(answer.errors).toHaveLength(1);
+  });
+
+  it('caps the issues it reports so the answer fits a Step Functions payload', async () => {
+    const { store, handler } = setup({ maxSteps: 1000, maxDepth: 1000 });
+    const steps = Array.from({ length: 150 }, (_, i) => echoStep(`s${i}`, { target: 'tool:nope' }));
+    await store.createRun(runRecord('r', { candidatePlan: planOf(steps) }));
+    const answer = await handler({ runId: 'r' });
+    expect(answer.errors).toHaveLength(MAX_REPORTED_ISSUES);
+    expect(answer.totalErrors).toBeGreaterThanOrEqual(150);
+    expect(JSON.stringify(answer).length).toBeLessThan(256 * 1024);
+  });
+
+  it('fails with NotFoundError for an unknown run', async () => {
+    const { handler } = setup();
+    expect(isNotFoundError(await handler({ runId: 'nope' }).catch((e: unknown) => e))).toBe(true);
+  });
+});
