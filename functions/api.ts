@@ -5,15 +5,22 @@
  *
  * Environment: CAIRN_TABLE_NAME, CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN, CAIRN_EVENT_BUS_NAME (required);
  * CAIRN_CATALOG, CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH, CAIRN_PLANNER_MODEL_ID (or CAIRN_MODEL_ID), CAIRN_API_TOKEN, and
- * the coordinator's settings (cancellation runs the coordinator's cancelRun in this process).
+ * the coordinator's settings (cancellation runs the coordinator's cancelRun in this process). Webhooks:
+ * CAIRN_WEBHOOK_SECRET_PREFIX (Secrets Manager names `<prefix>/<source>`; absent: every delivery is refused) and
+ * CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS (default 300).
  */
 import { randomUUID } from 'node:crypto';
 import { handle } from 'hono/aws-lambda';
+import { createEventBridgePublisher } from '../shared/adapters/aws/eventbridge-publisher.ts';
 import { sfnExecutionsFromEnv } from '../shared/adapters/aws/sfn-executions.ts';
+import { createStoreReplayGuard } from '../shared/adapters/aws/webhook-replay-guard.ts';
+import { webhookSecretsFromEnv } from '../shared/adapters/aws/webhook-secrets.ts';
 import { type ApiDeps, createApp } from '../shared/api/app.ts';
 import type { AuthConfig } from '../shared/api/auth.ts';
-import { catalogFromEnv, type Env, limitsFromEnv, storeFromEnv } from '../shared/api/lambda-support.ts';
+import { catalogFromEnv, type Env, limitsFromEnv, required, storeFromEnv } from '../shared/api/lambda-support.ts';
+import { replayWindowFromEnv } from '../shared/ports/webhooks.ts';
 import { coordinatorFromEnv } from './coordinator.ts';
+import { observability, observe } from './observability.ts';
 import { plannerFromEnv } from './planner.ts';
 
 export type ApiHandler = ReturnType<typeof createHandler>;
@@ -28,9 +35,11 @@ export const authFromEnv = (env: Env): AuthConfig =>
 export function defaultDeps(env: Env = process.env): ApiDeps {
   const catalog = catalogFromEnv(env);
   const limits = limitsFromEnv(env);
-  const coordinator = coordinatorFromEnv(env);
+  const coordinator = coordinatorFromEnv(env, observability().sink);
+  const store = storeFromEnv(env);
+  const clock = () => new Date();
   return {
-    store: storeFromEnv(env),
+    store,
     executions: sfnExecutionsFromEnv(env),
     catalog,
     planner: plannerFromEnv(env, catalog, limits),
@@ -39,14 +48,20 @@ export function defaultDeps(env: Env = process.env): ApiDeps {
       await coordinator.cancelRun(runId);
     },
     auth: authFromEnv(env),
-    clock: () => new Date(),
+    clock,
     newId: randomUUID,
+    events: createEventBridgePublisher({ eventBusName: required(env, 'CAIRN_EVENT_BUS_NAME') }),
+    webhooks: {
+      secrets: webhookSecretsFromEnv(env),
+      replayWindowSeconds: replayWindowFromEnv(env),
+      replayGuard: createStoreReplayGuard(store, clock),
+    },
   };
 }
 
 // Built on the first invocation, so importing createHandler (tests, the embedded runtime) reads no environment.
 let built: ApiHandler | undefined;
-export const handler: ApiHandler = (event, lambdaContext) => {
+export const handler: ApiHandler = observe('api', (event, lambdaContext) => {
   built ??= createHandler(defaultDeps());
   return built(event, lambdaContext);
-};
+});

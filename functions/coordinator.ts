@@ -19,7 +19,9 @@ import demoCatalog from '../shared/catalog/demo.json' with { type: 'json' };
 import { DEFAULT_RETRY_BASE_SECONDS, DEFAULT_RETRY_CAP_SECONDS } from '../shared/engine/retry.ts';
 import { ValidationError } from '../shared/errors.ts';
 import { type Catalog, loadCatalog, parseCatalog } from '../shared/plan/catalog.ts';
+import type { MetricsSink } from '../shared/ports/metrics.ts';
 import { type Coordinator, type CoordinatorDeps, createCoordinator } from '../shared/services/coordinator.ts';
+import { observability, observe } from './observability.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -171,8 +173,8 @@ export function coordinatorConfigFromEnv(env: Env): CoordinatorDeps['config'] {
   };
 }
 
-/** The coordinator with AWS adapters, built from the environment. */
-export function coordinatorFromEnv(env: Env): Coordinator {
+/** The coordinator with AWS adapters, built from the environment; `metrics` receives its operational metrics. */
+export function coordinatorFromEnv(env: Env, metrics?: MetricsSink): Coordinator {
   return createCoordinator({
     store: createDynamoStore({ client: new DynamoDBClient({}), tableName: required(env, 'CAIRN_TABLE_NAME') }),
     executions: sfnExecutionsFromEnv(env),
@@ -181,6 +183,7 @@ export function coordinatorFromEnv(env: Env): Coordinator {
     clock: () => new Date(),
     newId: randomUUID,
     config: coordinatorConfigFromEnv(env),
+    ...(metrics === undefined ? {} : { metrics }),
   });
 }
 
@@ -189,11 +192,11 @@ export function defaultDeps(env: Env = process.env): CoordinatorHandlerDeps {
   let built: Coordinator | undefined;
   const coordinator = new Proxy({} as Coordinator, {
     get: (_target, property) => {
-      built ??= coordinatorFromEnv(env);
+      built ??= coordinatorFromEnv(env, observability().sink);
       return Reflect.get(built, property);
     },
   });
   return { coordinator };
 }
 
-export const handler = createHandler(defaultDeps());
+export const handler = observe('coordinator', createHandler(defaultDeps()));

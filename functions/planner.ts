@@ -22,6 +22,7 @@ import type { PlanLimits } from '../shared/plan/validate.ts';
 import { createHtnPlanModel } from '../shared/planner/htn/model.ts';
 import { createPlanner, type Planner } from '../shared/planner/planner.ts';
 import type { RunRecord, Store } from '../shared/ports/store.ts';
+import { observe } from './observability.ts';
 
 export interface PlannerHandlerDeps {
   readonly store: Store;
@@ -89,7 +90,7 @@ export function defaultDeps(env: Env = process.env): PlannerHandlerDeps {
 
 // Built on the first invocation, so importing createHandler (tests, the embedded runtime) reads no environment.
 let built: ReturnType<typeof createHandler> | undefined;
-export const handler = (event: unknown): Promise<{ runId: string }> => {
+export const handler = observe('planner', (event: unknown): Promise<{ runId: string }> => {
   built ??= createHandler(defaultDeps());
   return built(event);
-};
+});

@@ -22,6 +22,7 @@ import {
   type ExecuteResult,
   type StepExecutor,
 } from '../shared/services/step-executor.ts';
+import { observe, observedRegistry } from './observability.ts';
 
 export const executeStepPayloadSchema = z.object({
   runId: z.string().min(1),
@@ -75,11 +76,13 @@ export function executorFromEnv(env: NodeJS.ProcessEnv): StepExecutor {
   return createStepExecutor({
     store: createDynamoStore({ client: new DynamoDBClient({}), tableName }),
     catalog,
-    registry: createRuntimeRegistry({
-      catalog,
-      bindingsJson: env.CAIRN_BINDINGS,
-      builtins: parseBuiltinPacks(env.CAIRN_BUILTINS, ['demo']),
-    }),
+    registry: observedRegistry(
+      createRuntimeRegistry({
+        catalog,
+        bindingsJson: env.CAIRN_BINDINGS,
+        builtins: parseBuiltinPacks(env.CAIRN_BUILTINS, ['demo']),
+      }),
+    ),
     clock,
     config: {
       maxOutputBytes: positiveInt(env.CAIRN_MAX_OUTPUT_BYTES, DEFAULT_MAX_OUTPUT_BYTES, 'CAIRN_MAX_OUTPUT_BYTES'),
@@ -105,4 +108,4 @@ export function defaultDeps(env: NodeJS.ProcessEnv = process.env): StepExecutorH
   };
 }
 
-export const handler = createHandler(defaultDeps());
+export const handler = observe('step-executor', createHandler(defaultDeps()));

@@ -16,6 +16,7 @@ import type { Catalog } from '../shared/plan/catalog.ts';
 import { issue, type PlanIssue } from '../shared/plan/issues.ts';
 import { type PlanLimits, validateGenerated } from '../shared/plan/validate.ts';
 import type { Store } from '../shared/ports/store.ts';
+import { observe } from './observability.ts';
 
 /** Step Functions payloads are capped at 256 KB: the first issues tell the story, the rest is counted. */
 export const MAX_REPORTED_ISSUES = 100;
@@ -61,7 +62,7 @@ export function defaultDeps(env: Env = process.env): ValidatorHandlerDeps {
 
 // Built on the first invocation, so importing createHandler (tests, the embedded runtime) reads no environment.
 let built: ReturnType<typeof createHandler> | undefined;
-export const handler = (event: unknown): Promise<ValidationAnswer> => {
+export const handler = observe('validator', (event: unknown): Promise<ValidationAnswer> => {
   built ??= createHandler(defaultDeps());
   return built(event);
-};
+});

@@ -1,16 +1,21 @@
 /**
- * One NodejsFunction per Lambda (arm64, Node.js 22, ESM bundles), with the environment every handler reads and
- * least-privilege grants. The construct ids are the function keys the embedded runtime maps Task states to.
+ * One NodejsFunction per Lambda (arm64, the newest Node.js runtime, ESM bundles built by esbuild without Docker),
+ * each with its own role, its own log group with a retention, X-Ray tracing, only the environment its handler
+ * reads and only the grants it uses. The construct ids are the function keys the embedded runtime maps Task states
+ * to.
  */
 import { fileURLToPath } from 'node:url';
-import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
-import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { type IGrantable, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { FunctionKey } from './state-names.ts';
+import { GSI1_NAME } from '../../shared/adapters/aws/table-layout.ts';
+import type { CairnConfig } from './config.ts';
+import { FUNCTION_KEYS, type FunctionKey } from './state-names.ts';
 
 /** Lambda timeouts; the state machines give every Task a little more so the Lambda's own timeout reports first. */
 export const FUNCTION_TIMEOUT_SECONDS: Readonly<Record<FunctionKey, number>> = {
@@ -21,7 +26,7 @@ export const FUNCTION_TIMEOUT_SECONDS: Readonly<Record<FunctionKey, number>> = {
   Api: 29,
 };
 
-const MEMORY_MB: Readonly<Record<FunctionKey, number>> = {
+export const MEMORY_MB: Readonly<Record<FunctionKey, number>> = {
   Planner: 1024,
   Validator: 512,
   Coordinator: 512,
@@ -37,21 +42,37 @@ const ENTRIES: Readonly<Record<FunctionKey, string>> = {
   Api: 'api.ts',
 };
 
+/** The newest Node.js runtime this aws-cdk-lib knows (cdk-nag's L1 checks for exactly that). */
+export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
+const BUNDLE_TARGET = 'node24';
+export const METRICS_NAMESPACE = 'Cairn';
+export const serviceName = (stage: string): string => `cairn-${stage}`;
+
+/**
+ * The DynamoDB API calls the store adapters make (shared/adapters/aws), and nothing else: a store change that uses
+ * another call must add it here (test/infra checks the two lists against each other).
+ */
+export const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'] as const;
+export const TABLE_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as const;
+
 export interface MachineRef {
   readonly name: string;
   readonly arn: string;
 }
 
-export interface FunctionsConfig {
-  readonly stage: string;
-  readonly runDeadlineSeconds: number;
-  readonly maxSteps: number;
-  readonly maxDepth: number;
-  readonly maxReplans: number;
-  readonly modelId?: string;
-  /** Capability bindings (the `CAIRN_BINDINGS` JSON): Lambda and Bedrock bindings also become grants. */
-  readonly bindings?: Readonly<Record<string, unknown>>;
-}
+export type FunctionsConfig = Pick<
+  CairnConfig,
+  | 'stage'
+  | 'runDeadlineSeconds'
+  | 'maxSteps'
+  | 'maxDepth'
+  | 'modelId'
+  | 'bindings'
+  | 'catalog'
+  | 'logRetentionDays'
+  | 'plannerConcurrency'
+  | 'executorConcurrency'
+>;
 
 export interface FunctionsProps {
   readonly config: FunctionsConfig;
@@ -63,39 +84,42 @@ export interface FunctionsProps {
 
 export class Functions extends Construct {
   readonly byKey: Readonly<Record<FunctionKey, NodejsFunction>>;
+  /** One role per function, nothing shared: a grant to one never reaches another. */
+  readonly roles: Readonly<Record<FunctionKey, Role>>;
 
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
-    const { config, machines } = props;
-    const environment: Record<string, string> = {
-      CAIRN_STAGE: config.stage,
-      CAIRN_TABLE_NAME: props.table.tableName,
-      CAIRN_EVENT_BUS_NAME: props.bus.eventBusName,
-      CAIRN_RUN_MACHINE_ARN: machines.run.arn,
-      CAIRN_STEP_MACHINE_ARN: machines.step.arn,
-      CAIRN_RUN_DEADLINE_SECONDS: String(config.runDeadlineSeconds),
-      CAIRN_MAX_STEPS: String(config.maxSteps),
-      CAIRN_MAX_DEPTH: String(config.maxDepth),
-      CAIRN_MAX_REPLANS: String(config.maxReplans),
-      POWERTOOLS_SERVICE_NAME: 'cairn',
-      NODE_OPTIONS: '--enable-source-maps',
-      ...(config.modelId === undefined ? {} : { CAIRN_MODEL_ID: config.modelId }),
-      ...(config.bindings === undefined ? {} : { CAIRN_BINDINGS: JSON.stringify(config.bindings) }),
-    };
-    const make = (key: FunctionKey): NodejsFunction =>
-      new NodejsFunction(this, key, {
+    const { config } = props;
+    const environments = environmentsOf(props);
+    const roles = {} as Record<FunctionKey, Role>;
+    const make = (key: FunctionKey): NodejsFunction => {
+      const role = new Role(this, `${key}Role`, {
+        assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+        description: `cairn ${config.stage}: the ${key} Lambda`,
+      });
+      roles[key] = role;
+      const logGroup = new LogGroup(this, `${key}Logs`, {
+        retention: config.logRetentionDays,
+        removalPolicy: RemovalPolicy.DESTROY,
+      });
+      logGroup.grantWrite(role);
+      return new NodejsFunction(this, key, {
         entry: fileURLToPath(new URL(`../../functions/${ENTRIES[key]}`, import.meta.url)),
         handler: 'handler',
         projectRoot: fileURLToPath(new URL('../..', import.meta.url)),
         depsLockFilePath: fileURLToPath(new URL('../../package-lock.json', import.meta.url)),
-        runtime: Runtime.NODEJS_22_X,
+        runtime: LAMBDA_RUNTIME,
         architecture: Architecture.ARM_64,
         memorySize: MEMORY_MB[key],
         timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS[key]),
-        environment,
+        role,
+        logGroup,
+        tracing: Tracing.ACTIVE,
+        environment: checkedEnvironment(key, environments[key]),
+        ...reservedConcurrency(key, config),
         bundling: {
           format: OutputFormat.ESM,
-          target: 'node22',
+          target: BUNDLE_TARGET,
           mainFields: ['module', 'main'],
           minify: true,
           sourceMap: true,
@@ -104,21 +128,25 @@ export class Functions extends Construct {
           banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
         },
       });
-    this.byKey = {
-      Planner: make('Planner'),
-      Validator: make('Validator'),
-      Coordinator: make('Coordinator'),
-      StepExecutor: make('StepExecutor'),
-      Api: make('Api'),
     };
+    this.byKey = Object.fromEntries(FUNCTION_KEYS.map((key) => [key, make(key)])) as Record<
+      FunctionKey,
+      NodejsFunction
+    >;
+    this.roles = roles;
     this.grant(props);
   }
 
   private grant(props: FunctionsProps): void {
-    const { Planner, Coordinator, StepExecutor, Api } = this.byKey;
+    const { Planner, Validator, Coordinator, StepExecutor, Api } = this.byKey;
     const stack = Stack.of(this);
-    for (const fn of Object.values(this.byKey)) props.table.grantReadWriteData(fn);
-    for (const fn of [Coordinator, StepExecutor, Api]) props.bus.grantPutEventsTo(fn);
+    // The table and its one index by name (no `index/*`); the validator only reads the run's candidate plan.
+    const tableResources = [props.table.tableArn, `${props.table.tableArn}/index/${GSI1_NAME}`];
+    for (const fn of [Planner, Coordinator, StepExecutor, Api]) {
+      allow(fn, [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS], tableResources);
+    }
+    allow(Validator, [...TABLE_READ_ACTIONS], tableResources);
+    for (const fn of [Coordinator, Api]) props.bus.grantPutEventsTo(fn);
 
     const { run, step } = props.machines;
     const executionsOf = (machine: MachineRef): string =>
@@ -128,9 +156,6 @@ export class Functions extends Construct {
         resourceName: `${machine.name}:*`,
         arnFormat: ArnFormat.COLON_RESOURCE_NAME,
       });
-    const allow = (grantee: IGrantable, actions: string[], resources: string[]): void => {
-      grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions, resources }));
-    };
     const answerTokens = ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'];
     // The API starts runs, cancels them and answers approvals; the coordinator starts steps, answers the run's
     // waiter and stops open step executions at a deadline.
@@ -141,30 +166,116 @@ export class Functions extends Construct {
     allow(Coordinator, answerTokens, [run.arn, step.arn]);
     allow(Coordinator, ['states:StopExecution', 'states:DescribeExecution'], [executionsOf(run), executionsOf(step)]);
 
-    const plannerModels = bedrockResources(stack, props.config.modelId === undefined ? [] : [props.config.modelId]);
-    for (const fn of [Planner, Api]) {
-      if (plannerModels.length > 0) allow(fn, ['bedrock:InvokeModel'], plannerModels);
-    }
-    const bindings = bindingTargets(props.config.bindings);
-    const agentModels = bedrockResources(stack, bindings.modelIds);
-    if (agentModels.length > 0) allow(StepExecutor, ['bedrock:InvokeModel'], agentModels);
-    if (bindings.functionArns.length > 0) allow(StepExecutor, ['lambda:InvokeFunction'], bindings.functionArns);
+    const { modelId, bindings } = props.config;
+    // The API plans too (`POST /plans` answers with a plan without starting a run).
+    if (modelId !== undefined) for (const fn of [Planner, Api]) grantModelInvoke(fn, stack, [modelId]);
+    const targets = bindingTargets(bindings);
+    if (targets.modelIds.length > 0) grantModelInvoke(StepExecutor, stack, targets.modelIds);
+    if (targets.functionArns.length > 0) allow(StepExecutor, ['lambda:InvokeFunction'], targets.functionArns);
   }
 }
 
-/** Converse on a model id or a cross-region inference profile (`us.`, `eu.`, `apac.`, `global.` prefixes). */
-function bedrockResources(stack: Stack, modelIds: readonly string[]): string[] {
-  const resources = new Set<string>();
-  for (const modelId of modelIds) {
-    const profile = /^(us|eu|apac|us-gov|jp|au|ca|global)\.(.+)$/.exec(modelId);
-    const baseModel = profile?.[2] ?? modelId;
-    // An inference profile routes to the foundation model in any of its regions.
-    resources.add(`arn:${stack.partition}:bedrock:*::foundation-model/${baseModel}`);
-    if (profile) {
-      resources.add(stack.formatArn({ service: 'bedrock', resource: 'inference-profile', resourceName: modelId }));
-    }
+function allow(
+  grantee: IGrantable,
+  actions: string[],
+  resources: string[],
+  conditions?: Record<string, Record<string, unknown>>,
+): void {
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new PolicyStatement({ actions, resources, ...(conditions ? { conditions } : {}) }),
+  );
+}
+
+/** The environment each handler reads (see the header of each functions/*.ts), and nothing else. */
+function environmentsOf(props: FunctionsProps): Record<FunctionKey, Record<string, string>> {
+  const { config, machines } = props;
+  const common: Record<string, string> = {
+    CAIRN_TABLE_NAME: props.table.tableName,
+    POWERTOOLS_SERVICE_NAME: serviceName(config.stage),
+    POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+    NODE_OPTIONS: '--enable-source-maps',
+    // Every handler plans, validates, verifies or executes against the catalog.
+    ...(config.catalog === undefined ? {} : { CAIRN_CATALOG: config.catalog }),
+  };
+  const limits = { CAIRN_MAX_STEPS: String(config.maxSteps), CAIRN_MAX_DEPTH: String(config.maxDepth) };
+  const model: Record<string, string> = config.modelId === undefined ? {} : { CAIRN_MODEL_ID: config.modelId };
+  const coordinator = {
+    ...limits,
+    CAIRN_EVENT_BUS_NAME: props.bus.eventBusName,
+    CAIRN_RUN_MACHINE_ARN: machines.run.arn,
+    CAIRN_STEP_MACHINE_ARN: machines.step.arn,
+    CAIRN_RUN_DEADLINE_SECONDS: String(config.runDeadlineSeconds),
+  };
+  return {
+    Planner: { ...common, ...limits, ...model },
+    Validator: { ...common, ...limits },
+    Coordinator: { ...common, ...coordinator },
+    StepExecutor: {
+      ...common,
+      ...(config.bindings === undefined ? {} : { CAIRN_BINDINGS: JSON.stringify(config.bindings) }),
+    },
+    // The API runs the coordinator's cancelRun in process, so it reads the coordinator's settings too.
+    Api: { ...common, ...coordinator, ...model },
+  };
+}
+
+/** Lambda refuses more than 4 KB of environment: say so at synth, not at deploy. */
+const ENVIRONMENT_LIMIT_BYTES = 4096;
+/** What an unresolved token (a table name, an ARN) may take once deployed. */
+const TOKEN_BYTES = 140;
+
+function checkedEnvironment(key: FunctionKey, environment: Record<string, string>): Record<string, string> {
+  let bytes = 0;
+  for (const [name, value] of Object.entries(environment)) {
+    bytes += name.length + (Token.isUnresolved(value) ? TOKEN_BYTES : Buffer.byteLength(value, 'utf8'));
   }
-  return [...resources];
+  if (bytes > ENVIRONMENT_LIMIT_BYTES) {
+    throw new Error(
+      `the ${key} Lambda's environment would be about ${bytes} bytes, over Lambda's 4 KB: ` +
+        'shorten context bindings or catalogFile (the catalog goes to every function)',
+    );
+  }
+  return environment;
+}
+
+/**
+ * The planner is capped so a burst of runs cannot exhaust the account's Bedrock quota; the step executor so a wide
+ * plan cannot flood the capabilities it calls. The other functions only talk to the stack's own services.
+ */
+function reservedConcurrency(key: FunctionKey, config: FunctionsConfig): { reservedConcurrentExecutions?: number } {
+  const value =
+    key === 'Planner' ? config.plannerConcurrency : key === 'StepExecutor' ? config.executorConcurrency : undefined;
+  return value === undefined ? {} : { reservedConcurrentExecutions: value };
+}
+
+const INFERENCE_PROFILE = /^(us|eu|apac|us-gov|jp|au|ca|global)\.(.+)$/;
+
+/**
+ * `bedrock:InvokeModel` (the action Converse is authorized by) on exactly the configured models. A cross-region
+ * inference profile id (`us.…`, `eu.…`, `global.…`) is allowed on the profile in this region, and on the foundation
+ * model in whichever region the profile routes to, but only when called through that profile.
+ */
+export function grantModelInvoke(grantee: IGrantable, stack: Stack, modelIds: readonly string[]): void {
+  for (const modelId of new Set(modelIds)) {
+    if (modelId.startsWith('arn:')) {
+      allow(grantee, ['bedrock:InvokeModel'], [modelId]);
+      continue;
+    }
+    const profile = INFERENCE_PROFILE.exec(modelId);
+    if (!profile) {
+      allow(
+        grantee,
+        ['bedrock:InvokeModel'],
+        [`arn:${stack.partition}:bedrock:${stack.region}::foundation-model/${modelId}`],
+      );
+      continue;
+    }
+    const profileArn = stack.formatArn({ service: 'bedrock', resource: 'inference-profile', resourceName: modelId });
+    allow(grantee, ['bedrock:InvokeModel'], [profileArn]);
+    allow(grantee, ['bedrock:InvokeModel'], [`arn:${stack.partition}:bedrock:*::foundation-model/${profile[2]}`], {
+      StringEquals: { 'bedrock:InferenceProfileArn': profileArn },
+    });
+  }
 }
 
 function bindingTargets(bindings: Readonly<Record<string, unknown>> | undefined): {

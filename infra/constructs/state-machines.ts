@@ -1,10 +1,12 @@
 /**
  * The run and step state machines (Standard, JSONPath only: the embedded interpreter runs neither JSONata nor
  * `Assign`). Only ids travel through Step Functions; everything else lives in the store. Every Lambda Task has a
- * timeout and every callback (waitForTaskToken) Task has a timeout path, so no wait is unbounded.
+ * timeout and every callback (waitForTaskToken) Task has a timeout path, so no wait is unbounded. Both machines log
+ * every event (without execution data: payloads are ids, the story is in the store) and trace with X-Ray.
  */
-import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import {
   Choice,
   Condition,
@@ -13,6 +15,7 @@ import {
   type IChainable,
   IntegrationPattern,
   JsonPath,
+  LogLevel,
   Pass,
   Result,
   StateMachine,
@@ -65,6 +68,8 @@ class NullResult extends Result {
 export interface StateMachinesProps {
   readonly functions: Readonly<Record<FunctionKey, IFunction>>;
   readonly machines: { readonly run: MachineRef; readonly step: MachineRef };
+  /** How long the execution logs are kept (default one month). */
+  readonly logRetentionDays?: RetentionDays;
 }
 
 const runId = JsonPath.stringAt('$.runId');
@@ -82,14 +87,27 @@ export class StateMachines extends Construct {
   constructor(scope: Construct, id: string, props: StateMachinesProps) {
     super(scope, id);
     this.fns = props.functions;
-    this.run = new StateMachine(this, MACHINE_IDS.run, {
-      stateMachineName: props.machines.run.name,
+    const observed = (machine: MachineRef, logsId: string) => ({
+      stateMachineName: machine.name,
       stateMachineType: StateMachineType.STANDARD,
+      tracingEnabled: true,
+      logs: {
+        // The /aws/vendedlogs/ prefix keeps CloudWatch Logs' account-wide resource policy from growing per group.
+        destination: new LogGroup(this, logsId, {
+          logGroupName: `/aws/vendedlogs/states/${machine.name}`,
+          retention: props.logRetentionDays ?? 30,
+          removalPolicy: RemovalPolicy.DESTROY,
+        }),
+        level: LogLevel.ALL,
+        includeExecutionData: false,
+      },
+    });
+    this.run = new StateMachine(this, MACHINE_IDS.run, {
+      ...observed(props.machines.run, `${MACHINE_IDS.run}Logs`),
       definitionBody: DefinitionBody.fromChainable(this.runDefinition()),
     });
     this.step = new StateMachine(this, MACHINE_IDS.step, {
-      stateMachineName: props.machines.step.name,
-      stateMachineType: StateMachineType.STANDARD,
+      ...observed(props.machines.step, `${MACHINE_IDS.step}Logs`),
       definitionBody: DefinitionBody.fromChainable(this.stepDefinition()),
     });
   }

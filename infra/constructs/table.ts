@@ -3,7 +3,7 @@
  * embedded dynalite table are built from the same constants.
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import {
   GSI1_NAME,
@@ -29,9 +29,13 @@ export class CairnTable extends Construct {
       sortKey: { name: SORT_KEY, type: AttributeType.STRING },
       billingMode: BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      // The AWS managed key (aws/dynamodb): encrypted at rest with a key visible and audited in the account, at no
+      // key cost; a customer managed key would add $1/month and KMS requests for little gain here.
+      encryption: TableEncryption.AWS_MANAGED,
       // Idempotency and approval records carry `expiresAt`; dynalite has no TTL, so only the deployed table expires.
       timeToLiveAttribute: TTL_ATTRIBUTE,
       removalPolicy: props.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      deletionProtection: props.retain,
     });
     this.table.addGlobalSecondaryIndex({
       indexName: GSI1_NAME,

@@ -4,6 +4,7 @@
  * Handlers are the same `createHandler(deps)` factories the Lambdas use; only the adapters differ.
  */
 import './polyfills.ts';
+import './xray-manual-mode.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
@@ -12,8 +13,8 @@ import { createHandler as createPlannerHandler } from '../../functions/planner.t
 import { createHandler as createExecutorHandler } from '../../functions/step-executor.ts';
 import { createHandler as createValidatorHandler } from '../../functions/validator.ts';
 import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
-import { startLocalDynamo } from '../../shared/adapters/local/dynalite-server.ts';
 import { createLocalEventBus, type LocalEventBus } from '../../shared/adapters/local/event-bus.ts';
+import { localWebhooksFromEnv } from '../../shared/adapters/local/webhooks.ts';
 import { createApp } from '../../shared/api/app.ts';
 import { conformanceCatalog, ledgerEntries } from '../../shared/capabilities/conformance.ts';
 import { createRuntimeRegistry } from '../../shared/capabilities/runtime-registry.ts';
@@ -26,6 +27,7 @@ import { createPlanner } from '../../shared/planner/planner.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import { createCoordinator } from '../../shared/services/coordinator.ts';
 import { createStepExecutor } from '../../shared/services/step-executor.ts';
+import { startInProcessDynamo } from './dynalite-in-process.ts';
 import { createLocalExecutions, type LocalExecutions, type LocalHandler } from './local-executions.ts';
 import { synthesizeStateMachines } from './synth.ts';
 
@@ -57,10 +59,22 @@ export interface LocalStackStats {
   readonly lambdaInvocations: Readonly<Record<string, number>>;
   readonly dynamoWrites: number;
   readonly dynamoReads: number;
+  /** Items those reads returned or asked for (a BatchGetItem of three keys is one read of three items). */
+  readonly dynamoReadItems: number;
 }
 
 const DYNAMO_WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'BatchWriteItemCommand']);
 const DYNAMO_READS = new Set(['GetItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand']);
+
+/** How many items a read command asked for (batch) or returned (query, scan): what AWS bills reads by, roughly. */
+function itemsRead(command: string, input: unknown, output: unknown): number {
+  if (command === 'GetItemCommand') return 1;
+  if (command === 'BatchGetItemCommand') {
+    const tables = Object.values((input as { RequestItems?: Record<string, { Keys?: unknown[] }> }).RequestItems ?? {});
+    return tables.reduce((sum, table) => sum + (table.Keys?.length ?? 0), 0);
+  }
+  return (output as { Count?: number } | undefined)?.Count ?? 0;
+}
 
 export interface LocalStack {
   readonly url: string;
@@ -98,19 +112,27 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const clock = () => new Date();
   const newId = () => randomUUID();
 
-  const dynamo = await startLocalDynamo({ tableName: LOCAL_TABLE_NAME });
-  const counts = { stateTransitions: 0, dynamoWrites: 0, dynamoReads: 0, lambda: {} as Record<string, number> };
-  if (options.instrument) {
-    dynamo.client.middlewareStack.add(
-      (next, context) => (args) => {
-        const command = String(context.commandName);
-        if (DYNAMO_WRITES.has(command)) counts.dynamoWrites += 1;
-        if (DYNAMO_READS.has(command)) counts.dynamoReads += 1;
-        return next(args);
-      },
-      { step: 'initialize', name: 'cairnLocalCounter' },
-    );
-  }
+  const counts = {
+    stateTransitions: 0,
+    dynamoWrites: 0,
+    dynamoReads: 0,
+    dynamoReadItems: 0,
+    lambda: {} as Record<string, number>,
+  };
+  const dynamo = await startInProcessDynamo({
+    tableName: LOCAL_TABLE_NAME,
+    ...(options.instrument
+      ? {
+          onCommand: (command: string, input: unknown, output: unknown) => {
+            if (DYNAMO_WRITES.has(command)) counts.dynamoWrites += 1;
+            if (DYNAMO_READS.has(command)) {
+              counts.dynamoReads += 1;
+              counts.dynamoReadItems += itemsRead(command, input, output);
+            }
+          },
+        }
+      : {}),
+  });
   const store = createDynamoStore({ client: dynamo.client, tableName: LOCAL_TABLE_NAME });
   const catalog = localCatalog(options.conformance === true);
   const planner = createPlanner({ model: createHtnPlanModel(), catalog, limits: planLimits });
@@ -192,6 +214,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     clock,
     newId,
     ...(options.conformance ? { ledger: { entries: () => ledgerEntries() } } : {}),
+    events: bus,
+    webhooks: localWebhooksFromEnv(process.env, clock),
   });
   const host = options.host ?? '127.0.0.1';
   const server = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host });
@@ -225,6 +249,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       lambdaInvocations: { ...counts.lambda },
       dynamoWrites: counts.dynamoWrites,
       dynamoReads: counts.dynamoReads,
+      dynamoReadItems: counts.dynamoReadItems,
     }),
     async startRun(body, headers = {}) {
       const response = await app.request('/runs', {

@@ -90,6 +90,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const stack = await startLocalStack(options);
   out(`cairn: API   ${stack.url}`);
   out(`cairn: token ${stack.token}${options.token ? ' (from CAIRN_API_TOKEN)' : ''}`);
+  out(`cairn: console ${stack.url}/console/#token=${encodeURIComponent(stack.token)}`);
   out(`cairn: try   CAIRN_API_URL=${stack.url} CAIRN_API_TOKEN=${stack.token} npx cairn status <runId>`);
   if (options.conformance) out('cairn: conformance capability pack registered');
   if (!values.quiet) stack.bus.subscribe({ source: ['cairn'] }, createProgressPrinter(out));

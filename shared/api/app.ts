@@ -1,6 +1,6 @@
 /**
  * The HTTP API: one Hono app, served by API Gateway + Lambda when deployed and by @hono/node-server locally.
- * Every route but `/health` needs a bearer token; every error is JSON (errors.ts).
+ * Every route but `/health` and the signed webhooks needs a bearer token; every error is JSON (errors.ts).
  */
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -8,10 +8,12 @@ import { approvalsRoutes } from './approvals.ts';
 import { authMiddleware } from './auth.ts';
 import { MAX_BODY_BYTES } from './body.ts';
 import { conformanceRoutes } from './conformance.ts';
+import { consoleDataRoutes, consoleRoutes } from './console/routes.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
 import { errorBody, handleError, handleNotFound } from './errors.ts';
 import { plansRoutes } from './plans.ts';
 import { runsRoutes } from './runs.ts';
+import { webhookRoutes } from './webhooks.ts';
 
 export type { ApiDeps, PlanRequest } from './deps.ts';
 
@@ -21,6 +23,9 @@ export function createApp(deps: ApiDeps): Hono<ApiEnv> {
   app.notFound(handleNotFound);
 
   app.get('/health', (c) => c.json({ ok: true }));
+  // Before the bearer check: webhook senders authenticate with a per-source signature instead.
+  app.route('/', webhookRoutes(deps));
+  app.route('/', consoleRoutes(deps)); // the page holds no data: it loads before sign-in
 
   app.use('*', authMiddleware(deps.auth));
   app.use(
@@ -34,6 +39,7 @@ export function createApp(deps: ApiDeps): Hono<ApiEnv> {
   app.route('/', plansRoutes(deps));
   app.route('/', runsRoutes(deps));
   app.route('/', approvalsRoutes(deps));
+  app.route('/', consoleDataRoutes(deps));
   if (deps.ledger) app.route('/', conformanceRoutes(deps.ledger));
   return app;
 }

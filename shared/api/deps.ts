@@ -5,8 +5,10 @@
 import type { Catalog } from '../plan/catalog.ts';
 import type { Plan } from '../plan/schema.ts';
 import type { PlanLimits } from '../plan/validate.ts';
+import type { EventPublisher } from '../ports/events.ts';
 import type { Executions } from '../ports/executions.ts';
 import type { Store } from '../ports/store.ts';
+import type { WebhookConfig } from '../ports/webhooks.ts';
 import type { AuthConfig, AuthVariables } from './auth.ts';
 
 export type PlanMode = 'DIRECT' | 'DECOMPOSE';
@@ -30,6 +32,10 @@ export interface ApiDeps {
   readonly newId: () => string;
   /** The conformance pack's ledger; `GET /conformance/ledger` exists only when it is given. */
   readonly ledger?: { entries(): unknown[] };
+  /** Where `POST /webhooks/{source}` publishes ResourceChanged; required when `webhooks` is given. */
+  readonly events?: EventPublisher;
+  /** Signed webhooks; without it every delivery is refused (401), as for a source with no secret. */
+  readonly webhooks?: WebhookConfig;
 }
 
 export type ApiEnv = { Variables: AuthVariables };

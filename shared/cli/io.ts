@@ -4,6 +4,8 @@ export interface CliIo {
   readonly stderr: (text: string) => void;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
+  /** All of standard input, as bytes (commands that read a body from a pipe); tests pass their own. */
+  readonly readStdin?: () => Promise<Uint8Array>;
 }
 
 export type CommandRun = (argv: readonly string[], io: CliIo) => Promise<number>;
@@ -18,6 +20,11 @@ export const processIo = (): CliIo => ({
   stderr: (text) => process.stderr.write(text),
   env: process.env,
   cwd: process.cwd(),
+  readStdin: async () => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+    return Buffer.concat(chunks);
+  },
 });
 
 /** A usage error: the command prints it with its usage line and exits 2. */

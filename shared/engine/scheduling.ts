@@ -20,7 +20,10 @@ export const FIRST_GENERATION = 1;
 /** The graph of a plan's steps (a thin wrapper so callers need not know the graph module's input shape). */
 export const planGraph = (plan: Pick<Plan, 'steps'>): PlanGraph => buildGraph(plan.steps);
 
-/** One pending record per executable step, `remaining` = how many effective upstream steps it waits for. */
+/**
+ * One record per executable step, `remaining` = how many effective upstream steps it waits for. A step that waits
+ * for nothing is born `ready` (the run's start starts it right away): no write is spent moving it there.
+ */
 export function initialStepRecords(
   plan: Pick<Plan, 'steps'>,
   options: { runId: string; now: string; generation?: number },
@@ -34,7 +37,7 @@ export function initialStepRecords(
     return {
       runId: options.runId,
       stepId,
-      status: 'pending',
+      status: upstream.length === 0 ? 'ready' : 'pending',
       generation: options.generation ?? FIRST_GENERATION,
       upstream,
       remaining: upstream.length,

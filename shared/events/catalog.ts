@@ -35,7 +35,12 @@ export const EVENT_SCHEMAS = {
     state: z.enum(['complete', 'failed', 'paused', 'cancelled']),
     reason: z.string(),
   }),
-  ResourceChanged: z.object({ resourceKey: z.string().min(1), source: z.string().optional() }),
+  ResourceChanged: z.object({
+    resourceKey: z.string().min(1),
+    source: z.string().optional(),
+    /** The webhook delivery that reported the change: equal on a redelivery, so consumers can tell duplicates. */
+    deliveryId: z.string().optional(),
+  }),
 } as const;
 
 export type EventType = keyof typeof EVENT_SCHEMAS;

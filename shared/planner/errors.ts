@@ -33,6 +33,12 @@ export const PLANNER_ERROR_CODES = [
   'E_MODEL_REFUSED',
   /** The provider reports the model's output or tool call as malformed. */
   'E_MODEL_MALFORMED',
+  /** A replan request without a previous plan, a diagnosis, or with a failed step the plan does not have. */
+  'E_REPLAN_REQUEST',
+  /** The HTN planner found no untried alternative target and no other method for the failed step. */
+  'E_NO_ALTERNATIVE',
+  /** A replan broke the scope rule (a frozen or finished step changed or dropped); `context.issues` lists why. */
+  'E_REPLAN_REJECTED',
 ] as const;
 export type PlannerErrorCode = (typeof PLANNER_ERROR_CODES)[number];
 

@@ -76,7 +76,8 @@ export function resolveMode(request: PlanRequest, catalog: Catalog): ResolvedMod
   return { mode: 'DIRECT', target: directTarget };
 }
 
-const invalidPlan = (source: string, issues: readonly PlanIssue[]) => {
+/** The PlannerError (E_INVALID_PLAN) for a candidate that failed validation, with the first issues in its message. */
+export const invalidPlan = (source: string, issues: readonly PlanIssue[]) => {
   const shown = issues.slice(0, ISSUES_IN_MESSAGE).map((i) => `${i.code} at ${i.path || '(plan)'}: ${i.message}`);
   const more = issues.length > ISSUES_IN_MESSAGE ? `; and ${issues.length - ISSUES_IN_MESSAGE} more` : '';
   return plannerError(

@@ -1,10 +1,12 @@
 /**
  * The brief a language model gets to plan: what a plan is, the rules the validator enforces, the catalog with its
  * contracts, and the limits. Pure text building, shared by every LLM adapter; the plan tool's input schema carries
- * the exact format, so the prompt explains the meaning and the rules the schema cannot express.
+ * the exact format, so the prompt explains the meaning and the rules the schema cannot express. A replan adds the
+ * current plan, the executed history, the diagnosis and the scope rule (replan/prompt-sections.ts).
  */
 import type { Capability } from '../plan/schema.ts';
 import type { PlanModelRequest } from '../ports/plan-model.ts';
+import { replanSections } from './replan/prompt-sections.ts';
 
 export const PLAN_TOOL_NAME = 'submit_plan';
 export const PLAN_TOOL_DESCRIPTION =
@@ -13,7 +15,7 @@ export const PLAN_TOOL_DESCRIPTION =
 
 const RULES = [
   'Answer by calling the submit_plan tool exactly once with one complete plan. Do not answer in text.',
-  'schemaVersion is 1, revision is 1, objective is the objective exactly as given.',
+  'schemaVersion is 1, revision is 1 (unless told otherwise below), objective is the objective exactly as given.',
   'Every step has a unique id (letters, digits, "_", ".", "-"; at most 64 characters), a short title, dependsOn ' +
     '(ids of steps it waits for) and a target that is exactly one catalog target.',
   "A step's inputSchema and outputSchema are copied verbatim from its target's catalog entry.",
@@ -62,23 +64,7 @@ export function buildPlanPrompt(request: PlanModelRequest): PlanPrompt {
     ...request.catalog.map(describeCapability),
   ].join('\n');
 
-  const sections = [`Objective:\n${request.objective}`];
-  if (request.previousPlan)
-    sections.push(
-      'This is a replan. Keep every finished step (same id, unchanged) and change only the failed step and what ' +
-        `depends on it. Current plan:\n${JSON.stringify(request.previousPlan)}`,
-    );
-  if (request.history?.length)
-    sections.push(
-      `What already ran:\n${request.history
-        .map((h) => `- ${h.stepId} [${h.status}] ${h.title}${h.summary ? `: ${h.summary}` : ''}`)
-        .join('\n')}`,
-    );
-  if (request.diagnosis)
-    sections.push(
-      `Failure to plan around: step ${request.diagnosis.stepId}${request.diagnosis.target ? ` (${request.diagnosis.target})` : ''} ` +
-        `failed with ${request.diagnosis.code}: ${request.diagnosis.message}`,
-    );
+  const sections = [`Objective:\n${request.objective}`, ...replanSections(request)];
   sections.push(`Call ${PLAN_TOOL_NAME} with the plan.`);
   return { system, user: sections.join('\n\n') };
 }

@@ -15,12 +15,66 @@ export interface PlanHistoryEntry {
   readonly summary?: string;
 }
 
+/** What led to a replan (issue 4): the first five come from a failed step, the last two from outside. */
+export type ReplanTrigger =
+  | 'step_failed'
+  | 'verify_failed'
+  | 'approval_rejected'
+  | 'capability_unavailable'
+  | 'budget'
+  | 'manual';
+
 /** Why a replan was asked for: the failing step and what went wrong. */
 export interface PlanDiagnosis {
   readonly stepId: string;
   readonly code: string;
   readonly message: string;
   readonly target?: string;
+  readonly title?: string;
+  /** The id the step descends from across revisions (its own id unless a replan replaced an earlier step). */
+  readonly lineage?: string;
+  readonly trigger?: ReplanTrigger;
+  readonly retryable?: boolean;
+  readonly attempts?: number;
+  /** The step's last trace entries, formatted and clipped, oldest first. */
+  readonly trace?: readonly string[];
+  /** Executable steps already finished (succeeded or skipped): they are kept as they are. */
+  readonly finished?: readonly string[];
+  /** Executable steps downstream of the failure that have not finished: they wait for the replan. */
+  readonly blocked?: readonly string[];
+}
+
+/** The steps a replan may change: the failed steps and their downstream closure; every other step is frozen. */
+export interface ReplanScope {
+  /** The failed steps the scope grew from (known executable ids, plan order). */
+  readonly failed: readonly string[];
+  /** Every step id in scope, executable steps and the groups all of whose executable descendants are in scope. */
+  readonly steps: readonly string[];
+}
+
+/** What one replan changed, recorded so a later replan of the same run does not try it again. */
+export type ReplanChange =
+  | { readonly kind: 'substitute'; readonly stepId: string; readonly from: string; readonly to: string }
+  | {
+      readonly kind: 'method';
+      readonly path: string;
+      readonly task: string;
+      readonly from: string;
+      readonly to?: string;
+    }
+  | { readonly kind: 'rewrite' };
+
+/** An earlier replan of the run, oldest first: the failure it answered and what it changed. */
+export interface PriorReplan {
+  /** The revision that replan produced. */
+  readonly revision: number;
+  readonly stepId: string;
+  /** The target that had failed. */
+  readonly target?: string;
+  readonly code: string;
+  readonly change: ReplanChange;
+  /** New step id → the id it took over from (its lineage continues). */
+  readonly replaces?: Readonly<Record<string, string>>;
 }
 
 export interface PlanModelRequest {
@@ -37,6 +91,17 @@ export interface PlanModelRequest {
   readonly history?: readonly PlanHistoryEntry[];
   /** Replanning only: the failure that triggered the replan. */
   readonly diagnosis?: PlanDiagnosis;
+  /** Replanning only: the steps the new plan may change (the rest must be copied verbatim). */
+  readonly scope?: ReplanScope;
+  /** Replanning only: the run's earlier replans, oldest first (what was already tried). */
+  readonly replans?: readonly PriorReplan[];
+}
+
+/** A model's answer to a replan: the candidate plan (untrusted) and, when the model can tell, what it changed. */
+export interface ReplanProposal {
+  readonly plan: unknown;
+  readonly change?: ReplanChange;
+  readonly replaces?: Readonly<Record<string, string>>;
 }
 
 export interface PlanModel {
@@ -44,4 +109,6 @@ export interface PlanModel {
   readonly name: string;
   /** The candidate plan as the model gave it (untrusted); rejects with PlannerError or ModelError when there is none. */
   proposePlan(request: PlanModelRequest): Promise<unknown>;
+  /** Optional: a replan with a record of what changed. Models without it are asked through proposePlan. */
+  proposeReplan?(request: PlanModelRequest): Promise<ReplanProposal>;
 }

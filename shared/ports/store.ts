@@ -35,6 +35,12 @@ export interface RunRecord {
   readonly replans: number;
 }
 
+/**
+ * The plan a run carries only until it starts (then revision 1 holds it): `updateRun` may remove these, so that
+ * the run record every step action reads stays small.
+ */
+export type RunPlanField = 'submittedPlan' | 'candidatePlan';
+
 export interface TraceEntry {
   /** `[plan]`, `[exec]`, `[judge]`, `[fail]`. */
   readonly kind: 'plan' | 'exec' | 'judge' | 'fail';
@@ -140,6 +146,22 @@ export interface StepPatch {
   readonly claimedBy?: string;
 }
 
+/** Names one attempt of one generation of a step. */
+export interface AttemptRef {
+  readonly generation: number;
+  readonly attempt: number;
+}
+
+/** What a step action starts from, read in one round trip (see `Store.getStepWithRun`). */
+export interface StepWithRun {
+  readonly run?: RunRecord;
+  readonly step?: StepRecord;
+  /** Only when an attempt was asked for and exists. */
+  readonly attempt?: AttemptRecord;
+  /** Only when other steps were asked for: those of them that exist. */
+  readonly others?: readonly StepRecord[];
+}
+
 export interface Store {
   // runs
   createRun(run: RunRecord): Promise<void>; // ConflictError if the runId exists
@@ -148,16 +170,18 @@ export interface Store {
   getRun(runId: string): Promise<RunRecord | undefined>; // ConsistentRead
   /**
    * Conditional update: applies only when the run exists and its status is one of `from` (at least one); returns the
-   * new record or undefined. Fields left undefined in `patch` are kept; `updatedAt` defaults to the store's clock.
+   * new record or undefined. Fields left undefined in `patch` are kept, fields named in `remove` are dropped;
+   * `updatedAt` defaults to the store's clock.
    */
   updateRun(
     runId: string,
     from: readonly RunStatus[],
     patch: Partial<Omit<RunRecord, 'runId' | 'createdAt'>>,
+    options?: { readonly remove?: readonly RunPlanField[] },
   ): Promise<RunRecord | undefined>;
   listRuns(options?: { status?: RunStatus; limit?: number }): Promise<RunRecord[]>; // newest first
 
-  // plan revisions: immutable, conditional put on revision
+  // plan revisions: immutable, conditional put on revision (a store may hand out one shared, frozen copy of each)
   putPlanRevision(runId: string, plan: Plan, reason: string): Promise<void>; // ConflictError if it exists
   getPlanRevision(
     runId: string,
@@ -169,6 +193,14 @@ export interface Store {
   putSteps(steps: readonly StepRecord[]): Promise<void>; // each a conditional put (attribute_not_exists); existing ones are left alone
   getStep(runId: string, stepId: string): Promise<StepRecord | undefined>; // ConsistentRead
   listSteps(runId: string): Promise<StepRecord[]>; // ConsistentRead
+  /** Some steps of a run, in one round trip where the store can (ConsistentRead); unknown ids are left out. */
+  getSteps(runId: string, stepIds: readonly string[]): Promise<StepRecord[]>;
+  /**
+   * The run, one of its steps and, if `attempt` names one, that attempt of the step (and, if asked, `others` of the
+   * run's steps): what every step action reads first, in one round trip where the store can (ConsistentRead).
+   * Whatever does not exist comes back undefined (or is left out of `others`).
+   */
+  getStepWithRun(runId: string, stepId: string, attempt?: AttemptRef, others?: readonly string[]): Promise<StepWithRun>;
   /**
    * Conditional step transition: applies `patch` only when the step's generation equals `generation` and its status
    * is one of `from` (and, if given, `claimedBy` is absent). Returns the new record, or undefined if the condition
@@ -193,7 +225,27 @@ export interface Store {
     upstreamId: string,
   ): Promise<StepRecord | undefined>;
 
+  /**
+   * `releaseDependency` for the edge that must be the step's last: applies only if, besides that method's
+   * conditions, `remaining` is 1 and the step is `pending`, and then also moves it to `ready` in the same write (a
+   * step waiting for one upstream step is started by one write instead of two). Undefined when any condition failed:
+   * read the step to find out why (counted before, not the last edge, not pending, another generation).
+   */
+  releaseLastDependency(
+    runId: string,
+    stepId: string,
+    generation: number,
+    upstreamId: string,
+  ): Promise<StepRecord | undefined>;
+  /**
+   * Completion bookkeeping: records that steps reached a terminal status (keys such as `<stepId>#<generation>`; a key
+   * counts once however often it is recorded, so a repeat is harmless) and returns how many distinct keys the run
+   * has recorded so far. A run cannot be finished before this reaches its number of executable steps.
+   */
+  recordSettled(runId: string, keys: readonly string[]): Promise<number>;
+
   // attempts (evidence)
+  getAttempt(runId: string, stepId: string, ref: AttemptRef): Promise<AttemptRecord | undefined>; // ConsistentRead
   putAttempt(attempt: AttemptRecord): Promise<boolean>; // false if that attempt number already exists
   updateAttempt(attempt: AttemptRecord): Promise<void>; // replaces an existing attempt; NotFoundError if missing
   listAttempts(runId: string, stepId?: string): Promise<AttemptRecord[]>;

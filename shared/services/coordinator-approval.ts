@@ -11,7 +11,8 @@ import type { ApprovalRecord, AttemptRecord, StepRecord } from '../ports/store.t
 import { type Ctx, event, isCurrent, kindOf } from './coordinator-context.ts';
 import { afterFailure, failStep } from './coordinator-flow.ts';
 import { bindingsFor, evaluateAssertion } from './coordinator-inputs.ts';
-import { approvalTimeoutSeconds, findAttempt } from './coordinator-step.ts';
+import { recordApprovalWait } from './coordinator-metrics.ts';
+import { approvalTimeoutSeconds } from './coordinator-step.ts';
 import type {
   ApprovalRequested,
   ExpireApprovalRequest,
@@ -60,7 +61,7 @@ async function releaseStaleWait(ctx: Ctx, taskToken: string): Promise<ApprovalRe
 export async function requestApproval(ctx: Ctx, request: RequestApprovalRequest): Promise<ApprovalRequested> {
   const { store, config } = ctx.deps;
   const { runId, stepId, generation, kind, taskToken } = request;
-  const [run, step] = await Promise.all([ctx.getRun(runId), store.getStep(runId, stepId)]);
+  const { run, step } = await ctx.loadStep(runId, stepId);
   const live = run.status === 'running' || run.status === 'paused';
   if (!isCurrent(step, generation) || !IN_FLIGHT_STEP_STATUSES.includes(step.status) || !live)
     return releaseStaleWait(ctx, taskToken);
@@ -72,7 +73,7 @@ export async function requestApproval(ctx: Ctx, request: RequestApprovalRequest)
   const now = ctx.now();
   const deadline = new Date(ctx.deps.clock().getTime() + approvalTimeoutSeconds(planStep, config) * 1000).toISOString();
   const title = planStep?.title ?? stepId;
-  const steps = new Map((await store.listSteps(runId)).map((s) => [s.stepId, s]));
+  const steps = new Map((await store.getSteps(runId, step.upstream)).map((s) => [s.stepId, s]));
   let id: string | undefined;
   let created = false;
   for (let n = 1; n <= MAX_REQUESTS_PER_ATTEMPT && id === undefined; n++) {
@@ -128,7 +129,7 @@ export async function requestApproval(ctx: Ctx, request: RequestApprovalRequest)
 export async function expireApproval(ctx: Ctx, request: ExpireApprovalRequest): Promise<ExpireResult> {
   const { store } = ctx.deps;
   const { runId, stepId, generation } = request;
-  const [run, step] = await Promise.all([ctx.getRun(runId), store.getStep(runId, stepId)]);
+  const { run, step } = await ctx.loadStep(runId, stepId);
   if (!isCurrent(step, generation)) return { outcome: 'noop' };
   const loaded = await ctx.plan(run);
   if (step.status === 'failed' && step.error?.code === APPROVAL_EXPIRED_CODE) {
@@ -147,10 +148,12 @@ export async function expireApproval(ctx: Ctx, request: ExpireApprovalRequest): 
       decidedAt: now,
       comment: 'no decision before the deadline',
     });
-    if (expired)
+    if (expired) {
       await ctx.emit(runId, [
         event('ApprovalDecided', { runId, stepId, generation, approvalId: approval.approvalId, decision: 'expired' }),
       ]);
+      recordApprovalWait(ctx.deps.metrics, approval, now, 'expired');
+    }
   }
   const kind = request.kind ?? pending[0]?.kind ?? 'approval';
   const error = {
@@ -170,7 +173,7 @@ export async function verifyStep(ctx: Ctx, request: VerifyStepRequest): Promise<
   const { store, catalog } = ctx.deps;
   const { runId, stepId, generation, attempt } = request;
   const decision = request.decision ?? undefined;
-  const [run, step] = await Promise.all([ctx.getRun(runId), store.getStep(runId, stepId)]);
+  const { run, step, attempt: record } = await ctx.loadStep(runId, stepId, { generation, attempt });
   if (!isCurrent(step, generation)) return { verdict: 'fail', error: STALE };
   if (step.status === 'succeeded') return { verdict: 'pass' };
   if (!IN_FLIGHT_STEP_STATUSES.includes(step.status)) return { verdict: 'fail', error: STALE };
@@ -179,7 +182,6 @@ export async function verifyStep(ctx: Ctx, request: VerifyStepRequest): Promise<
   if (planStep === undefined) return { verdict: 'fail', error: STALE };
   const kind = kindOf(planStep);
   const target = planStep.target ?? '';
-  const record = await findAttempt(ctx, request, attempt);
   const result =
     record && record.outcome !== 'failed' && record.output !== undefined ? { output: record.output } : undefined;
   const candidate = candidateOutput({ kind, decision, result });
@@ -245,4 +247,5 @@ async function announceDecision(ctx: Ctx, step: StepRecord, decision: 'approve' 
       ...(by === undefined ? {} : { by }),
     }),
   ]);
+  recordApprovalWait(ctx.deps.metrics, newest, newest.decidedAt ?? ctx.now(), decision);
 }

@@ -8,7 +8,8 @@ import type { EventDetail, EventType } from '../events/catalog.ts';
 import type { PlanGraph } from '../plan/graph.ts';
 import { type Plan, type PlanStep, stepKind } from '../plan/schema.ts';
 import type { DomainEvent } from '../ports/events.ts';
-import type { NewRunEvent, RunRecord, StepRecord } from '../ports/store.ts';
+import type { AttemptRecord, AttemptRef, NewRunEvent, RunRecord, StepRecord } from '../ports/store.ts';
+import { countEventMetrics } from './coordinator-metrics.ts';
 import type { CoordinatorDeps, StepKindName } from './coordinator-types.ts';
 
 export interface LoadedPlan {
@@ -27,9 +28,20 @@ export interface Ctx {
   /** The current time as an ISO string. */
   now(): string;
   getRun(runId: string): Promise<RunRecord>;
+  /**
+   * The run and one of its steps (and, if asked, one attempt), in one consistent read; throws NotFoundError for an
+   * unknown run, like `getRun`.
+   */
+  loadStep(runId: string, stepId: string, attempt?: AttemptRef): Promise<LoadedStep>;
   /** The run's current plan revision; throws NotFoundError when it has none yet. */
   plan(run: RunRecord): Promise<LoadedPlan>;
   emit(runId: string, events: readonly RunEvent[]): Promise<void>;
+}
+
+export interface LoadedStep {
+  readonly run: RunRecord;
+  readonly step: StepRecord | undefined;
+  readonly attempt: AttemptRecord | undefined;
 }
 
 /** Builds one event with its detail checked against the event catalog's type. */
@@ -68,9 +80,15 @@ export function createContext(deps: CoordinatorDeps): Ctx {
       if (!run) throw new NotFoundError(`run ${runId} does not exist`, { context: { runId } });
       return run;
     },
+    async loadStep(runId, stepId, attempt) {
+      const found = await deps.store.getStepWithRun(runId, stepId, attempt);
+      if (!found.run) throw new NotFoundError(`run ${runId} does not exist`, { context: { runId } });
+      return { run: found.run, step: found.step, attempt: found.attempt };
+    },
     plan: loadPlan,
     async emit(runId, events) {
       if (events.length === 0) return;
+      if (deps.metrics) countEventMetrics(deps.metrics, events, (stepId) => cachedTarget(plans, runId, stepId));
       const at = deps.clock().toISOString();
       const records: NewRunEvent[] = events.map((e) => {
         const detail = e.detail as Readonly<Record<string, unknown>>;
@@ -90,6 +108,18 @@ export function createContext(deps: CoordinatorDeps): Ctx {
       await publishWithRetry(deps, runId, domain);
     },
   };
+}
+
+/** A step's capability from the newest cached revision of its run's plan (no store read just for a metric). */
+function cachedTarget(plans: ReadonlyMap<string, LoadedPlan>, runId: string, stepId: string): string | undefined {
+  let newest: { revision: number; loaded: LoadedPlan } | undefined;
+  for (const [key, loaded] of plans) {
+    const at = key.lastIndexOf('#');
+    const revision = Number(key.slice(at + 1));
+    if (key.slice(0, at) === runId && (newest === undefined || revision > newest.revision))
+      newest = { revision, loaded };
+  }
+  return newest?.loaded.byId.get(stepId)?.target ?? undefined;
 }
 
 const PUBLISH_TRIES = 3;

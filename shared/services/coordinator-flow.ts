@@ -3,7 +3,7 @@
  * downstream closure of a failure, failing a step for good, and settling the run (terminal decision, run record,
  * waiter token). Each is safe to repeat: a retried or duplicated action runs them again and changes nothing twice.
  */
-import { dependentsOf, isStartable, stepsToBlock } from '../engine/scheduling.ts';
+import { dependentsOf, FIRST_GENERATION, isStartable, stepsToBlock } from '../engine/scheduling.ts';
 import {
   IN_FLIGHT_STEP_STATUSES,
   isOpenStepStatus,
@@ -14,12 +14,19 @@ import {
 import { decideTerminal, describeTerminal, type TerminalDecision } from '../engine/terminal.ts';
 import { traceEntry } from '../engine/trace.ts';
 import { isConflictError } from '../errors.ts';
+import { downstreamClosure, effectiveUpstream } from '../plan/graph.ts';
 import type { StepError, StepStatus } from '../plan/schema.ts';
 import { stepExecutionName } from '../ports/executions.ts';
 import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
 import { type Ctx, event, type LoadedPlan } from './coordinator-context.ts';
+import { recordStepDuration } from './coordinator-metrics.ts';
 
 export const BLOCKED_CODE = 'E_BLOCKED';
+
+/** A failure's downstream is read item by item up to this size, beyond it with one listing of the run's steps. */
+const DOWNSTREAM_READ_LIMIT = 100;
+
+type StepRef = Pick<StepRecord, 'runId' | 'stepId' | 'generation'>;
 
 /** Starts a step whose upstream is done: pending → ready (one writer wins), then its execution (name per generation). */
 export async function startStep(ctx: Ctx, step: StepRecord): Promise<void> {
@@ -48,39 +55,60 @@ export async function startStep(ctx: Ctx, step: StepRecord): Promise<void> {
 
 /**
  * Counts a finished (succeeded or skipped) step against each dependent once; the count reaching zero starts it.
- * Returns whether some dependent is still open afterwards: then the run cannot be finished yet.
+ *
+ * The write comes first and the read only when it lost: the dependent's generation is taken to be the first one (a
+ * lost condition reads the step and retries with its real generation), and a dependent that waits for this step
+ * alone is counted and moved to `ready` by one write. A lost condition can also mean the edge was counted before (a
+ * repeat, a crash): then the dependent is read and started if it is due, exactly as on the first pass.
  */
-export async function releaseDependents(ctx: Ctx, loaded: LoadedPlan, runId: string, stepId: string): Promise<boolean> {
+export async function releaseDependents(ctx: Ctx, loaded: LoadedPlan, runId: string, stepId: string): Promise<void> {
   const { store } = ctx.deps;
-  const open = await Promise.all(
+  await Promise.all(
     dependentsOf(loaded.graph, stepId).map(async (dependentId) => {
-      const dependent = await store.getStep(runId, dependentId);
-      if (!dependent?.upstream.includes(stepId)) return false;
-      // A lost condition means this edge was counted before (a repeat, a crash): re-read and start it if due.
-      const current = dependent.released.includes(stepId)
-        ? dependent
-        : ((await store.releaseDependency(runId, dependentId, dependent.generation, stepId)) ??
-          (await store.getStep(runId, dependentId)));
-      if (!current) return false;
-      await startStep(ctx, current);
-      return isOpenStepStatus(current.status);
+      const only = effectiveUpstream(loaded.graph, dependentId).length === 1;
+      let current = only
+        ? await store.releaseLastDependency(runId, dependentId, FIRST_GENERATION, stepId)
+        : await store.releaseDependency(runId, dependentId, FIRST_GENERATION, stepId);
+      if (!current) {
+        const dependent = await store.getStep(runId, dependentId);
+        if (!dependent?.upstream.includes(stepId)) return;
+        current = dependent.released.includes(stepId)
+          ? dependent
+          : ((await store.releaseDependency(runId, dependentId, dependent.generation, stepId)) ??
+            (await store.getStep(runId, dependentId)));
+      }
+      if (current) await startStep(ctx, current);
     }),
   );
-  return open.includes(true);
 }
 
-/** Releases the dependents of a step that finished well, then settles the run unless a dependent is still open. */
-export async function afterSuccess(ctx: Ctx, loaded: LoadedPlan, runId: string, stepId: string): Promise<void> {
-  if (!(await releaseDependents(ctx, loaded, runId, stepId))) await settleRun(ctx, runId);
+/** Releases the dependents of a step that finished well, then counts it as settled (the run may be finished). */
+export async function afterSuccess(ctx: Ctx, loaded: LoadedPlan, step: StepRef): Promise<void> {
+  await releaseDependents(ctx, loaded, step.runId, step.stepId);
+  await settle(ctx, loaded, step.runId, [settledKey(step)]);
 }
 
-/** Marks every not-yet-claimed step downstream of a failed step `blocked` (not failed: the failure is the cause). */
-export async function blockDownstream(ctx: Ctx, loaded: LoadedPlan, runId: string, failedId: string): Promise<void> {
+/**
+ * Marks every not-yet-claimed step downstream of a failed step `blocked` (not failed: the failure is the cause).
+ * Returns the keys of every step of that downstream that is blocked now, whoever blocked it (for a repeat too).
+ */
+export async function blockDownstream(
+  ctx: Ctx,
+  loaded: LoadedPlan,
+  runId: string,
+  failedId: string,
+): Promise<string[]> {
   const { store } = ctx.deps;
-  const steps = await store.listSteps(runId);
+  const downstream = new Set(downstreamClosure(loaded.graph, failedId));
+  if (downstream.size === 0) return [];
+  const steps =
+    downstream.size > DOWNSTREAM_READ_LIMIT
+      ? await store.listSteps(runId)
+      : await store.getSteps(runId, [...downstream]);
   const byId = new Map(steps.map((s) => [s.stepId, s]));
   const statuses = new Map<string, StepStatus>(steps.map((s) => [s.stepId, s.status]));
   const now = ctx.now();
+  const settled = steps.filter((s) => downstream.has(s.stepId) && s.status === 'blocked').map(settledKey);
   await Promise.all(
     stepsToBlock(loaded.graph, failedId, statuses).map(async (id) => {
       const step = byId.get(id);
@@ -97,12 +125,15 @@ export async function blockDownstream(ctx: Ctx, loaded: LoadedPlan, runId: strin
         { generation: step.generation, from: ['pending', 'ready'] },
         { status: 'blocked', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
       );
-      if (blocked)
+      if (blocked) {
+        settled.push(settledKey(blocked));
         await ctx.emit(runId, [
           event('StepBlocked', { runId, stepId: id, generation: step.generation, blockedBy: [failedId] }),
         ]);
+      }
     }),
   );
+  return settled;
 }
 
 /**
@@ -140,6 +171,7 @@ export async function failStep(
   if (failed) {
     const { runId, stepId, generation } = step;
     await ctx.emit(runId, [event('StepFailed', { runId, stepId, generation, attempts, error, final: true })]);
+    recordStepDuration(ctx.deps.metrics, failed, loaded.byId.get(stepId)?.target, 'failed');
     // A gate that failed another way (its wait failed, the run ended) must not stay decidable.
     if (step.status === 'awaiting_approval') await expireApprovals(ctx, runId, new Set([stepId]), error.message);
   }
@@ -150,8 +182,26 @@ export async function failStep(
 
 /** What follows a step's final failure (also redone by a repeated call): downstream blocked, the run settled. */
 export async function afterFailure(ctx: Ctx, loaded: LoadedPlan, step: StepRecord): Promise<void> {
-  await blockDownstream(ctx, loaded, step.runId, step.stepId);
-  await settleRun(ctx, step.runId);
+  const blocked = await blockDownstream(ctx, loaded, step.runId, step.stepId);
+  await settle(ctx, loaded, step.runId, [settledKey(step), ...blocked]);
+}
+
+/** The completion bookkeeping key of a step generation. */
+export const settledKey = (step: StepRef): string => `${step.stepId}#${step.generation}`;
+
+/**
+ * Completion bookkeeping instead of reading every step after every step: each step generation that reaches a
+ * terminal status is recorded once (`keys`, idempotent), and only when as many are recorded as the plan has
+ * executable steps is the run looked at as a whole (settleRun, the authoritative check). A record can never be
+ * counted twice, and more records than steps (earlier generations) only cost a full check, so the count can only
+ * lead to looking too often, never to missing the end, provided every terminal transition of a step of a live run
+ * passes through here (completion, skip, final failure, blocking); the run deadline's FinalizeRun decides from the
+ * steps themselves, whatever was recorded. The recording follows the step's own conditional transition, so a crash
+ * in between is repaired by the repeat of the action, which redoes these follow-ups as it does the releases.
+ */
+export async function settle(ctx: Ctx, loaded: LoadedPlan, runId: string, keys: readonly string[]): Promise<void> {
+  const recorded = await ctx.deps.store.recordSettled(runId, keys);
+  if (recorded >= loaded.graph.executableIds().length) await settleRun(ctx, runId);
 }
 
 /** Answers the run machine's wait; a token already answered or expired is no error (someone else finished). */

@@ -8,7 +8,7 @@ import { containsExpression, type ExpressionBindings, evaluateExpression } from 
 import type { PlanStep, StepError } from '../plan/schema.ts';
 import type { RunRecord, StepRecord } from '../ports/store.ts';
 import type { Ctx, LoadedPlan } from './coordinator-context.ts';
-import { evaluateStepInput, stepContext } from './step-input.ts';
+import { evaluateStepInput, loadStepContext } from './step-input.ts';
 
 export const CLAIM_ERROR_CODES = {
   condition: 'E_WHEN_EXPRESSION',
@@ -38,8 +38,8 @@ export function isTruthy(value: unknown): boolean {
 }
 
 /**
- * `$objective` and `$outputs` for a step, from the run and the current step records. `needed` false skips reading
- * the step records (nothing will read `$outputs`).
+ * `$objective` and `$outputs` for a step, from the run and the records of the steps upstream of it. `needed` false
+ * skips reading them (nothing will read `$outputs`).
  */
 export async function bindingsFor(
   ctx: Ctx,
@@ -49,8 +49,8 @@ export async function bindingsFor(
   needed = true,
 ): Promise<ExpressionBindings> {
   if (!needed) return { objective: run.objective, outputs: {} };
-  const steps = await ctx.deps.store.listSteps(run.runId);
-  return { objective: run.objective, outputs: stepContext(loaded.plan, step, steps).outputs };
+  const context = await loadStepContext(ctx.deps.store, loaded.graph, step);
+  return { objective: run.objective, outputs: context.outputs };
 }
 
 /** Whether claiming a step evaluates any expression (its `when` or anything in its input). */

@@ -9,7 +9,7 @@ import { isConflictError } from '../errors.ts';
 import type { Plan } from '../plan/schema.ts';
 import { RUN_STATUSES } from '../plan/schema.ts';
 import { validate } from '../plan/validate.ts';
-import type { RunRecord, TerminalRecord } from '../ports/store.ts';
+import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
 import { type Ctx, describeWorkflowError, event } from './coordinator-context.ts';
 import { answerWaiter, closeOpenSteps, finishRun, settleRun, startStep } from './coordinator-flow.ts';
 import type {
@@ -96,6 +96,9 @@ export async function startRun(ctx: Ctx, request: { runId: string }): Promise<St
   const result = { deadlineSeconds: config.runDeadlineSeconds };
   let run = await ctx.getRun(request.runId);
   if (isTerminalRunStatus(run.status)) return result;
+  // The records this call wrote before it won the move to `running`: no step starts before the run runs, so they
+  // need not be read back (whatever moved one since, a cancel, did so with a condition startStep's writes respect).
+  let fresh: StepRecord[] | undefined;
   if (run.status === 'planning') {
     const initial = await initialPlan(ctx, run);
     if ('errors' in initial) {
@@ -105,9 +108,16 @@ export async function startRun(ctx: Ctx, request: { runId: string }): Promise<St
     const now = ctx.now();
     const records = initialStepRecords(initial.plan, { runId: run.runId, now });
     await store.putSteps(records);
-    const started = await store.updateRun(run.runId, ['planning'], { status: 'running', revision: 1, updatedAt: now });
+    // Revision 1 holds the plan from now on: the run record, read by every step action, sheds its copies.
+    const started = await store.updateRun(
+      run.runId,
+      ['planning'],
+      { status: 'running', revision: 1, updatedAt: now },
+      { remove: ['submittedPlan', 'candidatePlan'] },
+    );
     if (started) {
       run = started;
+      fresh = records;
       await ctx.emit(run.runId, [
         event('RunStarted', { runId: run.runId, objective: run.objective, revision: 1, steps: records.length }),
       ]);
@@ -125,7 +135,7 @@ export async function startRun(ctx: Ctx, request: { runId: string }): Promise<St
       }
     }
   }
-  const steps = await store.listSteps(run.runId);
+  const steps = fresh ?? (await store.listSteps(run.runId));
   const due = new Set(stepsToStart(steps));
   await Promise.all(steps.filter((s) => due.has(s.stepId)).map((s) => startStep(ctx, s)));
   // A plan with nothing to run settles at once (and never as complete).

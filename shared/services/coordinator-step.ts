@@ -11,6 +11,7 @@ import type { AttemptRecord, StepRecord } from '../ports/store.ts';
 import { type Ctx, event, isCurrent, kindOf, type LoadedPlan } from './coordinator-context.ts';
 import { afterFailure, afterSuccess, failStep } from './coordinator-flow.ts';
 import { bindingsFor, claimEvaluates, prepareClaim } from './coordinator-inputs.ts';
+import { recordStepDuration } from './coordinator-metrics.ts';
 import type {
   ClaimResult,
   ClaimStepRequest,
@@ -28,13 +29,12 @@ export function approvalTimeoutSeconds(planStep: PlanStep | undefined, config: C
 }
 
 /** The attempt record of one attempt of one generation, if it was written. */
-export async function findAttempt(
+export function findAttempt(
   ctx: Ctx,
   ref: { runId: string; stepId: string; generation: number },
   attempt: number,
 ): Promise<AttemptRecord | undefined> {
-  const attempts = await ctx.deps.store.listAttempts(ref.runId, ref.stepId);
-  return attempts.find((a) => a.generation === ref.generation && a.attempt === attempt);
+  return ctx.deps.store.getAttempt(ref.runId, ref.stepId, { generation: ref.generation, attempt });
 }
 
 /** A human gate has no executor: the claim records its attempt (with the evaluated input the approver sees). */
@@ -59,7 +59,7 @@ async function recordGateAttempt(ctx: Ctx, step: StepRecord, planStep: PlanStep,
 export async function claimStep(ctx: Ctx, request: ClaimStepRequest): Promise<ClaimResult> {
   const { store, config } = ctx.deps;
   const { runId, stepId, generation, executionId } = request;
-  const [run, step] = await Promise.all([ctx.getRun(runId), store.getStep(runId, stepId)]);
+  const { run, step } = await ctx.loadStep(runId, stepId);
   const loaded = await ctx.plan(run);
   const planStep = loaded.byId.get(stepId);
   const kind = kindOf(planStep);
@@ -136,7 +136,7 @@ async function resumeClaim(
   executionId: string,
 ): Promise<ClaimResult> {
   if (step.status === 'skipped') {
-    await afterSuccess(ctx, loaded, step.runId, step.stepId);
+    await afterSuccess(ctx, loaded, step);
     return { ...base, outcome: 'skipped', attempt: 0 };
   }
   if (step.status === 'failed' && step.attempts === 0) {
@@ -160,7 +160,7 @@ async function resumeClaim(
 export async function recordFailure(ctx: Ctx, request: RecordFailureRequest): Promise<FailureDecision> {
   const { store, config } = ctx.deps;
   const { runId, stepId, generation, attempt, error } = request;
-  const [run, step] = await Promise.all([ctx.getRun(runId), store.getStep(runId, stepId)]);
+  const { run, step, attempt: record } = await ctx.loadStep(runId, stepId, { generation, attempt });
   const failed: FailureDecision = { decision: 'failed' };
   if (!isCurrent(step, generation)) return failed;
   const loaded = await ctx.plan(run);
@@ -170,7 +170,7 @@ export async function recordFailure(ctx: Ctx, request: RecordFailureRequest): Pr
     return failed;
   }
   if (isTerminalStepStatus(step.status) || step.attempts > attempt) return failed;
-  await markAttemptFailed(ctx, request);
+  await markAttemptFailed(ctx, request, record);
   const planStep = loaded.byId.get(stepId);
   const policy = retryPolicy(planStep ?? {}, {
     baseSeconds: config.retryBaseSeconds,
@@ -215,8 +215,7 @@ export async function recordFailure(ctx: Ctx, request: RecordFailureRequest): Pr
 }
 
 /** Evidence: an attempt the executor did not close itself (it crashed; a verify failure) is marked failed. */
-async function markAttemptFailed(ctx: Ctx, request: RecordFailureRequest): Promise<void> {
-  const record = await findAttempt(ctx, request, request.attempt);
+async function markAttemptFailed(ctx: Ctx, request: RecordFailureRequest, record: AttemptRecord | undefined) {
   if (!record || record.outcome === 'failed') return;
   await ctx.deps.store.updateAttempt({ ...record, outcome: 'failed', finishedAt: ctx.now(), error: request.error });
 }
@@ -229,15 +228,14 @@ async function markAttemptFailed(ctx: Ctx, request: RecordFailureRequest): Promi
 export async function completeStep(ctx: Ctx, request: CompleteStepRequest): Promise<CompleteResult> {
   const { store, config } = ctx.deps;
   const { runId, stepId, generation, attempt } = request;
-  const [run, step] = await Promise.all([ctx.getRun(runId), store.getStep(runId, stepId)]);
+  const { run, step, attempt: record } = await ctx.loadStep(runId, stepId, { generation, attempt });
   if (!isCurrent(step, generation)) return { status: 'superseded' };
   const loaded = await ctx.plan(run);
   if (step.status === 'succeeded') {
-    await afterSuccess(ctx, loaded, runId, stepId);
+    await afterSuccess(ctx, loaded, step);
     return { status: 'succeeded' };
   }
   if (!IN_FLIGHT_STEP_STATUSES.includes(step.status)) return { status: step.status };
-  const record = await findAttempt(ctx, request, attempt);
   if (record?.output === undefined) {
     const error = {
       code: VERIFY_ERROR_CODES.noResult,
@@ -272,9 +270,10 @@ export async function completeStep(ctx: Ctx, request: CompleteStepRequest): Prom
     await ctx.emit(runId, [
       event('StepSucceeded', { runId, stepId, generation, attempts: succeeded.attempts, confidence }),
     ]);
+    recordStepDuration(ctx.deps.metrics, succeeded, loaded.byId.get(stepId)?.target, 'succeeded');
     if (record.outcome !== 'succeeded')
       await store.updateAttempt({ ...record, outcome: 'succeeded', finishedAt: record.finishedAt ?? now });
   }
-  await afterSuccess(ctx, loaded, runId, stepId);
+  await afterSuccess(ctx, loaded, step);
   return { status: 'succeeded' };
 }

@@ -9,6 +9,7 @@ import type { Catalog } from '../plan/catalog.ts';
 import type { RunStatus, StepError } from '../plan/schema.ts';
 import type { EventPublisher } from '../ports/events.ts';
 import type { Executions } from '../ports/executions.ts';
+import type { MetricsSink } from '../ports/metrics.ts';
 import type { Store, TerminalRecord } from '../ports/store.ts';
 
 export interface CoordinatorConfig {
@@ -30,6 +31,8 @@ export interface CoordinatorDeps {
   readonly clock: () => Date;
   readonly newId: () => string;
   readonly config: CoordinatorConfig;
+  /** Operational metrics (EMF when deployed); none when absent. */
+  readonly metrics?: MetricsSink;
 }
 
 export type StepKindName = 'tool' | 'agent' | 'human';

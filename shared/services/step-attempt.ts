@@ -6,11 +6,13 @@
  */
 import { CAPABILITY_ERROR_CODES, type CapabilityFailure } from '../capabilities/capability-errors.ts';
 import type { Catalog } from '../plan/catalog.ts';
+import { containsExpression } from '../plan/expressions.ts';
+import { effectiveUpstream } from '../plan/graph.ts';
 import type { SideEffect } from '../plan/schema.ts';
 import type { CapabilityCall, CapabilityRegistry } from '../ports/capabilities.ts';
 import type { Store } from '../ports/store.ts';
 import { idempotencyKey } from './idempotent-call.ts';
-import { evaluateStepInput, stepContext } from './step-input.ts';
+import { contextStepIds, evaluateStepInput, graphOf, loadStepContext } from './step-input.ts';
 
 export type PreparedAttempt =
   | { readonly kind: 'skip'; readonly failure: CapabilityFailure }
@@ -39,14 +41,44 @@ export interface AttemptRequest {
 const permanent = (code: string, message: string, details?: unknown): CapabilityFailure =>
   details === undefined ? { code, message, retryable: false } : { code, message, retryable: false, details };
 
+/** Plan revisions this process last saw per run: a guess at which upstream steps to read along with the step. */
+export type RevisionMemory = Map<string, number>;
+
+const REMEMBERED_RUNS = 256;
+
+/**
+ * The steps whose outputs the step will most likely need, from the revision its run had last time (revisions are
+ * immutable and the store keeps the ones it has read): read in the same round trip as the run and the step. A
+ * wrong guess costs nothing but a later read of whatever is missing.
+ */
+async function likelyContext(store: Store, memory: RevisionMemory, request: AttemptRequest): Promise<string[]> {
+  const revision = memory.get(request.runId);
+  if (revision === undefined) return [];
+  const plan = (await store.getPlanRevision(request.runId, revision))?.plan;
+  const definition = plan?.steps.find((s) => s.id === request.stepId);
+  if (!plan || !definition) return [];
+  const graph = graphOf(plan);
+  const evaluate = request.attempt === 1 && containsExpression(definition.input);
+  return contextStepIds(graph, request.stepId, effectiveUpstream(graph, request.stepId), evaluate);
+}
+
+function remember(memory: RevisionMemory, runId: string, revision: number): void {
+  memory.delete(runId);
+  if (memory.size >= REMEMBERED_RUNS) memory.delete(memory.keys().next().value ?? '');
+  memory.set(runId, revision);
+}
+
 export async function prepareAttempt(
   store: Store,
   catalog: Catalog,
   registry: CapabilityRegistry,
   request: AttemptRequest,
+  memory: RevisionMemory = new Map(),
 ): Promise<PreparedAttempt> {
   const { runId, stepId, generation, attempt } = request;
-  const [run, step] = await Promise.all([store.getRun(runId), store.getStep(runId, stepId)]);
+  const likely = await likelyContext(store, memory, request);
+  const { run, step, others } = await store.getStepWithRun(runId, stepId, undefined, likely);
+  if (run) remember(memory, runId, run.revision);
   if (!run || !step)
     return { kind: 'skip', failure: permanent('E_STEP_NOT_FOUND', `no step ${stepId} in run ${runId}`) };
   if (step.generation !== generation)
@@ -69,11 +101,12 @@ export async function prepareAttempt(
   const capability = catalog.get(target);
   if (!capability) return invalid(permanent('E_UNKNOWN_TARGET', `${target} is not in the capability catalog`));
 
-  const steps = await store.listSteps(runId);
-  const context = stepContext(revision.plan, step, steps);
-  let input: unknown;
+  // Attempt 1 has no earlier attempt to take its input from (a gate's claim records one, but gates never get here).
+  const recorded = attempt > 1 ? await recordedInput(store, request) : undefined;
+  const evaluate = recorded === undefined && containsExpression(definition.input);
+  const context = await loadStepContext(store, graphOf(revision.plan), step, evaluate, others);
+  let input: unknown = recorded;
   try {
-    input = await recordedInput(store, request);
     if (input === undefined)
       input = await evaluateStepInput(definition.input, { objective: run.objective, outputs: context.outputs });
   } catch (error) {

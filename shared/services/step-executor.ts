@@ -21,7 +21,7 @@ import type { StepError } from '../plan/schema.ts';
 import type { CapabilityCall, CapabilityRegistry } from '../ports/capabilities.ts';
 import type { AttemptRecord, Store } from '../ports/store.ts';
 import { type CheckedAnswer, callOnce, idempotencyKey } from './idempotent-call.ts';
-import { prepareAttempt } from './step-attempt.ts';
+import { prepareAttempt, type RevisionMemory } from './step-attempt.ts';
 
 export interface StepExecutorConfig {
   /** Largest output (JSON bytes) a step may produce; DynamoDB items hold 400 KB and SFN payloads 256 KB. */
@@ -88,6 +88,7 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
   const { store, catalog, registry, clock } = deps;
   const maxOutputBytes = deps.config?.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const maxRecordedInputBytes = deps.config?.maxRecordedInputBytes ?? DEFAULT_MAX_RECORDED_INPUT_BYTES;
+  const revisions: RevisionMemory = new Map();
   const times = {
     clock,
     ttlSeconds: deps.config?.idempotencyTtlSeconds ?? DEFAULT_IDEMPOTENCY_TTL_SECONDS,
@@ -186,7 +187,7 @@ export function createStepExecutor(deps: StepExecutorDeps): StepExecutor {
 
   return {
     async execute(request) {
-      const prepared = await prepareAttempt(store, catalog, registry, request);
+      const prepared = await prepareAttempt(store, catalog, registry, request, revisions);
       if (prepared.kind === 'skip') return failed(prepared.failure);
       const { target, sideEffect, input } = prepared;
       const inputText = JSON.stringify(input) ?? 'null';

@@ -5,9 +5,9 @@
  */
 import { upstreamOutputs } from '../engine/scheduling.ts';
 import { type ExpressionBindings, evaluateExpression, isExpression } from '../plan/expressions.ts';
-import { buildGraph, upstreamClosure } from '../plan/graph.ts';
+import { buildGraph, type PlanGraph, upstreamClosure } from '../plan/graph.ts';
 import type { Plan } from '../plan/schema.ts';
-import type { StepRecord } from '../ports/store.ts';
+import type { StepRecord, Store } from '../ports/store.ts';
 
 export interface StepContext {
   /** `$outputs`: every upstream step (transitively) that finished; skipped ones are null. */
@@ -16,10 +16,57 @@ export interface StepContext {
   readonly direct: Record<string, unknown>;
 }
 
-export function stepContext(plan: Pick<Plan, 'steps'>, step: StepRecord, steps: readonly StepRecord[]): StepContext {
-  const byId = new Map(steps.map((s) => [s.stepId, s]));
-  const graph = buildGraph(plan.steps);
-  const closure = [...upstreamClosure(graph, step.stepId)].filter((id) => graph.has(id) && !graph.isGroup(id));
+/** Beyond this many upstream steps one listing of the run's steps is cheaper than reading them one by one. */
+const UPSTREAM_READ_LIMIT = 100;
+
+// A plan's graph is built once per plan object (revisions are immutable and the store hands out the same object).
+const graphs = new WeakMap<Pick<Plan, 'steps'>, PlanGraph>();
+export function graphOf(plan: Pick<Plan, 'steps'>): PlanGraph {
+  let graph = graphs.get(plan);
+  if (!graph) {
+    graph = buildGraph(plan.steps);
+    graphs.set(plan, graph);
+  }
+  return graph;
+}
+
+/** The executable steps a step transitively waits for: whose outputs `$outputs` binds. */
+export function upstreamStepIds(graph: PlanGraph, stepId: string): string[] {
+  return [...upstreamClosure(graph, stepId)].filter((id) => graph.has(id) && !graph.isGroup(id));
+}
+
+/** The step records `$outputs` (when `withOutputs`) and the direct upstream outputs of a step are made of. */
+export function contextStepIds(
+  graph: PlanGraph,
+  stepId: string,
+  upstream: readonly string[],
+  withOutputs: boolean,
+): string[] {
+  return [...new Set([...(withOutputs ? upstreamStepIds(graph, stepId) : []), ...upstream])];
+}
+
+/**
+ * `$outputs` and the direct upstream outputs of a step, reading only the step records they need and of those only
+ * the ones not in `known` (records read along with the step). `withOutputs` false: only the direct ones, for a step
+ * whose input binds nothing.
+ */
+export async function loadStepContext(
+  store: Pick<Store, 'getSteps' | 'listSteps'>,
+  graph: PlanGraph,
+  step: StepRecord,
+  withOutputs = true,
+  known: readonly StepRecord[] = [],
+): Promise<StepContext> {
+  const closure = withOutputs ? upstreamStepIds(graph, step.stepId) : [];
+  const byId = new Map(known.map((s) => [s.stepId, s]));
+  const missing = contextStepIds(graph, step.stepId, step.upstream, withOutputs).filter((id) => !byId.has(id));
+  if (missing.length > 0) {
+    const records =
+      missing.length > UPSTREAM_READ_LIMIT
+        ? await store.listSteps(step.runId)
+        : await store.getSteps(step.runId, missing);
+    for (const record of records) if (!byId.has(record.stepId)) byId.set(record.stepId, record);
+  }
   return { outputs: upstreamOutputs(closure, byId), direct: upstreamOutputs(step.upstream, byId) };
 }
 

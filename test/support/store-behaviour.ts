@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isConflictError, isValidationError } from '../../shared/errors.ts';
 import type { RunEventRecord, Store } from '../../shared/ports/store.ts';
+import { describeBookkeepingBehaviour } from './store-behaviour-bookkeeping.ts';
 import { describeGateBehaviour } from './store-behaviour-gates.ts';
 import { describeStepBehaviour } from './store-behaviour-steps.ts';
 import { aPlan, aRun, at, uniqueId } from './store-fixtures.ts';
@@ -34,6 +35,7 @@ export function describeStoreBehaviour(name: string, makeStore: () => Promise<St
     describeEventBehaviour(store);
     describeStepBehaviour(store);
     describeGateBehaviour(store);
+    describeBookkeepingBehaviour(store);
   });
 }
 

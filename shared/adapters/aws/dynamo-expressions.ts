@@ -78,17 +78,38 @@ export class ExpressionScope {
     return `contains(${this.name(attribute)}, ${this.value(hint, value)})` as Condition;
   }
 
+  // Parentheses only where precedence needs them (NOT binds tighter than AND, AND tighter than OR): besides being
+  // easier to read, a flat condition is parsed several times faster by dynalite's expression parser, which the
+  // embedded stack runs on every call.
+
   not(condition: Condition): Condition {
-    return `NOT ${condition}` as Condition;
+    return `NOT ${needsParens(condition, ['AND', 'OR']) ? `(${condition})` : condition}` as Condition;
   }
 
   and(...conditions: Condition[]): Condition {
-    return conditions.map((c) => (conditions.length > 1 ? `(${c})` : c)).join(' AND ') as Condition;
+    return conditions.map((c) => (needsParens(c, ['OR']) ? `(${c})` : c)).join(' AND ') as Condition;
   }
 
   or(...conditions: Condition[]): Condition {
-    return conditions.map((c) => (conditions.length > 1 ? `(${c})` : c)).join(' OR ') as Condition;
+    return conditions.join(' OR ') as Condition;
   }
+}
+
+/**
+ * Whether a condition built here joins operands with one of `operators` outside any parentheses. Operands are
+ * built from placeholders (`#name`, `:value`), so the words can only come from `and` / `or` / `not` themselves.
+ */
+function needsParens(condition: string, operators: readonly ('AND' | 'OR')[]): boolean {
+  let depth = 0;
+  for (let i = 0; i < condition.length; i++) {
+    const char = condition[i];
+    if (char === '(') depth++;
+    else if (char === ')') depth--;
+    else if (depth === 0 && char === ' ') {
+      for (const operator of operators) if (condition.startsWith(` ${operator} `, i)) return true;
+    }
+  }
+  return false;
 }
 
 /** Accumulates the clauses of one UpdateExpression (SET, REMOVE, ADD) against a shared scope. */

@@ -4,6 +4,7 @@
  * item turned into PayloadTooLargeError before (or, if the estimate was short, after) DynamoDB refuses it.
  */
 import {
+  BatchGetItemCommand,
   DeleteItemCommand,
   type DynamoDBClient,
   GetItemCommand,
@@ -12,7 +13,7 @@ import {
   type QueryCommandInput,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { PayloadTooLargeError } from '../../errors.ts';
+import { ConflictError, PayloadTooLargeError } from '../../errors.ts';
 import { guardSize, type Item } from './dynamo-attributes.ts';
 import { type Condition, ExpressionScope, type UpdateBuilder } from './dynamo-expressions.ts';
 import { type ItemKey, itemKeys, PARTITION_KEY, SORT_KEY } from './table-layout.ts';
@@ -134,6 +135,42 @@ export async function getItem(ctx: DynamoContext, key: ItemKey): Promise<Item | 
   );
   return result.Item;
 }
+
+/** BatchGetItem takes at most this many keys per request. */
+const BATCH_GET_LIMIT = 100;
+const UNPROCESSED_RETRIES = 8;
+
+/**
+ * Strongly consistent reads of several items in as few round trips as BatchGetItem allows (100 keys a request),
+ * re-asking for whatever DynamoDB leaves unprocessed. Items come back in no particular order; missing ones are absent.
+ */
+export async function batchGetItems(ctx: DynamoContext, keys: readonly ItemKey[]): Promise<Item[]> {
+  const unique = [...new Map(keys.map((key) => [`${key.PK}\u0000${key.SK}`, key])).values()];
+  const items: Item[] = [];
+  for (let i = 0; i < unique.length; i += BATCH_GET_LIMIT) {
+    let pending: Item[] = unique
+      .slice(i, i + BATCH_GET_LIMIT)
+      .map((key) => ({ [PARTITION_KEY]: { S: key.PK }, [SORT_KEY]: { S: key.SK } }));
+    for (let tries = 0; pending.length > 0; tries++) {
+      if (tries > UNPROCESSED_RETRIES)
+        throw new ConflictError('DynamoDB kept items of a batch read unprocessed', {
+          context: { unprocessed: pending.length },
+          retryable: true,
+        });
+      if (tries > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(2 ** tries * 10, 500)));
+      const result = await ctx.client.send(
+        new BatchGetItemCommand({ RequestItems: { [ctx.tableName]: { Keys: pending, ConsistentRead: true } } }),
+      );
+      items.push(...(result.Responses?.[ctx.tableName] ?? []));
+      pending = result.UnprocessedKeys?.[ctx.tableName]?.Keys ?? [];
+    }
+  }
+  return items;
+}
+
+/** Finds an item of a batch read by its key. */
+export const itemWithKey = (items: readonly Item[], key: ItemKey): Item | undefined =>
+  items.find((item) => item[PARTITION_KEY]?.S === key.PK && item[SORT_KEY]?.S === key.SK);
 
 type QueryInput = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>;
 

@@ -1,17 +1,16 @@
 /**
- * Runs, run idempotency keys, plan revisions and the run's event log on DynamoDB.
+ * Runs, run idempotency keys, plan revisions (immutable, so a process keeps the ones it has read or written) and
+ * the run's completion bookkeeping on DynamoDB.
  */
 import { ConflictError, ValidationError } from '../../errors.ts';
 import type { Plan, RunStatus } from '../../plan/schema.ts';
-import type { NewRunEvent, RunEventRecord, RunRecord, Store } from '../../ports/store.ts';
+import type { RunPlanField, RunRecord, Store } from '../../ports/store.ts';
 import { encodeFields } from './dynamo-attributes.ts';
 import {
-  decodeEvent,
   decodePlanRevision,
   decodePlanSummary,
   decodeRun,
   ENTITY_ATTRIBUTE,
-  encodeEvent,
   encodePlanRevision,
   encodeRun,
   PLAN_SUMMARY_FIELDS,
@@ -27,17 +26,7 @@ import {
   queryAll,
   runItemsQuery,
 } from './dynamo-ops.ts';
-import {
-  EVENT_SEQ_DIGITS,
-  formatEventSeq,
-  GSI1_NAME,
-  GSI1_PARTITION_KEY,
-  itemKeys,
-  PARTITION_KEY,
-  RUNS_PARTITION,
-  SORT_KEY,
-  SORT_PREFIX,
-} from './table-layout.ts';
+import { GSI1_NAME, GSI1_PARTITION_KEY, itemKeys, PARTITION_KEY, RUNS_PARTITION, SORT_PREFIX } from './table-layout.ts';
 
 export const DEFAULT_RUN_LIST_LIMIT = 100;
 
@@ -51,11 +40,33 @@ type RunOperations = Pick<
   | 'putPlanRevision'
   | 'getPlanRevision'
   | 'listPlanRevisions'
-  | 'appendEvents'
-  | 'listEvents'
+  | 'recordSettled'
 >;
 
+type StoredRevision = { readonly plan: Plan; readonly reason: string; readonly createdAt: string };
+
+/** Plan revisions a process keeps (the oldest is dropped first); each may hold a plan of hundreds of KB. */
+const CACHED_REVISIONS = 64;
+
+/** Cached revisions are shared by every caller: frozen, so that a caller mutating one fails loudly. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
 export function runOperations(ctx: DynamoContext): RunOperations {
+  // A revision is written once (conditional put) and never changed, so what was read or written stays true.
+  const revisions = new Map<string, StoredRevision>();
+  const remember = (runId: string, revision: number, stored: StoredRevision): StoredRevision => {
+    if (revisions.size >= CACHED_REVISIONS) revisions.delete(revisions.keys().next().value ?? '');
+    const frozen = deepFreeze(stored);
+    revisions.set(`${runId}#${revision}`, frozen);
+    return frozen;
+  };
+
   const claimRunKey = async (key: string, runId: string): Promise<string> => {
     // The key item is never deleted, so a lost put always finds the winner on the (consistent) read.
     const scope = new ExpressionScope();
@@ -75,12 +86,14 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     runId: string,
     from: readonly RunStatus[],
     patch: Partial<Omit<RunRecord, 'runId' | 'createdAt'>>,
+    options: { readonly remove?: readonly RunPlanField[] } = {},
   ): Promise<RunRecord | undefined> => {
     if (from.length === 0) throw new ValidationError('updateRun needs at least one `from` status', []);
     const scope = new ExpressionScope();
     const update = new UpdateBuilder(scope);
     const fields = encodeFields(runCodecs, { ...patch, updatedAt: patch.updatedAt ?? ctx.now().toISOString() });
     for (const [name, value] of Object.entries(fields)) update.set(name, value);
+    for (const name of options.remove ?? []) if (!(name in fields)) update.remove(name);
     const condition = scope.and(
       scope.exists(PARTITION_KEY),
       scope.oneOf(
@@ -116,21 +129,38 @@ export function runOperations(ctx: DynamoContext): RunOperations {
   const putPlanRevision = async (runId: string, plan: Plan, reason: string): Promise<void> => {
     const scope = new ExpressionScope();
     const record = { runId, revision: plan.revision, plan, reason, createdAt: ctx.now().toISOString() };
-    if (!(await conditionalPut(ctx, encodePlanRevision(record), scope, scope.notExists(PARTITION_KEY)))) {
+    const item = encodePlanRevision(record);
+    if (!(await conditionalPut(ctx, item, scope, scope.notExists(PARTITION_KEY)))) {
       throw new ConflictError(`plan revision ${plan.revision} of run ${runId} already exists`, {
         context: { runId, revision: plan.revision },
       });
     }
+    // Kept as decoded from the item written: the caller's own plan object stays the caller's.
+    const { plan: stored, createdAt } = decodePlanRevision(item);
+    remember(runId, plan.revision, { plan: stored, reason, createdAt });
   };
 
-  const getPlanRevision = async (runId: string, revision?: number) => {
+  const getPlanRevision = async (runId: string, revision?: number): Promise<StoredRevision | undefined> => {
+    const cached = revision === undefined ? undefined : revisions.get(`${runId}#${revision}`);
+    if (cached) return cached;
     const item =
       revision === undefined
         ? (await queryAll(ctx, { ...runItemsQuery(runId, SORT_PREFIX.plan), ScanIndexForward: false, Limit: 1 }, 1))[0]
         : await getItem(ctx, itemKeys.planRevision(runId, revision));
     if (item === undefined) return undefined;
-    const { plan, reason, createdAt } = decodePlanRevision(item);
-    return { plan, reason, createdAt };
+    const { plan, reason, createdAt, revision: stored } = decodePlanRevision(item);
+    return remember(runId, stored, { plan, reason, createdAt });
+  };
+
+  const recordSettled = async (runId: string, keys: readonly string[]): Promise<number> => {
+    // ADD on a string set is a union: recording a key twice changes nothing (a set cannot be empty, hence the read).
+    if (keys.length === 0) return (await getItem(ctx, itemKeys.settled(runId)))?.settled?.SS?.length ?? 0;
+    const scope = new ExpressionScope();
+    const update = new UpdateBuilder(scope)
+      .set('updatedAt', { S: ctx.now().toISOString() })
+      .add('settled', { SS: [...new Set(keys)] }, 'keys');
+    const item = await conditionalUpdate(ctx, itemKeys.settled(runId), scope, update, undefined);
+    return item?.settled?.SS?.length ?? 0;
   };
 
   const listPlanRevisions = async (runId: string) => {
@@ -146,55 +176,6 @@ export function runOperations(ctx: DynamoContext): RunOperations {
       ProjectionExpression: projection.join(', '),
     });
     return items.map(decodePlanSummary);
-  };
-
-  /** Reserves `count` sequence numbers of a run with one atomic ADD; returns the first. */
-  const reserveSeq = async (runId: string, count: number): Promise<number> => {
-    const scope = new ExpressionScope();
-    const update = new UpdateBuilder(scope).add('next', { N: String(count) }, 'count');
-    const item = await conditionalUpdate(ctx, itemKeys.eventCounter(runId), scope, update, undefined);
-    const last = Number(item?.next?.N);
-    if (!Number.isSafeInteger(last)) throw new ConflictError(`event counter of run ${runId} is unreadable`);
-    return last - count + 1;
-  };
-
-  const appendEvents = async (events: readonly NewRunEvent[]): Promise<RunEventRecord[]> => {
-    const byRun = new Map<string, number[]>();
-    for (const [i, event] of events.entries()) byRun.set(event.runId, [...(byRun.get(event.runId) ?? []), i]);
-    const stored: RunEventRecord[] = [];
-    for (const [runId, indexes] of byRun) {
-      const first = await reserveSeq(runId, indexes.length);
-      await Promise.all(
-        indexes.map(async (index, offset) => {
-          const record = { ...(events[index] as NewRunEvent), seq: formatEventSeq(first + offset) };
-          const scope = new ExpressionScope();
-          if (!(await conditionalPut(ctx, encodeEvent(record), scope, scope.notExists(PARTITION_KEY)))) {
-            throw new ConflictError(`event ${record.seq} of run ${runId} already exists`, { context: { runId } });
-          }
-          stored[index] = record;
-        }),
-      );
-    }
-    return stored;
-  };
-
-  const listEvents = async (runId: string, options: { after?: string } = {}): Promise<RunEventRecord[]> => {
-    if (options.after !== undefined && !/^\d{1,15}$/.test(options.after)) {
-      throw new ValidationError(`event cursor must be a seq, got ${options.after}`, []);
-    }
-    if (options.after === undefined)
-      return (await queryAll(ctx, runItemsQuery(runId, SORT_PREFIX.event))).map(decodeEvent);
-    const scope = new ExpressionScope();
-    const pk = scope.equals(PARTITION_KEY, { S: itemKeys.runPartition(runId) }, 'pk');
-    const from = { S: `${SORT_PREFIX.event}${formatEventSeq(Number(options.after) + 1)}` };
-    const to = { S: `${SORT_PREFIX.event}${'9'.repeat(EVENT_SEQ_DIGITS)}` };
-    const range = `${scope.name(SORT_KEY)} BETWEEN ${scope.value('from', from)} AND ${scope.value('to', to)}`;
-    const items = await queryAll(ctx, {
-      KeyConditionExpression: `${pk} AND ${range}`,
-      ConsistentRead: true,
-      ...scope.parts(),
-    });
-    return items.map(decodeEvent);
   };
 
   return {
@@ -214,7 +195,6 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     putPlanRevision,
     getPlanRevision,
     listPlanRevisions,
-    appendEvents,
-    listEvents,
+    recordSettled,
   };
 }

@@ -5,10 +5,11 @@
  */
 import { NotFoundError, ValidationError } from '../../errors.ts';
 import type { StepStatus } from '../../plan/schema.ts';
-import type { AttemptRecord, StepPatch, StepRecord, Store } from '../../ports/store.ts';
+import type { AttemptRecord, AttemptRef, StepPatch, StepRecord, StepWithRun, Store } from '../../ports/store.ts';
 import { encodeFields } from './dynamo-attributes.ts';
 import {
   decodeAttempt,
+  decodeRun,
   decodeStep,
   encodeAttempt,
   encodeStep,
@@ -17,10 +18,12 @@ import {
 } from './dynamo-codec.ts';
 import { ExpressionScope, UpdateBuilder } from './dynamo-expressions.ts';
 import {
+  batchGetItems,
   conditionalPut,
   conditionalUpdate,
   type DynamoContext,
   getItem,
+  itemWithKey,
   queryAll,
   runItemsQuery,
 } from './dynamo-ops.ts';
@@ -31,8 +34,12 @@ type StepOperations = Pick<
   | 'putSteps'
   | 'getStep'
   | 'listSteps'
+  | 'getSteps'
+  | 'getStepWithRun'
   | 'transitionStep'
   | 'releaseDependency'
+  | 'releaseLastDependency'
+  | 'getAttempt'
   | 'putAttempt'
   | 'updateAttempt'
   | 'listAttempts'
@@ -84,27 +91,76 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
     return item === undefined ? undefined : decodeStep(item);
   };
 
-  const releaseDependency = async (
+  const release = async (
     runId: string,
     stepId: string,
     generation: number,
     upstreamId: string,
+    last: boolean,
   ): Promise<StepRecord | undefined> => {
     const scope = new ExpressionScope();
     const upstream = { S: upstreamId };
     // `contains(upstream, :u)` refuses an id that is not an edge of this step, so a stray release can never take
     // `remaining` to zero early; `released` is a string set, absent until the first release (sets cannot be empty).
-    const condition = scope.and(
+    const conditions = [
       scope.equals('generation', { N: String(generation) }),
       scope.contains('upstream', upstream, 'upstreamId'),
       scope.not(scope.contains('released', upstream, 'upstreamId')),
-    );
-    const update = new UpdateBuilder(scope)
-      .set('updatedAt', { S: ctx.now().toISOString() })
-      .add('remaining', { N: '-1' }, 'minusOne')
-      .add('released', { SS: [upstreamId] }, 'upstreamSet');
-    const item = await conditionalUpdate(ctx, itemKeys.step(runId, stepId), scope, update, condition);
+    ];
+    const update = new UpdateBuilder(scope).set('updatedAt', { S: ctx.now().toISOString() });
+    if (last) {
+      conditions.push(scope.equals('remaining', { N: '1' }, 'one'), scope.equals('status', { S: 'pending' }));
+      update.set('status', { S: 'ready' }, 'ready');
+    }
+    update.add('remaining', { N: '-1' }, 'minusOne').add('released', { SS: [upstreamId] }, 'upstreamSet');
+    const item = await conditionalUpdate(ctx, itemKeys.step(runId, stepId), scope, update, scope.and(...conditions));
     return item === undefined ? undefined : decodeStep(item);
+  };
+
+  const getSteps = async (runId: string, stepIds: readonly string[]): Promise<StepRecord[]> =>
+    stepIds.length === 0
+      ? []
+      : (
+          await batchGetItems(
+            ctx,
+            stepIds.map((stepId) => itemKeys.step(runId, stepId)),
+          )
+        ).map(decodeStep);
+
+  const getStepWithRun = async (
+    runId: string,
+    stepId: string,
+    attempt?: AttemptRef,
+    others?: readonly string[],
+  ): Promise<StepWithRun> => {
+    const keys = {
+      run: itemKeys.run(runId),
+      step: itemKeys.step(runId, stepId),
+      attempt: attempt && itemKeys.attempt(runId, stepId, attempt.generation, attempt.attempt),
+    };
+    const otherKeys = (others ?? []).filter((id) => id !== stepId).map((id) => itemKeys.step(runId, id));
+    const items = await batchGetItems(ctx, [
+      keys.run,
+      keys.step,
+      ...(keys.attempt ? [keys.attempt] : []),
+      ...otherKeys,
+    ]);
+    const run = itemWithKey(items, keys.run);
+    const step = itemWithKey(items, keys.step);
+    const found = keys.attempt && itemWithKey(items, keys.attempt);
+    const otherSteps =
+      others === undefined
+        ? undefined
+        : otherKeys.flatMap((key) => {
+            const item = itemWithKey(items, key);
+            return item === undefined ? [] : [item];
+          });
+    return {
+      ...(run ? { run: decodeRun(run) } : {}),
+      ...(step ? { step: decodeStep(step) } : {}),
+      ...(found ? { attempt: decodeAttempt(found) } : {}),
+      ...(otherSteps === undefined ? {} : { others: otherSteps.map(decodeStep) }),
+    };
   };
 
   return {
@@ -120,8 +176,16 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
     async listSteps(runId) {
       return (await queryAll(ctx, runItemsQuery(runId, SORT_PREFIX.step))).map(decodeStep);
     },
+    getSteps,
+    getStepWithRun,
     transitionStep,
-    releaseDependency,
+    releaseDependency: (runId, stepId, generation, upstreamId) => release(runId, stepId, generation, upstreamId, false),
+    releaseLastDependency: (runId, stepId, generation, upstreamId) =>
+      release(runId, stepId, generation, upstreamId, true),
+    async getAttempt(runId, stepId, ref) {
+      const item = await getItem(ctx, itemKeys.attempt(runId, stepId, ref.generation, ref.attempt));
+      return item === undefined ? undefined : decodeAttempt(item);
+    },
     async putAttempt(attempt) {
       const scope = new ExpressionScope();
       return conditionalPut(ctx, encodeAttempt(attempt), scope, scope.notExists(PARTITION_KEY));

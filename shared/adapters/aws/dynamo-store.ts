@@ -6,6 +6,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Store } from '../../ports/store.ts';
 import { approvalOperations } from './dynamo-approvals.ts';
+import { eventOperations } from './dynamo-events.ts';
 import type { DynamoContext } from './dynamo-ops.ts';
 import { runOperations } from './dynamo-runs.ts';
 import { stepOperations } from './dynamo-steps.ts';
@@ -23,5 +24,5 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
     tableName: options.tableName,
     now: options.now ?? (() => new Date()),
   };
-  return { ...runOperations(ctx), ...stepOperations(ctx), ...approvalOperations(ctx) };
+  return { ...runOperations(ctx), ...eventOperations(ctx), ...stepOperations(ctx), ...approvalOperations(ctx) };
 }

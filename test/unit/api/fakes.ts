@@ -12,6 +12,7 @@ import type {
   IdempotencyRecord,
   NewRunEvent,
   RunEventRecord,
+  RunPlanField,
   RunRecord,
   StepPatch,
   StepRecord,
@@ -52,11 +53,15 @@ export class FakeStore implements Store {
     runId: string,
     from: readonly RunStatus[],
     patch: Partial<Omit<RunRecord, 'runId' | 'createdAt'>>,
+    options: { readonly remove?: readonly RunPlanField[] } = {},
   ): Promise<RunRecord | undefined> {
     await tick();
     const run = this.runs.get(runId);
     if (!run || !from.includes(run.status)) return undefined;
-    const next = { ...run, ...copy(patch) };
+    const kept = Object.fromEntries(
+      Object.entries(run).filter(([field]) => !(options.remove ?? []).includes(field as RunPlanField)),
+    ) as unknown as RunRecord;
+    const next = { ...kept, ...copy(patch) };
     this.runs.set(runId, next);
     return copy(next);
   }
@@ -118,7 +123,33 @@ export class FakeStore implements Store {
     this.steps.set(key, next);
     return copy(next);
   }
+  async getSteps(runId: string, stepIds: readonly string[]): Promise<StepRecord[]> {
+    await tick();
+    return stepIds.flatMap((id) => {
+      const step = this.steps.get(`${runId}#${id}`);
+      return step ? [copy(step)] : [];
+    });
+  }
+  async getStepWithRun(
+    runId: string,
+    stepId: string,
+    _attempt?: unknown,
+    others?: readonly string[],
+  ): Promise<{ run?: RunRecord; step?: StepRecord; others?: StepRecord[] }> {
+    const [run, step] = await Promise.all([this.getRun(runId), this.getStep(runId, stepId)]);
+    const found = others === undefined ? undefined : await this.getSteps(runId, others);
+    return { ...(run ? { run } : {}), ...(step ? { step } : {}), ...(found ? { others: found } : {}) };
+  }
   async releaseDependency(): Promise<StepRecord | undefined> {
+    throw new Error('not used by the API');
+  }
+  async releaseLastDependency(): Promise<StepRecord | undefined> {
+    throw new Error('not used by the API');
+  }
+  async recordSettled(): Promise<number> {
+    throw new Error('not used by the API');
+  }
+  async getAttempt(): Promise<AttemptRecord | undefined> {
     throw new Error('not used by the API');
   }
   async putAttempt(attempt: AttemptRecord): Promise<boolean> {

@@ -17,11 +17,11 @@ import { dagArbitrary, group, referenceDownstream, step } from './engine-testkit
 const now = '2025-01-01T00:00:00.000Z';
 
 describe('initialStepRecords', () => {
-  it('creates one pending record per executable step counting its upstream', () => {
+  it('creates one record per executable step counting its upstream, ready when it waits for nothing', () => {
     const records = initialStepRecords({ steps: [step('a'), step('b'), step('c', ['a', 'b'])] }, { runId: 'r', now });
     expect(records.map((r) => [r.stepId, r.status, r.remaining, r.generation])).toEqual([
-      ['a', 'pending', 0, 1],
-      ['b', 'pending', 0, 1],
+      ['a', 'ready', 0, 1],
+      ['b', 'ready', 0, 1],
       ['c', 'pending', 2, 1],
     ]);
     expect(records[2]?.upstream).toEqual(['a', 'b']);

@@ -1,5 +1,6 @@
 import 'aws-sdk-client-mock-vitest/extend';
 import {
+  BatchGetItemCommand,
   ConditionalCheckFailedException,
   DeleteItemCommand,
   DynamoDBClient,
@@ -52,7 +53,7 @@ describe('DynamoDB store commands', () => {
       TableName: TABLE,
       Key: { PK: { S: 'RUN#r1' }, SK: { S: 'STEP#child' } },
       ConditionExpression:
-        '(#generation = :generation) AND (contains(#upstream, :upstreamId)) AND (NOT contains(#released, :upstreamId))',
+        '#generation = :generation AND contains(#upstream, :upstreamId) AND NOT contains(#released, :upstreamId)',
       UpdateExpression: 'SET #updatedAt = :updatedAt ADD #remaining :minusOne, #released :upstreamSet',
       ExpressionAttributeNames: {
         '#generation': 'generation',
@@ -91,7 +92,7 @@ describe('DynamoDB store commands', () => {
     );
     expect(dynamo).toHaveReceivedCommandWith(UpdateItemCommand, {
       ConditionExpression:
-        '(#generation = :generation) AND (#status IN (:from0, :from1)) AND (attribute_not_exists(#claimedBy))',
+        '#generation = :generation AND #status IN (:from0, :from1) AND attribute_not_exists(#claimedBy)',
       UpdateExpression:
         'SET #status = :status, #claimedBy = :claimedBy, #updatedAt = :updatedAt, ' +
         '#trace = list_append(if_not_exists(#trace, :emptyList), :appendTrace)',
@@ -166,7 +167,7 @@ describe('DynamoDB store commands', () => {
     const existing = await store.beginIdempotent('k', 160, 100);
     expect(existing).toEqual({ key: 'k', status: 'completed', result: { id: 7 }, expiresAt: 200 });
     expect(dynamo).toHaveReceivedCommandWith(PutItemCommand, {
-      ConditionExpression: '(attribute_not_exists(#PK)) OR (#expiresAt < :now)',
+      ConditionExpression: 'attribute_not_exists(#PK) OR #expiresAt < :now',
       ExpressionAttributeNames: { '#PK': 'PK', '#expiresAt': 'expiresAt' },
       ExpressionAttributeValues: { ':now': { N: '100' } },
       Item: expect.objectContaining({ status: { S: 'in_progress' }, expiresAt: { N: '160' } }),
@@ -209,9 +210,7 @@ describe('DynamoDB store commands', () => {
 
   it('names every attribute through ExpressionAttributeNames in every write', async () => {
     dynamo.on(UpdateItemCommand).resolves({});
-    dynamo
-      .on(UpdateItemCommand, { Key: { PK: { S: 'RUN#r1' }, SK: { S: 'SEQ#EVENT' } } })
-      .resolves({ Attributes: { next: { N: '2' } } });
+    dynamo.on(QueryCommand).resolves({ Items: [] });
     dynamo.on(PutItemCommand).resolves({});
     await store.appendEvents([
       { runId: 'r1', type: 'a', at: NOW.toISOString(), detail: {} },
@@ -219,18 +218,120 @@ describe('DynamoDB store commands', () => {
     ]);
     await store.updateRun('r1', ['running'], { status: 'complete' });
     const writes = [...dynamo.commandCalls(UpdateItemCommand), ...dynamo.commandCalls(PutItemCommand)];
-    expect(writes.length).toBeGreaterThanOrEqual(4);
+    expect(writes).toHaveLength(3);
     for (const call of writes) {
       const input = call.args[0].input as { ExpressionAttributeNames?: Record<string, string> };
       expect(Object.keys(input.ExpressionAttributeNames ?? {}).length).toBeGreaterThan(0);
     }
-    expect(dynamo).toHaveReceivedCommandWith(UpdateItemCommand, {
-      Key: { PK: { S: 'RUN#r1' }, SK: { S: 'SEQ#EVENT' } },
-      UpdateExpression: 'ADD #next :count',
-      ExpressionAttributeValues: { ':count': { N: '2' } },
-    });
     expect(dynamo).toHaveReceivedCommandWith(PutItemCommand, {
       Item: expect.objectContaining({ SK: { S: 'EVENT#000000000001' } }),
+      ConditionExpression: 'attribute_not_exists(#PK)',
+    });
+    expect(dynamo).toHaveReceivedCommandWith(PutItemCommand, {
+      Item: expect.objectContaining({ SK: { S: 'EVENT#000000000002' } }),
+    });
+  });
+});
+
+describe('DynamoDB store: fewer round trips', () => {
+  const event = (type: string) => ({ runId: 'r9', type, at: NOW.toISOString(), detail: {} });
+
+  it('appends an event with one conditional put once it knows the newest slot, and reads only to recover', async () => {
+    const local = createDynamoStore({ client: new DynamoDBClient({ region: 'us-east-1' }), tableName: TABLE });
+    dynamo.on(QueryCommand).resolvesOnce({ Items: [{ PK: { S: 'RUN#r9' }, SK: { S: 'EVENT#000000000007' } }] });
+    dynamo.on(PutItemCommand).resolves({});
+    expect((await local.appendEvents([event('a')]))[0]?.seq).toBe('000000000008');
+    expect((await local.appendEvents([event('b')]))[0]?.seq).toBe('000000000009');
+    expect(dynamo).toHaveReceivedCommandTimes(QueryCommand, 1);
+    expect(dynamo).toHaveReceivedCommandWith(QueryCommand, {
+      ScanIndexForward: false,
+      Limit: 1,
+      ConsistentRead: true,
+      ExpressionAttributeValues: { ':pk': { S: 'RUN#r9' }, ':prefix': { S: 'EVENT#' } },
+    });
+
+    // Another writer took slot 10: the put loses its condition, the newest slot is read again, the next one is used.
+    dynamo.reset();
+    dynamo.on(PutItemCommand).rejectsOnce(conditionFailed()).resolves({});
+    dynamo.on(QueryCommand).resolves({ Items: [{ PK: { S: 'RUN#r9' }, SK: { S: 'EVENT#000000000010' } }] });
+    expect((await local.appendEvents([event('c')]))[0]?.seq).toBe('000000000011');
+    expect(dynamo).toHaveReceivedCommandTimes(PutItemCommand, 2);
+    expect(dynamo).toHaveReceivedCommandTimes(QueryCommand, 1);
+  });
+
+  it('reads a run, a step and an attempt with one consistent BatchGetItem', async () => {
+    dynamo.on(BatchGetItemCommand).resolves({
+      Responses: {
+        [TABLE]: [
+          storedStep,
+          {
+            PK: { S: 'RUN#r1' },
+            SK: { S: 'RUN' },
+            runId: { S: 'r1' },
+            status: { S: 'running' },
+            objective: { S: 'o' },
+            revision: { N: '1' },
+            createdAt: { S: NOW.toISOString() },
+            updatedAt: { S: NOW.toISOString() },
+            replans: { N: '0' },
+          },
+        ],
+      },
+    });
+    const found = await store.getStepWithRun('r1', 'child', { generation: 2, attempt: 3 });
+    expect(found.run?.status).toBe('running');
+    expect(found.step?.stepId).toBe('child');
+    expect(found.attempt).toBeUndefined();
+    expect(dynamo).toHaveReceivedCommandExactlyOnceWith(BatchGetItemCommand, {
+      RequestItems: {
+        [TABLE]: {
+          ConsistentRead: true,
+          Keys: [
+            { PK: { S: 'RUN#r1' }, SK: { S: 'RUN' } },
+            { PK: { S: 'RUN#r1' }, SK: { S: 'STEP#child' } },
+            { PK: { S: 'RUN#r1' }, SK: { S: 'ATTEMPT#child#0002#003' } },
+          ],
+        },
+      },
+    });
+  });
+
+  it('asks again for keys a batch read left unprocessed', async () => {
+    dynamo
+      .on(BatchGetItemCommand)
+      .resolvesOnce({
+        Responses: { [TABLE]: [] },
+        UnprocessedKeys: { [TABLE]: { Keys: [{ PK: { S: 'RUN#r1' }, SK: { S: 'STEP#child' } }] } },
+      })
+      .resolves({ Responses: { [TABLE]: [storedStep] } });
+    expect(await store.getSteps('r1', ['child'])).toMatchObject([{ stepId: 'child', remaining: 1 }]);
+    expect(dynamo).toHaveReceivedCommandTimes(BatchGetItemCommand, 2);
+  });
+
+  it('counts the last edge and moves the step to ready in one conditional update', async () => {
+    dynamo.on(UpdateItemCommand).resolves({ Attributes: { ...storedStep, status: { S: 'ready' } } });
+    await store.releaseLastDependency('r1', 'child', 1, 'right');
+    expect(dynamo).toHaveReceivedCommandWith(UpdateItemCommand, {
+      ConditionExpression:
+        '#generation = :generation AND contains(#upstream, :upstreamId) AND NOT contains(#released, :upstreamId)' +
+        ' AND #remaining = :one AND #status = :status',
+      UpdateExpression:
+        'SET #updatedAt = :updatedAt, #status = :ready ADD #remaining :minusOne, #released :upstreamSet',
+      ExpressionAttributeValues: expect.objectContaining({
+        ':one': { N: '1' },
+        ':status': { S: 'pending' },
+        ':ready': { S: 'ready' },
+      }),
+    });
+  });
+
+  it('records settled steps with one ADD to a string set and answers how many there are', async () => {
+    dynamo.on(UpdateItemCommand).resolves({ Attributes: { settled: { SS: ['a#1', 'b#1', 'c#1'] } } });
+    expect(await store.recordSettled('r1', ['c#1', 'c#1'])).toBe(3);
+    expect(dynamo).toHaveReceivedCommandWith(UpdateItemCommand, {
+      Key: { PK: { S: 'RUN#r1' }, SK: { S: 'SETTLED' } },
+      UpdateExpression: 'SET #updatedAt = :updatedAt ADD #settled :keys',
+      ExpressionAttributeValues: expect.objectContaining({ ':keys': { SS: ['c#1'] } }),
     });
   });
 });

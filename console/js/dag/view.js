@@ -1,0 +1,190 @@
+/**
+ * Draws a laid-out DAG as SVG: clusters, then edges, then nodes of a fixed size, so a status change only swaps a
+ * class and a label (no layout shift). Every node is focusable; Enter or Space opens a step or folds a cluster.
+ */
+import { h, STATUS_MARKS, s, statusLabel, truncate } from '../dom.js';
+import { GROUP_HEADER, NODE_HEIGHT, NODE_WIDTH } from './model.js';
+
+const TITLE_CHARS = 27;
+
+const kindOf = (step) => (step.target === null ? 'group' : step.target.slice(0, step.target.indexOf(':')));
+
+function nodeLabel(node) {
+  const step = node.step;
+  if (node.kind === 'step') return `Step ${step.title} (${step.id}), ${statusLabel(step.status)}, ${step.target}`;
+  const verb = node.kind === 'folded' ? 'folded, press Enter to unfold' : 'press Enter to fold';
+  return `Group ${step.title} (${step.id}), ${statusLabel(step.status)}, ${node.size} inside, ${verb}`;
+}
+
+function metaText(node) {
+  const step = node.step;
+  const mark = STATUS_MARKS[step.status] ?? '';
+  if (node.kind === 'step') {
+    const tries = step.attempts > 1 ? ` · ${step.attempts} tries` : '';
+    return `${mark} ${statusLabel(step.status)} · ${kindOf(step)}${tries}`;
+  }
+  return `${mark} ${statusLabel(step.status)} · ${node.size} inside`;
+}
+
+function stepNode(node, box) {
+  const folded = node.kind === 'folded';
+  return s(
+    'g',
+    {
+      class: ['node', `status-${node.step.status}`, folded ? 'folded' : null],
+      transform: `translate(${box.x},${box.y})`,
+      tabindex: '0',
+      role: 'button',
+      'aria-label': nodeLabel(node),
+      dataset: { id: node.id, kind: node.kind },
+    },
+    s('title', null, `${node.step.title}\n${node.id}`),
+    folded ? s('rect', { class: 'shadow', x: 5, y: 5, width: NODE_WIDTH, height: NODE_HEIGHT, rx: 7 }) : null,
+    s('rect', { class: 'frame', width: NODE_WIDTH, height: NODE_HEIGHT, rx: 7 }),
+    s('rect', { class: 'band', width: 7, height: NODE_HEIGHT, rx: 3 }),
+    s('text', { class: 'title', x: 16, y: 24 }, `${folded ? '▸ ' : ''}${truncate(node.step.title, TITLE_CHARS)}`),
+    s('text', { class: 'meta', x: 16, y: 45 }, metaText(node)),
+  );
+}
+
+function clusterNode(node, box) {
+  return s(
+    'g',
+    { class: ['cluster', `status-${node.step.status}`], dataset: { id: node.id, kind: node.kind } },
+    s('rect', { class: 'cluster-frame', x: box.x, y: box.y, width: box.width, height: box.height, rx: 9 }),
+    s(
+      'g',
+      {
+        class: 'cluster-head',
+        tabindex: '0',
+        role: 'button',
+        'aria-label': nodeLabel(node),
+        'aria-expanded': 'true',
+        dataset: { id: node.id, kind: node.kind },
+        transform: `translate(${box.x},${box.y})`,
+      },
+      s('rect', { class: 'cluster-bar', width: box.width, height: GROUP_HEADER, rx: 9 }),
+      s('text', { class: 'title', x: 12, y: 22 }, `▾ ${truncate(node.step.title, Math.floor(box.width / 8) - 4)}`),
+      s('text', { class: 'meta', x: box.width - 12, y: 22, 'text-anchor': 'end' }, metaText(node)),
+    ),
+  );
+}
+
+const pathOf = (points) => points.map((p, i) => `${i === 0 ? 'M' : 'L'}${p.x},${p.y}`).join(' ');
+
+/**
+ * Renders into `container` and returns { update(graph), focus(id), select(id) }. `onActivate(node)` is called for a
+ * click, Enter or Space on a node or cluster head.
+ */
+export function renderDag(container, graph, laidOut, onActivate) {
+  const byId = new Map(graph.nodes.map((n) => [n.id, n]));
+  const clusters = graph.nodes
+    .filter((n) => n.kind === 'group' && laidOut.boxes.has(n.id))
+    .sort((a, b) => laidOut.boxes.get(a.id).depth - laidOut.boxes.get(b.id).depth);
+  const leaves = graph.nodes.filter((n) => n.kind !== 'group' && laidOut.boxes.has(n.id));
+  const svg = s(
+    'svg',
+    {
+      class: 'dag',
+      width: Math.ceil(laidOut.width),
+      height: Math.ceil(laidOut.height),
+      viewBox: `0 0 ${Math.ceil(laidOut.width)} ${Math.ceil(laidOut.height)}`,
+      role: 'group',
+      'aria-label': `Plan graph, ${leaves.length} nodes`,
+    },
+    s(
+      'defs',
+      null,
+      s(
+        'marker',
+        { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto' },
+        s('path', { d: 'M0,0 L10,5 L0,10 z', class: 'arrow' }),
+      ),
+    ),
+    s(
+      'g',
+      { class: 'clusters' },
+      clusters.map((n) => clusterNode(n, laidOut.boxes.get(n.id))),
+    ),
+    s(
+      'g',
+      { class: 'edges' },
+      laidOut.edges.map((e) => s('path', { class: 'edge', d: pathOf(e.points), 'marker-end': 'url(#arrow)' })),
+    ),
+    s(
+      'g',
+      { class: 'nodes' },
+      leaves.map((n) => stepNode(n, laidOut.boxes.get(n.id))),
+    ),
+  );
+  const activate = (target) => {
+    const element = target.closest('[data-id][tabindex]');
+    if (!element) return;
+    const node = byId.get(element.dataset.id);
+    if (node) onActivate(node, element);
+  };
+  svg.addEventListener('click', (event) => activate(event.target));
+  svg.addEventListener('keydown', (event) => {
+    if (event.key !== 'Enter' && event.key !== ' ') return;
+    event.preventDefault();
+    activate(event.target);
+  });
+  container.replaceChildren(svg);
+
+  const elementsOf = (id) => svg.querySelectorAll(`[data-id="${CSS.escape(id)}"]`);
+  return {
+    svg,
+    /** New statuses (same structure): classes and labels only. */
+    update(nextGraph) {
+      for (const node of nextGraph.nodes) {
+        const known = byId.get(node.id);
+        if (!known) continue;
+        byId.set(node.id, node);
+        for (const element of elementsOf(node.id)) {
+          element.classList.remove(`status-${known.step.status}`);
+          element.classList.add(`status-${node.step.status}`);
+          if (element.hasAttribute('tabindex')) element.setAttribute('aria-label', nodeLabel(node));
+          const meta = element.querySelector('.meta');
+          if (meta) meta.textContent = metaText(node);
+        }
+      }
+    },
+    focus(id) {
+      const element = [...elementsOf(id)].find((e) => e.hasAttribute('tabindex'));
+      element?.focus();
+    },
+    select(id) {
+      for (const element of svg.querySelectorAll('.selected')) element.classList.remove('selected');
+      if (id) for (const element of elementsOf(id)) element.classList.add('selected');
+    },
+  };
+}
+
+/** The status legend under the graph. */
+export function legend() {
+  const statuses = [
+    'pending',
+    'ready',
+    'running',
+    'retrying',
+    'awaiting_approval',
+    'succeeded',
+    'failed',
+    'blocked',
+    'skipped',
+    'superseded',
+    'cancelled',
+  ];
+  return h(
+    'ul',
+    { class: 'legend', 'aria-label': 'Status colors' },
+    statuses.map((status) =>
+      h(
+        'li',
+        null,
+        h('span', { class: ['swatch', `status-${status}`] }),
+        `${STATUS_MARKS[status]} ${statusLabel(status)}`,
+      ),
+    ),
+  );
+}

@@ -1,0 +1,51 @@
+/**
+ * The head shared by a run's pages (graph, timeline, revisions): objective, status, progress, revision, and tabs.
+ */
+import { h, replaceChildren, statusBadge } from '../dom.js';
+
+const TABS = [
+  ['', 'Graph'],
+  ['/timeline', 'Timeline'],
+  ['/revisions', 'Revisions'],
+];
+
+const FINISHED = new Set(['succeeded', 'failed', 'skipped', 'blocked', 'cancelled']);
+
+export function progressOf(run) {
+  const counted = run.steps.filter((s) => s.target !== null && s.status !== 'superseded');
+  return { done: counted.filter((s) => FINISHED.has(s.status)).length, total: counted.length };
+}
+
+export function runHeader(runId, active) {
+  const title = h('h1', { class: 'objective' }, 'Run');
+  const meta = h('p', { class: 'run-meta' });
+  const base = `#/runs/${encodeURIComponent(runId)}`;
+  const element = h(
+    'header',
+    { class: 'run-head' },
+    h('p', { class: 'crumbs' }, h('a', { href: '#/runs' }, 'Runs'), ' / ', h('span', { class: 'mono' }, runId)),
+    title,
+    meta,
+    h(
+      'nav',
+      { class: 'tabs', 'aria-label': 'Run views' },
+      TABS.map(([suffix, label]) =>
+        h('a', { href: `${base}${suffix}`, 'aria-current': suffix === active ? 'page' : null }, label),
+      ),
+    ),
+  );
+  return {
+    element,
+    update(run) {
+      title.textContent = run.objective;
+      const { done, total } = progressOf(run);
+      replaceChildren(
+        meta,
+        statusBadge(run.status),
+        h('span', { id: 'run-progress' }, ` ${done}/${total} steps done`),
+        ` · revision ${run.revision}`,
+        run.terminal ? h('span', { class: 'muted' }, ` · ${run.terminal.reason}`) : null,
+      );
+    },
+  };
+}

@@ -1,0 +1,254 @@
+/**
+ * The details of one step, beside the graph: definition and status, input and output, attempts with their errors
+ * and evidence, confidence, the reasoning trace, approvals, and the generation history.
+ */
+import { get } from '../api.js';
+import { between, facts, formatDuration, formatTime, h, jsonBlock, replaceChildren, statusBadge } from '../dom.js';
+
+const TRACE_TAGS = { plan: '[plan]', exec: '[exec]', judge: '[judge]', fail: '[fail]' };
+
+function section(title, ...content) {
+  return h('section', { class: 'panel-section' }, h('h3', null, title), ...content);
+}
+
+function confidenceText(confidence, threshold) {
+  if (confidence === null || confidence === undefined) return '—';
+  const value = `${Math.round(confidence * 100)}%`;
+  if (threshold === undefined) return value;
+  return `${value} (threshold ${Math.round(threshold * 100)}%${confidence < threshold ? ', below: held for review' : ''})`;
+}
+
+function errorView(error) {
+  if (!error) return null;
+  return h(
+    'p',
+    { class: 'error-box' },
+    h('strong', null, error.code),
+    ': ',
+    error.message,
+    error.retryable ? ' (retryable)' : '',
+  );
+}
+
+function attemptsTable(attempts) {
+  if (attempts.length === 0) return h('p', { class: 'muted' }, 'No attempts yet.');
+  return h(
+    'ol',
+    { class: 'attempts' },
+    attempts.map((a) =>
+      h(
+        'li',
+        { class: `outcome-${a.outcome}` },
+        h(
+          'div',
+          { class: 'attempt-head' },
+          h('strong', null, `Generation ${a.generation} · attempt ${a.attempt}`),
+          ' ',
+          h('span', { class: ['badge', `outcome-${a.outcome}`] }, a.outcome),
+          ' ',
+          h(
+            'span',
+            { class: 'muted' },
+            `${formatTime(a.startedAt)} · ${formatDuration(between(a.startedAt, a.finishedAt))}`,
+          ),
+        ),
+        errorView(a.error),
+        a.confidence === null || a.confidence === undefined
+          ? null
+          : h('p', null, `Confidence ${confidenceText(a.confidence)}`),
+        h('details', null, h('summary', null, 'Input'), jsonBlock(a.input, 'Attempt input')),
+        a.output === undefined
+          ? null
+          : h('details', null, h('summary', null, 'Output'), jsonBlock(a.output, 'Attempt output')),
+        h('details', null, h('summary', null, 'Evidence'), jsonBlock(a.evidence, 'Attempt evidence')),
+      ),
+    ),
+  );
+}
+
+function traceList(trace) {
+  if (!trace || trace.length === 0) return h('p', { class: 'muted' }, 'No trace.');
+  return h(
+    'ol',
+    { class: 'trace' },
+    trace.map((entry) =>
+      h(
+        'li',
+        null,
+        h('span', { class: `tag tag-${entry.kind}` }, TRACE_TAGS[entry.kind] ?? entry.kind),
+        ' ',
+        h('time', { datetime: entry.at }, formatTime(entry.at)),
+        ' ',
+        entry.text,
+      ),
+    ),
+  );
+}
+
+function approvalsList(approvals) {
+  if (approvals.length === 0) return null;
+  return section(
+    'Approvals',
+    h(
+      'ul',
+      { class: 'plain' },
+      approvals.map((a) =>
+        h(
+          'li',
+          null,
+          h('strong', null, a.kind === 'review' ? 'Review: ' : 'Approval: '),
+          a.question,
+          ' — ',
+          h('span', { class: ['badge', `approval-${a.status}`] }, a.status),
+          a.decidedBy ? ` by ${a.decidedBy}` : '',
+          a.comment ? ` (“${a.comment}”)` : '',
+          a.status === 'pending' ? [' ', h('a', { href: '#/approvals' }, 'Decide in the inbox')] : null,
+        ),
+      ),
+    ),
+  );
+}
+
+function history(detail) {
+  if (detail.generations.length === 0 && detail.events.length === 0) return null;
+  return section(
+    'Generation history',
+    h(
+      'ul',
+      { class: 'plain' },
+      detail.generations.map((g) =>
+        h(
+          'li',
+          null,
+          `Generation ${g.generation}${g.current ? ' (current)' : ' (superseded)'}: ${g.attempts} attempt${g.attempts === 1 ? '' : 's'}`,
+          g.outcome ? `, last ${g.outcome}` : '',
+          g.startedAt ? `, ${formatTime(g.startedAt)}` : '',
+        ),
+      ),
+    ),
+    detail.events.length === 0
+      ? null
+      : h(
+          'details',
+          null,
+          h('summary', null, `Events (${detail.events.length})`),
+          h(
+            'ol',
+            { class: 'plain small' },
+            detail.events.map((e) =>
+              h('li', null, `${formatTime(e.at)} ${e.type}${e.generation ? ` (g${e.generation})` : ''}`),
+            ),
+          ),
+        ),
+  );
+}
+
+function render(detail) {
+  const { step, record } = detail;
+  const lastAttempt = detail.attempts.at(-1);
+  const input = lastAttempt?.input !== undefined ? lastAttempt.input : step.input;
+  return [
+    h(
+      'header',
+      { class: 'panel-head' },
+      h('h2', { id: 'panel-title', tabindex: '-1' }, step.title),
+      statusBadge(detail.status),
+    ),
+    facts([
+      ['Step', h('span', { class: 'mono' }, step.id)],
+      ['Target', h('span', { class: 'mono' }, step.target ?? 'group')],
+      step.description ? ['Description', step.description] : null,
+      ['Depends on', step.dependsOn.length ? step.dependsOn.join(', ') : '—'],
+      record ? ['Generation', String(record.generation)] : null,
+      record
+        ? ['Attempts', `${record.attempts}${step.maxRetries !== undefined ? ` (max retries ${step.maxRetries})` : ''}`]
+        : null,
+      ['Confidence', confidenceText(record?.confidence, step.confidenceThreshold)],
+      ['Started', formatTime(record?.startedAt)],
+      ['Finished', formatTime(record?.finishedAt)],
+      ['Duration', formatDuration(between(record?.startedAt, record?.finishedAt))],
+      [
+        'Estimate',
+        step.estimatedDurationSeconds === undefined ? '—' : formatDuration(step.estimatedDurationSeconds * 1000),
+      ],
+      detail.children.length ? ['Contains', detail.children.join(', ')] : null,
+    ]),
+    errorView(record?.error),
+    detail.kind === 'group'
+      ? null
+      : [
+          section(
+            lastAttempt?.input !== undefined ? 'Input (as resolved for the last attempt)' : 'Input (as planned)',
+            jsonBlock(input, 'Step input'),
+          ),
+          section('Output', jsonBlock(record?.output ?? null, 'Step output')),
+          section('Attempts', attemptsTable(detail.attempts)),
+          section('Reasoning trace', traceList(record?.trace)),
+        ],
+    approvalsList(detail.approvals),
+    history(detail),
+    step.approval ? section('Approval question', h('p', null, step.approval.question)) : null,
+    step.outputSchema
+      ? h(
+          'details',
+          { class: 'panel-section' },
+          h('summary', null, 'Output schema'),
+          jsonBlock(step.outputSchema, 'Output schema'),
+        )
+      : null,
+  ];
+}
+
+export function stepPanel(runId, onClose) {
+  const body = h('div', { class: 'panel-body' });
+  const close = h(
+    'button',
+    { type: 'button', class: 'close', 'aria-label': 'Close step details', onclick: () => onClose() },
+    '×',
+  );
+  const element = h(
+    'aside',
+    { class: 'step-panel', id: 'step-panel', 'aria-labelledby': 'panel-title', hidden: true },
+    close,
+    body,
+  );
+  let shown;
+  let fingerprint;
+
+  const load = async (stepId, focus) => {
+    const detail = await get(`/runs/${encodeURIComponent(runId)}/steps/${encodeURIComponent(stepId)}`);
+    if (shown !== stepId) return;
+    fingerprint = `${detail.status}/${detail.record?.generation ?? ''}/${detail.record?.attempts ?? 0}`;
+    replaceChildren(body, render(detail));
+    if (focus) document.getElementById('panel-title')?.focus();
+  };
+
+  return {
+    element,
+    async show(stepId) {
+      shown = stepId;
+      element.hidden = false;
+      replaceChildren(body, h('p', { class: 'muted' }, 'Loading…'));
+      try {
+        await load(stepId, true);
+      } catch (error) {
+        replaceChildren(
+          body,
+          h('p', { class: 'error', role: 'alert' }, `Could not load step ${stepId}: ${error.message}`),
+        );
+      }
+    },
+    hide() {
+      shown = undefined;
+      element.hidden = true;
+    },
+    /** Reloads the open step when the run view says it moved. */
+    async refresh(run) {
+      if (!shown) return;
+      const step = run.steps.find((s) => s.id === shown);
+      if (!step) return;
+      if (`${step.status}/${step.generation ?? ''}/${step.attempts}` === fingerprint) return;
+      await load(shown, false);
+    },
+  };
+}

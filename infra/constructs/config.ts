@@ -1,0 +1,194 @@
+/**
+ * The deployment's configuration: CDK context (`-c key=value` strings on the command line, JSON values in
+ * cdk.json) or stack props, validated once. Every field has a default, so a fresh clone synthesizes offline and the
+ * embedded runtime synthesizes the same stack with no context at all.
+ */
+import { readFileSync } from 'node:fs';
+import type { Node } from 'constructs';
+import { parseCatalog } from '../../shared/plan/catalog.ts';
+
+/** Log retention periods CloudWatch Logs accepts (days). */
+export const RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+] as const;
+
+export interface JwtConfig {
+  /** The OIDC issuer URL (for Cognito `https://cognito-idp.<region>.amazonaws.com/<poolId>`). */
+  readonly issuer: string;
+  /** Accepted `aud` (or, for access tokens without `aud`, `client_id`) values. */
+  readonly audience: readonly string[];
+}
+
+/** Where the console signs in with an outside OIDC provider (the built-in user pool fills these in itself). */
+export interface ConsoleOidcConfig {
+  readonly authorizeUrl: string;
+  readonly tokenUrl: string;
+  readonly clientId: string;
+}
+
+export interface CairnConfig {
+  readonly stage: string;
+  readonly runDeadlineSeconds: number;
+  readonly maxSteps: number;
+  readonly maxDepth: number;
+  readonly maxReplans: number;
+  /** The planner's Bedrock model id or inference profile id; the HTN planner runs when absent. */
+  readonly modelId?: string;
+  /** Capability bindings (the `CAIRN_BINDINGS` JSON): Lambda and Bedrock bindings also become grants. */
+  readonly bindings?: Readonly<Record<string, unknown>>;
+  /** The capability catalog (minified JSON, checked at synth); absent, the bundled demo catalog. */
+  readonly catalog?: string;
+  /** An outside JWT issuer; absent, the stack creates a Cognito user pool and uses it. */
+  readonly jwt?: JwtConfig;
+  readonly consoleOidc?: ConsoleOidcConfig;
+  /** The one origin allowed to call the API from a browser (CORS); absent, no CORS at all. */
+  readonly consoleOrigin?: string;
+  /** Webhook sources, each with its own HMAC secret `cairn/<stage>/webhooks/<source>` in Secrets Manager. */
+  readonly webhookSources: readonly string[];
+  /** Keep the table when the stack is deleted or the table replaced (RETAIN + deletion protection). */
+  readonly retainData: boolean;
+  readonly logRetentionDays: (typeof RETENTION_DAYS)[number];
+  /** API Gateway stage throttling: steady requests per second and burst. */
+  readonly apiRateLimit: number;
+  readonly apiBurstLimit: number;
+  /** Reserved concurrency of the planner (Bedrock quotas) and the step executor (capability endpoints). */
+  readonly plannerConcurrency?: number;
+  readonly executorConcurrency?: number;
+  readonly archiveRetentionDays: number;
+  /** An SNS topic that receives every alarm; absent, alarms only show on the dashboard. */
+  readonly alarmTopicArn?: string;
+}
+
+export const DEFAULT_CONFIG: CairnConfig = {
+  stage: 'dev',
+  runDeadlineSeconds: 86_400,
+  maxSteps: 64,
+  maxDepth: 16,
+  maxReplans: 3,
+  webhookSources: [],
+  retainData: true,
+  logRetentionDays: 30,
+  apiRateLimit: 50,
+  apiBurstLimit: 100,
+  plannerConcurrency: 5,
+  executorConcurrency: 50,
+  archiveRetentionDays: 30,
+};
+
+const SOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** Reads the context keys documented in docs/deploy.md; throws on a value that cannot be right. */
+export function configFromContext(node: Node): CairnConfig {
+  const text = (key: string): string | undefined => {
+    const value: unknown = node.tryGetContext(key);
+    return value === undefined || value === null || value === '' ? undefined : String(value);
+  };
+  const count = (key: string, fallback: number): number => {
+    const raw = text(key);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < 1)
+      throw new Error(`context ${key} must be a positive integer, got "${raw}"`);
+    return value;
+  };
+  /** A positive integer, or `none` for no reservation at all. */
+  const concurrency = (key: string, fallback: number | undefined): number | undefined => {
+    const raw = text(key);
+    if (raw === 'none') return undefined;
+    return raw === undefined ? fallback : count(key, 1);
+  };
+  const list = (key: string): string[] => {
+    const value: unknown = node.tryGetContext(key);
+    if (value === undefined || value === null || value === '') return [];
+    const items = Array.isArray(value) ? value.map(String) : String(value).split(',');
+    return items.map((item) => item.trim()).filter((item) => item.length > 0);
+  };
+  const flag = (key: string, fallback: boolean): boolean => {
+    const raw = text(key);
+    if (raw === undefined) return fallback;
+    if (raw !== 'true' && raw !== 'false') throw new Error(`context ${key} must be true or false, got "${raw}"`);
+    return raw === 'true';
+  };
+  const url = (key: string): string | undefined => {
+    const raw = text(key);
+    if (raw !== undefined && !/^https:\/\/[^\s/]+/.test(raw) && !/^http:\/\/localhost(:\d+)?(\/|$)/.test(raw))
+      throw new Error(`context ${key} must be an https URL, got "${raw}"`);
+    return raw;
+  };
+
+  const stage = text('stage') ?? DEFAULT_CONFIG.stage;
+  if (!/^[a-z0-9-]{1,20}$/.test(stage)) throw new Error(`context stage must match [a-z0-9-]{1,20}, got "${stage}"`);
+  const modelId = text('modelId');
+  const bindings = parseBindings(node.tryGetContext('bindings'));
+  const catalogFile = text('catalogFile');
+  const catalog = catalogFile === undefined ? undefined : readCatalog(catalogFile);
+  const issuer = url('jwtIssuer');
+  const audience = list('jwtAudience');
+  if ((issuer === undefined) !== (audience.length === 0))
+    throw new Error('context jwtIssuer and jwtAudience go together: give both, or neither for the built-in user pool');
+  const oidc = { authorizeUrl: url('oidcAuthorizeUrl'), tokenUrl: url('oidcTokenUrl'), clientId: text('oidcClientId') };
+  const consoleOrigin = url('consoleOrigin');
+  if (consoleOrigin !== undefined && new URL(consoleOrigin).origin !== consoleOrigin)
+    throw new Error(`context consoleOrigin must be an origin (scheme://host[:port]), got "${consoleOrigin}"`);
+  const webhookSources = list('webhookSources');
+  for (const source of webhookSources) {
+    if (!SOURCE_NAME.test(source)) throw new Error(`context webhookSources: "${source}" is not a valid source name`);
+  }
+  const retention = count('logRetentionDays', DEFAULT_CONFIG.logRetentionDays);
+  const logRetentionDays = RETENTION_DAYS.find((days) => days === retention);
+  if (logRetentionDays === undefined)
+    throw new Error(`context logRetentionDays must be one of ${RETENTION_DAYS.join(', ')}, got ${retention}`);
+  const alarmTopicArn = text('alarmTopicArn');
+  if (alarmTopicArn !== undefined && !/^arn:aws[a-z-]*:sns:/.test(alarmTopicArn))
+    throw new Error(`context alarmTopicArn must be an SNS topic ARN, got "${alarmTopicArn}"`);
+  const plannerConcurrency = concurrency('plannerConcurrency', DEFAULT_CONFIG.plannerConcurrency);
+  const executorConcurrency = concurrency('executorConcurrency', DEFAULT_CONFIG.executorConcurrency);
+
+  return {
+    stage,
+    runDeadlineSeconds: count('runDeadlineSeconds', DEFAULT_CONFIG.runDeadlineSeconds),
+    maxSteps: count('maxSteps', DEFAULT_CONFIG.maxSteps),
+    maxDepth: count('maxDepth', DEFAULT_CONFIG.maxDepth),
+    maxReplans: count('maxReplans', DEFAULT_CONFIG.maxReplans),
+    webhookSources: [...new Set(webhookSources)],
+    retainData: flag('retainData', DEFAULT_CONFIG.retainData),
+    logRetentionDays,
+    apiRateLimit: count('apiRateLimit', DEFAULT_CONFIG.apiRateLimit),
+    apiBurstLimit: count('apiBurstLimit', DEFAULT_CONFIG.apiBurstLimit),
+    archiveRetentionDays: count('archiveRetentionDays', DEFAULT_CONFIG.archiveRetentionDays),
+    ...(modelId === undefined ? {} : { modelId }),
+    ...(bindings === undefined ? {} : { bindings }),
+    ...(catalog === undefined ? {} : { catalog }),
+    ...(issuer === undefined ? {} : { jwt: { issuer, audience } }),
+    ...(oidc.authorizeUrl && oidc.tokenUrl && oidc.clientId
+      ? { consoleOidc: { authorizeUrl: oidc.authorizeUrl, tokenUrl: oidc.tokenUrl, clientId: oidc.clientId } }
+      : {}),
+    ...(consoleOrigin === undefined ? {} : { consoleOrigin }),
+    ...(plannerConcurrency === undefined ? {} : { plannerConcurrency }),
+    ...(executorConcurrency === undefined ? {} : { executorConcurrency }),
+    ...(alarmTopicArn === undefined ? {} : { alarmTopicArn }),
+  };
+}
+
+/** The catalog file, checked as the Lambdas will load it, minified for the environment. */
+function readCatalog(path: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new Error(`context catalogFile: cannot read ${path}: ${(error as Error).message}`);
+  }
+  parseCatalog(text);
+  return JSON.stringify(JSON.parse(text));
+}
+
+function parseBindings(value: unknown): Readonly<Record<string, unknown>> | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  const parsed: unknown = typeof value === 'string' ? JSON.parse(value) : value;
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new Error('context bindings must be a JSON object of target → binding');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+export const stackName = (stage: string): string => `Cairn-${stage}`;

@@ -1,0 +1,120 @@
+/**
+ * cdk-nag's AwsSolutions checks over the stack, and the few findings that are accepted, each with the reason a
+ * reviewer needs. Imported by the CDK app and the infra tests only: the embedded runtime synthesizes the stack
+ * without it (cdk-nag is a dev dependency).
+ */
+import { Aspects, type IAspect } from 'aws-cdk-lib';
+import { AwsSolutionsChecks, type INagLogger, NagSuppressions } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import type { CairnStack } from '../stack.ts';
+
+export interface Suppression {
+  readonly id: string;
+  readonly reason: string;
+  readonly appliesTo?: readonly (string | { readonly regex: string })[];
+}
+
+const XRAY_AND_LOG_DELIVERY =
+  'X-Ray (xray:PutTraceSegments, PutTelemetryRecords, GetSampling*) and CloudWatch Logs vended log delivery ' +
+  '(logs:CreateLogDelivery and friends) accept no resource ARN, so these statements can only name "*"; the actions ' +
+  'themselves are listed one by one (no wildcard actions).';
+
+/** Findings accepted, keyed by what they are about; `apply` attaches each to the constructs it concerns. */
+export const SUPPRESSIONS = {
+  lambdaTracing: {
+    id: 'AwsSolutions-IAM5',
+    reason: `Active tracing: ${XRAY_AND_LOG_DELIVERY}`,
+    appliesTo: ['Resource::*'],
+  },
+  stateMachineRole: {
+    id: 'AwsSolutions-IAM5',
+    reason:
+      `Logging and tracing of the state machine: ${XRAY_AND_LOG_DELIVERY} The "<function ARN>:*" resources are the ` +
+      'qualified ARNs (versions, aliases) of the stack’s own task functions, granted by the LambdaInvoke task.',
+    appliesTo: ['Resource::*', { regex: '/^Resource::<Functions[A-Za-z0-9]+\\.Arn>:\\*$/g' }],
+  },
+  executions: {
+    id: 'AwsSolutions-IAM5',
+    reason:
+      'Stop/Describe of executions of this stack’s own two state machines: execution ARNs end in a name chosen per ' +
+      'run and step at start time, so the machine-scoped "execution:<machine>:*" is the narrowest possible ARN.',
+    appliesTo: [
+      { regex: '/^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:.+:\\*$/g' },
+    ],
+  },
+  crossRegionModel: {
+    id: 'AwsSolutions-IAM5',
+    reason:
+      'A cross-region inference profile serves the configured model from any region of its geography, so the ' +
+      'foundation-model ARN needs a region wildcard; the statement names one model and holds only under the ' +
+      'condition bedrock:InferenceProfileArn = the configured profile in this region.',
+    appliesTo: [{ regex: '/^Resource::arn:<AWS::Partition>:bedrock:\\*::foundation-model\\/.+$/g' }],
+  },
+  webhookRoute: {
+    id: 'AwsSolutions-APIG4',
+    reason:
+      'Webhook senders (GitHub, CI systems…) cannot obtain a JWT: the function verifies an HMAC-SHA256 signature ' +
+      'over the raw body with the source’s secret from Secrets Manager, a timestamp window and replay memory, and ' +
+      'answers 401 to anything else. The route is POST-only and throttled with the stage.',
+  },
+  consoleRoute: {
+    id: 'AwsSolutions-APIG4',
+    reason:
+      'The console’s static page (HTML, JS, CSS) must load in a browser before anyone has signed in; it holds no ' +
+      'data. The Lambda serves only files it listed at start under /console/, and every data request the page makes ' +
+      'goes to JWT-authorized routes.',
+  },
+  userPoolPlusTier: {
+    id: 'AwsSolutions-COG8',
+    reason:
+      'The pool holds a few invited approvers (self sign-up off, TOTP MFA required, strong passwords): the Plus ' +
+      'tier’s threat protection is priced per active user and is left as an opt-in; deployments with an outside ' +
+      'OIDC issuer create no pool at all.',
+  },
+  webhookSecretRotation: {
+    id: 'AwsSolutions-SMG4',
+    reason:
+      'A webhook signing secret is shared with the outside sender, which must be reconfigured in the same change: ' +
+      'rotation is a manual, coordinated step (docs/deploy.md) that a rotation Lambda cannot do alone.',
+  },
+  deadLetterQueue: {
+    id: 'AwsSolutions-SQS3',
+    reason:
+      'This queue is itself the dead-letter queue of the EventBridge rule targets; a DLQ of a DLQ would only move ' +
+      'the same messages again. Its depth has an alarm.',
+  },
+} as const satisfies Record<string, Suppression>;
+
+const add = (scope: IConstruct, ...suppressions: Suppression[]): void => {
+  NagSuppressions.addResourceSuppressions(
+    scope,
+    suppressions.map((s) => ({ id: s.id, reason: s.reason, ...(s.appliesTo ? { appliesTo: [...s.appliesTo] } : {}) })),
+    true,
+  );
+};
+
+/** Attaches every accepted finding to exactly the constructs it is about. */
+export function applyNagSuppressions(stack: CairnStack): void {
+  const { roles } = stack.functions;
+  for (const role of Object.values(roles)) add(role, SUPPRESSIONS.lambdaTracing);
+  for (const role of [roles.Coordinator, roles.Api]) add(role, SUPPRESSIONS.executions);
+  for (const role of [roles.Planner, roles.Api, roles.StepExecutor]) add(role, SUPPRESSIONS.crossRegionModel);
+  for (const machine of [stack.machines.run, stack.machines.step]) add(machine, SUPPRESSIONS.stateMachineRole);
+  for (const route of stack.api.publicRoutes.webhooks) add(route, SUPPRESSIONS.webhookRoute);
+  for (const route of stack.api.publicRoutes.console) add(route, SUPPRESSIONS.consoleRoute);
+  if (stack.api.userPool) add(stack.api.userPool.userPool, SUPPRESSIONS.userPoolPlusTier);
+  for (const secret of Object.values(stack.api.webhookSecrets)) add(secret, SUPPRESSIONS.webhookSecretRotation);
+  add(stack.events.deadLetters, SUPPRESSIONS.deadLetterQueue);
+}
+
+/** AwsSolutionsChecks on everything under `scope`, with the stack's accepted findings suppressed. */
+export function addNagChecks(
+  scope: IConstruct,
+  stacks: readonly CairnStack[],
+  loggers: readonly INagLogger[] = [],
+): IAspect {
+  const checks = new AwsSolutionsChecks({ verbose: true, additionalLoggers: [...loggers] });
+  Aspects.of(scope).add(checks);
+  for (const stack of stacks) applyNagSuppressions(stack);
+  return checks;
+}

@@ -1,0 +1,195 @@
+/**
+ * Alarms and one CloudWatch dashboard: the engine's own metrics (EMF from the Lambdas, see shared/ports/metrics.ts)
+ * per capability, the state machines, the Lambdas, the API, the table and the dead-letter queue. Every alarm goes to
+ * the SNS topic named in context, when there is one.
+ */
+import { Duration } from 'aws-cdk-lib';
+import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
+import {
+  Alarm,
+  AlarmStatusWidget,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  type IMetric,
+  MathExpression,
+  type Metric,
+  TextWidget,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { METRIC_NAMES } from '../../shared/ports/metrics.ts';
+import type { FunctionKey } from './state-names.ts';
+
+const PERIOD = Duration.minutes(5);
+
+export interface CairnObservabilityProps {
+  readonly stage: string;
+  /** The Powertools service name the Lambdas emit their metrics under (a dimension). */
+  readonly serviceName: string;
+  readonly namespace: string;
+  readonly machines: { readonly run: StateMachine; readonly step: StateMachine };
+  readonly functions: Readonly<Record<FunctionKey, IFunction>>;
+  readonly httpApi: HttpApi;
+  readonly table: ITable;
+  readonly deadLetters: IQueue;
+  readonly alarmTopicArn?: string;
+}
+
+export class CairnObservability extends Construct {
+  readonly alarms: Alarm[] = [];
+  readonly dashboard: Dashboard;
+
+  constructor(scope: Construct, id: string, props: CairnObservabilityProps) {
+    super(scope, id);
+    const { machines, functions } = props;
+    const topic = props.alarmTopicArn ? Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn) : undefined;
+    const alarm = (name: string, metric: IMetric, threshold: number, description: string): Alarm => {
+      const created = new Alarm(this, name, {
+        alarmName: `cairn-${props.stage}-${name}`,
+        alarmDescription: description,
+        metric,
+        threshold,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      if (topic) created.addAlarmAction(new SnsAction(topic));
+      this.alarms.push(created);
+      return created;
+    };
+
+    for (const [kind, machine] of Object.entries(machines)) {
+      alarm(
+        `${kind}-executions-failed`,
+        machine.metricFailed({ period: PERIOD, statistic: 'Sum' }),
+        1,
+        `A ${kind} state machine execution failed: an unexpected path (every known failure is caught in the ASL).`,
+      );
+      alarm(
+        `${kind}-executions-timed-out`,
+        machine.metricTimedOut({ period: PERIOD, statistic: 'Sum' }),
+        1,
+        `A ${kind} state machine execution timed out.`,
+      );
+    }
+    alarm(
+      'event-dead-letters',
+      props.deadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }),
+      1,
+      'An EventBridge rule target could not take an event after its retries: it waits in the dead-letter queue.',
+    );
+    alarm(
+      'api-5xx',
+      props.httpApi.metricServerError({ period: PERIOD, statistic: 'Sum' }),
+      5,
+      'The API answered with server errors.',
+    );
+    for (const [key, fn] of Object.entries(functions)) {
+      alarm(
+        `${key}-errors`,
+        fn.metricErrors({ period: PERIOD, statistic: 'Sum' }),
+        3,
+        `The ${key} Lambda threw 3 or more times in 5 minutes (the state machines retry or catch task errors; the API answers 500).`,
+      );
+    }
+
+    this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: `cairn-${props.stage}` });
+    // A SEARCH finds every dimension value (each capability, each approval kind) without listing them here.
+    const engine = (metric: string, stat: string, label?: string, dimensions = ['capability']): MathExpression =>
+      new MathExpression({
+        expression: `SEARCH('{${[props.namespace, ...dimensions, 'service'].join(',')}} service="${props.serviceName}" MetricName="${metric}"', '${stat}', ${PERIOD.toSeconds()})`,
+        ...(label === undefined ? {} : { label }),
+        period: PERIOD,
+      });
+    const graph = (title: string, left: IMetric[], width = 6): GraphWidget =>
+      new GraphWidget({ title, left, width, height: 6 });
+    const perMachine = (pick: (m: StateMachine) => Metric): IMetric[] =>
+      Object.entries(machines).map(([kind, m]) => pick(m).with({ label: kind, period: PERIOD, statistic: 'Sum' }));
+    const perFunction = (pick: (fn: IFunction) => Metric, statistic: string): IMetric[] =>
+      Object.entries(functions).map(([key, fn]) => pick(fn).with({ label: key, period: PERIOD, statistic }));
+
+    this.dashboard.addWidgets(
+      new TextWidget({
+        markdown: `# cairn ${props.stage}\nEngine metrics per capability (EMF, namespace \`${props.namespace}\`), then the AWS services under them.`,
+        width: 18,
+        height: 2,
+      }),
+      new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 6, height: 6 }),
+    );
+    this.dashboard.addWidgets(
+      graph('Steps succeeded', [engine(METRIC_NAMES.stepsSucceeded, 'Sum')]),
+      graph('Steps failed', [engine(METRIC_NAMES.stepsFailed, 'Sum')]),
+      graph('Steps retried', [engine(METRIC_NAMES.stepsRetried, 'Sum')]),
+      graph('Steps blocked', [engine(METRIC_NAMES.stepsBlocked, 'Sum')]),
+    );
+    this.dashboard.addWidgets(
+      graph('Step duration p90 (ms)', [engine(METRIC_NAMES.stepDuration, 'p90', undefined, ['capability', 'outcome'])]),
+      graph('Capability call p90 (ms)', [
+        engine(METRIC_NAMES.capabilityCallDuration, 'p90', undefined, ['binding', 'capability']),
+      ]),
+      graph('Approval wait (ms)', [
+        engine(METRIC_NAMES.approvalWait, 'Average', undefined, ['decision', 'kind']),
+        engine(METRIC_NAMES.approvalWait, 'Maximum', undefined, ['decision', 'kind']),
+      ]),
+      graph('Replans and invalidated steps', [
+        engine(METRIC_NAMES.replans, 'Sum', 'replans', []),
+        engine(METRIC_NAMES.invalidations, 'Sum', 'invalidated', []),
+      ]),
+    );
+    this.dashboard.addWidgets(
+      graph(
+        'Executions started',
+        perMachine((m) => m.metricStarted()),
+      ),
+      graph(
+        'Executions failed',
+        perMachine((m) => m.metricFailed()),
+      ),
+      graph(
+        'Executions timed out',
+        perMachine((m) => m.metricTimedOut()),
+      ),
+      graph('Dead letters', [props.deadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD })]),
+    );
+    this.dashboard.addWidgets(
+      graph(
+        'Lambda invocations',
+        perFunction((fn) => fn.metricInvocations(), 'Sum'),
+      ),
+      graph(
+        'Lambda errors',
+        perFunction((fn) => fn.metricErrors(), 'Sum'),
+      ),
+      graph(
+        'Lambda duration p90 (ms)',
+        perFunction((fn) => fn.metricDuration(), 'p90'),
+      ),
+      graph(
+        'Lambda throttles',
+        perFunction((fn) => fn.metricThrottles(), 'Sum'),
+      ),
+    );
+    this.dashboard.addWidgets(
+      graph('API requests and errors', [
+        props.httpApi.metricCount({ period: PERIOD, statistic: 'Sum', label: 'requests' }),
+        props.httpApi.metricClientError({ period: PERIOD, statistic: 'Sum', label: '4xx' }),
+        props.httpApi.metricServerError({ period: PERIOD, statistic: 'Sum', label: '5xx' }),
+      ]),
+      graph('API latency p90 (ms)', [props.httpApi.metricLatency({ period: PERIOD, statistic: 'p90' })]),
+      graph('DynamoDB capacity consumed', [
+        props.table.metricConsumedReadCapacityUnits({ period: PERIOD, statistic: 'Sum', label: 'read units' }),
+        props.table.metricConsumedWriteCapacityUnits({ period: PERIOD, statistic: 'Sum', label: 'write units' }),
+      ]),
+      graph('DynamoDB throttled requests', [
+        props.table.metricThrottledRequestsForOperations({ period: PERIOD, statistic: 'Sum' }),
+      ]),
+    );
+  }
+}

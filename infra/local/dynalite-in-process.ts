@@ -1,0 +1,161 @@
+/**
+ * dynalite without a socket: the embedded stack's DynamoDB client keeps the real SDK (commands, middleware,
+ * serialization, error mapping: everything the store adapter sees on AWS) and swaps only the transport, handing each
+ * request to dynalite's own HTTP request listener in process. On a one-process stack that runs hundreds of store
+ * calls per second, the HTTP round trip and SigV4 signing were most of each call's CPU; dynalite checks only that a
+ * signature is present, so requests carry a fixed placeholder instead (nothing here ever reaches AWS).
+ *
+ * Tests keep using the socket-based dynalite (shared/adapters/local/dynalite-server.ts), which exercises the full
+ * HTTP path.
+ */
+import { EventEmitter } from 'node:events';
+import type { Server } from 'node:http';
+import { createRequire } from 'node:module';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { createLocalTable } from '../../shared/adapters/local/dynalite-server.ts';
+
+type DynaliteFactory = (options: { createTableMs: number; deleteTableMs: number; updateTableMs: number }) => Server;
+type RequestListener = (request: unknown, response: unknown) => void;
+
+// dynalite is CommonJS and ships no types: load it with require and type the one function cairn uses.
+const dynalite = createRequire(import.meta.url)('dynalite') as DynaliteFactory;
+
+/** The parts of the SDK's HttpRequest / HttpResponse this transport reads and writes. */
+interface SdkRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: Record<string, string>;
+  readonly body?: unknown;
+}
+interface SdkResponse {
+  readonly statusCode: number;
+  readonly headers: Record<string, string>;
+  readonly body: Uint8Array;
+}
+
+/** The signature dynalite looks for (it parses the header's parts; it never verifies them). */
+const PLACEHOLDER_AUTHORIZATION =
+  'AWS4-HMAC-SHA256 Credential=local/20000101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=local';
+const PLACEHOLDER_DATE = '20000101T000000Z';
+const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+
+function bodyBytes(body: unknown): Buffer | undefined {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === 'string') return Buffer.from(body, 'utf8');
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  throw new TypeError('the in-process DynamoDB transport takes string or byte bodies only');
+}
+
+/** An SDK request handler that answers through dynalite's request listener (fake request and response objects). */
+function inProcessHandler(listener: RequestListener) {
+  return {
+    metadata: { handlerProtocol: 'http/1.1' },
+    handle(request: SdkRequest): Promise<{ response: SdkResponse }> {
+      return new Promise((resolve, reject) => {
+        const headers: Record<string, string> = {};
+        for (const [name, value] of Object.entries(request.headers)) headers[name.toLowerCase()] = value;
+        const incoming = Object.assign(new EventEmitter(), { method: request.method, url: request.path, headers });
+        const answer: Record<string, string> = {};
+        const outgoing = {
+          statusCode: 200,
+          contentType: '',
+          setHeader(name: string, value: unknown) {
+            answer[name.toLowerCase()] = String(value);
+          },
+          end(text?: string) {
+            const body = Buffer.from(text ?? '', 'utf8');
+            resolve({ response: { statusCode: outgoing.statusCode, headers: answer, body } });
+          },
+        };
+        try {
+          listener(incoming, outgoing);
+          const bytes = bodyBytes(request.body);
+          if (bytes !== undefined) incoming.emit('data', bytes);
+          incoming.emit('end');
+        } catch (error) {
+          reject(error);
+        }
+      });
+    },
+    updateHttpClientConfig() {},
+    httpHandlerConfigs: () => ({}),
+  };
+}
+
+/** SigV4 replaced by the placeholder signature: the request is otherwise exactly what the SDK built. */
+const placeholderSigner = {
+  async sign(request: SdkRequest): Promise<SdkRequest> {
+    request.headers.authorization = PLACEHOLDER_AUTHORIZATION;
+    request.headers['x-amz-date'] = PLACEHOLDER_DATE;
+    return request;
+  },
+};
+
+export interface InProcessDynamo {
+  readonly client: DynamoDBClient;
+  stop(): Promise<void>;
+}
+
+export interface InProcessDynamoOptions {
+  readonly tableName: string;
+  /** Called for every command the client sent, with its input and (unless it failed) its output: instrumentation. */
+  readonly onCommand?: (commandName: string, input: unknown, output: unknown) => void;
+}
+
+/** An in-memory dynalite with cairn's table (`tableName`, see table-layout.ts) and an SDK client wired to it. */
+export async function startInProcessDynamo(options: InProcessDynamoOptions): Promise<InProcessDynamo> {
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  const listener = server.listeners('request')[0] as RequestListener | undefined;
+  if (!listener) throw new Error('dynalite exposes no request listener');
+  // The transport and signer implement the SDK's interfaces structurally (see SdkRequest / SdkResponse).
+  const config = {
+    endpoint: 'http://dynalite.in-process',
+    region: 'us-east-1',
+    credentials: LOCAL_CREDENTIALS,
+    maxAttempts: 3,
+    requestHandler: inProcessHandler(listener),
+    // Resolve each command's middleware stack once instead of on every call (the stack is complete before the
+    // first call: see `onCommand`).
+    cacheMiddleware: true,
+    httpAuthSchemes: [
+      {
+        schemeId: 'aws.auth#sigv4',
+        identityProvider: () => async () => LOCAL_CREDENTIALS,
+        signer: placeholderSigner,
+      },
+    ],
+  } as unknown as DynamoDBClientConfig;
+  const client = new DynamoDBClient(config);
+  const { onCommand } = options;
+  if (onCommand)
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const name = String(context.commandName);
+        try {
+          const result = await next(args);
+          onCommand(name, args.input, result.output);
+          return result;
+        } catch (error) {
+          onCommand(name, args.input, undefined);
+          throw error;
+        }
+      },
+      { step: 'initialize', name: 'cairnCommandObserver' },
+    );
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    // dynalite closes its LevelDB store when its (never listening) server closes.
+    stopped ??= new Promise<void>((resolve) => {
+      client.destroy();
+      server.close(() => resolve());
+    });
+    return stopped;
+  };
+  try {
+    await createLocalTable(client, options.tableName);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { client, stop };
+}

@@ -1,0 +1,129 @@
+/**
+ * `POST /webhooks/{source}`: an outside system says resources changed. Not behind the bearer token (senders hold a
+ * per-source signing secret instead): the signature, the timestamp window and the replay memory are the whole of
+ * its authentication. Every refusal before the signature is proven is the same 401, whatever the reason, so the
+ * answer never tells which sources exist. Only then is the body parsed (400) and one ResourceChanged published per
+ * key (202); a delivery seen before is acknowledged (200) and publishes nothing.
+ */
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { z } from 'zod';
+import type { EventDetail } from '../events/catalog.ts';
+import { parseStrictJson } from '../plan/json.ts';
+import type { DomainEvent, EventPublisher } from '../ports/events.ts';
+import { DEFAULT_REPLAY_WINDOW_SECONDS, MAX_REPLAY_WINDOW_SECONDS, type WebhookConfig } from '../ports/webhooks.ts';
+import { parseWith } from './body.ts';
+import type { ApiEnv } from './deps.ts';
+import { ApiError, errorBody } from './errors.ts';
+import { deliveryIdOf, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyWebhook } from './webhook-signature.ts';
+
+/** Change notifications are small; a larger body is refused (413) before it is read into memory. */
+/** How long a body-only signature is remembered (its timestamp header is not signed). */
+export const BODY_ONLY_REPLAY_MEMORY_SECONDS = 86_400;
+export const MAX_WEBHOOK_BODY_BYTES = 256 * 1024;
+export const MAX_RESOURCE_KEYS = 100;
+export const MAX_RESOURCE_KEY_LENGTH = 512;
+
+/** Source names as they appear in a path and in a secret name; anything else cannot have a secret. */
+const SOURCE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+const resourceKey = z.string().min(1).max(MAX_RESOURCE_KEY_LENGTH);
+export const webhookBody = z.union([
+  z.strictObject({ resourceKey }),
+  z.strictObject({ resourceKeys: z.array(resourceKey).min(1).max(MAX_RESOURCE_KEYS) }),
+]);
+
+export interface WebhookRouteDeps {
+  readonly webhooks?: WebhookConfig | undefined;
+  readonly events?: EventPublisher | undefined;
+  readonly clock: () => Date;
+}
+
+/** One answer for every authentication failure: it must not differ by reason. */
+const refused = (): ApiError => new ApiError(401, 'E_UNAUTHORIZED', 'invalid signature');
+
+function windowOf(config: WebhookConfig | undefined): number {
+  const window = config?.replayWindowSeconds ?? DEFAULT_REPLAY_WINDOW_SECONDS;
+  if (!Number.isInteger(window) || window < 1 || window > MAX_REPLAY_WINDOW_SECONDS)
+    throw new Error(`webhooks: replayWindowSeconds must be an integer in 1..${MAX_REPLAY_WINDOW_SECONDS}`);
+  return window;
+}
+
+function parseBody(raw: Uint8Array): string[] {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+  } catch {
+    throw new ApiError(400, 'E_BAD_REQUEST', 'the request body is not UTF-8 text');
+  }
+  const parsed = parseStrictJson(text);
+  if (!parsed.ok) {
+    throw new ApiError(400, 'E_BAD_REQUEST', `the request body is not valid JSON: ${parsed.issue.message}`, {
+      details: [parsed.issue],
+    });
+  }
+  const body = parseWith(webhookBody, parsed.value);
+  // One event per distinct key: a key listed twice changed once.
+  return [...new Set('resourceKey' in body ? [body.resourceKey] : body.resourceKeys)];
+}
+
+/** Without a webhook configuration every delivery is refused like one for an unknown source. */
+export function webhookRoutes(deps: WebhookRouteDeps): Hono<ApiEnv> {
+  const config = deps.webhooks;
+  const window = windowOf(config);
+  if (config && !deps.events) throw new Error('webhooks: an event publisher (deps.events) is required');
+  const app = new Hono<ApiEnv>();
+
+  app.post(
+    '/webhooks/:source',
+    bodyLimit({
+      maxSize: MAX_WEBHOOK_BODY_BYTES,
+      onError: (c) => c.json(errorBody('E_TOO_LARGE', `the request body exceeds ${MAX_WEBHOOK_BODY_BYTES} bytes`), 413),
+    }),
+    async (c) => {
+      const source = c.req.param('source');
+      // The raw bytes, read once: the signature is over exactly these, before any parsing.
+      const raw = new Uint8Array(await c.req.arrayBuffer());
+      if (raw.byteLength > MAX_WEBHOOK_BODY_BYTES)
+        return c.json(errorBody('E_TOO_LARGE', `the request body exceeds ${MAX_WEBHOOK_BODY_BYTES} bytes`), 413);
+
+      const known = config !== undefined && SOURCE_PATTERN.test(source);
+      const secret = known ? await config.secrets(source) : undefined;
+      const now = Math.floor(deps.clock().getTime() / 1000);
+      const verified = verifyWebhook({
+        secret: secret === '' ? undefined : secret,
+        signatureHeader: c.req.header(SIGNATURE_HEADER),
+        timestampHeader: c.req.header(TIMESTAMP_HEADER),
+        body: raw,
+        nowSeconds: now,
+        windowSeconds: window,
+      });
+      if (!verified.ok || !config || !deps.events) throw refused();
+
+      const resourceKeys = parseBody(raw);
+      const deliveryId = deliveryIdOf(source, verified.signature);
+      const replayKey = `webhook#${source}#${verified.signature}`;
+      // A timestamp-bound signature is refused past timestamp + window anyway, so its memory need not outlive that;
+      // a body-only signature could come back with a fresh timestamp, so it is remembered for a day.
+      const expiresAt = verified.timestampBound
+        ? verified.timestamp + window + 1
+        : now + BODY_ONLY_REPLAY_MEMORY_SECONDS;
+      const first = await config.replayGuard.firstSeen(replayKey, expiresAt);
+      if (!first) return c.json({ accepted: true, duplicate: true, deliveryId }, 200);
+
+      const events: DomainEvent[] = resourceKeys.map((key) => {
+        const detail: EventDetail<'ResourceChanged'> = { resourceKey: key, source, deliveryId };
+        return { detailType: 'ResourceChanged', detail };
+      });
+      try {
+        await deps.events.publish(events);
+      } catch (error) {
+        // The sender will retry: that retry must not be taken for a replay. A failed release must not hide the cause.
+        await config.replayGuard.release?.(replayKey).catch(() => undefined);
+        throw error;
+      }
+      return c.json({ accepted: true, resourceKeys, deliveryId }, 202);
+    },
+  );
+  return app;
+}

@@ -1,0 +1,69 @@
+/**
+ * The replan part of a model's brief: the current plan (definitions only: outputs travel in the bounded history,
+ * never in the plan), the scope rule naming the steps that may change, what already ran, the failure diagnosis and
+ * what earlier replans tried. Empty for a first plan.
+ */
+import { stripLifecycle } from '../../engine/replan.ts';
+import type { PlanDiagnosis, PlanModelRequest, PriorReplan, ReplanScope } from '../../ports/plan-model.ts';
+
+const list = (ids: readonly string[]): string => (ids.length > 0 ? ids.join(', ') : '(none)');
+
+function scopeRule(revision: number, scope: ReplanScope | undefined): string {
+  const head =
+    `This is a replan of revision ${revision}: answer with the whole plan as revision ${revision + 1}. Keep every ` +
+    'finished step (same id, unchanged) and change only the failed step and what depends on it.';
+  if (scope === undefined) return head;
+  return (
+    `${head} The steps you may change, replace or remove: ${list(scope.steps)}. You may add new steps. Copy every ` +
+    'other step exactly as it is in the current plan (same id, same fields, same dependsOn and parentId), and do ' +
+    'not put new steps into a group that one of those steps depends on.'
+  );
+}
+
+function diagnosisText(d: PlanDiagnosis): string {
+  const lines = [
+    `Failure to plan around: step ${d.stepId}${d.target ? ` (${d.target})` : ''} failed with ${d.code}: ${d.message}`,
+  ];
+  if (d.trigger) lines.push(`Trigger: ${d.trigger.replace(/_/g, ' ')}.`);
+  if (d.attempts !== undefined)
+    lines.push(
+      `Attempts: ${d.attempts}${d.retryable === undefined ? '' : `; the error is ${d.retryable ? '' : 'not '}retryable`}.`,
+    );
+  if (d.trace?.length) lines.push(`Its last trace entries:\n${d.trace.map((t) => `  ${t}`).join('\n')}`);
+  if (d.finished) lines.push(`Finished steps (kept as they are): ${list(d.finished)}`);
+  if (d.blocked) lines.push(`Steps waiting for this replan: ${list(d.blocked)}`);
+  return lines.join('\n');
+}
+
+function priorText(replan: PriorReplan): string {
+  const { change } = replan;
+  const failure = `step ${replan.stepId}${replan.target ? ` (${replan.target})` : ''} failed with ${replan.code}`;
+  const what =
+    change.kind === 'substitute'
+      ? `${change.stepId} moved from ${change.from} to ${change.to}`
+      : change.kind === 'method'
+        ? `another method for ${change.path || 'the objective'} (not ${change.from})`
+        : 'the plan was rewritten';
+  return `- revision ${replan.revision}: ${failure}; ${what}`;
+}
+
+export function replanSections(request: PlanModelRequest): string[] {
+  const sections: string[] = [];
+  const previous = request.previousPlan;
+  if (previous) {
+    sections.push(scopeRule(previous.revision, request.scope));
+    sections.push(`Current plan:\n${JSON.stringify(stripLifecycle(previous))}`);
+  }
+  if (request.history?.length)
+    sections.push(
+      `What already ran:\n${request.history
+        .map((h) => `- ${h.stepId} [${h.status}] ${h.title}${h.summary ? `: ${h.summary}` : ''}`)
+        .join('\n')}`,
+    );
+  if (request.diagnosis) sections.push(diagnosisText(request.diagnosis));
+  if (request.replans?.length)
+    sections.push(
+      `Earlier replans of this run (do not repeat what failed):\n${request.replans.map(priorText).join('\n')}`,
+    );
+  return sections;
+}

@@ -1,0 +1,112 @@
+/**
+ * The deployment configuration read from CDK context: defaults that synthesize with no context at all, the
+ * documented keys parsed from command-line strings, and loud errors for values that cannot be right.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { App } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { configFromContext, DEFAULT_CONFIG } from '../../infra/constructs/config.ts';
+import { synthStack } from './synth-stack.ts';
+
+const fromContext = (context: Record<string, unknown>) => configFromContext(new App({ context }).node);
+
+describe('configFromContext', () => {
+  it('gives the defaults when no context is set', () => {
+    expect(fromContext({})).toEqual(DEFAULT_CONFIG);
+    expect(DEFAULT_CONFIG).toMatchObject({ stage: 'dev', retainData: true, logRetentionDays: 30 });
+  });
+
+  it('parses the documented keys from command-line strings', () => {
+    expect(
+      fromContext({
+        stage: 'prod',
+        jwtIssuer: 'https://login.example.com/',
+        jwtAudience: 'api, console',
+        webhookSources: 'github,ci,github',
+        retainData: 'false',
+        logRetentionDays: '365',
+        apiRateLimit: '20',
+        plannerConcurrency: 'none',
+        executorConcurrency: '10',
+        consoleOrigin: 'http://localhost:5173',
+        oidcAuthorizeUrl: 'https://login.example.com/authorize',
+        oidcTokenUrl: 'https://login.example.com/token',
+        oidcClientId: 'console',
+      }),
+    ).toMatchObject({
+      stage: 'prod',
+      jwt: { issuer: 'https://login.example.com/', audience: ['api', 'console'] },
+      webhookSources: ['github', 'ci'],
+      retainData: false,
+      logRetentionDays: 365,
+      apiRateLimit: 20,
+      executorConcurrency: 10,
+      consoleOrigin: 'http://localhost:5173',
+      consoleOidc: { clientId: 'console' },
+    });
+    expect(fromContext({ plannerConcurrency: 'none' })).not.toHaveProperty('plannerConcurrency');
+  });
+
+  it('takes lists as JSON arrays too (cdk.json)', () => {
+    expect(fromContext({ webhookSources: ['a', 'b'] }).webhookSources).toEqual(['a', 'b']);
+  });
+
+  it.each([
+    [{ stage: 'Prod' }, /stage/],
+    [{ retainData: 'yes' }, /retainData/],
+    [{ logRetentionDays: '10' }, /logRetentionDays/],
+    [{ executorConcurrency: '0' }, /executorConcurrency/],
+    [{ jwtAudience: 'api' }, /jwtIssuer and jwtAudience/],
+    [{ jwtIssuer: 'http://login.example.com', jwtAudience: 'api' }, /jwtIssuer/],
+    [{ alarmTopicArn: 'my-topic' }, /alarmTopicArn/],
+    [{ bindings: '[1]' }, /bindings/],
+  ])('rejects %j', (context, message) => {
+    expect(() => fromContext(context)).toThrow(message);
+  });
+
+  it('leaves the console sign-in to the user pool unless all three OIDC endpoints are given', () => {
+    expect(fromContext({ oidcClientId: 'console' })).not.toHaveProperty('consoleOidc');
+  });
+});
+
+describe('catalogFile', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cairn-catalog-'));
+  const write = (name: string, doc: unknown): string => {
+    const path = join(dir, name);
+    writeFileSync(path, JSON.stringify(doc, null, 2));
+    return path;
+  };
+  const capability = {
+    target: 'tool:ci.build',
+    description: 'Builds a commit.',
+    sideEffect: 'idempotent',
+    inputSchema: { type: 'object', properties: { sha: { type: 'string' } }, required: ['sha'] },
+    outputSchema: { type: 'object' },
+  };
+
+  it('is checked and minified into the configuration, then into every function', () => {
+    const catalog = fromContext({ catalogFile: write('small.json', { capabilities: [capability] }) }).catalog;
+    expect(JSON.parse(catalog ?? '')).toEqual({ capabilities: [capability] });
+    expect(catalog).not.toContain('\n');
+    const { template } = synthStack({ catalogFile: write('small2.json', { capabilities: [capability] }) });
+    template.allResourcesProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ CAIRN_CATALOG: catalog }) },
+    });
+  });
+
+  it('refuses a catalog the Lambdas would refuse', () => {
+    expect(() => fromContext({ catalogFile: write('bad.json', { capabilities: [{ target: 'x' }] }) })).toThrow(
+      /invalid catalog/,
+    );
+    expect(() => fromContext({ catalogFile: join(dir, 'missing.json') })).toThrow(/cannot read/);
+  });
+
+  it('refuses at synth a catalog too large for a Lambda environment', () => {
+    const demo = fileURLToPath(new URL('../../shared/catalog/demo.json', import.meta.url));
+    expect(() => synthStack({ catalogFile: demo })).toThrow(/over Lambda's 4 KB/);
+  });
+});

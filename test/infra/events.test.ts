@@ -1,0 +1,104 @@
+/**
+ * The EventBridge rule wiring on a test-only stack (the replanner and invalidator Lambdas do not exist yet): every
+ * shared BUS_RULES entry becomes a rule on cairn's bus with exactly the shared pattern, a Lambda target with the
+ * retry policy and the dead-letter queue, and a queue policy that lets only those rules dead-letter into it.
+ */
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CairnEvents, TARGET_RETRY, toCdkPattern } from '../../infra/constructs/events.ts';
+import { BUS_RULES } from '../../shared/events/bus-rules.ts';
+import { logicalIdAt } from './synth-stack.ts';
+
+let template: Template;
+let wiredOnlyReplanner: Template;
+
+function eventsStack(targets: ('Replanner' | 'Invalidator')[]): Template {
+  const app = new App({ context: { 'aws:cdk:enable-path-metadata': true } });
+  const stack = new Stack(app, 'EventsTest');
+  const events = new CairnEvents(stack, 'Events', { stage: 'test', archiveRetentionDays: 7 });
+  const fn = (id: string) =>
+    new LambdaFunction(stack, id, {
+      runtime: Runtime.NODEJS_24_X,
+      handler: 'index.handler',
+      code: Code.fromInline('export const handler = async () => {};'),
+    });
+  events.addBusRules(Object.fromEntries(targets.map((target) => [target, fn(target)])));
+  return Template.fromStack(stack);
+}
+
+beforeAll(() => {
+  template = eventsStack(['Replanner', 'Invalidator']);
+  wiredOnlyReplanner = eventsStack(['Replanner']);
+});
+
+describe('bus rules', () => {
+  it('become one rule each on cairn’s bus, with exactly the shared pattern', () => {
+    const bus = logicalIdAt(template, 'AWS::Events::EventBus', '/Events/Bus/Resource');
+    template.resourceCountIs('AWS::Events::Rule', BUS_RULES.length);
+    for (const rule of BUS_RULES) {
+      template.hasResourceProperties('AWS::Events::Rule', {
+        EventBusName: { Ref: bus },
+        Description: rule.description,
+        EventPattern: rule.pattern,
+        State: 'ENABLED',
+      });
+    }
+  });
+
+  it('target their function with the retry policy and the dead-letter queue', () => {
+    const queue = logicalIdAt(template, 'AWS::SQS::Queue', '/Events/TargetDeadLetters/Resource');
+    for (const rule of BUS_RULES) {
+      const id = logicalIdAt(template, 'AWS::Events::Rule', `/Events/${rule.name}/Resource`);
+      const properties = template.findResources('AWS::Events::Rule')[id]?.Properties as { Targets?: unknown[] };
+      const targets = properties?.Targets;
+      const fn = logicalIdAt(template, 'AWS::Lambda::Function', `/${rule.target}/Resource`);
+      expect(targets).toEqual([
+        expect.objectContaining({
+          Arn: { 'Fn::GetAtt': [fn, 'Arn'] },
+          DeadLetterConfig: { Arn: { 'Fn::GetAtt': [queue, 'Arn'] } },
+          RetryPolicy: {
+            MaximumRetryAttempts: TARGET_RETRY.attempts,
+            MaximumEventAgeInSeconds: TARGET_RETRY.maxEventAge.toSeconds(),
+          },
+        }),
+      ]);
+    }
+  });
+
+  it('let EventBridge dead-letter into the queue only for these rules', () => {
+    const queue = logicalIdAt(template, 'AWS::SQS::Queue', '/Events/TargetDeadLetters/Resource');
+    const policy = Object.values(template.findResources('AWS::SQS::QueuePolicy'))[0]?.Properties as {
+      PolicyDocument: { Statement: { Effect: string; Principal?: unknown; Condition?: unknown; Resource: unknown }[] };
+    };
+    const allows = policy.PolicyDocument.Statement.filter((s) => s.Effect === 'Allow');
+    expect(allows).toHaveLength(BUS_RULES.length);
+    for (const statement of allows) {
+      expect(statement).toMatchObject({
+        Principal: { Service: 'events.amazonaws.com' },
+        Resource: { 'Fn::GetAtt': [queue, 'Arn'] },
+        Condition: { ArnEquals: { 'aws:SourceArn': { 'Fn::GetAtt': [expect.any(String), 'Arn'] } } },
+      });
+    }
+  });
+
+  it('wait for their target: a rule whose function does not exist is not created', () => {
+    wiredOnlyReplanner.resourceCountIs('AWS::Events::Rule', 1);
+    wiredOnlyReplanner.hasResourceProperties('AWS::Events::Rule', { EventPattern: BUS_RULES[0]?.pattern });
+  });
+});
+
+describe('toCdkPattern', () => {
+  it('renames detail-type and keeps every matcher as it is', () => {
+    expect(toCdkPattern({ source: ['cairn'], 'detail-type': ['A'], detail: { key: [{ exists: true }] } })).toEqual({
+      source: ['cairn'],
+      detailType: ['A'],
+      detail: { key: [{ exists: true }] },
+    });
+  });
+
+  it('refuses a top-level field it cannot express', () => {
+    expect(() => toCdkPattern({ $or: [{ source: ['a'] }] })).toThrow(/\$or/);
+  });
+});

@@ -1,0 +1,181 @@
+/**
+ * Least privilege, read off the synthesized policies: no wildcard actions anywhere, one role per function with no
+ * managed policies, `*` resources only for the APIs that take no ARN, and every other grant scoped to the stack's
+ * own table, bus, state machines and configured models.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import type { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { TABLE_READ_ACTIONS, TABLE_WRITE_ACTIONS } from '../../infra/constructs/functions.ts';
+import { FUNCTION_KEYS } from '../../infra/constructs/state-names.ts';
+import {
+  actionsOf,
+  FULL_CONTEXT,
+  logicalIdAt,
+  OIDC_CONTEXT,
+  type PolicyStatementJson,
+  resourcesOf,
+  statementsOf,
+  synthStack,
+} from './synth-stack.ts';
+
+let plain: Template;
+let full: Template;
+let oidc: Template;
+
+beforeAll(() => {
+  plain = synthStack().template;
+  full = synthStack(FULL_CONTEXT).template;
+  oidc = synthStack(OIDC_CONTEXT).template;
+});
+
+/** The only actions allowed on `*`: X-Ray and vended log delivery have no resource-level permissions. */
+const RESOURCELESS_ACTIONS = new Set([
+  'xray:PutTraceSegments',
+  'xray:PutTelemetryRecords',
+  'xray:GetSamplingRules',
+  'xray:GetSamplingTargets',
+  'logs:CreateLogDelivery',
+  'logs:GetLogDelivery',
+  'logs:UpdateLogDelivery',
+  'logs:DeleteLogDelivery',
+  'logs:ListLogDeliveries',
+  'logs:PutResourcePolicy',
+  'logs:DescribeResourcePolicies',
+  'logs:DescribeLogGroups',
+]);
+
+const policyOf = (template: Template, key: string): string =>
+  logicalIdAt(template, 'AWS::IAM::Policy', `/Functions/${key}Role/DefaultPolicy/Resource`);
+const statementsFor = (template: Template, key: string): PolicyStatementJson[] =>
+  statementsOf(template)
+    .filter(({ owner }) => owner === policyOf(template, key))
+    .map(({ statement }) => statement);
+const withAction = (statements: PolicyStatementJson[], prefix: string) =>
+  statements.filter((s) => actionsOf(s).some((a) => a.startsWith(prefix)));
+const text = (value: unknown): string => JSON.stringify(value);
+
+describe('policies', () => {
+  it('name every action: no `*` in any action of any statement', () => {
+    for (const template of [plain, full, oidc]) {
+      const statements = statementsOf(template);
+      expect(statements.length).toBeGreaterThan(10);
+      for (const { owner, statement } of statements) {
+        for (const action of actionsOf(statement)) expect(action, owner).not.toContain('*');
+      }
+    }
+  });
+
+  it('use `*` as a resource only for X-Ray and log delivery', () => {
+    for (const { owner, statement } of statementsOf(full)) {
+      if (!resourcesOf(statement).includes('*')) continue;
+      for (const action of actionsOf(statement))
+        expect(RESOURCELESS_ACTIONS.has(action), `${owner} ${action}`).toBe(true);
+    }
+  });
+});
+
+describe('roles', () => {
+  it('are one per function, assumed by Lambda, with no managed policy', () => {
+    const functions = Object.values(full.findResources('AWS::Lambda::Function'));
+    expect(functions).toHaveLength(FUNCTION_KEYS.length);
+    const roles = functions.map((fn) => text((fn.Properties as { Role: unknown }).Role));
+    expect(new Set(roles).size).toBe(functions.length);
+    for (const key of FUNCTION_KEYS) {
+      const role =
+        full.findResources('AWS::IAM::Role')[logicalIdAt(full, 'AWS::IAM::Role', `/Functions/${key}Role/Resource`)];
+      expect(role?.Properties).not.toHaveProperty('ManagedPolicyArns');
+      expect(text(role?.Properties)).toContain('lambda.amazonaws.com');
+    }
+  });
+});
+
+describe('table grants', () => {
+  it('name the table and its one index, never index/*', () => {
+    const table = logicalIdAt(full, 'AWS::DynamoDB::Table', '/Store/Table/Resource');
+    for (const key of FUNCTION_KEYS) {
+      for (const statement of withAction(statementsFor(full, key), 'dynamodb:')) {
+        expect(resourcesOf(statement), key).toEqual([
+          { 'Fn::GetAtt': [table, 'Arn'] },
+          { 'Fn::Join': ['', [{ 'Fn::GetAtt': [table, 'Arn'] }, '/index/GSI1']] },
+        ]);
+      }
+    }
+  });
+
+  it('let the validator read only', () => {
+    const actions = withAction(statementsFor(full, 'Validator'), 'dynamodb:').flatMap(actionsOf);
+    expect(actions.sort()).toEqual([...TABLE_READ_ACTIONS].sort());
+  });
+
+  it('cover every DynamoDB call the store adapters make, and only those', () => {
+    const dir = new URL('../../shared/adapters/aws/', import.meta.url);
+    const used = new Set<string>();
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
+      const source = readFileSync(new URL(file, dir), 'utf8');
+      if (!source.includes("'@aws-sdk/client-dynamodb'")) continue;
+      for (const match of source.matchAll(/new (\w+)Command\(/g)) used.add(`dynamodb:${match[1]}`);
+    }
+    expect(used.size).toBeGreaterThan(0);
+    expect([...used].sort()).toEqual([...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS].sort());
+  });
+});
+
+describe('bus and state machine grants', () => {
+  it('let only the coordinator and the API publish, on the stack’s own bus', () => {
+    const bus = logicalIdAt(full, 'AWS::Events::EventBus', '/Events/Bus/Resource');
+    const publishers = statementsOf(full).filter(({ statement }) => actionsOf(statement).includes('events:PutEvents'));
+    expect(publishers.map((p) => p.owner).sort()).toEqual(
+      [policyOf(full, 'Api'), policyOf(full, 'Coordinator')].sort(),
+    );
+    for (const { statement } of publishers) expect(resourcesOf(statement)).toEqual([{ 'Fn::GetAtt': [bus, 'Arn'] }]);
+  });
+
+  it('scope every states: action of the functions to the two machines of this stage', () => {
+    for (const key of FUNCTION_KEYS) {
+      for (const statement of withAction(statementsFor(full, key), 'states:')) {
+        for (const resource of resourcesOf(statement)) expect(text(resource)).toMatch(/:cairn-test-(run|step)(:\*)?"/);
+      }
+    }
+    expect(withAction(statementsFor(full, 'StepExecutor'), 'states:')).toEqual([]);
+  });
+});
+
+describe('model grants', () => {
+  const bedrockOf = (template: Template, key: string) => withAction(statementsFor(template, key), 'bedrock:');
+
+  it('allow only bedrock:InvokeModel (what Converse is authorized by), and none without a model', () => {
+    for (const key of FUNCTION_KEYS) {
+      for (const statement of bedrockOf(full, key)) expect(actionsOf(statement)).toEqual(['bedrock:InvokeModel']);
+      expect(bedrockOf(plain, key), key).toEqual([]);
+    }
+    expect(bedrockOf(full, 'Coordinator')).toEqual([]);
+    expect(bedrockOf(full, 'Validator')).toEqual([]);
+  });
+
+  it('fence a cross-region profile’s foundation model with the profile ARN', () => {
+    const statements = bedrockOf(full, 'Planner');
+    expect(statements).toHaveLength(2);
+    const [profile, model] = statements as [PolicyStatementJson, PolicyStatementJson];
+    expect(text(profile.Resource)).toContain(':inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0');
+    expect(text(model.Resource)).toContain(':bedrock:*::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0');
+    expect(model.Condition).toEqual({ StringEquals: { 'bedrock:InferenceProfileArn': profile.Resource } });
+    // The planner's grant is for the planner model only, not the agents'.
+    expect(text(statements)).not.toContain('claude-3-haiku-20240307');
+  });
+
+  it('scope a plain model id to this region', () => {
+    const agent = bedrockOf(full, 'StepExecutor');
+    expect(agent).toHaveLength(1);
+    expect(text(agent[0]?.Resource)).toContain(
+      '":bedrock:",{"Ref":"AWS::Region"},"::foundation-model/anthropic.claude-3-haiku-20240307-v1:0"',
+    );
+    expect(agent[0]?.Condition).toBeUndefined();
+  });
+
+  it('let the step executor invoke exactly the bound Lambda functions', () => {
+    const invoke = withAction(statementsFor(full, 'StepExecutor'), 'lambda:');
+    expect(invoke.map((s) => s.Resource)).toEqual(['arn:aws:lambda:us-east-1:123456789012:function:build']);
+    expect(withAction(statementsFor(plain, 'StepExecutor'), 'lambda:')).toEqual([]);
+  });
+});
