@@ -5,7 +5,8 @@
  *
  * Environment: CAIRN_TABLE_NAME, CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN, CAIRN_EVENT_BUS_NAME (required);
  * CAIRN_CATALOG, CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH, CAIRN_PLANNER_MODEL_ID (or CAIRN_MODEL_ID), CAIRN_API_TOKEN, and
- * the coordinator's settings (cancellation runs the coordinator's cancelRun in this process). Webhooks:
+ * the coordinator's settings (cancellation runs the coordinator's cancelRun in this process, a manual replan the
+ * replanner with CAIRN_MAX_REPLANS, an invalidation the invalidator). Webhooks:
  * CAIRN_WEBHOOK_SECRET_PREFIX (Secrets Manager names `<prefix>/<source>`; absent: every delivery is refused) and
  * CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS (default 300).
  */
@@ -19,9 +20,12 @@ import { type ApiDeps, createApp } from '../shared/api/app.ts';
 import type { AuthConfig } from '../shared/api/auth.ts';
 import { catalogFromEnv, type Env, limitsFromEnv, required, storeFromEnv } from '../shared/api/lambda-support.ts';
 import { replayWindowFromEnv } from '../shared/ports/webhooks.ts';
+import { createInvalidator } from '../shared/services/invalidator.ts';
 import { coordinatorFromEnv } from './coordinator.ts';
+import { invalidatorDepsFromEnv } from './invalidator.ts';
 import { observability, observe } from './observability.ts';
 import { plannerFromEnv } from './planner.ts';
+import { replannerFromEnv } from './replanner.ts';
 
 export type ApiHandler = ReturnType<typeof createHandler>;
 
@@ -36,6 +40,10 @@ export function defaultDeps(env: Env = process.env): ApiDeps {
   const catalog = catalogFromEnv(env);
   const limits = limitsFromEnv(env);
   const coordinator = coordinatorFromEnv(env, observability().sink);
+  // A person's replan runs here, in the request, like a cancellation: the same service the Replanner Lambda runs.
+  const replanner = replannerFromEnv(env, observability().sink);
+  // Invalidation on request runs here too: the same service the Invalidator Lambda runs for ResourceChanged.
+  const invalidator = createInvalidator(invalidatorDepsFromEnv(env));
   const store = storeFromEnv(env);
   const clock = () => new Date();
   return {
@@ -47,6 +55,8 @@ export function defaultDeps(env: Env = process.env): ApiDeps {
     cancelRun: async (runId) => {
       await coordinator.cancelRun(runId);
     },
+    replanRun: (request) => replanner.replanRun(request),
+    invalidateStep: (request) => invalidator.invalidateStep(request),
     auth: authFromEnv(env),
     clock,
     newId: randomUUID,

@@ -6,7 +6,7 @@
  * Environment: CAIRN_TABLE_NAME, CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN, CAIRN_EVENT_BUS_NAME (required);
  * CAIRN_CATALOG (catalog JSON; default: the bundled demo catalog), CAIRN_RUN_DEADLINE_SECONDS (default 86400),
  * CAIRN_RETRY_BASE_SECONDS (default 1), CAIRN_RETRY_CAP_SECONDS (default 60), CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH,
- * CAIRN_TRACE_RETENTION (`last` or `full`; default `last`).
+ * CAIRN_TRACE_RETENTION (`last` or `full`; default `last`), CAIRN_MAX_REPLANS (default 3; 0 turns replanning off).
  */
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -16,6 +16,7 @@ import { createEventBridgePublisher } from '../shared/adapters/aws/eventbridge-p
 import { sfnExecutionsFromEnv } from '../shared/adapters/aws/sfn-executions.ts';
 import { limitsFromEnv, required } from '../shared/api/lambda-support.ts';
 import demoCatalog from '../shared/catalog/demo.json' with { type: 'json' };
+import { DEFAULT_MAX_REPLANS } from '../shared/engine/replan.ts';
 import { DEFAULT_RETRY_BASE_SECONDS, DEFAULT_RETRY_CAP_SECONDS } from '../shared/engine/retry.ts';
 import { ValidationError } from '../shared/errors.ts';
 import { type Catalog, loadCatalog, parseCatalog } from '../shared/plan/catalog.ts';
@@ -53,6 +54,7 @@ export const coordinatorPayloadSchema = z.discriminatedUnion('action', [
     runId: id,
     timedOut: optional(z.unknown()),
     error: optional(z.unknown()),
+    execution: optional(z.string()),
   }),
   z.object({ action: z.literal('claimStep'), ...stepRef, executionId: id }),
   z.object({ action: z.literal('recordFailure'), ...stepRef, attempt, error: stepError }),
@@ -170,6 +172,7 @@ export function coordinatorConfigFromEnv(env: Env): CoordinatorDeps['config'] {
     retryCapSeconds: positiveNumber(env, 'CAIRN_RETRY_CAP_SECONDS', DEFAULT_RETRY_CAP_SECONDS),
     ...limitsFromEnv(env),
     traceRetention: retention,
+    maxReplans: Math.floor(positiveNumber(env, 'CAIRN_MAX_REPLANS', DEFAULT_MAX_REPLANS)),
   };
 }
 

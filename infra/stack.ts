@@ -49,8 +49,11 @@ export class CairnStack extends Stack {
       machines: refs,
       logRetentionDays: config.logRetentionDays,
     });
-    // The replanner and invalidator Lambdas come with the webhook issue: their rules are wired once they exist.
-    this.events.addBusRules({});
+    // The rules that drive cairn (shared/events/bus-rules.ts), each with its retry policy and dead-letter queue.
+    this.events.addBusRules({
+      Invalidator: this.functions.byKey.Invalidator,
+      Replanner: this.functions.byKey.Replanner,
+    });
     // The webhook route runs in the API function for now (its Hono app serves `POST /webhooks/{source}`).
     this.api = new CairnApi(this, 'Api', {
       config,

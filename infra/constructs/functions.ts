@@ -24,6 +24,9 @@ export const FUNCTION_TIMEOUT_SECONDS: Readonly<Record<FunctionKey, number>> = {
   Coordinator: 60,
   StepExecutor: 900,
   Api: 29,
+  Invalidator: 120,
+  // A replan may wait for the planning model (Bedrock), like the planner.
+  Replanner: 300,
 };
 
 export const MEMORY_MB: Readonly<Record<FunctionKey, number>> = {
@@ -32,6 +35,8 @@ export const MEMORY_MB: Readonly<Record<FunctionKey, number>> = {
   Coordinator: 512,
   StepExecutor: 1024,
   Api: 1024,
+  Invalidator: 512,
+  Replanner: 1024,
 };
 
 const ENTRIES: Readonly<Record<FunctionKey, string>> = {
@@ -40,6 +45,8 @@ const ENTRIES: Readonly<Record<FunctionKey, string>> = {
   Coordinator: 'coordinator.ts',
   StepExecutor: 'step-executor.ts',
   Api: 'api.ts',
+  Invalidator: 'invalidator.ts',
+  Replanner: 'replanner.ts',
 };
 
 /** The newest Node.js runtime this aws-cdk-lib knows (cdk-nag's L1 checks for exactly that). */
@@ -66,6 +73,7 @@ export type FunctionsConfig = Pick<
   | 'runDeadlineSeconds'
   | 'maxSteps'
   | 'maxDepth'
+  | 'maxReplans'
   | 'modelId'
   | 'bindings'
   | 'catalog'
@@ -138,15 +146,15 @@ export class Functions extends Construct {
   }
 
   private grant(props: FunctionsProps): void {
-    const { Planner, Validator, Coordinator, StepExecutor, Api } = this.byKey;
+    const { Planner, Validator, Coordinator, StepExecutor, Api, Invalidator, Replanner } = this.byKey;
     const stack = Stack.of(this);
     // The table and its one index by name (no `index/*`); the validator only reads the run's candidate plan.
     const tableResources = [props.table.tableArn, `${props.table.tableArn}/index/${GSI1_NAME}`];
-    for (const fn of [Planner, Coordinator, StepExecutor, Api]) {
+    for (const fn of [Planner, Coordinator, StepExecutor, Api, Invalidator, Replanner]) {
       allow(fn, [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS], tableResources);
     }
     allow(Validator, [...TABLE_READ_ACTIONS], tableResources);
-    for (const fn of [Coordinator, Api]) props.bus.grantPutEventsTo(fn);
+    for (const fn of [Coordinator, Api, Invalidator, Replanner]) props.bus.grantPutEventsTo(fn);
 
     const { run, step } = props.machines;
     const executionsOf = (machine: MachineRef): string =>
@@ -157,18 +165,29 @@ export class Functions extends Construct {
         arnFormat: ArnFormat.COLON_RESOURCE_NAME,
       });
     const answerTokens = ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'];
-    // The API starts runs, cancels them and answers approvals; the coordinator starts steps, answers the run's
-    // waiter and stops open step executions at a deadline.
-    allow(Api, ['states:StartExecution'], [run.arn]);
+    // The API starts runs, cancels them, answers approvals and invalidates steps (new generations start, a finished
+    // run reopens); the coordinator starts steps, answers the run's waiter and stops open step executions at a
+    // deadline.
+    allow(Api, ['states:StartExecution'], [run.arn, step.arn]);
     allow(Api, answerTokens, [run.arn, step.arn]);
     allow(Api, ['states:StopExecution', 'states:DescribeExecution'], [executionsOf(run), executionsOf(step)]);
     allow(Coordinator, ['states:StartExecution'], [run.arn, step.arn]);
     allow(Coordinator, answerTokens, [run.arn, step.arn]);
     allow(Coordinator, ['states:StopExecution', 'states:DescribeExecution'], [executionsOf(run), executionsOf(step)]);
+    // The invalidator starts the new generations' step executions and a reopened run's execution, and stops the
+    // executions of superseded generations.
+    allow(Invalidator, ['states:StartExecution'], [run.arn, step.arn]);
+    allow(Invalidator, ['states:StopExecution', 'states:DescribeExecution'], [executionsOf(step)]);
+    // The replanner starts the steps of a new revision and a reopened run's execution, stops superseded step
+    // executions, and answers the run's waiter when it pauses or settles the run.
+    allow(Replanner, ['states:StartExecution'], [run.arn, step.arn]);
+    allow(Replanner, answerTokens, [run.arn]);
+    allow(Replanner, ['states:StopExecution', 'states:DescribeExecution'], [executionsOf(step)]);
 
     const { modelId, bindings } = props.config;
     // The API plans too (`POST /plans` answers with a plan without starting a run).
-    if (modelId !== undefined) for (const fn of [Planner, Api]) grantModelInvoke(fn, stack, [modelId]);
+    // The replanner (and a person's replan through the API) asks the same model for revisions.
+    if (modelId !== undefined) for (const fn of [Planner, Api, Replanner]) grantModelInvoke(fn, stack, [modelId]);
     const targets = bindingTargets(bindings);
     if (targets.modelIds.length > 0) grantModelInvoke(StepExecutor, stack, targets.modelIds);
     if (targets.functionArns.length > 0) allow(StepExecutor, ['lambda:InvokeFunction'], targets.functionArns);
@@ -205,6 +224,8 @@ function environmentsOf(props: FunctionsProps): Record<FunctionKey, Record<strin
     CAIRN_RUN_MACHINE_ARN: machines.run.arn,
     CAIRN_STEP_MACHINE_ARN: machines.step.arn,
     CAIRN_RUN_DEADLINE_SECONDS: String(config.runDeadlineSeconds),
+    // The coordinator leaves a final failure to the replanner while replanning is on.
+    CAIRN_MAX_REPLANS: String(config.maxReplans),
   };
   return {
     Planner: { ...common, ...limits, ...model },
@@ -214,8 +235,16 @@ function environmentsOf(props: FunctionsProps): Record<FunctionKey, Record<strin
       ...common,
       ...(config.bindings === undefined ? {} : { CAIRN_BINDINGS: JSON.stringify(config.bindings) }),
     },
-    // The API runs the coordinator's cancelRun in process, so it reads the coordinator's settings too.
+    // The API runs the coordinator's cancelRun and the replanner's replanRun in process: their settings too.
     Api: { ...common, ...coordinator, ...model },
+    Invalidator: {
+      ...common,
+      CAIRN_EVENT_BUS_NAME: props.bus.eventBusName,
+      CAIRN_RUN_MACHINE_ARN: machines.run.arn,
+      CAIRN_STEP_MACHINE_ARN: machines.step.arn,
+      CAIRN_RUN_DEADLINE_SECONDS: String(config.runDeadlineSeconds),
+    },
+    Replanner: { ...common, ...coordinator, ...model },
   };
 }
 

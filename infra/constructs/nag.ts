@@ -97,8 +97,10 @@ const add = (scope: IConstruct, ...suppressions: Suppression[]): void => {
 export function applyNagSuppressions(stack: CairnStack): void {
   const { roles } = stack.functions;
   for (const role of Object.values(roles)) add(role, SUPPRESSIONS.lambdaTracing);
-  for (const role of [roles.Coordinator, roles.Api]) add(role, SUPPRESSIONS.executions);
-  for (const role of [roles.Planner, roles.Api, roles.StepExecutor]) add(role, SUPPRESSIONS.crossRegionModel);
+  for (const role of [roles.Coordinator, roles.Api, roles.Invalidator, roles.Replanner])
+    add(role, SUPPRESSIONS.executions);
+  for (const role of [roles.Planner, roles.Api, roles.StepExecutor, roles.Replanner])
+    add(role, SUPPRESSIONS.crossRegionModel);
   for (const machine of [stack.machines.run, stack.machines.step]) add(machine, SUPPRESSIONS.stateMachineRole);
   for (const route of stack.api.publicRoutes.webhooks) add(route, SUPPRESSIONS.webhookRoute);
   for (const route of stack.api.publicRoutes.console) add(route, SUPPRESSIONS.consoleRoute);

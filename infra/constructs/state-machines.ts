@@ -169,10 +169,16 @@ export class StateMachines extends Construct {
     );
     const startRun = this.coordinator(R.startRun, 'startRun', { runId }, '$.started').addCatch(failRun, toFailRun);
     // JSONPath has no optional fields: `$.outcome` exists on every way into FinalizeRun, each field null unless set.
+    // The execution's name lets the coordinator ignore the last word of an execution a reopened run has outlived.
     const finalizeRun = this.coordinator(
       R.finalizeRun,
       'finalizeRun',
-      { runId, timedOut: JsonPath.objectAt('$.outcome.timedOut'), error: JsonPath.objectAt('$.outcome.error') },
+      {
+        runId,
+        timedOut: JsonPath.objectAt('$.outcome.timedOut'),
+        error: JsonPath.objectAt('$.outcome.error'),
+        execution: JsonPath.stringAt('$$.Execution.Name'),
+      },
       JsonPath.DISCARD,
     );
     const prepareAwait = new Pass(this, R.prepareAwait, {
@@ -195,7 +201,10 @@ export class StateMachines extends Construct {
           .when(Condition.booleanEquals('$.validation.valid', false), rejectPlan.next(runDone))
           .otherwise(startRun.next(prepareAwait).next(awaitRunFinished).next(finalizeRun).next(runDone)),
       );
-    return planRun;
+    // A reopened run (invalidation, manual replan) has its plan and steps already: it only waits again, with a new
+    // deadline (`$.started.deadlineSeconds` comes with the input), and is finalized anew.
+    const resumed = Condition.and(Condition.isPresent('$.resume'), Condition.booleanEquals('$.resume', true));
+    return new Choice(this, R.resumeOrPlan).when(resumed, prepareAwait).otherwise(planRun);
   }
 
   private stepDefinition(): IChainable {

@@ -3,6 +3,8 @@
  * runtime finds Task and Wait states by them, so a rename can never split the deployed and the local behaviour.
  */
 export const RUN_STATES = {
+  /** Choice, the first state: `$.resume` true (a reopened run) → PrepareAwait, else PlanRun. */
+  resumeOrPlan: 'ResumeOrPlan',
   planRun: 'PlanRun',
   validatePlan: 'ValidatePlan',
   isPlanValid: 'IsPlanValid',
@@ -44,7 +46,15 @@ export const STEP_STATES = {
 } as const;
 
 /** Construct ids of the Lambda functions under the `Functions` construct: the function keys of the local runtime. */
-export const FUNCTION_KEYS = ['Planner', 'Validator', 'Coordinator', 'StepExecutor', 'Api'] as const;
+export const FUNCTION_KEYS = [
+  'Planner',
+  'Validator',
+  'Coordinator',
+  'StepExecutor',
+  'Api',
+  'Invalidator',
+  'Replanner',
+] as const;
 export type FunctionKey = (typeof FUNCTION_KEYS)[number];
 
 /** Construct ids of the two state machines (under `StateMachines`): how the local runtime tells them apart. */

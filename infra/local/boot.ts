@@ -9,7 +9,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { createHandler as createCoordinatorHandler } from '../../functions/coordinator.ts';
+import { createHandler as createInvalidatorHandler } from '../../functions/invalidator.ts';
 import { createHandler as createPlannerHandler } from '../../functions/planner.ts';
+import { createHandler as createReplannerHandler } from '../../functions/replanner.ts';
 import { createHandler as createExecutorHandler } from '../../functions/step-executor.ts';
 import { createHandler as createValidatorHandler } from '../../functions/validator.ts';
 import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
@@ -17,16 +19,21 @@ import { createLocalEventBus, type LocalEventBus } from '../../shared/adapters/l
 import { localWebhooksFromEnv } from '../../shared/adapters/local/webhooks.ts';
 import { createApp } from '../../shared/api/app.ts';
 import { conformanceCatalog, ledgerEntries } from '../../shared/capabilities/conformance.ts';
+import { createCapabilityRegistry } from '../../shared/capabilities/registry.ts';
 import { createRuntimeRegistry } from '../../shared/capabilities/runtime-registry.ts';
 import demoCatalog from '../../shared/catalog/demo.json' with { type: 'json' };
 import { type Catalog, loadCatalog } from '../../shared/plan/catalog.ts';
-import type { CatalogDocument } from '../../shared/plan/schema.ts';
+import type { Capability, CatalogDocument } from '../../shared/plan/schema.ts';
 import type { PlanLimits } from '../../shared/plan/validate.ts';
 import { createHtnPlanModel } from '../../shared/planner/htn/model.ts';
 import { createPlanner } from '../../shared/planner/planner.ts';
+import type { CapabilityBinding } from '../../shared/ports/capabilities.ts';
 import type { Store } from '../../shared/ports/store.ts';
-import { createCoordinator } from '../../shared/services/coordinator.ts';
+import { type CoordinatorDeps, createCoordinator } from '../../shared/services/coordinator.ts';
+import { createInvalidator } from '../../shared/services/invalidator.ts';
+import { createReplanner } from '../../shared/services/replanner.ts';
 import { createStepExecutor } from '../../shared/services/step-executor.ts';
+import { subscribeBusRules } from './bus-rules.ts';
 import { startInProcessDynamo } from './dynalite-in-process.ts';
 import { createLocalExecutions, type LocalExecutions, type LocalHandler } from './local-executions.ts';
 import { synthesizeStateMachines } from './synth.ts';
@@ -51,6 +58,16 @@ export interface LocalStackOptions {
   readonly instrument?: boolean;
   /** Where execution failures are reported (default: stderr). */
   readonly onExecutionError?: (message: string) => void;
+  /**
+   * Demo targets whose provider is down (a permanent "provider unavailable" error on every call; the `npm start`
+   * demo takes tool:web.search down so the replanner moves to its catalog alternative). Read on every call.
+   */
+  readonly demoOutage?: ReadonlySet<string>;
+  /** More capabilities with their builtin bindings (tests: alternatives the packs do not have). */
+  readonly extraCapabilities?: {
+    readonly capabilities: readonly Capability[];
+    readonly bindings: Readonly<Record<string, CapabilityBinding>>;
+  };
 }
 
 /** What a workload cost, in the units AWS bills: counted while `instrument` is on. */
@@ -92,12 +109,11 @@ export interface LocalStack {
   close(): Promise<void>;
 }
 
-/** The demo catalog, plus the conformance pack when asked for. */
-export function localCatalog(conformance: boolean): Catalog {
+/** The demo catalog, plus the conformance pack when asked for, plus any extra capabilities. */
+export function localCatalog(conformance: boolean, extra: readonly Capability[] = []): Catalog {
   const demo = demoCatalog as unknown as CatalogDocument;
-  return loadCatalog(
-    conformance ? { capabilities: [...demo.capabilities, ...conformanceCatalog().capabilities] } : demo,
-  );
+  const packs = conformance ? [...demo.capabilities, ...conformanceCatalog().capabilities] : demo.capabilities;
+  return loadCatalog(extra.length === 0 && !conformance ? demo : { capabilities: [...packs, ...extra] });
 }
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
@@ -134,7 +150,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       : {}),
   });
   const store = createDynamoStore({ client: dynamo.client, tableName: LOCAL_TABLE_NAME });
-  const catalog = localCatalog(options.conformance === true);
+  const catalog = localCatalog(options.conformance === true, options.extraCapabilities?.capabilities);
   const planner = createPlanner({ model: createHtnPlanModel(), catalog, limits: planLimits });
   const bus = createLocalEventBus({
     onError: (error, event) =>
@@ -174,7 +190,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         }
       : {}),
   });
-  const coordinator = createCoordinator({
+  const coordinatorDeps: CoordinatorDeps = {
     store,
     executions,
     events: bus,
@@ -188,19 +204,44 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       maxSteps: limits.maxSteps,
       maxDepth: limits.maxDepth,
       traceRetention: 'last',
+      maxReplans: limits.maxReplans,
     },
-  });
-  const registry = createRuntimeRegistry({
+  };
+  const coordinator = createCoordinator(coordinatorDeps);
+  // The replanner plans with the same embedded model as the planner (the HTN method library).
+  const replanner = createReplanner({ ...coordinatorDeps, model: createHtnPlanModel() });
+  const demo = {
+    ...(options.demoDelayMs === undefined ? {} : { delayMs: options.demoDelayMs }),
+    ...(options.demoOutage === undefined ? {} : { outage: options.demoOutage }),
+  };
+  const packs = createRuntimeRegistry({
     catalog,
     builtins: options.conformance ? ['demo', 'conformance'] : ['demo'],
-    ...(options.demoDelayMs === undefined ? {} : { demo: { delayMs: options.demoDelayMs } }),
+    demo,
   });
+  const extraBindings = options.extraCapabilities?.bindings;
+  const packBindings = (): Record<string, CapabilityBinding> => {
+    const out: Record<string, CapabilityBinding> = {};
+    for (const target of packs.targets()) {
+      const binding = packs.binding(target);
+      if (binding) out[target] = binding;
+    }
+    return out;
+  };
+  // Extra bindings win over the demo pack's generated placeholders for the same targets.
+  const registry = extraBindings ? createCapabilityRegistry(packBindings(), extraBindings) : packs;
   const executor = createStepExecutor({ store, catalog, registry, clock });
   Object.assign(handlers, {
     Planner: createPlannerHandler({ store, planner, clock }) as LocalHandler,
     Validator: createValidatorHandler({ store, catalog, limits: planLimits }) as LocalHandler,
     Coordinator: createCoordinatorHandler({ coordinator }) as LocalHandler,
     StepExecutor: createExecutorHandler({ executor }) as LocalHandler,
+  });
+  // The rules that drive cairn, matched in process with the deployed patterns (BUS_RULES).
+  const invalidator = createInvalidator(coordinatorDeps);
+  subscribeBusRules(bus, {
+    Replanner: createReplannerHandler({ replanner }),
+    Invalidator: createInvalidatorHandler({ invalidator }),
   });
 
   const app = createApp({
@@ -210,6 +251,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     planner,
     limits: planLimits,
     cancelRun: (runId) => coordinator.cancelRun(runId).then(() => undefined),
+    replanRun: (request) => replanner.replanRun(request),
+    invalidateStep: (request) => invalidator.invalidateStep(request),
     auth: { kind: 'token', token },
     clock,
     newId,

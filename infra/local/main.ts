@@ -7,12 +7,14 @@ import { startLocalStack } from './boot.ts';
 import { createProgressPrinter } from './progress.ts';
 
 const DEMO_OBJECTIVE = 'Compile a competitor research report on Acme and Globex';
+/** The demo takes the primary search provider down, so its run shows a replan onto the catalog alternative. */
+const DEMO_OUTAGE = 'tool:web.search';
 
 const HELP = `usage: npm start -- [options]
 
   --port N                 port of the HTTP API (default 3000; 0 picks a free one)
   --host H                 interface to listen on (default 127.0.0.1)
-  --no-demo                do not run the demo objective
+  --no-demo                do not run the demo objective (nor its simulated search outage)
   --conformance            also register the conformance capability pack
   --max-steps N            plan limit: steps (default 64; env CAIRN_MAX_STEPS)
   --max-depth N            plan limit: depth (default 16; env CAIRN_MAX_DEPTH)
@@ -65,6 +67,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       host: (values.host as string | undefined) ?? '127.0.0.1',
       token: env.CAIRN_API_TOKEN || undefined,
       conformance: values.conformance === true,
+      ...(values['no-demo'] ? {} : { demoOutage: new Set([DEMO_OUTAGE]) }),
       limits: {
         maxSteps: positiveInt('--max-steps', (values['max-steps'] as string | undefined) ?? env.CAIRN_MAX_STEPS, 64),
         maxDepth: positiveInt('--max-depth', (values['max-depth'] as string | undefined) ?? env.CAIRN_MAX_DEPTH, 16),
@@ -98,6 +101,9 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (!values['no-demo']) {
     const runId = await stack.startRun({ objective: DEMO_OBJECTIVE });
     out(`cairn: demo run ${runId}: "${DEMO_OBJECTIVE}"`);
+    out(
+      `cairn: demo: ${DEMO_OUTAGE} is down (a simulated outage); the replanner moves the searches to its alternative`,
+    );
   }
 
   await new Promise<void>((resolve) => {

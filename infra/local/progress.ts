@@ -23,6 +23,7 @@ const MARKS: Record<string, string> = {
 
 interface RunProgress {
   total: number;
+  /** Finished steps, by id: a step that starts a new generation (a replan, an invalidation) is open again. */
   done: Set<string>;
 }
 
@@ -37,12 +38,13 @@ export function createProgressPrinter(write: (line: string) => void): ProgressPr
     const type = event['detail-type'];
     let run = runs.get(runId);
     if (!run) {
-      run = { total: 0, done: new Set() };
+      run = { total: 0, done: new Set<string>() };
       runs.set(runId, run);
     }
     if (type === 'RunStarted') run.total = Number(d.steps ?? 0);
-    const stepKey = `${String(d.stepId)}#${String(d.generation ?? 1)}`;
-    if (DONE_EVENTS.has(type) || (type === 'StepFailed' && d.final === true)) run.done.add(stepKey);
+    const stepId = String(d.stepId);
+    if (DONE_EVENTS.has(type) || (type === 'StepFailed' && d.final === true)) run.done.add(stepId);
+    else if (type === 'StepStarted') run.done.delete(stepId);
     const counter = run.total > 0 ? `[${run.done.size}/${run.total}]` : '';
     write(`${counter.padEnd(8)} ${MARKS[type] ?? ' '} ${describe(type, d)}`);
   };

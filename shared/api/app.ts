@@ -11,7 +11,9 @@ import { conformanceRoutes } from './conformance.ts';
 import { consoleDataRoutes, consoleRoutes } from './console/routes.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
 import { errorBody, handleError, handleNotFound } from './errors.ts';
+import { invalidationRoutes } from './invalidations.ts';
 import { plansRoutes } from './plans.ts';
+import { replanRoutes } from './replans.ts';
 import { runsRoutes } from './runs.ts';
 import { webhookRoutes } from './webhooks.ts';
 
@@ -38,6 +40,8 @@ export function createApp(deps: ApiDeps): Hono<ApiEnv> {
 
   app.route('/', plansRoutes(deps));
   app.route('/', runsRoutes(deps));
+  app.route('/', invalidationRoutes(deps));
+  app.route('/', replanRoutes(deps));
   app.route('/', approvalsRoutes(deps));
   app.route('/', consoleDataRoutes(deps));
   if (deps.ledger) app.route('/', conformanceRoutes(deps.ledger));

@@ -79,6 +79,14 @@ export interface ApiClient {
   listApprovals(query?: { status?: string; runId?: string }): Promise<ApprovalView[]>;
   getApproval(approvalId: string): Promise<ApprovalView>;
   decide(approvalId: string, decision: Decision): Promise<ApprovalView>;
+  /** Asks for a replan of the run's failed step; `revision` is absent when a concurrent replan made it first. */
+  replan(runId: string, reason: string): Promise<{ runId: string; revision?: number }>;
+  /** Starts a new generation of a step (a group: its descendants) and of everything downstream of it. */
+  invalidate(
+    runId: string,
+    stepId: string,
+    reason?: string,
+  ): Promise<{ runId: string; stepIds: string[]; reopened: boolean }>;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -145,6 +153,9 @@ export function createApiClient(connection: Connection, fetchImpl: FetchLike = f
       (await call<{ approval: ApprovalView }>('GET', `/approvals/${id(approvalId)}`)).approval,
     decide: async (approvalId, decision) =>
       (await call<{ approval: ApprovalView }>('POST', `/approvals/${id(approvalId)}`, decision)).approval,
+    replan: (runId, reason) => call('POST', `/runs/${id(runId)}/replan`, { reason }),
+    invalidate: (runId, stepId, reason) =>
+      call('POST', `/runs/${id(runId)}/steps/${id(stepId)}/invalidate`, reason === undefined ? {} : { reason }),
   };
 }
 

@@ -36,6 +36,23 @@ export interface ApiDeps {
   readonly events?: EventPublisher;
   /** Signed webhooks; without it every delivery is refused (401), as for a source with no secret. */
   readonly webhooks?: WebhookConfig;
+  /**
+   * A person's replan (the replanner's replanRun): the revision made, or none when a concurrent replan won. Throws
+   * ConflictError at the replan limit or with nothing to replan, PlannerError when no revision is possible. Without
+   * it `POST /runs/{id}/replan` answers 503.
+   */
+  readonly replanRun?: (request: { runId: string; reason: string }) => Promise<{ runId: string; revision?: number }>;
+  /**
+   * Invalidates a step (or a group) and its downstream closure (the invalidator's invalidateStep): the steps that
+   * started a new generation, and whether a finished run reopened. Throws NotFoundError for an unknown step,
+   * ConflictError for a run not started or cancelled. Without it `POST /runs/{id}/steps/{stepId}/invalidate` answers 503.
+   */
+  readonly invalidateStep?: (request: {
+    runId: string;
+    stepId: string;
+    reason?: string;
+    requestId?: string;
+  }) => Promise<{ runId: string; stepIds: readonly string[]; reopened: boolean }>;
 }
 
 export type ApiEnv = { Variables: AuthVariables };

@@ -4,11 +4,13 @@
  * gives the same answer); a small simulated world keeps the incident story coherent (a rollback or restart heals
  * the service's metrics; publishing the same title again bumps its version). Each call waits a little (100–300 ms by
  * default) so the demo's progress is visible. Catalog targets without a hand-written fake get a value generated
- * from their outputSchema.
+ * from their outputSchema. A simulated outage (`outage`) makes chosen targets fail for good, so a run can show a
+ * replan onto a catalog alternative (the `npm start` demo takes tool:web.search down).
  */
 import type { CatalogDocument } from '../plan/schema.ts';
 import type { CapabilityBinding, CapabilityCall } from '../ports/capabilities.ts';
 import { builtinAgent, builtinTool } from './builtin.ts';
+import { CAPABILITY_ERROR_CODES, capabilityError } from './capability-errors.ts';
 import {
   fakeFromSchema,
   field,
@@ -28,6 +30,21 @@ export interface DemoOptions {
   /** Simulated latency per call: a fixed number of ms, or a range (picked from the input's hash). */
   readonly delayMs?: number | { readonly min: number; readonly max: number };
   readonly clock?: () => Date;
+  /**
+   * A simulated provider outage: these targets fail every call with a permanent "provider unavailable" error (no
+   * retry helps; a replan onto a catalog alternative does). Read on every call, so a caller may change the set.
+   */
+  readonly outage?: ReadonlySet<string>;
+}
+
+/** The error code of a simulated outage (a capability that cannot serve at all). */
+export const DEMO_OUTAGE_CODE = CAPABILITY_ERROR_CODES.unavailable;
+
+function outageError(target: string) {
+  return capabilityError(DEMO_OUTAGE_CODE, `${target}: provider unavailable (simulated outage)`, {
+    retryable: false,
+    details: { outage: true },
+  });
 }
 
 type Fake = (input: unknown, rng: Rng, call: CapabilityCall) => unknown;
@@ -318,6 +335,7 @@ export function createDemoPack(options: DemoOptions = {}): DemoPack {
     const spec = options.delayMs ?? { min: 100, max: 300 };
     const ms = typeof spec === 'number' ? spec : rngFor('delay', call.target, call.input).int(spec.min, spec.max);
     if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms));
+    if (options.outage?.has(call.target)) throw outageError(call.target);
   };
   const bindings: Record<string, CapabilityBinding> = {};
   for (const [target, fake] of Object.entries(tools))

@@ -9,6 +9,11 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run: Com
   status: { summary: "show a run's status and steps (--watch follows it)", load: () => import('./commands/status.ts') },
   approvals: { summary: 'list the approvals waiting for a person', load: () => import('./commands/approvals.ts') },
   approve: { summary: 'approve, reject or edit an approval', load: () => import('./commands/approve.ts') },
+  replan: { summary: "replan a run's failed step (--reason)", load: () => import('./commands/replan.ts') },
+  invalidate: {
+    summary: 'invalidate a step and what depends on it (a new generation; a finished run reopens)',
+    load: () => import('./commands/invalidate.ts'),
+  },
   webhook: { summary: 'sign a webhook body for curl and tests', load: () => import('./commands/webhook.ts') },
 };
 

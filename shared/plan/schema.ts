@@ -60,9 +60,15 @@ export const successCriteriaSchema = z.strictObject({
   assert: expression.optional(),
 });
 
+/** What a gate or review does when nobody decides before its timeout: fail the step, or leave the run paused. */
+export const APPROVAL_TIMEOUT_POLICIES = ['fail', 'pause'] as const;
+export type ApprovalTimeoutPolicy = (typeof APPROVAL_TIMEOUT_POLICIES)[number];
+
 export const approvalSchema = z.strictObject({
   question: nonBlank(2000),
   timeoutSeconds: z.number().int().positive(),
+  /** Default 'fail': the step fails (a replan may follow); 'pause': the run is left paused for a person. */
+  onTimeout: z.enum(APPROVAL_TIMEOUT_POLICIES).optional(),
 });
 
 export const planStepSchema = z.strictObject({

@@ -4,6 +4,7 @@
  * single-item conditional write; losing a condition is reported as a result (or a ConflictError), never silently.
  */
 import type { Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
+import type { PriorReplan } from './plan-model.ts';
 
 export type StepKindName = 'tool' | 'agent' | 'human' | 'group';
 
@@ -33,13 +34,52 @@ export interface RunRecord {
   readonly waiterToken?: string;
   readonly terminal?: TerminalRecord;
   readonly replans: number;
+  /** No-progress fingerprints of the replans made so far (a repeat of one pauses the run instead of replanning). */
+  readonly replanFingerprints?: readonly string[];
+  /** `<stepId>#<generation>` of final failures the replanner already answered (a duplicate StepFailed is a no-op). */
+  readonly handledFailures?: readonly string[];
+  /** How often a finished run was reopened (invalidation, manual replan); names its next run execution. */
+  readonly reopened?: number;
+  /** Terminal records of earlier endings of a reopened run, oldest first. */
+  readonly previousTerminals?: readonly TerminalRecord[];
+  /** The revisions the replanner made, oldest first (what later replans of the run are told they tried). */
+  readonly replanLog?: readonly ReplanRecord[];
+  /**
+   * Final failures the replanner could not replan around (no alternative, an invalid or rejected revision), one JSON
+   * `ReplanDecline` per member: they stand, and the run's terminal evidence names the planner's reason.
+   */
+  readonly replanDeclines?: readonly string[];
 }
+
+/**
+ * One revision the replanner made: the PriorReplan record (the failure it answered and what it changed), the
+ * failure's key `<stepId>#<generation>` (absent for a manual replan without one) and the revision's reason.
+ */
+export type ReplanRecord = PriorReplan & {
+  readonly failure?: string;
+  readonly reason: string;
+  readonly at: string;
+};
+
+/** A failure the replanner answered without a revision (`replanDeclines`). */
+export interface ReplanDecline {
+  readonly failure: string;
+  readonly stepId: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+/** Run record string sets that `Store.markRunOnce` adds to. */
+export type RunSetAttribute = 'replanFingerprints' | 'handledFailures' | 'replanDeclines';
 
 /**
  * The plan a run carries only until it starts (then revision 1 holds it): `updateRun` may remove these, so that
  * the run record every step action reads stays small.
  */
 export type RunPlanField = 'submittedPlan' | 'candidatePlan';
+
+/** Run fields `updateRun` may drop: the plan copies, and a finished run's terminal record and waiter when it reopens. */
+export type RunRemovableField = RunPlanField | 'terminal' | 'waiterToken';
 
 export interface TraceEntry {
   /** `[plan]`, `[exec]`, `[judge]`, `[fail]`. */
@@ -69,6 +109,36 @@ export interface StepRecord {
   readonly updatedAt: string;
   /** Execution that claimed this generation (only one claimant ever runs it). */
   readonly claimedBy?: string;
+  /** Earlier generations' results, oldest first: superseded by a new generation, kept for audit. */
+  readonly history?: readonly StepGenerationRecord[];
+}
+
+/** What one earlier generation of a step ended with (its attempts, keyed by generation, stay as they were). */
+export interface StepGenerationRecord {
+  readonly generation: number;
+  readonly status: StepStatus;
+  /** Left out when it was too large to keep on the step item (the generation's attempt records still hold it). */
+  readonly output?: unknown;
+  readonly error?: StepError | null;
+  readonly confidence?: number | null;
+  readonly startedAt?: string;
+  readonly finishedAt?: string;
+}
+
+/** How a step's next generation starts (see `Store.startGeneration`). */
+export interface NextGeneration {
+  readonly status: 'pending' | 'ready';
+  /** Effective upstream executable step ids of the new generation. */
+  readonly upstream: readonly string[];
+  /** Upstream steps still to finish; `released` holds the ones already counted. */
+  readonly remaining: number;
+  readonly released: readonly string[];
+}
+
+/** A step that watches an outside resource (`watches` in the plan): written with each plan revision. */
+export interface WatchEntry {
+  readonly stepId: string;
+  readonly resourceKey: string;
 }
 
 export interface AttemptRecord {
@@ -177,8 +247,13 @@ export interface Store {
     runId: string,
     from: readonly RunStatus[],
     patch: Partial<Omit<RunRecord, 'runId' | 'createdAt'>>,
-    options?: { readonly remove?: readonly RunPlanField[] },
+    options?: { readonly remove?: readonly RunRemovableField[] },
   ): Promise<RunRecord | undefined>;
+  /**
+   * Adds `member` to one of the run's string sets, only if it is not there yet: true for the first caller, false
+   * for every repeat (and for an unknown run). A duplicate event answered by this is a no-op.
+   */
+  markRunOnce(runId: string, attribute: RunSetAttribute, member: string): Promise<boolean>;
   listRuns(options?: { status?: RunStatus; limit?: number }): Promise<RunRecord[]>; // newest first
 
   // plan revisions: immutable, conditional put on revision (a store may hand out one shared, frozen copy of each)
@@ -238,11 +313,29 @@ export interface Store {
     upstreamId: string,
   ): Promise<StepRecord | undefined>;
   /**
+   * Starts the step's next generation, only if its generation is still `fromGeneration` (undefined = lost the race,
+   * someone else started it): generation + 1, status / upstream / remaining / released from `next`, attempts 0,
+   * claimedBy, output, error, confidence, startedAt and finishedAt cleared, and the ended generation's result
+   * appended to `history`. A late result of the old generation then fails every generation condition.
+   */
+  startGeneration(
+    runId: string,
+    stepId: string,
+    fromGeneration: number,
+    next: NextGeneration,
+  ): Promise<StepRecord | undefined>;
+  /**
    * Completion bookkeeping: records that steps reached a terminal status (keys such as `<stepId>#<generation>`; a key
    * counts once however often it is recorded, so a repeat is harmless) and returns how many distinct keys the run
    * has recorded so far. A run cannot be finished before this reaches its number of executable steps.
    */
   recordSettled(runId: string, keys: readonly string[]): Promise<number>;
+
+  // watches: which steps of which runs watch an outside resource
+  /** Records watchers (idempotent: an entry written twice is one entry). */
+  putWatches(runId: string, entries: readonly WatchEntry[]): Promise<void>;
+  /** Every run step ever recorded as watching `resourceKey` (a later revision may no longer watch it: check the plan). */
+  listWatchers(resourceKey: string): Promise<{ runId: string; stepId: string }[]>;
 
   // attempts (evidence)
   getAttempt(runId: string, stepId: string, ref: AttemptRef): Promise<AttemptRecord | undefined>; // ConsistentRead

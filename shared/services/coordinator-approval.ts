@@ -9,7 +9,7 @@ import { traceEntry } from '../engine/trace.ts';
 import { candidateOutput, decideVerdict, type Verdict } from '../engine/verify.ts';
 import type { ApprovalRecord, AttemptRecord, StepRecord } from '../ports/store.ts';
 import { type Ctx, event, isCurrent, kindOf } from './coordinator-context.ts';
-import { afterFailure, failStep } from './coordinator-flow.ts';
+import { afterFailure, failStep, pauseRun } from './coordinator-flow.ts';
 import { bindingsFor, evaluateAssertion } from './coordinator-inputs.ts';
 import { recordApprovalWait } from './coordinator-metrics.ts';
 import { approvalTimeoutSeconds } from './coordinator-step.ts';
@@ -23,6 +23,8 @@ import type {
 } from './coordinator-types.ts';
 
 export const APPROVAL_EXPIRED_CODE = 'E_APPROVAL_EXPIRED';
+/** The terminal reason of a run paused by an approval's `pause` timeout policy. */
+export const APPROVAL_EXPIRED_REASON = 'approval_expired';
 const STALE = { code: 'E_STALE_STEP', message: 'the step is no longer waiting for this result', retryable: false };
 // Each re-entry of a wait mints a new token and replaces the pending request; far more than any run will need.
 const MAX_REQUESTS_PER_ATTEMPT = 100;
@@ -156,13 +158,36 @@ export async function expireApproval(ctx: Ctx, request: ExpireApprovalRequest): 
     }
   }
   const kind = request.kind ?? pending[0]?.kind ?? 'approval';
+  const planStep = loaded.byId.get(stepId);
   const error = {
     code: APPROVAL_EXPIRED_CODE,
-    message: `no decision on the ${kind} of ${stepId} within ${approvalTimeoutSeconds(loaded.byId.get(stepId), ctx.deps.config)}s`,
+    message: `no decision on the ${kind} of ${stepId} within ${approvalTimeoutSeconds(planStep, ctx.deps.config)}s`,
     retryable: false,
   };
+  if (planStep?.approval?.onTimeout === 'pause') {
+    await pauseForPerson(ctx, step, kind, error.message);
+    return { outcome: 'paused' };
+  }
   await failStep(ctx, loaded, step, error, { note: error.message });
   return { outcome: 'failed' };
+}
+
+/**
+ * The `pause` timeout policy: the step keeps waiting (its approval expired, so nobody can decide it any more) and
+ * the run is left paused with the reason, for a person to replan or invalidate.
+ */
+async function pauseForPerson(ctx: Ctx, step: StepRecord, kind: string, message: string): Promise<void> {
+  const { runId, stepId, generation } = step;
+  const now = ctx.now();
+  const note = `${message}: the run is paused for a person (replan or invalidate the step to go on)`;
+  if (!step.trace.some((entry) => entry.text === note))
+    await ctx.deps.store.transitionStep(
+      runId,
+      stepId,
+      { generation, from: ['awaiting_approval'] },
+      { appendTrace: [traceEntry('judge', note, now)] },
+    );
+  await pauseRun(ctx, runId, APPROVAL_EXPIRED_REASON, { stepId, generation, kind, detail: message });
 }
 
 /**

@@ -20,6 +20,7 @@ import { stepExecutionName } from '../ports/executions.ts';
 import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
 import { type Ctx, event, type LoadedPlan } from './coordinator-context.ts';
 import { recordStepDuration } from './coordinator-metrics.ts';
+import { awaitsReplan, declinedReplans } from './coordinator-replan.ts';
 
 export const BLOCKED_CODE = 'E_BLOCKED';
 
@@ -223,13 +224,13 @@ export async function finishRun(
   ctx: Ctx,
   runId: string,
   decision: Exclude<TerminalDecision, { state: 'continue' }>,
-  options: { from?: readonly RunRecord['status'][]; answer?: boolean } = {},
+  options: { from?: readonly RunRecord['status'][]; answer?: boolean; evidence?: Record<string, unknown> } = {},
 ): Promise<RunRecord | undefined> {
   const now = ctx.now();
   const terminal: TerminalRecord = {
     state: decision.state,
     reason: decision.reason,
-    evidence: { ...decision.evidence, summary: describeTerminal(decision) },
+    evidence: { ...decision.evidence, ...options.evidence, summary: describeTerminal(decision) },
     at: now,
   };
   const from = options.from ?? LIVE_RUN_STATUSES;
@@ -237,6 +238,36 @@ export async function finishRun(
   if (updated) {
     await ctx.emit(runId, [event('RunFinished', { runId, state: decision.state, reason: decision.reason })]);
     if (options.answer !== false) await answerWaiter(ctx, updated);
+  }
+  return updated;
+}
+
+/** Pauses that hold a run for a person (pauseRun's reasons): nothing but a reopening moves such a run on. */
+const HELD_REASONS: ReadonlySet<string> = new Set(['max_replans', 'no_progress', 'approval_expired']);
+
+/**
+ * Leaves a live run paused for a person, with a terminal record saying why (the replan limit, no progress, an
+ * approval's timeout under the `pause` policy): RunFinished (state paused) is published and the waiter answered.
+ * Open steps are left as they are. A run that already holds a terminal record keeps it (a repeat changes nothing).
+ */
+export async function pauseRun(
+  ctx: Ctx,
+  runId: string,
+  reason: 'max_replans' | 'no_progress' | 'approval_expired',
+  evidence: Record<string, unknown>,
+): Promise<RunRecord | undefined> {
+  const run = await ctx.deps.store.getRun(runId);
+  if (!run || run.terminal !== undefined || (run.status !== 'running' && run.status !== 'paused')) return undefined;
+  const now = ctx.now();
+  const terminal: TerminalRecord = { state: 'paused', reason, evidence, at: now };
+  const updated = await ctx.deps.store.updateRun(runId, ['running', 'paused'], {
+    status: 'paused',
+    terminal,
+    updatedAt: now,
+  });
+  if (updated) {
+    await ctx.emit(runId, [event('RunFinished', { runId, state: 'paused', reason })]);
+    await answerWaiter(ctx, updated);
   }
   return updated;
 }
@@ -250,14 +281,26 @@ export async function settleRun(ctx: Ctx, runId: string): Promise<void> {
     if (run.status !== 'cancelled') await answerWaiter(ctx, run);
     return;
   }
+  // Held for a person (replan limit, no progress, an approval's timeout): only a person moves it on, by reopening
+  // it (which drops the record); a step that finishes meanwhile does not decide it. A run paused at its deadline
+  // still finishes when the person it waits for decides.
+  if (run.terminal !== undefined && HELD_REASONS.has(run.terminal.reason)) {
+    await answerWaiter(ctx, run);
+    return;
+  }
   const loaded = await ctx.plan(run);
   const steps = await ctx.deps.store.listSteps(runId);
-  const decision = decideTerminal({
-    expected: loaded.graph.executableIds(),
-    steps: new Map(steps.map((s) => [s.stepId, s])),
-  });
+  const expected = loaded.graph.executableIds();
+  const byId = new Map(steps.map((s) => [s.stepId, s]));
+  const decision = decideTerminal({ expected, steps: byId });
   if (decision.state === 'continue') return;
-  await finishRun(ctx, runId, decision, { from: ['running', 'paused'] });
+  // A final failure the replanner may still answer: the run goes on (failed step `failed`, downstream `blocked`).
+  if (decision.state === 'failed' && awaitsReplan(run, byId, expected, ctx.deps.config.maxReplans)) return;
+  const declined = declinedReplans(run);
+  await finishRun(ctx, runId, decision, {
+    from: ['running', 'paused'],
+    ...(declined.length === 0 ? {} : { evidence: { replans: declined } }),
+  });
 }
 
 /**

@@ -20,6 +20,8 @@ import type {
   RunOutcome,
   StartRunResult,
 } from './coordinator-types.ts';
+import { persistRevision } from './revisions.ts';
+import { currentRunExecutionName } from './run-reopen.ts';
 
 const RUN_ENDED_ERROR = { code: 'E_RUN_ENDED', message: 'the run ended', retryable: false } as const;
 
@@ -78,7 +80,7 @@ async function initialPlan(
   });
   if (!checked.valid) return { errors: checked.errors };
   try {
-    await store.putPlanRevision(run.runId, checked.plan, INITIAL_PLAN_REASON);
+    await persistRevision(ctx, run.runId, checked.plan, INITIAL_PLAN_REASON);
     return { plan: checked.plan };
   } catch (error) {
     if (!isConflictError(error)) throw error;
@@ -168,6 +170,9 @@ const DEADLINE_ERROR = { code: 'E_DEADLINE', message: 'the run deadline passed',
 export async function finalizeRun(ctx: Ctx, request: FinalizeRunRequest): Promise<RunOutcome> {
   const run = await ctx.getRun(request.runId);
   if (isTerminalRunStatus(run.status) || run.terminal !== undefined) return outcome(run);
+  // After a reopening, only the new execution may finalize: the old one's late word must not end the new opening.
+  const outlived = (run.reopened ?? 0) > 0 && typeof request.execution === 'string';
+  if (outlived && request.execution !== currentRunExecutionName(run)) return outcome(run);
   if (run.status === 'planning') return failRun(ctx, { runId: run.runId, error: request.error ?? request.timedOut });
   const loaded = await ctx.plan(run);
   const steps = await ctx.deps.store.listSteps(run.runId);

@@ -21,6 +21,12 @@ export interface CoordinatorConfig {
   readonly maxDepth: number;
   /** 'last': succeeded steps keep only their last trace entry; failed steps always keep the full trace. */
   readonly traceRetention: TraceRetention;
+  /**
+   * Replans a run may make (CAIRN_MAX_REPLANS, default 3 where configured). While it is above 0 a final step failure
+   * does not end the run: the replanner answers it (a revision, a pause, or the failure stands). Absent or 0: no
+   * replanning, a failure decides the run as soon as everything has settled.
+   */
+  readonly maxReplans?: number;
 }
 
 export interface CoordinatorDeps {
@@ -67,6 +73,8 @@ export interface FinalizeRunRequest {
   readonly timedOut?: WorkflowError | null;
   /** Set when the wait failed for another reason. */
   readonly error?: WorkflowError | null;
+  /** The run execution's name: a finalize from an execution the run has outlived (it was reopened) changes nothing. */
+  readonly execution?: string | null;
 }
 export interface RunOutcome {
   readonly runId: string;
@@ -106,7 +114,8 @@ export interface ExpireApprovalRequest extends StepRef {
   readonly kind?: 'approval' | 'review' | undefined;
 }
 export interface ExpireResult {
-  readonly outcome: 'failed' | 'noop';
+  /** 'paused': the step's approval policy is `pause`, so the step waits on and the run is left paused. */
+  readonly outcome: 'failed' | 'paused' | 'noop';
 }
 
 export interface VerifyStepRequest extends StepRef {

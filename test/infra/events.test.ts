@@ -9,7 +9,7 @@ import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambd
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CairnEvents, TARGET_RETRY, toCdkPattern } from '../../infra/constructs/events.ts';
 import { BUS_RULES } from '../../shared/events/bus-rules.ts';
-import { logicalIdAt } from './synth-stack.ts';
+import { logicalIdAt, synthStack } from './synth-stack.ts';
 
 let template: Template;
 let wiredOnlyReplanner: Template;
@@ -100,5 +100,29 @@ describe('toCdkPattern', () => {
 
   it('refuses a top-level field it cannot express', () => {
     expect(() => toCdkPattern({ $or: [{ source: ['a'] }] })).toThrow(/\$or/);
+  });
+});
+
+describe('the cairn stack', () => {
+  it('routes ResourceChanged to the Invalidator function, whose environment is only what it reads', () => {
+    const { template: stack } = synthStack();
+    const rule = BUS_RULES.find((r) => r.target === 'Invalidator');
+    const fn = logicalIdAt(stack, 'AWS::Lambda::Function', '/Functions/Invalidator/Resource');
+    const rules = Object.values(stack.findResources('AWS::Events::Rule')).map(
+      (r) => r.Properties as { EventPattern: unknown; Targets: { Arn: unknown }[] },
+    );
+    const routed = rules.find((r) => JSON.stringify(r.EventPattern) === JSON.stringify(rule?.pattern));
+    expect(routed?.Targets.map((t) => t.Arn)).toEqual([{ 'Fn::GetAtt': [fn, 'Arn'] }]);
+    const properties = stack.findResources('AWS::Lambda::Function')[fn]?.Properties as
+      | { Environment: { Variables: Record<string, unknown> } }
+      | undefined;
+    const names = Object.keys(properties?.Environment.Variables ?? {}).filter((name) => name.startsWith('CAIRN_'));
+    expect(names.sort()).toEqual([
+      'CAIRN_EVENT_BUS_NAME',
+      'CAIRN_RUN_DEADLINE_SECONDS',
+      'CAIRN_RUN_MACHINE_ARN',
+      'CAIRN_STEP_MACHINE_ARN',
+      'CAIRN_TABLE_NAME',
+    ]);
   });
 });

@@ -122,11 +122,16 @@ describe('table grants', () => {
 });
 
 describe('bus and state machine grants', () => {
-  it('let only the coordinator and the API publish, on the stack’s own bus', () => {
+  it('let only the coordinator, the API, the invalidator and the replanner publish, on the stack’s own bus', () => {
     const bus = logicalIdAt(full, 'AWS::Events::EventBus', '/Events/Bus/Resource');
     const publishers = statementsOf(full).filter(({ statement }) => actionsOf(statement).includes('events:PutEvents'));
     expect(publishers.map((p) => p.owner).sort()).toEqual(
-      [policyOf(full, 'Api'), policyOf(full, 'Coordinator')].sort(),
+      [
+        policyOf(full, 'Api'),
+        policyOf(full, 'Coordinator'),
+        policyOf(full, 'Invalidator'),
+        policyOf(full, 'Replanner'),
+      ].sort(),
     );
     for (const { statement } of publishers) expect(resourcesOf(statement)).toEqual([{ 'Fn::GetAtt': [bus, 'Arn'] }]);
   });

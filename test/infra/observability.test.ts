@@ -4,6 +4,7 @@
  */
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { FUNCTION_KEYS } from '../../infra/constructs/state-names.ts';
 import { METRIC_NAMES } from '../../shared/ports/metrics.ts';
 import { FULL_CONTEXT, logicalIdAt, synthStack } from './synth-stack.ts';
 
@@ -44,7 +45,9 @@ describe('alarms', () => {
 
   it('watch the dead-letter queue and every function’s errors', () => {
     expect(alarms(full).filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(1);
-    expect(alarms(full).filter((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === 'Errors')).toHaveLength(5);
+    expect(alarms(full).filter((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === 'Errors')).toHaveLength(
+      FUNCTION_KEYS.length,
+    );
   });
 
   it('notify the configured topic, and nobody when none is configured', () => {

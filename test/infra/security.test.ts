@@ -95,6 +95,7 @@ describe('functions', () => {
     const coordinator = [
       'CAIRN_EVENT_BUS_NAME',
       'CAIRN_MAX_DEPTH',
+      'CAIRN_MAX_REPLANS',
       'CAIRN_MAX_STEPS',
       'CAIRN_RUN_DEADLINE_SECONDS',
       'CAIRN_RUN_MACHINE_ARN',
@@ -105,6 +106,8 @@ describe('functions', () => {
     expect(envOf(plain, 'Planner')).toEqual(sorted([...base, 'CAIRN_MAX_DEPTH', 'CAIRN_MAX_STEPS']));
     expect(envOf(plain, 'StepExecutor')).toEqual(sorted(base));
     expect(envOf(plain, 'Coordinator')).toEqual(sorted([...base, ...coordinator]));
+    expect(envOf(plain, 'Replanner')).toEqual(sorted([...base, ...coordinator]));
+    expect(envOf(full, 'Replanner')).toEqual(sorted([...base, ...coordinator, 'CAIRN_MODEL_ID']));
     expect(envOf(full, 'Planner')).toContain('CAIRN_MODEL_ID');
     expect(envOf(full, 'StepExecutor')).toEqual(sorted([...base, 'CAIRN_BINDINGS']));
     expect(envOf(full, 'Api')).toEqual(

@@ -7,7 +7,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LAMBDA_SERVICE_ERRORS } from '../../infra/constructs/state-machines.ts';
-import { RUN_STATES, STEP_STATES } from '../../infra/constructs/state-names.ts';
+import { FUNCTION_KEYS, RUN_STATES, STEP_STATES } from '../../infra/constructs/state-names.ts';
 import { type AslDefinition, type AslState, extractStateMachines } from '../../infra/local/synth.ts';
 import { CairnStack, configFromContext } from '../../infra/stack.ts';
 
@@ -132,6 +132,32 @@ describe('state machines', () => {
     expect(parameters.Payload).toEqual({ action: 'awaitRun', 'runId.$': '$.runId', 'taskToken.$': '$$.Task.Token' });
   });
 
+  it('start the run machine with ResumeOrPlan: a resumed run goes straight to the wait, any other input plans', () => {
+    expect(run.StartAt).toBe(RUN_STATES.resumeOrPlan);
+    expect(state(run, 'ResumeOrPlan')).toEqual({
+      Type: 'Choice',
+      Choices: [
+        {
+          And: [
+            { Variable: '$.resume', IsPresent: true },
+            { Variable: '$.resume', BooleanEquals: true },
+          ],
+          Next: 'PrepareAwait',
+        },
+      ],
+      Default: 'PlanRun',
+    });
+    expect(state(run, 'PrepareAwait').Next).toBe('AwaitRunFinished');
+  });
+
+  it('tell FinalizeRun which execution speaks, so an outlived execution of a reopened run changes nothing', () => {
+    expect(state(run, 'FinalizeRun').Parameters).toMatchObject({
+      action: 'finalizeRun',
+      'runId.$': '$.runId',
+      'execution.$': '$$.Execution.Name',
+    });
+  });
+
   it('route planner, validator and start failures to FailRun with the error at $.error', () => {
     for (const name of ['PlanRun', 'ValidatePlan', 'StartRun']) {
       expect(catchOf(state(run, name), 'States.ALL'), name).toEqual({
@@ -199,7 +225,7 @@ describe('state machines', () => {
 describe('functions', () => {
   it('run on arm64 with a current Node.js runtime (22 or newer)', () => {
     const functions = Object.values(template.findResources('AWS::Lambda::Function'));
-    expect(functions).toHaveLength(5);
+    expect(functions).toHaveLength(FUNCTION_KEYS.length);
     for (const fn of functions) {
       const { Runtime, Architectures } = fn.Properties as { Runtime: string; Architectures: string[] };
       expect(Runtime).not.toBe('nodejs20.x');

@@ -101,7 +101,13 @@ describe('local executions on the synthesized run machine', () => {
     await ex.idle();
 
     expect(trail().at(-1)).toBe('finalizeRun');
-    expect(callOf('finalizeRun')).toEqual({ action: 'finalizeRun', runId: 'r1', timedOut: null, error: null });
+    expect(callOf('finalizeRun')).toEqual({
+      action: 'finalizeRun',
+      runId: 'r1',
+      timedOut: null,
+      error: null,
+      execution: 'run-r1',
+    });
     expect(statusOf(ex, 'run-r1')).toMatchObject({ status: 'SUCCEEDED', output: { awaited: { finished: true } } });
   });
 
@@ -144,6 +150,46 @@ describe('local executions on the synthesized run machine', () => {
     expect(callOf('finalizeRun')).toMatchObject({ runId: 'r4', timedOut: { Error: 'States.Timeout' }, error: null });
     const late = await ex.sendTaskSuccess(token, { finished: true }).catch((e: unknown) => e);
     expect(isConflictError(late)).toBe(true);
+  });
+
+  it('resumes a reopened run straight to the wait and finalizes it under the new execution name', async () => {
+    const ex = boot({});
+    const name = runExecutionName('r6-o1');
+
+    await ex.start('run', name, { runId: 'r6', resume: true, started: { deadlineSeconds: 300 } });
+    await ex.idle();
+
+    expect(trail()).toEqual(['awaitRun']);
+    await ex.sendTaskSuccess(String(callOf('awaitRun').taskToken), { finished: true });
+    await ex.idle();
+    expect(trail()).toEqual(['awaitRun', 'finalizeRun']);
+    expect(callOf('finalizeRun')).toEqual({
+      action: 'finalizeRun',
+      runId: 'r6',
+      timedOut: null,
+      error: null,
+      execution: name,
+    });
+    expect(statusOf(ex, name)?.status).toBe('SUCCEEDED');
+  });
+
+  it('gives a resumed run its new deadline: the wait times out into FinalizeRun', async () => {
+    const ex = boot({});
+
+    await ex.start('run', 'run-r7-o2', { runId: 'r7', resume: true, started: { deadlineSeconds: 1 } });
+    await waitFor(() => trail().includes('finalizeRun'));
+
+    expect(trail()).toEqual(['awaitRun', 'finalizeRun']);
+    expect(callOf('finalizeRun')).toMatchObject({ runId: 'r7', timedOut: { Error: 'States.Timeout' } });
+  });
+
+  it('plans as usual when resume is absent or false', async () => {
+    const ex = boot({});
+
+    await ex.start('run', 'run-r8', { runId: 'r8', resume: false });
+    await ex.idle();
+
+    expect(trail()).toEqual(['Planner', 'Validator', 'startRun', 'awaitRun']);
   });
 
   it('returns started:false for a duplicate start and runs the machine once', async () => {

@@ -13,6 +13,7 @@ export const startTestStack = (): Promise<LocalStack> =>
 export interface RunView {
   runId: string;
   status: string;
+  revision: number;
   steps: {
     id: string;
     status: string;

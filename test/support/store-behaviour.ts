@@ -7,6 +7,7 @@ import { isConflictError, isValidationError } from '../../shared/errors.ts';
 import type { RunEventRecord, Store } from '../../shared/ports/store.ts';
 import { describeBookkeepingBehaviour } from './store-behaviour-bookkeeping.ts';
 import { describeGateBehaviour } from './store-behaviour-gates.ts';
+import { describeGenerationBehaviour } from './store-behaviour-generations.ts';
 import { describeStepBehaviour } from './store-behaviour-steps.ts';
 import { aPlan, aRun, at, uniqueId } from './store-fixtures.ts';
 
@@ -36,6 +37,7 @@ export function describeStoreBehaviour(name: string, makeStore: () => Promise<St
     describeStepBehaviour(store);
     describeGateBehaviour(store);
     describeBookkeepingBehaviour(store);
+    describeGenerationBehaviour(store);
   });
 }
 

@@ -8,8 +8,10 @@ import type {
   ApprovalRecord,
   AttemptRecord,
   IdempotencyRecord,
+  ReplanRecord,
   RunEventRecord,
   RunRecord,
+  StepGenerationRecord,
   StepRecord,
   TerminalRecord,
   TraceEntry,
@@ -57,6 +59,12 @@ export const traceField: FieldCodec<readonly TraceEntry[]> = {
 const nullableError = nullable(json<StepError>());
 const nullableNumber = nullable(numberField);
 
+/** A string set that is simply absent when never written (so a record round-trips without a new empty field). */
+const optionalStringSet: FieldCodec<readonly string[]> = {
+  encode: stringSetField.encode,
+  decode: stringSetField.decode,
+};
+
 // runs
 
 export const runCodecs: FieldCodecs<RunRecord> = {
@@ -74,6 +82,12 @@ export const runCodecs: FieldCodecs<RunRecord> = {
   waiterToken: stringField,
   terminal: json<TerminalRecord>(),
   replans: numberField,
+  replanFingerprints: optionalStringSet,
+  handledFailures: optionalStringSet,
+  reopened: numberField,
+  previousTerminals: json<readonly TerminalRecord[]>(),
+  replanLog: json<readonly ReplanRecord[]>(),
+  replanDeclines: optionalStringSet,
 };
 
 export function encodeRun(run: RunRecord): Item {
@@ -137,6 +151,7 @@ export const stepCodecs: FieldCodecs<StepRecord> = {
   finishedAt: stringField,
   updatedAt: stringField,
   claimedBy: stringField,
+  history: json<readonly StepGenerationRecord[]>(),
 };
 
 export function encodeStep(step: StepRecord): Item {

@@ -4,7 +4,7 @@
  */
 import { ConflictError, ValidationError } from '../../errors.ts';
 import type { Plan, RunStatus } from '../../plan/schema.ts';
-import type { RunPlanField, RunRecord, Store } from '../../ports/store.ts';
+import type { RunRecord, RunRemovableField, RunSetAttribute, Store } from '../../ports/store.ts';
 import { encodeFields } from './dynamo-attributes.ts';
 import {
   decodePlanRevision,
@@ -36,6 +36,7 @@ type RunOperations = Pick<
   | 'claimRunKey'
   | 'getRun'
   | 'updateRun'
+  | 'markRunOnce'
   | 'listRuns'
   | 'putPlanRevision'
   | 'getPlanRevision'
@@ -86,7 +87,7 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     runId: string,
     from: readonly RunStatus[],
     patch: Partial<Omit<RunRecord, 'runId' | 'createdAt'>>,
-    options: { readonly remove?: readonly RunPlanField[] } = {},
+    options: { readonly remove?: readonly RunRemovableField[] } = {},
   ): Promise<RunRecord | undefined> => {
     if (from.length === 0) throw new ValidationError('updateRun needs at least one `from` status', []);
     const scope = new ExpressionScope();
@@ -104,6 +105,17 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     );
     const item = await conditionalUpdate(ctx, itemKeys.run(runId), scope, update, condition);
     return item === undefined ? undefined : decodeRun(item);
+  };
+
+  const markRunOnce = async (runId: string, attribute: RunSetAttribute, member: string): Promise<boolean> => {
+    // ADD on a string set is a union; the condition makes the first adder the only one told `true`.
+    const scope = new ExpressionScope();
+    const update = new UpdateBuilder(scope).add(attribute, { SS: [member] }, 'memberSet');
+    const condition = scope.and(
+      scope.exists(PARTITION_KEY),
+      scope.not(scope.contains(attribute, { S: member }, 'member')),
+    );
+    return (await conditionalUpdate(ctx, itemKeys.run(runId), scope, update, condition)) !== undefined;
   };
 
   const listRuns = async (options: { status?: RunStatus; limit?: number } = {}): Promise<RunRecord[]> => {
@@ -191,6 +203,7 @@ export function runOperations(ctx: DynamoContext): RunOperations {
       return item === undefined ? undefined : decodeRun(item);
     },
     updateRun,
+    markRunOnce,
     listRuns,
     putPlanRevision,
     getPlanRevision,

@@ -7,9 +7,11 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Store } from '../../ports/store.ts';
 import { approvalOperations } from './dynamo-approvals.ts';
 import { eventOperations } from './dynamo-events.ts';
+import { generationOperations } from './dynamo-generations.ts';
 import type { DynamoContext } from './dynamo-ops.ts';
 import { runOperations } from './dynamo-runs.ts';
 import { stepOperations } from './dynamo-steps.ts';
+import { watchOperations } from './dynamo-watches.ts';
 
 export interface DynamoStoreOptions {
   readonly client: DynamoDBClient;
@@ -24,5 +26,12 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
     tableName: options.tableName,
     now: options.now ?? (() => new Date()),
   };
-  return { ...runOperations(ctx), ...eventOperations(ctx), ...stepOperations(ctx), ...approvalOperations(ctx) };
+  return {
+    ...runOperations(ctx),
+    ...eventOperations(ctx),
+    ...stepOperations(ctx),
+    ...generationOperations(ctx),
+    ...approvalOperations(ctx),
+    ...watchOperations(ctx),
+  };
 }

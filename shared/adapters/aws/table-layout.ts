@@ -12,6 +12,7 @@
  *   approval       APPROVAL#<id>        / APPROVAL
  *   run key        RUNKEY#<key>         / RUNKEY
  *   idempotency    IDEMPOTENCY#<key>    / IDEMPOTENCY
+ *   watcher        WATCH#<resourceKey>  / <runId>#<stepId>   (a step watching an outside resource)
  * GSI1 (GSI1PK / GSI1SK, projection ALL):
  *   runs, newest first      RUNS                  / <createdAt>#<runId>
  *   approvals by status     APPROVALS#<status>    / <createdAt>#<approvalId>
@@ -71,6 +72,11 @@ export const itemKeys = {
   approval: (approvalId: string): ItemKey => ({ PK: `APPROVAL#${approvalId}`, SK: 'APPROVAL' }),
   runKey: (key: string): ItemKey => ({ PK: `RUNKEY#${key}`, SK: 'RUNKEY' }),
   idempotency: (key: string): ItemKey => ({ PK: `IDEMPOTENCY#${key}`, SK: 'IDEMPOTENCY' }),
+  watchPartition: (resourceKey: string): string => `WATCH#${resourceKey}`,
+  watch: (resourceKey: string, runId: string, stepId: string): ItemKey => ({
+    PK: `WATCH#${resourceKey}`,
+    SK: `${runId}#${stepId}`,
+  }),
 } as const;
 
 /** `ATTEMPT#<stepId>#`: the trailing `#` keeps step `a` from matching step `a.b` (step ids never contain `#`). */

@@ -24,7 +24,13 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
 }
 
 import { MAX_JSON_DEPTH } from '../json.ts';
-import { EXPRESSION_PATTERN, STEP_ID_PATTERN, STEP_STATUSES, TARGET_PATTERN } from '../schema.ts';
+import {
+  APPROVAL_TIMEOUT_POLICIES,
+  EXPRESSION_PATTERN,
+  STEP_ID_PATTERN,
+  STEP_STATUSES,
+  TARGET_PATTERN,
+} from '../schema.ts';
 
 const MAX_DEPTH = MAX_JSON_DEPTH;
 const STATUSES: ReadonlySet<unknown> = new Set(STEP_STATUSES);
@@ -86,7 +92,8 @@ const onlyKeys = (v: Record<string, unknown>, allowed: ReadonlySet<string>): boo
 };
 
 const CRITERIA_KEYS = new Set(['description', 'assert']);
-const APPROVAL_KEYS = new Set(['question', 'timeoutSeconds']);
+const APPROVAL_KEYS = new Set(['question', 'timeoutSeconds', 'onTimeout']);
+const TIMEOUT_POLICIES: ReadonlySet<unknown> = new Set(APPROVAL_TIMEOUT_POLICIES);
 const ERROR_KEYS = new Set(['code', 'message', 'retryable', 'details']);
 
 // One test per field this file knows; a step with any other field is left to zod.
@@ -121,7 +128,8 @@ const FIELD_TESTS: Readonly<Record<string, (v: unknown) => boolean>> = {
         onlyKeys(a, APPROVAL_KEYS) &&
         nonBlank(a.question, 2000) &&
         isSafeInt(a.timeoutSeconds) &&
-        (a.timeoutSeconds as number) > 0,
+        (a.timeoutSeconds as number) > 0 &&
+        optional(a.onTimeout, (p) => TIMEOUT_POLICIES.has(p)),
     ),
   watches: (v) => optional(v, (w) => everyItem(w, (s) => typeof s === 'string' && s.length >= 1 && s.length <= 512)),
   estimatedDurationSeconds: (v) => optional(v, (n) => inRange(n, 0, Number.MAX_VALUE)),

@@ -12,8 +12,8 @@ import type {
   IdempotencyRecord,
   NewRunEvent,
   RunEventRecord,
-  RunPlanField,
   RunRecord,
+  RunRemovableField,
   StepPatch,
   StepRecord,
   Store,
@@ -53,17 +53,31 @@ export class FakeStore implements Store {
     runId: string,
     from: readonly RunStatus[],
     patch: Partial<Omit<RunRecord, 'runId' | 'createdAt'>>,
-    options: { readonly remove?: readonly RunPlanField[] } = {},
+    options: { readonly remove?: readonly RunRemovableField[] } = {},
   ): Promise<RunRecord | undefined> {
     await tick();
     const run = this.runs.get(runId);
     if (!run || !from.includes(run.status)) return undefined;
     const kept = Object.fromEntries(
-      Object.entries(run).filter(([field]) => !(options.remove ?? []).includes(field as RunPlanField)),
+      Object.entries(run).filter(([field]) => !(options.remove ?? []).includes(field as RunRemovableField)),
     ) as unknown as RunRecord;
     const next = { ...kept, ...copy(patch) };
     this.runs.set(runId, next);
     return copy(next);
+  }
+  async markRunOnce(runId: string, attribute: 'replanFingerprints' | 'handledFailures', member: string) {
+    await tick();
+    const run = this.runs.get(runId);
+    if (!run || (run[attribute] ?? []).includes(member)) return false;
+    this.runs.set(runId, { ...run, [attribute]: [...(run[attribute] ?? []), member] });
+    return true;
+  }
+  async startGeneration(): Promise<StepRecord | undefined> {
+    return undefined;
+  }
+  async putWatches(): Promise<void> {}
+  async listWatchers(): Promise<{ runId: string; stepId: string }[]> {
+    return [];
   }
   async listRuns(options: { status?: RunStatus; limit?: number } = {}): Promise<RunRecord[]> {
     await tick();

@@ -93,6 +93,7 @@ describe('coordinatorConfigFromEnv', () => {
       maxSteps: 64,
       maxDepth: 16,
       traceRetention: 'last',
+      maxReplans: 3,
     });
     expect(
       coordinatorConfigFromEnv({
@@ -100,12 +101,20 @@ describe('coordinatorConfigFromEnv', () => {
         CAIRN_RETRY_BASE_SECONDS: '2',
         CAIRN_MAX_STEPS: '10',
         CAIRN_TRACE_RETENTION: 'full',
+        CAIRN_MAX_REPLANS: '0',
       }),
-    ).toMatchObject({ runDeadlineSeconds: 600, retryBaseSeconds: 2, maxSteps: 10, traceRetention: 'full' });
+    ).toMatchObject({
+      runDeadlineSeconds: 600,
+      retryBaseSeconds: 2,
+      maxSteps: 10,
+      traceRetention: 'full',
+      maxReplans: 0,
+    });
   });
 
   it('refuses a bad value instead of guessing', () => {
     expect(() => coordinatorConfigFromEnv({ CAIRN_TRACE_RETENTION: 'some' })).toThrow(/CAIRN_TRACE_RETENTION/);
     expect(() => coordinatorConfigFromEnv({ CAIRN_RETRY_BASE_SECONDS: '-1' })).toThrow(/CAIRN_RETRY_BASE_SECONDS/);
+    expect(() => coordinatorConfigFromEnv({ CAIRN_MAX_REPLANS: 'many' })).toThrow(/CAIRN_MAX_REPLANS/);
   });
 });

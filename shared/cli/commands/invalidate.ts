@@ -1,0 +1,53 @@
+/**
+ * `cairn invalidate <runId> <stepId> [--reason <text>] [--json]`: marks a step's result stale. The step (a group:
+ * every step in it) and everything downstream of it start a new generation; upstream and unrelated steps keep their
+ * results; a finished run reopens and reaches a new terminal state.
+ * Exit codes: 0 invalidated; 1 refused by the API (unknown run or step: 404, run not started or cancelled: 409);
+ * 2 bad usage.
+ */
+import { type CommandRun, EXIT_OK, UsageError } from '../io.ts';
+import { type CliDeps, CONNECTION_HELP, clientOf, guarded, parseFlags, stringFlag } from './api-command.ts';
+
+const USAGE = `usage: cairn invalidate <runId> <stepId> [options]
+
+  --reason <text>           why the step's result is stale (recorded with the invalidation)
+  --json                    print the answer as JSON
+${CONNECTION_HELP}
+
+exit codes: 0 invalidated; 1 refused by the API (unknown run or step: 404, run not started or cancelled: 409);
+2 bad usage
+`;
+
+export function createInvalidateCommand(deps: CliDeps = {}): CommandRun {
+  return (argv, io) =>
+    guarded('invalidate', USAGE, io, async () => {
+      const { values, positionals } = parseFlags(argv, {
+        reason: { type: 'string' },
+        json: { type: 'boolean' },
+        api: { type: 'string' },
+        token: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      });
+      if (values.help) {
+        io.stdout(USAGE);
+        return EXIT_OK;
+      }
+      const [runId, stepId, ...extra] = positionals;
+      if (runId === undefined || stepId === undefined) throw new UsageError('needs a run id and a step id');
+      if (extra.length > 0) throw new UsageError(`one step at a time, got ${positionals.length - 1}`);
+      const reason = stringFlag(values, 'reason');
+      if (reason?.trim() === '') throw new UsageError('--reason must not be blank');
+      const answer = await clientOf(values, io, deps).invalidate(runId, stepId, reason);
+      if (values.json) io.stdout(`${JSON.stringify(answer, null, 2)}\n`);
+      else if (answer.stepIds.length === 0)
+        io.stdout(`run ${answer.runId}: nothing invalidated (another invalidation got there first)\n`);
+      else
+        io.stdout(
+          `run ${answer.runId}: ${answer.stepIds.join(', ')} start a new generation` +
+            `${answer.reopened ? '; the run reopened' : ''} (cairn status ${answer.runId} --watch)\n`,
+        );
+      return EXIT_OK;
+    });
+}
+
+export const run: CommandRun = createInvalidateCommand();

@@ -1,0 +1,116 @@
+/**
+ * Stale-dependency invalidation decisions: which steps an invalidation starts anew (the stale steps and their
+ * downstream closure; upstream and unrelated steps keep their results), how each one's next generation starts
+ * (finished upstream steps outside the invalidation count as released), which of them can never run because an
+ * upstream step outside it failed, and whether a resource change makes a step's current generation stale at all.
+ */
+import { downstreamClosure, effectiveUpstream, type PlanGraph } from '../plan/graph.ts';
+import type { StepStatus } from '../plan/schema.ts';
+import type { NextGeneration, StepRecord } from '../ports/store.ts';
+import { RELEASING_STEP_STATUSES } from './statuses.ts';
+
+/** Statuses of a generation that has run (or is running): only its result can be stale. */
+const RAN_STEP_STATUSES: ReadonlySet<StepStatus> = new Set([
+  'running',
+  'retrying',
+  'awaiting_approval',
+  'succeeded',
+  'failed',
+  'skipped',
+]);
+
+/** Upstream statuses that will never release a dependent in their generation. */
+const DEAD_END_STATUSES: ReadonlySet<StepStatus> = new Set(['failed', 'blocked', 'cancelled']);
+
+/**
+ * The executable steps an invalidation of `ids` starts anew, in plan order: each id (a group stands for its
+ * executable descendants) and everything downstream of it. Unknown ids are ignored.
+ */
+export function invalidationScope(graph: PlanGraph, ids: readonly string[]): string[] {
+  const scope = new Set<string>();
+  for (const id of ids) {
+    if (!graph.has(id)) continue;
+    for (const root of graph.isGroup(id) ? graph.executableDescendants(id) : [id]) scope.add(root);
+    for (const downstream of downstreamClosure(graph, id)) scope.add(downstream);
+  }
+  return graph.executableIds().filter((id) => scope.has(id));
+}
+
+/**
+ * How each step of the scope starts its next generation: it waits for its whole effective upstream again, except
+ * the upstream steps outside the scope that have already finished well (they will not run again, so they count as
+ * released now). Nothing left to wait for → `ready`.
+ */
+export function nextGenerations(
+  graph: PlanGraph,
+  scope: readonly string[],
+  statuses: ReadonlyMap<string, StepStatus>,
+): Map<string, NextGeneration> {
+  const inScope = new Set(scope);
+  const next = new Map<string, NextGeneration>();
+  for (const id of scope) {
+    const upstream = effectiveUpstream(graph, id);
+    const released = upstream.filter(
+      (u) => !inScope.has(u) && RELEASING_STEP_STATUSES.has(statuses.get(u) ?? 'pending'),
+    );
+    const remaining = upstream.length - released.length;
+    next.set(id, { status: remaining === 0 ? 'ready' : 'pending', upstream, remaining, released });
+  }
+  return next;
+}
+
+/**
+ * Steps of the scope that can never run in their next generation: an upstream step outside the scope failed (or is
+ * blocked), or they wait, through the scope, for such a step. Mapped to the outside steps that stop them.
+ */
+export function unreachableSteps(
+  graph: PlanGraph,
+  scope: readonly string[],
+  statuses: ReadonlyMap<string, StepStatus>,
+): Map<string, string[]> {
+  const inScope = new Set(scope);
+  const stoppedBy = new Map<string, string[]>();
+  // Plan order is not topological in general: repeat until nothing changes (the scope is small and finite).
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const id of scope) {
+      const causes = new Set(stoppedBy.get(id) ?? []);
+      const before = causes.size;
+      for (const u of effectiveUpstream(graph, id)) {
+        if (!inScope.has(u) && DEAD_END_STATUSES.has(statuses.get(u) ?? 'pending')) causes.add(u);
+        for (const cause of stoppedBy.get(u) ?? []) causes.add(cause);
+      }
+      if (causes.size > before) {
+        stoppedBy.set(id, [...causes].sort());
+        changed = true;
+      }
+    }
+  }
+  return stoppedBy;
+}
+
+/**
+ * The latest moment a change reported at `changedAt` can have happened: EventBridge times have whole seconds, so a
+ * time without a fraction stands for anything up to the end of its second. Unreadable: +∞ (treated as "now").
+ */
+function changeBound(changedAt: string): number {
+  const time = Date.parse(changedAt);
+  if (!Number.isFinite(time)) return Number.POSITIVE_INFINITY;
+  return /\.\d+/.test(changedAt) ? time : time + 999;
+}
+
+/**
+ * Whether a resource change makes the step's current generation stale: only a generation that has run can be, and
+ * only if it began before the change (a generation claimed after it read the changed resource already, so an older
+ * event delivered late changes nothing). A generation not yet claimed will read the resource when it runs. Without
+ * a time, every generation that has run is stale.
+ */
+export function isStaleAfterChange(
+  step: Pick<StepRecord, 'status' | 'startedAt' | 'finishedAt'>,
+  changedAt?: string,
+): boolean {
+  if (!RAN_STEP_STATUSES.has(step.status)) return false;
+  const began = step.startedAt ?? step.finishedAt;
+  if (changedAt === undefined || began === undefined) return true;
+  return Date.parse(began) <= changeBound(changedAt);
+}

@@ -1,0 +1,213 @@
+/**
+ * Invalidating steps of one run: the stale steps and their downstream closure start a new generation (the ended
+ * ones' results kept in history, their attempts untouched); upstream and unrelated steps keep theirs. The order
+ * leaves every step exactly one way to be started:
+ *
+ * 1. a finished run reopens (with a new run execution that waits for it again);
+ * 2. every step of the scope gets its next generation before any starts (so no new result can be released into a
+ *    dependent still on its old generation);
+ * 3. the executions of superseded in-flight generations are stopped (their late results fail the generation
+ *    condition anyway) and their gates closed; StepsInvalidated is published and appended to the run's events; a
+ *    live run that finished meanwhile reopens now;
+ * 4. steps that an upstream failure outside the scope keeps from ever running are blocked, upstream steps that
+ *    finished meanwhile are counted, and every step with nothing left to wait for is started.
+ */
+import { invalidationScope, isStaleAfterChange, nextGenerations, unreachableSteps } from '../engine/invalidation.ts';
+import { isStartable } from '../engine/scheduling.ts';
+import { IN_FLIGHT_STEP_STATUSES, RELEASING_STEP_STATUSES } from '../engine/statuses.ts';
+import { traceEntry } from '../engine/trace.ts';
+import type { StepError } from '../plan/schema.ts';
+import type { RunRecord, StepRecord } from '../ports/store.ts';
+import { type Ctx, event, type LoadedPlan } from './coordinator-context.ts';
+import { BLOCKED_CODE, closeOpenSteps, expireApprovals, settle, settledKey, startStep } from './coordinator-flow.ts';
+import { isReopenable, reopenRun } from './run-reopen.ts';
+
+export interface RunInvalidation {
+  readonly runId: string;
+  /** The steps that started a new generation, in plan order ([] when nothing was stale). */
+  readonly stepIds: readonly string[];
+  /** Whether this invalidation reopened the finished run. */
+  readonly reopened: boolean;
+}
+
+export interface InvalidationOptions {
+  /**
+   * Set for a resource change: only watchers whose current generation ran before the change are stale (an older
+   * event delivered after a newer one changes nothing). `changedAt` undefined: every watcher that ran is stale.
+   */
+  readonly resourceChange?: { readonly changedAt?: string | undefined };
+}
+
+export const SUPERSEDED_CODE = 'E_SUPERSEDED';
+const CANCELLED_ERROR = { code: 'E_CANCELLED', message: 'the run was cancelled', retryable: false } as const;
+
+interface Moved {
+  readonly before: StepRecord;
+  readonly after: StepRecord;
+}
+
+/** Invalidates `roots` (step or group ids of the run's current plan) and what depends on them. */
+export async function invalidateInRun(
+  ctx: Ctx,
+  run: RunRecord,
+  roots: readonly string[],
+  reason: string,
+  options: InvalidationOptions = {},
+): Promise<RunInvalidation> {
+  const { store } = ctx.deps;
+  const runId = run.runId;
+  const nothing: RunInvalidation = { runId, stepIds: [], reopened: false };
+  const loaded = await ctx.plan(run);
+  const { graph } = loaded;
+  const records = new Map((await store.listSteps(runId)).map((s) => [s.stepId, s]));
+  const candidates = roots.flatMap((id) => (graph.isGroup(id) ? graph.executableDescendants(id) : [id]));
+  const { resourceChange } = options;
+  const stale = candidates.filter((id) => {
+    const record = records.get(id);
+    return record !== undefined && (!resourceChange || isStaleAfterChange(record, resourceChange.changedAt));
+  });
+  const scope = invalidationScope(graph, stale).filter((id) => {
+    const status = records.get(id)?.status;
+    return status !== undefined && status !== 'superseded';
+  });
+  if (scope.length === 0) return nothing;
+
+  // A finished run reopens first, so that nobody sees it finished with steps of a new generation waiting.
+  let reopened = await reopenIfFinished(ctx, run, reason);
+  const statuses = new Map([...records.values()].map((s) => [s.stepId, s.status]));
+  const next = nextGenerations(graph, scope, statuses);
+  const moved = (
+    await Promise.all(
+      scope.map(async (id): Promise<Moved | undefined> => {
+        const before = records.get(id);
+        const plan = next.get(id);
+        if (!before || !plan) return undefined;
+        // Lost: a concurrent invalidation or replan started this step's next generation; it carries it on.
+        const after = await store.startGeneration(runId, id, before.generation, plan);
+        return after && { before, after };
+      }),
+    )
+  ).filter((m): m is Moved => m !== undefined);
+  if (moved.length === 0) return { ...nothing, reopened };
+  const stepIds = moved.map((m) => m.after.stepId);
+
+  await stopSuperseded(ctx, runId, moved);
+  await ctx.emit(runId, [event('StepsInvalidated', { runId, stepIds, reason })]);
+
+  // Re-read: a live run that finished while the generations were being started reopens here.
+  const current = await ctx.getRun(runId);
+  reopened = (await reopenIfFinished(ctx, current, reason)) || reopened;
+  if (current.status === 'cancelled') {
+    // Cancelled while the generations were being started: the cancellation may have closed the old ones only.
+    const invalidated = new Set(stepIds);
+    await closeOpenSteps(ctx, runId, CANCELLED_ERROR, (s) => invalidated.has(s.stepId));
+    return { runId, stepIds, reopened };
+  }
+
+  const blockedKeys = await blockUnreachable(ctx, loaded, moved, statuses);
+  const blocked = new Set(blockedKeys.map((key) => key.slice(0, key.lastIndexOf('#'))));
+  const open = moved.map((m) => m.after).filter((s) => !blocked.has(s.stepId));
+  const ready = await catchUpReleases(ctx, runId, open, new Set(scope));
+  await Promise.all(ready.filter(isStartable).map((s) => startStep(ctx, s)));
+  // Blocked steps are settled steps: with nothing else left open, the run finishes again here.
+  if (blockedKeys.length > 0) await settle(ctx, loaded, runId, blockedKeys);
+  return { runId, stepIds, reopened };
+}
+
+/** Reopens the run if it is finished; true when this call reopened it. */
+async function reopenIfFinished(ctx: Ctx, run: RunRecord, reason: string): Promise<boolean> {
+  return isReopenable(run) && (await reopenRun(ctx, run, reason)).reopened;
+}
+
+/** Stops the executions of superseded generations that were in flight and closes their gates. */
+async function stopSuperseded(ctx: Ctx, runId: string, moved: readonly Moved[]): Promise<void> {
+  const inFlight = moved.map((m) => m.before).filter((s) => IN_FLIGHT_STEP_STATUSES.includes(s.status));
+  await Promise.all(
+    inFlight.map(async (step) => {
+      if (!step.claimedBy) return;
+      try {
+        await ctx.deps.executions.stop(
+          step.claimedBy,
+          SUPERSEDED_CODE,
+          `step ${step.stepId} was invalidated: generation ${step.generation + 1} supersedes it`,
+        );
+      } catch (error) {
+        // Finished on its own meanwhile: its result fails the generation condition, nothing to stop.
+        console.error('cairn invalidator: stopping a superseded step execution failed', { runId, step, error });
+      }
+    }),
+  );
+  const gates = new Set(inFlight.filter((s) => s.status === 'awaiting_approval').map((s) => s.stepId));
+  if (gates.size > 0) await expireApprovals(ctx, runId, gates, 'superseded: the step was invalidated');
+}
+
+/**
+ * Blocks the steps of the new generations that wait (directly or through the scope) for an upstream step outside
+ * the scope that failed or is blocked: nothing would ever release them. Returns their completion keys.
+ */
+async function blockUnreachable(
+  ctx: Ctx,
+  loaded: LoadedPlan,
+  moved: readonly Moved[],
+  statuses: ReadonlyMap<string, StepRecord['status']>,
+): Promise<string[]> {
+  const scope = moved.map((m) => m.after.stepId);
+  const unreachable = unreachableSteps(loaded.graph, scope, statuses);
+  const now = ctx.now();
+  const keys: string[] = [];
+  await Promise.all(
+    moved.map(async ({ after }) => {
+      const causes = unreachable.get(after.stepId);
+      if (!causes) return;
+      const error: StepError = {
+        code: BLOCKED_CODE,
+        message: `blocked: upstream step ${causes.join(', ')} did not succeed`,
+        retryable: false,
+        details: { blockedBy: causes },
+      };
+      const blocked = await ctx.deps.store.transitionStep(
+        after.runId,
+        after.stepId,
+        { generation: after.generation, from: ['pending', 'ready'] },
+        { status: 'blocked', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
+      );
+      if (!blocked) return;
+      keys.push(settledKey(blocked));
+      const { runId, stepId, generation } = blocked;
+      await ctx.emit(runId, [event('StepBlocked', { runId, stepId, generation, blockedBy: causes })]);
+    }),
+  );
+  return keys;
+}
+
+/**
+ * Counts upstream steps outside the scope that finished well after the statuses were read (their own release went
+ * to the old generation): one conditional write per edge, so a release racing this one is counted once. Returns the
+ * steps as they are now.
+ */
+async function catchUpReleases(
+  ctx: Ctx,
+  runId: string,
+  steps: readonly StepRecord[],
+  scope: ReadonlySet<string>,
+): Promise<StepRecord[]> {
+  const { store } = ctx.deps;
+  const waitingFor = (s: StepRecord) => s.upstream.filter((u) => !scope.has(u) && !s.released.includes(u));
+  const outside = [...new Set(steps.flatMap(waitingFor))];
+  if (outside.length === 0) return [...steps];
+  const finished = new Set(
+    (await store.getSteps(runId, outside)).filter((u) => RELEASING_STEP_STATUSES.has(u.status)).map((u) => u.stepId),
+  );
+  return Promise.all(
+    steps.map(async (step) => {
+      let current = step;
+      for (const u of waitingFor(step).filter((id) => finished.has(id))) {
+        current =
+          (await store.releaseDependency(runId, step.stepId, step.generation, u)) ??
+          (await store.getStep(runId, step.stepId)) ??
+          current;
+      }
+      return current;
+    }),
+  );
+}

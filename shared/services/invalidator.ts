@@ -1,0 +1,135 @@
+/**
+ * The invalidator: stale-dependency invalidation from outside events and on request. A ResourceChanged event marks
+ * every step watching its key stale, in running and in finished runs (a finished run reopens and reaches a new
+ * terminal state); `POST /runs/{id}/steps/{stepId}/invalidate` does the same for one step (or group).
+ *
+ * Delivery is at least once and in no particular order: an event is handled once per event id (an idempotency
+ * record `invalidation#<eventId>`), and a watcher whose current generation began after the change (a newer event
+ * got there first) is not stale, so a duplicate or an older event changes nothing.
+ */
+import { ConflictError, NotFoundError } from '../errors.ts';
+import type { RunRecord } from '../ports/store.ts';
+import { type Ctx, createContext } from './coordinator-context.ts';
+import type { CoordinatorDeps } from './coordinator-types.ts';
+import { invalidateInRun, type RunInvalidation } from './invalidation-run.ts';
+
+export type { RunInvalidation } from './invalidation-run.ts';
+
+/** The invalidator changes steps and runs exactly as the coordinator does, with the same dependencies. */
+export type InvalidatorDeps = CoordinatorDeps;
+
+export interface InvalidateResourceRequest {
+  readonly resourceKey: string;
+  /** Equal for every delivery of the same change (the webhook's delivery id, else the bus event id). */
+  readonly eventId: string;
+  /** When the change was reported (the event's time); absent: now. */
+  readonly changedAt?: string | undefined;
+}
+
+export interface InvalidateResourceResult {
+  /** The event was handled before (or is being handled): nothing was done. */
+  readonly duplicate: boolean;
+  /** The runs with watchers of the resource, and what was invalidated in each. */
+  readonly runs: readonly RunInvalidation[];
+}
+
+export interface InvalidateStepRequest {
+  readonly runId: string;
+  /** A step or a group (all its executable descendants) of the run's current plan. */
+  readonly stepId: string;
+  readonly reason?: string | undefined;
+  /** Makes a repeated request (a client retry) answer the first one's result instead of invalidating again. */
+  readonly requestId?: string | undefined;
+}
+
+export interface Invalidator {
+  invalidateResource(request: InvalidateResourceRequest): Promise<InvalidateResourceResult>;
+  /** NotFoundError for an unknown run or step; ConflictError for a run that has not started or was cancelled. */
+  invalidateStep(request: InvalidateStepRequest): Promise<RunInvalidation>;
+}
+
+/** How long a handled event id is remembered (EventBridge retries for up to a day). */
+export const HANDLED_EVENT_RETENTION_SECONDS = 7 * 86_400;
+/** How long an unfinished handling keeps a duplicate away before another delivery may take over. */
+export const HANDLING_TIMEOUT_SECONDS = 300;
+
+export const DEFAULT_INVALIDATION_REASON = 'invalidated on request';
+
+export function createInvalidator(deps: InvalidatorDeps): Invalidator {
+  const ctx = createContext(deps);
+  return {
+    invalidateResource: (request) => invalidateResource(ctx, request),
+    invalidateStep: (request) => invalidateStep(ctx, request),
+  };
+}
+
+const epochSeconds = (ctx: Ctx): number => Math.floor(ctx.deps.clock().getTime() / 1000);
+
+/** Runs `work` once per key; a repeat gets the first result (or undefined while the first is still at work). */
+async function once<T>(ctx: Ctx, key: string, work: () => Promise<T>): Promise<{ first: boolean; result?: T }> {
+  const { store } = ctx.deps;
+  const now = epochSeconds(ctx);
+  const existing = await store.beginIdempotent(key, now + HANDLING_TIMEOUT_SECONDS, now);
+  if (existing)
+    return existing.status === 'completed' ? { first: false, result: existing.result as T } : { first: false };
+  let result: T;
+  try {
+    result = await work();
+  } catch (error) {
+    // Let the redelivery (or the client's retry) do it again: every step of the work is safe to repeat.
+    await store.abortIdempotent(key);
+    throw error;
+  }
+  await store.completeIdempotent(key, result, epochSeconds(ctx) + HANDLED_EVENT_RETENTION_SECONDS);
+  return { first: true, result };
+}
+
+/** Runs whose steps may be invalidated: started, and not cancelled. */
+const isInvalidatable = (run: RunRecord): boolean => run.status !== 'planning' && run.status !== 'cancelled';
+
+async function invalidateResource(ctx: Ctx, request: InvalidateResourceRequest): Promise<InvalidateResourceResult> {
+  const { resourceKey } = request;
+  const handled = await once(ctx, `invalidation#${request.eventId}`, async () => {
+    const watchers = await ctx.deps.store.listWatchers(resourceKey);
+    const byRun = new Map<string, string[]>();
+    for (const w of watchers) byRun.set(w.runId, [...(byRun.get(w.runId) ?? []), w.stepId]);
+    const runs: RunInvalidation[] = [];
+    // One run after the other: a change watched by many runs must not open a socket per run at once.
+    for (const [runId, stepIds] of byRun) {
+      const run = await ctx.deps.store.getRun(runId);
+      if (!run || !isInvalidatable(run)) continue;
+      const { byId } = await ctx.plan(run);
+      // An entry of an earlier revision whose step no longer watches the key (or no longer exists) is left out.
+      const roots = stepIds.filter((id) => byId.get(id)?.watches?.includes(resourceKey) === true);
+      if (roots.length === 0) continue;
+      const reason = `resource changed: ${resourceKey}`;
+      runs.push(await invalidateInRun(ctx, run, roots, reason, { resourceChange: { changedAt: request.changedAt } }));
+    }
+    return runs;
+  });
+  return { duplicate: !handled.first, runs: handled.first ? (handled.result ?? []) : [] };
+}
+
+async function invalidateStep(ctx: Ctx, request: InvalidateStepRequest): Promise<RunInvalidation> {
+  const work = async (): Promise<RunInvalidation> => {
+    const { runId, stepId } = request;
+    const run = await ctx.getRun(runId);
+    if (!isInvalidatable(run)) {
+      throw new ConflictError(`run ${runId} is ${run.status}: its steps cannot be invalidated`, {
+        context: { runId, status: run.status },
+      });
+    }
+    const { graph } = await ctx.plan(run);
+    if (!graph.has(stepId)) {
+      throw new NotFoundError(`run ${runId} has no step ${stepId}`, { context: { runId, stepId } });
+    }
+    return invalidateInRun(ctx, run, [stepId], request.reason ?? DEFAULT_INVALIDATION_REASON);
+  };
+  if (request.requestId === undefined) return work();
+  const handled = await once(ctx, `invalidation#request#${request.runId}#${request.requestId}`, work);
+  if (handled.result !== undefined) return handled.result;
+  throw new ConflictError('the same invalidation request is still being handled', {
+    context: { runId: request.runId, requestId: request.requestId },
+    retryable: true,
+  });
+}

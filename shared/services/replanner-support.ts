@@ -1,0 +1,119 @@
+/**
+ * The replanner's small pieces: what a run's earlier replans tell the next one (PriorReplan records, lineage,
+ * fingerprints), the reason text of a revision, asking the model with a bounded retry of transient model errors,
+ * and recording a failure the replanner could not replan around.
+ */
+import { clipText } from '../engine/replan/step-definition.ts';
+import { failureFingerprint, type LineageMap, mergeLineage, stepLineage } from '../engine/replan.ts';
+import { traceEntry } from '../engine/trace.ts';
+import { isModelError, isPlannerError } from '../errors.ts';
+import { plannerErrorCode } from '../planner/errors.ts';
+import type { PlannerDeps } from '../planner/planner.ts';
+import { proposeRevision, type RevisionOutcome, type RevisionRequest } from '../planner/replan/revise.ts';
+import type { PriorReplan, ReplanChange } from '../ports/plan-model.ts';
+import type { RunRecord, StepRecord } from '../ports/store.ts';
+import type { Ctx } from './coordinator-context.ts';
+import { settleRun } from './coordinator-flow.ts';
+import { declineMember, failureKey } from './coordinator-replan.ts';
+
+/** Characters of a planner's reason kept in a decline (it ends up in the terminal evidence). */
+const DECLINE_MESSAGE_CHARS = 1000;
+const MODEL_TRIES = 3;
+const MODEL_RETRY_MS = 500;
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The run's earlier replans as the planner is told them, oldest first. */
+export function priorReplans(run: Pick<RunRecord, 'replanLog'>): PriorReplan[] {
+  return (run.replanLog ?? []).map((r) => ({
+    revision: r.revision,
+    stepId: r.stepId,
+    ...(r.target === undefined ? {} : { target: r.target }),
+    code: r.code,
+    change: r.change,
+    ...(r.replaces === undefined ? {} : { replaces: r.replaces }),
+  }));
+}
+
+export const lineageOf = (run: Pick<RunRecord, 'replanLog'>): LineageMap =>
+  mergeLineage(...(run.replanLog ?? []).map((r) => r.replaces));
+
+/** The no-progress fingerprint of a failed step's current failure. */
+export function fingerprintOf(run: Pick<RunRecord, 'replanLog'>, step: StepRecord): string {
+  return failureFingerprint({
+    lineage: stepLineage(step.stepId, lineageOf(run)),
+    code: step.error?.code ?? 'E_UNKNOWN',
+    message: step.error?.message ?? '',
+  });
+}
+
+/** One line: what a replan changed. */
+export function describeChange(change: ReplanChange): string {
+  switch (change.kind) {
+    case 'substitute':
+      return `${change.stepId} now runs ${change.to} instead of ${change.from}`;
+    case 'method':
+      return `another method for ${change.path || 'the objective'} (${change.from} → ${change.to ?? 'another'})`;
+    default:
+      return 'the plan was rewritten around it';
+  }
+}
+
+/** The reason stored with revision n+1 and published with PlanRevised. */
+export function revisionReason(step: StepRecord, change: ReplanChange, manual: string | undefined): string {
+  const failure = `${step.stepId} failed (${step.error?.code ?? 'E_UNKNOWN'})`;
+  const head = manual === undefined ? `replan: ${failure}` : `manual replan (${clipText(manual, 200)}): ${failure}`;
+  return `${head}; ${describeChange(change)}`;
+}
+
+/** The planner's answer, asking again (a little later) while the model provider reports a transient failure. */
+export async function proposeWithRetry(deps: PlannerDeps, request: RevisionRequest): Promise<RevisionOutcome> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await proposeRevision(deps, request);
+    } catch (error) {
+      if (!isModelError(error) || !error.retryable || tries >= MODEL_TRIES) throw error;
+      await sleep(MODEL_RETRY_MS * tries);
+    }
+  }
+}
+
+/** A planner or model failure as the code and message a decline records. */
+export function describeReplanError(error: unknown): { code: string; message: string } {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = isPlannerError(error)
+    ? (plannerErrorCode(error) ?? 'E_PLANNER')
+    : isModelError(error)
+      ? 'E_MODEL'
+      : 'E_REPLAN_FAILED';
+  return { code, message: clipText(message, DECLINE_MESSAGE_CHARS) };
+}
+
+/**
+ * No revision for this failure: it stands. The decline is recorded once (a set member, so concurrent declines
+ * never overwrite each other), noted on the step's trace, and the run is settled: it ends `failed` once nothing
+ * else is open, its terminal evidence naming the root cause and the planner's reason.
+ */
+export async function declineFailure(
+  ctx: Ctx,
+  step: StepRecord,
+  why: { code: string; message: string },
+): Promise<void> {
+  const { store } = ctx.deps;
+  const failure = failureKey(step);
+  const added = await store.markRunOnce(
+    step.runId,
+    'replanDeclines',
+    declineMember({ failure, stepId: step.stepId, ...why }),
+  );
+  if (added) {
+    const now = ctx.now();
+    await store.transitionStep(
+      step.runId,
+      step.stepId,
+      { generation: step.generation, from: ['failed'] },
+      { appendTrace: [traceEntry('plan', `no replan: ${why.code} ${why.message}`, now)] },
+    );
+  }
+  await settleRun(ctx, step.runId);
+}

@@ -1,0 +1,156 @@
+import { describe, expect, it } from 'vitest';
+import type { ApiDeps } from '../../../shared/api/deps.ts';
+import { ConflictError } from '../../../shared/errors.ts';
+import { plannerError } from '../../../shared/planner/errors.ts';
+import { echoStep, harness, planOf, runRecord, seedRun, stepRecord } from './harness.ts';
+
+type ReplanRequest = Parameters<NonNullable<ApiDeps['replanRun']>>[0];
+
+/** A harness whose replanRun records its requests and answers as told. */
+function withReplanner(answer: (request: ReplanRequest) => Promise<{ runId: string; revision?: number }>) {
+  const requests: ReplanRequest[] = [];
+  const h = harness({
+    replanRun: async (request) => {
+      requests.push(request);
+      return answer(request);
+    },
+  });
+  return { h, requests };
+}
+
+describe('POST /runs/{runId}/replan', () => {
+  it('answers 202 with the revision made and passes the reason on', async () => {
+    const { h, requests } = withReplanner(async (r) => ({ runId: r.runId, revision: 2 }));
+    await h.store.createRun(runRecord('run-1'));
+
+    const response = await h.request('POST', '/runs/run-1/replan', { body: { reason: 'the provider is down' } });
+
+    expect(response.status).toBe(202);
+    expect(await response.json()).toEqual({ runId: 'run-1', revision: 2 });
+    expect(requests).toEqual([{ runId: 'run-1', reason: 'the provider is down' }]);
+  });
+
+  it('answers 202 without a revision when a concurrent replan made it', async () => {
+    const { h } = withReplanner(async (r) => ({ runId: r.runId }));
+    await h.store.createRun(runRecord('run-1'));
+
+    const response = await h.request('POST', '/runs/run-1/replan', { body: { reason: 'again' } });
+
+    expect(response.status).toBe(202);
+    expect(await response.json()).toEqual({ runId: 'run-1' });
+  });
+
+  it('answers 409 with the conflict code and says so at the replan limit', async () => {
+    const { h } = withReplanner(async () => {
+      throw new ConflictError('run run-1 has reached its replan limit: 3 of 3 replans made', {
+        context: { code: 'E_REPLAN_LIMIT' },
+      });
+    });
+    await h.store.createRun(runRecord('run-1', { replans: 3 }));
+
+    const response = await h.request('POST', '/runs/run-1/replan', { body: { reason: 'once more' } });
+
+    expect(response.status).toBe(409);
+    expect(await response.json()).toEqual({
+      error: { code: 'E_REPLAN_LIMIT', message: 'run run-1 has reached its replan limit: 3 of 3 replans made' },
+    });
+  });
+
+  it('answers 422 with the planner code when no revision is possible', async () => {
+    const { h } = withReplanner(async () => {
+      throw plannerError('E_NO_ALTERNATIVE', 'no alternative for step B');
+    });
+    await h.store.createRun(runRecord('run-1'));
+
+    const response = await h.request('POST', '/runs/run-1/replan', { body: { reason: 'try' } });
+
+    expect(response.status).toBe(422);
+    expect(await response.json()).toMatchObject({ error: { code: 'E_NO_ALTERNATIVE' } });
+  });
+
+  it('refuses a blank or missing reason and an unknown run before asking the replanner', async () => {
+    const { h, requests } = withReplanner(async (r) => ({ runId: r.runId, revision: 2 }));
+    await h.store.createRun(runRecord('run-1'));
+
+    expect((await h.request('POST', '/runs/run-1/replan', { body: { reason: '  ' } })).status).toBe(400);
+    expect((await h.request('POST', '/runs/run-1/replan', { body: {} })).status).toBe(400);
+    expect((await h.request('POST', '/runs/nope/replan', { body: { reason: 'x' } })).status).toBe(404);
+    expect(requests).toEqual([]);
+  });
+
+  it('answers 503 where replanning is not configured', async () => {
+    const h = harness();
+    await h.store.createRun(runRecord('run-1'));
+
+    const response = await h.request('POST', '/runs/run-1/replan', { body: { reason: 'x' } });
+
+    expect(response.status).toBe(503);
+  });
+});
+
+describe('GET /runs/{runId}/plan/diff', () => {
+  async function twoRevisions() {
+    const h = harness();
+    const first = planOf([echoStep('A'), echoStep('B', { dependsOn: ['A'] }), echoStep('C', { dependsOn: ['B'] })]);
+    await seedRun(h, 'run-1', first, [stepRecord('run-1', 'A'), stepRecord('run-1', 'B'), stepRecord('run-1', 'C')], {
+      revision: 2,
+    });
+    const second = {
+      ...first,
+      revision: 2,
+      steps: [
+        echoStep('A'),
+        echoStep('B', { dependsOn: ['A'], title: 'B again' }),
+        echoStep('D', { dependsOn: ['B'] }),
+      ],
+    };
+    await h.store.putPlanRevision('run-1', second, 'replan: B failed');
+    await h.store.transitionStep('run-1', 'C', { generation: 1, from: ['pending'] }, { status: 'superseded' });
+    return h;
+  }
+
+  it('defaults to the current revision against the one before it', async () => {
+    const h = await twoRevisions();
+
+    const response = await h.request('GET', '/runs/run-1/plan/diff');
+
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({
+      runId: 'run-1',
+      from: 1,
+      to: 2,
+      reason: 'replan: B failed',
+      diff: {
+        added: [{ id: 'D' }],
+        removed: [],
+        changed: [{ id: 'B', fields: ['title'] }],
+        superseded: [{ id: 'C' }],
+      },
+    });
+  });
+
+  it('diffs any two revisions, and from 0 shows every step as added', async () => {
+    const h = await twoRevisions();
+
+    const back = (await (await h.request('GET', '/runs/run-1/plan/diff?from=2&to=1')).json()) as {
+      diff: { added: { id: string }[]; removed: { id: string }[] };
+    };
+    const fresh = (await (await h.request('GET', '/runs/run-1/plan/diff?from=0&to=1')).json()) as {
+      from: number | null;
+      diff: { added: { id: string }[] };
+    };
+
+    expect(back.diff.added.map((s) => s.id)).toEqual(['C']);
+    expect(back.diff.removed.map((s) => s.id)).toEqual(['D']);
+    expect(fresh.from).toBeNull();
+    expect(fresh.diff.added.map((s) => s.id)).toEqual(['A', 'B', 'C']);
+  });
+
+  it('answers 404 for a revision the run does not have and 400 for a bad query', async () => {
+    const h = await twoRevisions();
+
+    expect((await h.request('GET', '/runs/run-1/plan/diff?to=7')).status).toBe(404);
+    expect((await h.request('GET', '/runs/run-1/plan/diff?from=x')).status).toBe(400);
+    expect((await h.request('GET', '/runs/run-1/plan/diff?since=1')).status).toBe(400);
+  });
+});

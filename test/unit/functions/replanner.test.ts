@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { createHandler } from '../../../functions/replanner.ts';
+import { isValidationError } from '../../../shared/errors.ts';
+import type { StepFailedRef } from '../../../shared/services/replanner.ts';
+
+function handlerWithSpy() {
+  const calls: StepFailedRef[] = [];
+  const handler = createHandler({
+    replanner: {
+      onStepFailed: async (ref) => {
+        calls.push(ref);
+        return { outcome: 'revised', revision: 2 };
+      },
+    },
+  });
+  return { handler, calls };
+}
+
+const envelope = (detail: Record<string, unknown>, type = 'StepFailed') => ({
+  version: '0',
+  id: 'e-1',
+  'detail-type': type,
+  source: 'cairn',
+  account: '123456789012',
+  time: '2030-01-01T00:00:00Z',
+  region: 'us-east-1',
+  resources: [],
+  detail,
+});
+const failed = {
+  runId: 'run-1',
+  stepId: 'B',
+  generation: 2,
+  attempts: 1,
+  error: { code: 'E_X', message: 'boom', retryable: false },
+  final: true,
+  at: '2030-01-01T00:00:00Z',
+};
+
+describe('the replanner handler', () => {
+  it('hands a final StepFailed event to the replanner and returns its answer', async () => {
+    const { handler, calls } = handlerWithSpy();
+
+    const answer = await handler(envelope(failed));
+
+    expect(answer).toEqual({ outcome: 'revised', revision: 2 });
+    expect(calls).toEqual([{ runId: 'run-1', stepId: 'B', generation: 2 }]);
+  });
+
+  it('ignores a failure that is not final', async () => {
+    const { handler, calls } = handlerWithSpy();
+
+    expect(await handler(envelope({ ...failed, final: false }))).toEqual({ outcome: 'ignored', why: 'not_final' });
+    expect(calls).toEqual([]);
+  });
+
+  it('refuses what is not a StepFailed event with a ValidationError', async () => {
+    const { handler, calls } = handlerWithSpy();
+
+    for (const event of [
+      {},
+      envelope(failed, 'StepSucceeded'),
+      envelope({ ...failed, generation: 0 }),
+      envelope({ runId: 'run-1' }),
+    ]) {
+      const error = await handler(event).catch((e: unknown) => e);
+      expect(isValidationError(error), JSON.stringify(event)).toBe(true);
+    }
+    expect(calls).toEqual([]);
+  });
+});
