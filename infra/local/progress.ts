@@ -4,7 +4,10 @@
  */
 import type { BusEnvelope } from '../../shared/adapters/local/event-bus.ts';
 
-const DONE_EVENTS = new Set(['StepSucceeded', 'StepSkipped', 'StepBlocked']);
+// Done means the step's work is finished (succeeded or skipped). Failed and blocked steps are not counted: a replan
+// or an invalidation may still run them again, and a counter that goes backwards reads as a bug.
+const DONE_EVENTS = new Set(['StepSucceeded', 'StepSkipped']);
+const UNDONE_EVENTS = new Set(['StepStarted', 'StepFailed', 'StepBlocked', 'StepRetrying']);
 
 const MARKS: Record<string, string> = {
   RunStarted: '▶',
@@ -43,8 +46,10 @@ export function createProgressPrinter(write: (line: string) => void): ProgressPr
     }
     if (type === 'RunStarted') run.total = Number(d.steps ?? 0);
     const stepId = String(d.stepId);
-    if (DONE_EVENTS.has(type) || (type === 'StepFailed' && d.final === true)) run.done.add(stepId);
-    else if (type === 'StepStarted') run.done.delete(stepId);
+    if (DONE_EVENTS.has(type)) run.done.add(stepId);
+    else if (UNDONE_EVENTS.has(type)) run.done.delete(stepId);
+    else if (type === 'StepsInvalidated' && Array.isArray(d.stepIds))
+      for (const id of d.stepIds) run.done.delete(String(id));
     const counter = run.total > 0 ? `[${run.done.size}/${run.total}]` : '';
     write(`${counter.padEnd(8)} ${MARKS[type] ?? ' '} ${describe(type, d)}`);
   };

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { createProgressPrinter } from '../../../infra/local/progress.ts';
+import type { BusEnvelope } from '../../../shared/adapters/local/event-bus.ts';
+
+const envelope = (type: string, detail: Record<string, unknown>): BusEnvelope => ({
+  version: '0',
+  id: `${type}-${String(detail.stepId ?? '')}`,
+  'detail-type': type,
+  source: 'cairn',
+  account: '000000000000',
+  time: '2026-11-30T16:00:00Z',
+  region: 'local',
+  resources: [],
+  detail: { runId: 'r1', generation: 1, ...detail },
+});
+
+function feed(events: BusEnvelope[]): string[] {
+  const lines: string[] = [];
+  const print = createProgressPrinter((line) => lines.push(line));
+  for (const event of events) print(event);
+  return lines;
+}
+
+describe('createProgressPrinter', () => {
+  it('writes one line per transition with a done/total counter', () => {
+    const lines = feed([
+      envelope('RunStarted', { objective: 'o', steps: 2, revision: 1 }),
+      envelope('StepStarted', { stepId: 'a', target: 'tool:x' }),
+      envelope('StepSucceeded', { stepId: 'a', attempts: 1 }),
+      envelope('StepSkipped', { stepId: 'b', reason: 'when was false' }),
+    ]);
+
+    expect(lines).toHaveLength(4);
+    expect(lines[2]).toMatch(/^\[1\/2\]\s+✓ a succeeded/);
+    expect(lines[3]).toMatch(/^\[2\/2\]\s+· b skipped: when was false/);
+  });
+
+  it('does not count failed or blocked steps as done, so a replan never makes the counter go backwards', () => {
+    const lines = feed([
+      envelope('RunStarted', { objective: 'o', steps: 2, revision: 1 }),
+      envelope('StepFailed', { stepId: 'a', attempts: 1, final: true, error: { code: 'E', message: 'm' } }),
+      envelope('StepBlocked', { stepId: 'b', blockedBy: ['a'] }),
+      envelope('PlanRevised', { revision: 2, reason: 'replan' }),
+      envelope('StepStarted', { stepId: 'a', target: 'tool:y' }),
+      envelope('StepSucceeded', { stepId: 'a', attempts: 1 }),
+    ]);
+
+    expect(lines.map((line) => line.slice(0, 5))).toEqual(['[0/2]', '[0/2]', '[0/2]', '[0/2]', '[0/2]', '[1/2]']);
+  });
+
+  it('opens invalidated steps again', () => {
+    const lines = feed([
+      envelope('RunStarted', { objective: 'o', steps: 1, revision: 1 }),
+      envelope('StepSucceeded', { stepId: 'a', attempts: 1 }),
+      envelope('StepsInvalidated', { stepIds: ['a'], reason: 'resource changed' }),
+    ]);
+
+    expect(lines.at(-1)).toMatch(/^\[0\/1\]\s+⟲ stale: a/);
+  });
+});
