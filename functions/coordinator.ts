@@ -4,7 +4,7 @@
  * ValidationError, a name the state machines' Catch can route.
  *
  * Environment: CAIRN_TABLE_NAME, CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN, CAIRN_EVENT_BUS_NAME (required);
- * CAIRN_CATALOG (catalog JSON; default: the bundled demo catalog), CAIRN_RUN_DEADLINE_SECONDS (default 86400),
+ * CAIRN_CATALOG_FILE or CAIRN_CATALOG (default: the bundled demo catalog), CAIRN_RUN_DEADLINE_SECONDS (default 86400),
  * CAIRN_RETRY_BASE_SECONDS (default 1), CAIRN_RETRY_CAP_SECONDS (default 60), CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH,
  * CAIRN_TRACE_RETENTION (`last` or `full`; default `last`), CAIRN_MAX_REPLANS (default 3; 0 turns replanning off).
  */
@@ -14,12 +14,10 @@ import { z } from 'zod';
 import { createDynamoStore } from '../shared/adapters/aws/dynamo-store.ts';
 import { createEventBridgePublisher } from '../shared/adapters/aws/eventbridge-publisher.ts';
 import { sfnExecutionsFromEnv } from '../shared/adapters/aws/sfn-executions.ts';
-import { limitsFromEnv, required } from '../shared/api/lambda-support.ts';
-import demoCatalog from '../shared/catalog/demo.json' with { type: 'json' };
+import { catalogFromEnv, limitsFromEnv, required } from '../shared/api/lambda-support.ts';
 import { DEFAULT_MAX_REPLANS } from '../shared/engine/replan.ts';
 import { DEFAULT_RETRY_BASE_SECONDS, DEFAULT_RETRY_CAP_SECONDS } from '../shared/engine/retry.ts';
 import { ValidationError } from '../shared/errors.ts';
-import { type Catalog, loadCatalog, parseCatalog } from '../shared/plan/catalog.ts';
 import type { MetricsSink } from '../shared/ports/metrics.ts';
 import { type Coordinator, type CoordinatorDeps, createCoordinator } from '../shared/services/coordinator.ts';
 import { observability, observe } from './observability.ts';
@@ -152,12 +150,6 @@ function positiveNumber(env: Env, name: string, fallback: number): number {
   const value = Number(raw);
   if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`);
   return value;
-}
-
-/** The catalog a deployment runs with: CAIRN_CATALOG JSON, or the demo catalog bundled with the code. */
-export function catalogFromEnv(env: Env): Catalog {
-  const text = env.CAIRN_CATALOG;
-  return text !== undefined && text.trim() !== '' ? parseCatalog(text) : loadCatalog(demoCatalog);
 }
 
 /** The coordinator's configuration from the environment (the same names as CDK context and `npm start` flags). */

@@ -8,7 +8,7 @@
  * The event's time says when the change was reported, so an older event delivered late changes nothing.
  *
  * Environment: CAIRN_TABLE_NAME, CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN, CAIRN_EVENT_BUS_NAME (required);
- * CAIRN_RUN_DEADLINE_SECONDS (a reopened run's new deadline; default 86400), CAIRN_CATALOG.
+ * CAIRN_RUN_DEADLINE_SECONDS (a reopened run's new deadline; default 86400), CAIRN_CATALOG_FILE or CAIRN_CATALOG.
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';

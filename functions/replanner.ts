@@ -6,8 +6,9 @@
  * ValidationError (EventBridge retries it, then dead-letters it for a person to look at).
  *
  * Environment: CAIRN_TABLE_NAME, CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN, CAIRN_EVENT_BUS_NAME (required);
- * CAIRN_CATALOG, CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH, CAIRN_MAX_REPLANS (default 3), CAIRN_RUN_DEADLINE_SECONDS (the
- * deadline of a reopened run), CAIRN_PLANNER_MODEL_ID or CAIRN_MODEL_ID (Bedrock; absent: the HTN planner).
+ * CAIRN_CATALOG_FILE or CAIRN_CATALOG, CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH, CAIRN_MAX_REPLANS (default 3),
+ * CAIRN_RUN_DEADLINE_SECONDS (the deadline of a reopened run), CAIRN_PLANNER_MODEL_ID or CAIRN_MODEL_ID (Bedrock;
+ * absent: the HTN planner).
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';

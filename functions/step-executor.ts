@@ -3,7 +3,7 @@
  * `{ ok: true } | { ok: false, error: { code, message, retryable } }` out. Capability failures come back as data;
  * only infrastructure failures throw (the state machine catches them as E_EXECUTOR).
  *
- * Environment: CAIRN_TABLE_NAME (required), CAIRN_CATALOG (catalog JSON; default: the bundled demo catalog),
+ * Environment: CAIRN_TABLE_NAME (required), CAIRN_CATALOG_FILE or CAIRN_CATALOG (default: the bundled demo catalog),
  * CAIRN_BINDINGS (target → binding JSON, see shared/capabilities/registry.ts), CAIRN_BUILTINS (builtin packs,
  * `demo,conformance` or `none`; default `demo`, so the demo catalog runs on a fresh deploy; configured bindings
  * win), CAIRN_MAX_OUTPUT_BYTES, CAIRN_IDEMPOTENCY_TTL_SECONDS.
@@ -11,10 +11,9 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
 import { createDynamoStore } from '../shared/adapters/aws/dynamo-store.ts';
+import { catalogFromEnv } from '../shared/adapters/catalog-from-env.ts';
 import { createRuntimeRegistry, parseBuiltinPacks } from '../shared/capabilities/runtime-registry.ts';
-import demoCatalog from '../shared/catalog/demo.json' with { type: 'json' };
 import { ValidationError } from '../shared/errors.ts';
-import { type Catalog, loadCatalog, parseCatalog } from '../shared/plan/catalog.ts';
 import {
   createStepExecutor,
   DEFAULT_IDEMPOTENCY_TTL_SECONDS,
@@ -62,11 +61,8 @@ const positiveInt = (value: string | undefined, fallback: number, name: string):
   return n;
 };
 
-/** The catalog a deployment runs with: CAIRN_CATALOG JSON, or the demo catalog bundled with the code. */
-export function catalogFromEnv(env: NodeJS.ProcessEnv): Catalog {
-  const text = env.CAIRN_CATALOG;
-  return text !== undefined && text.trim() !== '' ? parseCatalog(text) : loadCatalog(demoCatalog);
-}
+// Re-exported for the handler's tests: the one catalogFromEnv every handler uses.
+export { catalogFromEnv };
 
 export function executorFromEnv(env: NodeJS.ProcessEnv): StepExecutor {
   const tableName = env.CAIRN_TABLE_NAME;

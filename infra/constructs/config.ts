@@ -4,6 +4,7 @@
  * embedded runtime synthesizes the same stack with no context at all.
  */
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Node } from 'constructs';
 import { parseCatalog } from '../../shared/plan/catalog.ts';
 
@@ -36,8 +37,11 @@ export interface CairnConfig {
   readonly modelId?: string;
   /** Capability bindings (the `CAIRN_BINDINGS` JSON): Lambda and Bedrock bindings also become grants. */
   readonly bindings?: Readonly<Record<string, unknown>>;
-  /** The capability catalog (minified JSON, checked at synth); absent, the bundled demo catalog. */
-  readonly catalog?: string;
+  /**
+   * The capability catalog file (absolute, checked at synth), copied into every function bundle and named by
+   * CAIRN_CATALOG_FILE; absent, the bundled demo catalog.
+   */
+  readonly catalogFile?: string;
   /** An outside JWT issuer; absent, the stack creates a Cognito user pool and uses it. */
   readonly jwt?: JwtConfig;
   readonly consoleOidc?: ConsoleOidcConfig;
@@ -120,8 +124,8 @@ export function configFromContext(node: Node): CairnConfig {
   if (!/^[a-z0-9-]{1,20}$/.test(stage)) throw new Error(`context stage must match [a-z0-9-]{1,20}, got "${stage}"`);
   const modelId = text('modelId');
   const bindings = parseBindings(node.tryGetContext('bindings'));
-  const catalogFile = text('catalogFile');
-  const catalog = catalogFile === undefined ? undefined : readCatalog(catalogFile);
+  const catalogContext = text('catalogFile');
+  const catalogFile = catalogContext === undefined ? undefined : checkedCatalogFile(catalogContext);
   const issuer = url('jwtIssuer');
   const audience = list('jwtAudience');
   if ((issuer === undefined) !== (audience.length === 0))
@@ -158,7 +162,7 @@ export function configFromContext(node: Node): CairnConfig {
     archiveRetentionDays: count('archiveRetentionDays', DEFAULT_CONFIG.archiveRetentionDays),
     ...(modelId === undefined ? {} : { modelId }),
     ...(bindings === undefined ? {} : { bindings }),
-    ...(catalog === undefined ? {} : { catalog }),
+    ...(catalogFile === undefined ? {} : { catalogFile }),
     ...(issuer === undefined ? {} : { jwt: { issuer, audience } }),
     ...(oidc.authorizeUrl && oidc.tokenUrl && oidc.clientId
       ? { consoleOidc: { authorizeUrl: oidc.authorizeUrl, tokenUrl: oidc.tokenUrl, clientId: oidc.clientId } }
@@ -170,16 +174,17 @@ export function configFromContext(node: Node): CairnConfig {
   };
 }
 
-/** The catalog file, checked as the Lambdas will load it, minified for the environment. */
-function readCatalog(path: string): string {
+/** The catalog file, checked as the Lambdas will load it; its absolute path (the bundling copies it). */
+function checkedCatalogFile(path: string): string {
+  const absolute = resolve(path);
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readFileSync(absolute, 'utf8');
   } catch (error) {
     throw new Error(`context catalogFile: cannot read ${path}: ${(error as Error).message}`);
   }
   parseCatalog(text);
-  return JSON.stringify(JSON.parse(text));
+  return absolute;
 }
 
 function parseBindings(value: unknown): Readonly<Record<string, unknown>> | undefined {

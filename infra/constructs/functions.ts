@@ -14,6 +14,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { GSI1_NAME } from '../../shared/adapters/aws/table-layout.ts';
+import { bundleFilesEnvironment, commandHooksOf } from './bundle-files.ts';
 import type { CairnConfig } from './config.ts';
 import { FUNCTION_KEYS, type FunctionKey } from './state-names.ts';
 
@@ -76,7 +77,7 @@ export type FunctionsConfig = Pick<
   | 'maxReplans'
   | 'modelId'
   | 'bindings'
-  | 'catalog'
+  | 'catalogFile'
   | 'logRetentionDays'
   | 'plannerConcurrency'
   | 'executorConcurrency'
@@ -98,6 +99,11 @@ export class Functions extends Construct {
   constructor(scope: Construct, id: string, props: FunctionsProps) {
     super(scope, id);
     const { config } = props;
+    const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
+    const bundleFiles = {
+      projectRoot,
+      ...(config.catalogFile === undefined ? {} : { catalogFile: config.catalogFile }),
+    };
     const environments = environmentsOf(props);
     const roles = {} as Record<FunctionKey, Role>;
     const make = (key: FunctionKey): NodejsFunction => {
@@ -114,7 +120,7 @@ export class Functions extends Construct {
       return new NodejsFunction(this, key, {
         entry: fileURLToPath(new URL(`../../functions/${ENTRIES[key]}`, import.meta.url)),
         handler: 'handler',
-        projectRoot: fileURLToPath(new URL('../..', import.meta.url)),
+        projectRoot,
         depsLockFilePath: fileURLToPath(new URL('../../package-lock.json', import.meta.url)),
         runtime: LAMBDA_RUNTIME,
         architecture: Architecture.ARM_64,
@@ -123,7 +129,7 @@ export class Functions extends Construct {
         role,
         logGroup,
         tracing: Tracing.ACTIVE,
-        environment: checkedEnvironment(key, environments[key]),
+        environment: checkedEnvironment(key, { ...environments[key], ...bundleFilesEnvironment(key, bundleFiles) }),
         ...reservedConcurrency(key, config),
         bundling: {
           format: OutputFormat.ESM,
@@ -134,6 +140,8 @@ export class Functions extends Construct {
           // Bundle the pinned AWS SDK too: the same client versions as in tests, not whatever the runtime ships.
           externalModules: [],
           banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+          // The console (API only) and the catalog file travel beside the module; see bundle-files.ts.
+          commandHooks: commandHooksOf(key, bundleFiles),
         },
       });
     };
@@ -213,8 +221,6 @@ function environmentsOf(props: FunctionsProps): Record<FunctionKey, Record<strin
     POWERTOOLS_SERVICE_NAME: serviceName(config.stage),
     POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
     NODE_OPTIONS: '--enable-source-maps',
-    // Every handler plans, validates, verifies or executes against the catalog.
-    ...(config.catalog === undefined ? {} : { CAIRN_CATALOG: config.catalog }),
   };
   const limits = { CAIRN_MAX_STEPS: String(config.maxSteps), CAIRN_MAX_DEPTH: String(config.maxDepth) };
   const model: Record<string, string> = config.modelId === undefined ? {} : { CAIRN_MODEL_ID: config.modelId };
@@ -261,7 +267,7 @@ function checkedEnvironment(key: FunctionKey, environment: Record<string, string
   if (bytes > ENVIRONMENT_LIMIT_BYTES) {
     throw new Error(
       `the ${key} Lambda's environment would be about ${bytes} bytes, over Lambda's 4 KB: ` +
-        'shorten context bindings or catalogFile (the catalog goes to every function)',
+        'shorten context bindings',
     );
   }
   return environment;

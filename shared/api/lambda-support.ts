@@ -5,9 +5,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
 import { createDynamoStore } from '../adapters/aws/dynamo-store.ts';
-import demoCatalog from '../catalog/demo.json' with { type: 'json' };
 import { ValidationError } from '../errors.ts';
-import { type Catalog, loadCatalog, parseCatalog } from '../plan/catalog.ts';
 import { DEFAULT_LIMITS, type PlanLimits } from '../plan/validate.ts';
 import type { Store } from '../ports/store.ts';
 
@@ -34,11 +32,8 @@ export const limitsFromEnv = (env: Env): PlanLimits => ({
   maxDepth: count(env, 'CAIRN_MAX_DEPTH', DEFAULT_LIMITS.maxDepth),
 });
 
-/** The catalog a deployment runs with: CAIRN_CATALOG (catalog JSON), or the demo catalog bundled with the code. */
-export function catalogFromEnv(env: Env): Catalog {
-  const text = env.CAIRN_CATALOG;
-  return text !== undefined && text.trim() !== '' ? parseCatalog(text) : loadCatalog(demoCatalog);
-}
+/** The catalog a deployment runs with: CAIRN_CATALOG_FILE, else CAIRN_CATALOG, else the bundled demo catalog. */
+export { catalogFromEnv } from '../adapters/catalog-from-env.ts';
 
 /** The planner model id: CAIRN_PLANNER_MODEL_ID, or CAIRN_MODEL_ID as the CDK functions construct names it. */
 export const plannerModelId = (env: Env): string | undefined =>

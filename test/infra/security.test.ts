@@ -116,6 +116,7 @@ describe('functions', () => {
         ...coordinator,
         'CAIRN_MODEL_ID',
         'CAIRN_WEBHOOK_SECRET_PREFIX',
+        'CAIRN_CONSOLE_DIR',
         'CAIRN_CONSOLE_OIDC_AUTHORIZE_URL',
         'CAIRN_CONSOLE_OIDC_CLIENT_ID',
         'CAIRN_CONSOLE_OIDC_TOKEN_URL',
