@@ -3,31 +3,19 @@
  * step); a dependent that waits for one step is counted and readied by one write; and a crash between a step's own
  * transition and its follow-ups is repaired by the repeat of the action.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
+import { describe, expect, it } from 'vitest';
 import type { Store } from '../../shared/ports/store.ts';
-import { createCoordinator } from '../../shared/services/coordinator.ts';
 import {
   createPlannedRun,
   drainSteps,
   type Harness,
   planOf,
-  RecordingExecutions,
-  RecordingPublisher,
   runPlan,
   step,
-  TEST_CATALOG,
-  TEST_CONFIG,
+  useCoordinatorHarness,
 } from '../support/coordinator-harness.ts';
-import { startDynalite, type TestDynamo } from '../support/dynalite.ts';
 
-let dynamo: TestDynamo;
-beforeAll(async () => {
-  dynamo = await startDynalite();
-});
-afterAll(async () => {
-  await dynamo.stop();
-});
+const harness = useCoordinatorHarness();
 
 type Calls = Map<string, number>;
 
@@ -37,36 +25,26 @@ function countingHarness(): {
   calls: Calls;
   crashOnce: (method: keyof Store, when?: () => boolean) => void;
 } {
-  const real = createDynamoStore({ client: dynamo.client, tableName: dynamo.tableName });
   const calls: Calls = new Map();
   const crashes = new Map<string, () => boolean>();
-  const store = Object.fromEntries(
-    Object.entries(real).map(([name, method]) => [
-      name,
-      (...args: unknown[]) => {
-        calls.set(name, (calls.get(name) ?? 0) + 1);
-        const crash = crashes.get(name);
-        if (crash?.()) {
-          crashes.delete(name);
-          return Promise.reject(new Error(`crashed before ${name}`));
-        }
-        return (method as (...a: unknown[]) => Promise<unknown>)(...args);
-      },
-    ]),
-  ) as unknown as Store;
-  const executions = new RecordingExecutions();
-  const events = new RecordingPublisher();
-  let ids = 0;
-  const coordinator = createCoordinator({
-    store,
-    executions,
-    events,
-    catalog: TEST_CATALOG,
-    clock: () => new Date(),
-    newId: () => `id-${++ids}`,
-    config: TEST_CONFIG,
-  });
-  const h: Harness = { store, executions, events, coordinator, failures: new Map(), scripts: new Map() };
+  const h = harness(
+    {},
+    (real) =>
+      Object.fromEntries(
+        Object.entries(real).map(([name, method]) => [
+          name,
+          (...args: unknown[]) => {
+            calls.set(name, (calls.get(name) ?? 0) + 1);
+            const crash = crashes.get(name);
+            if (crash?.()) {
+              crashes.delete(name);
+              return Promise.reject(new Error(`crashed before ${name}`));
+            }
+            return (method as (...a: unknown[]) => Promise<unknown>)(...args);
+          },
+        ]),
+      ) as unknown as Store,
+  );
   return { h, calls, crashOnce: (method, when = () => true) => crashes.set(method, when) };
 }
 

@@ -1,25 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deriveRunStatus } from '../../shared/engine/run-view.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
 import type { ApprovalRecord } from '../../shared/ports/store.ts';
 import {
-  createHarness,
   createPlannedRun,
   drainSteps,
   type Harness,
   planOf,
   step,
+  useCoordinatorHarness,
 } from '../support/coordinator-harness.ts';
-import { startDynalite, type TestDynamo } from '../support/dynalite.ts';
 import { at } from '../support/store-fixtures.ts';
 
-let dynamo: TestDynamo;
-beforeAll(async () => {
-  dynamo = await startDynalite();
-});
-afterAll(async () => {
-  await dynamo.stop();
-});
+const harness = useCoordinatorHarness();
 
 const gate = (id: string, dependsOn: string[] = []): PlanStep =>
   step(id, dependsOn, {
@@ -56,7 +49,7 @@ async function decide(h: Harness, approval: ApprovalRecord, decision: 'approve' 
 
 describe('coordinator: human gates', () => {
   it('pauses the run on a gate and completes it once approved', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const { runId, approval, drained } = await runUntilApproval(h, [
       step('prepare'),
       gate('go', ['prepare']),
@@ -84,7 +77,7 @@ describe('coordinator: human gates', () => {
   });
 
   it('fails a rejected gate for good, blocks what follows and names the denial', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const { runId, approval, drained } = await runUntilApproval(h, [gate('go'), step('ship', ['go'])]);
     await decide(h, approval, 'reject');
     await drained;
@@ -95,7 +88,7 @@ describe('coordinator: human gates', () => {
   });
 
   it('fails the step when its approval expires', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const { runId, approval, drained } = await runUntilApproval(h, [gate('go')]);
     await h.executions.sendTaskFailure(approval.taskToken, 'States.Timeout', 'the approval timed out');
     await drained;
@@ -108,7 +101,7 @@ describe('coordinator: human gates', () => {
   });
 
   it('holds a low-confidence result for review and succeeds with the corrected output', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     h.scripts.set('write', () => ({ output: { draft: 'v1' }, confidence: 0.3 }));
     const writer = step('write', [], { target: 'agent:test.writer', confidenceThreshold: 0.8 });
     const { runId, approval, drained } = await runUntilApproval(h, [writer]);
@@ -121,7 +114,7 @@ describe('coordinator: human gates', () => {
   });
 
   it('fails an edit whose output breaks the outputSchema', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     h.scripts.set('write', () => ({ output: { draft: 'v1' }, confidence: 0.1 }));
     const writer = step('write', [], { target: 'agent:test.writer', confidenceThreshold: 0.8 });
     const { runId, approval, drained } = await runUntilApproval(h, [writer]);
@@ -136,7 +129,7 @@ describe('coordinator: human gates', () => {
 
 describe('coordinator: cancellation and deadlines', () => {
   it('cancels a run idempotently: steps cancelled, the claimed execution stopped, the waiter answered', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const { runId } = await createPlannedRun(h, planOf([step('a'), step('b', ['a'])]));
     await h.coordinator.startRun({ runId });
     await h.coordinator.awaitRun({ runId, taskToken: `waiter-${runId}` });
@@ -162,7 +155,7 @@ describe('coordinator: cancellation and deadlines', () => {
   });
 
   it('fails a run at its deadline, cancelling open steps and stopping their executions', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const { runId } = await createPlannedRun(h, planOf([step('slow')]));
     await h.coordinator.startRun({ runId });
     await h.coordinator.claimStep({ runId, stepId: 'slow', generation: 1, executionId: 'exec-slow' });
@@ -173,7 +166,7 @@ describe('coordinator: cancellation and deadlines', () => {
   });
 
   it('leaves a run paused at its deadline when only a person is left to answer', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const { runId, approval, drained } = await runUntilApproval(h, [gate('go'), step('after', ['go'])]);
     const outcome = await h.coordinator.finalizeRun({ runId, timedOut: { Error: 'States.Timeout' } });
     expect(outcome).toMatchObject({ status: 'paused', terminal: { state: 'paused', reason: 'deadline' } });
@@ -185,7 +178,7 @@ describe('coordinator: cancellation and deadlines', () => {
   });
 
   it('answers the waiter at once when the run finished before the wait began', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const { runId, waiter } = await createPlannedRun(h, planOf([step('a')]));
     await h.coordinator.startRun({ runId });
     await drainSteps(h);
@@ -194,7 +187,7 @@ describe('coordinator: cancellation and deadlines', () => {
   });
 
   it('fails a run whose planning failed, with the error as evidence', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const { runId } = await createPlannedRun(h, planOf([step('a')]));
     const outcome = await h.coordinator.failRun({
       runId,
@@ -207,7 +200,7 @@ describe('coordinator: cancellation and deadlines', () => {
   });
 
   it('answers a repeated recordFailure with the same decision and records one retry', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const { runId } = await createPlannedRun(h, planOf([step('a')]));
     await h.coordinator.startRun({ runId });
     const ref = { runId, stepId: 'a', generation: 1 };

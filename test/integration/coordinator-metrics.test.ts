@@ -2,27 +2,20 @@
  * The coordinator's metrics on a real run (dynalite store, the harness's drivers): step outcomes counted per
  * capability, retries, blocked steps and step durations, all through the MetricsSink port.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { MetricDimensions, MetricsSink } from '../../shared/ports/metrics.ts';
 import { createCoordinator } from '../../shared/services/coordinator.ts';
 import {
-  createHarness,
   type Harness,
   planOf,
   runPlan,
   step,
   TEST_CATALOG,
   TEST_CONFIG,
+  useCoordinatorHarness,
 } from '../support/coordinator-harness.ts';
-import { startDynalite, type TestDynamo } from '../support/dynalite.ts';
 
-let dynamo: TestDynamo;
-beforeAll(async () => {
-  dynamo = await startDynalite();
-});
-afterAll(async () => {
-  await dynamo.stop();
-});
+const harness = useCoordinatorHarness();
 
 interface Recorded {
   readonly kind: 'count' | 'duration';
@@ -42,7 +35,7 @@ function recordingSink(): MetricsSink & { readonly recorded: Recorded[] } {
 
 /** The harness with its coordinator rebuilt around a metrics sink (same store, executions and publisher). */
 function harnessWithMetrics(sink: MetricsSink): Harness {
-  const h = createHarness(dynamo);
+  const h = harness();
   let ids = 0;
   const coordinator = createCoordinator({
     store: h.store,

@@ -1,24 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { stepExecutionName } from '../../shared/ports/executions.ts';
 import {
-  createHarness,
   createPlannedRun,
   drainSteps,
   type Harness,
   planOf,
   runPlan,
   step,
+  useCoordinatorHarness,
 } from '../support/coordinator-harness.ts';
-import { startDynalite, type TestDynamo } from '../support/dynalite.ts';
 import { at, uniqueId } from '../support/store-fixtures.ts';
 
-let dynamo: TestDynamo;
-beforeAll(async () => {
-  dynamo = await startDynalite();
-});
-afterAll(async () => {
-  await dynamo.stop();
-});
+const harness = useCoordinatorHarness();
 
 const fails =
   (retryable: boolean, code = 'E_BOOM') =>
@@ -26,7 +19,7 @@ const fails =
 
 describe('coordinator: a run to its terminal state', () => {
   it('fails a diamond with a failing branch naming the root cause, blocks downstream, runs the independent branch', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     h.scripts.set('b', fails(false));
     const plan = planOf([
       step('a'),
@@ -59,7 +52,7 @@ describe('coordinator: a run to its terminal state', () => {
   });
 
   it('completes a run whose steps all succeed, passing outputs downstream through input expressions', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     h.scripts.set('a', () => ({ output: { n: 41 } }));
     h.scripts.set('b', () => ({ output: { n: 42 } }));
     const plan = planOf([
@@ -75,7 +68,7 @@ describe('coordinator: a run to its terminal state', () => {
   });
 
   it('keeps only the last trace entry of a succeeded step and the full trace of a failed one', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     h.scripts.set('bad', fails(false));
     const { steps } = await runPlan(h, planOf([step('good'), step('bad')]));
     expect(steps.get('good')?.trace).toHaveLength(1);
@@ -86,7 +79,7 @@ describe('coordinator: a run to its terminal state', () => {
 
 describe('coordinator: retries', () => {
   it('retries a flaky step within its cap and succeeds, one attempt record each', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     h.scripts.set('flaky', (attempt) => (attempt <= 2 ? fails(true)() : { output: { attempt } }));
     const { runId, run, steps } = await runPlan(h, planOf([step('flaky', [], { maxRetries: 2 })]));
     expect(run?.status).toBe('complete');
@@ -105,7 +98,7 @@ describe('coordinator: retries', () => {
   });
 
   it('fails a step that keeps failing after maxRetries + 1 attempts, with the error filled in', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     h.scripts.set('flaky', fails(true, 'E_FLAKY'));
     const { runId, run, steps } = await runPlan(
       h,
@@ -119,7 +112,7 @@ describe('coordinator: retries', () => {
   });
 
   it('fails a permanent error at once without spending retries', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     h.scripts.set('broken', fails(false, 'E_PERMANENT'));
     const { runId, steps } = await runPlan(h, planOf([step('broken', [], { maxRetries: 5 })]));
     expect(steps.get('broken')).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'E_PERMANENT' } });
@@ -131,7 +124,7 @@ describe('coordinator: retries', () => {
 
 describe('coordinator: conditions and inputs', () => {
   it('skips a step whose when is false and still runs its dependents', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     h.scripts.set('check', () => ({ output: { go: false } }));
     const plan = planOf([
       step('check'),
@@ -147,7 +140,7 @@ describe('coordinator: conditions and inputs', () => {
   });
 
   it('fails a step whose evaluated input breaks the inputSchema before anything runs, blocking downstream', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const plan = planOf([
       step('count', [], { target: 'tool:test.count', input: { n: '{% "not a number" %}' } }),
       step('after', ['count']),
@@ -162,13 +155,13 @@ describe('coordinator: conditions and inputs', () => {
 
 describe('coordinator: completion is never vacuous', () => {
   it('fails a run in which every step was skipped', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const { run } = await runPlan(h, planOf([step('only', [], { when: '{% false %}' })]));
     expect(run).toMatchObject({ status: 'failed', terminal: { reason: 'nothing_succeeded' } });
   });
 
   it('rejects a plan that is invalid when it is started, executing nothing', async () => {
-    const h = createHarness(dynamo, { maxSteps: 1 });
+    const h = harness({ maxSteps: 1 });
     const { run } = await runPlan(h, planOf([step('a'), step('b')]));
     expect(run).toMatchObject({ status: 'failed', terminal: { reason: 'invalid_plan' } });
     expect(h.executions.startCalls).toHaveLength(0);
@@ -199,7 +192,7 @@ async function startedRun(h: Harness, stepIds: string[], child: string) {
 describe('coordinator: scheduling without a barrier, exactly once', () => {
   it('starts the child of two parents completing concurrently exactly once (50 times)', async () => {
     for (let i = 0; i < 50; i++) {
-      const h = createHarness(dynamo);
+      const h = harness();
       const runId = await startedRun(h, ['p1', 'p2'], 'child');
       await Promise.all(
         ['p1', 'p2'].map((stepId) => h.coordinator.completeStep({ runId, stepId, generation: 1, attempt: 1 })),
@@ -213,7 +206,7 @@ describe('coordinator: scheduling without a barrier, exactly once', () => {
   });
 
   it('treats a duplicate completeStep as a no-op', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const runId = await startedRun(h, ['parent'], 'child');
     const ref = { runId, stepId: 'parent', generation: 1, attempt: 1 };
     await h.coordinator.completeStep(ref);
@@ -227,7 +220,7 @@ describe('coordinator: scheduling without a barrier, exactly once', () => {
   });
 
   it('never lets a superseded generation overwrite the current one', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     // A run whose step s is at generation 2 (as after an invalidation), claimed by the generation-2 execution.
     const runId = uniqueId('run');
     const plan = planOf([step('s')]);
@@ -287,7 +280,7 @@ describe('coordinator: scheduling without a barrier, exactly once', () => {
   });
 
   it('runs every step of a wide fan-out once and completes', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const fan = Array.from({ length: 8 }, (_, i) => step(`w${i}`, ['root']));
     const { run } = await runPlan(
       h,
@@ -305,7 +298,7 @@ describe('coordinator: scheduling without a barrier, exactly once', () => {
   });
 
   it('claims a generation for one execution only', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const { runId } = await createPlannedRun(h, planOf([step('s')]));
     await h.coordinator.startRun({ runId });
     const ref = { runId, stepId: 's', generation: 1 };
@@ -319,7 +312,7 @@ describe('coordinator: scheduling without a barrier, exactly once', () => {
   });
 
   it('repeats startRun without creating or starting anything twice', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const { runId } = await createPlannedRun(h, planOf([step('a'), step('b', ['a'])]));
     await h.coordinator.startRun({ runId });
     await h.coordinator.startRun({ runId });

@@ -4,12 +4,11 @@
  * isolation: reopening and the new run execution, the outlived execution's last word, a new deadline, upstream
  * failures outside the invalidation, concurrent and repeated requests, superseded gates.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isConflictError, isNotFoundError } from '../../shared/errors.ts';
 import { runExecutionName } from '../../shared/ports/executions.ts';
 import { createInvalidator, type Invalidator } from '../../shared/services/invalidator.ts';
 import {
-  createHarness,
   createPlannedRun,
   drainSteps,
   type Harness,
@@ -18,16 +17,10 @@ import {
   step,
   TEST_CATALOG,
   TEST_CONFIG,
+  useCoordinatorHarness,
 } from '../support/coordinator-harness.ts';
-import { startDynalite, type TestDynamo } from '../support/dynalite.ts';
 
-let dynamo: TestDynamo;
-beforeAll(async () => {
-  dynamo = await startDynalite();
-});
-afterAll(async () => {
-  await dynamo.stop();
-});
+const harness = useCoordinatorHarness();
 
 const invalidatorOf = (h: Harness): Invalidator =>
   createInvalidator({
@@ -44,7 +37,7 @@ const chain = planOf([step('a'), step('b', ['a']), step('c', ['b'])]);
 
 describe('invalidator: reopening a finished run', () => {
   it('starts run-<id>-o1 with resume input, ignores the outlived execution and finalizes the new opening', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const { runId, run } = await runPlan(h, chain);
     expect(run?.status).toBe('complete');
 
@@ -81,7 +74,7 @@ describe('invalidator: reopening a finished run', () => {
   });
 
   it('lets the new execution time out at its own deadline and records the new terminal', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const { runId } = await runPlan(h, chain);
     await invalidatorOf(h).invalidateStep({ runId, stepId: 'c' });
     await h.coordinator.awaitRun({ runId, taskToken: `waiter2-${runId}` });
@@ -100,7 +93,7 @@ describe('invalidator: reopening a finished run', () => {
   });
 
   it('blocks a new generation that waits for an upstream failure outside the invalidation; the run fails again', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     h.scripts.set('bad', () => ({ error: { code: 'E_BOOM', message: 'boom', retryable: false } }));
     const { runId, run } = await runPlan(h, planOf([step('bad'), step('w'), step('d', ['w', 'bad'])]));
     expect(run?.status).toBe('failed');
@@ -117,7 +110,7 @@ describe('invalidator: reopening a finished run', () => {
 
 describe('invalidator: repeated and concurrent requests', () => {
   it('starts one new generation per step when two invalidations race', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const { runId } = await runPlan(h, chain);
     const invalidator = invalidatorOf(h);
 
@@ -134,7 +127,7 @@ describe('invalidator: repeated and concurrent requests', () => {
   });
 
   it('answers a repeated request id with the first result and invalidates once', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const { runId } = await runPlan(h, chain);
     const invalidator = invalidatorOf(h);
 
@@ -146,7 +139,7 @@ describe('invalidator: repeated and concurrent requests', () => {
   });
 
   it('handles a resource event once per event id', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const key = `bucket/${Date.now()}`;
     const { runId } = await runPlan(h, planOf([step('a', [], { watches: [key] }), step('b', ['a'])]));
     const invalidator = invalidatorOf(h);
@@ -160,7 +153,7 @@ describe('invalidator: repeated and concurrent requests', () => {
   });
 
   it('refuses an unknown step (NotFoundError) and a run that has not started (ConflictError)', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const { runId } = await runPlan(h, chain);
     const planning = await createPlannedRun(h, chain);
     const invalidator = invalidatorOf(h);
@@ -176,7 +169,7 @@ describe('invalidator: repeated and concurrent requests', () => {
 
 describe('invalidator: superseded work in flight', () => {
   it('stops the execution of a running generation and expires the approval of a waiting gate', async () => {
-    const h = createHarness(dynamo);
+    const h = harness();
     const gate = step('g', [], { target: 'human:test.approver', approval: { question: 'ok?', timeoutSeconds: 60 } });
     const { runId } = await createPlannedRun(h, planOf([gate, step('after', ['g'])]));
     await h.coordinator.startRun({ runId });

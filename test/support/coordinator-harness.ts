@@ -4,6 +4,7 @@
  * records the way the step executor does, and drivers that walk the run and step machines' paths by calling the
  * coordinator actions in the same order the ASL does.
  */
+import { afterAll, beforeAll } from 'vitest';
 import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
 import type { HumanDecision } from '../../shared/engine/verify.ts';
 import { ConflictError } from '../../shared/errors.ts';
@@ -18,7 +19,7 @@ import {
   createCoordinator,
   type FailureDecision,
 } from '../../shared/services/coordinator.ts';
-import type { TestDynamo } from './dynalite.ts';
+import { startDynalite, type TestDynamo } from './dynalite.ts';
 import { at, uniqueId } from './store-fixtures.ts';
 
 export const TEST_CATALOG: Catalog = loadCatalog({
@@ -162,8 +163,15 @@ export const TEST_CONFIG: CoordinatorConfig = {
   traceRetention: 'last',
 };
 
-export function createHarness(dynamo: TestDynamo, config: Partial<CoordinatorConfig> = {}): Harness {
-  const store = createDynamoStore({ client: dynamo.client, tableName: dynamo.tableName });
+/** Wraps the harness's store (a test counting or failing calls); the coordinator sees the wrapper. */
+export type StoreWrapper = (store: Store) => Store;
+
+export function createHarness(
+  dynamo: TestDynamo,
+  config: Partial<CoordinatorConfig> = {},
+  wrapStore: StoreWrapper = (store) => store,
+): Harness {
+  const store = wrapStore(createDynamoStore({ client: dynamo.client, tableName: dynamo.tableName }));
   const executions = new RecordingExecutions();
   const events = new RecordingPublisher();
   let ids = 0;
@@ -177,6 +185,24 @@ export function createHarness(dynamo: TestDynamo, config: Partial<CoordinatorCon
     config: { ...TEST_CONFIG, ...config },
   });
   return { store, executions, events, coordinator, failures: new Map(), scripts: new Map() };
+}
+
+/**
+ * One dynalite for the calling test file, started in its beforeAll and stopped in its afterAll; returns a factory
+ * of harnesses on it (each on the same server, for use inside tests).
+ */
+export function useCoordinatorHarness(): (config?: Partial<CoordinatorConfig>, wrapStore?: StoreWrapper) => Harness {
+  let dynamo: TestDynamo | undefined;
+  beforeAll(async () => {
+    dynamo = await startDynalite();
+  });
+  afterAll(async () => {
+    await dynamo?.stop();
+  });
+  return (config, wrapStore) => {
+    if (dynamo === undefined) throw new Error('useCoordinatorHarness: harnesses are made inside tests');
+    return createHarness(dynamo, config, wrapStore);
+  };
 }
 
 /** A run in `planning` with its candidate plan, as the planner leaves it; its waiter token is registered. */

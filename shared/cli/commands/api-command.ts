@@ -1,8 +1,8 @@
 /**
- * What the commands that talk to the API share (`run`, `status`, `approvals`, `approve`): flags, the connection
- * (`--api` / CAIRN_API_URL, `--token` / CAIRN_API_TOKEN), error reporting and exit codes, and `--watch`.
+ * What the commands that talk to the API share (`run`, `status`, `approvals`, `approve`, `replan`, `invalidate`):
+ * flags, the connection (`--api` / CAIRN_API_URL, `--token` / CAIRN_API_TOKEN), `--help`, error reporting and exit
+ * codes, `--json` output, and `--watch`.
  */
-import { type ParseArgsConfig, parseArgs } from 'node:util';
 import {
   type ApiClient,
   ClientConfigError,
@@ -14,7 +14,8 @@ import {
 } from '../../api/client.ts';
 import type { RunView } from '../../api/run-view.ts';
 import { DEFAULT_POLL_MS, watchRun } from '../../api/watch.ts';
-import { type CliIo, EXIT_NO, EXIT_OK, EXIT_USAGE, UsageError } from '../io.ts';
+import { type CliIo, type CommandRun, EXIT_NO, EXIT_OK, EXIT_USAGE, UsageError } from '../io.ts';
+import { type OptionsConfig, parseStrict } from '../local-command.ts';
 
 /** The watched run is paused: a person has to decide before it can go on. */
 export const EXIT_PAUSED = 3;
@@ -77,13 +78,9 @@ export interface Flags {
 }
 
 /** Strict flag parsing (unknown flags are usage errors); only string and boolean flags, none repeated. */
-export function parseFlags(argv: readonly string[], options: NonNullable<ParseArgsConfig['options']>): Flags {
-  try {
-    const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
-    return { values: values as Flags['values'], positionals };
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+export function parseFlags(argv: readonly string[], options: OptionsConfig): Flags {
+  const { values, positionals } = parseStrict(argv, options);
+  return { values: values as Flags['values'], positionals };
 }
 
 export const stringFlag = (values: Flags['values'], name: string): string | undefined => {
@@ -97,3 +94,55 @@ export const clientOf = (values: Flags['values'], io: CliIo, deps: CliDeps): Api
     connectionOf({ api: stringFlag(values, 'api'), token: stringFlag(values, 'token') }, io.env),
     deps.fetch,
   );
+
+/** The flags every API command takes after its own. */
+const API_OPTIONS: OptionsConfig = {
+  json: { type: 'boolean' },
+  api: { type: 'string' },
+  token: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+};
+
+export interface ApiCommandSpec {
+  /** The command's name, as in `cairn <name>` (prefixes its error messages). */
+  readonly name: string;
+  readonly usage: string;
+  /** The command's own flags; `--json`, `--api`, `--token` and `--help` are added. */
+  readonly options: OptionsConfig;
+}
+
+export interface ApiCall extends Flags {
+  readonly io: CliIo;
+  /** The client for the connection flags; made on demand, so the command's own usage checks come first. */
+  readonly client: () => ApiClient;
+}
+
+/**
+ * An API command: parses its flags, answers `--help` with the usage, and runs the body under `guarded` (usage,
+ * configuration and API failures become messages and exit codes).
+ */
+export const apiCommand =
+  (spec: ApiCommandSpec, deps: CliDeps, body: (call: ApiCall) => Promise<number>): CommandRun =>
+  (argv, io) =>
+    guarded(spec.name, spec.usage, io, async () => {
+      const flags = parseFlags(argv, { ...spec.options, ...API_OPTIONS });
+      if (flags.values.help) {
+        io.stdout(spec.usage);
+        return EXIT_OK;
+      }
+      return body({ ...flags, io, client: () => clientOf(flags.values, io, deps) });
+    });
+
+/** The single id a command takes: none, or more than one, is a usage error. */
+export function oneId(positionals: readonly string[], missing: string, what: string): string {
+  const [id, ...extra] = positionals;
+  if (id === undefined) throw new UsageError(missing);
+  if (extra.length > 0) throw new UsageError(`one ${what} at a time, got ${positionals.length}`);
+  return id;
+}
+
+/** Prints an answer: pretty JSON with `--json`, else the command's own text. */
+export function printAnswer<T>(call: ApiCall, answer: T, text: (answer: T) => string): number {
+  call.io.stdout(call.values.json ? `${JSON.stringify(answer, null, 2)}\n` : text(answer));
+  return EXIT_OK;
+}

@@ -4,8 +4,8 @@
  * 1 the API refused; 2 bad usage.
  */
 import type { ApprovalView } from '../../api/approvals.ts';
-import { type CommandRun, EXIT_OK, UsageError } from '../io.ts';
-import { type CliDeps, CONNECTION_HELP, clientOf, guarded, parseFlags, stringFlag } from './api-command.ts';
+import { type CommandRun, UsageError } from '../io.ts';
+import { apiCommand, type CliDeps, CONNECTION_HELP, printAnswer, stringFlag } from './api-command.ts';
 
 const STATUSES = ['pending', 'approved', 'rejected', 'edited', 'expired', 'all'];
 
@@ -45,33 +45,22 @@ export function formatApproval(approval: ApprovalView): string {
 }
 
 export function createApprovalsCommand(deps: CliDeps = {}): CommandRun {
-  return (argv, io) =>
-    guarded('approvals', USAGE, io, async () => {
-      const { values, positionals } = parseFlags(argv, {
-        status: { type: 'string' },
-        run: { type: 'string' },
-        json: { type: 'boolean' },
-        api: { type: 'string' },
-        token: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      });
-      if (values.help) {
-        io.stdout(USAGE);
-        return EXIT_OK;
-      }
-      if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-      const status = stringFlag(values, 'status') ?? 'pending';
-      if (!STATUSES.includes(status)) throw new UsageError(`--status must be one of ${STATUSES.join(', ')}`);
-      const runId = stringFlag(values, 'run');
-      const approvals = await clientOf(values, io, deps).listApprovals({
-        ...(status === 'all' ? {} : { status }),
-        ...(runId === undefined ? {} : { runId }),
-      });
-      if (values.json) io.stdout(`${JSON.stringify(approvals, null, 2)}\n`);
-      else if (approvals.length === 0) io.stdout(`no ${status === 'all' ? '' : `${status} `}approvals\n`);
-      else io.stdout(`${approvals.map(formatApproval).join('\n\n')}\n`);
-      return EXIT_OK;
+  const options = { status: { type: 'string' }, run: { type: 'string' } } as const;
+  return apiCommand({ name: 'approvals', usage: USAGE, options }, deps, async (call) => {
+    if (call.positionals.length > 0) throw new UsageError(`unexpected argument "${call.positionals[0]}"`);
+    const status = stringFlag(call.values, 'status') ?? 'pending';
+    if (!STATUSES.includes(status)) throw new UsageError(`--status must be one of ${STATUSES.join(', ')}`);
+    const runId = stringFlag(call.values, 'run');
+    const approvals = await call.client().listApprovals({
+      ...(status === 'all' ? {} : { status }),
+      ...(runId === undefined ? {} : { runId }),
     });
+    return printAnswer(call, approvals, () =>
+      approvals.length === 0
+        ? `no ${status === 'all' ? '' : `${status} `}approvals\n`
+        : `${approvals.map(formatApproval).join('\n\n')}\n`,
+    );
+  });
 }
 
 export const run: CommandRun = createApprovalsCommand();

@@ -6,8 +6,8 @@
  */
 import type { Decision } from '../../api/client.ts';
 import { parseStrictJson } from '../../plan/json.ts';
-import { type CommandRun, EXIT_OK, UsageError } from '../io.ts';
-import { type CliDeps, CONNECTION_HELP, clientOf, guarded, parseFlags, stringFlag } from './api-command.ts';
+import { type CommandRun, UsageError } from '../io.ts';
+import { apiCommand, type CliDeps, CONNECTION_HELP, oneId, printAnswer, stringFlag } from './api-command.ts';
 
 const USAGE = `usage: cairn approve <approvalId> [options]
 
@@ -41,35 +41,16 @@ function decisionOf(values: Readonly<Record<string, string | boolean | undefined
 const PAST: Record<Decision['decision'], string> = { approve: 'approved', reject: 'rejected', edit: 'edited' };
 
 export function createApproveCommand(deps: CliDeps = {}): CommandRun {
-  return (argv, io) =>
-    guarded('approve', USAGE, io, async () => {
-      const { values, positionals } = parseFlags(argv, {
-        reject: { type: 'boolean' },
-        output: { type: 'string' },
-        comment: { type: 'string' },
-        json: { type: 'boolean' },
-        api: { type: 'string' },
-        token: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      });
-      if (values.help) {
-        io.stdout(USAGE);
-        return EXIT_OK;
-      }
-      const [approvalId, ...extra] = positionals;
-      if (approvalId === undefined) throw new UsageError('missing the approval id (see `cairn approvals`)');
-      if (extra.length > 0) throw new UsageError(`one approval id at a time, got ${positionals.length}`);
-      const decision = decisionOf(values);
-      const approval = await clientOf(values, io, deps).decide(approvalId, decision);
-      if (values.json) io.stdout(`${JSON.stringify(approval, null, 2)}\n`);
-      else {
-        const by = approval.decidedBy === undefined ? '' : ` by ${approval.decidedBy}`;
-        io.stdout(
-          `approval ${approval.approvalId} ${PAST[decision.decision]}${by} (run ${approval.runId}, step ${approval.stepId})\n`,
-        );
-      }
-      return EXIT_OK;
+  const options = { reject: { type: 'boolean' }, output: { type: 'string' }, comment: { type: 'string' } } as const;
+  return apiCommand({ name: 'approve', usage: USAGE, options }, deps, async (call) => {
+    const approvalId = oneId(call.positionals, 'missing the approval id (see `cairn approvals`)', 'approval id');
+    const decision = decisionOf(call.values);
+    const approval = await call.client().decide(approvalId, decision);
+    return printAnswer(call, approval, () => {
+      const by = approval.decidedBy === undefined ? '' : ` by ${approval.decidedBy}`;
+      return `approval ${approval.approvalId} ${PAST[decision.decision]}${by} (run ${approval.runId}, step ${approval.stepId})\n`;
     });
+  });
 }
 
 export const run: CommandRun = createApproveCommand();

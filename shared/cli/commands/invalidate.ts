@@ -5,8 +5,8 @@
  * Exit codes: 0 invalidated; 1 refused by the API (unknown run or step: 404, run not started or cancelled: 409);
  * 2 bad usage.
  */
-import { type CommandRun, EXIT_OK, UsageError } from '../io.ts';
-import { type CliDeps, CONNECTION_HELP, clientOf, guarded, parseFlags, stringFlag } from './api-command.ts';
+import { type CommandRun, UsageError } from '../io.ts';
+import { apiCommand, type CliDeps, CONNECTION_HELP, printAnswer, stringFlag } from './api-command.ts';
 
 const USAGE = `usage: cairn invalidate <runId> <stepId> [options]
 
@@ -19,35 +19,25 @@ exit codes: 0 invalidated; 1 refused by the API (unknown run or step: 404, run n
 `;
 
 export function createInvalidateCommand(deps: CliDeps = {}): CommandRun {
-  return (argv, io) =>
-    guarded('invalidate', USAGE, io, async () => {
-      const { values, positionals } = parseFlags(argv, {
-        reason: { type: 'string' },
-        json: { type: 'boolean' },
-        api: { type: 'string' },
-        token: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      });
-      if (values.help) {
-        io.stdout(USAGE);
-        return EXIT_OK;
-      }
+  return apiCommand(
+    { name: 'invalidate', usage: USAGE, options: { reason: { type: 'string' } } },
+    deps,
+    async (call) => {
+      const { positionals } = call;
       const [runId, stepId, ...extra] = positionals;
       if (runId === undefined || stepId === undefined) throw new UsageError('needs a run id and a step id');
       if (extra.length > 0) throw new UsageError(`one step at a time, got ${positionals.length - 1}`);
-      const reason = stringFlag(values, 'reason');
+      const reason = stringFlag(call.values, 'reason');
       if (reason?.trim() === '') throw new UsageError('--reason must not be blank');
-      const answer = await clientOf(values, io, deps).invalidate(runId, stepId, reason);
-      if (values.json) io.stdout(`${JSON.stringify(answer, null, 2)}\n`);
-      else if (answer.stepIds.length === 0)
-        io.stdout(`run ${answer.runId}: nothing invalidated (another invalidation got there first)\n`);
-      else
-        io.stdout(
-          `run ${answer.runId}: ${answer.stepIds.join(', ')} start a new generation` +
+      const answer = await call.client().invalidate(runId, stepId, reason);
+      return printAnswer(call, answer, () =>
+        answer.stepIds.length === 0
+          ? `run ${answer.runId}: nothing invalidated (another invalidation got there first)\n`
+          : `run ${answer.runId}: ${answer.stepIds.join(', ')} start a new generation` +
             `${answer.reopened ? '; the run reopened' : ''} (cairn status ${answer.runId} --watch)\n`,
-        );
-      return EXIT_OK;
-    });
+      );
+    },
+  );
 }
 
 export const run: CommandRun = createInvalidateCommand();

@@ -5,21 +5,16 @@
  * plan; 2 bad usage (including a mode that does not fit the flags) or a catalog that cannot be read or loaded.
  * The default model is the embedded HTN planner (no AWS); the Bedrock adapter loads only when asked for.
  */
-import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { isCatalogError, isModelError, isPlannerError } from '../../errors.ts';
-import { type Catalog, parseCatalog } from '../../plan/catalog.ts';
+import { isModelError, isPlannerError } from '../../errors.ts';
 import type { PlanIssue } from '../../plan/issues.ts';
 import { DEFAULT_LIMITS, type PlanLimits } from '../../plan/validate.ts';
 import { plannerErrorCode } from '../../planner/errors.ts';
 import { createHtnPlanModel } from '../../planner/htn/model.ts';
 import { createPlanner, PLANNER_MODES, type PlannerMode, type PlanRequest } from '../../planner/planner.ts';
 import type { PlanModel } from '../../ports/plan-model.ts';
+import { catalogPathOf, loadCatalogFile } from '../catalog-file.ts';
 import { type CliIo, type CommandRun, EXIT_NO, EXIT_OK, EXIT_USAGE, UsageError } from '../io.ts';
-
-const DEMO_CATALOG_PATH = fileURLToPath(new URL('../../catalog/demo.json', import.meta.url));
+import { HELP, limit, parseStrict, runLocalCommand } from '../local-command.ts';
 
 const USAGE = `usage: cairn plan "<objective>" [options]
 
@@ -36,20 +31,12 @@ const USAGE = `usage: cairn plan "<objective>" [options]
 `;
 
 interface Options {
-  readonly help: boolean;
   readonly request: PlanRequest;
   readonly catalogPath: string | undefined;
   readonly limits: PlanLimits;
   readonly model:
     | { readonly kind: 'htn' }
     | { readonly kind: 'bedrock'; readonly modelId: string; readonly region?: string };
-}
-
-function limit(name: string, text: string | undefined, fallback: number): number {
-  if (text === undefined) return fallback;
-  if (!/^\d+$/.test(text) || Number(text) < 1 || !Number.isSafeInteger(Number(text)))
-    throw new UsageError(`--${name} must be a positive integer, got "${text}"`);
-  return Number(text);
 }
 
 function parseMode(text: string | undefined): PlannerMode | undefined {
@@ -69,33 +56,19 @@ function parseInput(text: string | undefined): unknown {
   }
 }
 
-function parseOptions(argv: readonly string[]): Options {
-  let parsed: ReturnType<typeof parse>;
-  function parse() {
-    return parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        mode: { type: 'string' },
-        'direct-target': { type: 'string' },
-        input: { type: 'string' },
-        catalog: { type: 'string' },
-        'max-steps': { type: 'string' },
-        'max-depth': { type: 'string' },
-        model: { type: 'string' },
-        'model-id': { type: 'string' },
-        region: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  }
-  try {
-    parsed = parse();
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+function parseOptions(argv: readonly string[]): Options | typeof HELP {
+  const { values, positionals } = parseStrict(argv, {
+    mode: { type: 'string' },
+    'direct-target': { type: 'string' },
+    input: { type: 'string' },
+    catalog: { type: 'string' },
+    'max-steps': { type: 'string' },
+    'max-depth': { type: 'string' },
+    model: { type: 'string' },
+    'model-id': { type: 'string' },
+    region: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
   const help = values.help === true;
   if (!help && positionals.length === 0) throw new UsageError('missing the objective');
   const kind = values.model ?? 'htn';
@@ -103,8 +76,7 @@ function parseOptions(argv: readonly string[]): Options {
   if (kind === 'bedrock' && !values['model-id']) throw new UsageError('--model bedrock needs --model-id <id>');
   const mode = parseMode(values.mode);
   const input = parseInput(values.input);
-  return {
-    help,
+  const options: Options = {
     // Several words without quotes are one objective.
     request: {
       objective: positionals.join(' '),
@@ -126,24 +98,7 @@ function parseOptions(argv: readonly string[]): Options {
           }
         : { kind },
   };
-}
-
-class CatalogFileError extends Error {}
-
-async function loadCatalogFile(path: string): Promise<Catalog> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new CatalogFileError(`cannot read the catalog ${path}${code ? ` (${code})` : ''}`);
-  }
-  try {
-    return parseCatalog(text);
-  } catch (error) {
-    if (isCatalogError(error)) throw new CatalogFileError(`cannot use the catalog ${path}: ${error.message}`);
-    throw error;
-  }
+  return help ? HELP : options;
 }
 
 async function modelFor(options: Options): Promise<PlanModel> {
@@ -169,35 +124,21 @@ function reportFailure(error: unknown, io: CliIo): number {
   throw error;
 }
 
-export const run: CommandRun = async (argv, io) => {
-  let options: Options;
-  try {
-    options = parseOptions(argv);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    io.stderr(`cairn plan: ${error.message}\n\n${USAGE}`);
-    return EXIT_USAGE;
-  }
-  if (options.help) {
-    io.stdout(USAGE);
-    return EXIT_OK;
-  }
-  let catalog: Catalog;
-  try {
-    catalog = await loadCatalogFile(
-      options.catalogPath === undefined ? DEMO_CATALOG_PATH : resolve(io.cwd, options.catalogPath),
-    );
-  } catch (error) {
-    if (!(error instanceof CatalogFileError)) throw error;
-    io.stderr(`cairn plan: ${error.message}\n`);
-    return EXIT_USAGE;
-  }
-  try {
-    const planner = createPlanner({ model: await modelFor(options), catalog, limits: options.limits });
-    const plan = await planner.plan(options.request);
-    io.stdout(`${JSON.stringify(plan, null, 2)}\n`);
-    return EXIT_OK;
-  } catch (error) {
-    return reportFailure(error, io);
-  }
-};
+export const run: CommandRun = (argv, io) =>
+  runLocalCommand(
+    'plan',
+    USAGE,
+    io,
+    () => parseOptions(argv),
+    async (options) => {
+      const catalog = await loadCatalogFile(catalogPathOf(io.cwd, options.catalogPath));
+      try {
+        const planner = createPlanner({ model: await modelFor(options), catalog, limits: options.limits });
+        const plan = await planner.plan(options.request);
+        io.stdout(`${JSON.stringify(plan, null, 2)}\n`);
+        return EXIT_OK;
+      } catch (error) {
+        return reportFailure(error, io);
+      }
+    },
+  );

@@ -13,12 +13,10 @@ import { DEFAULT_POLL_MS } from '../../api/watch.ts';
 import { parseStrictJson } from '../../plan/json.ts';
 import { type CliIo, type CommandRun, EXIT_OK, UsageError } from '../io.ts';
 import {
+  apiCommand,
   type CliDeps,
   CONNECTION_HELP,
-  clientOf,
   type Flags,
-  guarded,
-  parseFlags,
   positiveMs,
   stringFlag,
   WATCH_EXIT_HELP,
@@ -77,35 +75,26 @@ async function bodyOf({ values, positionals }: Flags, io: CliIo): Promise<Create
 }
 
 export function createRunCommand(deps: CliDeps = {}): CommandRun {
-  return (argv, io) =>
-    guarded('run', USAGE, io, async () => {
-      const flags = parseFlags(argv, {
-        mode: { type: 'string' },
-        'direct-target': { type: 'string' },
-        plan: { type: 'string' },
-        'idempotency-key': { type: 'string' },
-        watch: { type: 'boolean' },
-        interval: { type: 'string' },
-        json: { type: 'boolean' },
-        api: { type: 'string' },
-        token: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      });
-      const { values } = flags;
-      if (values.help) {
-        io.stdout(USAGE);
-        return EXIT_OK;
-      }
-      const intervalMs = positiveMs(stringFlag(values, 'interval'));
-      const body = await bodyOf(flags, io);
-      const client = clientOf(values, io, deps);
-      const key = stringFlag(values, 'idempotency-key');
-      const created = await client.createRun(body, key === undefined ? {} : { idempotencyKey: key });
-      if (values.json) io.stdout(`${JSON.stringify(created)}\n`);
-      else if (!values.watch) io.stdout(`run ${created.runId} ${created.status}\n`);
-      if (!values.watch) return EXIT_OK;
-      return watchToExit(client, created.runId, io, intervalMs);
-    });
+  const options = {
+    mode: { type: 'string' },
+    'direct-target': { type: 'string' },
+    plan: { type: 'string' },
+    'idempotency-key': { type: 'string' },
+    watch: { type: 'boolean' },
+    interval: { type: 'string' },
+  } as const;
+  return apiCommand({ name: 'run', usage: USAGE, options }, deps, async (call) => {
+    const { values, io } = call;
+    const intervalMs = positiveMs(stringFlag(values, 'interval'));
+    const body = await bodyOf(call, io);
+    const client = call.client();
+    const key = stringFlag(values, 'idempotency-key');
+    const created = await client.createRun(body, key === undefined ? {} : { idempotencyKey: key });
+    if (values.json) io.stdout(`${JSON.stringify(created)}\n`);
+    else if (!values.watch) io.stdout(`run ${created.runId} ${created.status}\n`);
+    if (!values.watch) return EXIT_OK;
+    return watchToExit(client, created.runId, io, intervalMs);
+  });
 }
 
 export const run: CommandRun = createRunCommand();

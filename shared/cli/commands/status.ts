@@ -5,14 +5,14 @@
  */
 import type { RunView, StepView } from '../../api/run-view.ts';
 import { counter, DEFAULT_POLL_MS } from '../../api/watch.ts';
-import { type CommandRun, EXIT_OK, UsageError } from '../io.ts';
+import type { CommandRun } from '../io.ts';
 import {
+  apiCommand,
   type CliDeps,
   CONNECTION_HELP,
-  clientOf,
-  guarded,
-  parseFlags,
+  oneId,
   positiveMs,
+  printAnswer,
   stringFlag,
   WATCH_EXIT_HELP,
   watchToExit,
@@ -62,30 +62,14 @@ export function formatRun(run: RunView): string {
 }
 
 export function createStatusCommand(deps: CliDeps = {}): CommandRun {
-  return (argv, io) =>
-    guarded('status', USAGE, io, async () => {
-      const { values, positionals } = parseFlags(argv, {
-        watch: { type: 'boolean' },
-        interval: { type: 'string' },
-        json: { type: 'boolean' },
-        api: { type: 'string' },
-        token: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      });
-      if (values.help) {
-        io.stdout(USAGE);
-        return EXIT_OK;
-      }
-      const [runId, ...extra] = positionals;
-      if (runId === undefined) throw new UsageError('missing the run id');
-      if (extra.length > 0) throw new UsageError(`one run id at a time, got ${positionals.length}`);
-      const intervalMs = positiveMs(stringFlag(values, 'interval'));
-      const client = clientOf(values, io, deps);
-      if (values.watch) return watchToExit(client, runId, io, intervalMs);
-      const view = await client.getRun(runId);
-      io.stdout(values.json ? `${JSON.stringify(view, null, 2)}\n` : formatRun(view));
-      return EXIT_OK;
-    });
+  const options = { watch: { type: 'boolean' }, interval: { type: 'string' } } as const;
+  return apiCommand({ name: 'status', usage: USAGE, options }, deps, async (call) => {
+    const runId = oneId(call.positionals, 'missing the run id', 'run id');
+    const intervalMs = positiveMs(stringFlag(call.values, 'interval'));
+    const client = call.client();
+    if (call.values.watch) return watchToExit(client, runId, call.io, intervalMs);
+    return printAnswer(call, await client.getRun(runId), formatRun);
+  });
 }
 
 export const run: CommandRun = createStatusCommand();

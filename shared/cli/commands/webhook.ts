@@ -3,9 +3,9 @@
  * that body needs, computed exactly as `POST /webhooks/{source}` checks them. For people wiring a sender, for curl,
  * and for tests. Exit 0, or 2 on bad usage.
  */
-import { parseArgs } from 'node:util';
 import { SIGNATURE_HEADER, signWebhook, signWebhookBody, TIMESTAMP_HEADER } from '../../api/webhook-signature.ts';
-import { type CommandRun, EXIT_OK, EXIT_USAGE, UsageError } from '../io.ts';
+import { type CommandRun, EXIT_OK, UsageError } from '../io.ts';
+import { HELP, InputError, parseStrict, runLocalCommand } from '../local-command.ts';
 
 const USAGE = `usage: cairn webhook sign [--secret <secret>] [--timestamp <unix seconds>] [--curl] < body
 
@@ -27,29 +27,18 @@ interface Options {
   readonly bodyOnly: boolean;
 }
 
-function parseOptions(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Options | 'help' {
-  let parsed: ReturnType<typeof parse>;
-  function parse() {
-    return parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        secret: { type: 'string' },
-        timestamp: { type: 'string' },
-        curl: { type: 'boolean' },
-        'body-only': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  }
-  try {
-    parsed = parse();
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
-  if (values.help === true) return 'help';
+function parseOptions(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Options | typeof HELP {
+  const { values, positionals } = parseStrict(argv, {
+    secret: { type: 'string' },
+    timestamp: { type: 'string' },
+    curl: { type: 'boolean' },
+    'body-only': { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help === true) return HELP;
   if (positionals.length === 0) throw new UsageError('missing the subcommand (sign)');
   if (positionals[0] !== 'sign') throw new UsageError(`unknown subcommand "${positionals[0]}"`);
   if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
@@ -66,31 +55,23 @@ function parseOptions(argv: readonly string[], env: Readonly<Record<string, stri
   };
 }
 
-export const run: CommandRun = async (argv, io) => {
-  let options: Options | 'help';
-  try {
-    options = parseOptions(argv, io.env);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    io.stderr(`cairn webhook: ${error.message}\n\n${USAGE}`);
-    return EXIT_USAGE;
-  }
-  if (options === 'help') {
-    io.stdout(USAGE);
-    return EXIT_OK;
-  }
-  if (!io.readStdin) {
-    io.stderr('cairn webhook: no standard input to read the body from\n');
-    return EXIT_USAGE;
-  }
-  const sign = options.bodyOnly ? signWebhookBody : signWebhook;
-  const headers = sign(options.secret, await io.readStdin(), options.timestamp);
-  const lines = [TIMESTAMP_HEADER, SIGNATURE_HEADER] as const;
-  // Without a space after the colon each header stays one word through the shell's unquoted $(...) splitting.
-  io.stdout(
-    options.curl
-      ? `${lines.map((name) => `-H ${name}:${headers[name]}`).join(' ')}\n`
-      : lines.map((name) => `${name}: ${headers[name]}\n`).join(''),
+export const run: CommandRun = (argv, io) =>
+  runLocalCommand(
+    'webhook',
+    USAGE,
+    io,
+    () => parseOptions(argv, io.env),
+    async (options) => {
+      if (!io.readStdin) throw new InputError('no standard input to read the body from');
+      const sign = options.bodyOnly ? signWebhookBody : signWebhook;
+      const headers = sign(options.secret, await io.readStdin(), options.timestamp);
+      const lines = [TIMESTAMP_HEADER, SIGNATURE_HEADER] as const;
+      // Without a space after the colon each header stays one word through the shell's unquoted $(...) splitting.
+      io.stdout(
+        options.curl
+          ? `${lines.map((name) => `-H ${name}:${headers[name]}`).join(' ')}\n`
+          : lines.map((name) => `${name}: ${headers[name]}\n`).join(''),
+      );
+      return EXIT_OK;
+    },
   );
-  return EXIT_OK;
-};
