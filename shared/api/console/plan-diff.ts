@@ -2,9 +2,10 @@
  * What changed between two plan revisions, step by step: added, removed, changed (with the fields that differ) and
  * superseded. A replan drops the steps it replaces and marks their records `superseded` (their work is kept for
  * audit, not used); a dropped step whose record is superseded, or a step the newer plan itself marks superseded, is
- * reported as superseded, a dropped step the run never scheduled as removed. Runtime fields (status, result,
- * error) are not definition changes.
+ * reported as superseded, a dropped step the run never scheduled as removed. Fields are compared as the replanner
+ * compares them (engine/replan/step-definition.ts): runtime fields (status, result, error) are not definition changes.
  */
+import { changedFields } from '../../engine/replan/step-definition.ts';
 import type { Plan, PlanStep } from '../../plan/schema.ts';
 
 export interface StepRef {
@@ -31,28 +32,9 @@ export interface DiffCounts {
   readonly superseded: number;
 }
 
-const RUNTIME_FIELDS: ReadonlySet<string> = new Set(['status', 'result', 'error']);
+export { changedFields };
 
 const ref = (step: PlanStep): StepRef => ({ id: step.id, title: step.title });
-
-/** JSON with object keys sorted, so key order is not a change. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'undefined';
-}
-
-export function changedFields(before: PlanStep, after: PlanStep): string[] {
-  const a = before as Record<string, unknown>;
-  const b = after as Record<string, unknown>;
-  const names = new Set([...Object.keys(a), ...Object.keys(b)]);
-  return [...names].filter((name) => !RUNTIME_FIELDS.has(name) && canonical(a[name]) !== canonical(b[name])).sort();
-}
 
 const isSuperseded = (step: PlanStep | undefined): boolean => step?.status === 'superseded';
 
