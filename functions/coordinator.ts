@@ -38,6 +38,14 @@ const stepError = z.object({
 /** Step Functions passes `null` for what JSONPath cannot leave out. */
 const optional = <S extends z.ZodType>(schema: S) => schema.nullish();
 
+/** A person's answer to a gate or review, as the approval API sends it through the task token. */
+export const humanDecisionSchema = z.object({
+  decision: z.enum(['approve', 'reject', 'edit']),
+  output: z.json().optional(),
+  comment: optional(z.string()),
+  by: optional(z.string()),
+});
+
 export const coordinatorPayloadSchema = z.discriminatedUnion('action', [
   z.object({
     action: z.literal('rejectPlan'),
@@ -54,8 +62,7 @@ export const coordinatorPayloadSchema = z.discriminatedUnion('action', [
     error: optional(z.unknown()),
     execution: optional(z.string()),
   }),
-  z.object({ action: z.literal('claimStep'), ...stepRef, executionId: id }),
-  z.object({ action: z.literal('recordFailure'), ...stepRef, attempt, error: stepError }),
+  z.object({ action: z.literal('recordFailure'), ...stepRef, attempt: optional(attempt), error: stepError }),
   z.object({
     action: z.literal('requestApproval'),
     ...stepRef,
@@ -63,20 +70,6 @@ export const coordinatorPayloadSchema = z.discriminatedUnion('action', [
     taskToken: id,
   }),
   z.object({ action: z.literal('expireApproval'), ...stepRef, kind: optional(z.enum(['approval', 'review'])) }),
-  z.object({
-    action: z.literal('verifyStep'),
-    ...stepRef,
-    attempt,
-    decision: optional(
-      z.object({
-        decision: z.enum(['approve', 'reject', 'edit']),
-        output: z.json().optional(),
-        comment: optional(z.string()),
-        by: optional(z.string()),
-      }),
-    ),
-  }),
-  z.object({ action: z.literal('completeStep'), ...stepRef, attempt }),
   z.object({ action: z.literal('cancelRun'), runId: id }),
 ]);
 export type CoordinatorPayload = z.infer<typeof coordinatorPayloadSchema>;
@@ -116,28 +109,12 @@ export function createHandler(deps: CoordinatorHandlerDeps) {
         return coordinator.awaitRun(payload);
       case 'finalizeRun':
         return coordinator.finalizeRun(payload);
-      case 'claimStep':
-        return coordinator.claimStep(payload);
       case 'recordFailure':
-        return coordinator.recordFailure(payload);
+        return coordinator.recordFailure({ ...payload, attempt: orUndefined(payload.attempt) });
       case 'requestApproval':
         return coordinator.requestApproval(payload);
       case 'expireApproval':
         return coordinator.expireApproval({ ...payload, kind: orUndefined(payload.kind) });
-      case 'verifyStep': {
-        const decision = payload.decision ?? undefined;
-        return coordinator.verifyStep({
-          ...payload,
-          decision: decision && {
-            decision: decision.decision,
-            ...(decision.output === undefined ? {} : { output: decision.output }),
-            comment: orUndefined(decision.comment),
-            by: orUndefined(decision.by),
-          },
-        });
-      }
-      case 'completeStep':
-        return coordinator.completeStep(payload);
       case 'cancelRun':
         return coordinator.cancelRun(payload.runId);
     }
@@ -168,9 +145,9 @@ export function coordinatorConfigFromEnv(env: Env): CoordinatorDeps['config'] {
   };
 }
 
-/** The coordinator with AWS adapters, built from the environment; `metrics` receives its operational metrics. */
-export function coordinatorFromEnv(env: Env, metrics?: MetricsSink): Coordinator {
-  return createCoordinator({
+/** The coordinator's dependencies with AWS adapters, from the environment (the step executor shares them). */
+export function coordinatorDepsFromEnv(env: Env, metrics?: MetricsSink): CoordinatorDeps {
+  return {
     store: createDynamoStore({ client: new DynamoDBClient({}), tableName: required(env, 'CAIRN_TABLE_NAME') }),
     executions: sfnExecutionsFromEnv(env),
     events: createEventBridgePublisher({ eventBusName: required(env, 'CAIRN_EVENT_BUS_NAME') }),
@@ -179,7 +156,12 @@ export function coordinatorFromEnv(env: Env, metrics?: MetricsSink): Coordinator
     newId: randomUUID,
     config: coordinatorConfigFromEnv(env),
     ...(metrics === undefined ? {} : { metrics }),
-  });
+  };
+}
+
+/** The coordinator with AWS adapters, built from the environment; `metrics` receives its operational metrics. */
+export function coordinatorFromEnv(env: Env, metrics?: MetricsSink): Coordinator {
+  return createCoordinator(coordinatorDepsFromEnv(env, metrics));
 }
 
 /** Built on the first invocation, so importing this module (tests, the embedded runtime) reads no environment. */

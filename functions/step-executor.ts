@@ -1,43 +1,58 @@
 /**
- * The step-executor Lambda: `{ runId, stepId, generation, attempt }` in (the step state machine's ExecuteStep task),
- * `{ ok: true } | { ok: false, error: { code, message, retryable } }` out. Capability failures come back as data;
- * only infrastructure failures throw (the state machine catches them as E_EXECUTOR).
+ * The step-executor Lambda: the step machine's RunStep task. `{ runId, stepId, generation, executionId, previous,
+ * decision }` in, `StepNext` out (done, retry after a backoff, or wait for a person). It claims the step, calls its
+ * capability, verifies the result and completes it, releasing dependents, in this one invocation (see
+ * shared/services/step-runner.ts). Capability failures come back as data (a retry or a final failure); only
+ * infrastructure failures throw (the state machine retries service errors, then records the attempt as failed).
  *
- * Environment: CAIRN_TABLE_NAME (required), CAIRN_CATALOG_FILE or CAIRN_CATALOG (default: the bundled demo catalog),
- * CAIRN_BINDINGS (target → binding JSON, see shared/capabilities/registry.ts), CAIRN_BUILTINS (builtin packs,
- * `demo,conformance` or `none`; default `demo`, so the demo catalog runs on a fresh deploy; configured bindings
- * win), CAIRN_MAX_OUTPUT_BYTES, CAIRN_IDEMPOTENCY_TTL_SECONDS.
+ * Environment: everything the coordinator reads (CAIRN_TABLE_NAME, CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN,
+ * CAIRN_EVENT_BUS_NAME, ...: see functions/coordinator.ts), plus CAIRN_BINDINGS (target → binding JSON, see
+ * shared/capabilities/registry.ts), CAIRN_BUILTINS (builtin packs, `demo,conformance` or `none`; default `demo`, so
+ * the demo catalog runs on a fresh deploy; configured bindings win), CAIRN_MAX_OUTPUT_BYTES,
+ * CAIRN_IDEMPOTENCY_TTL_SECONDS.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
-import { createDynamoStore } from '../shared/adapters/aws/dynamo-store.ts';
 import { catalogFromEnv } from '../shared/adapters/catalog-from-env.ts';
 import { createRuntimeRegistry, parseBuiltinPacks } from '../shared/capabilities/runtime-registry.ts';
 import { ValidationError } from '../shared/errors.ts';
-import {
-  createStepExecutor,
-  DEFAULT_IDEMPOTENCY_TTL_SECONDS,
-  DEFAULT_MAX_OUTPUT_BYTES,
-  type ExecuteResult,
-  type StepExecutor,
-} from '../shared/services/step-executor.ts';
-import { observe, observedRegistry } from './observability.ts';
+import type { MetricsSink } from '../shared/ports/metrics.ts';
+import type { StepNext } from '../shared/services/coordinator-types.ts';
+import { DEFAULT_IDEMPOTENCY_TTL_SECONDS, DEFAULT_MAX_OUTPUT_BYTES } from '../shared/services/step-executor.ts';
+import { createStepRunner, type StepRunner } from '../shared/services/step-runner.ts';
+import { coordinatorDepsFromEnv, humanDecisionSchema } from './coordinator.ts';
+import { observability, observe, observedRegistry } from './observability.ts';
 
-export const executeStepPayloadSchema = z.object({
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Step Functions passes `null` for what JSONPath cannot leave out. */
+const stepNextSchema = z.discriminatedUnion('action', [
+  z.object({ action: z.literal('done'), attempt: z.number().int().min(0) }),
+  z.object({ action: z.literal('retry'), attempt: z.number().int().min(1), delaySeconds: z.number().min(0) }),
+  z.object({
+    action: z.literal('await'),
+    attempt: z.number().int().min(0),
+    kind: z.enum(['approval', 'review']),
+    timeoutSeconds: z.number().int().min(1),
+  }),
+]);
+
+export const runStepPayloadSchema = z.object({
   runId: z.string().min(1),
   stepId: z.string().min(1),
   generation: z.number().int().min(0),
-  attempt: z.number().int().min(1),
+  executionId: z.string().min(1),
+  previous: stepNextSchema.nullable(),
+  decision: humanDecisionSchema.nullish(),
 });
-export type ExecuteStepPayload = z.infer<typeof executeStepPayloadSchema>;
+export type RunStepPayload = z.infer<typeof runStepPayloadSchema>;
 
 export interface StepExecutorHandlerDeps {
-  readonly executor: StepExecutor;
+  readonly runner: StepRunner;
 }
 
 export function createHandler(deps: StepExecutorHandlerDeps) {
-  return async (event: unknown): Promise<ExecuteResult> => {
-    const parsed = executeStepPayloadSchema.safeParse(event);
+  return async (event: unknown): Promise<StepNext> => {
+    const parsed = runStepPayloadSchema.safeParse(event);
     if (!parsed.success) {
       const errors = parsed.error.issues.map((i) => ({
         code: 'E_PAYLOAD',
@@ -49,7 +64,16 @@ export function createHandler(deps: StepExecutorHandlerDeps) {
         errors,
       );
     }
-    return deps.executor.execute(parsed.data);
+    const { decision, ...request } = parsed.data;
+    return deps.runner.runStep({
+      ...request,
+      decision: decision && {
+        decision: decision.decision,
+        ...(decision.output === undefined ? {} : { output: decision.output }),
+        comment: decision.comment ?? undefined,
+        by: decision.by ?? undefined,
+      },
+    });
   };
 }
 
@@ -64,23 +88,18 @@ const positiveInt = (value: string | undefined, fallback: number, name: string):
 // Re-exported for the handler's tests: the one catalogFromEnv every handler uses.
 export { catalogFromEnv };
 
-export function executorFromEnv(env: NodeJS.ProcessEnv): StepExecutor {
-  const tableName = env.CAIRN_TABLE_NAME;
-  if (!tableName) throw new Error('CAIRN_TABLE_NAME is not set');
-  const catalog = catalogFromEnv(env);
-  const clock = () => new Date();
-  return createStepExecutor({
-    store: createDynamoStore({ client: new DynamoDBClient({}), tableName }),
-    catalog,
+export function runnerFromEnv(env: Env, metrics?: MetricsSink): StepRunner {
+  const deps = coordinatorDepsFromEnv(env, metrics);
+  return createStepRunner({
+    ...deps,
     registry: observedRegistry(
       createRuntimeRegistry({
-        catalog,
+        catalog: deps.catalog,
         bindingsJson: env.CAIRN_BINDINGS,
         builtins: parseBuiltinPacks(env.CAIRN_BUILTINS, ['demo']),
       }),
     ),
-    clock,
-    config: {
+    executor: {
       maxOutputBytes: positiveInt(env.CAIRN_MAX_OUTPUT_BYTES, DEFAULT_MAX_OUTPUT_BYTES, 'CAIRN_MAX_OUTPUT_BYTES'),
       idempotencyTtlSeconds: positiveInt(
         env.CAIRN_IDEMPOTENCY_TTL_SECONDS,
@@ -92,13 +111,13 @@ export function executorFromEnv(env: NodeJS.ProcessEnv): StepExecutor {
 }
 
 /** Built on the first invocation, so importing this module needs no environment. */
-export function defaultDeps(env: NodeJS.ProcessEnv = process.env): StepExecutorHandlerDeps {
-  let executor: StepExecutor | undefined;
+export function defaultDeps(env: Env = process.env): StepExecutorHandlerDeps {
+  let runner: StepRunner | undefined;
   return {
-    executor: {
-      execute: async (request) => {
-        executor ??= executorFromEnv(env);
-        return executor.execute(request);
+    runner: {
+      runStep: async (request) => {
+        runner ??= runnerFromEnv(env, observability().sink);
+        return runner.runStep(request);
       },
     },
   };

@@ -14,6 +14,7 @@ import {
   Errors,
   type IChainable,
   IntegrationPattern,
+  JitterType,
   JsonPath,
   LogLevel,
   Pass,
@@ -39,6 +40,19 @@ export const LAMBDA_SERVICE_ERRORS = [
   'Lambda.TooManyRequestsException',
 ] as const;
 
+/**
+ * Errors of cairn's own that say "try again" (a throttled store call, a lost conditional race that the repeat
+ * resolves): the Task is retried with the same payload, which every action answers idempotently.
+ */
+export const TRANSIENT_ERRORS = [
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'TransientError',
+] as const;
+
 /** A Task gets its Lambda's timeout plus this margin, so a Lambda timeout surfaces as the Lambda's own error. */
 const TASK_TIMEOUT_MARGIN_SECONDS = 30;
 
@@ -58,12 +72,6 @@ export function machineRefs(scope: Construct, stage: string): { run: MachineRef;
   return { run: ref('run'), step: ref('step') };
 }
 
-/** `Result: null`: CDK only offers typed factories, and JSON null is what "no value" means in a payload. */
-class NullResult extends Result {
-  constructor() {
-    super(null);
-  }
-}
 
 export interface StateMachinesProps {
   readonly functions: Readonly<Record<FunctionKey, IFunction>>;
@@ -207,114 +215,104 @@ export class StateMachines extends Construct {
     return new Choice(this, R.resumeOrPlan).when(resumed, prepareAwait).otherwise(planRun);
   }
 
+  /**
+   * One RunStep call per step on the happy path (RunStep → Route → StepDone: three state transitions, one Lambda
+   * invocation). RunStep answers `$.next`: `done`, `retry` (wait out the backoff, run the next attempt) or `await` (a
+   * person decides through a task token, then RunStep judges the decision). The execution's input carries
+   * `next: null` and `decision: null`, so every path the payload names exists.
+   */
   private stepDefinition(): IChainable {
     const stepDone = new Succeed(this, S.stepDone);
-    const attempt = JsonPath.numberAt('$.claim.attempt');
-
-    const claimStep = this.coordinator(
-      S.claimStep,
-      'claimStep',
-      { ...stepIds, executionId: JsonPath.executionId },
-      '$.claim',
-    );
+    const runStep = this.invoke(
+      S.runStep,
+      'StepExecutor',
+      {
+        ...stepIds,
+        executionId: JsonPath.executionId,
+        previous: JsonPath.objectAt('$.next'),
+        decision: JsonPath.objectAt('$.decision'),
+      },
+      '$.next',
+      false,
+    ).addRetry({
+      // Throttles and lost invocations are the platform's, not the step's: retried here, never counted as attempts.
+      errors: [...LAMBDA_SERVICE_ERRORS, ...TRANSIENT_ERRORS],
+      interval: Duration.seconds(1),
+      maxAttempts: 6,
+      backoffRate: 2,
+      maxDelay: Duration.seconds(30),
+      jitterStrategy: JitterType.FULL,
+    });
     const recordFailure = this.coordinator(
       S.recordFailure,
       'recordFailure',
-      { ...stepIds, attempt, error: JsonPath.objectAt('$.exec.error') },
-      '$.failure',
-    );
-    const executeStep = this.invoke(S.executeStep, 'StepExecutor', { ...stepIds, attempt }, '$.exec', false)
-      .addRetry({ errors: [...LAMBDA_SERVICE_ERRORS], interval: Duration.seconds(2), maxAttempts: 2, backoffRate: 2 })
-      .addCatch(
-        new Pass(this, S.executorFailed, {
-          parameters: {
-            ok: false,
-            error: {
-              code: 'E_EXECUTOR',
-              message: JsonPath.stringAt('$.executorError.Error'),
-              retryable: true,
-              details: JsonPath.objectAt('$.executorError'),
-            },
+      { ...stepIds, attempt: JsonPath.objectAt('$.failure.attempt'), error: JsonPath.objectAt('$.failure.error') },
+      '$.next',
+    ).addRetry({
+      errors: [...LAMBDA_SERVICE_ERRORS, ...TRANSIENT_ERRORS],
+      interval: Duration.seconds(1),
+      maxAttempts: 6,
+      backoffRate: 2,
+      maxDelay: Duration.seconds(30),
+      jitterStrategy: JitterType.FULL,
+    });
+    // A RunStep that failed for good (its own error, or the platform's after the retries) is a failed attempt.
+    runStep.addCatch(
+      new Pass(this, S.executorFailed, {
+        parameters: {
+          error: {
+            code: 'E_EXECUTOR',
+            message: JsonPath.stringAt('$.executorError.Error'),
+            retryable: true,
+            details: JsonPath.objectAt('$.executorError'),
           },
-          resultPath: '$.exec',
-        }).next(recordFailure),
-        { errors: [Errors.ALL], resultPath: '$.executorError' },
-      );
-    const gateFailed = new Pass(this, S.gateFailed, {
-      parameters: {
-        ok: false,
-        error: {
-          code: 'E_GATE',
-          message: JsonPath.stringAt('$.gateError.Error'),
-          retryable: false,
-          details: JsonPath.objectAt('$.gateError'),
+          // Unknown here: the coordinator takes the step's newest attempt.
+          attempt: null,
         },
-      },
-      resultPath: '$.exec',
-    }).next(recordFailure);
-
-    const verifyStep = this.coordinator(
-      S.verifyStep,
-      'verifyStep',
-      { ...stepIds, attempt, decision: JsonPath.objectAt('$.decision') },
-      '$.verify',
+        resultPath: '$.failure',
+      }).next(recordFailure),
+      { errors: [Errors.ALL], resultPath: '$.executorError' },
     );
-    const gate = (name: string, expiredName: string, kind: 'approval' | 'review') =>
-      this.callback(
-        name,
-        { action: 'requestApproval', ...stepIds, kind },
-        '$.claim.approvalTimeoutSeconds',
-        '$.decision',
+
+    const backoff = new Wait(this, S.backoff, { time: WaitTime.secondsPath('$.next.delaySeconds') }).next(runStep);
+    const awaitDecision = this.callback(
+      S.awaitDecision,
+      { action: 'requestApproval', ...stepIds, kind: JsonPath.stringAt('$.next.kind') },
+      '$.next.timeoutSeconds',
+      '$.decision',
+    )
+      .addCatch(
+        this.coordinator(
+          S.decisionExpired,
+          'expireApproval',
+          { ...stepIds, kind: JsonPath.stringAt('$.next.kind') },
+          JsonPath.DISCARD,
+        ).next(stepDone),
+        { errors: [Errors.TIMEOUT], resultPath: '$.expired' },
       )
-        .addCatch(
-          this.coordinator(expiredName, 'expireApproval', { ...stepIds, kind }, JsonPath.DISCARD).next(stepDone),
-          { errors: [Errors.TIMEOUT], resultPath: '$.expired' },
-        )
-        .addCatch(gateFailed, { errors: [Errors.ALL], resultPath: '$.gateError' })
-        .next(verifyStep);
-    const awaitApproval = gate(S.awaitApproval, S.approvalExpired, 'approval');
-    const awaitReview = gate(S.awaitReview, S.reviewExpired, 'review');
+      .addCatch(
+        new Pass(this, S.gateFailed, {
+          parameters: {
+            error: {
+              code: 'E_GATE',
+              message: JsonPath.stringAt('$.gateError.Error'),
+              retryable: false,
+              details: JsonPath.objectAt('$.gateError'),
+            },
+            attempt: JsonPath.numberAt('$.next.attempt'),
+          },
+          resultPath: '$.failure',
+        }).next(recordFailure),
+        { errors: [Errors.ALL], resultPath: '$.gateError' },
+      )
+      .next(runStep);
 
-    recordFailure.next(
-      new Choice(this, S.shouldRetry)
-        .when(
-          Condition.stringEquals('$.failure.decision', 'retry'),
-          new Wait(this, S.backoff, { time: WaitTime.secondsPath('$.failure.delaySeconds') }).next(
-            new Pass(this, S.prepareRetry, { inputPath: '$.failure.attempt', resultPath: '$.claim.attempt' }).next(
-              executeStep,
-            ),
-          ),
-        )
-        .otherwise(stepDone),
-    );
-    executeStep.next(
-      new Choice(this, S.executionOk)
-        .when(
-          Condition.booleanEquals('$.exec.ok', true),
-          new Pass(this, S.clearDecision, { result: new NullResult(), resultPath: '$.decision' }).next(verifyStep),
-        )
-        .otherwise(recordFailure),
-    );
-    verifyStep.next(
-      new Choice(this, S.verifyVerdict)
-        .when(
-          Condition.stringEquals('$.verify.verdict', 'pass'),
-          this.coordinator(S.completeStep, 'completeStep', { ...stepIds, attempt }, JsonPath.DISCARD).next(stepDone),
-        )
-        .when(Condition.stringEquals('$.verify.verdict', 'review'), awaitReview)
-        .otherwise(
-          new Pass(this, S.verifyFailed, {
-            parameters: { ok: false, error: JsonPath.objectAt('$.verify.error') },
-            resultPath: '$.exec',
-          }).next(recordFailure),
-        ),
-    );
-    claimStep.next(
-      new Choice(this, S.routeStep)
-        .when(Condition.not(Condition.stringEquals('$.claim.outcome', 'claimed')), stepDone)
-        .when(Condition.stringEquals('$.claim.kind', 'human'), awaitApproval)
-        .otherwise(executeStep),
-    );
-    return claimStep;
+    const route = new Choice(this, S.route)
+      .when(Condition.stringEquals('$.next.action', 'retry'), backoff)
+      .when(Condition.stringEquals('$.next.action', 'await'), awaitDecision)
+      .otherwise(stepDone);
+    runStep.next(route);
+    recordFailure.next(route);
+    return runStep;
   }
 }

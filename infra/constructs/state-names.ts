@@ -19,29 +19,20 @@ export const RUN_STATES = {
 } as const;
 
 export const STEP_STATES = {
-  claimStep: 'ClaimStep',
-  routeStep: 'RouteStep',
-  executeStep: 'ExecuteStep',
-  /** Pass: shapes a caught executor error as `$.exec = { ok: false, error: { code: 'E_EXECUTOR', ... } }`. */
-  executorFailed: 'ExecutorFailed',
-  executionOk: 'ExecutionOk',
-  /** Pass: `$.decision = null` before verifying an executed output, so no stale human decision is verified. */
-  clearDecision: 'ClearDecision',
-  recordFailure: 'RecordFailure',
-  shouldRetry: 'ShouldRetry',
+  /** Task (StepExecutor): claim, call, verify, complete; answers `$.next` (done, retry, await). */
+  runStep: 'RunStep',
+  /** Choice on `$.next.action`. */
+  route: 'Route',
   backoff: 'Backoff',
-  prepareRetry: 'PrepareRetry',
-  awaitApproval: 'AwaitApproval',
-  approvalExpired: 'ApprovalExpired',
-  /** Pass: shapes a failed approval/review wait (SendTaskFailure, Lambda error) as a permanent `E_GATE` error. */
+  /** Callback (Coordinator requestApproval): a person's decision on a gate or a review, into `$.decision`. */
+  awaitDecision: 'AwaitDecision',
+  decisionExpired: 'DecisionExpired',
+  /** Pass: a failed wait (SendTaskFailure, Lambda error) as `$.failure`, a permanent `E_GATE` error. */
   gateFailed: 'GateFailed',
-  verifyStep: 'VerifyStep',
-  verifyVerdict: 'VerifyVerdict',
-  /** Pass: copies `$.verify.error` to `$.exec` so `RecordFailure` reads one place. */
-  verifyFailed: 'VerifyFailed',
-  awaitReview: 'AwaitReview',
-  reviewExpired: 'ReviewExpired',
-  completeStep: 'CompleteStep',
+  /** Pass: a RunStep that failed for good as `$.failure`, a retryable `E_EXECUTOR` error of an unknown attempt. */
+  executorFailed: 'ExecutorFailed',
+  /** Task (Coordinator): a failed attempt recorded; answers `$.next` like RunStep. */
+  recordFailure: 'RecordFailure',
   stepDone: 'StepDone',
 } as const;
 

@@ -32,7 +32,7 @@ import type { Store } from '../../shared/ports/store.ts';
 import { type CoordinatorDeps, createCoordinator } from '../../shared/services/coordinator.ts';
 import { createInvalidator } from '../../shared/services/invalidator.ts';
 import { createReplanner } from '../../shared/services/replanner.ts';
-import { createStepExecutor } from '../../shared/services/step-executor.ts';
+import { createStepRunner } from '../../shared/services/step-runner.ts';
 import { subscribeBusRules } from './bus-rules.ts';
 import { startInProcessDynamo } from './dynalite-in-process.ts';
 import { createLocalExecutions, type LocalExecutions, type LocalHandler } from './local-executions.ts';
@@ -63,6 +63,11 @@ export interface LocalStackOptions {
    * demo takes tool:web.search down so the replanner moves to its catalog alternative). Read on every call.
    */
   readonly demoOutage?: ReadonlySet<string>;
+  /**
+   * Wraps the store every handler uses (tests: a store that fails or crashes at a chosen call, to rehearse what a
+   * throttle or a lost answer does between two writes).
+   */
+  readonly wrapStore?: (store: Store) => Store;
   /** More capabilities with their builtin bindings (tests: alternatives the packs do not have). */
   readonly extraCapabilities?: {
     readonly capabilities: readonly Capability[];
@@ -149,7 +154,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         }
       : {}),
   });
-  const store = createDynamoStore({ client: dynamo.client, tableName: LOCAL_TABLE_NAME });
+  const dynamoStore = createDynamoStore({ client: dynamo.client, tableName: LOCAL_TABLE_NAME });
+  const store = options.wrapStore ? options.wrapStore(dynamoStore) : dynamoStore;
   const catalog = localCatalog(options.conformance === true, options.extraCapabilities?.capabilities);
   const planner = createPlanner({ model: createHtnPlanModel(), catalog, limits: planLimits });
   const bus = createLocalEventBus({
@@ -230,12 +236,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   };
   // Extra bindings win over the demo pack's generated placeholders for the same targets.
   const registry = extraBindings ? createCapabilityRegistry(packBindings(), extraBindings) : packs;
-  const executor = createStepExecutor({ store, catalog, registry, clock });
+  const runner = createStepRunner({ ...coordinatorDeps, registry });
   Object.assign(handlers, {
     Planner: createPlannerHandler({ store, planner, clock }) as LocalHandler,
     Validator: createValidatorHandler({ store, catalog, limits: planLimits }) as LocalHandler,
     Coordinator: createCoordinatorHandler({ coordinator }) as LocalHandler,
-    StepExecutor: createExecutorHandler({ executor }) as LocalHandler,
+    StepExecutor: createExecutorHandler({ runner }) as LocalHandler,
   });
   // The rules that drive cairn, matched in process with the deployed patterns (BUS_RULES).
   const invalidator = createInvalidator(coordinatorDeps);

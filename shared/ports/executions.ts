@@ -17,6 +17,14 @@ export interface Executions {
   stop(executionId: string, error: string, cause: string): Promise<void>;
 }
 
+/**
+ * The input of a step execution. RunStep's payload names `next` (its previous answer) and `decision` (a person's),
+ * and JSONPath needs both to exist before the first answer: they start as null.
+ */
+export function stepExecutionInput(ref: { runId: string; stepId: string; generation: number }) {
+  return { runId: ref.runId, stepId: ref.stepId, generation: ref.generation, next: null, decision: null };
+}
+
 /** Execution names: 1..80 chars of [A-Za-z0-9-_]; deterministic from run, step and generation. */
 export function stepExecutionName(runId: string, stepId: string, generation: number): string {
   const raw = `${runId}-${stepId}-g${generation}`.replace(/[^A-Za-z0-9_-]/g, '_');

@@ -16,7 +16,7 @@ import { traceEntry } from '../engine/trace.ts';
 import { isConflictError } from '../errors.ts';
 import { downstreamClosure, effectiveUpstream } from '../plan/graph.ts';
 import type { StepError, StepStatus } from '../plan/schema.ts';
-import { stepExecutionName } from '../ports/executions.ts';
+import { stepExecutionInput, stepExecutionName } from '../ports/executions.ts';
 import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
 import { type Ctx, event, type LoadedPlan } from './coordinator-context.ts';
 import { recordStepDuration } from './coordinator-metrics.ts';
@@ -47,11 +47,7 @@ export async function startStep(ctx: Ctx, step: StepRecord): Promise<void> {
       if (current?.generation !== step.generation || current.status !== 'ready') return;
     }
   }
-  await executions.start('step', stepExecutionName(step.runId, step.stepId, step.generation), {
-    runId: step.runId,
-    stepId: step.stepId,
-    generation: step.generation,
-  });
+  await executions.start('step', stepExecutionName(step.runId, step.stepId, step.generation), stepExecutionInput(step));
 }
 
 /**

@@ -6,7 +6,7 @@ import { decideRetry, retryPolicy } from '../engine/retry.ts';
 import { CLAIMABLE_STEP_STATUSES, IN_FLIGHT_STEP_STATUSES, isTerminalStepStatus } from '../engine/statuses.ts';
 import { appendAndRetain, traceEntry } from '../engine/trace.ts';
 import { VERIFY_ERROR_CODES } from '../engine/verify.ts';
-import type { PlanStep } from '../plan/schema.ts';
+import type { PlanStep, StepError } from '../plan/schema.ts';
 import type { AttemptRecord, StepRecord } from '../ports/store.ts';
 import { type Ctx, event, isCurrent, kindOf, type LoadedPlan } from './coordinator-context.ts';
 import { afterFailure, afterSuccess, failStep } from './coordinator-flow.ts';
@@ -20,6 +20,7 @@ import type {
   CoordinatorConfig,
   FailureDecision,
   RecordFailureRequest,
+  StepRef,
 } from './coordinator-types.ts';
 
 /** How long a person may take on this step's gate or review: a positive whole number of seconds. */
@@ -159,7 +160,8 @@ async function resumeClaim(
  */
 export async function recordFailure(ctx: Ctx, request: RecordFailureRequest): Promise<FailureDecision> {
   const { store, config } = ctx.deps;
-  const { runId, stepId, generation, attempt, error } = request;
+  const { runId, stepId, generation, error } = request;
+  const attempt = request.attempt ?? (await knownAttempt(ctx, request));
   const { run, step, attempt: record } = await ctx.loadStep(runId, stepId, { generation, attempt });
   const failed: FailureDecision = { decision: 'failed' };
   if (!isCurrent(step, generation)) return failed;
@@ -170,7 +172,7 @@ export async function recordFailure(ctx: Ctx, request: RecordFailureRequest): Pr
     return failed;
   }
   if (isTerminalStepStatus(step.status) || step.attempts > attempt) return failed;
-  await markAttemptFailed(ctx, request, record);
+  await markAttemptFailed(ctx, error, record);
   const planStep = loaded.byId.get(stepId);
   const policy = retryPolicy(planStep ?? {}, {
     baseSeconds: config.retryBaseSeconds,
@@ -214,10 +216,16 @@ export async function recordFailure(ctx: Ctx, request: RecordFailureRequest): Pr
   return failed;
 }
 
+/** The attempt a failure without a number speaks for: the step's newest (a crash of RunStep before it said). */
+async function knownAttempt(ctx: Ctx, ref: StepRef): Promise<number> {
+  const step = await ctx.deps.store.getStep(ref.runId, ref.stepId);
+  return Math.max(1, step?.generation === ref.generation ? step.attempts : 1);
+}
+
 /** Evidence: an attempt the executor did not close itself (it crashed; a verify failure) is marked failed. */
-async function markAttemptFailed(ctx: Ctx, request: RecordFailureRequest, record: AttemptRecord | undefined) {
+async function markAttemptFailed(ctx: Ctx, error: StepError, record: AttemptRecord | undefined) {
   if (!record || record.outcome === 'failed') return;
-  await ctx.deps.store.updateAttempt({ ...record, outcome: 'failed', finishedAt: ctx.now(), error: request.error });
+  await ctx.deps.store.updateAttempt({ ...record, outcome: 'failed', finishedAt: ctx.now(), error });
 }
 
 /**

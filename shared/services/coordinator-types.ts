@@ -94,7 +94,8 @@ export interface ClaimResult {
 }
 
 export interface RecordFailureRequest extends StepRef {
-  readonly attempt: number;
+  /** The failed attempt; absent when the caller does not know it (the step's recorded attempt count is taken). */
+  readonly attempt?: number | undefined;
   readonly error: StepError;
 }
 export type FailureDecision =
@@ -135,18 +136,38 @@ export interface CompleteResult {
   readonly status: string;
 }
 
+/**
+ * What the step machine does next (RunStep's answer, `$.next`): nothing (the step is finished, or someone else runs
+ * it), wait out a retry's backoff and run the next attempt, or wait for a person's decision (a gate, a review).
+ */
+export type StepNext =
+  | { readonly action: 'done'; readonly attempt: number }
+  | { readonly action: 'retry'; readonly attempt: number; readonly delaySeconds: number }
+  | {
+      readonly action: 'await';
+      readonly attempt: number;
+      readonly kind: 'approval' | 'review';
+      /** Step Functions TimeoutSecondsPath: a positive whole number. */
+      readonly timeoutSeconds: number;
+    };
+
+/** One RunStep call: the step machine's input, what RunStep answered last time (null at first), a decision. */
+export interface RunStepRequest extends StepRef {
+  readonly executionId: string;
+  readonly previous: StepNext | null;
+  /** A person's answer to the wait `previous` asked for (only read after an `await`). */
+  readonly decision?: HumanDecision | null | undefined;
+}
+
 export interface Coordinator {
   rejectPlan(request: RejectPlanRequest): Promise<RunOutcome>;
   failRun(request: FailRunRequest): Promise<RunOutcome>;
   startRun(request: { readonly runId: string }): Promise<StartRunResult>;
   awaitRun(request: AwaitRunRequest): Promise<{ readonly answered: boolean }>;
   finalizeRun(request: FinalizeRunRequest): Promise<RunOutcome>;
-  claimStep(request: ClaimStepRequest): Promise<ClaimResult>;
   recordFailure(request: RecordFailureRequest): Promise<FailureDecision>;
   requestApproval(request: RequestApprovalRequest): Promise<ApprovalRequested>;
   expireApproval(request: ExpireApprovalRequest): Promise<ExpireResult>;
-  verifyStep(request: VerifyStepRequest): Promise<VerifyResult>;
-  completeStep(request: CompleteStepRequest): Promise<CompleteResult>;
   /** Idempotent: the run cancelled, its open steps cancelled and their executions stopped, its waiter answered. */
   cancelRun(runId: string): Promise<RunOutcome>;
 }

@@ -1,6 +1,6 @@
 /**
- * The coordinator: every decision point of the run and step state machines (see the execution design), plus
- * cancellation for the API. Each action is idempotent under a retry, a crash or a duplicate invocation: state
+ * The coordinator: the run machine's decision points, the step machine's waits for people and its record of a
+ * crashed attempt, plus cancellation for the API (a step's own path is RunStep, shared/services/step-runner.ts). Each action is idempotent under a retry, a crash or a duplicate invocation: state
  * changes are single-item conditional writes through the Store port, and a lost condition means someone else did
  * it, so the action re-reads and carries on with the follow-ups (or does nothing).
  *
@@ -8,10 +8,10 @@
  * coordinator-approval.ts (approvals, reviews, verification), coordinator-flow.ts (shared follow-ups).
  */
 
-import { expireApproval, requestApproval, verifyStep } from './coordinator-approval.ts';
+import { expireApproval, requestApproval } from './coordinator-approval.ts';
 import { createContext } from './coordinator-context.ts';
 import { awaitRun, cancelRun, failRun, finalizeRun, rejectPlan, startRun } from './coordinator-run.ts';
-import { claimStep, completeStep, recordFailure } from './coordinator-step.ts';
+import { recordFailure } from './coordinator-step.ts';
 import type { Coordinator, CoordinatorDeps } from './coordinator-types.ts';
 
 export type * from './coordinator-types.ts';
@@ -24,12 +24,9 @@ export function createCoordinator(deps: CoordinatorDeps): Coordinator {
     startRun: (request) => startRun(ctx, request),
     awaitRun: (request) => awaitRun(ctx, request),
     finalizeRun: (request) => finalizeRun(ctx, request),
-    claimStep: (request) => claimStep(ctx, request),
     recordFailure: (request) => recordFailure(ctx, request),
     requestApproval: (request) => requestApproval(ctx, request),
     expireApproval: (request) => expireApproval(ctx, request),
-    verifyStep: (request) => verifyStep(ctx, request),
-    completeStep: (request) => completeStep(ctx, request),
     cancelRun: (runId) => cancelRun(ctx, runId),
   };
 }

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerEntries, CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { stepExecutionName } from '../../shared/ports/executions.ts';
+import { stepExecutionInput, stepExecutionName } from '../../shared/ports/executions.ts';
 import {
   getRun,
   type LocalStack,
@@ -125,20 +125,16 @@ describe('the local runtime', () => {
     const runId = await run([step(stack, 'L', T.ledger, { input: { entry }, rollbackHint: 'remove the entry' })]);
     await waitForRun(stack, runId);
 
-    const duplicate = await stack.executions.start('step', stepExecutionName(runId, 'L', 1), {
-      runId,
-      stepId: 'L',
-      generation: 1,
-    });
-    const replay = await stack.executions.start('step', `${stepExecutionName(runId, 'L', 1)}-replay`, {
-      runId,
-      stepId: 'L',
-      generation: 1,
-    });
+    const input = stepExecutionInput({ runId, stepId: 'L', generation: 1 });
+    const duplicate = await stack.executions.start('step', stepExecutionName(runId, 'L', 1), input);
+    const replayName = `${stepExecutionName(runId, 'L', 1)}-replay`;
+    const replay = await stack.executions.start('step', replayName, input);
     await stack.executions.idle();
 
     expect(duplicate.started).toBe(false);
     expect(replay.started).toBe(true);
+    // The replay ran (it found the step taken by another execution and stopped), it did not break on its input.
+    expect(stack.executions.list().find((e) => e.name === replayName)?.status).toBe('SUCCEEDED');
     expect(ledgerEntries().filter((e) => JSON.stringify(e).includes(entry))).toHaveLength(1);
     expect((await getRun(stack, runId)).status).toBe('complete');
   });
