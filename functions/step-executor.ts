@@ -17,8 +17,8 @@ import { createRuntimeRegistry, parseBuiltinPacks } from '../shared/capabilities
 import { ValidationError } from '../shared/errors.ts';
 import type { MetricsSink } from '../shared/ports/metrics.ts';
 import type { StepNext } from '../shared/services/coordinator-types.ts';
-import { DEFAULT_IDEMPOTENCY_TTL_SECONDS, DEFAULT_MAX_OUTPUT_BYTES } from '../shared/services/step-executor.ts';
-import { createStepRunner, type StepRunner } from '../shared/services/step-runner.ts';
+import { DEFAULT_IDEMPOTENCY_TTL_SECONDS, DEFAULT_MAX_OUTPUT_BYTES } from '../shared/services/step/capability-call.ts';
+import { createStepRunner, type StepRunner } from '../shared/services/step/run-step.ts';
 import { coordinatorDepsFromEnv, humanDecisionSchema } from './coordinator.ts';
 import { observability, observe, observedRegistry } from './observability.ts';
 
@@ -99,7 +99,7 @@ export function runnerFromEnv(env: Env, metrics?: MetricsSink): StepRunner {
         builtins: parseBuiltinPacks(env.CAIRN_BUILTINS, ['demo']),
       }),
     ),
-    executor: {
+    capabilityCall: {
       maxOutputBytes: positiveInt(env.CAIRN_MAX_OUTPUT_BYTES, DEFAULT_MAX_OUTPUT_BYTES, 'CAIRN_MAX_OUTPUT_BYTES'),
       idempotencyTtlSeconds: positiveInt(
         env.CAIRN_IDEMPOTENCY_TTL_SECONDS,

@@ -72,7 +72,6 @@ export function machineRefs(scope: Construct, stage: string): { run: MachineRef;
   return { run: ref('run'), step: ref('step') };
 }
 
-
 export interface StateMachinesProps {
   readonly functions: Readonly<Record<FunctionKey, IFunction>>;
   readonly machines: { readonly run: MachineRef; readonly step: MachineRef };

@@ -32,7 +32,7 @@ import type { Store } from '../../shared/ports/store.ts';
 import { type CoordinatorDeps, createCoordinator } from '../../shared/services/coordinator.ts';
 import { createInvalidator } from '../../shared/services/invalidator.ts';
 import { createReplanner } from '../../shared/services/replanner.ts';
-import { createStepRunner } from '../../shared/services/step-runner.ts';
+import { createStepRunner } from '../../shared/services/step/run-step.ts';
 import { subscribeBusRules } from './bus-rules.ts';
 import { startInProcessDynamo } from './dynalite-in-process.ts';
 import { createLocalExecutions, type LocalExecutions, type LocalHandler } from './local-executions.ts';

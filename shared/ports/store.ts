@@ -324,12 +324,6 @@ export interface Store {
     fromGeneration: number,
     next: NextGeneration,
   ): Promise<StepRecord | undefined>;
-  /**
-   * Completion bookkeeping: records that steps reached a terminal status (keys such as `<stepId>#<generation>`; a key
-   * counts once however often it is recorded, so a repeat is harmless) and returns how many distinct keys the run
-   * has recorded so far. A run cannot be finished before this reaches its number of executable steps.
-   */
-  recordSettled(runId: string, keys: readonly string[]): Promise<number>;
 
   // watches: which steps of which runs watch an outside resource
   /** Records watchers (idempotent: an entry written twice is one entry). */

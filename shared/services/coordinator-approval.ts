@@ -1,31 +1,26 @@
 /**
  * People in the loop: a human gate or a low-confidence review waits on a task token held by an approval record;
- * a missing decision expires it; a decision (or an executed result) is verified before the step may succeed.
+ * a missing decision expires it; the decision itself is judged by RunStep (step/run-step.ts).
  * Exactly one pending approval exists per step generation and request; deciding it is the API's job (issue 4).
  */
 import { upstreamOutputs } from '../engine/scheduling.ts';
 import { IN_FLIGHT_STEP_STATUSES } from '../engine/statuses.ts';
 import { traceEntry } from '../engine/trace.ts';
-import { candidateOutput, decideVerdict, type Verdict } from '../engine/verify.ts';
 import type { ApprovalRecord, AttemptRecord, StepRecord } from '../ports/store.ts';
-import { type Ctx, event, isCurrent, kindOf } from './coordinator-context.ts';
+import { type Ctx, event, isCurrent } from './coordinator-context.ts';
 import { afterFailure, failStep, pauseRun } from './coordinator-flow.ts';
-import { bindingsFor, evaluateAssertion } from './coordinator-inputs.ts';
 import { recordApprovalWait } from './coordinator-metrics.ts';
-import { approvalTimeoutSeconds } from './coordinator-step.ts';
 import type {
   ApprovalRequested,
   ExpireApprovalRequest,
   ExpireResult,
   RequestApprovalRequest,
-  VerifyResult,
-  VerifyStepRequest,
 } from './coordinator-types.ts';
+import { approvalTimeoutSeconds } from './step/step-records.ts';
 
 export const APPROVAL_EXPIRED_CODE = 'E_APPROVAL_EXPIRED';
 /** The terminal reason of a run paused by an approval's `pause` timeout policy. */
 export const APPROVAL_EXPIRED_REASON = 'approval_expired';
-const STALE = { code: 'E_STALE_STEP', message: 'the step is no longer waiting for this result', retryable: false };
 // Each re-entry of a wait mints a new token and replaces the pending request; far more than any run will need.
 const MAX_REQUESTS_PER_ATTEMPT = 100;
 
@@ -190,72 +185,13 @@ async function pauseForPerson(ctx: Ctx, step: StepRecord, kind: string, message:
   await pauseRun(ctx, runId, APPROVAL_EXPIRED_REASON, { stepId, generation, kind, detail: message });
 }
 
-/**
- * The verdict on a result: an executed attempt's output, or a person's decision (approve, reject, edit). A passing
- * output that came from a decision is written onto the attempt, where completeStep takes it from.
- */
-export async function verifyStep(ctx: Ctx, request: VerifyStepRequest): Promise<VerifyResult> {
-  const { store, catalog } = ctx.deps;
-  const { runId, stepId, generation, attempt } = request;
-  const decision = request.decision ?? undefined;
-  const { run, step, attempt: record } = await ctx.loadStep(runId, stepId, { generation, attempt });
-  if (!isCurrent(step, generation)) return { verdict: 'fail', error: STALE };
-  if (step.status === 'succeeded') return { verdict: 'pass' };
-  if (!IN_FLIGHT_STEP_STATUSES.includes(step.status)) return { verdict: 'fail', error: STALE };
-  const loaded = await ctx.plan(run);
-  const planStep = loaded.byId.get(stepId);
-  if (planStep === undefined) return { verdict: 'fail', error: STALE };
-  const kind = kindOf(planStep);
-  const target = planStep.target ?? '';
-  const result =
-    record && record.outcome !== 'failed' && record.output !== undefined ? { output: record.output } : undefined;
-  const candidate = candidateOutput({ kind, decision, result });
-  let verdict: Verdict;
-  if (!candidate.ok) verdict = candidate.verdict;
-  else {
-    const bindings = await bindingsFor(ctx, run, loaded, step, planStep.successCriteria?.assert !== undefined);
-    verdict = decideVerdict({
-      decision,
-      contract: catalog.validateOutput(target, candidate.output),
-      assertion: await evaluateAssertion(planStep, bindings, candidate.output),
-      confidence: record?.confidence,
-      confidenceThreshold: planStep.confidenceThreshold,
-    });
-  }
-  const now = ctx.now();
-  if (verdict.verdict === 'pass' && candidate.ok && candidate.source !== 'result') {
-    const evidence = { ...record?.evidence, decision: decision?.decision ?? null, decidedBy: decision?.by ?? null };
-    const decided: AttemptRecord = {
-      ...(record ?? { runId, stepId, generation, attempt, target, startedAt: now }),
-      outcome: 'succeeded',
-      finishedAt: now,
-      output: candidate.output,
-      evidence,
-    };
-    if (record) await store.updateAttempt(decided);
-    else await store.putAttempt(decided);
-  }
-  // A plain pass needs no entry of its own: completion writes the [judge] entry that a succeeded step keeps.
-  if (verdict.verdict !== 'pass' || decision) {
-    const by = decision?.by ? ` by ${decision.by}` : '';
-    const said = decision ? `${decision.decision}${by}: ` : '';
-    const text =
-      verdict.verdict === 'fail'
-        ? `${said}fail ${verdict.error.code} ${verdict.error.message}`
-        : `${said}${verdict.verdict}${verdict.verdict === 'review' ? `: ${verdict.reason}` : ''}`;
-    await store.transitionStep(
-      runId,
-      stepId,
-      { generation, from: IN_FLIGHT_STEP_STATUSES },
-      { appendTrace: [traceEntry('judge', text, now)] },
-    );
-  }
-  if (decision) await announceDecision(ctx, step, decision.decision, decision.by);
-  return verdict.verdict === 'fail' ? { verdict: 'fail', error: verdict.error } : { verdict: verdict.verdict };
-}
-
 /** ApprovalDecided for the step's newest approval (the decision itself was recorded by whoever decided it). */
-async function announceDecision(ctx: Ctx, step: StepRecord, decision: 'approve' | 'reject' | 'edit', by?: string) {
+export async function announceDecision(
+  ctx: Ctx,
+  step: StepRecord,
+  decision: 'approve' | 'reject' | 'edit',
+  by?: string,
+) {
   const approvals = (await ctx.deps.store.listApprovals({ runId: step.runId })).filter(
     (a) => a.stepId === step.stepId && a.generation === step.generation && a.status !== 'expired',
   );

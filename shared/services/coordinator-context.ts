@@ -2,7 +2,7 @@
  * What every coordinator action shares: the clock, reading a run with its (immutable, hence cached) plan revision,
  * and writing run events (the audit log) and publishing the same as domain events.
  */
-import { planGraph } from '../engine/scheduling.ts';
+import { dependentsOf, planGraph } from '../engine/scheduling.ts';
 import { NotFoundError } from '../errors.ts';
 import type { EventDetail, EventType } from '../events/catalog.ts';
 import type { PlanGraph } from '../plan/graph.ts';
@@ -16,6 +16,8 @@ export interface LoadedPlan {
   readonly plan: Plan;
   readonly graph: PlanGraph;
   readonly byId: ReadonlyMap<string, PlanStep>;
+  /** Executable steps nothing waits for: a run can only be over once each of them is. */
+  readonly sinks: readonly string[];
 }
 
 export interface RunEvent<T extends EventType = EventType> {
@@ -35,6 +37,8 @@ export interface Ctx {
   loadStep(runId: string, stepId: string, attempt?: AttemptRef): Promise<LoadedStep>;
   /** The run's current plan revision; throws NotFoundError when it has none yet. */
   plan(run: RunRecord): Promise<LoadedPlan>;
+  /** A revision this process has loaded already, without I/O (undefined when it has not). */
+  cachedPlan(runId: string, revision: number): LoadedPlan | undefined;
   emit(runId: string, events: readonly RunEvent[]): Promise<void>;
 }
 
@@ -62,10 +66,12 @@ export function createContext(deps: CoordinatorDeps): Ctx {
       throw new NotFoundError(`run ${run.runId} has no plan revision ${run.revision}`, {
         context: { runId: run.runId },
       });
+    const graph = planGraph(stored.plan);
     const loaded: LoadedPlan = {
       plan: stored.plan,
-      graph: planGraph(stored.plan),
+      graph,
       byId: new Map(stored.plan.steps.map((s) => [s.id, s])),
+      sinks: graph.executableIds().filter((id) => dependentsOf(graph, id).length === 0),
     };
     if (plans.size >= PLAN_CACHE_LIMIT) plans.delete(plans.keys().next().value ?? '');
     plans.set(key, loaded);
@@ -86,6 +92,7 @@ export function createContext(deps: CoordinatorDeps): Ctx {
       return { run: found.run, step: found.step, attempt: found.attempt };
     },
     plan: loadPlan,
+    cachedPlan: (runId, revision) => plans.get(`${runId}#${revision}`),
     async emit(runId, events) {
       if (events.length === 0) return;
       if (deps.metrics) countEventMetrics(deps.metrics, events, (stepId) => cachedTarget(plans, runId, stepId));

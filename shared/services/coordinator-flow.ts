@@ -52,52 +52,71 @@ export async function startStep(ctx: Ctx, step: StepRecord): Promise<void> {
 
 /**
  * Counts a finished (succeeded or skipped) step against each dependent once; the count reaching zero starts it.
+ * Returns each dependent's record as this call left it.
  *
  * The write comes first and the read only when it lost: the dependent's generation is taken to be the first one (a
  * lost condition reads the step and retries with its real generation), and a dependent that waits for this step
  * alone is counted and moved to `ready` by one write. A lost condition can also mean the edge was counted before (a
  * repeat, a crash): then the dependent is read and started if it is due, exactly as on the first pass.
  */
-export async function releaseDependents(ctx: Ctx, loaded: LoadedPlan, runId: string, stepId: string): Promise<void> {
+export async function releaseDependents(
+  ctx: Ctx,
+  loaded: LoadedPlan,
+  runId: string,
+  stepId: string,
+): Promise<StepRecord[]> {
   const { store } = ctx.deps;
-  await Promise.all(
-    dependentsOf(loaded.graph, stepId).map(async (dependentId) => {
+  const records = await Promise.all(
+    dependentsOf(loaded.graph, stepId).map(async (dependentId): Promise<StepRecord | undefined> => {
       const only = effectiveUpstream(loaded.graph, dependentId).length === 1;
       let current = only
         ? await store.releaseLastDependency(runId, dependentId, FIRST_GENERATION, stepId)
         : await store.releaseDependency(runId, dependentId, FIRST_GENERATION, stepId);
       if (!current) {
         const dependent = await store.getStep(runId, dependentId);
-        if (!dependent?.upstream.includes(stepId)) return;
+        if (!dependent?.upstream.includes(stepId)) return dependent;
         current = dependent.released.includes(stepId)
           ? dependent
           : ((await store.releaseDependency(runId, dependentId, dependent.generation, stepId)) ??
             (await store.getStep(runId, dependentId)));
       }
       if (current) await startStep(ctx, current);
+      return current;
     }),
   );
-}
-
-/** Releases the dependents of a step that finished well, then counts it as settled (the run may be finished). */
-export async function afterSuccess(ctx: Ctx, loaded: LoadedPlan, step: StepRef): Promise<void> {
-  await releaseDependents(ctx, loaded, step.runId, step.stepId);
-  await settle(ctx, loaded, step.runId, [settledKey(step)]);
+  return records.filter((r): r is StepRecord => r !== undefined);
 }
 
 /**
- * Marks every not-yet-claimed step downstream of a failed step `blocked` (not failed: the failure is the cause).
- * Returns the keys of every step of that downstream that is blocked now, whoever blocked it (for a repeat too).
+ * Releases the dependents of a step that finished well. When none of them is left open (the step is a sink, or
+ * what follows it was blocked by a failure elsewhere), this step may have been the run's last: its end is checked.
+ * An open dependent finishes later and checks then, so the end is never missed and rarely looked for.
  */
-export async function blockDownstream(
-  ctx: Ctx,
-  loaded: LoadedPlan,
-  runId: string,
-  failedId: string,
-): Promise<string[]> {
+export async function afterSuccess(ctx: Ctx, loaded: LoadedPlan, step: StepRef): Promise<void> {
+  const dependents = await releaseDependents(ctx, loaded, step.runId, step.stepId);
+  if (dependents.every((d) => !isOpenStepStatus(d.status))) await checkRunEnd(ctx, loaded, step.runId);
+}
+
+/**
+ * Whether the run is over, cheaply first: while a sink (a step nothing waits for) is open, it is not (one batch
+ * read of the sinks); only when all of them are settled are the run's steps read as a whole (settleRun).
+ */
+export async function checkRunEnd(ctx: Ctx, loaded: LoadedPlan, runId: string): Promise<void> {
+  if (loaded.sinks.length <= SINK_READ_LIMIT) {
+    const sinks = await ctx.deps.store.getSteps(runId, loaded.sinks);
+    if (sinks.some((s) => isOpenStepStatus(s.status))) return;
+  }
+  await settleRun(ctx, runId);
+}
+
+/** Beyond this many sinks one listing of the run's steps is cheaper than reading the sinks first. */
+const SINK_READ_LIMIT = 100;
+
+/** Marks every not-yet-claimed step downstream of a failed step `blocked` (not failed: the failure is the cause). */
+export async function blockDownstream(ctx: Ctx, loaded: LoadedPlan, runId: string, failedId: string): Promise<void> {
   const { store } = ctx.deps;
   const downstream = new Set(downstreamClosure(loaded.graph, failedId));
-  if (downstream.size === 0) return [];
+  if (downstream.size === 0) return;
   const steps =
     downstream.size > DOWNSTREAM_READ_LIMIT
       ? await store.listSteps(runId)
@@ -105,7 +124,6 @@ export async function blockDownstream(
   const byId = new Map(steps.map((s) => [s.stepId, s]));
   const statuses = new Map<string, StepStatus>(steps.map((s) => [s.stepId, s.status]));
   const now = ctx.now();
-  const settled = steps.filter((s) => downstream.has(s.stepId) && s.status === 'blocked').map(settledKey);
   await Promise.all(
     stepsToBlock(loaded.graph, failedId, statuses).map(async (id) => {
       const step = byId.get(id);
@@ -123,14 +141,12 @@ export async function blockDownstream(
         { status: 'blocked', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
       );
       if (blocked) {
-        settled.push(settledKey(blocked));
         await ctx.emit(runId, [
           event('StepBlocked', { runId, stepId: id, generation: step.generation, blockedBy: [failedId] }),
         ]);
       }
     }),
   );
-  return settled;
 }
 
 /**
@@ -179,26 +195,8 @@ export async function failStep(
 
 /** What follows a step's final failure (also redone by a repeated call): downstream blocked, the run settled. */
 export async function afterFailure(ctx: Ctx, loaded: LoadedPlan, step: StepRecord): Promise<void> {
-  const blocked = await blockDownstream(ctx, loaded, step.runId, step.stepId);
-  await settle(ctx, loaded, step.runId, [settledKey(step), ...blocked]);
-}
-
-/** The completion bookkeeping key of a step generation. */
-export const settledKey = (step: StepRef): string => `${step.stepId}#${step.generation}`;
-
-/**
- * Completion bookkeeping instead of reading every step after every step: each step generation that reaches a
- * terminal status is recorded once (`keys`, idempotent), and only when as many are recorded as the plan has
- * executable steps is the run looked at as a whole (settleRun, the authoritative check). A record can never be
- * counted twice, and more records than steps (earlier generations) only cost a full check, so the count can only
- * lead to looking too often, never to missing the end, provided every terminal transition of a step of a live run
- * passes through here (completion, skip, final failure, blocking); the run deadline's FinalizeRun decides from the
- * steps themselves, whatever was recorded. The recording follows the step's own conditional transition, so a crash
- * in between is repaired by the repeat of the action, which redoes these follow-ups as it does the releases.
- */
-export async function settle(ctx: Ctx, loaded: LoadedPlan, runId: string, keys: readonly string[]): Promise<void> {
-  const recorded = await ctx.deps.store.recordSettled(runId, keys);
-  if (recorded >= loaded.graph.executableIds().length) await settleRun(ctx, runId);
+  await blockDownstream(ctx, loaded, step.runId, step.stepId);
+  await checkRunEnd(ctx, loaded, step.runId);
 }
 
 /** Answers the run machine's wait; a token already answered or expired is no error (someone else finished). */

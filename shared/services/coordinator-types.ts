@@ -82,25 +82,11 @@ export interface RunOutcome {
   readonly terminal?: TerminalRecord | undefined;
 }
 
-export interface ClaimStepRequest extends StepRef {
-  readonly executionId: string;
-}
-export interface ClaimResult {
-  readonly outcome: 'claimed' | 'duplicate' | 'skipped' | 'failed';
-  readonly kind: StepKindName;
-  readonly attempt: number;
-  /** How long an approval or review of this step may wait (Step Functions TimeoutSecondsPath: a positive integer). */
-  readonly approvalTimeoutSeconds: number;
-}
-
 export interface RecordFailureRequest extends StepRef {
   /** The failed attempt; absent when the caller does not know it (the step's recorded attempt count is taken). */
   readonly attempt?: number | undefined;
   readonly error: StepError;
 }
-export type FailureDecision =
-  | { readonly decision: 'retry'; readonly attempt: number; readonly delaySeconds: number }
-  | { readonly decision: 'failed' };
 
 export interface RequestApprovalRequest extends StepRef {
   readonly kind: 'approval' | 'review';
@@ -117,23 +103,6 @@ export interface ExpireApprovalRequest extends StepRef {
 export interface ExpireResult {
   /** 'paused': the step's approval policy is `pause`, so the step waits on and the run is left paused. */
   readonly outcome: 'failed' | 'paused' | 'noop';
-}
-
-export interface VerifyStepRequest extends StepRef {
-  readonly attempt: number;
-  readonly decision?: HumanDecision | null | undefined;
-}
-export interface VerifyResult {
-  readonly verdict: 'pass' | 'review' | 'fail';
-  readonly error?: StepError;
-}
-
-export interface CompleteStepRequest extends StepRef {
-  readonly attempt: number;
-}
-export interface CompleteResult {
-  /** The step's status after the call ('succeeded' also for a repeated call; the current one for a stale call). */
-  readonly status: string;
 }
 
 /**
@@ -165,7 +134,7 @@ export interface Coordinator {
   startRun(request: { readonly runId: string }): Promise<StartRunResult>;
   awaitRun(request: AwaitRunRequest): Promise<{ readonly answered: boolean }>;
   finalizeRun(request: FinalizeRunRequest): Promise<RunOutcome>;
-  recordFailure(request: RecordFailureRequest): Promise<FailureDecision>;
+  recordFailure(request: RecordFailureRequest): Promise<StepNext>;
   requestApproval(request: RequestApprovalRequest): Promise<ApprovalRequested>;
   expireApproval(request: ExpireApprovalRequest): Promise<ExpireResult>;
   /** Idempotent: the run cancelled, its open steps cancelled and their executions stopped, its waiter answered. */

@@ -1,18 +1,18 @@
 /**
  * The coordinator: the run machine's decision points, the step machine's waits for people and its record of a
- * crashed attempt, plus cancellation for the API (a step's own path is RunStep, shared/services/step-runner.ts). Each action is idempotent under a retry, a crash or a duplicate invocation: state
+ * crashed attempt, plus cancellation for the API. Each action is idempotent under a retry, a crash or a duplicate invocation: state
  * changes are single-item conditional writes through the Store port, and a lost condition means someone else did
  * it, so the action re-reads and carries on with the follow-ups (or does nothing).
  *
- * Split by concern: coordinator-run.ts (run actions), coordinator-step.ts (claim, failure, completion),
- * coordinator-approval.ts (approvals, reviews, verification), coordinator-flow.ts (shared follow-ups).
+ * Split by concern: coordinator-run.ts (run actions), coordinator-approval.ts (approvals and reviews),
+ * coordinator-flow.ts (shared follow-ups); a step's own path is in step/.
  */
 
 import { expireApproval, requestApproval } from './coordinator-approval.ts';
 import { createContext } from './coordinator-context.ts';
 import { awaitRun, cancelRun, failRun, finalizeRun, rejectPlan, startRun } from './coordinator-run.ts';
-import { recordFailure } from './coordinator-step.ts';
 import type { Coordinator, CoordinatorDeps } from './coordinator-types.ts';
+import { recordFailedAttempt } from './step/run-step.ts';
 
 export type * from './coordinator-types.ts';
 
@@ -24,7 +24,7 @@ export function createCoordinator(deps: CoordinatorDeps): Coordinator {
     startRun: (request) => startRun(ctx, request),
     awaitRun: (request) => awaitRun(ctx, request),
     finalizeRun: (request) => finalizeRun(ctx, request),
-    recordFailure: (request) => recordFailure(ctx, request),
+    recordFailure: (request) => recordFailedAttempt(ctx, request, request.attempt, request.error),
     requestApproval: (request) => requestApproval(ctx, request),
     expireApproval: (request) => expireApproval(ctx, request),
     cancelRun: (runId) => cancelRun(ctx, runId),

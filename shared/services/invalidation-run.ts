@@ -19,7 +19,7 @@ import { traceEntry } from '../engine/trace.ts';
 import type { StepError } from '../plan/schema.ts';
 import type { RunRecord, StepRecord } from '../ports/store.ts';
 import { type Ctx, event, type LoadedPlan } from './coordinator-context.ts';
-import { BLOCKED_CODE, closeOpenSteps, expireApprovals, settle, settledKey, startStep } from './coordinator-flow.ts';
+import { BLOCKED_CODE, checkRunEnd, closeOpenSteps, expireApprovals, startStep } from './coordinator-flow.ts';
 import { isReopenable, reopenRun } from './run-reopen.ts';
 
 export interface RunInvalidation {
@@ -104,13 +104,12 @@ export async function invalidateInRun(
     return { runId, stepIds, reopened };
   }
 
-  const blockedKeys = await blockUnreachable(ctx, loaded, moved, statuses);
-  const blocked = new Set(blockedKeys.map((key) => key.slice(0, key.lastIndexOf('#'))));
+  const blocked = new Set(await blockUnreachable(ctx, loaded, moved, statuses));
   const open = moved.map((m) => m.after).filter((s) => !blocked.has(s.stepId));
   const ready = await catchUpReleases(ctx, runId, open, new Set(scope));
   await Promise.all(ready.filter(isStartable).map((s) => startStep(ctx, s)));
   // Blocked steps are settled steps: with nothing else left open, the run finishes again here.
-  if (blockedKeys.length > 0) await settle(ctx, loaded, runId, blockedKeys);
+  if (blocked.size > 0) await checkRunEnd(ctx, loaded, runId);
   return { runId, stepIds, reopened };
 }
 
@@ -143,7 +142,7 @@ async function stopSuperseded(ctx: Ctx, runId: string, moved: readonly Moved[]):
 
 /**
  * Blocks the steps of the new generations that wait (directly or through the scope) for an upstream step outside
- * the scope that failed or is blocked: nothing would ever release them. Returns their completion keys.
+ * the scope that failed or is blocked: nothing would ever release them. Returns their ids.
  */
 async function blockUnreachable(
   ctx: Ctx,
@@ -172,7 +171,7 @@ async function blockUnreachable(
         { status: 'blocked', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
       );
       if (!blocked) return;
-      keys.push(settledKey(blocked));
+      keys.push(blocked.stepId);
       const { runId, stepId, generation } = blocked;
       await ctx.emit(runId, [event('StepBlocked', { runId, stepId, generation, blockedBy: causes })]);
     }),

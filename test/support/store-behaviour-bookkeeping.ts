@@ -103,21 +103,6 @@ export function describeBookkeepingBehaviour(store: () => Store): void {
     });
   });
 
-  describe('completion bookkeeping', () => {
-    it('counts each settled key once, however often and however concurrently it is recorded', async () => {
-      const runId = uniqueId('run');
-      expect(await store().recordSettled(runId, [])).toBe(0);
-      expect(await store().recordSettled(runId, ['a#1'])).toBe(1);
-      expect(await store().recordSettled(runId, ['a#1', 'b#1', 'b#1'])).toBe(2);
-      const counts = await Promise.all(
-        ['c#1', 'd#1', 'c#1', 'e#1', 'd#1'].map((key) => store().recordSettled(runId, [key])),
-      );
-      expect(Math.max(...counts)).toBe(5);
-      expect(await store().recordSettled(runId, [])).toBe(5);
-      expect(await store().recordSettled(uniqueId('run'), ['a#1'])).toBe(1);
-    });
-  });
-
   describe('the run record sheds its plan copies', () => {
     it('removes the named plan fields in the same conditional update, and only then', async () => {
       const plan = aPlan();

@@ -41,7 +41,6 @@ type RunOperations = Pick<
   | 'putPlanRevision'
   | 'getPlanRevision'
   | 'listPlanRevisions'
-  | 'recordSettled'
 >;
 
 type StoredRevision = { readonly plan: Plan; readonly reason: string; readonly createdAt: string };
@@ -164,17 +163,6 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     return remember(runId, stored, { plan, reason, createdAt });
   };
 
-  const recordSettled = async (runId: string, keys: readonly string[]): Promise<number> => {
-    // ADD on a string set is a union: recording a key twice changes nothing (a set cannot be empty, hence the read).
-    if (keys.length === 0) return (await getItem(ctx, itemKeys.settled(runId)))?.settled?.SS?.length ?? 0;
-    const scope = new ExpressionScope();
-    const update = new UpdateBuilder(scope)
-      .set('updatedAt', { S: ctx.now().toISOString() })
-      .add('settled', { SS: [...new Set(keys)] }, 'keys');
-    const item = await conditionalUpdate(ctx, itemKeys.settled(runId), scope, update, undefined);
-    return item?.settled?.SS?.length ?? 0;
-  };
-
   const listPlanRevisions = async (runId: string) => {
     const query = runItemsQuery(runId, SORT_PREFIX.plan);
     const names = { ...query.ExpressionAttributeNames };
@@ -208,6 +196,5 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     putPlanRevision,
     getPlanRevision,
     listPlanRevisions,
-    recordSettled,
   };
 }

@@ -8,7 +8,6 @@
  *   step           RUN#<runId>          / STEP#<stepId>
  *   attempt        RUN#<runId>          / ATTEMPT#<stepId>#<generation, 4 digits>#<attempt, 3 digits>
  *   event          RUN#<runId>          / EVENT#<seq, 12 digits>
- *   settled steps  RUN#<runId>          / SETTLED        (string set `settled`: completion bookkeeping)
  *   approval       APPROVAL#<id>        / APPROVAL
  *   run key        RUNKEY#<key>         / RUNKEY
  *   idempotency    IDEMPOTENCY#<key>    / IDEMPOTENCY
@@ -68,7 +67,6 @@ export const itemKeys = {
     SK: `${attemptPrefix(stepId)}${pad(generation, 4)}#${pad(attempt, 3)}`,
   }),
   event: (runId: string, seq: string): ItemKey => ({ PK: runPartition(runId), SK: `${SORT_PREFIX.event}${seq}` }),
-  settled: (runId: string): ItemKey => ({ PK: runPartition(runId), SK: 'SETTLED' }),
   approval: (approvalId: string): ItemKey => ({ PK: `APPROVAL#${approvalId}`, SK: 'APPROVAL' }),
   runKey: (key: string): ItemKey => ({ PK: `RUNKEY#${key}`, SK: 'RUNKEY' }),
   idempotency: (key: string): ItemKey => ({ PK: `IDEMPOTENCY#${key}`, SK: 'IDEMPOTENCY' }),

@@ -160,9 +160,7 @@ export class FakeStore implements Store {
   async releaseLastDependency(): Promise<StepRecord | undefined> {
     throw new Error('not used by the API');
   }
-  async recordSettled(): Promise<number> {
-    throw new Error('not used by the API');
-  }
+
   async getAttempt(): Promise<AttemptRecord | undefined> {
     throw new Error('not used by the API');
   }

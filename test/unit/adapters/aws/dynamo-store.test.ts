@@ -324,14 +324,4 @@ describe('DynamoDB store: fewer round trips', () => {
       }),
     });
   });
-
-  it('records settled steps with one ADD to a string set and answers how many there are', async () => {
-    dynamo.on(UpdateItemCommand).resolves({ Attributes: { settled: { SS: ['a#1', 'b#1', 'c#1'] } } });
-    expect(await store.recordSettled('r1', ['c#1', 'c#1'])).toBe(3);
-    expect(dynamo).toHaveReceivedCommandWith(UpdateItemCommand, {
-      Key: { PK: { S: 'RUN#r1' }, SK: { S: 'SETTLED' } },
-      UpdateExpression: 'SET #updatedAt = :updatedAt ADD #settled :keys',
-      ExpressionAttributeValues: expect.objectContaining({ ':keys': { SS: ['c#1'] } }),
-    });
-  });
 });

@@ -6,8 +6,8 @@
  * replay fails the same way without repeating the side effect.
  */
 
-import { CAPABILITY_ERROR_CODES, type CapabilityFailure } from '../capabilities/capability-errors.ts';
-import type { Store } from '../ports/store.ts';
+import { CAPABILITY_ERROR_CODES, type CapabilityFailure } from '../../capabilities/capability-errors.ts';
+import type { Store } from '../../ports/store.ts';
 
 /** An answer after the executor's checks of its form; what an idempotency record stores. */
 export type CheckedAnswer =

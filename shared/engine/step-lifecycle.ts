@@ -1,0 +1,120 @@
+/**
+ * A step's lifecycle within one generation, decided without I/O: the named transitions (each with the statuses it may
+ * start from, whence every conditional write's condition), who may claim a step, and what an attempt's answer
+ * means (succeed, go to a person, retry after a backoff, fail for good). The interpreter (shared/services/step)
+ * loads the records, asks these functions, writes what they say and performs the effects.
+ */
+import type { StepError, StepStatus } from '../plan/schema.ts';
+import type { StepRecord } from '../ports/store.ts';
+import { decideRetry, type RetryPolicy } from './retry.ts';
+import { canTransition } from './statuses.ts';
+import type { Verdict } from './verify.ts';
+
+/** A named move of a step record, and the only statuses it may be written from. */
+export interface StepTransition {
+  readonly to: StepStatus | null;
+  readonly from: readonly StepStatus[];
+  /** Only a step no execution has claimed yet (the claim and what a claim decides instead of running). */
+  readonly unclaimed?: true;
+}
+
+const CLAIMABLE = ['pending', 'ready'] as const satisfies readonly StepStatus[];
+const IN_FLIGHT = ['running', 'retrying', 'awaiting_approval'] as const satisfies readonly StepStatus[];
+
+/**
+ * Every transition a service writes. `to: null` changes fields without changing the status (a trace note on a step
+ * in flight). Each `from → to` pair is checked against the status table at load (see below), so a transition the
+ * table forbids cannot be written.
+ */
+export const STEP_TRANSITIONS = {
+  /** pending → ready: the last upstream step finished (also done by the release write itself). */
+  ready: { to: 'ready', from: ['pending'] },
+  /** One execution takes the generation. */
+  claim: { to: 'running', from: CLAIMABLE, unclaimed: true },
+  /** `when` is false at the claim. */
+  skip: { to: 'skipped', from: CLAIMABLE, unclaimed: true },
+  /** The claim found the step cannot run (its `when` or input failed): failed before any attempt. */
+  reject: { to: 'failed', from: CLAIMABLE, unclaimed: true },
+  /** A failed attempt with attempts left. */
+  retry: { to: 'retrying', from: ['running', 'retrying'] },
+  /** A person decides next (a gate, a review). */
+  hold: { to: 'awaiting_approval', from: ['running', 'retrying'] },
+  /** A verified result. */
+  succeed: { to: 'succeeded', from: IN_FLIGHT },
+  /** A final failure of a claimed step. */
+  fail: { to: 'failed', from: IN_FLIGHT },
+  /** An upstream step failed before this one was claimed. */
+  block: { to: 'blocked', from: CLAIMABLE },
+  /** The run ended (cancel, deadline) with the step still open. */
+  cancel: { to: 'cancelled', from: ['pending', 'ready', ...IN_FLIGHT] },
+  /** A trace note on a step in flight. */
+  note: { to: null, from: IN_FLIGHT },
+} as const satisfies Readonly<Record<string, StepTransition>>;
+
+export type StepTransitionName = keyof typeof STEP_TRANSITIONS;
+
+for (const [name, transition] of Object.entries(STEP_TRANSITIONS) as [string, StepTransition][]) {
+  for (const from of transition.from) {
+    if (transition.to !== null && !canTransition(from, transition.to))
+      throw new Error(`step transition ${name} (${from} → ${transition.to}) is not in the status table`);
+  }
+}
+
+/** The condition of a conditional step write: this generation, one of the transition's source statuses. */
+export function transitionCondition(
+  name: StepTransitionName,
+  generation: number,
+): { generation: number; from: readonly StepStatus[]; unclaimed?: boolean } {
+  const transition: StepTransition = STEP_TRANSITIONS[name];
+  return { generation, from: transition.from, ...(transition.unclaimed ? { unclaimed: true } : {}) };
+}
+
+/** What a RunStep entry without a previous answer does with the step record it found. */
+export type ClaimDecision =
+  /** Nobody has it: evaluate `when` and the input, then claim (or skip, or reject). */
+  | { readonly kind: 'claim' }
+  /** This execution has it already (its task was retried): carry on from what the record says. */
+  | { readonly kind: 'resume' }
+  /** Another generation, another execution, a finished step or a finished run: nothing to do. */
+  | { readonly kind: 'ignore' };
+
+export function decideClaim(
+  step: Pick<StepRecord, 'generation' | 'status' | 'claimedBy'> | undefined,
+  generation: number,
+  executionId: string,
+  runLive: boolean,
+): ClaimDecision {
+  if (step === undefined || step.generation !== generation) return { kind: 'ignore' };
+  if (step.claimedBy !== undefined) return step.claimedBy === executionId ? { kind: 'resume' } : { kind: 'ignore' };
+  if (!STEP_TRANSITIONS.claim.from.some((s) => s === step.status)) return { kind: 'ignore' };
+  // A finished or cancelled run starts nothing new; its open steps are closed by whoever finished it.
+  return runLive ? { kind: 'claim' } : { kind: 'ignore' };
+}
+
+/** What follows an attempt: the verdict on its result, or its failure, against the step's retry policy. */
+export type AttemptOutcome =
+  | { readonly kind: 'succeed' }
+  | { readonly kind: 'review'; readonly reason: string }
+  | { readonly kind: 'retry'; readonly attempt: number; readonly delaySeconds: number; readonly error: StepError }
+  | { readonly kind: 'fail'; readonly error: StepError; readonly why: 'permanent' | 'exhausted' };
+
+export function decideAttemptOutcome(
+  attempt: number,
+  result: { readonly verdict: Verdict } | { readonly error: StepError },
+  policy: RetryPolicy,
+): AttemptOutcome {
+  if ('verdict' in result) {
+    const { verdict } = result;
+    if (verdict.verdict === 'pass') return { kind: 'succeed' };
+    if (verdict.verdict === 'review') return { kind: 'review', reason: verdict.reason };
+    return failure(attempt, verdict.error, policy);
+  }
+  return failure(attempt, result.error, policy);
+}
+
+function failure(attempt: number, error: StepError, policy: RetryPolicy): AttemptOutcome {
+  const decision = decideRetry(attempt, error, policy);
+  return decision.decision === 'retry'
+    ? { kind: 'retry', attempt: decision.attempt, delaySeconds: decision.delaySeconds, error }
+    : { kind: 'fail', error, why: decision.reason };
+}

@@ -1,0 +1,301 @@
+/**
+ * One attempt of a claimed step, and what follows it: the capability's answer (capability-call.ts), the verdict on
+ * the output (contract, success assertion, confidence), the attempt record written once with both, then the step's
+ * transition the engine decides (succeed, hold for a review, retry after a backoff, fail for good).
+ */
+
+import { retryPolicy } from '../../engine/retry.ts';
+import { type AttemptOutcome, decideAttemptOutcome, transitionCondition } from '../../engine/step-lifecycle.ts';
+import { appendAndRetain, traceEntry } from '../../engine/trace.ts';
+import { decideVerdict, type HumanDecision, type Verdict } from '../../engine/verify.ts';
+import type { PlanStep, StepError } from '../../plan/schema.ts';
+import type { CapabilityCall } from '../../ports/capabilities.ts';
+import type { AttemptRecord, StepRecord, TraceEntry } from '../../ports/store.ts';
+import { type Ctx, event, isCurrent } from '../coordinator-context.ts';
+import { afterSuccess, failStep } from '../coordinator-flow.ts';
+import { evaluateAssertion } from '../coordinator-inputs.ts';
+import { recordStepDuration } from '../coordinator-metrics.ts';
+import type { StepNext } from '../coordinator-types.ts';
+import type { CapabilityCaller } from './capability-call.ts';
+import { idempotencyKey } from './idempotent-call.ts';
+import { approvalTimeoutSeconds, type StepRecords, stepContext } from './step-records.ts';
+
+/** Inputs larger than this are not copied onto the attempt record (its size is noted instead). */
+export const MAX_RECORDED_INPUT_BYTES = 100_000;
+const MAX_RETURNED_MESSAGE = 1000;
+
+const clip = (text: string): string =>
+  text.length > MAX_RETURNED_MESSAGE ? `${text.slice(0, MAX_RETURNED_MESSAGE - 1)}…` : text;
+
+/** The step in flight and what it is checked against. */
+export interface InFlight {
+  readonly records: StepRecords;
+  readonly step: StepRecord;
+  readonly planStep: PlanStep;
+}
+
+export const done = (attempt: number): StepNext => ({ action: 'done', attempt });
+
+/** Runs attempt `n` with `input` (a repeat finds the attempt recorded and goes on from its outcome). */
+export async function runAttempt(
+  ctx: Ctx,
+  call: CapabilityCaller,
+  flight: InFlight,
+  n: number,
+  input: unknown,
+  recorded?: AttemptRecord,
+): Promise<StepNext> {
+  const { records, step, planStep } = flight;
+  const { catalog } = ctx.deps;
+  const target = planStep.target ?? '';
+  const capability = catalog.get(target);
+  const context = await stepContext(ctx, records, step, planStep.successCriteria?.assert !== undefined);
+  const startedAt = recorded?.startedAt ?? ctx.now();
+  let attempt: AttemptRecord;
+  if (recorded !== undefined && recorded.outcome !== 'running') {
+    attempt = recorded;
+  } else if (!capability) {
+    attempt = failedAttempt(
+      { step, n, target, startedAt, finishedAt: ctx.now() },
+      input,
+      {},
+      {
+        code: 'E_UNKNOWN_TARGET',
+        message: `${target} is not in the capability catalog`,
+        retryable: false,
+      },
+    );
+  } else {
+    const request: CapabilityCall = {
+      runId: step.runId,
+      stepId: step.stepId,
+      generation: step.generation,
+      attempt: n,
+      target,
+      capability,
+      input,
+      step: {
+        title: planStep.title,
+        ...(planStep.description === undefined ? {} : { description: planStep.description }),
+        ...(planStep.successCriteria === undefined ? {} : { successCriteria: planStep.successCriteria }),
+      },
+      objective: records.run.objective,
+      upstreamOutputs: context.direct,
+      idempotencyKey: idempotencyKey(step.runId, step.stepId, step.generation),
+    };
+    const { answer, replayed } = await call(request, capability.sideEffect);
+    const evidence = {
+      sideEffect: capability.sideEffect,
+      ...(capability.sideEffect === 'none' ? {} : { idempotencyKey: request.idempotencyKey, replayed }),
+      ...answer.evidence,
+    };
+    const { fields, inputEvidence } = base(step, n, target, startedAt, input);
+    attempt = answer.ok
+      ? {
+          ...fields,
+          outcome: 'succeeded',
+          finishedAt: ctx.now(),
+          output: answer.output,
+          confidence: answer.confidence ?? null,
+          evidence: { ...evidence, ...inputEvidence, ...(answer.note === undefined ? {} : { note: answer.note }) },
+        }
+      : failedAttempt({ step, n, target, startedAt, finishedAt: ctx.now() }, input, evidence, {
+          code: answer.failure.code,
+          message: clip(answer.failure.message),
+          retryable: answer.failure.retryable,
+          ...(answer.failure.details === undefined ? {} : { details: answer.failure.details as StepError['details'] }),
+        });
+  }
+  const verdict =
+    attempt.outcome === 'succeeded'
+      ? decideVerdict({
+          contract: catalog.validateOutput(target, attempt.output),
+          assertion: await evaluateAssertion(
+            planStep,
+            { objective: records.run.objective, outputs: context.outputs },
+            attempt.output,
+          ),
+          confidence: attempt.confidence,
+          confidenceThreshold: planStep.confidenceThreshold,
+        })
+      : undefined;
+  const outcome = decideAttemptOutcome(
+    n,
+    verdict ? { verdict } : { error: attempt.error as StepError },
+    policyOf(ctx, planStep),
+  );
+  if (recorded === undefined || recorded.outcome === 'running')
+    await ctx.deps.store.putAttempt(withVerdict(attempt, verdict));
+  return follow(ctx, flight, n, outcome, execNote(attempt), {
+    output: attempt.output,
+    confidence: attempt.confidence ?? null,
+  });
+}
+
+/** The fields every attempt record has; an input too large to copy is noted by its size instead. */
+function base(step: StepRecord, n: number, target: string, startedAt: string, input: unknown) {
+  const text = JSON.stringify(input) ?? 'null';
+  const bytes = Buffer.byteLength(text, 'utf8');
+  const recordInput = bytes <= MAX_RECORDED_INPUT_BYTES;
+  return {
+    fields: {
+      runId: step.runId,
+      stepId: step.stepId,
+      generation: step.generation,
+      attempt: n,
+      target,
+      startedAt,
+      ...(recordInput ? { input } : {}),
+    },
+    inputEvidence: recordInput ? {} : { inputBytes: bytes, inputRecorded: false },
+  };
+}
+
+function failedAttempt(
+  at: { step: StepRecord; n: number; target: string; startedAt: string; finishedAt: string },
+  input: unknown,
+  evidence: Record<string, unknown>,
+  error: StepError,
+): AttemptRecord {
+  const { fields, inputEvidence } = base(at.step, at.n, at.target, at.startedAt, input);
+  return {
+    ...fields,
+    outcome: 'failed',
+    finishedAt: at.finishedAt,
+    error,
+    evidence: { ...evidence, ...inputEvidence },
+  };
+}
+
+const withVerdict = (attempt: AttemptRecord, verdict: Verdict | undefined): AttemptRecord =>
+  verdict === undefined ? attempt : { ...attempt, evidence: { ...attempt.evidence, verdict: verdict.verdict } };
+
+function execNote(attempt: AttemptRecord): string {
+  const via = String(attempt.evidence.binding ?? 'binding');
+  if (attempt.outcome === 'failed') {
+    const kind = attempt.error?.retryable === false ? 'permanent' : 'retryable';
+    return `attempt ${attempt.attempt} of ${attempt.target} failed (${kind}): ${attempt.error?.code} ${attempt.error?.message}`;
+  }
+  const parts = [
+    `attempt ${attempt.attempt}: ${attempt.target} via ${via} succeeded`,
+    attempt.evidence.replayed === true
+      ? `(replayed the recorded result of ${String(attempt.evidence.idempotencyKey)}: not called twice)`
+      : `in ${String(attempt.evidence.durationMs)} ms`,
+    attempt.confidence === null || attempt.confidence === undefined ? '' : `confidence ${attempt.confidence}`,
+    typeof attempt.evidence.note === 'string' ? `— ${attempt.evidence.note}` : '',
+  ];
+  return parts.filter((p) => p.length > 0).join(' ');
+}
+
+const policyOf = (ctx: Ctx, planStep: PlanStep) =>
+  retryPolicy(planStep, { baseSeconds: ctx.deps.config.retryBaseSeconds, capSeconds: ctx.deps.config.retryCapSeconds });
+
+/** Writes what the engine decided after attempt `n`, and performs its effects. */
+export async function follow(
+  ctx: Ctx,
+  flight: InFlight,
+  n: number,
+  outcome: AttemptOutcome,
+  note: string,
+  result: { readonly output: unknown; readonly confidence: number | null },
+  decision?: HumanDecision,
+): Promise<StepNext> {
+  const { records, step, planStep } = flight;
+  const now = ctx.now();
+  const { runId, stepId, generation } = step;
+  switch (outcome.kind) {
+    case 'succeed':
+      return succeed(ctx, flight, n, result, [traceEntry(decision ? 'judge' : 'exec', note, now)]);
+    case 'review':
+      return {
+        action: 'await',
+        attempt: n,
+        kind: 'review',
+        timeoutSeconds: approvalTimeoutSeconds(planStep, ctx.deps.config),
+      };
+    case 'retry': {
+      const next: StepNext = { action: 'retry', attempt: outcome.attempt, delaySeconds: outcome.delaySeconds };
+      // A repeat of a failure already recorded: the same answer, nothing written twice.
+      if (step.status === 'retrying' && step.attempts === n) return next;
+      const text = `${note}; attempt ${outcome.attempt} in ${outcome.delaySeconds}s`;
+      const retrying = await ctx.deps.store.transitionStep(runId, stepId, transitionCondition('retry', generation), {
+        status: 'retrying',
+        attempts: n,
+        error: outcome.error,
+        appendTrace: [traceEntry('fail', text, now)],
+      });
+      if (retrying) {
+        await ctx.emit(runId, [
+          event('StepRetrying', {
+            runId,
+            stepId,
+            generation,
+            attempt: outcome.attempt,
+            delaySeconds: outcome.delaySeconds,
+            error: outcome.error,
+          }),
+        ]);
+        return next;
+      }
+      const current = await ctx.deps.store.getStep(runId, stepId);
+      return isCurrent(current, generation) && current.status === 'retrying' && current.attempts === n ? next : done(n);
+    }
+    case 'fail': {
+      const by = decision?.by ? ` by ${decision.by}` : '';
+      const why = decision
+        ? `${decision.decision}${by}`
+        : outcome.why === 'permanent'
+          ? 'permanent error'
+          : `after ${n} attempt(s)`;
+      await failStep(ctx, records.plan, step, outcome.error, {
+        attempts: n,
+        note: `failed (${why}): ${outcome.error.code} ${outcome.error.message}`,
+      });
+      return done(n);
+    }
+  }
+}
+
+/**
+ * A verified result: the step succeeds with the attempt's output, only if it is still this generation (a superseded
+ * generation's late result never overwrites), trace retention applies, dependents are released once per edge and
+ * the run's end is checked. A repeat finds the step succeeded and only redoes the follow-ups.
+ */
+async function succeed(
+  ctx: Ctx,
+  flight: InFlight,
+  n: number,
+  result: { readonly output: unknown; readonly confidence: number | null },
+  notes: readonly TraceEntry[],
+): Promise<StepNext> {
+  const { records, step, planStep } = flight;
+  const { store, config } = ctx.deps;
+  const { runId, stepId, generation } = step;
+  const now = ctx.now();
+  const { confidence } = result;
+  const judged = traceEntry(
+    'judge',
+    `succeeded with attempt ${n}${confidence === null ? '' : ` (confidence ${confidence})`}`,
+    now,
+  );
+  const succeeded = await store.transitionStep(runId, stepId, transitionCondition('succeed', generation), {
+    status: 'succeeded',
+    output: result.output,
+    confidence,
+    attempts: Math.max(step.attempts, n),
+    error: null,
+    finishedAt: now,
+    trace: appendAndRetain(step.trace, [...notes, judged], 'succeeded', config.traceRetention),
+  });
+  if (succeeded) {
+    await ctx.emit(runId, [
+      event('StepSucceeded', { runId, stepId, generation, attempts: succeeded.attempts, confidence }),
+    ]);
+    recordStepDuration(ctx.deps.metrics, succeeded, planStep.target, 'succeeded');
+  } else {
+    const current = await store.getStep(runId, stepId);
+    if (!isCurrent(current, generation) || current.status !== 'succeeded') return done(n);
+  }
+  await afterSuccess(ctx, records.plan, step);
+  return done(n);
+}

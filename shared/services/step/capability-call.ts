@@ -1,0 +1,134 @@
+/**
+ * The capability's answer, the one thing checked at execution: the binding is called (side-effecting capabilities
+ * at most once per step generation, through their idempotency record), and the answer's form is checked — JSON, a
+ * size a step record can hold, a confidence between 0 and 1. Whether the output is *right* (its contract, the
+ * success criteria, the confidence threshold) is verification's business, not this module's.
+ */
+import {
+  CAPABILITY_ERROR_CODES,
+  type CapabilityFailure,
+  toCapabilityFailure,
+} from '../../capabilities/capability-errors.ts';
+import { isValidConfidence } from '../../capabilities/wire.ts';
+import type { SideEffect } from '../../plan/schema.ts';
+import type { CapabilityCall, CapabilityRegistry } from '../../ports/capabilities.ts';
+import type { Store } from '../../ports/store.ts';
+import { type CheckedAnswer, callOnce } from './idempotent-call.ts';
+
+export interface CapabilityCallConfig {
+  /** Largest output (JSON bytes) a step may produce; DynamoDB items hold 400 KB and SFN payloads 256 KB. */
+  readonly maxOutputBytes?: number;
+  /** How long a side effect's recorded result answers replays (default one day). */
+  readonly idempotencyTtlSeconds?: number;
+  /** How long an unfinished side-effecting call keeps others from calling (default 900 s, the Lambda maximum). */
+  readonly idempotencyInProgressSeconds?: number;
+}
+
+export const DEFAULT_MAX_OUTPUT_BYTES = 200_000;
+export const DEFAULT_IDEMPOTENCY_TTL_SECONDS = 86_400;
+export const DEFAULT_IDEMPOTENCY_IN_PROGRESS_SECONDS = 900;
+
+export interface CapabilityCallDeps {
+  readonly store: Store;
+  readonly registry: CapabilityRegistry;
+  readonly clock: () => Date;
+  readonly config?: CapabilityCallConfig | undefined;
+}
+
+export interface CallResult {
+  readonly answer: CheckedAnswer;
+  /** The answer came from the idempotency record: the side effect was not made again. */
+  readonly replayed: boolean;
+}
+
+export type CapabilityCaller = (call: CapabilityCall, sideEffect: SideEffect) => Promise<CallResult>;
+
+const jsonBytes = (text: string): number => Buffer.byteLength(text, 'utf8');
+
+export function createCapabilityCaller(deps: CapabilityCallDeps): CapabilityCaller {
+  const { store, registry, clock } = deps;
+  const maxOutputBytes = deps.config?.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  const times = {
+    clock,
+    ttlSeconds: deps.config?.idempotencyTtlSeconds ?? DEFAULT_IDEMPOTENCY_TTL_SECONDS,
+    inProgressSeconds: deps.config?.idempotencyInProgressSeconds ?? DEFAULT_IDEMPOTENCY_IN_PROGRESS_SECONDS,
+  };
+
+  async function invoke(call: CapabilityCall): Promise<CheckedAnswer> {
+    const binding = registry.binding(call.target);
+    if (!binding)
+      return {
+        ok: false,
+        phase: 'call',
+        failure: {
+          code: CAPABILITY_ERROR_CODES.noBinding,
+          message: `no binding is configured for ${call.target}`,
+          retryable: false,
+        },
+      };
+    const started = performance.now();
+    const ran = () => ({ binding: binding.kind, durationMs: Math.round(performance.now() - started) });
+    let result: Awaited<ReturnType<typeof binding.invoke>>;
+    try {
+      result = await binding.invoke(call);
+    } catch (error) {
+      return { ok: false, phase: 'call', failure: toCapabilityFailure(error), evidence: ran() };
+    }
+    const evidence = { ...ran(), ...result.evidence };
+    const unusable = (code: string, message: string): CheckedAnswer => ({
+      ok: false,
+      phase: 'answer',
+      failure: { code, message, retryable: false },
+      evidence,
+    });
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(result.output);
+    } catch (error) {
+      return unusable(CAPABILITY_ERROR_CODES.malformedAnswer, `the output is not JSON: ${(error as Error).message}`);
+    }
+    if (text === undefined)
+      return unusable(CAPABILITY_ERROR_CODES.malformedAnswer, 'the capability returned no output');
+    const bytes = jsonBytes(text);
+    if (bytes > maxOutputBytes)
+      return unusable(
+        CAPABILITY_ERROR_CODES.outputTooLarge,
+        `the output of ${call.target} is ${bytes} bytes of JSON, over the limit of ${maxOutputBytes} bytes ` +
+          '(step results live in one DynamoDB item and travel in 256 KB Step Functions payloads); ' +
+          'return a reference to the data (for example an S3 URL) instead of the data itself',
+      );
+    if (result.confidence !== undefined && !isValidConfidence(result.confidence))
+      return unusable(
+        CAPABILITY_ERROR_CODES.modelAnswer,
+        `confidence ${String(result.confidence)} is not a number from 0 to 1`,
+      );
+    return {
+      ok: true,
+      // Parsed back so what is verified is exactly what is stored (no undefined fields, no class instances).
+      output: JSON.parse(text) as unknown,
+      evidence,
+      ...(result.confidence === undefined ? {} : { confidence: result.confidence }),
+      ...(result.note === undefined ? {} : { note: result.note }),
+    };
+  }
+
+  return async (call, sideEffect) =>
+    sideEffect === 'none'
+      ? { answer: await invoke(call), replayed: false }
+      : callOnce(store, call.idempotencyKey, times, () => invoke(call));
+}
+
+/** A failure of the call as a step error. */
+export function failureOf(failure: CapabilityFailure): {
+  code: string;
+  message: string;
+  retryable: boolean;
+  details?: never;
+} {
+  return {
+    code: failure.code,
+    message: failure.message,
+    retryable: failure.retryable,
+    ...(failure.details === undefined ? {} : { details: failure.details as never }),
+  };
+}

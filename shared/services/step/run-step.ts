@@ -1,0 +1,334 @@
+/**
+ * RunStep: the one call the step machine makes per step on the happy path. Claim, capability call, verification,
+ * completion and the release of dependents happen in this one invocation; the state machine keeps what it does well
+ * — the backoff wait between attempts and the task-token wait for a person — and RunStep's answer (`StepNext`) says
+ * which comes next. The coordinator's RecordFailure (a RunStep that crashed for good, a failed wait) ends in the same
+ * decision through `recordFailedAttempt`.
+ *
+ * Every entry is idempotent: the claim is conditional on the execution, an attempt is recorded once, a
+ * side-effecting call goes through its idempotency record, completion and release are conditional writes. So a
+ * retried invocation (a throttle, a timeout, a lost answer) carries on from what the records say.
+ */
+
+import { retryPolicy } from '../../engine/retry.ts';
+import { isTerminalStepStatus } from '../../engine/statuses.ts';
+import { decideAttemptOutcome, decideClaim, transitionCondition } from '../../engine/step-lifecycle.ts';
+import { traceEntry } from '../../engine/trace.ts';
+import { candidateOutput, decideVerdict, type HumanDecision } from '../../engine/verify.ts';
+import type { StepError } from '../../plan/schema.ts';
+import type { CapabilityRegistry } from '../../ports/capabilities.ts';
+import type { AttemptRecord, StepRecord } from '../../ports/store.ts';
+import { announceDecision } from '../coordinator-approval.ts';
+import { type Ctx, createContext, event, isCurrent, kindOf } from '../coordinator-context.ts';
+import { afterFailure, afterSuccess, failStep } from '../coordinator-flow.ts';
+import { claimEvaluates, evaluateAssertion, prepareClaim } from '../coordinator-inputs.ts';
+import type { CoordinatorDeps, RunStepRequest, StepNext, StepRef } from '../coordinator-types.ts';
+import { evaluateStepInput } from '../step-input.ts';
+import { done, follow, type InFlight, runAttempt } from './attempt.ts';
+import { type CapabilityCallConfig, type CapabilityCaller, createCapabilityCaller } from './capability-call.ts';
+import {
+  approvalTimeoutSeconds,
+  isLiveRun,
+  loadStepRecords,
+  type RevisionMemory,
+  type StepRecords,
+  stepContext,
+} from './step-records.ts';
+
+export interface StepRunnerDeps extends CoordinatorDeps {
+  readonly registry: CapabilityRegistry;
+  readonly capabilityCall?: CapabilityCallConfig;
+}
+
+export interface StepRunner {
+  runStep(request: RunStepRequest): Promise<StepNext>;
+}
+
+/** What a wait that ended without a usable decision (a stale wait released by cairn) counts as. */
+const NO_DECISION: HumanDecision = { decision: 'reject', comment: 'no decision was given', by: 'cairn' };
+
+export function createStepRunner(deps: StepRunnerDeps): StepRunner {
+  const ctx = createContext(deps);
+  const memory: RevisionMemory = new Map();
+  const call = createCapabilityCaller({
+    store: deps.store,
+    registry: deps.registry,
+    clock: deps.clock,
+    config: deps.capabilityCall,
+  });
+  return {
+    async runStep(request) {
+      const ref: StepRef = { runId: request.runId, stepId: request.stepId, generation: request.generation };
+      const { previous } = request;
+      if (previous === null)
+        return enter(ctx, call, await loadStepRecords(ctx, memory, ref), ref.generation, request.executionId);
+      if (previous.action === 'retry') {
+        // Attempt 1 holds the input every attempt of the generation runs with.
+        const records = await loadStepRecords(ctx, memory, ref, 1);
+        const flight = inFlight(records, request.executionId);
+        if (!flight) return done(previous.attempt);
+        return runAttempt(ctx, call, flight, previous.attempt, await inputOf(ctx, records, flight));
+      }
+      if (previous.action === 'await') {
+        const records = await loadStepRecords(ctx, memory, ref, previous.attempt);
+        const flight = inFlight(records, request.executionId);
+        if (!flight) return done(previous.attempt);
+        return judge(ctx, flight, previous.attempt, records.attempt, request.decision ?? NO_DECISION);
+      }
+      return done(previous.attempt);
+    },
+  };
+}
+
+/** The step, still this generation's, claimed by this execution and not finished: the only one RunStep may move. */
+function inFlight(records: StepRecords, executionId: string): InFlight | undefined {
+  const { step, planStep } = records;
+  if (!step || !planStep || step.claimedBy !== executionId || isTerminalStepStatus(step.status)) return undefined;
+  return { records, step, planStep };
+}
+
+/** The first entry: claim the step (or find it claimed by this execution, a retried task, and carry on). */
+async function enter(
+  ctx: Ctx,
+  call: CapabilityCaller,
+  records: StepRecords,
+  generation: number,
+  executionId: string,
+): Promise<StepNext> {
+  const { run, step, planStep } = records;
+  const decision = decideClaim(step, generation, executionId, isLiveRun(run));
+  if (decision.kind === 'ignore' || !step || !planStep) return done(0);
+  if (decision.kind === 'resume') return resume(ctx, call, records, step, executionId);
+
+  const { store } = ctx.deps;
+  const { runId, stepId } = step;
+  const context = await stepContext(ctx, records, step, claimEvaluates(planStep));
+  const prepared = await prepareClaim(ctx, planStep, { objective: run.objective, outputs: context.outputs });
+  const now = ctx.now();
+  if (prepared.outcome === 'fail') {
+    const won = await failStep(ctx, records.plan, step, prepared.error, {
+      from: transitionCondition('reject', generation).from,
+      claimedBy: executionId,
+      note: prepared.error.message,
+    });
+    return won ? done(0) : reenter(ctx, call, records, executionId);
+  }
+  if (prepared.outcome === 'skip') {
+    const skipped = await store.transitionStep(runId, stepId, transitionCondition('skip', generation), {
+      status: 'skipped',
+      claimedBy: executionId,
+      finishedAt: now,
+      appendTrace: [traceEntry('judge', `skipped: ${prepared.reason}`, now)],
+    });
+    if (!skipped) return reenter(ctx, call, records, executionId);
+    await ctx.emit(runId, [event('StepSkipped', { runId, stepId, generation, reason: prepared.reason })]);
+    await afterSuccess(ctx, records.plan, skipped);
+    return done(0);
+  }
+  const claimed = await store.transitionStep(runId, stepId, transitionCondition('claim', generation), {
+    status: 'running',
+    claimedBy: executionId,
+    attempts: 1,
+    startedAt: now,
+    appendTrace: [traceEntry('exec', `claimed by ${executionId}`, now)],
+  });
+  if (!claimed) return reenter(ctx, call, records, executionId);
+  await ctx.emit(runId, [event('StepStarted', { runId, stepId, generation, target: planStep.target, attempt: 1 })]);
+  const flight: InFlight = { records, step: claimed, planStep };
+  if (kindOf(planStep) === 'human') return awaitGate(ctx, flight, prepared.input, executionId);
+  return runAttempt(ctx, call, flight, 1, prepared.input);
+}
+
+/** Lost the claim's condition: someone moved the step; if it was this execution (a repeat), carry on. */
+async function reenter(ctx: Ctx, call: CapabilityCaller, records: StepRecords, executionId: string) {
+  const { step } = records;
+  if (!step) return done(0);
+  const current = await ctx.deps.store.getStep(step.runId, step.stepId);
+  if (!isCurrent(current, step.generation) || current.claimedBy !== executionId) return done(0);
+  return resume(ctx, call, records, current, executionId);
+}
+
+/** This execution claimed the step before (its task was retried): redo whatever the record says is missing. */
+async function resume(
+  ctx: Ctx,
+  call: CapabilityCaller,
+  records: StepRecords,
+  step: StepRecord,
+  executionId: string,
+): Promise<StepNext> {
+  const planStep = records.planStep;
+  if (!planStep) return done(0);
+  if (step.status === 'skipped' || step.status === 'succeeded') {
+    await afterSuccess(ctx, records.plan, step);
+    return done(step.attempts);
+  }
+  if (step.status === 'failed') {
+    await afterFailure(ctx, records.plan, step);
+    return done(step.attempts);
+  }
+  if (isTerminalStepStatus(step.status)) return done(step.attempts);
+  const n = Math.max(1, step.attempts);
+  const human = kindOf(planStep) === 'human';
+  const flight: InFlight = { records, step, planStep };
+  if (step.status === 'awaiting_approval') return awaitPerson(ctx, flight, n, human ? 'approval' : 'review');
+  const recorded = await ctx.deps.store.getAttempt(step.runId, step.stepId, {
+    generation: step.generation,
+    attempt: n,
+  });
+  if (human) return recorded ? awaitPerson(ctx, flight, n, 'approval') : awaitGate(ctx, flight, undefined, executionId);
+  const first =
+    n === 1
+      ? recorded
+      : await ctx.deps.store.getAttempt(step.runId, step.stepId, { generation: step.generation, attempt: 1 });
+  const input = first?.input !== undefined ? first.input : await inputOf(ctx, records, flight);
+  return runAttempt(ctx, call, flight, n, input, recorded);
+}
+
+/** The input an attempt runs with: what attempt 1 recorded, else evaluated again (nothing recorded it yet). */
+async function inputOf(ctx: Ctx, records: StepRecords, flight: InFlight): Promise<unknown> {
+  if (records.attempt?.attempt === 1 && records.attempt.input !== undefined) return records.attempt.input;
+  const context = await stepContext(ctx, records, flight.step, claimEvaluates(flight.planStep));
+  return evaluateStepInput(flight.planStep.input, { objective: records.run.objective, outputs: context.outputs });
+}
+
+/** A human gate has no capability: its attempt 1 records the evaluated input the approver sees. */
+async function awaitGate(ctx: Ctx, flight: InFlight, input: unknown, executionId: string): Promise<StepNext> {
+  const { step, planStep } = flight;
+  const evaluated = input === undefined ? await inputOf(ctx, flight.records, flight).catch(() => null) : input;
+  await ctx.deps.store.putAttempt({
+    runId: step.runId,
+    stepId: step.stepId,
+    generation: step.generation,
+    attempt: 1,
+    target: planStep.target ?? '',
+    startedAt: ctx.now(),
+    outcome: 'running',
+    input: evaluated,
+    evidence: { gate: true, executionId },
+  });
+  return awaitPerson(ctx, flight, 1, 'approval');
+}
+
+const awaitPerson = (ctx: Ctx, flight: InFlight, n: number, kind: 'approval' | 'review'): StepNext => ({
+  action: 'await',
+  attempt: n,
+  kind,
+  timeoutSeconds: approvalTimeoutSeconds(flight.planStep, ctx.deps.config),
+});
+
+/**
+ * A person's decision on a gate or a review: the output it leaves (an approval, the held result, an edit) is
+ * verified like any other; a rejection fails the step.
+ */
+async function judge(
+  ctx: Ctx,
+  flight: InFlight,
+  n: number,
+  record: AttemptRecord | undefined,
+  decision: HumanDecision,
+): Promise<StepNext> {
+  const { records, step, planStep } = flight;
+  const target = planStep.target ?? '';
+  const result =
+    record && record.outcome !== 'failed' && record.output !== undefined ? { output: record.output } : undefined;
+  const candidate = candidateOutput({ kind: kindOf(planStep), decision, result });
+  let verdict = candidate.ok ? undefined : candidate.verdict;
+  if (candidate.ok) {
+    const context = await stepContext(ctx, records, step, planStep.successCriteria?.assert !== undefined);
+    verdict = decideVerdict({
+      decision,
+      contract: ctx.deps.catalog.validateOutput(target, candidate.output),
+      assertion: await evaluateAssertion(
+        planStep,
+        { objective: records.run.objective, outputs: context.outputs },
+        candidate.output,
+      ),
+      confidence: record?.confidence,
+      confidenceThreshold: planStep.confidenceThreshold,
+    });
+  }
+  const outcome = decideAttemptOutcome(n, { verdict: verdict ?? { verdict: 'pass' } }, policyOf(ctx, flight));
+  const now = ctx.now();
+  if (outcome.kind === 'succeed' && candidate.ok && candidate.source !== 'result') {
+    const decided: AttemptRecord = {
+      ...(record ?? {
+        runId: step.runId,
+        stepId: step.stepId,
+        generation: step.generation,
+        attempt: n,
+        target,
+        startedAt: now,
+      }),
+      outcome: 'succeeded',
+      finishedAt: now,
+      output: candidate.output,
+      evidence: { ...record?.evidence, decision: decision.decision, decidedBy: decision.by ?? null, verdict: 'pass' },
+    };
+    if (record) await ctx.deps.store.updateAttempt(decided);
+    else await ctx.deps.store.putAttempt(decided);
+  }
+  await announceDecision(ctx, step, decision.decision, decision.by);
+  const by = decision.by ? ` by ${decision.by}` : '';
+  const said = `${decision.decision}${by}`;
+  const note =
+    verdict?.verdict === 'fail' ? `${said}: fail ${verdict.error.code} ${verdict.error.message}` : `${said}: pass`;
+  return follow(
+    ctx,
+    flight,
+    n,
+    outcome,
+    note,
+    { output: candidate.ok ? candidate.output : null, confidence: record?.confidence ?? null },
+    decision,
+  );
+}
+
+const policyOf = (ctx: Ctx, flight: InFlight) =>
+  retryPolicy(flight.planStep, {
+    baseSeconds: ctx.deps.config.retryBaseSeconds,
+    capSeconds: ctx.deps.config.retryCapSeconds,
+  });
+
+/**
+ * A failed attempt that RunStep could not record itself (it crashed for good, the wait for a person failed): the
+ * attempt is marked failed and the engine decides, as for any failure, between a retry and a final failure.
+ */
+export async function recordFailedAttempt(
+  ctx: Ctx,
+  ref: StepRef,
+  attempt: number | undefined,
+  error: StepError,
+): Promise<StepNext> {
+  const memory: RevisionMemory = new Map();
+  const first = await loadStepRecords(ctx, memory, ref, attempt);
+  const { step, planStep } = first;
+  if (!isCurrent(step, ref.generation) || !planStep) return done(attempt ?? 0);
+  if (step.status === 'failed') {
+    // A repeat: the failure is written; make sure its follow-ups happened.
+    await afterFailure(ctx, first.plan, step);
+    return done(step.attempts);
+  }
+  const n = attempt ?? Math.max(1, step.attempts);
+  if (isTerminalStepStatus(step.status) || step.attempts > n) return done(n);
+  const records = attempt === undefined ? await loadStepRecords(ctx, memory, ref, n) : first;
+  const record = records.attempt;
+  if (!record)
+    await ctx.deps.store.putAttempt({
+      ...ref,
+      attempt: n,
+      target: planStep.target ?? '',
+      startedAt: ctx.now(),
+      finishedAt: ctx.now(),
+      outcome: 'failed',
+      error,
+      evidence: {},
+    });
+  else if (record.outcome !== 'failed')
+    await ctx.deps.store.updateAttempt({ ...record, outcome: 'failed', finishedAt: ctx.now(), error });
+  const flight: InFlight = { records, step, planStep };
+  const outcome = decideAttemptOutcome(n, { error }, policyOf(ctx, flight));
+  return follow(ctx, flight, n, outcome, `attempt ${n} failed: ${error.code} ${error.message}`, {
+    output: null,
+    confidence: null,
+  });
+}
