@@ -14,6 +14,8 @@ export interface Units {
   readonly lambda: number;
   readonly lambdaBy: Readonly<Record<string, number>>;
   readonly writes: number;
+  /** The outbox relay's audit-log batch writes (off the step's path). */
+  readonly auditWrites: number;
   readonly reads: number;
   readonly readItems: number;
 }
@@ -29,6 +31,7 @@ export function unitsBetween(a: LocalStackStats, b: LocalStackStats): Units {
     lambda: Object.values(lambdaBy).reduce((x, y) => x + y, 0),
     lambdaBy,
     writes: b.dynamoWrites - a.dynamoWrites,
+    auditWrites: b.auditWrites - a.auditWrites,
     reads: b.dynamoReads - a.dynamoReads,
     readItems: b.dynamoReadItems - a.dynamoReadItems,
   };

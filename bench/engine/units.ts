@@ -5,7 +5,7 @@
 import { chain, echoSteps } from './dags.ts';
 import type { Units, Workload } from './drive.ts';
 
-type Counted = Pick<Units, 'stateTransitions' | 'lambda' | 'writes' | 'reads' | 'readItems'> & {
+type Counted = Pick<Units, 'stateTransitions' | 'lambda' | 'writes' | 'auditWrites' | 'reads' | 'readItems'> & {
   lambdaBy: Record<string, number>;
 };
 
@@ -20,13 +20,14 @@ const minus = (a: Counted | Units, b: Counted | Units): Counted => {
     lambda: a.lambda - b.lambda,
     lambdaBy,
     writes: a.writes - b.writes,
+    auditWrites: a.auditWrites - b.auditWrites,
     reads: a.reads - b.reads,
     readItems: a.readItems - b.readItems,
   };
 };
 
 const describe = (u: Counted | Units): string =>
-  `${u.stateTransitions} st, ${u.lambda} λ ${JSON.stringify(u.lambdaBy)}, ${u.writes} w, ${u.reads} r (${u.readItems} items)`;
+  `${u.stateTransitions} st, ${u.lambda} λ ${JSON.stringify(u.lambdaBy)}, ${u.writes} w (+${u.auditWrites} audit-log batch), ${u.reads} r (${u.readItems} items)`;
 
 const UNIT_TARGETS = [
   ['stateTransitions', 'state transitions / step', 5],

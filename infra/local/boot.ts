@@ -16,6 +16,7 @@ import { createHandler as createExecutorHandler } from '../../functions/step-exe
 import { createHandler as createValidatorHandler } from '../../functions/validator.ts';
 import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
 import { createLocalEventBus, type LocalEventBus } from '../../shared/adapters/local/event-bus.ts';
+import { createLocalOutboxStream, type LocalOutboxStream } from '../../shared/adapters/local/outbox-stream.ts';
 import { localWebhooksFromEnv } from '../../shared/adapters/local/webhooks.ts';
 import { createApp } from '../../shared/api/app.ts';
 import { conformanceCatalog, ledgerEntries } from '../../shared/capabilities/conformance.ts';
@@ -31,6 +32,7 @@ import type { CapabilityBinding } from '../../shared/ports/capabilities.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import { type CoordinatorDeps, createCoordinator } from '../../shared/services/coordinator.ts';
 import { createInvalidator } from '../../shared/services/invalidator.ts';
+import { createOutboxRelay } from '../../shared/services/outbox/relay.ts';
 import { createReplanner } from '../../shared/services/replanner.ts';
 import { createStepRunner } from '../../shared/services/step/run-step.ts';
 import { subscribeBusRules } from './bus-rules.ts';
@@ -80,12 +82,16 @@ export interface LocalStackStats {
   readonly stateTransitions: number;
   readonly lambdaInvocations: Readonly<Record<string, number>>;
   readonly dynamoWrites: number;
+  /** The outbox relay's audit-log batches (BatchWriteItem), apart from the state writes above. */
+  readonly auditWrites: number;
   readonly dynamoReads: number;
   /** Items those reads returned or asked for (a BatchGetItem of three keys is one read of three items). */
   readonly dynamoReadItems: number;
 }
 
-const DYNAMO_WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'BatchWriteItemCommand']);
+const DYNAMO_WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand']);
+/** Only the outbox relay writes in batches (the audit log): counted apart, off every step's own path. */
+const AUDIT_WRITES = new Set(['BatchWriteItemCommand']);
 const DYNAMO_READS = new Set(['GetItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand']);
 
 /** How many items a read command asked for (batch) or returned (query, scan): what AWS bills reads by, roughly. */
@@ -109,6 +115,11 @@ export interface LocalStack {
   stats(): LocalStackStats;
   /** Starts a run through the API, as a client would; returns its id. */
   startRun(body: Readonly<Record<string, unknown>>, headers?: Readonly<Record<string, string>>): Promise<string>;
+  /**
+   * Resolves when the stack is quiet: no execution moving, every announced event relayed (published and in the
+   * audit log) and every bus delivery done.
+   */
+  settled(): Promise<void>;
   /** Calls the API in process (no socket) with the stack's token. */
   request(method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }>;
   close(): Promise<void>;
@@ -136,6 +147,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const counts = {
     stateTransitions: 0,
     dynamoWrites: 0,
+    auditWrites: 0,
     dynamoReads: 0,
     dynamoReadItems: 0,
     lambda: {} as Record<string, number>,
@@ -146,6 +158,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ? {
           onCommand: (command: string, input: unknown, output: unknown) => {
             if (DYNAMO_WRITES.has(command)) counts.dynamoWrites += 1;
+            if (AUDIT_WRITES.has(command)) counts.auditWrites += 1;
             if (DYNAMO_READS.has(command)) {
               counts.dynamoReads += 1;
               counts.dynamoReadItems += itemsRead(command, input, output);
@@ -154,7 +167,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         }
       : {}),
   });
-  const dynamoStore = createDynamoStore({ client: dynamo.client, tableName: LOCAL_TABLE_NAME });
+  // The table's change stream, as DynamoDB Streams would deliver it: every announcing write goes to the relay.
+  let outbox: LocalOutboxStream | undefined;
+  const dynamoStore = createDynamoStore({
+    client: dynamo.client,
+    tableName: LOCAL_TABLE_NAME,
+    stream: (record) => outbox?.accept(record),
+  });
   const store = options.wrapStore ? options.wrapStore(dynamoStore) : dynamoStore;
   const catalog = localCatalog(options.conformance === true, options.extraCapabilities?.capabilities);
   const planner = createPlanner({ model: createHtnPlanModel(), catalog, limits: planLimits });
@@ -162,6 +181,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     onError: (error, event) =>
       process.stderr.write(`cairn: a bus subscriber failed on ${event['detail-type']}: ${String(error)}\n`),
   });
+  outbox = createLocalOutboxStream(createOutboxRelay({ events: bus, store: dynamoStore }));
+  const stream = outbox;
   const machines = synthesizeStateMachines(limits);
 
   // Handlers and executions refer to each other (the coordinator starts executions that call handlers): the
@@ -297,6 +318,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       stateTransitions: counts.stateTransitions,
       lambdaInvocations: { ...counts.lambda },
       dynamoWrites: counts.dynamoWrites,
+      auditWrites: counts.auditWrites,
       dynamoReads: counts.dynamoReads,
       dynamoReadItems: counts.dynamoReadItems,
     }),
@@ -311,9 +333,18 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         throw new Error(`POST /runs answered ${response.status}: ${json.error?.message ?? JSON.stringify(json)}`);
       return json.runId;
     },
+    async settled() {
+      // Each may start work in another (a step announces events, a bus rule starts executions): a few passes.
+      for (let pass = 0; pass < 3; pass++) {
+        await executions.idle();
+        await stream.drain();
+        await bus.drain();
+      }
+    },
     async close() {
       executions.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await stream.drain();
       await bus.drain();
       await dynamo.stop();
     },

@@ -5,6 +5,7 @@
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
+import type { OutboxEntry } from '../events/outbox.ts';
 import type { ApprovalRecord, Store } from '../ports/store.ts';
 import { decisionBody, readJson, readQuery } from './body.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
@@ -96,6 +97,31 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     }
   };
 
+  /** ApprovalDecided travels with the decision's write (the outbox): recorded and announced together. */
+  const announceDecision = (
+    approval: ApprovalRecord,
+    decision: 'approve' | 'reject' | 'edit' | 'expired',
+    at: string,
+    by?: string,
+  ): OutboxEntry => ({
+    id: deps.newId(),
+    runId: approval.runId,
+    at,
+    events: [
+      {
+        type: 'ApprovalDecided',
+        detail: {
+          runId: approval.runId,
+          stepId: approval.stepId,
+          generation: approval.generation,
+          approvalId: approval.approvalId,
+          decision,
+          ...(by === undefined ? {} : { by }),
+        },
+      },
+    ],
+  });
+
   app.get('/approvals', async (c) => {
     const query = readQuery(c, listQuery);
     const approvals = await store.listApprovals({
@@ -114,19 +140,27 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     const now = deps.clock();
     const decidedAt = now.toISOString();
     if (now.getTime() > Date.parse(approval.deadline)) {
-      const expired = await store.decideApproval(approval.approvalId, { status: 'expired', decidedAt });
+      const expired = await store.decideApproval(
+        approval.approvalId,
+        { status: 'expired', decidedAt },
+        announceDecision(approval, 'expired', decidedAt),
+      );
       if (!expired) throw conflict(await store.getApproval(approval.approvalId));
       throw conflict(expired);
     }
     await checkOutput(approval, body);
     const by = c.get('principal');
-    const decided = await store.decideApproval(approval.approvalId, {
-      status: DECIDED_STATUS[body.decision],
-      decidedAt,
-      decidedBy: by,
-      ...(body.comment === undefined ? {} : { comment: body.comment }),
-      ...(body.output === undefined || body.decision === 'reject' ? {} : { output: body.output }),
-    });
+    const decided = await store.decideApproval(
+      approval.approvalId,
+      {
+        status: DECIDED_STATUS[body.decision],
+        decidedAt,
+        decidedBy: by,
+        ...(body.comment === undefined ? {} : { comment: body.comment }),
+        ...(body.output === undefined || body.decision === 'reject' ? {} : { output: body.output }),
+      },
+      announceDecision(approval, body.decision, decidedAt, by),
+    );
     if (!decided) throw conflict(await store.getApproval(approval.approvalId));
     await answer(approval.taskToken, {
       decision: body.decision,

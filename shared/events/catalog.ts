@@ -30,6 +30,8 @@ export const EVENT_SCHEMAS = {
   }),
   PlanRevised: z.object({ ...runRef, revision: z.number().int(), reason: z.string() }),
   StepsInvalidated: z.object({ ...runRef, stepIds: z.array(z.string()), reason: z.string() }),
+  /** A finished run reopened (invalidation, a person's replan): it runs again and will finish again. */
+  RunReopened: z.object({ ...runRef, reopened: z.number().int().min(1), reason: z.string() }),
   RunFinished: z.object({
     ...runRef,
     state: z.enum(['complete', 'failed', 'paused', 'cancelled']),

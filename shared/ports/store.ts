@@ -3,6 +3,7 @@
  * dynalite through the same SDK client). Every write that a retry, a crash or a duplicate event can repeat is a
  * single-item conditional write; losing a condition is reported as a result (or a ConflictError), never silently.
  */
+import type { OutboxEntry } from '../events/outbox.ts';
 import type { Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
 import type { PriorReplan } from './plan-model.ts';
 
@@ -161,8 +162,8 @@ export interface AttemptRecord {
 export interface RunEventRecord {
   readonly runId: string;
   /**
-   * Assigned by the store on append: a zero-padded per-run counter, unique within the run and increasing in append
-   * order (so string order = append order, whatever the writers' clocks say). Not gapless.
+   * The event's place in the run's audit log: `<at>~<announcement id>~<index>`, ordered by the time the announcing
+   * write was made (events of one write keep their order). A listing's `after` cursor.
    */
   readonly seq: string;
   readonly type: string;
@@ -171,9 +172,6 @@ export interface RunEventRecord {
   readonly generation?: number;
   readonly detail: Readonly<Record<string, unknown>>;
 }
-
-/** An event as appended; the store assigns `seq`. */
-export type NewRunEvent = Omit<RunEventRecord, 'seq'>;
 
 export interface ApprovalRecord {
   readonly approvalId: string;
@@ -247,7 +245,7 @@ export interface Store {
     runId: string,
     from: readonly RunStatus[],
     patch: Partial<Omit<RunRecord, 'runId' | 'createdAt'>>,
-    options?: { readonly remove?: readonly RunRemovableField[] },
+    options?: { readonly remove?: readonly RunRemovableField[]; readonly announce?: OutboxEntry },
   ): Promise<RunRecord | undefined>;
   /**
    * Adds `member` to one of the run's string sets, only if it is not there yet: true for the first caller, false
@@ -286,6 +284,7 @@ export interface Store {
     stepId: string,
     condition: { generation: number; from: readonly StepStatus[]; unclaimed?: boolean },
     patch: StepPatch,
+    announce?: OutboxEntry,
   ): Promise<StepRecord | undefined>;
   /**
    * Counts one finished upstream step against a dependent, exactly once per edge and generation:
@@ -337,19 +336,22 @@ export interface Store {
   updateAttempt(attempt: AttemptRecord): Promise<void>; // replaces an existing attempt; NotFoundError if missing
   listAttempts(runId: string, stepId?: string): Promise<AttemptRecord[]>;
 
-  // run events (the audit log behind GET /runs/{id}/events)
-  /** Appends in the given order and returns the stored events with their `seq`. */
-  appendEvents(events: readonly NewRunEvent[]): Promise<RunEventRecord[]>;
-  /** In append order; `after` (a seq) returns only later events, for polling. */
+  // the outbox: every write above that takes `announce` carries its events in the same item (see events/outbox.ts)
+  /** Announces events that belong to no other write, in an item of their own (once per entry id). */
+  announce(entry: OutboxEntry): Promise<void>;
+  /** The relay's side: records announced events in the run's audit log (a repeat of an entry changes nothing). */
+  recordEvents(entries: readonly OutboxEntry[]): Promise<void>;
+  /** The audit log behind GET /runs/{id}/events, in order; `after` (a seq) returns only later events, for polling. */
   listEvents(runId: string, options?: { after?: string }): Promise<RunEventRecord[]>;
 
   // approvals
-  putApproval(approval: ApprovalRecord): Promise<boolean>; // false if it exists
+  putApproval(approval: ApprovalRecord, announce?: OutboxEntry): Promise<boolean>; // false if it exists
   getApproval(approvalId: string): Promise<ApprovalRecord | undefined>; // ConsistentRead
   /** Decides a pending approval: only one decision ever wins (undefined when it was no longer pending). */
   decideApproval(
     approvalId: string,
     decision: Pick<ApprovalRecord, 'status' | 'decidedAt' | 'decidedBy' | 'comment' | 'output'>,
+    announce?: OutboxEntry,
   ): Promise<ApprovalRecord | undefined>;
   /** Oldest first. */
   listApprovals(options?: { status?: ApprovalRecord['status']; runId?: string }): Promise<ApprovalRecord[]>;

@@ -5,6 +5,7 @@
  */
 import { upstreamOutputs } from '../engine/scheduling.ts';
 import { IN_FLIGHT_STEP_STATUSES } from '../engine/statuses.ts';
+import { transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
 import type { ApprovalRecord, AttemptRecord, StepRecord } from '../ports/store.ts';
 import { type Ctx, event, isCurrent } from './coordinator-context.ts';
@@ -72,7 +73,6 @@ export async function requestApproval(ctx: Ctx, request: RequestApprovalRequest)
   const title = planStep?.title ?? stepId;
   const steps = new Map((await store.getSteps(runId, step.upstream)).map((s) => [s.stepId, s]));
   let id: string | undefined;
-  let created = false;
   for (let n = 1; n <= MAX_REQUESTS_PER_ATTEMPT && id === undefined; n++) {
     const candidate = approvalId(step, kind, attempt, n);
     const existing = await store.getApproval(candidate);
@@ -103,22 +103,24 @@ export async function requestApproval(ctx: Ctx, request: RequestApprovalRequest)
         createdAt: now,
         deadline,
       };
-      if (await store.putApproval(record)) {
-        id = candidate;
-        created = true;
-      } else n -= 1; // someone wrote this id meanwhile: look at it again
+      const requested = event('ApprovalRequested', {
+        runId,
+        stepId,
+        generation,
+        approvalId: candidate,
+        kind,
+        deadline,
+      });
+      if (await store.putApproval(record, ctx.announce(runId, [requested]))) id = candidate;
+      else n -= 1; // someone wrote this id meanwhile: look at it again
     }
   }
   if (id === undefined) return releaseStaleWait(ctx, taskToken);
   if (step.status !== 'awaiting_approval')
-    await store.transitionStep(
-      runId,
-      stepId,
-      { generation, from: IN_FLIGHT_STEP_STATUSES },
-      { status: 'awaiting_approval', appendTrace: [traceEntry('judge', `waiting for ${kind} ${id}`, now)] },
-    );
-  if (created)
-    await ctx.emit(runId, [event('ApprovalRequested', { runId, stepId, generation, approvalId: id, kind, deadline })]);
+    await store.transitionStep(runId, stepId, transitionCondition('hold', generation), {
+      status: 'awaiting_approval',
+      appendTrace: [traceEntry('judge', `waiting for ${kind} ${id}`, now)],
+    });
   return { approvalId: id };
 }
 
@@ -140,17 +142,19 @@ export async function expireApproval(ctx: Ctx, request: ExpireApprovalRequest): 
       a.stepId === stepId && a.generation === generation && (request.kind === undefined || a.kind === request.kind),
   );
   for (const approval of pending) {
-    const expired = await store.decideApproval(approval.approvalId, {
-      status: 'expired',
-      decidedAt: now,
-      comment: 'no decision before the deadline',
+    const decided = event('ApprovalDecided', {
+      runId,
+      stepId,
+      generation,
+      approvalId: approval.approvalId,
+      decision: 'expired',
     });
-    if (expired) {
-      await ctx.emit(runId, [
-        event('ApprovalDecided', { runId, stepId, generation, approvalId: approval.approvalId, decision: 'expired' }),
-      ]);
-      recordApprovalWait(ctx.deps.metrics, approval, now, 'expired');
-    }
+    const expired = await store.decideApproval(
+      approval.approvalId,
+      { status: 'expired', decidedAt: now, comment: 'no decision before the deadline' },
+      ctx.announce(runId, [decided]),
+    );
+    if (expired) recordApprovalWait(ctx.deps.metrics, approval, now, 'expired');
   }
   const kind = request.kind ?? pending[0]?.kind ?? 'approval';
   const planStep = loaded.byId.get(stepId);
@@ -185,28 +189,15 @@ async function pauseForPerson(ctx: Ctx, step: StepRecord, kind: string, message:
   await pauseRun(ctx, runId, APPROVAL_EXPIRED_REASON, { stepId, generation, kind, detail: message });
 }
 
-/** ApprovalDecided for the step's newest approval (the decision itself was recorded by whoever decided it). */
-export async function announceDecision(
-  ctx: Ctx,
-  step: StepRecord,
-  decision: 'approve' | 'reject' | 'edit',
-  by?: string,
-) {
+/**
+ * How long the step's newest approval waited for its decision (a metric). The decision itself was recorded, and
+ * announced as ApprovalDecided, by whoever decided it.
+ */
+export async function recordDecisionWait(ctx: Ctx, step: StepRecord, decision: 'approve' | 'reject' | 'edit') {
+  if (!ctx.deps.metrics) return;
   const approvals = (await ctx.deps.store.listApprovals({ runId: step.runId })).filter(
     (a) => a.stepId === step.stepId && a.generation === step.generation && a.status !== 'expired',
   );
   const newest = approvals.sort((a, b) => a.createdAt.localeCompare(b.createdAt)).at(-1);
-  if (!newest) return;
-  const { runId, stepId, generation } = step;
-  await ctx.emit(runId, [
-    event('ApprovalDecided', {
-      runId,
-      stepId,
-      generation,
-      approvalId: newest.approvalId,
-      decision,
-      ...(by === undefined ? {} : { by }),
-    }),
-  ]);
-  recordApprovalWait(ctx.deps.metrics, newest, newest.decidedAt ?? ctx.now(), decision);
+  if (newest) recordApprovalWait(ctx.deps.metrics, newest, newest.decidedAt ?? ctx.now(), decision);
 }

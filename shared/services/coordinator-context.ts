@@ -1,14 +1,23 @@
 /**
  * What every coordinator action shares: the clock, reading a run with its (immutable, hence cached) plan revision,
- * and writing run events (the audit log) and publishing the same as domain events.
+ * and announcing events through the outbox (they travel with the write that makes the change).
  */
 import { dependentsOf, planGraph } from '../engine/scheduling.ts';
 import { NotFoundError } from '../errors.ts';
 import type { EventDetail, EventType } from '../events/catalog.ts';
+import type { OutboxEntry } from '../events/outbox.ts';
 import type { PlanGraph } from '../plan/graph.ts';
+import type { RunStatus } from '../plan/schema.ts';
 import { type Plan, type PlanStep, stepKind } from '../plan/schema.ts';
-import type { DomainEvent } from '../ports/events.ts';
-import type { AttemptRecord, AttemptRef, NewRunEvent, RunRecord, StepRecord } from '../ports/store.ts';
+import type {
+  AttemptRecord,
+  AttemptRef,
+  RunRecord,
+  RunRemovableField,
+  StepPatch,
+  StepRecord,
+  Store,
+} from '../ports/store.ts';
 import { countEventMetrics } from './coordinator-metrics.ts';
 import type { CoordinatorDeps, StepKindName } from './coordinator-types.ts';
 
@@ -39,7 +48,28 @@ export interface Ctx {
   plan(run: RunRecord): Promise<LoadedPlan>;
   /** A revision this process has loaded already, without I/O (undefined when it has not). */
   cachedPlan(runId: string, revision: number): LoadedPlan | undefined;
+  /**
+   * An announcement of `events` for a write that makes the change they announce (the outbox: the events land with
+   * that write or not at all). Writes through `transitionStep` / `updateRun` below also count the events' metrics.
+   */
+  announce(runId: string, events: readonly RunEvent[]): OutboxEntry;
+  /** Announces events that belong to no other write, in an outbox item of their own. */
   emit(runId: string, events: readonly RunEvent[]): Promise<void>;
+  /** Store.transitionStep with `events` announced by the same write. */
+  transitionStep(
+    runId: string,
+    stepId: string,
+    condition: Parameters<Store['transitionStep']>[2],
+    patch: StepPatch,
+    events?: readonly RunEvent[],
+  ): Promise<StepRecord | undefined>;
+  /** Store.updateRun with `events` announced by the same write. */
+  updateRun(
+    runId: string,
+    from: readonly RunStatus[],
+    patch: Parameters<Store['updateRun']>[2],
+    options?: { readonly remove?: readonly RunRemovableField[]; readonly events?: readonly RunEvent[] },
+  ): Promise<RunRecord | undefined>;
 }
 
 export interface LoadedStep {
@@ -56,6 +86,17 @@ const PLAN_CACHE_LIMIT = 64;
 
 export function createContext(deps: CoordinatorDeps): Ctx {
   const plans = new Map<string, LoadedPlan>();
+  const announce = (runId: string, events: readonly RunEvent[]): OutboxEntry => ({
+    id: deps.newId(),
+    runId,
+    at: deps.clock().toISOString(),
+    events,
+  });
+  /** Metrics count what happened: an announcement whose write landed. */
+  const counted = (entry: OutboxEntry): void => {
+    if (deps.metrics)
+      countEventMetrics(deps.metrics, entry.events, (stepId) => cachedTarget(plans, entry.runId, stepId));
+  };
 
   const loadPlan = async (run: RunRecord): Promise<LoadedPlan> => {
     const key = `${run.runId}#${run.revision}`;
@@ -93,26 +134,28 @@ export function createContext(deps: CoordinatorDeps): Ctx {
     },
     plan: loadPlan,
     cachedPlan: (runId, revision) => plans.get(`${runId}#${revision}`),
+    announce,
     async emit(runId, events) {
       if (events.length === 0) return;
-      if (deps.metrics) countEventMetrics(deps.metrics, events, (stepId) => cachedTarget(plans, runId, stepId));
-      const at = deps.clock().toISOString();
-      const records: NewRunEvent[] = events.map((e) => {
-        const detail = e.detail as Readonly<Record<string, unknown>>;
-        const stepId = typeof detail.stepId === 'string' ? detail.stepId : undefined;
-        const generation = typeof detail.generation === 'number' ? detail.generation : undefined;
-        return {
-          runId,
-          type: e.type,
-          at,
-          ...(stepId === undefined ? {} : { stepId }),
-          ...(generation === undefined ? {} : { generation }),
-          detail,
-        };
+      const entry = announce(runId, events);
+      await deps.store.announce(entry);
+      counted(entry);
+    },
+    async transitionStep(runId, stepId, condition, patch, events = []) {
+      const entry = events.length === 0 ? undefined : announce(runId, events);
+      const moved = await deps.store.transitionStep(runId, stepId, condition, patch, entry);
+      if (moved && entry) counted(entry);
+      return moved;
+    },
+    async updateRun(runId, from, patch, options = {}) {
+      const { events = [], remove } = options;
+      const entry = events.length === 0 ? undefined : announce(runId, events);
+      const updated = await deps.store.updateRun(runId, from, patch, {
+        ...(remove === undefined ? {} : { remove }),
+        ...(entry === undefined ? {} : { announce: entry }),
       });
-      await deps.store.appendEvents(records);
-      const domain: DomainEvent[] = events.map((e) => ({ detailType: e.type, detail: { ...e.detail, at } }));
-      await publishWithRetry(deps, runId, domain);
+      if (updated && entry) counted(entry);
+      return updated;
     },
   };
 }
@@ -127,32 +170,6 @@ function cachedTarget(plans: ReadonlyMap<string, LoadedPlan>, runId: string, ste
       newest = { revision, loaded };
   }
   return newest?.loaded.byId.get(stepId)?.target ?? undefined;
-}
-
-const PUBLISH_TRIES = 3;
-
-/**
- * Publishes, retrying a few times in place: the action that wrote the state change will not write it again when
- * repeated, so it would not publish again either. A notification still lost after that is logged; the change itself
- * stays in the run's event log and is never undone for it.
- */
-async function publishWithRetry(deps: CoordinatorDeps, runId: string, events: readonly DomainEvent[]): Promise<void> {
-  for (let tries = 1; ; tries++) {
-    try {
-      await deps.events.publish(events);
-      return;
-    } catch (error) {
-      if (tries >= PUBLISH_TRIES) {
-        console.error('cairn coordinator: publishing events failed', {
-          runId,
-          types: events.map((e) => e.detailType),
-          error,
-        });
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50 * tries));
-    }
-  }
 }
 
 /** The kind of an executable step (groups have no step record and never reach the coordinator's step actions). */

@@ -11,6 +11,7 @@ import {
   LIVE_RUN_STATUSES,
   OPEN_STEP_STATUSES,
 } from '../engine/statuses.ts';
+import { transitionCondition } from '../engine/step-lifecycle.ts';
 import { decideTerminal, describeTerminal, type TerminalDecision } from '../engine/terminal.ts';
 import { traceEntry } from '../engine/trace.ts';
 import { isConflictError } from '../errors.ts';
@@ -134,17 +135,13 @@ export async function blockDownstream(ctx: Ctx, loaded: LoadedPlan, runId: strin
         retryable: false,
         details: { blockedBy: failedId },
       };
-      const blocked = await store.transitionStep(
+      await ctx.transitionStep(
         runId,
         id,
-        { generation: step.generation, from: ['pending', 'ready'] },
+        transitionCondition('block', step.generation),
         { status: 'blocked', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
+        [event('StepBlocked', { runId, stepId: id, generation: step.generation, blockedBy: [failedId] })],
       );
-      if (blocked) {
-        await ctx.emit(runId, [
-          event('StepBlocked', { runId, stepId: id, generation: step.generation, blockedBy: [failedId] }),
-        ]);
-      }
     }),
   );
 }
@@ -163,7 +160,8 @@ export async function failStep(
   const { store } = ctx.deps;
   const now = ctx.now();
   const attempts = Math.max(step.attempts, options.attempts ?? 0);
-  const failed = await store.transitionStep(
+  const { runId, stepId, generation } = step;
+  const failed = await ctx.transitionStep(
     step.runId,
     step.stepId,
     {
@@ -180,10 +178,9 @@ export async function failStep(
       appendTrace: [traceEntry('fail', options.note, now)],
       ...(options.claimedBy === undefined ? {} : { claimedBy: options.claimedBy }),
     },
+    [event('StepFailed', { runId, stepId, generation, attempts, error, final: true })],
   );
   if (failed) {
-    const { runId, stepId, generation } = step;
-    await ctx.emit(runId, [event('StepFailed', { runId, stepId, generation, attempts, error, final: true })]);
     recordStepDuration(ctx.deps.metrics, failed, loaded.byId.get(stepId)?.target, 'failed');
     // A gate that failed another way (its wait failed, the run ended) must not stay decidable.
     if (step.status === 'awaiting_approval') await expireApprovals(ctx, runId, new Set([stepId]), error.message);
@@ -228,11 +225,13 @@ export async function finishRun(
     at: now,
   };
   const from = options.from ?? LIVE_RUN_STATUSES;
-  const updated = await ctx.deps.store.updateRun(runId, from, { status: decision.state, terminal, updatedAt: now });
-  if (updated) {
-    await ctx.emit(runId, [event('RunFinished', { runId, state: decision.state, reason: decision.reason })]);
-    if (options.answer !== false) await answerWaiter(ctx, updated);
-  }
+  const updated = await ctx.updateRun(
+    runId,
+    from,
+    { status: decision.state, terminal, updatedAt: now },
+    { events: [event('RunFinished', { runId, state: decision.state, reason: decision.reason })] },
+  );
+  if (updated && options.answer !== false) await answerWaiter(ctx, updated);
   return updated;
 }
 
@@ -254,15 +253,13 @@ export async function pauseRun(
   if (!run || run.terminal !== undefined || (run.status !== 'running' && run.status !== 'paused')) return undefined;
   const now = ctx.now();
   const terminal: TerminalRecord = { state: 'paused', reason, evidence, at: now };
-  const updated = await ctx.deps.store.updateRun(runId, ['running', 'paused'], {
-    status: 'paused',
-    terminal,
-    updatedAt: now,
-  });
-  if (updated) {
-    await ctx.emit(runId, [event('RunFinished', { runId, state: 'paused', reason })]);
-    await answerWaiter(ctx, updated);
-  }
+  const updated = await ctx.updateRun(
+    runId,
+    ['running', 'paused'],
+    { status: 'paused', terminal, updatedAt: now },
+    { events: [event('RunFinished', { runId, state: 'paused', reason })] },
+  );
+  if (updated) await answerWaiter(ctx, updated);
   return updated;
 }
 

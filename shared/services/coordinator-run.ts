@@ -40,13 +40,13 @@ async function failBeforeStart(
   if (isTerminalRunStatus(run.status)) return outcome(run);
   const now = ctx.now();
   const terminal: TerminalRecord = { state: 'failed', reason, evidence, at: now };
-  const updated = await ctx.deps.store.updateRun(runId, LIVE_RUN_STATUSES, {
-    status: 'failed',
-    terminal,
-    updatedAt: now,
-  });
+  const updated = await ctx.updateRun(
+    runId,
+    LIVE_RUN_STATUSES,
+    { status: 'failed', terminal, updatedAt: now },
+    { events: [event('RunFinished', { runId, state: 'failed', reason })] },
+  );
   if (updated) {
-    await ctx.emit(runId, [event('RunFinished', { runId, state: 'failed', reason })]);
     // StartRun failing half-way leads here too: steps it already started must not run on.
     if (run.status !== 'planning') await closeOpenSteps(ctx, runId, RUN_ENDED_ERROR);
     await answerWaiter(ctx, updated);
@@ -111,18 +111,20 @@ export async function startRun(ctx: Ctx, request: { runId: string }): Promise<St
     const records = initialStepRecords(initial.plan, { runId: run.runId, now });
     await store.putSteps(records);
     // Revision 1 holds the plan from now on: the run record, read by every step action, sheds its copies.
-    const started = await store.updateRun(
+    const started = await ctx.updateRun(
       run.runId,
       ['planning'],
       { status: 'running', revision: 1, updatedAt: now },
-      { remove: ['submittedPlan', 'candidatePlan'] },
+      {
+        remove: ['submittedPlan', 'candidatePlan'],
+        events: [
+          event('RunStarted', { runId: run.runId, objective: run.objective, revision: 1, steps: records.length }),
+        ],
+      },
     );
     if (started) {
       run = started;
       fresh = records;
-      await ctx.emit(run.runId, [
-        event('RunStarted', { runId: run.runId, objective: run.objective, revision: 1, steps: records.length }),
-      ]);
     } else {
       run = await ctx.getRun(run.runId);
       if (run.status !== 'running') {

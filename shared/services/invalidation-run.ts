@@ -15,6 +15,7 @@
 import { invalidationScope, isStaleAfterChange, nextGenerations, unreachableSteps } from '../engine/invalidation.ts';
 import { isStartable } from '../engine/scheduling.ts';
 import { IN_FLIGHT_STEP_STATUSES, RELEASING_STEP_STATUSES } from '../engine/statuses.ts';
+import { transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
 import type { StepError } from '../plan/schema.ts';
 import type { RunRecord, StepRecord } from '../ports/store.ts';
@@ -164,16 +165,15 @@ async function blockUnreachable(
         retryable: false,
         details: { blockedBy: causes },
       };
-      const blocked = await ctx.deps.store.transitionStep(
-        after.runId,
-        after.stepId,
-        { generation: after.generation, from: ['pending', 'ready'] },
+      const { runId, stepId, generation } = after;
+      const blocked = await ctx.transitionStep(
+        runId,
+        stepId,
+        transitionCondition('block', generation),
         { status: 'blocked', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
+        [event('StepBlocked', { runId, stepId, generation, blockedBy: causes })],
       );
-      if (!blocked) return;
-      keys.push(blocked.stepId);
-      const { runId, stepId, generation } = blocked;
-      await ctx.emit(runId, [event('StepBlocked', { runId, stepId, generation, blockedBy: causes })]);
+      if (blocked) keys.push(blocked.stepId);
     }),
   );
   return keys;

@@ -8,7 +8,7 @@
 
 import { runExecutionName } from '../ports/executions.ts';
 import type { RunRecord } from '../ports/store.ts';
-import type { Ctx } from './coordinator-context.ts';
+import { type Ctx, event } from './coordinator-context.ts';
 
 /** Finished and may be reopened: complete, failed, or left paused by its run machine (a terminal record). */
 export const isReopenable = (run: Pick<RunRecord, 'status' | 'terminal'>): boolean =>
@@ -46,7 +46,7 @@ export async function reopenRun(
   if (!isReopenable(run)) return { run, reopened: false };
   const reopened = (run.reopened ?? 0) + 1;
   const now = ctx.now();
-  const updated = await ctx.deps.store.updateRun(
+  const updated = await ctx.updateRun(
     run.runId,
     [run.status],
     {
@@ -56,12 +56,9 @@ export async function reopenRun(
       updatedAt: now,
     },
     // The old waiter was answered when the run finished; the new execution brings its own.
-    { remove: ['terminal', 'waiterToken'] },
+    { remove: ['terminal', 'waiterToken'], events: [event('RunReopened', { runId: run.runId, reopened, reason })] },
   );
   if (!updated) return { run: await ctx.getRun(run.runId), reopened: false };
-  await ctx.deps.store.appendEvents([
-    { runId: run.runId, type: 'RunReopened', at: now, detail: { runId: run.runId, reopened, reason } },
-  ]);
   await ensureRunExecution(ctx, updated);
   return { run: updated, reopened: true };
 }

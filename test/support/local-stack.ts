@@ -62,7 +62,11 @@ export async function waitForRun(
   const started = Date.now();
   for (;;) {
     const run = await getRun(stack, runId);
-    if (until(run)) return run;
+    if (until(run)) {
+      // What a finished run's last writes announced reaches the bus and the audit log a moment later, as on AWS.
+      if (TERMINAL.has(run.status)) await stack.settled();
+      return run;
+    }
     if (Date.now() - started > timeoutMs)
       throw new Error(`run ${runId} did not settle within ${timeoutMs} ms: ${JSON.stringify(summary(run))}`);
     await new Promise((resolve) => setTimeout(resolve, 25));

@@ -5,7 +5,9 @@
  * a caller acts, `completed` with the result afterwards; the put that starts a call succeeds only when no record
  * exists or the existing one has expired (an expired `in_progress` means its owner died: the key may be taken over).
  */
+
 import { ConflictError, ValidationError } from '../../errors.ts';
+import type { OutboxEntry } from '../../events/outbox.ts';
 import type { ApprovalRecord, IdempotencyRecord, Store } from '../../ports/store.ts';
 import { encodeFields, type Item } from './dynamo-attributes.ts';
 import {
@@ -24,6 +26,7 @@ import {
   conditionalUpdate,
   type DynamoContext,
   getItem,
+  outboxAttribute,
   queryAll,
 } from './dynamo-ops.ts';
 import { GSI1_NAME, GSI1_PARTITION_KEY, indexKeys, itemKeys, PARTITION_KEY, TTL_ATTRIBUTE } from './table-layout.ts';
@@ -54,7 +57,11 @@ function idempotencyItem(key: string, status: IdempotencyRecord['status'], expir
 }
 
 export function approvalOperations(ctx: DynamoContext): ApprovalOperations {
-  const decideApproval = async (approvalId: string, decision: Decision): Promise<ApprovalRecord | undefined> => {
+  const decideApproval = async (
+    approvalId: string,
+    decision: Decision,
+    announce?: OutboxEntry,
+  ): Promise<ApprovalRecord | undefined> => {
     if (decision.status === 'pending') throw new ValidationError('a decision cannot be `pending`', []);
     const scope = new ExpressionScope();
     const update = new UpdateBuilder(scope);
@@ -67,7 +74,14 @@ export function approvalOperations(ctx: DynamoContext): ApprovalOperations {
     // The approval moves to its status' partition of GSI1 (its sort key, createdAt#id, stays).
     update.set(GSI1_PARTITION_KEY, { S: indexKeys.approvalPartition(status) }, 'statusPartition');
     const condition = scope.equals('status', { S: 'pending' }, 'pending');
-    const item = await conditionalUpdate(ctx, itemKeys.approval(approvalId), scope, update, condition);
+    const item = await conditionalUpdate(
+      ctx,
+      itemKeys.approval(approvalId),
+      scope,
+      update,
+      condition,
+      announce ?? null,
+    );
     return item === undefined ? undefined : decodeApproval(item);
   };
 
@@ -115,9 +129,10 @@ export function approvalOperations(ctx: DynamoContext): ApprovalOperations {
   };
 
   return {
-    async putApproval(approval) {
+    async putApproval(approval, announce) {
       const scope = new ExpressionScope();
-      return conditionalPut(ctx, encodeApproval(approval), scope, scope.notExists(PARTITION_KEY));
+      const item = { ...encodeApproval(approval), ...outboxAttribute(announce) };
+      return conditionalPut(ctx, item, scope, scope.notExists(PARTITION_KEY));
     },
     async getApproval(approvalId) {
       const item = await getItem(ctx, itemKeys.approval(approvalId));

@@ -14,6 +14,7 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { ConflictError, PayloadTooLargeError } from '../../errors.ts';
+import { encodeOutbox, OUTBOX_ATTRIBUTE, type OutboxEntry, type StreamRecord } from '../../events/outbox.ts';
 import { guardSize, type Item } from './dynamo-attributes.ts';
 import { type Condition, ExpressionScope, type UpdateBuilder } from './dynamo-expressions.ts';
 import { type ItemKey, itemKeys, PARTITION_KEY, SORT_KEY } from './table-layout.ts';
@@ -23,7 +24,18 @@ export interface DynamoContext {
   readonly tableName: string;
   /** Timestamps the store writes itself (`updatedAt`). */
   readonly now: () => Date;
+  /**
+   * The embedded stack's change stream: each write that announced something, in the shape DynamoDB Streams deliver
+   * it, handed over as soon as the write has landed. Absent when deployed (the table's own stream does this).
+   */
+  readonly stream?: ((record: StreamRecord) => void) | undefined;
 }
+
+/**
+ * How a write treats the item's outbox: an entry announces it (the events land with the write), `null` clears
+ * what an earlier write announced, undefined leaves the attribute alone (items that never announce).
+ */
+export type OutboxWrite = OutboxEntry | null | undefined;
 
 export const isConditionFailure = (error: unknown): boolean =>
   typeof error === 'object' &&
@@ -64,6 +76,7 @@ export async function conditionalPut(
         new PutItemCommand({ TableName: ctx.tableName, Item: item, ConditionExpression: condition, ...scope.parts() }),
       ),
     );
+    if (item[OUTBOX_ATTRIBUTE] !== undefined) ctx.stream?.({ eventName: 'INSERT', dynamodb: { NewImage: item } });
     return true;
   } catch (error) {
     if (isConditionFailure(error)) return false;
@@ -78,7 +91,10 @@ export async function conditionalUpdate(
   scope: ExpressionScope,
   update: UpdateBuilder,
   condition: Condition | undefined,
+  outbox?: OutboxWrite,
 ): Promise<Item | undefined> {
+  if (outbox) update.set(OUTBOX_ATTRIBUTE, { S: encodeOutbox(outbox) }, 'outbox');
+  else if (outbox === null) update.remove(OUTBOX_ATTRIBUTE);
   const parts = scope.parts();
   guardSize(parts.ExpressionAttributeValues ?? {}, keyContext(key));
   try {
@@ -94,12 +110,17 @@ export async function conditionalUpdate(
         }),
       ),
     );
+    if (outbox && result.Attributes) ctx.stream?.({ eventName: 'MODIFY', dynamodb: { NewImage: result.Attributes } });
     return result.Attributes;
   } catch (error) {
     if (isConditionFailure(error)) return undefined;
     throw error;
   }
 }
+
+/** An item's outbox attribute, for a put that announces (spread into the item). */
+export const outboxAttribute = (entry: OutboxEntry | undefined): Item =>
+  entry === undefined ? {} : { [OUTBOX_ATTRIBUTE]: { S: encodeOutbox(entry) } };
 
 /** DeleteItem under `condition`; false when the condition failed. */
 export async function conditionalDelete(

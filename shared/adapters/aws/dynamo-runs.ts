@@ -2,7 +2,9 @@
  * Runs, run idempotency keys, plan revisions (immutable, so a process keeps the ones it has read or written) and
  * the run's completion bookkeeping on DynamoDB.
  */
+
 import { ConflictError, ValidationError } from '../../errors.ts';
+import type { OutboxEntry } from '../../events/outbox.ts';
 import type { Plan, RunStatus } from '../../plan/schema.ts';
 import type { RunRecord, RunRemovableField, RunSetAttribute, Store } from '../../ports/store.ts';
 import { encodeFields } from './dynamo-attributes.ts';
@@ -86,7 +88,7 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     runId: string,
     from: readonly RunStatus[],
     patch: Partial<Omit<RunRecord, 'runId' | 'createdAt'>>,
-    options: { readonly remove?: readonly RunRemovableField[] } = {},
+    options: { readonly remove?: readonly RunRemovableField[]; readonly announce?: OutboxEntry } = {},
   ): Promise<RunRecord | undefined> => {
     if (from.length === 0) throw new ValidationError('updateRun needs at least one `from` status', []);
     const scope = new ExpressionScope();
@@ -102,7 +104,7 @@ export function runOperations(ctx: DynamoContext): RunOperations {
         'from',
       ),
     );
-    const item = await conditionalUpdate(ctx, itemKeys.run(runId), scope, update, condition);
+    const item = await conditionalUpdate(ctx, itemKeys.run(runId), scope, update, condition, options.announce ?? null);
     return item === undefined ? undefined : decodeRun(item);
   };
 

@@ -4,6 +4,7 @@
  * (each edge counted exactly once, so the write that reaches zero is unique and starts the dependent).
  */
 import { NotFoundError, ValidationError } from '../../errors.ts';
+import type { OutboxEntry } from '../../events/outbox.ts';
 import type { StepStatus } from '../../plan/schema.ts';
 import type { AttemptRecord, AttemptRef, StepPatch, StepRecord, StepWithRun, Store } from '../../ports/store.ts';
 import { encodeFields } from './dynamo-attributes.ts';
@@ -73,6 +74,7 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
     stepId: string,
     condition: { generation: number; from: readonly StepStatus[]; unclaimed?: boolean },
     patch: StepPatch,
+    announce?: OutboxEntry,
   ): Promise<StepRecord | undefined> => {
     if (condition.from.length === 0) throw new ValidationError('transitionStep needs at least one `from` status', []);
     const scope = new ExpressionScope();
@@ -87,7 +89,14 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
     if (condition.unclaimed === true) parts.push(scope.notExists('claimedBy'));
     const update = new UpdateBuilder(scope);
     applyStepPatch(update, patch, ctx.now().toISOString());
-    const item = await conditionalUpdate(ctx, itemKeys.step(runId, stepId), scope, update, scope.and(...parts));
+    const item = await conditionalUpdate(
+      ctx,
+      itemKeys.step(runId, stepId),
+      scope,
+      update,
+      scope.and(...parts),
+      announce ?? null,
+    );
     return item === undefined ? undefined : decodeStep(item);
   };
 

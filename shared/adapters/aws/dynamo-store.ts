@@ -18,6 +18,8 @@ export interface DynamoStoreOptions {
   readonly tableName: string;
   /** Clock for the timestamps the store writes itself (`updatedAt`, `createdAt` of plan revisions and run keys). */
   readonly now?: () => Date;
+  /** The embedded stack's change stream (see DynamoContext.stream); absent when deployed. */
+  readonly stream?: DynamoContext['stream'];
 }
 
 export function createDynamoStore(options: DynamoStoreOptions): Store {
@@ -25,6 +27,7 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
     client: options.client,
     tableName: options.tableName,
     now: options.now ?? (() => new Date()),
+    stream: options.stream,
   };
   return {
     ...runOperations(ctx),

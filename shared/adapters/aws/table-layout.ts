@@ -7,7 +7,8 @@
  *   plan revision  RUN#<runId>          / PLAN#<revision, 6 digits>
  *   step           RUN#<runId>          / STEP#<stepId>
  *   attempt        RUN#<runId>          / ATTEMPT#<stepId>#<generation, 4 digits>#<attempt, 3 digits>
- *   event          RUN#<runId>          / EVENT#<seq, 12 digits>
+ *   event          RUN#<runId>          / EVENT#<at>~<announcement id>~<index, 4 digits>   (the audit log)
+ *   announcement   RUN#<runId>          / OUTBOX#<id>    (events that belong to no other write: the outbox)
  *   approval       APPROVAL#<id>        / APPROVAL
  *   run key        RUNKEY#<key>         / RUNKEY
  *   idempotency    IDEMPOTENCY#<key>    / IDEMPOTENCY
@@ -49,8 +50,6 @@ export const SORT_PREFIX = {
   event: 'EVENT#',
 } as const;
 
-export const EVENT_SEQ_DIGITS = 12;
-
 const runPartition = (runId: string): string => `RUN#${runId}`;
 
 /** Item key builders: the only place that spells a key. */
@@ -67,6 +66,7 @@ export const itemKeys = {
     SK: `${attemptPrefix(stepId)}${pad(generation, 4)}#${pad(attempt, 3)}`,
   }),
   event: (runId: string, seq: string): ItemKey => ({ PK: runPartition(runId), SK: `${SORT_PREFIX.event}${seq}` }),
+  outbox: (runId: string, id: string): ItemKey => ({ PK: runPartition(runId), SK: `OUTBOX#${id}` }),
   approval: (approvalId: string): ItemKey => ({ PK: `APPROVAL#${approvalId}`, SK: 'APPROVAL' }),
   runKey: (key: string): ItemKey => ({ PK: `RUNKEY#${key}`, SK: 'RUNKEY' }),
   idempotency: (key: string): ItemKey => ({ PK: `IDEMPOTENCY#${key}`, SK: 'IDEMPOTENCY' }),
@@ -80,11 +80,6 @@ export const itemKeys = {
 /** `ATTEMPT#<stepId>#`: the trailing `#` keeps step `a` from matching step `a.b` (step ids never contain `#`). */
 export function attemptPrefix(stepId?: string): string {
   return stepId === undefined ? SORT_PREFIX.attempt : `${SORT_PREFIX.attempt}${stepId}#`;
-}
-
-/** Event sequence numbers are zero-padded so that the sort key orders them numerically. */
-export function formatEventSeq(seq: number): string {
-  return pad(seq, EVENT_SEQ_DIGITS);
 }
 
 export const RUNS_PARTITION = 'RUNS';

@@ -218,14 +218,12 @@ export async function follow(
       // A repeat of a failure already recorded: the same answer, nothing written twice.
       if (step.status === 'retrying' && step.attempts === n) return next;
       const text = `${note}; attempt ${outcome.attempt} in ${outcome.delaySeconds}s`;
-      const retrying = await ctx.deps.store.transitionStep(runId, stepId, transitionCondition('retry', generation), {
-        status: 'retrying',
-        attempts: n,
-        error: outcome.error,
-        appendTrace: [traceEntry('fail', text, now)],
-      });
-      if (retrying) {
-        await ctx.emit(runId, [
+      const retrying = await ctx.transitionStep(
+        runId,
+        stepId,
+        transitionCondition('retry', generation),
+        { status: 'retrying', attempts: n, error: outcome.error, appendTrace: [traceEntry('fail', text, now)] },
+        [
           event('StepRetrying', {
             runId,
             stepId,
@@ -234,9 +232,9 @@ export async function follow(
             delaySeconds: outcome.delaySeconds,
             error: outcome.error,
           }),
-        ]);
-        return next;
-      }
+        ],
+      );
+      if (retrying) return next;
       const current = await ctx.deps.store.getStep(runId, stepId);
       return isCurrent(current, generation) && current.status === 'retrying' && current.attempts === n ? next : done(n);
     }
@@ -278,19 +276,23 @@ async function succeed(
     `succeeded with attempt ${n}${confidence === null ? '' : ` (confidence ${confidence})`}`,
     now,
   );
-  const succeeded = await store.transitionStep(runId, stepId, transitionCondition('succeed', generation), {
-    status: 'succeeded',
-    output: result.output,
-    confidence,
-    attempts: Math.max(step.attempts, n),
-    error: null,
-    finishedAt: now,
-    trace: appendAndRetain(step.trace, [...notes, judged], 'succeeded', config.traceRetention),
-  });
+  const attempts = Math.max(step.attempts, n);
+  const succeeded = await ctx.transitionStep(
+    runId,
+    stepId,
+    transitionCondition('succeed', generation),
+    {
+      status: 'succeeded',
+      output: result.output,
+      confidence,
+      attempts,
+      error: null,
+      finishedAt: now,
+      trace: appendAndRetain(step.trace, [...notes, judged], 'succeeded', config.traceRetention),
+    },
+    [event('StepSucceeded', { runId, stepId, generation, attempts, confidence })],
+  );
   if (succeeded) {
-    await ctx.emit(runId, [
-      event('StepSucceeded', { runId, stepId, generation, attempts: succeeded.attempts, confidence }),
-    ]);
     recordStepDuration(ctx.deps.metrics, succeeded, planStep.target, 'succeeded');
   } else {
     const current = await store.getStep(runId, stepId);

@@ -18,7 +18,7 @@ import { candidateOutput, decideVerdict, type HumanDecision } from '../../engine
 import type { StepError } from '../../plan/schema.ts';
 import type { CapabilityRegistry } from '../../ports/capabilities.ts';
 import type { AttemptRecord, StepRecord } from '../../ports/store.ts';
-import { announceDecision } from '../coordinator-approval.ts';
+import { recordDecisionWait } from '../coordinator-approval.ts';
 import { type Ctx, createContext, event, isCurrent, kindOf } from '../coordinator-context.ts';
 import { afterFailure, afterSuccess, failStep } from '../coordinator-flow.ts';
 import { claimEvaluates, evaluateAssertion, prepareClaim } from '../coordinator-inputs.ts';
@@ -100,7 +100,6 @@ async function enter(
   if (decision.kind === 'ignore' || !step || !planStep) return done(0);
   if (decision.kind === 'resume') return resume(ctx, call, records, step, executionId);
 
-  const { store } = ctx.deps;
   const { runId, stepId } = step;
   const context = await stepContext(ctx, records, step, claimEvaluates(planStep));
   const prepared = await prepareClaim(ctx, planStep, { objective: run.objective, outputs: context.outputs });
@@ -114,26 +113,36 @@ async function enter(
     return won ? done(0) : reenter(ctx, call, records, executionId);
   }
   if (prepared.outcome === 'skip') {
-    const skipped = await store.transitionStep(runId, stepId, transitionCondition('skip', generation), {
-      status: 'skipped',
-      claimedBy: executionId,
-      finishedAt: now,
-      appendTrace: [traceEntry('judge', `skipped: ${prepared.reason}`, now)],
-    });
+    const skipped = await ctx.transitionStep(
+      runId,
+      stepId,
+      transitionCondition('skip', generation),
+      {
+        status: 'skipped',
+        claimedBy: executionId,
+        finishedAt: now,
+        appendTrace: [traceEntry('judge', `skipped: ${prepared.reason}`, now)],
+      },
+      [event('StepSkipped', { runId, stepId, generation, reason: prepared.reason })],
+    );
     if (!skipped) return reenter(ctx, call, records, executionId);
-    await ctx.emit(runId, [event('StepSkipped', { runId, stepId, generation, reason: prepared.reason })]);
     await afterSuccess(ctx, records.plan, skipped);
     return done(0);
   }
-  const claimed = await store.transitionStep(runId, stepId, transitionCondition('claim', generation), {
-    status: 'running',
-    claimedBy: executionId,
-    attempts: 1,
-    startedAt: now,
-    appendTrace: [traceEntry('exec', `claimed by ${executionId}`, now)],
-  });
+  const claimed = await ctx.transitionStep(
+    runId,
+    stepId,
+    transitionCondition('claim', generation),
+    {
+      status: 'running',
+      claimedBy: executionId,
+      attempts: 1,
+      startedAt: now,
+      appendTrace: [traceEntry('exec', `claimed by ${executionId}`, now)],
+    },
+    [event('StepStarted', { runId, stepId, generation, target: planStep.target, attempt: 1 })],
+  );
   if (!claimed) return reenter(ctx, call, records, executionId);
-  await ctx.emit(runId, [event('StepStarted', { runId, stepId, generation, target: planStep.target, attempt: 1 })]);
   const flight: InFlight = { records, step: claimed, planStep };
   if (kindOf(planStep) === 'human') return awaitGate(ctx, flight, prepared.input, executionId);
   return runAttempt(ctx, call, flight, 1, prepared.input);
@@ -267,7 +276,7 @@ async function judge(
     if (record) await ctx.deps.store.updateAttempt(decided);
     else await ctx.deps.store.putAttempt(decided);
   }
-  await announceDecision(ctx, step, decision.decision, decision.by);
+  await recordDecisionWait(ctx, step, decision.decision);
   const by = decision.by ? ` by ${decision.by}` : '';
   const said = `${decision.decision}${by}`;
   const note =

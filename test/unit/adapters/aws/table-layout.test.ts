@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   attemptPrefix,
-  formatEventSeq,
   GSI1_NAME,
   indexKeys,
   itemKeys,
@@ -21,14 +20,6 @@ describe('table layout', () => {
   it('keeps one step attempt prefix from matching another step with a longer id', () => {
     expect(itemKeys.attempt('r', 'a.b', 1, 1).SK.startsWith(attemptPrefix('a'))).toBe(false);
     expect(itemKeys.attempt('r', 'a', 1, 1).SK.startsWith(attemptPrefix('a'))).toBe(true);
-  });
-
-  it('formats event seqs so that string order is numeric order', () => {
-    expect([formatEventSeq(10), formatEventSeq(9), formatEventSeq(100)].sort()).toEqual([
-      formatEventSeq(9),
-      formatEventSeq(10),
-      formatEventSeq(100),
-    ]);
   });
 
   it('indexes runs by creation time and approvals by status', () => {

@@ -1,0 +1,39 @@
+/**
+ * The outbox relay: what the table's change stream delivers, it publishes and records. Each announcing write (see
+ * events/outbox.ts) becomes its events on the bus, then entries of the run's audit log. Delivery is at least once:
+ * a batch that fails is delivered again whole (Lambda's stream retries; the embedded stream's retry below), so a
+ * consumer may see an event twice — every consumer is idempotent — and the audit log keys make a repeat a no-op.
+ */
+import { announcementsOf, type OutboxEntry, type StreamRecord } from '../../events/outbox.ts';
+import type { DomainEvent, EventPublisher } from '../../ports/events.ts';
+import type { Store } from '../../ports/store.ts';
+
+export interface OutboxRelayDeps {
+  readonly events: EventPublisher;
+  readonly store: Pick<Store, 'recordEvents'>;
+}
+
+export interface OutboxRelay {
+  /** Publishes and records the announcements of a batch of stream records; throws when the batch must be redone. */
+  relay(records: readonly StreamRecord[]): Promise<{ readonly announcements: number; readonly events: number }>;
+}
+
+/** The domain events of announcements, each detail stamped with the time of the write that announced it. */
+export const domainEventsOf = (entries: readonly OutboxEntry[]): DomainEvent[] =>
+  entries.flatMap((entry) =>
+    entry.events.map((event) => ({ detailType: event.type, detail: { ...event.detail, at: entry.at } })),
+  );
+
+export function createOutboxRelay(deps: OutboxRelayDeps): OutboxRelay {
+  return {
+    async relay(records) {
+      const entries = announcementsOf(records);
+      if (entries.length === 0) return { announcements: 0, events: 0 };
+      const events = domainEventsOf(entries);
+      // Published first: a crash before the audit write redelivers the batch, and a repeat on the bus is allowed.
+      await deps.events.publish(events);
+      await deps.store.recordEvents(entries);
+      return { announcements: entries.length, events: events.length };
+    },
+  };
+}
