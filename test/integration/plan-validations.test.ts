@@ -40,7 +40,7 @@ beforeEach(() => {
 });
 
 describe('plan validations per run', () => {
-  it('validates a submitted plan 3 times', async () => {
+  it('validates a submitted plan once: POST /runs stamps it, ValidatePlan and StartRun trust the stamp', async () => {
     const runId = await stack.startRun({
       plan: plan('validated how often', [
         step(stack, 'a', T.echo, { input: { value: 'a' } }),
@@ -49,16 +49,16 @@ describe('plan validations per run', () => {
     });
     const done = await waitForRun(stack, runId);
     expect(done.status, summary(done)).toBe('complete');
-    expect(counted.validations).toBe(3);
+    expect(counted.validations).toBe(1);
   });
 
-  it('validates a planned objective 3 times', async () => {
+  it('validates a planned objective once: the planner stamps it, ValidatePlan and StartRun trust the stamp', async () => {
     const runId = await stack.startRun({
       objective: 'Find the runbook for checkout latency',
       directTarget: 'tool:kb.search',
     });
     const done = await waitForRun(stack, runId);
     expect(done.status, summary(done)).toBe('complete');
-    expect(counted.validations).toBe(3);
+    expect(counted.validations).toBe(1);
   });
 });
