@@ -1,8 +1,9 @@
 /**
  * The run machine's `PlanRun` task: payload `{ runId }` → `{ runId }`. Reads the run, takes the submitted plan as
  * the candidate or asks the planner (the run's mode and directTarget), and stores `candidatePlan` on the run for
- * `ValidatePlan`. Only the id travels through Step Functions. Every failure is a CairnError, so the ASL's Catch
- * sends it to `FailRun` with a stable name.
+ * `ValidatePlan`, with the planner's validation stamp (a submitted plan keeps the one the API stored), so that
+ * the plan the planner just validated is not validated again. Only the id travels through Step Functions. Every
+ * failure is a CairnError, so the ASL's Catch sends it to `FailRun` with a stable name.
  */
 import { createBedrockPlanModel, defaultBedrockClient } from '../shared/adapters/aws/bedrock-plan-model.ts';
 import type { PlanRequest } from '../shared/api/deps.ts';
@@ -26,7 +27,7 @@ import { observe } from './observability.ts';
 
 export interface PlannerHandlerDeps {
   readonly store: Store;
-  readonly planner: { plan(request: PlanRequest): Promise<Plan> };
+  readonly planner: { plan(request: PlanRequest): Promise<Plan>; stamp?(plan: Plan): string | undefined };
   readonly clock: () => Date;
 }
 
@@ -39,10 +40,12 @@ function requestOf(run: RunRecord): PlanRequest {
   };
 }
 
-async function plan(deps: PlannerHandlerDeps, run: RunRecord): Promise<unknown> {
-  if (run.submittedPlan !== undefined) return run.submittedPlan;
+async function plan(deps: PlannerHandlerDeps, run: RunRecord): Promise<Pick<RunRecord, 'candidatePlan' | 'planStamp'>> {
+  if (run.submittedPlan !== undefined) return { candidatePlan: run.submittedPlan };
   try {
-    return await deps.planner.plan(requestOf(run));
+    const candidatePlan = await deps.planner.plan(requestOf(run));
+    const planStamp = deps.planner.stamp?.(candidatePlan);
+    return planStamp === undefined ? { candidatePlan } : { candidatePlan, planStamp };
   } catch (error) {
     if (isCairnError(error)) throw error;
     // A bug or an unexpected library failure still reaches FailRun under a stable name, with its message kept.
@@ -63,9 +66,8 @@ export function createHandler(deps: PlannerHandlerDeps) {
         context: { runId, status: run.status },
       });
     }
-    const candidatePlan = await plan(deps, run);
     const updated = await deps.store.updateRun(runId, ['planning'], {
-      candidatePlan,
+      ...(await plan(deps, run)),
       updatedAt: deps.clock().toISOString(),
     });
     // Cancelled while the model was thinking: the candidate is dropped, the run keeps its state.

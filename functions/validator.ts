@@ -1,7 +1,8 @@
 /**
  * The run machine's `ValidatePlan` task: payload `{ runId }` → `{ valid, errors }`. The run's candidate plan is
- * validated as untrusted (validateGenerated) against the catalog and the deployment's limits. Nothing is stored:
- * the run machine routes an invalid plan to RejectPlan with these errors.
+ * validated as untrusted (validateGenerated) against the catalog and the deployment's limits, unless the run's
+ * validation stamp shows that this plan already passed exactly that check (the API or the planner validated it;
+ * shared/plan/stamp.ts). Nothing is stored: the run machine routes an invalid plan to RejectPlan with these errors.
  */
 import {
   catalogFromEnv,
@@ -14,6 +15,7 @@ import {
 import { NotFoundError } from '../shared/errors.ts';
 import type { Catalog } from '../shared/plan/catalog.ts';
 import { issue, type PlanIssue } from '../shared/plan/issues.ts';
+import { isStamped } from '../shared/plan/stamp.ts';
 import { type PlanLimits, validateGenerated } from '../shared/plan/validate.ts';
 import type { Store } from '../shared/ports/store.ts';
 import { observe } from './observability.ts';
@@ -51,6 +53,7 @@ export function createHandler(deps: ValidatorHandlerDeps) {
     const run = await deps.store.getRun(runId);
     if (!run) throw new NotFoundError(`run ${runId} not found`, { context: { runId } });
     if (run.candidatePlan === undefined) return answer([issue('E_FIELD', '', 'the run has no candidate plan')]);
+    if (isStamped(run.planStamp, run.candidatePlan, deps.catalog, deps.limits)) return { valid: true, errors: [] };
     const result = validateGenerated(run.candidatePlan, deps.catalog, deps.limits);
     return result.valid ? { valid: true, errors: [] } : answer(result.errors);
   };

@@ -7,6 +7,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { isConflictError } from '../errors.ts';
 import { RUN_STATUSES, type RunStatus } from '../plan/schema.ts';
+import { stampPlan } from '../plan/stamp.ts';
 import { resolveMode } from '../planner/planner.ts';
 import { runExecutionName } from '../ports/executions.ts';
 import type { RunRecord } from '../ports/store.ts';
@@ -32,7 +33,7 @@ const DEFAULT_LIST_LIMIT = 20;
 /** `after` (an event's seq) lets a poller read only what is new. */
 const eventsQuery = z.strictObject({ after: z.string().min(1).max(64).optional() });
 
-type NewRun = Pick<RunRecord, 'objective' | 'mode' | 'directTarget' | 'submittedPlan'>;
+type NewRun = Pick<RunRecord, 'objective' | 'mode' | 'directTarget' | 'submittedPlan' | 'planStamp'>;
 
 export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
@@ -76,9 +77,15 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     let fields: NewRun;
     if ('plan' in raw) {
       const { plan } = parseWith(submitBody, raw);
-      // Untrusted until proven otherwise: nothing is stored, no key is claimed, for an invalid plan.
+      // Untrusted until proven otherwise: nothing is stored, no key is claimed, for an invalid plan. A valid one is
+      // stored with its stamp, so the run machine does not validate it again against the same catalog and limits.
       const submitted = validateUntrusted(plan, deps.catalog, deps.limits);
-      fields = { objective: submitted.objective, mode: 'SUBMITTED', submittedPlan: submitted };
+      fields = {
+        objective: submitted.objective,
+        mode: 'SUBMITTED',
+        submittedPlan: submitted,
+        planStamp: stampPlan(submitted, deps.catalog, deps.limits),
+      };
     } else {
       const body = parseWith(planRequestBody, raw);
       const mode = modeOf(body);

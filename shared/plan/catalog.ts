@@ -3,8 +3,9 @@
  * checked once, when it loads, so everything later can trust it: contracts are valid 2020-12 schemas, fully
  * self-contained (no remote `$ref`, no other dialect), and alternatives really share their contracts.
  */
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { CatalogError } from '../errors.ts';
+import { contractValidator, metaSchemaErrors } from './contracts.ts';
 import { parseStrictJson } from './json.ts';
 import { type Capability, catalogSchema } from './schema.ts';
 
@@ -123,9 +124,7 @@ function contractReferenceProblems(contract: Record<string, unknown>): string[] 
 export class Catalog {
   readonly #byTarget: ReadonlyMap<string, Capability>;
   readonly #capabilities: readonly Capability[];
-  #ajv: Ajv2020 | undefined;
-  // One compiled validator per distinct contract (alternatives share theirs), found by the contract object first.
-  readonly #compiled = new Map<string, ValidateFunction>();
+  // The process-wide validator of each contract (contracts.ts), found again here by the contract object.
   readonly #byContract = new WeakMap<object, ValidateFunction>();
 
   /** Use loadCatalog/parseCatalog: they check the document first. */
@@ -164,18 +163,10 @@ export class Catalog {
     const contract = capability[side];
     let validateFn = this.#byContract.get(contract);
     if (!validateFn) {
-      const key = JSON.stringify(contract);
-      validateFn = this.#compiled.get(key);
-      if (!validateFn) {
-        try {
-          this.#ajv ??= newAjv();
-          validateFn = this.#ajv.compile(contract);
-          // Keep nothing registered by $id: two different contracts may share one.
-          this.#ajv.removeSchema(contract);
-        } catch (error) {
-          return { ok: false, errors: [`the ${side} of ${target} cannot be compiled: ${(error as Error).message}`] };
-        }
-        this.#compiled.set(key, validateFn);
+      try {
+        validateFn = contractValidator(contract);
+      } catch (error) {
+        return { ok: false, errors: [`the ${side} of ${target} cannot be compiled: ${(error as Error).message}`] };
       }
       this.#byContract.set(contract, validateFn);
     }
@@ -187,18 +178,10 @@ export class Catalog {
   }
 }
 
-// Formats are annotations in 2020-12 unless a vocabulary says otherwise.
-const newAjv = (): Ajv2020 => new Ajv2020({ strict: false, allErrors: true, validateFormats: false, logger: false });
-
-// Checking contracts against the meta-schema needs no per-catalog state; compiling the meta-schema once is enough.
-let metaAjv: Ajv2020 | undefined;
-
 function metaSchemaProblems(contract: Record<string, unknown>): string[] {
-  metaAjv ??= newAjv();
-  const ajv = metaAjv;
   try {
-    if (ajv.validateSchema(contract)) return [];
-    return [`: not a valid JSON Schema 2020-12: ${ajv.errorsText(ajv.errors, { dataVar: 'schema' })}`];
+    const errors = metaSchemaErrors(contract);
+    return errors === undefined ? [] : [`: not a valid JSON Schema 2020-12: ${errors}`];
   } catch (error) {
     return [`: not a valid JSON Schema 2020-12: ${error instanceof Error ? error.message : String(error)}`];
   }

@@ -37,6 +37,12 @@ export interface ValidateOptions {
 const positiveOr = (value: number | undefined, fallback: number): number =>
   typeof value === 'number' && !Number.isNaN(value) && value >= 0 ? value : fallback;
 
+/** The limits a validation applies: each given one that is a number ≥ 0, else the default. */
+export const effectiveLimits = (limits: Partial<PlanLimits>): PlanLimits => ({
+  maxSteps: positiveOr(limits.maxSteps, DEFAULT_LIMITS.maxSteps),
+  maxDepth: positiveOr(limits.maxDepth, DEFAULT_LIMITS.maxDepth),
+});
+
 const STEP_PATH = /^\/steps\/(\d+)(?:\/|$)/;
 
 /** Plan-level errors first, then each step's, in step order; the rules' order is kept within a step (stable). */
@@ -52,8 +58,7 @@ function byStep(errors: PlanIssue[]): PlanIssue[] {
 }
 
 function run(value: unknown, catalog: Catalog, limits: Partial<PlanLimits>, generated: boolean): ValidationResult {
-  const maxSteps = positiveOr(limits.maxSteps, DEFAULT_LIMITS.maxSteps);
-  const maxDepth = positiveOr(limits.maxDepth, DEFAULT_LIMITS.maxDepth);
+  const { maxSteps, maxDepth } = effectiveLimits(limits);
   const shape = checkShape(value);
   const errors = shape.issues;
   if (!shape.checkable) return { valid: false, errors };

@@ -9,6 +9,7 @@ import type { Catalog } from '../plan/catalog.ts';
 import { containsExpression } from '../plan/expressions.ts';
 import type { PlanIssue } from '../plan/issues.ts';
 import { MAX_OBJECTIVE_LENGTH, type Plan, planJsonSchema } from '../plan/schema.ts';
+import { stampPlan } from '../plan/stamp.ts';
 import { DEFAULT_LIMITS, type PlanLimits, validateGenerated } from '../plan/validate.ts';
 import type { PlanModel } from '../ports/plan-model.ts';
 import { buildDirectPlan } from './direct.ts';
@@ -36,6 +37,12 @@ export interface PlannerDeps {
 export interface Planner {
   readonly limits: PlanLimits;
   plan(request: PlanRequest): Promise<Plan>;
+  /**
+   * The validation stamp (shared/plan/stamp.ts) of a plan this planner returned: it passed validateGenerated
+   * against the planner's catalog and limits. Made when the plan was validated, so it matches the plan only as it
+   * was then. Undefined for any other value.
+   */
+  stamp(plan: Plan): string | undefined;
 }
 
 export type ResolvedMode = { readonly mode: 'DIRECT'; readonly target: string } | { readonly mode: 'DECOMPOSE' };
@@ -96,15 +103,19 @@ const withOwnedFields = (candidate: unknown, objective: string): unknown =>
 export function createPlanner(deps: PlannerDeps): Planner {
   const { model, catalog } = deps;
   const limits: PlanLimits = { ...DEFAULT_LIMITS, ...deps.limits };
+  // The stamps of the plans this planner validated and returned: only those have one.
+  const stamps = new WeakMap<Plan, string>();
 
   const accept = (candidate: unknown, source: string): Plan => {
     const result = validateGenerated(candidate, catalog, limits);
     if (!result.valid) throw invalidPlan(source, result.errors);
+    stamps.set(result.plan, stampPlan(result.plan, catalog, limits));
     return result.plan;
   };
 
   return {
     limits,
+    stamp: (plan) => stamps.get(plan),
     async plan(request) {
       checkObjective(request.objective);
       const resolved = resolveMode(request, catalog);

@@ -27,6 +27,11 @@ export interface RunRecord {
   readonly submittedPlan?: Plan;
   /** The plan the planner produced, waiting for validation. */
   readonly candidatePlan?: unknown;
+  /**
+   * Proof that the plan above already passed validation, and against which catalog and limits (shared/plan/stamp.ts):
+   * ValidatePlan and StartRun do not validate it again when it matches theirs.
+   */
+  readonly planStamp?: string;
   readonly revision: number;
   readonly createdAt: string;
   readonly updatedAt: string;
@@ -77,7 +82,7 @@ export type RunSetAttribute = 'replanFingerprints' | 'handledFailures' | 'replan
  * The plan a run carries only until it starts (then revision 1 holds it): `updateRun` may remove these, so that
  * the run record every step action reads stays small.
  */
-export type RunPlanField = 'submittedPlan' | 'candidatePlan';
+export type RunPlanField = 'submittedPlan' | 'candidatePlan' | 'planStamp';
 
 /** Run fields `updateRun` may drop: the plan copies, and a finished run's terminal record and waiter when it reopens. */
 export type RunRemovableField = RunPlanField | 'terminal' | 'waiterToken';

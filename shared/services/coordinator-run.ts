@@ -8,7 +8,7 @@ import { decideTerminal } from '../engine/terminal.ts';
 import { isConflictError } from '../errors.ts';
 import type { Plan } from '../plan/schema.ts';
 import { RUN_STATUSES } from '../plan/schema.ts';
-import { validate } from '../plan/validate.ts';
+import { validateUnlessStamped } from '../plan/stamp.ts';
 import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
 import { type Ctx, describeWorkflowError, event } from './coordinator-context.ts';
 import { answerWaiter, closeOpenSteps, finishRun, settleRun, startStep } from './coordinator-flow.ts';
@@ -74,10 +74,8 @@ async function initialPlan(
   const candidate = run.candidatePlan ?? run.submittedPlan;
   if (candidate === undefined)
     return { errors: [{ code: 'E_FIELD', path: '', message: 'the run has no plan to start' }] };
-  const checked = validate({ ...(candidate as object), revision: 1 }, catalog, {
-    maxSteps: config.maxSteps,
-    maxDepth: config.maxDepth,
-  });
+  const limits = { maxSteps: config.maxSteps, maxDepth: config.maxDepth };
+  const checked = validateUnlessStamped(candidate, run.planStamp, catalog, limits, 1);
   if (!checked.valid) return { errors: checked.errors };
   try {
     await persistRevision(ctx, run.runId, checked.plan, INITIAL_PLAN_REASON);
@@ -116,7 +114,7 @@ export async function startRun(ctx: Ctx, request: { runId: string }): Promise<St
       ['planning'],
       { status: 'running', revision: 1, updatedAt: now },
       {
-        remove: ['submittedPlan', 'candidatePlan'],
+        remove: ['submittedPlan', 'candidatePlan', 'planStamp'],
         events: [
           event('RunStarted', { runId: run.runId, objective: run.objective, revision: 1, steps: records.length }),
         ],

@@ -75,6 +75,7 @@ export const runCodecs: FieldCodecs<RunRecord> = {
   directTarget: stringField,
   submittedPlan: json<Plan>(),
   candidatePlan: json<unknown>(),
+  planStamp: stringField,
   revision: numberField,
   createdAt: stringField,
   updatedAt: stringField,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { isStamped } from '../../../shared/plan/stamp.ts';
 import { runExecutionName } from '../../../shared/ports/executions.ts';
 import { echoStep, gateStep, harness, planOf, runRecord, seedRun, stepRecord } from './harness.ts';
 
@@ -32,6 +33,20 @@ describe('POST /runs', () => {
     const run = h.store.runs.get('run-1');
     expect(run).toMatchObject({ mode: 'SUBMITTED', objective: 'submitted objective', status: 'planning' });
     expect(run?.submittedPlan).toEqual(plan);
+  });
+
+  it('stores a submitted plan with the stamp of its validation against this catalog and these limits', async () => {
+    const h = harness();
+    const plan = planOf([echoStep('a'), echoStep('b', { dependsOn: ['a'] })], 'submitted objective');
+    expect((await h.request('POST', '/runs', { body: { plan } })).status).toBe(202);
+    const run = h.store.runs.get('run-1');
+    expect(isStamped(run?.planStamp, run?.submittedPlan, h.deps.catalog, h.deps.limits)).toBe(true);
+    expect(
+      await h.request('POST', '/runs', { body: { objective: 'say hi', directTarget: 'tool:echo' } }),
+    ).toMatchObject({
+      status: 202,
+    });
+    expect(h.store.runs.get('run-2')?.planStamp).toBeUndefined();
   });
 
   it('refuses an invalid submitted plan with 422 and stores and starts nothing', async () => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createHandler } from '../../../functions/planner.ts';
 import type { PlanRequest } from '../../../shared/api/deps.ts';
 import {
@@ -113,5 +113,42 @@ describe('planner task (PlanRun)', () => {
     expect(isConflictError(await caught(handler({ runId: 'r' })))).toBe(true);
     expect(store.runs.get('r')).toMatchObject({ status: 'cancelled' });
     expect(store.runs.get('r')?.candidatePlan).toBeUndefined();
+  });
+
+  it("stores the planner's validation stamp with the plan it made", async () => {
+    const store = new FakeStore();
+    const handler = createHandler({
+      store,
+      planner: { plan: (request) => fakePlanner.plan(request), stamp: (plan) => `stamp of ${plan.objective}` },
+      clock: () => NOW,
+    });
+    await store.createRun(
+      runRecord('r', { status: 'planning', revision: 0, mode: 'DIRECT', directTarget: 'tool:echo', objective: 'hi' }),
+    );
+    await handler({ runId: 'r' });
+    expect(store.runs.get('r')).toMatchObject({ planStamp: 'stamp of hi' });
+  });
+
+  it('keeps the stamp the API stored with a submitted plan', async () => {
+    const store = new FakeStore();
+    const stamp = vi.fn(() => 'a planner stamp');
+    const handler = createHandler({
+      store,
+      planner: { plan: (request) => fakePlanner.plan(request), stamp },
+      clock: () => NOW,
+    });
+    const plan = planOf([echoStep('a')], 'submitted');
+    await store.createRun(
+      runRecord('r', {
+        status: 'planning',
+        revision: 0,
+        mode: 'SUBMITTED',
+        submittedPlan: plan,
+        planStamp: 'api stamp',
+      }),
+    );
+    await handler({ runId: 'r' });
+    expect(stamp).not.toHaveBeenCalled();
+    expect(store.runs.get('r')).toMatchObject({ candidatePlan: plan, planStamp: 'api stamp' });
   });
 });

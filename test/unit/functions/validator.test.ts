@@ -1,8 +1,27 @@
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { createHandler, MAX_REPORTED_ISSUES } from '../../../functions/validator.ts';
 import { isNotFoundError } from '../../../shared/errors.ts';
+import { loadCatalog } from '../../../shared/plan/catalog.ts';
+import { stampPlan } from '../../../shared/plan/stamp.ts';
 import { FakeStore } from '../api/fakes.ts';
 import { catalog, echoStep, planOf, runRecord } from '../api/harness.ts';
+
+const counted = vi.hoisted(() => ({ validations: 0 }));
+
+vi.mock('../../../shared/plan/validate.ts', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../../../shared/plan/validate.ts')>();
+  return {
+    ...actual,
+    validateGenerated: (...args: Parameters<typeof actual.validateGenerated>) => {
+      counted.validations += 1;
+      return actual.validateGenerated(...args);
+    },
+  };
+});
+
+beforeEach(() => {
+  counted.validations = 0;
+});
 
 function setup(limits = { maxSteps: 8, maxDepth: 4 }) {
   const store = new FakeStore();
@@ -56,4 +75,56 @@ describe('validator task (ValidatePlan)', () => {
     const { handler } = setup();
     expect(isNotFoundError(await handler({ runId: 'nope' }).catch((e: unknown) => e))).toBe(true);
   });
+
+  describe('with a validation stamp', () => {
+    const limits = { maxSteps: 8, maxDepth: 4 };
+    const candidate = planOf([echoStep('a'), echoStep('b', { dependsOn: ['a'] })]);
+
+    it('answers valid without validating again when the stamp is of this plan, catalog and limits', async () => {
+      const { store, handler } = setup(limits);
+      const planStamp = stampPlan(candidate, catalog, limits);
+      await store.createRun(runRecord('r', { status: 'planning', revision: 0, candidatePlan: candidate, planStamp }));
+      expect(await handler({ runId: 'r' })).toEqual({ valid: true, errors: [] });
+      expect(counted.validations).toBe(0);
+    });
+
+    it('validates again when the plan was stamped against another catalog', async () => {
+      const { store, handler } = setup(limits);
+      const other = loadCatalog({
+        capabilities: [...catalog.capabilities(), { ...echoCapability(), target: 'tool:x' }],
+      });
+      const planned = planOf([echoStep('a', { target: 'tool:x' })]);
+      const planStamp = stampPlan(planned, other, limits);
+      await store.createRun(runRecord('r', { status: 'planning', revision: 0, candidatePlan: planned, planStamp }));
+      const answer = await handler({ runId: 'r' });
+      expect(counted.validations).toBe(1);
+      expect(answer.valid).toBe(false);
+      expect(answer.errors.map((e) => e.code)).toEqual(['E_UNKNOWN_TARGET']);
+    });
+
+    it('validates again when the plan was stamped under other limits', async () => {
+      const { store, handler } = setup({ maxSteps: 1, maxDepth: 4 });
+      const planStamp = stampPlan(candidate, catalog, limits);
+      await store.createRun(runRecord('r', { status: 'planning', revision: 0, candidatePlan: candidate, planStamp }));
+      const answer = await handler({ runId: 'r' });
+      expect(counted.validations).toBe(1);
+      expect(answer.errors.map((e) => e.code)).toContain('E_TOO_MANY_STEPS');
+    });
+
+    it('validates again when the stamp is of another plan', async () => {
+      const { store, handler } = setup(limits);
+      const planStamp = stampPlan(planOf([echoStep('a')]), catalog, limits);
+      const changed = planOf([echoStep('a', { status: 'succeeded' })]);
+      await store.createRun(runRecord('r', { status: 'planning', revision: 0, candidatePlan: changed, planStamp }));
+      const answer = await handler({ runId: 'r' });
+      expect(counted.validations).toBe(1);
+      expect(answer.errors.map((e) => e.code)).toContain('E_NOT_PENDING');
+    });
+  });
 });
+
+function echoCapability() {
+  const echo = catalog.get('tool:echo');
+  if (!echo) throw new Error('the harness catalog has no tool:echo');
+  return echo;
+}

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isPlannerError, ModelError } from '../../../shared/errors.ts';
 import type { Plan } from '../../../shared/plan/schema.ts';
 import { planJsonSchema } from '../../../shared/plan/schema.ts';
+import { isStamped } from '../../../shared/plan/stamp.ts';
 import { DEFAULT_LIMITS, validateGenerated } from '../../../shared/plan/validate.ts';
 import { plannerErrorCode } from '../../../shared/planner/errors.ts';
 import { createHtnPlanModel } from '../../../shared/planner/htn/model.ts';
@@ -209,5 +210,27 @@ describe('resolveMode', () => {
       target: 'tool:kb.search',
     });
     expect(resolveMode({ objective: 'o' }, catalog)).toEqual({ mode: 'DECOMPOSE' });
+  });
+});
+
+describe('createPlanner: validation stamps', () => {
+  it('stamps the plans it validated and returned, and nothing else', async () => {
+    const limits = { ...DEFAULT_LIMITS, maxSteps: 30 };
+    const planner = createPlanner({ model: createHtnPlanModel(), catalog, limits });
+    const plan = await planner.plan({ objective: 'Triage the incident in checkout-api' });
+    const stamp = planner.stamp(plan);
+    expect(isStamped(stamp, plan, catalog, limits)).toBe(true);
+    expect(isStamped(stamp, JSON.parse(JSON.stringify(plan)), catalog, limits)).toBe(true);
+    expect(isStamped(stamp, plan, catalog, DEFAULT_LIMITS)).toBe(false);
+    expect(planner.stamp(structuredClone(plan))).toBeUndefined();
+  });
+
+  it('keeps the stamp of the plan as it was validated: a plan changed since does not match it', async () => {
+    const planner = createPlanner({ model: createHtnPlanModel(), catalog, limits: { maxSteps: 30 } });
+    const plan = await planner.plan({ objective: 'Triage the incident in checkout-api' });
+    const stamp = planner.stamp(plan);
+    (plan.steps[0] as { title: string }).title = 'changed after validation';
+    expect(planner.stamp(plan)).toBe(stamp);
+    expect(isStamped(stamp, plan, catalog, planner.limits)).toBe(false);
   });
 });
