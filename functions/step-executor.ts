@@ -4,15 +4,16 @@
  * only infrastructure failures throw (the state machine catches them as E_EXECUTOR).
  *
  * Environment: CAIRN_TABLE_NAME (required), CAIRN_CATALOG_FILE or CAIRN_CATALOG (default: the bundled demo catalog),
- * CAIRN_BINDINGS (target → binding JSON, see shared/capabilities/registry.ts), CAIRN_BUILTINS (builtin packs,
+ * CAIRN_BINDINGS (target → binding JSON, see shared/capabilities/registry.ts; built by shared/adapters/bindings.ts), CAIRN_BUILTINS (builtin packs,
  * `demo,conformance` or `none`; default `demo`, so the demo catalog runs on a fresh deploy; configured bindings
  * win), CAIRN_MAX_OUTPUT_BYTES, CAIRN_IDEMPOTENCY_TTL_SECONDS.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
 import { createDynamoStore } from '../shared/adapters/aws/dynamo-store.ts';
+import { createRuntimeRegistry } from '../shared/adapters/bindings.ts';
 import { catalogFromEnv } from '../shared/adapters/catalog-from-env.ts';
-import { createRuntimeRegistry, parseBuiltinPacks } from '../shared/capabilities/runtime-registry.ts';
+import { parseBuiltinPacks } from '../shared/capabilities/runtime-registry.ts';
 import { ValidationError } from '../shared/errors.ts';
 import {
   createStepExecutor,
