@@ -7,13 +7,14 @@
  *
  * Environment: everything the coordinator reads (CAIRN_TABLE_NAME, CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN,
  * CAIRN_EVENT_BUS_NAME, ...: see functions/coordinator.ts), plus CAIRN_BINDINGS (target → binding JSON, see
- * shared/capabilities/registry.ts), CAIRN_BUILTINS (builtin packs, `demo,conformance` or `none`; default `demo`, so
+ * shared/capabilities/registry.ts; built by shared/adapters/bindings.ts), CAIRN_BUILTINS (builtin packs, `demo,conformance` or `none`; default `demo`, so
  * the demo catalog runs on a fresh deploy; configured bindings win), CAIRN_MAX_OUTPUT_BYTES,
  * CAIRN_IDEMPOTENCY_TTL_SECONDS.
  */
 import { z } from 'zod';
+import { createRuntimeRegistry } from '../shared/adapters/bindings.ts';
 import { catalogFromEnv } from '../shared/adapters/catalog-from-env.ts';
-import { createRuntimeRegistry, parseBuiltinPacks } from '../shared/capabilities/runtime-registry.ts';
+import { parseBuiltinPacks } from '../shared/capabilities/runtime-registry.ts';
 import { ValidationError } from '../shared/errors.ts';
 import type { MetricsSink } from '../shared/ports/metrics.ts';
 import type { StepNext } from '../shared/services/coordinator-types.ts';

@@ -21,7 +21,7 @@ import { localWebhooksFromEnv } from '../../shared/adapters/local/webhooks.ts';
 import { createApp } from '../../shared/api/app.ts';
 import { conformanceCatalog, ledgerEntries } from '../../shared/capabilities/conformance.ts';
 import { createCapabilityRegistry } from '../../shared/capabilities/registry.ts';
-import { createRuntimeRegistry } from '../../shared/capabilities/runtime-registry.ts';
+import { builtinBindings } from '../../shared/capabilities/runtime-registry.ts';
 import demoCatalog from '../../shared/catalog/demo.json' with { type: 'json' };
 import { type Catalog, loadCatalog } from '../../shared/plan/catalog.ts';
 import type { Capability, CatalogDocument } from '../../shared/plan/schema.ts';
@@ -241,22 +241,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ...(options.demoDelayMs === undefined ? {} : { delayMs: options.demoDelayMs }),
     ...(options.demoOutage === undefined ? {} : { outage: options.demoOutage }),
   };
-  const packs = createRuntimeRegistry({
+  const packs = builtinBindings({
     catalog,
     builtins: options.conformance ? ['demo', 'conformance'] : ['demo'],
     demo,
   });
-  const extraBindings = options.extraCapabilities?.bindings;
-  const packBindings = (): Record<string, CapabilityBinding> => {
-    const out: Record<string, CapabilityBinding> = {};
-    for (const target of packs.targets()) {
-      const binding = packs.binding(target);
-      if (binding) out[target] = binding;
-    }
-    return out;
-  };
   // Extra bindings win over the demo pack's generated placeholders for the same targets.
-  const registry = extraBindings ? createCapabilityRegistry(packBindings(), extraBindings) : packs;
+  const registry = createCapabilityRegistry(packs, options.extraCapabilities?.bindings ?? {});
   const runner = createStepRunner({ ...coordinatorDeps, registry });
   Object.assign(handlers, {
     Planner: createPlannerHandler({ store, planner, clock }) as LocalHandler,

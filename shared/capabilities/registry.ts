@@ -5,13 +5,10 @@
  *     "tool:ci.build": { "kind": "lambda", "functionArn": "arn:aws:lambda:eu-west-1:123456789012:function:build" },
  *     "agent:report.writer": { "kind": "bedrock", "modelId": "anthropic.claude-3-5-haiku-20241022-v1:0" } }
  * Locally, builtin bindings (demo and conformance packs) are passed in code and merged with the configured ones.
+ * This module checks the configuration and holds the registry; the adapters a configuration names are built by
+ * shared/adapters/bindings.ts, so the capability layer depends on no adapter and no AWS SDK.
  */
-import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
-import { LambdaClient } from '@aws-sdk/client-lambda';
 import { z } from 'zod';
-import { bedrockAgentCapability } from '../adapters/aws/bedrock-agent-capability.ts';
-import { lambdaCapability } from '../adapters/aws/lambda-capability.ts';
-import { httpCapability } from '../adapters/http-capability.ts';
 import { ValidationError } from '../errors.ts';
 import { TARGET_PATTERN } from '../plan/schema.ts';
 import type { CapabilityBinding, CapabilityRegistry } from '../ports/capabilities.ts';
@@ -70,56 +67,6 @@ export function bindingsConfigFromJson(text: string | undefined): BindingsConfig
     throw new ValidationError(message, [{ code: 'E_BINDINGS_CONFIG', path: '', message }]);
   }
   return parseBindingsConfig(value);
-}
-
-export interface BindingDeps {
-  /** Clients are created once, on first use, with maxAttempts 1 (the step state machine owns retries). */
-  readonly lambdaClient?: () => LambdaClient;
-  readonly bedrockClient?: () => BedrockRuntimeClient;
-  readonly fetch?: typeof fetch;
-}
-
-/** The clients bindings get unless deps say otherwise: one attempt per call, the step state machine retries. */
-export const defaultLambdaClient = (): LambdaClient => new LambdaClient({ maxAttempts: 1 });
-export const defaultBedrockClient = (): BedrockRuntimeClient => new BedrockRuntimeClient({ maxAttempts: 1 });
-
-const once = <T>(make: () => T): (() => T) => {
-  let made: { value: T } | undefined;
-  return () => {
-    made ??= { value: make() };
-    return made.value;
-  };
-};
-
-/** Builds the bindings a configuration names; clients are shared by every binding of a kind. */
-export function bindingsFromConfig(config: unknown, deps: BindingDeps = {}): Record<string, CapabilityBinding> {
-  const checked = parseBindingsConfig(config);
-  const lambda = once(deps.lambdaClient ?? defaultLambdaClient);
-  const bedrock = once(deps.bedrockClient ?? defaultBedrockClient);
-  const bindings: Record<string, CapabilityBinding> = {};
-  for (const [target, binding] of Object.entries(checked)) {
-    switch (binding.kind) {
-      case 'lambda':
-        bindings[target] = lambdaCapability({ functionArn: binding.functionArn, client: lambda() });
-        break;
-      case 'http':
-        bindings[target] = httpCapability({
-          url: binding.url,
-          ...(binding.timeoutMs === undefined ? {} : { timeoutMs: binding.timeoutMs }),
-          ...(binding.headers === undefined ? {} : { headers: binding.headers }),
-          ...(deps.fetch === undefined ? {} : { fetch: deps.fetch }),
-        });
-        break;
-      case 'bedrock':
-        bindings[target] = bedrockAgentCapability({
-          modelId: binding.modelId,
-          client: bedrock(),
-          ...(binding.maxTokens === undefined ? {} : { maxTokens: binding.maxTokens }),
-        });
-        break;
-    }
-  }
-  return bindings;
 }
 
 export interface CapabilityRegistryView extends CapabilityRegistry {

@@ -1,29 +1,20 @@
 /**
- * The registry a runtime uses: builtin packs (demo fakes, conformance pack) first, then the configured bindings
- * (CAIRN_BINDINGS), which win for any target they name. The same function serves the Lambda and the local stack.
+ * The builtin capability packs a runtime can load: the demo fakes and the conformance pack. Pure: configured
+ * bindings (CAIRN_BINDINGS) are built by adapters, and the registry that merges both is made by
+ * createRuntimeRegistry (shared/adapters/bindings.ts), the same function for the Lambda and the local stack.
  */
 import { ValidationError } from '../errors.ts';
 import type { Catalog } from '../plan/catalog.ts';
 import type { CapabilityBinding } from '../ports/capabilities.ts';
 import { conformanceBindings } from './conformance.ts';
 import { type DemoOptions, demoBindings } from './demo.ts';
-import {
-  type BindingDeps,
-  bindingsConfigFromJson,
-  bindingsFromConfig,
-  type CapabilityRegistryView,
-  createCapabilityRegistry,
-} from './registry.ts';
 
 export type BuiltinPack = 'demo' | 'conformance';
 
-export interface RuntimeRegistryOptions {
+export interface BuiltinPacksOptions {
   readonly catalog: Catalog;
-  /** The CAIRN_BINDINGS JSON (absent or empty: none). */
-  readonly bindingsJson?: string | undefined;
   readonly builtins?: readonly BuiltinPack[];
   readonly demo?: DemoOptions;
-  readonly deps?: BindingDeps;
 }
 
 /** Parses a CAIRN_BUILTINS-style list (`demo,conformance`); unknown names are refused, `none` means none. */
@@ -41,13 +32,13 @@ export function parseBuiltinPacks(value: string | undefined, fallback: readonly 
   return names as BuiltinPack[];
 }
 
-export function createRuntimeRegistry(options: RuntimeRegistryOptions): CapabilityRegistryView {
-  const sources: Record<string, CapabilityBinding>[] = [];
+/** The bindings of the chosen packs, demo first, then conformance (a later pack wins for a target both bind). */
+export function builtinBindings(options: BuiltinPacksOptions): Record<string, CapabilityBinding> {
   const packs = options.builtins ?? [];
-  if (packs.includes('demo'))
-    sources.push(demoBindings({ capabilities: [...options.catalog.capabilities()] }, options.demo));
-  if (packs.includes('conformance')) sources.push(conformanceBindings());
-  // AWS clients are only created when the configuration names a Lambda or Bedrock binding.
-  sources.push(bindingsFromConfig(bindingsConfigFromJson(options.bindingsJson), options.deps));
-  return createCapabilityRegistry(...sources);
+  return {
+    ...(packs.includes('demo')
+      ? demoBindings({ capabilities: [...options.catalog.capabilities()] }, options.demo)
+      : {}),
+    ...(packs.includes('conformance') ? conformanceBindings() : {}),
+  };
 }

@@ -27,7 +27,7 @@ describe.skipIf(!chromiumPath)('console sign-in through an OIDC provider', { tim
     process.env.CAIRN_CONSOLE_OIDC_AUTHORIZE_URL = `${origin}/authorize`;
     process.env.CAIRN_CONSOLE_OIDC_TOKEN_URL = `${origin}/token`;
     process.env.CAIRN_CONSOLE_OIDC_CLIENT_ID = 'cairn-console';
-    const app = createApp(harness({ auth: { kind: 'gateway' } }).deps);
+    const app = createApp((await harness({ auth: { kind: 'gateway' } })).deps);
     for (const name of OIDC_ENV) delete process.env[name];
     server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
     await new Promise<void>((resolve) => server.once('listening', resolve));

@@ -6,10 +6,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
 import { createApp } from '../../shared/api/app.ts';
 import type { ApiDeps } from '../../shared/api/deps.ts';
-import { runExecutionName } from '../../shared/ports/executions.ts';
+import { runExecutionName, stepExecutionName } from '../../shared/ports/executions.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import { startDynalite, type TestDynamo } from '../support/dynalite.ts';
-import { FakeExecutions } from '../unit/api/fakes.ts';
+import { RecordedExecutions } from '../support/recorded-executions.ts';
 import {
   approvalRecord,
   catalog,
@@ -23,14 +23,14 @@ import {
 
 let dynamo: TestDynamo;
 let store: Store;
-let executions: FakeExecutions;
+let executions: RecordedExecutions;
 let now: Date;
 let request: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<Response>;
 
 beforeEach(async () => {
   dynamo = await startDynalite();
   store = createDynamoStore({ client: dynamo.client, tableName: dynamo.tableName });
-  executions = new FakeExecutions();
+  executions = new RecordedExecutions();
   now = new Date('2030-01-01T00:00:00.000Z');
   let ids = 0;
   const deps: ApiDeps = {
@@ -54,7 +54,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await dynamo.stop();
+  await Promise.all([dynamo.stop(), executions.sfn.stop()]);
 });
 
 describe('the API on the DynamoDB store', () => {
@@ -98,7 +98,8 @@ describe('the API on the DynamoDB store', () => {
     });
     await store.putPlanRevision('run-a', planOf([gateStep('gate')]), 'initial plan');
     await store.putSteps([stepRecord('run-a', 'gate', { status: 'awaiting_approval' })]);
-    await store.putApproval(approvalRecord('ap1'));
+    const taskToken = await executions.waitingToken(stepExecutionName('run-a', 'gate', 1));
+    await store.putApproval(approvalRecord('ap1', { taskToken }));
     const decisions = ['approve', 'reject', 'approve', 'edit', 'reject', 'approve'];
     const answers = await Promise.all(
       decisions.map((decision) =>

@@ -1,55 +1,93 @@
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
+import { outboxOf, type StreamRecord } from '../../shared/events/outbox.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import { startDynalite, type TestDynamo } from '../support/dynalite.ts';
 import { describeStoreBehaviour } from '../support/store-behaviour.ts';
-import { at, uniqueId } from '../support/store-fixtures.ts';
+import { aStep, uniqueId } from '../support/store-fixtures.ts';
 
 describeStoreBehaviour('DynamoDB adapter on dynalite', async () => {
   const dynamo = await startDynalite();
   return { store: createDynamoStore({ client: dynamo.client, tableName: dynamo.tableName }), stop: dynamo.stop };
 });
 
-// Each store instance stands for one process (a Lambda container) with its own memory of a run's event slots.
-describe('DynamoDB event log shared by several processes', () => {
+describe('DynamoDB adapter: the outbox travels with the write', () => {
   let dynamo: TestDynamo;
-  let writers: Store[];
+  let store: Store;
+  const records: StreamRecord[] = [];
   beforeAll(async () => {
     dynamo = await startDynalite();
-    writers = [1, 2, 3].map(() => createDynamoStore({ client: dynamo.client, tableName: dynamo.tableName }));
+    store = createDynamoStore({
+      client: dynamo.client,
+      tableName: dynamo.tableName,
+      stream: (record) => records.push(record),
+    });
   });
   afterAll(() => dynamo.stop());
 
-  const event = (runId: string, type: string) => ({ runId, type, at: at(1), detail: {} });
-  const writer = (i: number): Store => writers[i % writers.length] as Store;
-
-  it('orders events by when they were appended, whichever process appended them', async () => {
-    const runId = uniqueId('run');
-    const order = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
-    // Each process's memory of the next slot goes stale as soon as another process appends.
-    for (const [i, type] of order.entries()) await writer(i % 2 === 0 ? 0 : i % 3).appendEvents([event(runId, type)]);
-    const listed = await writers[2]?.listEvents(runId);
-    expect(listed?.map((e) => e.type)).toEqual(order);
-    const seqs = listed?.map((e) => e.seq) ?? [];
-    expect([...seqs].sort()).toEqual(seqs);
+  const announcement = (runId: string, id: string) => ({
+    id,
+    runId,
+    at: '2030-01-01T00:00:00.000Z',
+    events: [{ type: 'StepStarted' as const, detail: { runId, stepId: 's', generation: 1, target: null } }],
   });
 
-  it('keeps every event of processes appending at the same moment, each in its own slot', async () => {
+  it('streams a transition that announced, with its events in the new image, and nothing for a lost condition', async () => {
+    const step = aStep({ status: 'ready' });
+    await store.putSteps([step]);
+    records.length = 0;
+    const moved = await store.transitionStep(
+      step.runId,
+      step.stepId,
+      { generation: 1, from: ['ready'] },
+      { status: 'running' },
+      announcement(step.runId, 'w1'),
+    );
+    expect(moved?.status).toBe('running');
+    const lost = await store.transitionStep(
+      step.runId,
+      step.stepId,
+      { generation: 1, from: ['ready'] },
+      { status: 'running' },
+      announcement(step.runId, 'w2'),
+    );
+    expect(lost).toBeUndefined();
+    expect(records.map(outboxOf).map((entry) => entry?.id)).toEqual(['w1']);
+  });
+
+  it('clears the outbox with a write that announces nothing, so the old events are never relayed again', async () => {
+    const step = aStep({ status: 'ready' });
+    await store.putSteps([step]);
+    await store.transitionStep(
+      step.runId,
+      step.stepId,
+      { generation: 1, from: ['ready'] },
+      { status: 'running' },
+      announcement(step.runId, 'w3'),
+    );
+    records.length = 0;
+    await store.transitionStep(step.runId, step.stepId, { generation: 1, from: ['running'] }, { attempts: 2 });
+    expect(records).toEqual([]);
+    const item = await dynamo.client.send(
+      new GetItemCommand({
+        TableName: dynamo.tableName,
+        Key: { PK: { S: `RUN#${step.runId}` }, SK: { S: `STEP#${step.stepId}` } },
+      }),
+    );
+    expect(item.Item?.outbox).toBeUndefined();
+  });
+
+  it('keeps every event of writers recording at the same moment: no shared counter to contend for', async () => {
     const runId = uniqueId('run');
-    const appended = (
-      await Promise.all(
-        Array.from({ length: 24 }, (_, i) => writer(i).appendEvents([event(runId, `t${i}`), event(runId, `u${i}`)])),
-      )
-    ).flat();
-    const listed = (await writers[0]?.listEvents(runId)) ?? [];
-    expect(listed).toHaveLength(48);
-    expect(new Set(listed.map((e) => e.seq)).size).toBe(48);
-    expect(listed).toEqual([...appended].sort((x, y) => x.seq.localeCompare(y.seq)));
-    // One call's events stay in their order.
-    for (let i = 0; i < 24; i++) {
-      const t = listed.findIndex((e) => e.type === `t${i}`);
-      const u = listed.findIndex((e) => e.type === `u${i}`);
-      expect(t).toBeLessThan(u);
-    }
+    const writers = [1, 2, 3].map(() => createDynamoStore({ client: dynamo.client, tableName: dynamo.tableName }));
+    await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        (writers[i % 3] as Store).recordEvents([{ ...announcement(runId, `c${i}`), at: '2030-01-01T00:00:01.000Z' }]),
+      ),
+    );
+    const listed = await store.listEvents(runId);
+    expect(listed).toHaveLength(60);
+    expect(new Set(listed.map((e) => e.seq)).size).toBe(60);
   });
 });

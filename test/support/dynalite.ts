@@ -1,9 +1,11 @@
 /**
- * dynalite for integration tests: one in-process server per test file (vitest gives every file its own module
+ * dynalite for tests: one in-process server per test file (vitest gives every file its own module
  * instance), a fresh table per call so tests never see each other's items.
  */
-import { DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, DeleteTableCommand, type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
 import { createLocalTable, type LocalDynamo, startLocalDynamo } from '../../shared/adapters/local/dynalite-server.ts';
+import type { Store } from '../../shared/ports/store.ts';
 
 export interface TestDynamo {
   readonly client: DynamoDBClient;
@@ -65,5 +67,47 @@ export async function startDynalite(): Promise<TestDynamo> {
         release();
       }
     },
+  };
+}
+
+export type StoredItem = Record<string, AttributeValue>;
+
+/** Every item of the table as stored, ordered by key: to check that nothing, or nothing more, was written. */
+export async function tableItems(dynamo: TestDynamo): Promise<StoredItem[]> {
+  const items: StoredItem[] = [];
+  let start: StoredItem | undefined;
+  do {
+    const page = await dynamo.client.send(
+      new ScanCommand({ TableName: dynamo.tableName, ConsistentRead: true, ExclusiveStartKey: start }),
+    );
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined);
+  const key = (item: StoredItem): [string, string] => [item.PK?.S ?? '', item.SK?.S ?? ''];
+  const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+  return items.sort((a, b) => compare(key(a)[0], key(b)[0]) || compare(key(a)[1], key(b)[1]));
+}
+
+export interface TestStore {
+  /** The DynamoDB store adapter on a fresh dynalite table. */
+  readonly store: Store;
+  readonly dynamo: TestDynamo;
+  /** `PK SK` of every stored item. */
+  keys(): Promise<string[]>;
+  stop(): Promise<void>;
+}
+
+/** The real store adapter on its own table; `now` is the clock of the timestamps the store writes itself. */
+export async function startTestStore(options: { now?: () => Date } = {}): Promise<TestStore> {
+  const dynamo = await startDynalite();
+  return {
+    store: createDynamoStore({
+      client: dynamo.client,
+      tableName: dynamo.tableName,
+      ...(options.now === undefined ? {} : { now: options.now }),
+    }),
+    dynamo,
+    keys: async () => (await tableItems(dynamo)).map((item) => `${item.PK?.S} ${item.SK?.S}`),
+    stop: () => dynamo.stop(),
   };
 }

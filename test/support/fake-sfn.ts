@@ -36,8 +36,13 @@ interface FakeExecution {
 
 const $metadata = {};
 
+/**
+ * The fake answers one client, the one given to the adapter: several fakes can live side by side, and a mock of
+ * the SFNClient class elsewhere does not see (or replace) this one.
+ */
 export function fakeSfnHarness(): ExecutionsHarness & { readonly mock: ReturnType<typeof mockClient> } {
-  const mock = mockClient(SFNClient);
+  const client = new SFNClient({ region: 'eu-west-1' });
+  const mock = mockClient(client);
   const executions = new Map<string, FakeExecution>();
   const byToken = new Map<string, FakeExecution>();
   let tokens = 0;
@@ -86,7 +91,7 @@ export function fakeSfnHarness(): ExecutionsHarness & { readonly mock: ReturnTyp
     return { stopDate: new Date() };
   });
 
-  const adapter = createSfnExecutions({ machineArns: MACHINE_ARNS, client: new SFNClient({ region: 'eu-west-1' }) });
+  const adapter = createSfnExecutions({ machineArns: MACHINE_ARNS, client });
   return {
     mock,
     executions: adapter,

@@ -4,7 +4,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isConflictError, isValidationError } from '../../shared/errors.ts';
-import type { RunEventRecord, Store } from '../../shared/ports/store.ts';
+import type { OutboxEntry } from '../../shared/events/outbox.ts';
+import type { Store } from '../../shared/ports/store.ts';
 import { describeBookkeepingBehaviour } from './store-behaviour-bookkeeping.ts';
 import { describeGateBehaviour } from './store-behaviour-gates.ts';
 import { describeGenerationBehaviour } from './store-behaviour-generations.ts';
@@ -155,39 +156,64 @@ function describePlanBehaviour(store: () => Store): void {
 
 function describeEventBehaviour(store: () => Store): void {
   describe('events', () => {
-    const event = (runId: string, type: string) => ({ runId, type, at: at(1), detail: { type } });
+    const entry = (runId: string, id: string, second: number, types: string[]): OutboxEntry => ({
+      id,
+      runId,
+      at: `2030-01-01T00:00:${String(second).padStart(2, '0')}.000Z`,
+      events: types.map((type) => ({ type: type as OutboxEntry['events'][number]['type'], detail: { type } })),
+    });
 
-    it('lists events in append order with unique, increasing seq', async () => {
-      const first = await store().appendEvents([event('run-e', 'a'), event('run-e', 'b')]);
-      const second = await store().appendEvents([event('run-e', 'c')]);
-      const listed = await store().listEvents('run-e');
+    it('lists recorded events in the order of their writes, with unique, increasing seq', async () => {
+      const runId = uniqueId('run');
+      await store().recordEvents([entry(runId, 'w2', 2, ['c']), entry(runId, 'w1', 1, ['a', 'b'])]);
+      const listed = await store().listEvents(runId);
       expect(listed.map((e) => e.type)).toEqual(['a', 'b', 'c']);
-      expect(listed).toEqual([...first, ...second]);
       const seqs = listed.map((e) => e.seq);
       expect([...seqs].sort()).toEqual(seqs);
       expect(new Set(seqs).size).toBe(3);
     });
 
-    it('keeps every concurrently appended event, each with its own seq', async () => {
-      const appended = await Promise.all(
-        Array.from({ length: 15 }, (_, i) => store().appendEvents([event('run-c', `t${i}`)])),
-      );
-      const listed = await store().listEvents('run-c');
-      expect(listed).toHaveLength(15);
-      expect(new Set(listed.map((e) => e.seq)).size).toBe(15);
-      expect(new Set(listed.map((e) => e.type))).toEqual(new Set(appended.flat().map((e) => e.type)));
+    it('records an entry delivered again only once', async () => {
+      const runId = uniqueId('run');
+      const once = entry(runId, 'w1', 1, ['a', 'b']);
+      await Promise.all([store().recordEvents([once]), store().recordEvents([once]), store().recordEvents([once])]);
+      expect((await store().listEvents(runId)).map((e) => e.type)).toEqual(['a', 'b']);
     });
 
-    it('returns only later events after a cursor', async () => {
-      const [, second] = (await store().appendEvents([event('run-k', 'a'), event('run-k', 'b')])) as RunEventRecord[];
-      await store().appendEvents([event('run-k', 'c')]);
-      const later = await store().listEvents('run-k', { after: second?.seq as string });
+    it('keeps every concurrently recorded event: writers share no counter', async () => {
+      const runId = uniqueId('run');
+      await Promise.all(
+        Array.from({ length: 30 }, (_, i) => store().recordEvents([entry(runId, `w${i}`, 1, [`t${i}`])])),
+      );
+      const listed = await store().listEvents(runId);
+      expect(listed).toHaveLength(30);
+      expect(new Set(listed.map((e) => e.seq)).size).toBe(30);
+    });
+
+    it('returns only later events after a cursor, and refuses a cursor it never gave out', async () => {
+      const runId = uniqueId('run');
+      await store().recordEvents([entry(runId, 'w1', 1, ['a', 'b']), entry(runId, 'w2', 2, ['c'])]);
+      const [, second] = await store().listEvents(runId);
+      const later = await store().listEvents(runId, { after: second?.seq as string });
       expect(later.map((e) => e.type)).toEqual(['c']);
+      await expect(store().listEvents(runId, { after: 'nope' })).rejects.toThrow(/cursor/);
     });
 
     it('keeps step id and generation on an event', async () => {
-      await store().appendEvents([{ ...event('run-s', 'step.succeeded'), stepId: 'gather', generation: 2 }]);
-      expect((await store().listEvents('run-s'))[0]).toMatchObject({ stepId: 'gather', generation: 2 });
+      const runId = uniqueId('run');
+      await store().recordEvents([
+        { id: 'w', runId, at: at(1), events: [{ type: 'StepSucceeded', detail: { stepId: 'gather', generation: 2 } }] },
+      ]);
+      expect((await store().listEvents(runId))[0]).toMatchObject({ stepId: 'gather', generation: 2 });
+    });
+
+    it('announces once per entry id: the outbox item is written once', async () => {
+      const runId = uniqueId('run');
+      const announcement = entry(runId, 'solo', 1, ['StepsInvalidated']);
+      await store().announce(announcement);
+      await store().announce(announcement);
+      // An announcement is not yet in the audit log: the relay records it when the stream delivers it.
+      expect(await store().listEvents(runId)).toEqual([]);
     });
   });
 }

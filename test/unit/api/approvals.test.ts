@@ -1,18 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { ConflictError } from '../../../shared/errors.ts';
-import { approvalRecord, echoStep, gateStep, harness, planOf, seedRun, stepRecord } from './harness.ts';
+import { approvalRecord, echoStep, gateStep, gateToken, harness, planOf, seedRun, stepRecord } from './harness.ts';
 
 type Json = Record<string, unknown>;
 
 async function gateHarness(overrides: Parameters<typeof harness>[0] = {}) {
-  const h = harness(overrides);
+  const h = await harness(overrides);
   const plan = planOf([echoStep('before'), gateStep('gate', { dependsOn: ['before'] })]);
   await seedRun(h, 'run-a', plan, [
     stepRecord('run-a', 'before', { status: 'succeeded', output: { value: 'x' } }),
     stepRecord('run-a', 'gate', { status: 'awaiting_approval' }),
   ]);
-  await h.store.putApproval(approvalRecord('ap1'));
-  return h;
+  // The gate's step execution waits on this token; the approval carries it, as the step machine's task writes it.
+  const token = await gateToken(h, 'run-a', 'gate');
+  await h.store.putApproval(approvalRecord('ap1', { taskToken: token }));
+  return Object.assign(h, { token });
 }
 
 describe('GET /approvals', () => {
@@ -35,7 +36,7 @@ describe('GET /approvals', () => {
       deadline: '2030-01-01T00:05:00.000Z',
       createdAt: '2030-01-01T00:00:00.000Z',
     });
-    expect(JSON.stringify(body)).not.toContain('token-ap1');
+    expect(JSON.stringify(body)).not.toContain(h.token);
     const all = (await (await h.request('GET', '/approvals')).json()) as { approvals: Json[] };
     expect(all.approvals).toHaveLength(2);
   });
@@ -69,7 +70,7 @@ describe('POST /approvals/{id}', () => {
       decidedAt: '2030-01-01T00:00:00.000Z',
     });
     expect(h.executions.successes).toEqual([
-      { token: 'token-ap1', output: { decision: 'approve', comment: 'fine', by: 'local-token' } },
+      { token: h.token, output: { decision: 'approve', comment: 'fine', by: 'local-token' } },
     ]);
   });
 
@@ -99,7 +100,7 @@ describe('POST /approvals/{id}', () => {
     const res = await h.request('POST', '/approvals/ap1', { body: { decision: 'approve' } });
     expect(res.status).toBe(410);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('E_APPROVAL_EXPIRED');
-    expect(h.store.approvals.get('ap1')?.status).toBe('expired');
+    expect((await h.store.getApproval('ap1'))?.status).toBe('expired');
     expect(h.executions.successes).toEqual([]);
     const again = await h.request('POST', '/approvals/ap1', { body: { decision: 'approve' } });
     expect(again.status).toBe(410);
@@ -127,7 +128,7 @@ describe('POST /approvals/{id}', () => {
     const body = (await res.json()) as { error: { code: string; details: string[] } };
     expect(body.error.code).toBe('E_INVALID_OUTPUT');
     expect(body.error.details.length).toBeGreaterThan(0);
-    expect(h.store.approvals.get('ap1')?.status).toBe('pending');
+    expect((await h.store.getApproval('ap1'))?.status).toBe('pending');
     expect(h.executions.successes).toEqual([]);
   });
 
@@ -135,12 +136,15 @@ describe('POST /approvals/{id}', () => {
     const h = await gateHarness();
     const res = await h.request('POST', '/approvals/ap1', { body: { decision: 'edit' } });
     expect(res.status).toBe(422);
-    expect(h.store.approvals.get('ap1')?.status).toBe('pending');
+    expect((await h.store.getApproval('ap1'))?.status).toBe('pending');
   });
 
   it('validates a review against the reviewed step target', async () => {
     const h = await gateHarness();
-    await h.store.putApproval(approvalRecord('rv', { stepId: 'before', kind: 'review', heldOutput: { value: 'x' } }));
+    const token = await gateToken(h, 'run-a', 'before');
+    await h.store.putApproval(
+      approvalRecord('rv', { stepId: 'before', kind: 'review', heldOutput: { value: 'x' }, taskToken: token }),
+    );
     const bad = await h.request('POST', '/approvals/rv', { body: { decision: 'edit', output: { approved: true } } });
     expect(bad.status).toBe(422);
     const good = await h.request('POST', '/approvals/rv', { body: { decision: 'edit', output: { value: 'fixed' } } });
@@ -151,14 +155,14 @@ describe('POST /approvals/{id}', () => {
     const h = await gateHarness();
     const res = await h.request('POST', '/approvals/ap1', { body: { decision: 'reject', output: { approved: true } } });
     expect(res.status).toBe(200);
-    expect(h.store.approvals.get('ap1')).toMatchObject({ status: 'rejected' });
-    expect(h.store.approvals.get('ap1')?.output).toBeUndefined();
+    expect(await h.store.getApproval('ap1')).toMatchObject({ status: 'rejected' });
+    expect((await h.store.getApproval('ap1'))?.output).toBeUndefined();
     expect(h.executions.successes[0]?.output).toEqual({ decision: 'reject', by: 'local-token' });
   });
 
   it('answers 410 when the step no longer waits for the token', async () => {
     const h = await gateHarness();
-    h.executions.sendError = new ConflictError('The task token is not open');
+    await h.executions.timeOut(h.token);
     const res = await h.request('POST', '/approvals/ap1', { body: { decision: 'approve' } });
     expect(res.status).toBe(410);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('E_APPROVAL_EXPIRED');
@@ -206,10 +210,10 @@ describe('POST /approvals/{id}', () => {
 
 describe('GET /conformance/ledger', () => {
   it('exists only with a ledger', async () => {
-    const without = harness();
+    const without = await harness();
     expect((await without.request('GET', '/conformance/ledger')).status).toBe(404);
     const entries = [{ entryId: 'e1', entry: 'x' }];
-    const withLedger = harness({ ledger: { entries: () => entries } });
+    const withLedger = await harness({ ledger: { entries: () => entries } });
     const res = await withLedger.request('GET', '/conformance/ledger');
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ entries });

@@ -6,7 +6,7 @@ import { harness, TOKEN } from './harness.ts';
 
 describe('bearer token auth', () => {
   it('answers 401 JSON with WWW-Authenticate when the header is missing', async () => {
-    const h = harness();
+    const h = await harness();
     const res = await h.request('GET', '/runs', { headers: { authorization: '' } });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe('Bearer');
@@ -14,7 +14,7 @@ describe('bearer token auth', () => {
   });
 
   it('answers 401 for a wrong token, another scheme or a token prefix', async () => {
-    const h = harness();
+    const h = await harness();
     for (const authorization of [
       'Bearer wrong',
       `Basic ${TOKEN}`,
@@ -27,19 +27,19 @@ describe('bearer token auth', () => {
   });
 
   it('checks the token before routing, so unknown routes do not leak', async () => {
-    const h = harness();
+    const h = await harness();
     const res = await h.request('GET', '/nope', { headers: { authorization: 'Bearer wrong' } });
     expect(res.status).toBe(401);
   });
 
   it('lets /health through without a token', async () => {
-    const h = harness();
+    const h = await harness();
     const res = await h.request('GET', '/health', { headers: { authorization: '' } });
     expect(res.status).toBe(200);
   });
 
   it('accepts the right token in any case of the scheme', async () => {
-    const h = harness();
+    const h = await harness();
     const res = await h.request('GET', '/runs', { headers: { authorization: `bearer ${TOKEN}` } });
     expect(res.status).toBe(200);
   });

@@ -4,14 +4,14 @@ import { gunzipSync } from 'node:zlib';
 import { describe, expect, it, vi } from 'vitest';
 import { consoleAssetRoutes } from '../../../shared/api/console/assets.ts';
 import { consoleConfig, consoleOptionsFromEnv, contentSecurityPolicy } from '../../../shared/api/console/config.ts';
-import { harness } from './harness.ts';
+import { type Harness, harness } from './harness.ts';
 
-const anonymous = (h: ReturnType<typeof harness>, path: string, headers: Record<string, string> = {}) =>
+const anonymous = (h: Harness, path: string, headers: Record<string, string> = {}) =>
   h.request('GET', path, { headers: { authorization: '', ...headers } });
 
 describe('the console page', () => {
   it('serves the page without a token, with a strict content security policy', async () => {
-    const h = harness();
+    const h = await harness();
 
     const res = await anonymous(h, '/console/');
 
@@ -24,7 +24,7 @@ describe('the console page', () => {
   });
 
   it('redirects /console to /console/ so relative module paths resolve', async () => {
-    const h = harness();
+    const h = await harness();
 
     const res = await anonymous(h, '/console');
 
@@ -33,7 +33,7 @@ describe('the console page', () => {
   });
 
   it('serves the modules with ETag revalidation and answers 304 when unchanged', async () => {
-    const h = harness();
+    const h = await harness();
 
     const first = await anonymous(h, '/console/js/app.js');
     const etag = first.headers.get('etag') ?? '';
@@ -47,7 +47,7 @@ describe('the console page', () => {
   });
 
   it('serves the pinned elkjs files as immutable and gzipped when the browser accepts it', async () => {
-    const h = harness();
+    const h = await harness();
     const config = (await (await anonymous(h, '/console/config.json')).json()) as { elk: { worker: string } };
 
     const res = await anonymous(h, `/console/${config.elk.worker}`, { 'accept-encoding': 'gzip, br' });
@@ -61,7 +61,7 @@ describe('the console page', () => {
   });
 
   it('serves nothing outside its file list', async () => {
-    const h = harness();
+    const h = await harness();
 
     const answers = await Promise.all(
       ['/console/../package.json', '/console/%2e%2e/package.json', '/console/js/nope.js', '/console/vendor/x.js'].map(
@@ -82,7 +82,7 @@ describe('the console page', () => {
   });
 
   it('tells the page to sign in with the static token when the API checks one', async () => {
-    const h = harness();
+    const h = await harness();
 
     const config = await (await anonymous(h, '/console/config.json')).json();
 

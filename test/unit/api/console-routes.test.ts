@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { AttemptRecord, Store } from '../../../shared/ports/store.ts';
+import type { AttemptRecord } from '../../../shared/ports/store.ts';
 import { approvalRecord, echoStep, gateStep, harness, planOf, seedRun, stepRecord } from './harness.ts';
 
 const plan = planOf([echoStep('before', { estimatedDurationSeconds: 3 }), gateStep('gate', { dependsOn: ['before'] })]);
 
 async function seeded() {
-  const h = harness();
+  const h = await harness();
   await seedRun(h, 'run-a', plan, [
     stepRecord('run-a', 'before', {
       status: 'succeeded',
@@ -40,9 +40,7 @@ async function seeded() {
       evidence: { binding: 'builtin' },
     },
   ];
-  // The API fake keeps attempts but does not list them; these routes need the listing.
-  (h.store as { listAttempts: Store['listAttempts'] }).listAttempts = async (runId, stepId) =>
-    attempts.filter((a) => a.runId === runId && (stepId === undefined || a.stepId === stepId));
+  for (const attempt of attempts) await h.store.putAttempt(attempt);
   await h.store.putApproval(approvalRecord('ap1', { runId: 'run-a', stepId: 'gate' }));
   return h;
 }

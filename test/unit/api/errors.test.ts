@@ -61,7 +61,7 @@ describe('mapError', () => {
 
 describe('the app error envelope', () => {
   it('answers unknown routes with a JSON 404', async () => {
-    const h = harness();
+    const h = await harness();
     const res = await h.request('GET', '/nowhere');
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toContain('application/json');
@@ -69,7 +69,7 @@ describe('the app error envelope', () => {
   });
 
   it('refuses bodies over the size limit with 413', async () => {
-    const h = harness();
+    const h = await harness();
     const res = await h.request('POST', '/plans', { body: { objective: 'x'.repeat(1024 * 1024 + 1) } });
     expect(res.status).toBe(413);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('E_TOO_LARGE');

@@ -1,11 +1,17 @@
-/** A test harness for the API: a small catalog, fake ports, and a request helper with the bearer token. */
+/**
+ * A test harness for the API: a small catalog, the DynamoDB store adapter on dynalite (a fresh table per harness),
+ * Step Functions in memory behind the real adapter, and a request helper with the bearer token.
+ */
+import { afterAll } from 'vitest';
 import { createApp } from '../../../shared/api/app.ts';
 import type { ApiDeps, PlanRequest } from '../../../shared/api/deps.ts';
 import { loadCatalog } from '../../../shared/plan/catalog.ts';
 import type { Plan, PlanStep } from '../../../shared/plan/schema.ts';
 import { plannerError } from '../../../shared/planner/errors.ts';
-import type { ApprovalRecord, RunRecord, StepRecord } from '../../../shared/ports/store.ts';
-import { FakeExecutions, FakeStore } from './fakes.ts';
+import { stepExecutionName } from '../../../shared/ports/executions.ts';
+import type { ApprovalRecord, RunRecord, StepRecord, Store } from '../../../shared/ports/store.ts';
+import { startTestStore } from '../../support/dynalite.ts';
+import { RecordedExecutions } from '../../support/recorded-executions.ts';
 
 export const TOKEN = 'test-token';
 
@@ -83,11 +89,13 @@ export const fakePlanner = {
 };
 
 export interface Harness {
-  readonly store: FakeStore;
-  readonly executions: FakeExecutions;
+  readonly store: Store;
+  readonly executions: RecordedExecutions;
   readonly deps: ApiDeps;
   readonly cancelled: string[];
   now: Date;
+  /** `PK SK` of every item in this harness's table. */
+  storedKeys(): Promise<string[]>;
   request(
     method: string,
     path: string,
@@ -95,9 +103,18 @@ export interface Harness {
   ): Promise<Response>;
 }
 
-export function harness(overrides: Partial<ApiDeps> = {}): Harness {
-  const store = new FakeStore();
-  const executions = new FakeExecutions();
+/** What the harnesses of this test file opened; closed once the file is done. */
+const opened: { stop(): Promise<void> }[] = [];
+afterAll(async () => {
+  await Promise.all(opened.splice(0).map((resource) => resource.stop()));
+});
+
+export async function harness(overrides: Partial<ApiDeps> = {}): Promise<Harness> {
+  // The store writes some timestamps itself (updatedAt, a revision's createdAt): on the harness clock.
+  const tested = await startTestStore({ now: () => h.now });
+  const executions = new RecordedExecutions();
+  opened.push(tested, executions.sfn);
+  const { store } = tested;
   const cancelled: string[] = [];
   let ids = 0;
   const h: Harness = {
@@ -120,6 +137,7 @@ export function harness(overrides: Partial<ApiDeps> = {}): Harness {
       newId: () => `run-${++ids}`,
       ...overrides,
     },
+    storedKeys: () => tested.keys(),
     async request(method, path, options = {}) {
       const headers: Record<string, string> = { authorization: `Bearer ${TOKEN}`, ...options.headers };
       let body: string | undefined;
@@ -186,4 +204,12 @@ export async function seedRun(
   await h.store.createRun(runRecord(runId, { objective: plan.objective, ...run }));
   await h.store.putPlanRevision(runId, plan, 'initial plan');
   await h.store.putSteps(steps);
+}
+
+/**
+ * The task token of a gate: starts the step execution of `stepId` (generation 1 unless given), which parks on a
+ * token as the step machine's approval task does, and returns that token for the approval record.
+ */
+export async function gateToken(h: Harness, runId: string, stepId: string, generation = 1): Promise<string> {
+  return h.executions.waitingToken(stepExecutionName(runId, stepId, generation), { runId, stepId, generation });
 }

@@ -6,9 +6,9 @@ import { harness, runRecord } from './harness.ts';
 type InvalidateRequest = Parameters<NonNullable<ApiDeps['invalidateStep']>>[0];
 
 /** A harness whose invalidateStep records its requests and answers like the invalidator. */
-function withInvalidator(answer: (request: InvalidateRequest) => Promise<{ runId: string; stepIds: string[] }>) {
+async function withInvalidator(answer: (request: InvalidateRequest) => Promise<{ runId: string; stepIds: string[] }>) {
   const requests: InvalidateRequest[] = [];
-  const h = harness({
+  const h = await harness({
     invalidateStep: async (request) => {
       requests.push(request);
       return { ...(await answer(request)), reopened: false };
@@ -19,7 +19,7 @@ function withInvalidator(answer: (request: InvalidateRequest) => Promise<{ runId
 
 describe('POST /runs/{runId}/steps/{stepId}/invalidate', () => {
   it('answers 202 with the invalidated steps and passes the reason and the idempotency key on', async () => {
-    const { h, requests } = withInvalidator(async (r) => ({ runId: r.runId, stepIds: [r.stepId, 'after'] }));
+    const { h, requests } = await withInvalidator(async (r) => ({ runId: r.runId, stepIds: [r.stepId, 'after'] }));
     await h.store.createRun(runRecord('run-1'));
 
     const response = await h.request('POST', '/runs/run-1/steps/w/invalidate', {
@@ -33,7 +33,7 @@ describe('POST /runs/{runId}/steps/{stepId}/invalidate', () => {
   });
 
   it('accepts a request without a body', async () => {
-    const { h, requests } = withInvalidator(async (r) => ({ runId: r.runId, stepIds: [r.stepId] }));
+    const { h, requests } = await withInvalidator(async (r) => ({ runId: r.runId, stepIds: [r.stepId] }));
     await h.store.createRun(runRecord('run-1'));
 
     const response = await h.request('POST', '/runs/run-1/steps/w/invalidate');
@@ -43,7 +43,7 @@ describe('POST /runs/{runId}/steps/{stepId}/invalidate', () => {
   });
 
   it('answers 404 for an unknown run without asking the invalidator, and for an unknown step', async () => {
-    const { h, requests } = withInvalidator(async (r) => {
+    const { h, requests } = await withInvalidator(async (r) => {
       throw new NotFoundError(`run ${r.runId} has no step ${r.stepId}`);
     });
     await h.store.createRun(runRecord('run-1'));
@@ -54,7 +54,7 @@ describe('POST /runs/{runId}/steps/{stepId}/invalidate', () => {
   });
 
   it('answers 409 when the invalidator refuses the run, 400 for a bad body or key', async () => {
-    const { h } = withInvalidator(async () => {
+    const { h } = await withInvalidator(async () => {
       throw new ConflictError('run run-1 is cancelled');
     });
     await h.store.createRun(runRecord('run-1'));
@@ -67,7 +67,7 @@ describe('POST /runs/{runId}/steps/{stepId}/invalidate', () => {
   });
 
   it('answers 503 when the deployment has no invalidator', async () => {
-    const h = harness();
+    const h = await harness();
     await h.store.createRun(runRecord('run-1'));
     expect((await h.request('POST', '/runs/run-1/steps/w/invalidate')).status).toBe(503);
   });

@@ -3,7 +3,7 @@ import { echoStep, harness, planOf } from './harness.ts';
 
 describe('POST /plans', () => {
   it('returns the planned plan and starts nothing', async () => {
-    const h = harness();
+    const h = await harness();
     const res = await h.request('POST', '/plans', {
       body: { objective: 'say hi', mode: 'DIRECT', directTarget: 'tool:echo' },
     });
@@ -12,24 +12,24 @@ describe('POST /plans', () => {
     expect(body.plan.objective).toBe('say hi');
     expect(body.plan.steps.map((s) => s.target)).toEqual(['tool:echo']);
     expect(h.executions.starts).toEqual([]);
-    expect(h.store.runs.size).toBe(0);
+    expect(await h.storedKeys()).toEqual([]);
   });
 
   it('defaults the mode to DIRECT when a direct target is given', async () => {
-    const h = harness();
+    const h = await harness();
     const res = await h.request('POST', '/plans', { body: { objective: 'say hi', directTarget: 'tool:echo' } });
     expect(res.status).toBe(200);
   });
 
   it('maps planner errors to 422 with the planner code', async () => {
-    const h = harness();
+    const h = await harness();
     const res = await h.request('POST', '/plans', { body: { objective: 'write a report' } });
     expect(res.status).toBe(422);
     expect(await res.json()).toEqual({ error: { code: 'E_NO_METHOD', message: expect.any(String) } });
   });
 
   it('rejects a bad body with 400 and details', async () => {
-    const h = harness();
+    const h = await harness();
     const res = await h.request('POST', '/plans', { body: { objective: '  ', mode: 'SIDEWAYS', extra: 1 } });
     expect(res.status).toBe(400);
     const body = (await res.json()) as { error: { code: string; details: { path: string }[] } };
@@ -38,7 +38,7 @@ describe('POST /plans', () => {
   });
 
   it('rejects malformed JSON and duplicate keys with 400', async () => {
-    const h = harness();
+    const h = await harness();
     for (const body of ['{"objective":', '{"objective":"a","objective":"b"}', '']) {
       const res = await h.request('POST', '/plans', { body, headers: { 'content-type': 'application/json' } });
       expect(res.status, body).toBe(400);
@@ -48,7 +48,7 @@ describe('POST /plans', () => {
 
   it('hides unexpected errors behind a generic 500 and logs them on the server', async () => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
-    const h = harness({
+    const h = await harness({
       planner: {
         plan: async () => {
           throw new Error('secret internals at /srv/x.ts:12');
@@ -67,14 +67,14 @@ describe('POST /plans', () => {
 
 describe('POST /plans/validate', () => {
   it('answers 200 valid for a good plan', async () => {
-    const h = harness();
+    const h = await harness();
     const res = await h.request('POST', '/plans/validate', { body: { plan: planOf([echoStep('a')]) } });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ valid: true });
   });
 
   it('answers 422 with every issue for a bad plan', async () => {
-    const h = harness();
+    const h = await harness();
     const plan = planOf([echoStep('a', { dependsOn: ['b'] }), echoStep('a', { target: 'tool:nope' })]);
     const res = await h.request('POST', '/plans/validate', { body: { plan } });
     expect(res.status).toBe(422);
@@ -87,7 +87,7 @@ describe('POST /plans/validate', () => {
   });
 
   it('applies the untrusted rules only when generated is true', async () => {
-    const h = harness();
+    const h = await harness();
     const plan = planOf([echoStep('a', { status: 'succeeded' })]);
     const trusted = await h.request('POST', '/plans/validate', { body: { plan } });
     const untrusted = await h.request('POST', '/plans/validate', { body: { plan, generated: true } });
@@ -99,7 +99,7 @@ describe('POST /plans/validate', () => {
   });
 
   it('applies the configured limits', async () => {
-    const h = harness({ limits: { maxSteps: 1, maxDepth: 4 } });
+    const h = await harness({ limits: { maxSteps: 1, maxDepth: 4 } });
     const res = await h.request('POST', '/plans/validate', { body: { plan: planOf([echoStep('a'), echoStep('b')]) } });
     expect(res.status).toBe(422);
     expect(((await res.json()) as { errors: { code: string }[] }).errors.map((e) => e.code)).toContain(
@@ -108,7 +108,7 @@ describe('POST /plans/validate', () => {
   });
 
   it('needs a plan field', async () => {
-    const h = harness();
+    const h = await harness();
     const res = await h.request('POST', '/plans/validate', { body: { generated: true } });
     expect(res.status).toBe(400);
   });

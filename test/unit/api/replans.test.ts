@@ -7,9 +7,9 @@ import { echoStep, harness, planOf, runRecord, seedRun, stepRecord } from './har
 type ReplanRequest = Parameters<NonNullable<ApiDeps['replanRun']>>[0];
 
 /** A harness whose replanRun records its requests and answers as told. */
-function withReplanner(answer: (request: ReplanRequest) => Promise<{ runId: string; revision?: number }>) {
+async function withReplanner(answer: (request: ReplanRequest) => Promise<{ runId: string; revision?: number }>) {
   const requests: ReplanRequest[] = [];
-  const h = harness({
+  const h = await harness({
     replanRun: async (request) => {
       requests.push(request);
       return answer(request);
@@ -20,7 +20,7 @@ function withReplanner(answer: (request: ReplanRequest) => Promise<{ runId: stri
 
 describe('POST /runs/{runId}/replan', () => {
   it('answers 202 with the revision made and passes the reason on', async () => {
-    const { h, requests } = withReplanner(async (r) => ({ runId: r.runId, revision: 2 }));
+    const { h, requests } = await withReplanner(async (r) => ({ runId: r.runId, revision: 2 }));
     await h.store.createRun(runRecord('run-1'));
 
     const response = await h.request('POST', '/runs/run-1/replan', { body: { reason: 'the provider is down' } });
@@ -31,7 +31,7 @@ describe('POST /runs/{runId}/replan', () => {
   });
 
   it('answers 202 without a revision when a concurrent replan made it', async () => {
-    const { h } = withReplanner(async (r) => ({ runId: r.runId }));
+    const { h } = await withReplanner(async (r) => ({ runId: r.runId }));
     await h.store.createRun(runRecord('run-1'));
 
     const response = await h.request('POST', '/runs/run-1/replan', { body: { reason: 'again' } });
@@ -41,7 +41,7 @@ describe('POST /runs/{runId}/replan', () => {
   });
 
   it('answers 409 with the conflict code and says so at the replan limit', async () => {
-    const { h } = withReplanner(async () => {
+    const { h } = await withReplanner(async () => {
       throw new ConflictError('run run-1 has reached its replan limit: 3 of 3 replans made', {
         context: { code: 'E_REPLAN_LIMIT' },
       });
@@ -57,7 +57,7 @@ describe('POST /runs/{runId}/replan', () => {
   });
 
   it('answers 422 with the planner code when no revision is possible', async () => {
-    const { h } = withReplanner(async () => {
+    const { h } = await withReplanner(async () => {
       throw plannerError('E_NO_ALTERNATIVE', 'no alternative for step B');
     });
     await h.store.createRun(runRecord('run-1'));
@@ -69,7 +69,7 @@ describe('POST /runs/{runId}/replan', () => {
   });
 
   it('refuses a blank or missing reason and an unknown run before asking the replanner', async () => {
-    const { h, requests } = withReplanner(async (r) => ({ runId: r.runId, revision: 2 }));
+    const { h, requests } = await withReplanner(async (r) => ({ runId: r.runId, revision: 2 }));
     await h.store.createRun(runRecord('run-1'));
 
     expect((await h.request('POST', '/runs/run-1/replan', { body: { reason: '  ' } })).status).toBe(400);
@@ -79,7 +79,7 @@ describe('POST /runs/{runId}/replan', () => {
   });
 
   it('answers 503 where replanning is not configured', async () => {
-    const h = harness();
+    const h = await harness();
     await h.store.createRun(runRecord('run-1'));
 
     const response = await h.request('POST', '/runs/run-1/replan', { body: { reason: 'x' } });
@@ -90,7 +90,7 @@ describe('POST /runs/{runId}/replan', () => {
 
 describe('GET /runs/{runId}/plan/diff', () => {
   async function twoRevisions() {
-    const h = harness();
+    const h = await harness();
     const first = planOf([echoStep('A'), echoStep('B', { dependsOn: ['A'] }), echoStep('C', { dependsOn: ['B'] })]);
     await seedRun(h, 'run-1', first, [stepRecord('run-1', 'A'), stepRecord('run-1', 'B'), stepRecord('run-1', 'C')], {
       revision: 2,

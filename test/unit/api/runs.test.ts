@@ -7,12 +7,12 @@ type Json = Record<string, unknown>;
 
 describe('POST /runs', () => {
   it('stores a run from an objective and starts the run machine', async () => {
-    const h = harness();
+    const h = await harness();
     const res = await h.request('POST', '/runs', { body: { objective: 'say hi', directTarget: 'tool:echo' } });
     expect(res.status).toBe(202);
     const body = (await res.json()) as { runId: string; status: string };
     expect(body).toEqual({ runId: 'run-1', status: 'planning' });
-    expect(h.store.runs.get('run-1')).toMatchObject({
+    expect(await h.store.getRun('run-1')).toMatchObject({
       status: 'planning',
       objective: 'say hi',
       mode: 'DIRECT',
@@ -26,31 +26,31 @@ describe('POST /runs', () => {
   });
 
   it('stores a submitted plan as SUBMITTED with the plan objective', async () => {
-    const h = harness();
+    const h = await harness();
     const plan = planOf([echoStep('a'), echoStep('b', { dependsOn: ['a'] })], 'submitted objective');
     const res = await h.request('POST', '/runs', { body: { plan } });
     expect(res.status).toBe(202);
-    const run = h.store.runs.get('run-1');
+    const run = await h.store.getRun('run-1');
     expect(run).toMatchObject({ mode: 'SUBMITTED', objective: 'submitted objective', status: 'planning' });
     expect(run?.submittedPlan).toEqual(plan);
   });
 
   it('stores a submitted plan with the stamp of its validation against this catalog and these limits', async () => {
-    const h = harness();
+    const h = await harness();
     const plan = planOf([echoStep('a'), echoStep('b', { dependsOn: ['a'] })], 'submitted objective');
     expect((await h.request('POST', '/runs', { body: { plan } })).status).toBe(202);
-    const run = h.store.runs.get('run-1');
+    const run = await h.store.getRun('run-1');
     expect(isStamped(run?.planStamp, run?.submittedPlan, h.deps.catalog, h.deps.limits)).toBe(true);
     expect(
       await h.request('POST', '/runs', { body: { objective: 'say hi', directTarget: 'tool:echo' } }),
     ).toMatchObject({
       status: 202,
     });
-    expect(h.store.runs.get('run-2')?.planStamp).toBeUndefined();
+    expect((await h.store.getRun('run-2'))?.planStamp).toBeUndefined();
   });
 
   it('refuses an invalid submitted plan with 422 and stores and starts nothing', async () => {
-    const h = harness();
+    const h = await harness();
     const plan = planOf([echoStep('a', { dependsOn: ['a'], status: 'succeeded' })]);
     const res = await h.request('POST', '/runs', { body: { plan }, headers: { 'idempotency-key': 'k-bad' } });
     expect(res.status).toBe(422);
@@ -58,13 +58,12 @@ describe('POST /runs', () => {
     expect(body.error.code).toBe('E_INVALID_PLAN');
     expect(body.valid).toBe(false);
     expect(body.errors.map((e) => e.code)).toEqual(expect.arrayContaining(['E_SELF_DEPENDENCY', 'E_NOT_PENDING']));
-    expect(h.store.runs.size).toBe(0);
-    expect(h.store.runKeys.size).toBe(0);
+    expect(await h.storedKeys()).toEqual([]);
     expect(h.executions.starts).toEqual([]);
   });
 
   it('refuses a plan over the step limit with the limit code', async () => {
-    const h = harness({ limits: { maxSteps: 2, maxDepth: 4 } });
+    const h = await harness({ limits: { maxSteps: 2, maxDepth: 4 } });
     const res = await h.request('POST', '/runs', {
       body: { plan: planOf([echoStep('a'), echoStep('b'), echoStep('c')]) },
     });
@@ -72,11 +71,11 @@ describe('POST /runs', () => {
     expect(((await res.json()) as { errors: { code: string }[] }).errors.map((e) => e.code)).toContain(
       'E_TOO_MANY_STEPS',
     );
-    expect(h.store.runs.size).toBe(0);
+    expect(await h.storedKeys()).toEqual([]);
   });
 
   it('returns the same run for the same Idempotency-Key and starts one execution', async () => {
-    const h = harness();
+    const h = await harness();
     const send = () =>
       h.request('POST', '/runs', {
         body: { objective: 'once', directTarget: 'tool:echo' },
@@ -87,12 +86,12 @@ describe('POST /runs', () => {
     const ids = await Promise.all([a, b, c].map(async (r) => ((await r.json()) as { runId: string }).runId));
     expect([a.status, b.status, c.status]).toEqual([202, 202, 202]);
     expect(new Set(ids).size).toBe(1);
-    expect(h.store.runs.size).toBe(1);
+    expect(await h.store.listRuns()).toHaveLength(1);
     expect(h.executions.startedNames()).toEqual([runExecutionName(ids[0] ?? '')]);
   });
 
   it('does not touch a key owner that has left planning', async () => {
-    const h = harness();
+    const h = await harness();
     await h.store.createRun(runRecord('run-old', { status: 'complete' }));
     await h.store.claimRunKey('k2', 'run-old');
     const res = await h.request('POST', '/runs', {
@@ -104,19 +103,19 @@ describe('POST /runs', () => {
   });
 
   it('finishes the work of a key owner that died before storing its run', async () => {
-    const h = harness();
+    const h = await harness();
     await h.store.claimRunKey('k3', 'run-lost');
     const res = await h.request('POST', '/runs', {
       body: { objective: 'x', directTarget: 'tool:echo' },
       headers: { 'idempotency-key': 'k3' },
     });
     expect(await res.json()).toEqual({ runId: 'run-lost', status: 'planning' });
-    expect(h.store.runs.get('run-lost')?.status).toBe('planning');
+    expect((await h.store.getRun('run-lost'))?.status).toBe('planning');
     expect(h.executions.startedNames()).toEqual([runExecutionName('run-lost')]);
   });
 
   it('refuses a request the planner could never plan with 422 and stores nothing', async () => {
-    const h = harness();
+    const h = await harness();
     const noTarget = await h.request('POST', '/runs', { body: { objective: 'x', mode: 'DIRECT' } });
     const unknown = await h.request('POST', '/runs', { body: { objective: 'x', directTarget: 'tool:nope' } });
     const both = await h.request('POST', '/runs', {
@@ -125,12 +124,12 @@ describe('POST /runs', () => {
     expect([noTarget.status, unknown.status, both.status]).toEqual([422, 422, 422]);
     expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('E_UNKNOWN_TARGET');
     expect(((await noTarget.json()) as { error: { code: string } }).error.code).toBe('E_MODE');
-    expect(h.store.runs.size).toBe(0);
+    expect(await h.storedKeys()).toEqual([]);
     expect(h.executions.starts).toEqual([]);
   });
 
   it('answers 400 for a bad body or a bad key', async () => {
-    const h = harness();
+    const h = await harness();
     const bad = await h.request('POST', '/runs', { body: { objective: 'x', plan: {} } });
     const noObjective = await h.request('POST', '/runs', { body: { mode: 'DIRECT' } });
     const badKey = await h.request('POST', '/runs', {
@@ -138,27 +137,27 @@ describe('POST /runs', () => {
       headers: { 'idempotency-key': 'a b' },
     });
     expect([bad.status, noObjective.status, badKey.status]).toEqual([400, 400, 400]);
-    expect(h.store.runs.size).toBe(0);
+    expect(await h.storedKeys()).toEqual([]);
   });
 });
 
 describe('GET /runs/{runId}', () => {
   it('answers 404 JSON for an unknown run', async () => {
-    const h = harness();
+    const h = await harness();
     const res = await h.request('GET', '/runs/does-not-exist');
     expect(res.status).toBe(404);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('E_NOT_FOUND');
   });
 
   it('shows a planning run with no steps', async () => {
-    const h = harness();
+    const h = await harness();
     await h.store.createRun(runRecord('r1', { status: 'planning', revision: 0 }));
     const body = (await (await h.request('GET', '/runs/r1')).json()) as Json;
     expect(body).toEqual({ runId: 'r1', status: 'planning', objective: 'objective of r1', revision: 0, steps: [] });
   });
 
   it('joins the plan and the step records in plan order, groups derived', async () => {
-    const h = harness();
+    const h = await harness();
     const plan = planOf([
       { id: 'grp', title: 'Group', target: null, dependsOn: [] },
       echoStep('b', { parentId: 'grp', dependsOn: ['a'] }),
@@ -213,7 +212,7 @@ describe('GET /runs/{runId}', () => {
   });
 
   it('derives paused when nothing runs and a step awaits a person', async () => {
-    const h = harness();
+    const h = await harness();
     const plan = planOf([echoStep('a'), gateStep('g', { dependsOn: ['a'] }), echoStep('z')]);
     await seedRun(h, 'r3', plan, [
       stepRecord('r3', 'a', { status: 'succeeded' }),
@@ -226,7 +225,7 @@ describe('GET /runs/{runId}', () => {
   });
 
   it('includes the terminal record', async () => {
-    const h = harness();
+    const h = await harness();
     await seedRun(h, 'r4', planOf([echoStep('a')]), [stepRecord('r4', 'a', { status: 'failed' })], {
       status: 'failed',
       terminal: {
@@ -243,7 +242,7 @@ describe('GET /runs/{runId}', () => {
 
 describe('GET /runs', () => {
   it('lists runs newest first with progress', async () => {
-    const h = harness();
+    const h = await harness();
     await seedRun(
       h,
       'old',
@@ -261,7 +260,7 @@ describe('GET /runs', () => {
   });
 
   it('filters by status, paused derived, and honours limit', async () => {
-    const h = harness();
+    const h = await harness();
     await seedRun(h, 'p', planOf([gateStep('g')]), [stepRecord('p', 'g', { status: 'awaiting_approval' })]);
     await seedRun(h, 'r', planOf([echoStep('a')]), [stepRecord('r', 'a', { status: 'running' })]);
     await h.store.createRun(runRecord('c', { status: 'complete' }));
@@ -274,7 +273,7 @@ describe('GET /runs', () => {
   });
 
   it('answers 400 for a bad query', async () => {
-    const h = harness();
+    const h = await harness();
     expect((await h.request('GET', '/runs?status=nope')).status).toBe(400);
     expect((await h.request('GET', '/runs?limit=0')).status).toBe(400);
     expect((await h.request('GET', '/runs?limit=abc')).status).toBe(400);
@@ -283,7 +282,7 @@ describe('GET /runs', () => {
 
 describe('GET /runs/{runId}/plan and /events', () => {
   it('returns the current revision or the one asked for', async () => {
-    const h = harness();
+    const h = await harness();
     const plan = planOf([echoStep('a')]);
     await seedRun(h, 'r', plan, [], { revision: 2 });
     await h.store.putPlanRevision('r', { ...plan, revision: 2, steps: [echoStep('b')] }, 'replanned');
@@ -297,18 +296,23 @@ describe('GET /runs/{runId}/plan and /events', () => {
   });
 
   it('answers 404 for the plan of a run still planning', async () => {
-    const h = harness();
+    const h = await harness();
     await h.store.createRun(runRecord('r', { status: 'planning', revision: 0 }));
     expect((await h.request('GET', '/runs/r/plan')).status).toBe(404);
   });
 
   it('lists the events in order', async () => {
-    const h = harness();
+    const h = await harness();
     await h.store.createRun(runRecord('r'));
-    await h.store.appendEvents([
-      { runId: 'r', type: 'RunStarted', at: 't1', detail: {} },
-      { runId: 'other', type: 'RunStarted', at: 't0', detail: {} },
-      { runId: 'r', type: 'StepStarted', at: 't2', stepId: 'a', detail: {} },
+    await h.store.recordEvents([
+      { id: 'e1', runId: 'r', at: '2030-01-01T00:00:01.000Z', events: [{ type: 'RunStarted', detail: {} }] },
+      { id: 'e0', runId: 'other', at: '2030-01-01T00:00:00.000Z', events: [{ type: 'RunStarted', detail: {} }] },
+      {
+        id: 'e2',
+        runId: 'r',
+        at: '2030-01-01T00:00:02.000Z',
+        events: [{ type: 'StepStarted', detail: { stepId: 'a' } }],
+      },
     ]);
     const body = (await (await h.request('GET', '/runs/r/events')).json()) as { events: Json[] };
     expect(body.events.map((e) => e.type)).toEqual(['RunStarted', 'StepStarted']);
@@ -322,7 +326,7 @@ describe('GET /runs/{runId}/plan and /events', () => {
 
 describe('POST /runs/{runId}/cancel', () => {
   it('cancels through the coordinator and is idempotent', async () => {
-    const h = harness();
+    const h = await harness();
     await h.store.createRun(runRecord('r'));
     const first = await h.request('POST', '/runs/r/cancel');
     const second = await h.request('POST', '/runs/r/cancel');
@@ -333,7 +337,7 @@ describe('POST /runs/{runId}/cancel', () => {
   });
 
   it('answers 404 for an unknown run without calling the coordinator', async () => {
-    const h = harness();
+    const h = await harness();
     expect((await h.request('POST', '/runs/nope/cancel')).status).toBe(404);
     expect(h.cancelled).toEqual([]);
   });

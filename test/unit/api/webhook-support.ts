@@ -44,11 +44,11 @@ export interface WebhookHarness {
 export const bytes = (body: Uint8Array | string): Uint8Array =>
   typeof body === 'string' ? new TextEncoder().encode(body) : body;
 
-export function webhookHarness(
+export async function webhookHarness(
   options: { webhooks?: Partial<WebhookConfig> | null; events?: EventPublisher; extra?: Partial<ApiDeps> } = {},
-): WebhookHarness {
+): Promise<WebhookHarness> {
   const events = new RecordingPublisher();
-  const h = harness();
+  const h = await harness();
   const clock = () => h.now;
   const webhooks: WebhookConfig = {
     secrets: async (source) => (source === SOURCE ? SECRET : undefined),

@@ -15,7 +15,7 @@ const bodyOnlyHeaders = (body: Uint8Array, timestamp: number, secret = SECRET) =
 
 describe('POST /webhooks/{source} signed over the raw body alone', () => {
   it('accepts a signature computed exactly as documented and publishes the change', async () => {
-    const w = webhookHarness();
+    const w = await webhookHarness();
     const body = fixture('one-key.json');
 
     const response = await w.post(SOURCE, body, bodyOnlyHeaders(body, w.now()));
@@ -30,7 +30,7 @@ describe('POST /webhooks/{source} signed over the raw body alone', () => {
   });
 
   it('refuses a body-only signature made with another secret', async () => {
-    const w = webhookHarness();
+    const w = await webhookHarness();
     const body = fixture('one-key.json');
 
     const response = await w.post(SOURCE, body, bodyOnlyHeaders(body, w.now(), OTHER_SECRET));
@@ -40,7 +40,7 @@ describe('POST /webhooks/{source} signed over the raw body alone', () => {
   });
 
   it('refuses a body-only delivery whose timestamp is outside the window', async () => {
-    const w = webhookHarness();
+    const w = await webhookHarness();
     const body = fixture('one-key.json');
 
     const response = await w.post(SOURCE, body, bodyOnlyHeaders(body, w.now() - 3_600));
@@ -50,7 +50,7 @@ describe('POST /webhooks/{source} signed over the raw body alone', () => {
   });
 
   it('answers a replay with a refreshed timestamp as a duplicate and publishes nothing more', async () => {
-    const w = webhookHarness();
+    const w = await webhookHarness();
     const body = fixture('one-key.json');
     await w.post(SOURCE, body, bodyOnlyHeaders(body, w.now()));
     w.setNow(w.now() + 3_600);
@@ -63,7 +63,7 @@ describe('POST /webhooks/{source} signed over the raw body alone', () => {
   });
 
   it('accepts the same body again once the body-only replay memory has passed', async () => {
-    const w = webhookHarness();
+    const w = await webhookHarness();
     const body = fixture('one-key.json');
     await w.post(SOURCE, body, bodyOnlyHeaders(body, w.now()));
     w.setNow(w.now() + BODY_ONLY_REPLAY_MEMORY_SECONDS + 10);

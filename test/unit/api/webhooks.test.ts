@@ -7,7 +7,15 @@ import { MAX_WEBHOOK_BODY_BYTES } from '../../../shared/api/webhooks.ts';
 import { BUS_RULES } from '../../../shared/events/bus-rules.ts';
 import { parseEventDetail } from '../../../shared/events/catalog.ts';
 import { TOKEN } from './harness.ts';
-import { bytes, fixture, OTHER_SECRET, SECRET, SOURCE, webhookHarness } from './webhook-support.ts';
+import {
+  bytes,
+  fixture,
+  OTHER_SECRET,
+  SECRET,
+  SOURCE,
+  type WebhookHarness,
+  webhookHarness,
+} from './webhook-support.ts';
 
 const ONE_KEY = 's3://acme-data/prices/2030-01.csv';
 const REFUSAL = { error: { code: 'E_UNAUTHORIZED', message: 'invalid signature' } };
@@ -21,7 +29,7 @@ const signatureOf = (body: Uint8Array, timestamp: number, secret = SECRET): stri
 
 describe('POST /webhooks/{source} with a valid signature', () => {
   it('publishes one ResourceChanged and answers 202 with the key', async () => {
-    const w = webhookHarness();
+    const w = await webhookHarness();
     const body = fixture('one-key.json');
 
     const response = await w.signed(body);
@@ -36,7 +44,7 @@ describe('POST /webhooks/{source} with a valid signature', () => {
   });
 
   it('publishes one event per distinct key, in the order given', async () => {
-    const w = webhookHarness();
+    const w = await webhookHarness();
 
     const response = await w.signed(fixture('many-keys.json'));
 
@@ -55,7 +63,7 @@ describe('POST /webhooks/{source} with a valid signature', () => {
     bus.subscribe(rule.pattern, (event) => {
       received.push(event);
     });
-    const w = webhookHarness({ events: bus });
+    const w = await webhookHarness({ events: bus });
 
     const response = await w.signed(fixture('many-keys.json'));
     await bus.drain();
@@ -69,7 +77,7 @@ describe('POST /webhooks/{source} with a valid signature', () => {
   });
 
   it('needs no bearer token while every other route still does', async () => {
-    const w = webhookHarness();
+    const w = await webhookHarness();
     const app = createApp(w.deps);
     const body = fixture('one-key.json');
 
@@ -84,7 +92,7 @@ describe('POST /webhooks/{source} with a valid signature', () => {
   });
 
   it('accepts timestamps up to the configured window either way, and not one second more', async () => {
-    const w = webhookHarness({ webhooks: { replayWindowSeconds: 60 } });
+    const w = await webhookHarness({ webhooks: { replayWindowSeconds: 60 } });
     const body = fixture('one-key.json');
 
     const oldest = await w.signed(body, { timestamp: w.now() - 60 });
@@ -98,7 +106,7 @@ describe('POST /webhooks/{source} with a valid signature', () => {
 
   it('verifies the openssl-signed fixture delivery', async () => {
     const vector = JSON.parse(new TextDecoder().decode(fixture('signed-delivery.json'))) as Record<string, string>;
-    const w = webhookHarness({
+    const w = await webhookHarness({
       webhooks: { secrets: async (source) => (source === vector.source ? vector.secret : undefined) },
     });
     w.setNow(Number(vector.timestamp));
@@ -115,7 +123,7 @@ describe('POST /webhooks/{source} with a valid signature', () => {
 
 describe('POST /webhooks/{source} refusals', () => {
   const body = fixture('one-key.json');
-  type Case = [string, (w: ReturnType<typeof webhookHarness>) => Promise<Response>];
+  type Case = [string, (w: WebhookHarness) => Promise<Response>];
   const cases: Case[] = [
     ['a wrong signature', (w) => w.post(SOURCE, body, { ...signWebhook(OTHER_SECRET, body, w.now()) })],
     [
@@ -168,7 +176,7 @@ describe('POST /webhooks/{source} refusals', () => {
   ];
 
   it.each(cases)('answers 401 to %s and publishes nothing', async (_name, send) => {
-    const w = webhookHarness();
+    const w = await webhookHarness();
 
     const response = await send(w);
 
@@ -179,7 +187,7 @@ describe('POST /webhooks/{source} refusals', () => {
   });
 
   it('refuses every delivery the same way when no webhooks are configured', async () => {
-    const w = webhookHarness({ webhooks: null });
+    const w = await webhookHarness({ webhooks: null });
 
     const response = await w.signed(body);
 
@@ -189,7 +197,7 @@ describe('POST /webhooks/{source} refusals', () => {
   });
 
   it('does not remember refused deliveries: the valid one after them is accepted', async () => {
-    const w = webhookHarness();
+    const w = await webhookHarness();
     const good = signWebhook(SECRET, body, w.now());
     await w.post(SOURCE, fixture('many-keys.json'), { ...good });
 
@@ -199,7 +207,7 @@ describe('POST /webhooks/{source} refusals', () => {
   });
 
   it('refuses a signed body that is not JSON with 400 only after the signature passed', async () => {
-    const w = webhookHarness();
+    const w = await webhookHarness();
     const notJson = fixture('not-json.txt');
 
     const signed = await w.signed(notJson);
@@ -221,7 +229,7 @@ describe('POST /webhooks/{source} refusals', () => {
     ['a duplicate JSON key', bytes('{"resourceKey":"a","resourceKey":"b"}')],
     ['bytes that are not UTF-8', new Uint8Array([0x7b, 0xff, 0xfe, 0x7d])],
   ])('answers 400 to a signed body with %s and publishes nothing', async (_name, payload) => {
-    const w = webhookHarness();
+    const w = await webhookHarness();
 
     const response = await w.signed(payload);
 
@@ -230,7 +238,7 @@ describe('POST /webhooks/{source} refusals', () => {
   });
 
   it('accepts 100 keys of 512 characters', async () => {
-    const w = webhookHarness();
+    const w = await webhookHarness();
     const keys = Array.from({ length: 100 }, (_, i) => `${i}`.padEnd(512, 'k'));
 
     const response = await w.signed(JSON.stringify({ resourceKeys: keys }));
@@ -240,7 +248,7 @@ describe('POST /webhooks/{source} refusals', () => {
   });
 
   it('answers 413 to a body over the limit, signed or not, and publishes nothing', async () => {
-    const w = webhookHarness();
+    const w = await webhookHarness();
     const big = bytes(JSON.stringify({ resourceKey: 'k', pad: 'x'.repeat(MAX_WEBHOOK_BODY_BYTES) }));
 
     const response = await w.signed(big);
@@ -250,7 +258,7 @@ describe('POST /webhooks/{source} refusals', () => {
   });
 
   it('answers 413 to a streamed body without a length once it passes the limit', async () => {
-    const w = webhookHarness({ extra: {} });
+    const w = await webhookHarness({ extra: {} });
     const app = createApp(w.deps);
     const chunk = new Uint8Array(64 * 1024).fill(0x20);
     let sent = 0;
@@ -276,7 +284,7 @@ describe('POST /webhooks/{source} refusals', () => {
 
 describe('POST /webhooks/{source} replays', () => {
   it('acknowledges a replayed delivery with 200 duplicate and publishes nothing more', async () => {
-    const w = webhookHarness();
+    const w = await webhookHarness();
     const body = fixture('one-key.json');
     const headers = { ...signWebhook(SECRET, body, w.now()) };
 
@@ -291,7 +299,7 @@ describe('POST /webhooks/{source} replays', () => {
   });
 
   it('counts two copies racing as one delivery', async () => {
-    const w = webhookHarness();
+    const w = await webhookHarness();
     const body = fixture('one-key.json');
     const headers = { ...signWebhook(SECRET, body, w.now()) };
 
@@ -302,7 +310,7 @@ describe('POST /webhooks/{source} replays', () => {
   });
 
   it('refuses the replay as stale once the window has passed and the memory forgot it', async () => {
-    const w = webhookHarness();
+    const w = await webhookHarness();
     const body = fixture('one-key.json');
     const headers = { ...signWebhook(SECRET, body, w.now()) };
     await w.post(SOURCE, body, headers);
@@ -315,7 +323,7 @@ describe('POST /webhooks/{source} replays', () => {
   });
 
   it('takes the same body signed at another time as a new delivery', async () => {
-    const w = webhookHarness();
+    const w = await webhookHarness();
     const body = fixture('one-key.json');
 
     const first = await w.signed(body, { timestamp: w.now() - 10 });
@@ -328,7 +336,7 @@ describe('POST /webhooks/{source} replays', () => {
 
   it('answers 500 when publishing fails and accepts the sender retrying the same delivery', async () => {
     vi.spyOn(console, 'error').mockImplementation(() => undefined);
-    const w = webhookHarness();
+    const w = await webhookHarness();
     w.events.failNext = 1;
     const body = fixture('one-key.json');
     const headers = { ...signWebhook(SECRET, body, w.now()) };
@@ -343,7 +351,7 @@ describe('POST /webhooks/{source} replays', () => {
 
   it('answers 500, not 401, when the secrets cannot be read', async () => {
     vi.spyOn(console, 'error').mockImplementation(() => undefined);
-    const w = webhookHarness({
+    const w = await webhookHarness({
       webhooks: {
         secrets: async () => {
           throw new Error('throttled');
@@ -359,14 +367,14 @@ describe('POST /webhooks/{source} replays', () => {
 });
 
 describe('webhook configuration', () => {
-  it('refuses to build an app with webhooks but no event publisher', () => {
-    const w = webhookHarness();
+  it('refuses to build an app with webhooks but no event publisher', async () => {
+    const w = await webhookHarness();
     const { events: _events, ...withoutEvents } = w.deps;
 
     expect(() => createApp(withoutEvents)).toThrow(/event publisher/);
   });
 
-  it.each([0, -1, 1.5, 86_401])('refuses a replay window of %s seconds', (replayWindowSeconds) => {
-    expect(() => webhookHarness({ webhooks: { replayWindowSeconds } })).toThrow(/replayWindowSeconds/);
+  it.each([0, -1, 1.5, 86_401])('refuses a replay window of %s seconds', async (replayWindowSeconds) => {
+    await expect(webhookHarness({ webhooks: { replayWindowSeconds } })).rejects.toThrow(/replayWindowSeconds/);
   });
 });

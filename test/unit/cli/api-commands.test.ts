@@ -12,6 +12,7 @@ import {
   approvalRecord,
   echoStep,
   gateStep,
+  gateToken,
   type Harness,
   harness,
   planOf,
@@ -65,16 +66,16 @@ async function drive(h: Harness, runId: string, changes: [string, Partial<StepRe
 
 describe('cairn run', () => {
   it('starts a run from an objective and prints its id', async () => {
-    const h = harness();
+    const h = await harness();
     const io = await served(h);
     const code = await main(['run', 'say', 'hi', '--direct-target', 'tool:echo'], io);
     expect(code).toBe(0);
     expect(text(io.out)).toBe('run run-1 planning\n');
-    expect(h.store.runs.get('run-1')).toMatchObject({ objective: 'say hi', mode: 'DIRECT' });
+    expect(await h.store.getRun('run-1')).toMatchObject({ objective: 'say hi', mode: 'DIRECT' });
   });
 
   it('submits a plan file and reports validation issues with exit 1', async () => {
-    const h = harness();
+    const h = await harness();
     const io = await served(h);
     const dir = await mkdtemp(join(tmpdir(), 'cairn-cli-'));
     const bad = join(dir, 'bad.json');
@@ -86,19 +87,19 @@ describe('cairn run', () => {
     expect(text(io.err)).toContain('E_UNKNOWN_DEPENDENCY /steps/0/dependsOn/0');
     expect(await main(['run', '--plan', good, '--json'], io)).toBe(0);
     expect(JSON.parse(io.out.at(-1) ?? '')).toEqual({ runId: 'run-1', status: 'planning' });
-    expect(h.store.runs.get('run-1')?.mode).toBe('SUBMITTED');
+    expect((await h.store.getRun('run-1'))?.mode).toBe('SUBMITTED');
   });
 
   it('sends the idempotency key', async () => {
-    const h = harness();
+    const h = await harness();
     const io = await served(h);
     await main(['run', 'x', '--direct-target', 'tool:echo', '--idempotency-key', 'k'], io);
     await main(['run', 'x', '--direct-target', 'tool:echo', '--idempotency-key', 'k'], io);
-    expect(h.store.runs.size).toBe(1);
+    expect(await h.store.listRuns()).toHaveLength(1);
   });
 
   it('exits 2 on bad usage, an unreadable plan or a missing token', async () => {
-    const h = harness();
+    const h = await harness();
     const io = await served(h);
     expect(await main(['run'], io)).toBe(2);
     expect(await main(['run', 'x', '--bogus'], io)).toBe(2);
@@ -108,11 +109,11 @@ describe('cairn run', () => {
     const noToken = await served(h, { CAIRN_API_TOKEN: '' });
     expect(await main(['run', 'x'], noToken)).toBe(2);
     expect(text(noToken.err)).toContain('CAIRN_API_TOKEN');
-    expect(h.store.runs.size).toBe(0);
+    expect(await h.storedKeys()).toEqual([]);
   });
 
   it('exits 1 with the server message for a wrong token or an unreachable API', async () => {
-    const h = harness();
+    const h = await harness();
     const io = await served(h, { CAIRN_API_TOKEN: 'wrong' });
     expect(await main(['run', 'x', '--direct-target', 'tool:echo'], io)).toBe(1);
     expect(text(io.err)).toContain('E_UNAUTHORIZED');
@@ -122,7 +123,7 @@ describe('cairn run', () => {
   });
 
   it('--watch prints transitions with a counter and exits 0 when the run completes', async () => {
-    const h = harness();
+    const h = await harness();
     const io = await served(h);
     const plan = planOf([echoStep('a'), echoStep('b', { dependsOn: ['a'] })]);
     const dir = await mkdtemp(join(tmpdir(), 'cairn-cli-'));
@@ -151,7 +152,7 @@ describe('cairn run', () => {
 
 describe('cairn status', () => {
   it('prints the run and its steps', async () => {
-    const h = harness();
+    const h = await harness();
     const io = await served(h);
     await seedRun(
       h,
@@ -172,7 +173,7 @@ describe('cairn status', () => {
   });
 
   it('prints JSON with --json and exits 1 for an unknown run', async () => {
-    const h = harness();
+    const h = await harness();
     const io = await served(h);
     await seedRun(h, 'r1', planOf([echoStep('a')]), [stepRecord('r1', 'a')]);
     expect(await main(['status', 'r1', '--json'], io)).toBe(0);
@@ -183,7 +184,7 @@ describe('cairn status', () => {
   });
 
   it('--watch exits 1 for a failed run and 3 for a paused one', async () => {
-    const h = harness();
+    const h = await harness();
     const io = await served(h);
     await seedRun(h, 'f', planOf([echoStep('a')]), [stepRecord('f', 'a', { status: 'failed' })], { status: 'failed' });
     expect(await main(['status', 'f', '--watch', '--interval', '5'], io)).toBe(1);
@@ -198,29 +199,32 @@ describe('cairn status', () => {
 });
 
 describe('cairn approvals and cairn approve', () => {
-  async function gate(h: Harness) {
+  /** A run waiting at its gate: the approval carries the token its step execution waits on. */
+  async function gate(h: Harness): Promise<string> {
     await seedRun(h, 'run-a', planOf([gateStep('gate')]), [
       stepRecord('run-a', 'gate', { status: 'awaiting_approval' }),
     ]);
-    await h.store.putApproval(approvalRecord('ap1'));
+    const taskToken = await gateToken(h, 'run-a', 'gate');
+    await h.store.putApproval(approvalRecord('ap1', { taskToken }));
+    return taskToken;
   }
 
   it('lists pending approvals with their question', async () => {
-    const h = harness();
+    const h = await harness();
     const io = await served(h);
     expect(await main(['approvals'], io)).toBe(0);
     expect(text(io.out)).toBe('no pending approvals\n');
-    await gate(h);
+    const token = await gate(h);
     io.out.length = 0;
     expect(await main(['approvals'], io)).toBe(0);
     expect(text(io.out)).toContain('ap1  approval  pending  run run-a  step gate');
     expect(text(io.out)).toContain('question: May it go on?');
-    expect(text(io.out)).not.toContain('token-ap1');
+    expect(text(io.out)).not.toContain(token);
     expect(await main(['approvals', '--status', 'maybe'], io)).toBe(2);
   });
 
   it('approves once; a second decision exits 1 with the conflict', async () => {
-    const h = harness();
+    const h = await harness();
     const io = await served(h);
     await gate(h);
     expect(await main(['approve', 'ap1', '--comment', 'ok'], io)).toBe(0);
@@ -231,7 +235,7 @@ describe('cairn approvals and cairn approve', () => {
   });
 
   it('edits with --output and refuses an output that breaks the contract', async () => {
-    const h = harness();
+    const h = await harness();
     const io = await served(h);
     await gate(h);
     expect(await main(['approve', 'ap1', '--output', '{"approved":"yes"}'], io)).toBe(1);
@@ -241,14 +245,14 @@ describe('cairn approvals and cairn approve', () => {
   });
 
   it('rejects, and refuses bad usage', async () => {
-    const h = harness();
+    const h = await harness();
     const io = await served(h);
     await gate(h);
     expect(await main(['approve'], io)).toBe(2);
     expect(await main(['approve', 'ap1', '--reject', '--output', '{}'], io)).toBe(2);
     expect(await main(['approve', 'ap1', '--output', '{bad'], io)).toBe(2);
-    expect(h.store.approvals.get('ap1')?.status).toBe('pending');
+    expect((await h.store.getApproval('ap1'))?.status).toBe('pending');
     expect(await main(['approve', 'ap1', '--reject'], io)).toBe(0);
-    expect(h.store.approvals.get('ap1')?.status).toBe('rejected');
+    expect((await h.store.getApproval('ap1'))?.status).toBe('rejected');
   });
 });

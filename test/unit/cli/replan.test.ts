@@ -35,7 +35,7 @@ async function served(h: Harness): Promise<CliIo & { out: string[]; err: string[
 describe('cairn replan', () => {
   it('asks the API for a replan with the reason and prints the revision', async () => {
     const requests: { runId: string; reason: string }[] = [];
-    const h = harness({
+    const h = await harness({
       replanRun: async (request) => {
         requests.push(request);
         return { runId: request.runId, revision: 4 };
@@ -56,7 +56,7 @@ describe('cairn replan', () => {
   });
 
   it('exits 1 with the API message when the replan limit is reached', async () => {
-    const h = harness({
+    const h = await harness({
       replanRun: async () => {
         throw new ConflictError('run run-1 has reached its replan limit: 3 of 3 replans made', {
           context: { code: 'E_REPLAN_LIMIT' },
@@ -71,7 +71,7 @@ describe('cairn replan', () => {
   });
 
   it('exits 2 without a run id or a reason', async () => {
-    const io = await served(harness());
+    const io = await served(await harness());
 
     expect(await main(['replan', '--reason', 'x'], io)).toBe(2);
     expect(await main(['replan', 'run-1'], io)).toBe(2);

@@ -31,7 +31,7 @@ const headersOf = (text: string): Record<string, string> =>
 
 describe('cairn webhook sign', () => {
   it('prints the two headers of a delivery the API accepts', async () => {
-    const w = webhookHarness();
+    const w = await webhookHarness();
     const body = fixture('one-key.json');
 
     const result = await cairnWebhook(['sign', '--secret', SECRET, '--timestamp', String(w.now())], body);
@@ -43,7 +43,7 @@ describe('cairn webhook sign', () => {
   });
 
   it('signs the body alone with --body-only, and the API accepts it', async () => {
-    const w = webhookHarness();
+    const w = await webhookHarness();
     const body = fixture('one-key.json');
 
     const result = await cairnWebhook(

@@ -1,7 +1,17 @@
 import type { LambdaEvent } from 'hono/aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { authFromEnv, createHandler, defaultDeps } from '../../../functions/api.ts';
-import { approvalRecord, echoStep, gateStep, harness, planOf, seedRun, stepRecord, TOKEN } from '../api/harness.ts';
+import {
+  approvalRecord,
+  echoStep,
+  gateStep,
+  gateToken,
+  harness,
+  planOf,
+  seedRun,
+  stepRecord,
+  TOKEN,
+} from '../api/harness.ts';
 
 /** An API Gateway HTTP API (payload 2.0) event, as the JWT authorizer leaves it. */
 function httpApiEvent(
@@ -36,11 +46,11 @@ function httpApiEvent(
 
 describe('api Lambda', () => {
   it('serves the app behind API Gateway and records the JWT subject as the approver', async () => {
-    const h = harness({ auth: { kind: 'gateway' } });
+    const h = await harness({ auth: { kind: 'gateway' } });
     await seedRun(h, 'run-a', planOf([echoStep('before'), gateStep('gate', { dependsOn: ['before'] })]), [
       stepRecord('run-a', 'gate', { status: 'awaiting_approval' }),
     ]);
-    await h.store.putApproval(approvalRecord('ap1'));
+    await h.store.putApproval(approvalRecord('ap1', { taskToken: await gateToken(h, 'run-a', 'gate') }));
     const handler = createHandler(h.deps);
     const read = await handler(httpApiEvent('GET', '/runs/run-a', { sub: 'alice' }));
     expect(read.statusCode).toBe(200);
@@ -54,7 +64,7 @@ describe('api Lambda', () => {
   });
 
   it('answers errors as JSON through the Lambda adapter', async () => {
-    const h = harness({ auth: { kind: 'token', token: TOKEN } });
+    const h = await harness({ auth: { kind: 'token', token: TOKEN } });
     const handler = createHandler(h.deps);
     const denied = await handler(httpApiEvent('GET', '/runs/x'));
     expect(denied.statusCode).toBe(401);

@@ -1,9 +1,9 @@
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createHandler, MAX_REPORTED_ISSUES } from '../../../functions/validator.ts';
 import { isNotFoundError } from '../../../shared/errors.ts';
 import { loadCatalog } from '../../../shared/plan/catalog.ts';
 import { stampPlan } from '../../../shared/plan/stamp.ts';
-import { FakeStore } from '../api/fakes.ts';
+import { startTestStore, tableItems } from '../../support/dynalite.ts';
 import { catalog, echoStep, planOf, runRecord } from '../api/harness.ts';
 
 const counted = vi.hoisted(() => ({ validations: 0 }));
@@ -23,23 +23,27 @@ beforeEach(() => {
   counted.validations = 0;
 });
 
-function setup(limits = { maxSteps: 8, maxDepth: 4 }) {
-  const store = new FakeStore();
-  return { store, handler: createHandler({ store, catalog, limits }) };
+/** The handler on the DynamoDB store adapter over a fresh dynalite table, dropped after the test. */
+async function setup(limits = { maxSteps: 8, maxDepth: 4 }) {
+  const tested = await startTestStore();
+  onTestFinished(() => tested.stop());
+  const { store } = tested;
+  return { store, items: () => tableItems(tested.dynamo), handler: createHandler({ store, catalog, limits }) };
 }
 
 describe('validator task (ValidatePlan)', () => {
   it('answers valid for a good candidate and stores nothing', async () => {
-    const { store, handler } = setup();
+    const { store, items, handler } = await setup();
     await store.createRun(runRecord('r', { status: 'planning', revision: 0, candidatePlan: planOf([echoStep('a')]) }));
-    const before = JSON.stringify([...store.runs.values()]);
+    const before = await items();
     expect(await handler({ runId: 'r' })).toEqual({ valid: true, errors: [] });
-    expect(JSON.stringify([...store.runs.values()])).toBe(before);
-    expect(store.plans.size).toBe(0);
+    // Every item as it was: the run unchanged, no plan revision, nothing else written.
+    expect(await items()).toEqual(before);
+    expect(before.map((item) => item.SK?.S)).toEqual(['RUN']);
   });
 
   it('validates as untrusted: lifecycle data is refused', async () => {
-    const { store, handler } = setup();
+    const { store, handler } = await setup();
     const candidate = planOf([echoStep('a', { status: 'succeeded', result: { value: 'x' } })]);
     await store.createRun(runRecord('r', { status: 'planning', revision: 0, candidatePlan: candidate }));
     const answer = await handler({ runId: 'r' });
@@ -48,13 +52,13 @@ describe('validator task (ValidatePlan)', () => {
   });
 
   it('applies the configured limits', async () => {
-    const { store, handler } = setup({ maxSteps: 1, maxDepth: 4 });
+    const { store, handler } = await setup({ maxSteps: 1, maxDepth: 4 });
     await store.createRun(runRecord('r', { candidatePlan: planOf([echoStep('a'), echoStep('b')]) }));
     expect((await handler({ runId: 'r' })).errors.map((e) => e.code)).toContain('E_TOO_MANY_STEPS');
   });
 
   it('answers invalid when there is no candidate', async () => {
-    const { store, handler } = setup();
+    const { store, handler } = await setup();
     await store.createRun(runRecord('r', { status: 'planning', revision: 0 }));
     const answer = await handler({ runId: 'r' });
     expect(answer.valid).toBe(false);
@@ -62,7 +66,7 @@ describe('validator task (ValidatePlan)', () => {
   });
 
   it('caps the issues it reports so the answer fits a Step Functions payload', async () => {
-    const { store, handler } = setup({ maxSteps: 1000, maxDepth: 1000 });
+    const { store, handler } = await setup({ maxSteps: 1000, maxDepth: 1000 });
     const steps = Array.from({ length: 150 }, (_, i) => echoStep(`s${i}`, { target: 'tool:nope' }));
     await store.createRun(runRecord('r', { candidatePlan: planOf(steps) }));
     const answer = await handler({ runId: 'r' });
@@ -72,7 +76,7 @@ describe('validator task (ValidatePlan)', () => {
   });
 
   it('fails with NotFoundError for an unknown run', async () => {
-    const { handler } = setup();
+    const { handler } = await setup();
     expect(isNotFoundError(await handler({ runId: 'nope' }).catch((e: unknown) => e))).toBe(true);
   });
 
@@ -81,7 +85,7 @@ describe('validator task (ValidatePlan)', () => {
     const candidate = planOf([echoStep('a'), echoStep('b', { dependsOn: ['a'] })]);
 
     it('answers valid without validating again when the stamp is of this plan, catalog and limits', async () => {
-      const { store, handler } = setup(limits);
+      const { store, handler } = await setup(limits);
       const planStamp = stampPlan(candidate, catalog, limits);
       await store.createRun(runRecord('r', { status: 'planning', revision: 0, candidatePlan: candidate, planStamp }));
       expect(await handler({ runId: 'r' })).toEqual({ valid: true, errors: [] });
@@ -89,7 +93,7 @@ describe('validator task (ValidatePlan)', () => {
     });
 
     it('validates again when the plan was stamped against another catalog', async () => {
-      const { store, handler } = setup(limits);
+      const { store, handler } = await setup(limits);
       const other = loadCatalog({
         capabilities: [...catalog.capabilities(), { ...echoCapability(), target: 'tool:x' }],
       });
@@ -103,7 +107,7 @@ describe('validator task (ValidatePlan)', () => {
     });
 
     it('validates again when the plan was stamped under other limits', async () => {
-      const { store, handler } = setup({ maxSteps: 1, maxDepth: 4 });
+      const { store, handler } = await setup({ maxSteps: 1, maxDepth: 4 });
       const planStamp = stampPlan(candidate, catalog, limits);
       await store.createRun(runRecord('r', { status: 'planning', revision: 0, candidatePlan: candidate, planStamp }));
       const answer = await handler({ runId: 'r' });
@@ -112,7 +116,7 @@ describe('validator task (ValidatePlan)', () => {
     });
 
     it('validates again when the stamp is of another plan', async () => {
-      const { store, handler } = setup(limits);
+      const { store, handler } = await setup(limits);
       const planStamp = stampPlan(planOf([echoStep('a')]), catalog, limits);
       const changed = planOf([echoStep('a', { status: 'succeeded' })]);
       await store.createRun(runRecord('r', { status: 'planning', revision: 0, candidatePlan: changed, planStamp }));

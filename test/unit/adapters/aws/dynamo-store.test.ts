@@ -1,6 +1,7 @@
 import 'aws-sdk-client-mock-vitest/extend';
 import {
   BatchGetItemCommand,
+  BatchWriteItemCommand,
   ConditionalCheckFailedException,
   DeleteItemCommand,
   DynamoDBClient,
@@ -95,7 +96,9 @@ describe('DynamoDB store commands', () => {
         '#generation = :generation AND #status IN (:from0, :from1) AND attribute_not_exists(#claimedBy)',
       UpdateExpression:
         'SET #status = :status, #claimedBy = :claimedBy, #updatedAt = :updatedAt, ' +
-        '#trace = list_append(if_not_exists(#trace, :emptyList), :appendTrace)',
+        '#trace = list_append(if_not_exists(#trace, :emptyList), :appendTrace) ' +
+        // A write that announces nothing clears what an earlier one announced (the outbox).
+        'REMOVE #outbox',
       ExpressionAttributeValues: expect.objectContaining({
         ':generation': { N: '3' },
         ':from0': { S: 'ready' },
@@ -192,7 +195,7 @@ describe('DynamoDB store commands', () => {
     expect(dynamo).toHaveReceivedCommandWith(UpdateItemCommand, {
       Key: { PK: { S: 'APPROVAL#a1' }, SK: { S: 'APPROVAL' } },
       ConditionExpression: '#status = :pending',
-      UpdateExpression: 'SET #status = :status, #decidedAt = :decidedAt, #GSI1PK = :statusPartition',
+      UpdateExpression: 'SET #status = :status, #decidedAt = :decidedAt, #GSI1PK = :statusPartition REMOVE #outbox',
       ExpressionAttributeValues: expect.objectContaining({
         ':pending': { S: 'pending' },
         ':statusPartition': { S: 'APPROVALS#approved' },
@@ -210,53 +213,45 @@ describe('DynamoDB store commands', () => {
 
   it('names every attribute through ExpressionAttributeNames in every write', async () => {
     dynamo.on(UpdateItemCommand).resolves({});
-    dynamo.on(QueryCommand).resolves({ Items: [] });
     dynamo.on(PutItemCommand).resolves({});
-    await store.appendEvents([
-      { runId: 'r1', type: 'a', at: NOW.toISOString(), detail: {} },
-      { runId: 'r1', type: 'b', at: NOW.toISOString(), detail: {} },
-    ]);
-    await store.updateRun('r1', ['running'], { status: 'complete' });
+    const entry = { id: 'e1', runId: 'r1', at: NOW.toISOString(), events: [] };
+    await store.announce(entry);
+    await store.updateRun('r1', ['running'], { status: 'complete' }, { announce: entry });
     const writes = [...dynamo.commandCalls(UpdateItemCommand), ...dynamo.commandCalls(PutItemCommand)];
-    expect(writes).toHaveLength(3);
+    expect(writes).toHaveLength(2);
     for (const call of writes) {
       const input = call.args[0].input as { ExpressionAttributeNames?: Record<string, string> };
       expect(Object.keys(input.ExpressionAttributeNames ?? {}).length).toBeGreaterThan(0);
     }
     expect(dynamo).toHaveReceivedCommandWith(PutItemCommand, {
-      Item: expect.objectContaining({ SK: { S: 'EVENT#000000000001' } }),
+      Item: expect.objectContaining({ SK: { S: 'OUTBOX#e1' } }),
       ConditionExpression: 'attribute_not_exists(#PK)',
     });
-    expect(dynamo).toHaveReceivedCommandWith(PutItemCommand, {
-      Item: expect.objectContaining({ SK: { S: 'EVENT#000000000002' } }),
+    expect(dynamo).toHaveReceivedCommandWith(UpdateItemCommand, {
+      UpdateExpression: expect.stringContaining('#outbox = :outbox'),
     });
   });
 });
 
 describe('DynamoDB store: fewer round trips', () => {
-  const event = (type: string) => ({ runId: 'r9', type, at: NOW.toISOString(), detail: {} });
-
-  it('appends an event with one conditional put once it knows the newest slot, and reads only to recover', async () => {
-    const local = createDynamoStore({ client: new DynamoDBClient({ region: 'us-east-1' }), tableName: TABLE });
-    dynamo.on(QueryCommand).resolvesOnce({ Items: [{ PK: { S: 'RUN#r9' }, SK: { S: 'EVENT#000000000007' } }] });
-    dynamo.on(PutItemCommand).resolves({});
-    expect((await local.appendEvents([event('a')]))[0]?.seq).toBe('000000000008');
-    expect((await local.appendEvents([event('b')]))[0]?.seq).toBe('000000000009');
-    expect(dynamo).toHaveReceivedCommandTimes(QueryCommand, 1);
-    expect(dynamo).toHaveReceivedCommandWith(QueryCommand, {
-      ScanIndexForward: false,
-      Limit: 1,
-      ConsistentRead: true,
-      ExpressionAttributeValues: { ':pk': { S: 'RUN#r9' }, ':prefix': { S: 'EVENT#' } },
-    });
-
-    // Another writer took slot 10: the put loses its condition, the newest slot is read again, the next one is used.
-    dynamo.reset();
-    dynamo.on(PutItemCommand).rejectsOnce(conditionFailed()).resolves({});
-    dynamo.on(QueryCommand).resolves({ Items: [{ PK: { S: 'RUN#r9' }, SK: { S: 'EVENT#000000000010' } }] });
-    expect((await local.appendEvents([event('c')]))[0]?.seq).toBe('000000000011');
-    expect(dynamo).toHaveReceivedCommandTimes(PutItemCommand, 2);
-    expect(dynamo).toHaveReceivedCommandTimes(QueryCommand, 1);
+  it('records a batch of announced events with one BatchWriteItem, keyed by time and announcement', async () => {
+    dynamo.on(BatchWriteItemCommand).resolves({});
+    await store.recordEvents([
+      {
+        id: 'w1',
+        runId: 'r9',
+        at: NOW.toISOString(),
+        events: [
+          { type: 'StepStarted', detail: {} },
+          { type: 'StepSucceeded', detail: {} },
+        ],
+      },
+    ]);
+    expect(dynamo).toHaveReceivedCommandTimes(BatchWriteItemCommand, 1);
+    const keys = (dynamo.commandCalls(BatchWriteItemCommand)[0]?.args[0].input.RequestItems?.[TABLE] ?? []).map(
+      (request) => request.PutRequest?.Item?.SK?.S,
+    );
+    expect(keys).toEqual([`EVENT#${NOW.toISOString()}~w1~0000`, `EVENT#${NOW.toISOString()}~w1~0001`]);
   });
 
   it('reads a run, a step and an attempt with one consistent BatchGetItem', async () => {

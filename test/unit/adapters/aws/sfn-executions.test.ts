@@ -23,6 +23,7 @@ import { ConflictError, isConflictError } from '../../../../shared/errors.ts';
 import { runExecutionName, stepExecutionName } from '../../../../shared/ports/executions.ts';
 import { describeExecutionsBehaviour } from '../../../support/executions-behaviour.ts';
 import { fakeSfnHarness, MACHINE_ARNS } from '../../../support/fake-sfn.ts';
+import { RecordedExecutions } from '../../../support/recorded-executions.ts';
 
 const $metadata = {};
 const sfn = mockClient(SFNClient);
@@ -203,3 +204,9 @@ describe('createSfnExecutions', () => {
 });
 
 describeExecutionsBehaviour('Step Functions (mocked)', async () => fakeSfnHarness());
+
+// The API tests' executions: this adapter on the same fake, with a record of the calls that must change nothing.
+describeExecutionsBehaviour('Step Functions (mocked), recorded for the API tests', async () => {
+  const recorded = new RecordedExecutions();
+  return { ...recorded.sfn, executions: recorded };
+});

@@ -1,0 +1,86 @@
+/**
+ * Turns capability binding configuration (CAIRN_BINDINGS, checked by shared/capabilities/registry.ts) into the
+ * adapters that answer the targets: Lambda, HTTP, Bedrock agent. The registry itself stays pure; the Lambda entry
+ * and the embedded runtime build their registry here.
+ */
+import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import {
+  bindingsConfigFromJson,
+  type CapabilityRegistryView,
+  createCapabilityRegistry,
+  parseBindingsConfig,
+} from '../capabilities/registry.ts';
+import { type BuiltinPacksOptions, builtinBindings } from '../capabilities/runtime-registry.ts';
+import type { CapabilityBinding } from '../ports/capabilities.ts';
+import { bedrockAgentCapability } from './aws/bedrock-agent-capability.ts';
+import { lambdaCapability } from './aws/lambda-capability.ts';
+import { httpCapability } from './http-capability.ts';
+
+export interface BindingDeps {
+  /** Clients are created once, on first use, with maxAttempts 1 (the step state machine owns retries). */
+  readonly lambdaClient?: () => LambdaClient;
+  readonly bedrockClient?: () => BedrockRuntimeClient;
+  readonly fetch?: typeof fetch;
+}
+
+/** The clients bindings get unless deps say otherwise: one attempt per call, the step state machine retries. */
+export const defaultLambdaClient = (): LambdaClient => new LambdaClient({ maxAttempts: 1 });
+export const defaultBedrockClient = (): BedrockRuntimeClient => new BedrockRuntimeClient({ maxAttempts: 1 });
+
+const once = <T>(make: () => T): (() => T) => {
+  let made: { value: T } | undefined;
+  return () => {
+    made ??= { value: make() };
+    return made.value;
+  };
+};
+
+/** Builds the bindings a configuration names; clients are shared by every binding of a kind. */
+export function bindingsFromConfig(config: unknown, deps: BindingDeps = {}): Record<string, CapabilityBinding> {
+  const checked = parseBindingsConfig(config);
+  const lambda = once(deps.lambdaClient ?? defaultLambdaClient);
+  const bedrock = once(deps.bedrockClient ?? defaultBedrockClient);
+  const bindings: Record<string, CapabilityBinding> = {};
+  for (const [target, binding] of Object.entries(checked)) {
+    switch (binding.kind) {
+      case 'lambda':
+        bindings[target] = lambdaCapability({ functionArn: binding.functionArn, client: lambda() });
+        break;
+      case 'http':
+        bindings[target] = httpCapability({
+          url: binding.url,
+          ...(binding.timeoutMs === undefined ? {} : { timeoutMs: binding.timeoutMs }),
+          ...(binding.headers === undefined ? {} : { headers: binding.headers }),
+          ...(deps.fetch === undefined ? {} : { fetch: deps.fetch }),
+        });
+        break;
+      case 'bedrock':
+        bindings[target] = bedrockAgentCapability({
+          modelId: binding.modelId,
+          client: bedrock(),
+          ...(binding.maxTokens === undefined ? {} : { maxTokens: binding.maxTokens }),
+        });
+        break;
+    }
+  }
+  return bindings;
+}
+
+export interface RuntimeRegistryOptions extends BuiltinPacksOptions {
+  /** The CAIRN_BINDINGS JSON (absent or empty: none). */
+  readonly bindingsJson?: string | undefined;
+  readonly deps?: BindingDeps;
+}
+
+/**
+ * The registry a runtime uses: builtin packs (demo fakes, conformance pack) first, then the configured bindings
+ * (CAIRN_BINDINGS), which win for any target they name. The same function serves the Lambda and the local stack.
+ */
+export function createRuntimeRegistry(options: RuntimeRegistryOptions): CapabilityRegistryView {
+  // AWS clients are only created when the configuration names a Lambda or Bedrock binding.
+  return createCapabilityRegistry(
+    builtinBindings(options),
+    bindingsFromConfig(bindingsConfigFromJson(options.bindingsJson), options.deps),
+  );
+}
