@@ -1,7 +1,7 @@
 /**
  * Request bodies and queries, checked with zod at the edge: malformed JSON and schema violations are 400s with
  * details, before any route logic runs. A body is read as bytes and decoded strictly: invalid UTF-8 is refused, not
- * turned into U+FFFD, and the strict JSON codec refuses duplicate keys and trailing data.
+ * turned into U+FFFD, and the strict JSON codec refuses duplicate keys, trailing data and `__proto__` keys.
  */
 import type { Context } from 'hono';
 import { z } from 'zod';
@@ -30,13 +30,14 @@ export function decodeBody(raw: Uint8Array): string {
 }
 
 /**
- * The body's JSON value, by the plan codec's strict parser: a duplicate key or trailing data is refused here too, not
- * silently resolved. The issue is the one detail.
+ * The body's JSON value, by the plan codec's strict parser: a duplicate key, trailing data or a `__proto__` key is
+ * refused here too, not silently resolved. The issue (E_JSON, E_RESERVED_KEY) is the one detail.
  */
 export function parseJsonBody(text: string): unknown {
   const parsed = parseStrictJson(text);
   if (parsed.ok) return parsed.value;
-  throw new ApiError(400, 'E_BAD_REQUEST', `the request body is not valid JSON: ${parsed.issue.message}`, {
+  const what = parsed.issue.code === 'E_JSON' ? 'is not valid JSON' : 'is refused';
+  throw new ApiError(400, 'E_BAD_REQUEST', `the request body ${what}: ${parsed.issue.message}`, {
     details: [parsed.issue],
   });
 }

@@ -74,7 +74,7 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       throw new ApiError(400, 'E_BAD_REQUEST', 'Idempotency-Key must be 1..255 visible ASCII characters');
     }
     let fields: NewRun;
-    if ('plan' in raw) {
+    if (Object.hasOwn(raw, 'plan')) {
       const { plan } = parseWith(submitBody, raw);
       // Untrusted until proven otherwise: nothing is stored, no key is claimed, for an invalid plan.
       const submitted = validateUntrusted(plan, deps.catalog, deps.limits);
