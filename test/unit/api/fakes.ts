@@ -12,6 +12,7 @@ import type {
   IdempotencyRecord,
   NewRunEvent,
   RunEventRecord,
+  RunKeyClaim,
   RunRecord,
   RunRemovableField,
   StepPatch,
@@ -24,7 +25,7 @@ const copy = <T>(value: T): T => structuredClone(value);
 
 export class FakeStore implements Store {
   readonly runs = new Map<string, RunRecord>();
-  readonly runKeys = new Map<string, string>();
+  readonly runKeys = new Map<string, RunKeyClaim>();
   readonly plans = new Map<string, { plan: Plan; reason: string; createdAt: string }>();
   readonly steps = new Map<string, StepRecord>();
   readonly events: RunEventRecord[] = [];
@@ -37,12 +38,12 @@ export class FakeStore implements Store {
     if (this.runs.has(run.runId)) throw new ConflictError(`run ${run.runId} exists`);
     this.runs.set(run.runId, copy(run));
   }
-  async claimRunKey(key: string, runId: string): Promise<string> {
+  async claimRunKey(key: string, runId: string, requestHash: string): Promise<RunKeyClaim> {
     await tick();
     const owner = this.runKeys.get(key);
     if (owner !== undefined) return owner;
-    this.runKeys.set(key, runId);
-    return runId;
+    this.runKeys.set(key, { runId, requestHash });
+    return { runId, requestHash };
   }
   async getRun(runId: string): Promise<RunRecord | undefined> {
     await tick();
