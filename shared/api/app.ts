@@ -1,6 +1,7 @@
 /**
  * The HTTP API: one Hono app, served by API Gateway + Lambda when deployed and by @hono/node-server locally.
- * Every route but `/health` and the signed webhooks needs a bearer token; every error is JSON (errors.ts).
+ * Every route but `/health`, the console's static files and the signed webhooks needs a caller (auth.ts lists the
+ * public ones); every error is JSON (errors.ts).
  */
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -24,12 +25,12 @@ export function createApp(deps: ApiDeps): Hono<ApiEnv> {
   app.onError(handleError);
   app.notFound(handleNotFound);
 
+  // First, for every request: the public routes below are the ones auth.ts names, matched on the routed path.
+  app.use('*', authMiddleware(deps.auth));
   app.get('/health', (c) => c.json({ ok: true }));
-  // Before the bearer check: webhook senders authenticate with a per-source signature instead.
-  app.route('/', webhookRoutes(deps));
+  app.route('/', webhookRoutes(deps)); // webhook senders authenticate with a per-source signature instead
   app.route('/', consoleRoutes(deps)); // the page holds no data: it loads before sign-in
 
-  app.use('*', authMiddleware(deps.auth));
   app.use(
     '*',
     bodyLimit({

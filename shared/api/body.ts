@@ -1,6 +1,7 @@
 /**
  * Request bodies and queries, checked with zod at the edge: malformed JSON and schema violations are 400s with
- * details, before any route logic runs.
+ * details, before any route logic runs. A body is read as bytes and decoded strictly: invalid UTF-8 is refused, not
+ * turned into U+FFFD, and the strict JSON codec refuses duplicate keys, trailing data and `__proto__` keys.
  */
 import type { Context } from 'hono';
 import { z } from 'zod';
@@ -17,17 +18,43 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown, where 
   return parsed.data;
 }
 
-export async function readJson<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
-  const text = await c.req.text();
-  if (text.trim() === '') throw new ApiError(400, 'E_BAD_REQUEST', 'a JSON request body is required');
-  // The plan codec's strict parser: a duplicate key or trailing data is refused here too, not silently resolved.
-  const parsed = parseStrictJson(text);
-  if (!parsed.ok) {
-    throw new ApiError(400, 'E_BAD_REQUEST', `the request body is not valid JSON: ${parsed.issue.message}`, {
-      details: [parsed.issue],
-    });
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The body's text; bytes that are not UTF-8 are a 400, never replaced. */
+export function decodeBody(raw: Uint8Array): string {
+  try {
+    return UTF8.decode(raw);
+  } catch {
+    throw new ApiError(400, 'E_BAD_REQUEST', 'the request body is not UTF-8 text');
   }
-  return parseWith(schema, parsed.value);
+}
+
+/**
+ * The body's JSON value, by the plan codec's strict parser: a duplicate key, trailing data or a `__proto__` key is
+ * refused here too, not silently resolved. The issue (E_JSON, E_RESERVED_KEY) is the one detail.
+ */
+export function parseJsonBody(text: string): unknown {
+  const parsed = parseStrictJson(text);
+  if (parsed.ok) return parsed.value;
+  const what = parsed.issue.code === 'E_JSON' ? 'is not valid JSON' : 'is refused';
+  throw new ApiError(400, 'E_BAD_REQUEST', `the request body ${what}: ${parsed.issue.message}`, {
+    details: [parsed.issue],
+  });
+}
+
+/** The body's text, from its bytes (read as text first, invalid UTF-8 would already be replaced). */
+const bodyText = async (c: Context): Promise<string> => decodeBody(new Uint8Array(await c.req.arrayBuffer()));
+
+export async function readJson<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
+  const text = await bodyText(c);
+  if (text.trim() === '') throw new ApiError(400, 'E_BAD_REQUEST', 'a JSON request body is required');
+  return parseWith(schema, parseJsonBody(text));
+}
+
+/** As readJson, for a route whose body may be left out: no body (or a blank one) is undefined. */
+export async function readOptionalJson<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S> | undefined> {
+  const text = await bodyText(c);
+  return text.trim() === '' ? undefined : parseWith(schema, parseJsonBody(text));
 }
 
 export const readQuery = <S extends z.ZodType>(c: Context, schema: S): z.infer<S> =>

@@ -7,7 +7,7 @@
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { readJson } from './body.ts';
+import { readOptionalJson } from './body.ts';
 import { requireRun } from './console/plan-lookup.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
 import { ApiError } from './errors.ts';
@@ -28,8 +28,7 @@ export function invalidationRoutes(deps: ApiDeps): Hono<ApiEnv> {
 
   app.post('/runs/:runId/steps/:stepId/invalidate', async (c) => {
     // The body is optional: no body (or an empty one) invalidates with the default reason.
-    const text = await c.req.text();
-    const { reason } = text.trim() === '' ? {} : await readJson(c, invalidateBody);
+    const reason = (await readOptionalJson(c, invalidateBody))?.reason;
     const requestId = c.req.header(IDEMPOTENCY_HEADER);
     if (requestId !== undefined && !KEY_PATTERN.test(requestId))
       throw new ApiError(400, 'E_BAD_REQUEST', `${IDEMPOTENCY_HEADER} must be 1-255 printable ASCII characters`);

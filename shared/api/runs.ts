@@ -2,9 +2,15 @@
  * Runs: create (from an objective or a submitted plan, idempotent by key), list, read, plan revisions, events,
  * cancel. Creating a run stores it as `planning` and starts the run state machine; everything after that happens
  * in the machine, never in the request.
+ *
+ * An Idempotency-Key stands for one request: the key's claim records a hash of the body (canonical JSON, so key
+ * order is no difference), and the same key with another body is refused (422 E_IDEMPOTENCY_MISMATCH) instead of
+ * answered with a run that was asked for with other words.
  */
+import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { canonicalJson } from '../engine/replan/step-definition.ts';
 import { isConflictError } from '../errors.ts';
 import { RUN_STATUSES, type RunStatus } from '../plan/schema.ts';
 import { stampPlan } from '../plan/stamp.ts';
@@ -34,6 +40,17 @@ const DEFAULT_LIST_LIMIT = 20;
 const eventsQuery = z.strictObject({ after: z.string().min(1).max(64).optional() });
 
 type NewRun = Pick<RunRecord, 'objective' | 'mode' | 'directTarget' | 'submittedPlan' | 'planStamp'>;
+
+/** What an Idempotency-Key's claim remembers of the request: SHA-256 of the body as canonical JSON (sorted keys). */
+export const runRequestHash = (body: unknown): string =>
+  `sha256:${createHash('sha256').update(canonicalJson(body), 'utf8').digest('hex')}`;
+
+const keyMismatch = (): ApiError =>
+  new ApiError(
+    422,
+    'E_IDEMPOTENCY_MISMATCH',
+    'this Idempotency-Key was already used for a different request: send a new key for a new request',
+  );
 
 export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
@@ -75,7 +92,7 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       throw new ApiError(400, 'E_BAD_REQUEST', 'Idempotency-Key must be 1..255 visible ASCII characters');
     }
     let fields: NewRun;
-    if ('plan' in raw) {
+    if (Object.hasOwn(raw, 'plan')) {
       const { plan } = parseWith(submitBody, raw);
       // Untrusted until proven otherwise: nothing is stored, no key is claimed, for an invalid plan. A valid one is
       // stored with its stamp, so the run machine does not validate it again against the same catalog and limits.
@@ -99,8 +116,12 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     }
     let runId = deps.newId();
     if (key !== undefined) {
-      const owner = await store.claimRunKey(key, runId);
+      const requestHash = runRequestHash(raw);
+      const claim = await store.claimRunKey(key, runId, requestHash);
+      const owner = claim.runId;
       if (owner !== runId) {
+        // A claim from before request hashes were recorded has none, and is taken for the same request.
+        if (claim.requestHash !== undefined && claim.requestHash !== requestHash) throw keyMismatch();
         const existing = await store.getRun(owner);
         // Still planning: the first request may have died between storing and starting; the start is idempotent.
         if (existing && existing.status !== 'planning') return c.json({ runId: owner, status: existing.status }, 202);

@@ -9,10 +9,9 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { z } from 'zod';
 import type { EventDetail } from '../events/catalog.ts';
-import { parseStrictJson } from '../plan/json.ts';
 import type { DomainEvent, EventPublisher } from '../ports/events.ts';
 import { DEFAULT_REPLAY_WINDOW_SECONDS, MAX_REPLAY_WINDOW_SECONDS, type WebhookConfig } from '../ports/webhooks.ts';
-import { parseWith } from './body.ts';
+import { decodeBody, parseJsonBody, parseWith } from './body.ts';
 import type { ApiEnv } from './deps.ts';
 import { ApiError, errorBody } from './errors.ts';
 import { deliveryIdOf, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyWebhook } from './webhook-signature.ts';
@@ -50,19 +49,7 @@ function windowOf(config: WebhookConfig | undefined): number {
 }
 
 function parseBody(raw: Uint8Array): string[] {
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
-  } catch {
-    throw new ApiError(400, 'E_BAD_REQUEST', 'the request body is not UTF-8 text');
-  }
-  const parsed = parseStrictJson(text);
-  if (!parsed.ok) {
-    throw new ApiError(400, 'E_BAD_REQUEST', `the request body is not valid JSON: ${parsed.issue.message}`, {
-      details: [parsed.issue],
-    });
-  }
-  const body = parseWith(webhookBody, parsed.value);
+  const body = parseWith(webhookBody, parseJsonBody(decodeBody(raw)));
   // One event per distinct key: a key listed twice changed once.
   return [...new Set('resourceKey' in body ? [body.resourceKey] : body.resourceKeys)];
 }

@@ -19,6 +19,7 @@ export const ISSUE_CODES = [
   'E_EXPRESSION',
   'E_MISSING_ROLLBACK',
   'E_APPROVAL',
+  'E_RESERVED_KEY',
 ] as const;
 export type IssueCode = (typeof ISSUE_CODES)[number];
 

@@ -1,12 +1,19 @@
 /**
- * Strict JSON: RFC 8259 text with one value, no trailing data and no duplicate key at any depth.
+ * Strict JSON: RFC 8259 text with one value, no trailing data, no duplicate key and no `__proto__` key at any depth.
  *
  * `JSON.parse` silently keeps the last of two equal keys, so a plan could say one thing to a reviewer and another to
- * the executor. The fast path is the native parser plus a single scan for duplicate keys (the scan may assume the
- * text is well-formed). Only when either rejects the text does the slower checking parser below run, to say where
- * and why with a line, a column and a JSON Pointer.
+ * the executor. It also makes `__proto__` an own property, which every later copy (zod, spreads, `Object.assign`)
+ * either drops or turns into the copy's prototype: the key is refused (E_RESERVED_KEY) so that it can do neither.
+ * `constructor` and `prototype` stay ordinary keys: as own data properties they set nothing.
+ *
+ * The fast path is the native parser plus a single scan of the keys (the scan may assume the text is well-formed).
+ * Only when either rejects the text does the slower checking parser below run, to say where and why with a line, a
+ * column and a JSON Pointer.
  */
-import { issue, type PlanIssue, pointer } from './issues.ts';
+import { type IssueCode, issue, type PlanIssue, pointer } from './issues.ts';
+
+/** The one key refused anywhere in a document: assigning it to a plain object sets the object's prototype. */
+export const RESERVED_KEY = '__proto__';
 
 /** Deeper nesting than this is rejected: no plan needs it, and recursive consumers would overflow the stack. */
 export const MAX_JSON_DEPTH = 256;
@@ -58,7 +65,7 @@ const SMALL_OBJECT = 24;
 type KeySet = string[] | Set<string>;
 
 /**
- * Duplicate-key and depth scan over text that `JSON.parse` accepted. Iterative, so any nesting is safe here; the
+ * Duplicate-key, reserved-key and depth scan over text that `JSON.parse` accepted. Iterative, so any nesting is safe here; the
  * depth limit protects everything after it (schema checks, encoders) from recursing off the stack.
  */
 function scanKeysAndDepth(text: string): 'fine' | 'problem' {
@@ -74,6 +81,7 @@ function scanKeysAndDepth(text: string): 'fine' | 'problem' {
       if (text.charCodeAt(next) === COLON) {
         const raw = text.slice(i + 1, end);
         const key = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
+        if (key === RESERVED_KEY) return 'problem';
         const keys = stack[stack.length - 1];
         if (Array.isArray(keys)) {
           if (keys.includes(key)) return 'problem';
@@ -104,6 +112,7 @@ class JsonSyntaxError extends Error {
   constructor(
     readonly at: number,
     readonly what: string,
+    readonly code: IssueCode = 'E_JSON',
   ) {
     super(what);
   }
@@ -145,7 +154,7 @@ function explainFailure(text: string): PlanIssue {
       if (frame.kind === 'array') segments.push(frame.index);
       else if (frame.key !== null) segments.push(frame.key);
     }
-    return issue('E_JSON', pointer(segments), `${error.what} at line ${line}, column ${column}`);
+    return issue(error.code, pointer(segments), `${error.what} at line ${line}, column ${column}`);
   }
 }
 
@@ -277,6 +286,7 @@ function parseChecked(text: string, frames: Frame[]): void {
     const at = i;
     const key = readString();
     frame.key = key;
+    if (key === RESERVED_KEY) throw new JsonSyntaxError(at, `reserved key "${RESERVED_KEY}"`, 'E_RESERVED_KEY');
     if (frame.keys.has(key)) fail(`duplicate key ${JSON.stringify(key)}`, at);
     frame.keys.add(key);
     skipWhitespace();

@@ -200,6 +200,13 @@ export interface ApprovalRecord {
   readonly output?: unknown;
 }
 
+/** Who holds an Idempotency-Key of `POST /runs`: its run, and a hash of the request that claimed it. */
+export interface RunKeyClaim {
+  readonly runId: string;
+  /** Absent on a claim stored before request hashes were recorded: it cannot be compared, so it matches any. */
+  readonly requestHash?: string;
+}
+
 export type IdempotencyRecord =
   | { readonly key: string; readonly status: 'in_progress'; readonly expiresAt: number }
   | { readonly key: string; readonly status: 'completed'; readonly result: unknown; readonly expiresAt: number };
@@ -238,8 +245,11 @@ export interface StepWithRun {
 export interface Store {
   // runs
   createRun(run: RunRecord): Promise<void>; // ConflictError if the runId exists
-  /** Claims an Idempotency-Key for a new run: returns the runId that owns the key (the given one if it won). */
-  claimRunKey(key: string, runId: string): Promise<string>;
+  /**
+   * Claims an Idempotency-Key for a new run, recording the hash of the request that claimed it (conditional put, the
+   * first claimant wins): returns the claim that holds the key, the given one if it won.
+   */
+  claimRunKey(key: string, runId: string, requestHash: string): Promise<RunKeyClaim>;
   getRun(runId: string): Promise<RunRecord | undefined>; // ConsistentRead
   /**
    * Conditional update: applies only when the run exists and its status is one of `from` (at least one); returns the

@@ -29,7 +29,15 @@ describe.skipIf(!chromiumPath)('console sign-in through an OIDC provider', { tim
     process.env.CAIRN_CONSOLE_OIDC_CLIENT_ID = 'cairn-console';
     const app = createApp((await harness({ auth: { kind: 'gateway' } })).deps);
     for (const name of OIDC_ENV) delete process.env[name];
-    server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+    // Stands in for API Gateway's JWT authorizer: the provider's token becomes verified claims in the request context.
+    const gateway = (request: Request) =>
+      app.fetch(
+        request,
+        request.headers.get('authorization') === 'Bearer jwt-from-idp'
+          ? { requestContext: { authorizer: { jwt: { claims: { sub: 'idp-user' } } } } }
+          : {},
+      );
+    server = serve({ fetch: gateway, port: 0, hostname: '127.0.0.1' });
     await new Promise<void>((resolve) => server.once('listening', resolve));
     consoleUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/console/`;
     browser = await launchChromium();

@@ -74,6 +74,30 @@ describe('the API on the DynamoDB store', () => {
     expect(view).toMatchObject({ status: 'planning', steps: [] });
   });
 
+  it('refuses concurrent requests that reuse a key with other bodies, and answers the one with the same body', async () => {
+    const plans = [planOf([echoStep('a')], 'first'), planOf([echoStep('a')], 'second'), planOf([echoStep('b')])];
+    const answers = await Promise.all(
+      plans.map((plan) => request('POST', '/runs', { plan }, { 'idempotency-key': 'shared-key' })),
+    );
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 202)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 422)).toHaveLength(2);
+    const winner = plans[statuses.indexOf(202)];
+    const { runId } = (await (answers[statuses.indexOf(202)] as Response).json()) as { runId: string };
+    const codes = await Promise.all(
+      answers
+        .filter((r) => r.status === 422)
+        .map(async (r) => ((await r.json()) as { error: { code: string } }).error.code),
+    );
+    expect(codes).toEqual(['E_IDEMPOTENCY_MISMATCH', 'E_IDEMPOTENCY_MISMATCH']);
+    expect(await store.listRuns()).toHaveLength(1);
+    const again = await request('POST', '/runs', { plan: winner }, { 'idempotency-key': 'shared-key' });
+    expect(again.status).toBe(202);
+    expect(((await again.json()) as { runId: string }).runId).toBe(runId);
+    // The winner is still planning, so the same request starts its machine again: the same name, started once.
+    expect(executions.startedNames()).toHaveLength(1);
+  });
+
   it('stores nothing for an invalid submitted plan', async () => {
     const res = await request(
       'POST',

@@ -6,7 +6,7 @@
 import { ConflictError, ValidationError } from '../../errors.ts';
 import type { OutboxEntry } from '../../events/outbox.ts';
 import type { Plan, RunStatus } from '../../plan/schema.ts';
-import type { RunRecord, RunRemovableField, RunSetAttribute, Store } from '../../ports/store.ts';
+import type { RunKeyClaim, RunRecord, RunRemovableField, RunSetAttribute, Store } from '../../ports/store.ts';
 import { encodeFields } from './dynamo-attributes.ts';
 import {
   decodePlanRevision,
@@ -69,19 +69,22 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     return frozen;
   };
 
-  const claimRunKey = async (key: string, runId: string): Promise<string> => {
+  const claimRunKey = async (key: string, runId: string, requestHash: string): Promise<RunKeyClaim> => {
     // The key item is never deleted, so a lost put always finds the winner on the (consistent) read.
     const scope = new ExpressionScope();
     const item = {
-      ...stringItem({ ...itemKeys.runKey(key), [ENTITY_ATTRIBUTE]: 'runKey', key, runId }),
+      ...stringItem({ ...itemKeys.runKey(key), [ENTITY_ATTRIBUTE]: 'runKey', key, runId, requestHash }),
       createdAt: { S: ctx.now().toISOString() },
     };
-    if (await conditionalPut(ctx, item, scope, scope.notExists(PARTITION_KEY))) return runId;
-    const winner = (await getItem(ctx, itemKeys.runKey(key)))?.runId?.S;
-    if (winner === undefined) {
+    if (await conditionalPut(ctx, item, scope, scope.notExists(PARTITION_KEY))) return { runId, requestHash };
+    const winner = await getItem(ctx, itemKeys.runKey(key));
+    const owner = winner?.runId?.S;
+    if (owner === undefined) {
       throw new ConflictError(`run key ${key} is claimed but unreadable`, { context: { key }, retryable: true });
     }
-    return winner;
+    // Claims written before request hashes were recorded have none.
+    const ownerHash = winner?.requestHash?.S;
+    return ownerHash === undefined ? { runId: owner } : { runId: owner, requestHash: ownerHash };
   };
 
   const updateRun = async (

@@ -29,7 +29,8 @@ const USAGE = `usage: cairn run "<objective>" [options]
   --mode DIRECT|DECOMPOSE   how the objective is planned (default: DIRECT with --direct-target, else DECOMPOSE)
   --direct-target <target>  DIRECT: the catalog target of the single step
   --plan <file>             run this plan (validated by the API as untrusted) instead of planning an objective
-  --idempotency-key <key>   the same key returns the same run and starts nothing new
+  --idempotency-key <key>   the same key returns the same run and starts nothing new (with another
+                            objective or plan it is refused: E_IDEMPOTENCY_MISMATCH)
   --watch                   follow the run until it ends or waits for a person
   --interval <ms>           polling interval of --watch (default ${DEFAULT_POLL_MS})
   --json                    print the API's answer as JSON

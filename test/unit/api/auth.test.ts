@@ -64,9 +64,10 @@ describe('gateway auth', () => {
     expect(await res.json()).toEqual({ principal: 'user-42' });
   });
 
-  it('falls back to a fixed principal when there is no claim', async () => {
+  it('refuses a request without claims: the authorizer did not check it', async () => {
     const res = await appWith().request('/who', {}, {});
-    expect(await res.json()).toEqual({ principal: 'gateway' });
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('E_UNAUTHORIZED');
   });
 });
 

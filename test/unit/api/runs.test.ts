@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { runRequestHash } from '../../../shared/api/runs.ts';
 import { isStamped } from '../../../shared/plan/stamp.ts';
 import { runExecutionName } from '../../../shared/ports/executions.ts';
 import { echoStep, gateStep, harness, planOf, runRecord, seedRun, stepRecord } from './harness.ts';
@@ -93,7 +94,7 @@ describe('POST /runs', () => {
   it('does not touch a key owner that has left planning', async () => {
     const h = await harness();
     await h.store.createRun(runRecord('run-old', { status: 'complete' }));
-    await h.store.claimRunKey('k2', 'run-old');
+    await h.store.claimRunKey('k2', 'run-old', runRequestHash({ objective: 'x', directTarget: 'tool:echo' }));
     const res = await h.request('POST', '/runs', {
       body: { objective: 'x', directTarget: 'tool:echo' },
       headers: { 'idempotency-key': 'k2' },
@@ -104,7 +105,7 @@ describe('POST /runs', () => {
 
   it('finishes the work of a key owner that died before storing its run', async () => {
     const h = await harness();
-    await h.store.claimRunKey('k3', 'run-lost');
+    await h.store.claimRunKey('k3', 'run-lost', runRequestHash({ objective: 'x', directTarget: 'tool:echo' }));
     const res = await h.request('POST', '/runs', {
       body: { objective: 'x', directTarget: 'tool:echo' },
       headers: { 'idempotency-key': 'k3' },
