@@ -265,8 +265,10 @@ export class StateMachines extends Construct {
             retryable: true,
             details: JsonPath.objectAt('$.executorError'),
           },
-          // Unknown here: the coordinator takes the step's newest attempt.
-          attempt: null,
+          // Unknown here: the coordinator takes the step's newest attempt. A literal null would be dropped by CDK
+          // (it leaves null fields out of Parameters) and RecordFailure's `$.failure.attempt` would then fail the
+          // execution with States.Runtime; the intrinsic yields a JSON null that survives synthesis.
+          attempt: JsonPath.stringToJson('null'),
         },
         resultPath: '$.failure',
       }).next(recordFailure),

@@ -1,7 +1,8 @@
 /**
  * The embedded Executions adapter running the REAL synthesized run and step definitions, with scripted handlers in
- * place of the Lambdas: every path the design describes (plan → validate → start → wait → finalize; claim →
- * execute → verify → complete; retries through RecordFailure/Backoff; callback timeouts; Catch routes).
+ * place of the Lambdas: every path the design describes (plan → validate → start → wait → finalize; RunStep → Route
+ * → done, a retry through Backoff, a person's decision through AwaitDecision; callback timeouts; Retry and Catch
+ * routes into RecordFailure).
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -13,7 +14,7 @@ import {
 import type { AslDefinition } from '../../infra/local/synth.ts';
 import { type ExtractedMachines, synthesizeStateMachines } from '../../infra/local/synth.ts';
 import { isConflictError } from '../../shared/errors.ts';
-import { runExecutionName, stepExecutionName } from '../../shared/ports/executions.ts';
+import { runExecutionName, stepExecutionInput, stepExecutionName } from '../../shared/ports/executions.ts';
 import {
   describeExecutionsBehaviour,
   type ExecutionState,
@@ -27,6 +28,8 @@ let machines: ExtractedMachines;
 let executions: LocalExecutions | undefined;
 let calls: { fn: string; payload: Payload }[];
 let failures: { error: Error; execution: LocalExecutionInfo }[];
+/** The states step executions entered, in order (run-machine states are left out). */
+let stepStates: string[];
 
 beforeAll(() => {
   machines = synthesizeStateMachines();
@@ -45,6 +48,7 @@ function boot(scripts: {
 }) {
   calls = [];
   failures = [];
+  stepStates = [];
   const handler =
     (fn: string, script: (payload: Payload) => unknown): LocalHandler =>
     async (payload) => {
@@ -54,21 +58,23 @@ function boot(scripts: {
   const coordinatorDefaults: Record<string, Script> = {
     startRun: () => ({ deadlineSeconds: 300 }),
     awaitRun: () => ({}),
-    claimStep: () => ({ outcome: 'claimed', kind: 'tool', attempt: 1, approvalTimeoutSeconds: 300 }),
-    verifyStep: () => ({ verdict: 'pass' }),
-    recordFailure: () => ({ decision: 'failed' }),
+    recordFailure: (p) => ({ action: 'done', attempt: p.attempt ?? 1 }),
     requestApproval: () => ({ approvalId: 'ap-1' }),
+    expireApproval: () => ({ outcome: 'failed' }),
   };
   const actions = { ...coordinatorDefaults, ...scripts.actions };
   executions = createLocalExecutions({
     definitions: { run: machines.run, step: machines.step },
     functionOf: machines.functionOf,
     backoffMs: 1,
+    onStateEntered: (machine, state) => {
+      if (machine === 'step') stepStates.push(state);
+    },
     onError: (error, execution) => failures.push({ error, execution }),
     handlers: {
       Planner: handler('Planner', scripts.Planner ?? ((p) => ({ runId: p.runId }))),
       Validator: handler('Validator', scripts.Validator ?? (() => ({ valid: true, errors: [] }))),
-      StepExecutor: handler('StepExecutor', scripts.StepExecutor ?? (() => ({ ok: true }))),
+      StepExecutor: handler('StepExecutor', scripts.StepExecutor ?? (() => ({ action: 'done', attempt: 1 }))),
       Coordinator: handler('Coordinator', (p) => (actions[p.action ?? ''] ?? (() => ({})))(p)),
     },
   });
@@ -206,141 +212,116 @@ describe('local executions on the synthesized run machine', () => {
 });
 
 describe('local executions on the synthesized step machine', () => {
-  it('claims, executes, verifies and completes a tool step', async () => {
+  const INPUT = stepExecutionInput(STEP);
+  const RUN_STEP = (executionId: string, previous: unknown = null, decision: unknown = null) => ({
+    ...STEP,
+    executionId,
+    previous,
+    decision,
+  });
+  const awaiting = (kind: 'approval' | 'review', attempt = 1, timeoutSeconds = 300) => ({
+    action: 'await',
+    attempt,
+    kind,
+    timeoutSeconds,
+  });
+  /** RunStep answers from a list, one per call (the last one repeats). */
+  const answers =
+    (...list: unknown[]): Script =>
+    () =>
+      list.length > 1 ? list.shift() : list[0];
+
+  it('runs a step in one RunStep call: exactly RunStep → Route → StepDone', async () => {
     const ex = boot({});
 
-    const { executionId } = await ex.start('step', STEP_NAME, STEP);
+    const { executionId } = await ex.start('step', STEP_NAME, INPUT);
     await ex.idle();
 
-    expect(trail()).toEqual(['claimStep', 'StepExecutor', 'verifyStep', 'completeStep']);
-    expect(callOf('claimStep')).toEqual({ action: 'claimStep', ...STEP, executionId });
-    expect(callOf('StepExecutor')).toEqual({ ...STEP, attempt: 1 });
-    expect(callOf('verifyStep')).toEqual({ action: 'verifyStep', ...STEP, attempt: 1, decision: null });
-    expect(callOf('completeStep')).toEqual({ action: 'completeStep', ...STEP, attempt: 1 });
-    expect(statusOf(ex, STEP_NAME)?.status).toBe('SUCCEEDED');
+    expect(trail()).toEqual(['StepExecutor']);
+    expect(callOf('StepExecutor')).toEqual(RUN_STEP(executionId));
+    await waitFor(() => stepStates.includes('StepDone'));
+    expect(stepStates).toEqual(['RunStep', 'Route', 'StepDone']);
+    expect(statusOf(ex, STEP_NAME)).toMatchObject({ status: 'SUCCEEDED', output: { next: { action: 'done' } } });
   });
 
-  it('ends at once when the claim is not granted', async () => {
-    const ex = boot({ actions: { claimStep: () => ({ outcome: 'duplicate', kind: 'tool', attempt: 1 }) } });
-
-    await ex.start('step', STEP_NAME, STEP);
-    await ex.idle();
-
-    expect(trail()).toEqual(['claimStep']);
-    expect(statusOf(ex, STEP_NAME)?.status).toBe('SUCCEEDED');
-  });
-
-  it('retries through RecordFailure and Backoff with the next attempt, without sleeping the delay', async () => {
-    const failure = { code: 'E_CAPABILITY', message: 'flaky', retryable: true };
-    const ex = boot({
-      StepExecutor: (p) => (p.attempt === 1 ? { ok: false, error: failure } : { ok: true }),
-      actions: {
-        recordFailure: (p) => ({ decision: 'retry', attempt: Number(p.attempt) + 1, delaySeconds: 30 }),
-      },
-    });
+  it('waits out a retry in Backoff (compressed) and gives RunStep the retry answer as previous', async () => {
+    const retry = { action: 'retry', attempt: 2, delaySeconds: 30 };
+    const ex = boot({ StepExecutor: answers(retry, { action: 'done', attempt: 2 }) });
     const startedAt = Date.now();
 
-    await ex.start('step', STEP_NAME, STEP);
+    const { executionId } = await ex.start('step', STEP_NAME, INPUT);
     await ex.idle();
 
-    expect(trail()).toEqual([
-      'claimStep',
-      'StepExecutor',
-      'recordFailure',
-      'StepExecutor',
-      'verifyStep',
-      'completeStep',
-    ]);
-    expect(callOf('recordFailure')).toEqual({ action: 'recordFailure', ...STEP, attempt: 1, error: failure });
-    expect(callOf('StepExecutor', 1)).toEqual({ ...STEP, attempt: 2 });
-    expect(callOf('completeStep')).toMatchObject({ attempt: 2 });
+    expect(trail()).toEqual(['StepExecutor', 'StepExecutor']);
+    expect(callOf('StepExecutor', 0)).toEqual(RUN_STEP(executionId));
+    expect(callOf('StepExecutor', 1)).toEqual(RUN_STEP(executionId, retry));
+    await waitFor(() => stepStates.includes('StepDone'));
+    expect(stepStates).toEqual(['RunStep', 'Route', 'Backoff', 'RunStep', 'Route', 'StepDone']);
     expect(Date.now() - startedAt).toBeLessThan(10_000);
   });
 
-  it('routes an executor crash by Catch to RecordFailure as a retryable E_EXECUTOR error', async () => {
+  it('parks on the task token of an await, gives RunStep the decision, and asks again for a review', async () => {
     const ex = boot({
-      StepExecutor: () => {
-        throw new TypeError('cannot read properties of undefined');
-      },
+      StepExecutor: answers(awaiting('approval'), awaiting('review'), { action: 'done', attempt: 1 }),
     });
 
-    await ex.start('step', STEP_NAME, STEP);
-    await ex.idle();
-
-    expect(trail()).toEqual(['claimStep', 'StepExecutor', 'recordFailure']);
-    expect(callOf('recordFailure').error).toMatchObject({
-      code: 'E_EXECUTOR',
-      message: 'TypeError',
-      retryable: true,
-      details: { Error: 'TypeError' },
-    });
-    expect(statusOf(ex, STEP_NAME)?.status).toBe('SUCCEEDED');
-  });
-
-  it('records a failed verification with the verifier error', async () => {
-    const error = { code: 'E_OUTPUT_SCHEMA', message: 'missing field', retryable: false };
-    const ex = boot({ actions: { verifyStep: () => ({ verdict: 'fail', error }) } });
-
-    await ex.start('step', STEP_NAME, STEP);
-    await ex.idle();
-
-    expect(trail()).toEqual(['claimStep', 'StepExecutor', 'verifyStep', 'recordFailure']);
-    expect(callOf('recordFailure').error).toEqual(error);
-  });
-
-  it('gates a human step on approval, verifies the decision, sends a review back through verification', async () => {
-    let verifications = 0;
-    const ex = boot({
-      actions: {
-        claimStep: () => ({ outcome: 'claimed', kind: 'human', attempt: 1, approvalTimeoutSeconds: 300 }),
-        verifyStep: () => ({ verdict: ++verifications === 1 ? 'review' : 'pass' }),
-      },
-    });
-
-    await ex.start('step', STEP_NAME, STEP);
+    const { executionId } = await ex.start('step', STEP_NAME, INPUT);
     await ex.idle();
     const approval = callOf('requestApproval');
     expect(approval).toEqual({ action: 'requestApproval', ...STEP, kind: 'approval', taskToken: approval.taskToken });
+    expect(statusOf(ex, STEP_NAME)?.status).toBe('RUNNING');
+    expect(trail()).toEqual(['StepExecutor', 'requestApproval']);
+
     await ex.sendTaskSuccess(String(approval.taskToken), { decision: 'approve', by: 'ana' });
     await ex.idle();
     const review = callOf('requestApproval', 1);
     expect(review).toMatchObject({ kind: 'review' });
+    expect(review.taskToken).not.toBe(approval.taskToken);
     await ex.sendTaskSuccess(String(review.taskToken), { decision: 'edit', output: { n: 2 } });
     await ex.idle();
 
-    expect(trail()).toEqual([
-      'claimStep',
-      'requestApproval',
-      'verifyStep',
-      'requestApproval',
-      'verifyStep',
-      'completeStep',
+    expect(trail()).toEqual(['StepExecutor', 'requestApproval', 'StepExecutor', 'requestApproval', 'StepExecutor']);
+    expect(callOf('StepExecutor', 1)).toEqual(
+      RUN_STEP(executionId, awaiting('approval'), { decision: 'approve', by: 'ana' }),
+    );
+    expect(callOf('StepExecutor', 2)).toEqual(
+      RUN_STEP(executionId, awaiting('review'), { decision: 'edit', output: { n: 2 } }),
+    );
+    await waitFor(() => stepStates.includes('StepDone'));
+    expect(stepStates).toEqual([
+      'RunStep',
+      'Route',
+      'AwaitDecision',
+      'RunStep',
+      'Route',
+      'AwaitDecision',
+      'RunStep',
+      'Route',
+      'StepDone',
     ]);
-    expect(callOf('verifyStep', 0).decision).toEqual({ decision: 'approve', by: 'ana' });
-    expect(callOf('verifyStep', 1).decision).toEqual({ decision: 'edit', output: { n: 2 } });
-    expect(review.taskToken).not.toBe(approval.taskToken);
   });
 
-  it('expires an unanswered approval through the timeout Catch and closes its token', async () => {
-    const ex = boot({
-      actions: { claimStep: () => ({ outcome: 'claimed', kind: 'human', attempt: 1, approvalTimeoutSeconds: 1 }) },
-    });
+  it('expires an unanswered decision through DecisionExpired and closes its token', async () => {
+    const ex = boot({ StepExecutor: answers(awaiting('approval', 1, 1)) });
 
-    await ex.start('step', STEP_NAME, STEP);
+    await ex.start('step', STEP_NAME, INPUT);
     await ex.idle();
     const token = String(callOf('requestApproval').taskToken);
     await waitFor(() => statusOf(ex, STEP_NAME)?.status !== 'RUNNING');
 
-    expect(trail()).toEqual(['claimStep', 'requestApproval', 'expireApproval']);
+    expect(trail()).toEqual(['StepExecutor', 'requestApproval', 'expireApproval']);
     expect(callOf('expireApproval')).toEqual({ action: 'expireApproval', ...STEP, kind: 'approval' });
+    expect(statusOf(ex, STEP_NAME)?.status).toBe('SUCCEEDED');
+    await waitFor(() => stepStates.includes('StepDone'));
+    expect(stepStates).toEqual(['RunStep', 'Route', 'AwaitDecision', 'DecisionExpired', 'StepDone']);
     const late = await ex.sendTaskSuccess(token, { decision: 'approve' }).catch((e: unknown) => e);
     expect(isConflictError(late)).toBe(true);
   });
 
-  it('times a gate out even when its handler is still busy, and ignores what the handler does afterwards', async () => {
+  it('times a wait out even when its handler is still busy, and ignores what the handler does afterwards', async () => {
     const ex = boot({
+      StepExecutor: answers(awaiting('approval', 1, 1)),
       actions: {
-        claimStep: () => ({ outcome: 'claimed', kind: 'human', attempt: 1, approvalTimeoutSeconds: 1 }),
         requestApproval: async () => {
           await new Promise((resolve) => setTimeout(resolve, 1_300));
           throw new Error('too late to matter');
@@ -348,69 +329,163 @@ describe('local executions on the synthesized step machine', () => {
       },
     });
 
-    await ex.start('step', STEP_NAME, STEP);
+    await ex.start('step', STEP_NAME, INPUT);
     await waitFor(() => trail().includes('expireApproval'));
     await new Promise((resolve) => setTimeout(resolve, 400));
 
-    expect(trail()).toEqual(['claimStep', 'requestApproval', 'expireApproval']);
+    expect(trail()).toEqual(['StepExecutor', 'requestApproval', 'expireApproval']);
     expect(statusOf(ex, STEP_NAME)?.status).toBe('SUCCEEDED');
   });
 
-  it('fails the execution with an uncatchable States.Runtime when a gate timeout is not a positive integer', async () => {
+  it('turns a SendTaskFailure on a wait into GateFailed → RecordFailure: a permanent E_GATE of the attempt', async () => {
     const ex = boot({
-      actions: { claimStep: () => ({ outcome: 'claimed', kind: 'human', attempt: 1, approvalTimeoutSeconds: 0 }) },
+      StepExecutor: answers(awaiting('review', 2)),
+      actions: { recordFailure: () => ({ action: 'done', attempt: 2 }) },
     });
 
-    await ex.start('step', STEP_NAME, STEP);
-    await ex.idle();
-
-    expect(trail()).toEqual(['claimStep']);
-    expect(statusOf(ex, STEP_NAME)).toMatchObject({ status: 'FAILED', error: { error: 'States.Runtime' } });
-  });
-
-  it('turns a SendTaskFailure on a gate into a permanent E_GATE failure', async () => {
-    const ex = boot({
-      actions: { claimStep: () => ({ outcome: 'claimed', kind: 'human', attempt: 1, approvalTimeoutSeconds: 300 }) },
-    });
-
-    await ex.start('step', STEP_NAME, STEP);
+    await ex.start('step', STEP_NAME, INPUT);
     await ex.idle();
     await ex.sendTaskFailure(String(callOf('requestApproval').taskToken), 'StepCancelled', 'run cancelled');
     await ex.idle();
 
-    expect(trail()).toEqual(['claimStep', 'requestApproval', 'recordFailure']);
-    expect(callOf('recordFailure').error).toMatchObject({ code: 'E_GATE', message: 'StepCancelled', retryable: false });
+    expect(trail()).toEqual(['StepExecutor', 'requestApproval', 'recordFailure']);
+    expect(callOf('recordFailure')).toEqual({
+      action: 'recordFailure',
+      ...STEP,
+      attempt: 2,
+      error: {
+        code: 'E_GATE',
+        message: 'StepCancelled',
+        retryable: false,
+        details: { Error: 'StepCancelled', Cause: 'run cancelled' },
+      },
+    });
+    await waitFor(() => stepStates.includes('StepDone'));
+    expect(stepStates).toEqual([
+      'RunStep',
+      'Route',
+      'AwaitDecision',
+      'GateFailed',
+      'RecordFailure',
+      'Route',
+      'StepDone',
+    ]);
+    expect(statusOf(ex, STEP_NAME)?.status).toBe('SUCCEEDED');
+  });
+
+  it('retries RunStep on a Lambda throttle inside the Task: the same call again, no failure recorded', async () => {
+    let calls = 0;
+    const ex = boot({
+      StepExecutor: () => {
+        calls++;
+        if (calls === 1) throw Object.assign(new Error('Rate exceeded'), { name: 'Lambda.TooManyRequestsException' });
+        return { action: 'done', attempt: 1 };
+      },
+    });
+
+    const { executionId } = await ex.start('step', STEP_NAME, INPUT);
+    await waitFor(() => statusOf(ex, STEP_NAME)?.status !== 'RUNNING');
+
+    expect(trail()).toEqual(['StepExecutor', 'StepExecutor']);
+    expect(callOf('StepExecutor', 1)).toEqual(callOf('StepExecutor', 0));
+    expect(callOf('StepExecutor', 1)).toEqual(RUN_STEP(executionId));
+    expect(statusOf(ex, STEP_NAME)?.status).toBe('SUCCEEDED');
+    await waitFor(() => stepStates.includes('StepDone'));
+    expect(stepStates).toEqual(['RunStep', 'Route', 'StepDone']);
+  });
+
+  it('routes a RunStep that fails for good through ExecutorFailed to RecordFailure: attempt null, retryable E_EXECUTOR', async () => {
+    const next = { action: 'retry', attempt: 2, delaySeconds: 5 };
+    let calls = 0;
+    const ex = boot({
+      StepExecutor: () => {
+        calls++;
+        if (calls === 1) throw new TypeError('cannot read properties of undefined');
+        return { action: 'done', attempt: 2 };
+      },
+      actions: { recordFailure: () => next },
+    });
+
+    const { executionId } = await ex.start('step', STEP_NAME, INPUT);
+    await ex.idle();
+
+    expect(trail()).toEqual(['StepExecutor', 'recordFailure', 'StepExecutor']);
+    const recorded = callOf('recordFailure');
+    expect(recorded).toEqual({
+      action: 'recordFailure',
+      ...STEP,
+      attempt: null,
+      error: {
+        code: 'E_EXECUTOR',
+        message: 'TypeError',
+        retryable: true,
+        details: { Error: 'TypeError', Cause: expect.any(String) },
+      },
+    });
+    expect(JSON.parse(String((recorded.error as { details: { Cause: string } }).details.Cause))).toEqual({
+      errorType: 'TypeError',
+      errorMessage: 'cannot read properties of undefined',
+    });
+    // RecordFailure answers like RunStep: its retry goes through Backoff to the next RunStep.
+    expect(callOf('StepExecutor', 1)).toEqual(RUN_STEP(executionId, next));
+    await waitFor(() => stepStates.includes('StepDone'));
+    expect(stepStates).toEqual([
+      'RunStep',
+      'ExecutorFailed',
+      'RecordFailure',
+      'Route',
+      'Backoff',
+      'RunStep',
+      'Route',
+      'StepDone',
+    ]);
+    expect(statusOf(ex, STEP_NAME)?.status).toBe('SUCCEEDED');
   });
 
   it('stops a waiting execution: ABORTED, no further state runs, its token closed', async () => {
-    const ex = boot({
-      actions: { claimStep: () => ({ outcome: 'claimed', kind: 'human', attempt: 1, approvalTimeoutSeconds: 300 }) },
-    });
+    const ex = boot({ StepExecutor: answers(awaiting('approval')) });
 
-    const { executionId } = await ex.start('step', STEP_NAME, STEP);
+    const { executionId } = await ex.start('step', STEP_NAME, INPUT);
     await ex.idle();
     await ex.stop(executionId, 'RunCancelled', 'cancelled');
     await ex.idle();
     await new Promise((resolve) => setTimeout(resolve, 20));
 
     expect(statusOf(ex, STEP_NAME)).toMatchObject({ status: 'ABORTED', error: { error: 'RunCancelled' } });
-    expect(trail()).toEqual(['claimStep', 'requestApproval']);
+    expect(trail()).toEqual(['StepExecutor', 'requestApproval']);
     const late = await ex.sendTaskSuccess(String(callOf('requestApproval').taskToken), {}).catch((e: unknown) => e);
     expect(isConflictError(late)).toBe(true);
   });
 
-  it('fails the execution and reports it when an uncaught handler error escapes', async () => {
+  it.each([0, 1.5])(
+    'fails the execution with an uncatchable States.Runtime when a wait timeout is %s (not a positive integer)',
+    async (timeoutSeconds) => {
+      const ex = boot({ StepExecutor: answers(awaiting('approval', 1, timeoutSeconds)) });
+
+      await ex.start('step', STEP_NAME, INPUT);
+      await ex.idle();
+
+      expect(trail()).toEqual(['StepExecutor']);
+      expect(statusOf(ex, STEP_NAME)).toMatchObject({ status: 'FAILED', error: { error: 'States.Runtime' } });
+    },
+  );
+
+  it('fails the execution and reports it when RecordFailure throws an error nothing catches', async () => {
     const ex = boot({
+      StepExecutor: () => {
+        throw new TypeError('cannot read properties of undefined');
+      },
       actions: {
-        claimStep: () => {
+        recordFailure: () => {
           throw Object.assign(new Error('store unavailable'), { name: 'StoreUnavailable' });
         },
       },
     });
 
-    await ex.start('step', STEP_NAME, STEP);
+    await ex.start('step', STEP_NAME, INPUT);
     await ex.idle();
 
+    expect(trail()).toEqual(['StepExecutor', 'recordFailure']);
     expect(statusOf(ex, STEP_NAME)).toMatchObject({ status: 'FAILED', error: { error: 'StoreUnavailable' } });
     expect(failures.map((f) => f.error.name)).toEqual(['StoreUnavailable']);
   });

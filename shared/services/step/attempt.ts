@@ -124,8 +124,17 @@ export async function runAttempt(
     verdict ? { verdict } : { error: attempt.error as StepError },
     policyOf(ctx, planStep),
   );
-  if (recorded === undefined || recorded.outcome === 'running')
-    await ctx.deps.store.putAttempt(withVerdict(attempt, verdict));
+  if (recorded === undefined || recorded.outcome === 'running') {
+    if (!(await ctx.deps.store.putAttempt(withVerdict(attempt, verdict)))) {
+      // Another copy of this RunStep (a duplicated or repeated invocation) recorded the attempt first: its record
+      // is the attempt's outcome, whatever this copy's call answered, so the step and its attempts agree.
+      const first = await ctx.deps.store.getAttempt(step.runId, step.stepId, {
+        generation: step.generation,
+        attempt: n,
+      });
+      if (first && first.outcome !== 'running') return runAttempt(ctx, call, flight, n, input, first);
+    }
+  }
   return follow(ctx, flight, n, outcome, execNote(attempt), {
     output: attempt.output,
     confidence: attempt.confidence ?? null,

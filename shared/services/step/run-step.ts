@@ -63,11 +63,16 @@ export function createStepRunner(deps: StepRunnerDeps): StepRunner {
       if (previous === null)
         return enter(ctx, call, await loadStepRecords(ctx, memory, ref), ref.generation, request.executionId);
       if (previous.action === 'retry') {
-        // Attempt 1 holds the input every attempt of the generation runs with.
-        const records = await loadStepRecords(ctx, memory, ref, 1);
+        // Attempt 1 holds the input every attempt of the generation runs with. The attempt to run may be recorded
+        // already (this entry is a repeat: its Task was retried after the record was written): it goes on from there.
+        const [records, recorded] = await Promise.all([
+          loadStepRecords(ctx, memory, ref, 1),
+          ctx.deps.store.getAttempt(ref.runId, ref.stepId, { generation: ref.generation, attempt: previous.attempt }),
+        ]);
         const flight = inFlight(records, request.executionId);
         if (!flight) return done(previous.attempt);
-        return runAttempt(ctx, call, flight, previous.attempt, await inputOf(ctx, records, flight));
+        const input = recorded && recorded.outcome !== 'running' ? recorded.input : await inputOf(ctx, records, flight);
+        return runAttempt(ctx, call, flight, previous.attempt, input, recorded);
       }
       if (previous.action === 'await') {
         const records = await loadStepRecords(ctx, memory, ref, previous.attempt);
