@@ -230,6 +230,30 @@ describe('scheduling without a barrier, exactly once', () => {
     }
   });
 
+  it('starts a child only once its last parent has finished, whatever the others do meanwhile', async () => {
+    const { step, submit, quiet, outcome, pack, stepExecutions } = engine();
+    const slow = held();
+    const runId = await submit([step('p1'), step('p2', [], { script: slow.script }), step('child', ['p1', 'p2'])]);
+    await eventually(
+      () => outcome(runId),
+      (o) => o.steps.get('p1')?.status === 'succeeded' && pack.calls(runId, 'p2').length === 1,
+      'p1 finished while p2 runs',
+    );
+    // p2's execution is busy (quiet would wait for it): give a child started too early the time to show.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const waiting = await outcome(runId);
+    expect(waiting.steps.get('child')).toMatchObject({ status: 'pending', remaining: 1, released: ['p1'] });
+    expect(stepExecutions(runId, 'child')).toHaveLength(0);
+
+    slow.release();
+    await quiet();
+    const { run, steps } = await outcome(runId);
+    expect(run.status).toBe('complete');
+    expect(steps.get('child')).toMatchObject({ status: 'succeeded', remaining: 0 });
+    expect(stepExecutions(runId, 'child')).toHaveLength(1);
+    expect(pack.calls(runId, 'child')).toHaveLength(1);
+  });
+
   it('runs a late duplicate of a finished step execution as a no-op', async () => {
     const { stack, step, runPlan, quiet, outcome, published, pack } = engine();
     const first = await runPlan([step('parent'), step('child', ['parent'])]);
