@@ -29,6 +29,7 @@ import type { PlanLimits } from '../../shared/plan/validate.ts';
 import { createHtnPlanModel } from '../../shared/planner/htn/model.ts';
 import { createPlanner } from '../../shared/planner/planner.ts';
 import type { CapabilityBinding } from '../../shared/ports/capabilities.ts';
+import type { MetricsSink } from '../../shared/ports/metrics.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import { type CoordinatorDeps, createCoordinator } from '../../shared/services/coordinator.ts';
 import { createInvalidator } from '../../shared/services/invalidator.ts';
@@ -70,6 +71,13 @@ export interface LocalStackOptions {
    * throttle or a lost answer does between two writes).
    */
   readonly wrapStore?: (store: Store) => Store;
+  /**
+   * Wraps each Lambda handler the state machines call, by function key (tests: an invocation whose answer is lost
+   * after it did its work, a delayed invocation), so Step Functions' own Retry and Catch are what repeats it.
+   */
+  readonly wrapHandler?: (key: string, handler: LocalHandler) => LocalHandler;
+  /** Receives the coordinator's and the step runner's operational metrics (tests); none when absent. */
+  readonly metrics?: MetricsSink;
   /** More capabilities with their builtin bindings (tests: alternatives the packs do not have). */
   readonly extraCapabilities?: {
     readonly capabilities: readonly Capability[];
@@ -233,6 +241,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       traceRetention: 'last',
       maxReplans: limits.maxReplans,
     },
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   };
   const coordinator = createCoordinator(coordinatorDeps);
   // The replanner plans with the same embedded model as the planner (the HTN method library).
@@ -249,11 +258,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   // Extra bindings win over the demo pack's generated placeholders for the same targets.
   const registry = createCapabilityRegistry(packs, options.extraCapabilities?.bindings ?? {});
   const runner = createStepRunner({ ...coordinatorDeps, registry });
+  const wrapHandler = options.wrapHandler ?? ((_key: string, handler: LocalHandler) => handler);
   Object.assign(handlers, {
-    Planner: createPlannerHandler({ store, planner, clock }) as LocalHandler,
-    Validator: createValidatorHandler({ store, catalog, limits: planLimits }) as LocalHandler,
-    Coordinator: createCoordinatorHandler({ coordinator }) as LocalHandler,
-    StepExecutor: createExecutorHandler({ runner }) as LocalHandler,
+    Planner: wrapHandler('Planner', createPlannerHandler({ store, planner, clock }) as LocalHandler),
+    Validator: wrapHandler('Validator', createValidatorHandler({ store, catalog, limits: planLimits }) as LocalHandler),
+    Coordinator: wrapHandler('Coordinator', createCoordinatorHandler({ coordinator }) as LocalHandler),
+    StepExecutor: wrapHandler('StepExecutor', createExecutorHandler({ runner }) as LocalHandler),
   });
   // The rules that drive cairn, matched in process with the deployed patterns (BUS_RULES).
   const invalidator = createInvalidator(coordinatorDeps);

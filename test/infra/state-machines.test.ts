@@ -6,10 +6,11 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LAMBDA_SERVICE_ERRORS } from '../../infra/constructs/state-machines.ts';
+import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from '../../infra/constructs/state-machines.ts';
 import { FUNCTION_KEYS, RUN_STATES, STEP_STATES } from '../../infra/constructs/state-names.ts';
 import { type AslDefinition, type AslState, extractStateMachines } from '../../infra/local/synth.ts';
 import { CairnStack, configFromContext } from '../../infra/stack.ts';
+import { stepExecutionInput } from '../../shared/ports/executions.ts';
 
 let template: Template;
 let run: AslDefinition;
@@ -106,7 +107,7 @@ describe('state machines', () => {
   it('bound every callback task with a timeout and every Lambda task with TimeoutSeconds', () => {
     const all = [...tasks(run), ...tasks(step)];
     const callbacks = all.filter(([, s]) => isCallback(s)).map(([name]) => name);
-    expect(callbacks.sort()).toEqual(['AwaitApproval', 'AwaitReview', 'AwaitRunFinished']);
+    expect(callbacks.sort()).toEqual(['AwaitDecision', 'AwaitRunFinished']);
     for (const [name, s] of all) {
       if (isCallback(s)) {
         expect(typeof s.TimeoutSeconds === 'number' || typeof s.TimeoutSecondsPath === 'string', name).toBe(true);
@@ -115,16 +116,31 @@ describe('state machines', () => {
       }
     }
     expect(state(run, 'AwaitRunFinished').TimeoutSecondsPath).toBe('$.started.deadlineSeconds');
-    expect(state(step, 'AwaitApproval').TimeoutSecondsPath).toBe('$.claim.approvalTimeoutSeconds');
-    expect(state(step, 'AwaitReview').TimeoutSecondsPath).toBe('$.claim.approvalTimeoutSeconds');
+    // RunStep's `await` answer says how long the person may take.
+    expect(state(step, 'AwaitDecision').TimeoutSecondsPath).toBe('$.next.timeoutSeconds');
   });
 
   it('give every callback task a timeout path to a Catch', () => {
     expect(catchOf(state(run, 'AwaitRunFinished'), 'States.Timeout')?.Next).toBe('FinalizeRun');
     expect(catchOf(state(run, 'AwaitRunFinished'), 'States.ALL')?.Next).toBe('FinalizeRun');
-    expect(catchOf(state(step, 'AwaitApproval'), 'States.Timeout')?.Next).toBe('ApprovalExpired');
-    expect(catchOf(state(step, 'AwaitReview'), 'States.Timeout')?.Next).toBe('ReviewExpired');
-    expect(catchOf(state(step, 'AwaitApproval'), 'States.ALL')?.Next).toBe('GateFailed');
+    // No decision in time: the approval expires (expireApproval), and the execution ends there.
+    const awaitDecision = state(step, 'AwaitDecision');
+    expect(awaitDecision.Catch as Catcher[]).toEqual([
+      { ErrorEquals: ['States.Timeout'], ResultPath: '$.expired', Next: 'DecisionExpired' },
+      { ErrorEquals: ['States.ALL'], ResultPath: '$.gateError', Next: 'GateFailed' },
+    ]);
+    expect(state(step, 'DecisionExpired')).toMatchObject({
+      Type: 'Task',
+      Parameters: { action: 'expireApproval', 'kind.$': '$.next.kind' },
+      Next: 'StepDone',
+    });
+    // A wait that failed otherwise (SendTaskFailure) is a permanent E_GATE failure of the attempt it waited for.
+    expect(state(step, 'GateFailed')).toMatchObject({
+      Type: 'Pass',
+      ResultPath: '$.failure',
+      Parameters: { error: { code: 'E_GATE', retryable: false }, 'attempt.$': '$.next.attempt' },
+      Next: 'RecordFailure',
+    });
   });
 
   it('send callback tasks the task token and only ids', () => {
@@ -171,54 +187,89 @@ describe('state machines', () => {
     ]);
   });
 
-  it('retry the step executor only on Lambda service errors, and catch the rest into RecordFailure', () => {
-    const execute = state(step, 'ExecuteStep');
-    expect(execute.Retry as Retrier[]).toEqual([
-      { ErrorEquals: [...LAMBDA_SERVICE_ERRORS], IntervalSeconds: 2, MaxAttempts: 2, BackoffRate: 2 },
+  it('run a step on the happy path as RunStep → Route → StepDone, one Lambda invocation', () => {
+    expect(step.StartAt).toBe('RunStep');
+    expect(state(step, 'RunStep')).toMatchObject({ Type: 'Task', ResultPath: '$.next', Next: 'Route' });
+    expect(state(step, 'Route')).toEqual({
+      Type: 'Choice',
+      Choices: [
+        { Variable: '$.next.action', StringEquals: 'retry', Next: 'Backoff' },
+        { Variable: '$.next.action', StringEquals: 'await', Next: 'AwaitDecision' },
+      ],
+      Default: 'StepDone',
+    });
+    expect(state(step, 'StepDone').Type).toBe('Succeed');
+  });
+
+  it('give RunStep the execution, its last answer and a person’s decision, all present in a step execution’s input', () => {
+    const parameters = state(step, 'RunStep').Parameters as Record<string, unknown>;
+    expect(parameters).toEqual({
+      'runId.$': '$.runId',
+      'stepId.$': '$.stepId',
+      'generation.$': '$.generation',
+      'executionId.$': '$$.Execution.Id',
+      'previous.$': '$.next',
+      'decision.$': '$.decision',
+    });
+    // JSONPath fails on a path that does not exist: the input the coordinator starts a step with has them all.
+    const input = stepExecutionInput({ runId: 'r', stepId: 's', generation: 1 });
+    for (const path of Object.values(parameters).filter((p) => typeof p === 'string' && p.startsWith('$.')))
+      expect(input, String(path)).toHaveProperty(String(path).slice(2).split('.')[0] as string);
+  });
+
+  it('retry RunStep on Lambda service errors and throttles, with the same payload, so no attempt is counted', () => {
+    const runStep = state(step, 'RunStep');
+    expect(runStep.Retry as Retrier[]).toEqual([
+      expect.objectContaining({
+        ErrorEquals: [...LAMBDA_SERVICE_ERRORS, ...TRANSIENT_ERRORS],
+        IntervalSeconds: 1,
+        MaxAttempts: 6,
+        BackoffRate: 2,
+      }),
     ]);
-    expect(catchOf(execute, 'States.ALL')).toMatchObject({ Next: 'ExecutorFailed', ResultPath: '$.executorError' });
+    for (const error of ['Lambda.TooManyRequestsException', 'Lambda.ServiceException', 'ThrottlingException'])
+      expect((runStep.Retry as Retrier[])[0]?.ErrorEquals, error).toContain(error);
+    // A retry of the Task re-sends the same Parameters ($.next is only replaced by an answer): a new attempt only
+    // ever comes from RunStep's own `retry` answer, through the Backoff wait.
+    expect(state(step, 'Backoff')).toEqual({ Type: 'Wait', SecondsPath: '$.next.delaySeconds', Next: 'RunStep' });
+  });
+
+  it('catch a RunStep that failed for good into RecordFailure, as a retryable E_EXECUTOR failure', () => {
+    expect(catchOf(state(step, 'RunStep'), 'States.ALL')).toEqual({
+      ErrorEquals: ['States.ALL'],
+      ResultPath: '$.executorError',
+      Next: 'ExecutorFailed',
+    });
     expect(state(step, 'ExecutorFailed')).toMatchObject({
       Type: 'Pass',
-      ResultPath: '$.exec',
-      Parameters: { ok: false, error: { code: 'E_EXECUTOR', retryable: true } },
+      ResultPath: '$.failure',
+      Parameters: { error: { code: 'E_EXECUTOR', retryable: true, 'message.$': '$.executorError.Error' } },
       Next: 'RecordFailure',
     });
+    const recordFailure = state(step, 'RecordFailure');
+    expect(recordFailure).toMatchObject({
+      Parameters: { action: 'recordFailure', 'error.$': '$.failure.error' },
+      ResultPath: '$.next',
+      Next: 'Route',
+    });
+    expect((recordFailure.Retry as Retrier[]).flatMap((r) => r.ErrorEquals)).toEqual(
+      expect.arrayContaining([...LAMBDA_SERVICE_ERRORS, ...TRANSIENT_ERRORS]),
+    );
   });
 
-  it('loop a retry through RecordFailure, ShouldRetry, Backoff and PrepareRetry back to ExecuteStep', () => {
-    expect(state(step, 'RecordFailure')).toMatchObject({ ResultPath: '$.failure', Next: 'ShouldRetry' });
-    expect(state(step, 'ShouldRetry').Choices).toEqual([
-      { Variable: '$.failure.decision', StringEquals: 'retry', Next: 'Backoff' },
-    ]);
-    expect(state(step, 'Backoff')).toEqual({
-      Type: 'Wait',
-      SecondsPath: '$.failure.delaySeconds',
-      Next: 'PrepareRetry',
-    });
-    expect(state(step, 'PrepareRetry')).toMatchObject({
-      Type: 'Pass',
-      InputPath: '$.failure.attempt',
-      ResultPath: '$.claim.attempt',
-      Next: 'ExecuteStep',
-    });
-  });
-
-  it('route a claim, a verdict and a human step as the design says', () => {
-    expect(state(step, 'RouteStep')).toMatchObject({
-      Choices: [
-        { Not: { Variable: '$.claim.outcome', StringEquals: 'claimed' }, Next: 'StepDone' },
-        { Variable: '$.claim.kind', StringEquals: 'human', Next: 'AwaitApproval' },
-      ],
-      Default: 'ExecuteStep',
-    });
-    expect(state(step, 'VerifyVerdict')).toMatchObject({
-      Choices: [
-        { Variable: '$.verify.verdict', StringEquals: 'pass', Next: 'CompleteStep' },
-        { Variable: '$.verify.verdict', StringEquals: 'review', Next: 'AwaitReview' },
-      ],
-      Default: 'VerifyFailed',
-    });
-    expect(state(step, 'ClaimStep').Parameters).toMatchObject({ 'executionId.$': '$$.Execution.Id' });
+  it('fill in every $.failure field RecordFailure reads on each way into it', () => {
+    const reads = Object.values(state(step, 'RecordFailure').Parameters as Record<string, unknown>)
+      .filter((path): path is string => typeof path === 'string' && path.startsWith('$.failure.'))
+      .map((path) => path.slice('$.failure.'.length));
+    expect(reads.sort()).toEqual(['attempt', 'error']);
+    const ways = Object.entries(step.States).filter(([, s]) => s.Next === 'RecordFailure');
+    expect(ways.map(([name]) => name).sort()).toEqual(['ExecutorFailed', 'GateFailed']);
+    for (const [name, s] of ways) {
+      expect(s.ResultPath, name).toBe('$.failure');
+      // A field set to null in CDK is left out of the synthesized Parameters: the path would then fail at run time.
+      const written = Object.keys(s.Parameters as Record<string, unknown>).map((key) => key.replace(/\.\$$/, ''));
+      for (const field of reads) expect(written, `${name} sets failure.${field}`).toContain(field);
+    }
   });
 });
 
@@ -292,8 +343,9 @@ describe('extractStateMachines', () => {
     expect(functionOfTask(state(run, 'PlanRun'))).toBe('Planner');
     expect(functionOfTask(state(run, 'ValidatePlan'))).toBe('Validator');
     expect(functionOfTask(state(run, 'AwaitRunFinished'))).toBe('Coordinator');
-    expect(functionOfTask(state(step, 'ExecuteStep'))).toBe('StepExecutor');
-    expect(functionOfTask(state(step, 'CompleteStep'))).toBe('Coordinator');
+    expect(functionOfTask(state(step, 'RunStep'))).toBe('StepExecutor');
+    expect(functionOfTask(state(step, 'RecordFailure'))).toBe('Coordinator');
+    expect(functionOfTask(state(step, 'AwaitDecision'))).toBe('Coordinator');
     expect(functionOf('arn:aws:lambda:us-east-1:123456789012:function:SomethingElse')).toBeUndefined();
   });
 });

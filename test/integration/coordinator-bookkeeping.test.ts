@@ -1,165 +1,246 @@
 /**
- * The coordinator's cheap paths: the run is looked at as a whole once, when the last step settles (not after every
- * step); a dependent that waits for one step is counted and readied by one write; and a crash between a step's own
- * transition and its follow-ups is repaired by the repeat of the action.
+ * How a run comes to its end, and what a crash or a lost answer on the way does, through the real state machines:
+ * the run is decided when its last step settles (not at its deadline, and without reading the run as a whole after
+ * every step), a dependent is started exactly once, and a store call that fails or an answer that is lost inside
+ * RunStep or RecordFailure is repeated by Step Functions (Retry) or recorded as a failed attempt (Catch), and the run
+ * still ends as it should.
  */
 import { describe, expect, it } from 'vitest';
-import type { Store } from '../../shared/ports/store.ts';
-import {
-  createPlannedRun,
-  drainSteps,
-  type Harness,
-  planOf,
-  runPlan,
-  step,
-  useCoordinatorHarness,
-} from '../support/coordinator-harness.ts';
+import type { StepRecord } from '../../shared/ports/store.ts';
+import { useEngineStack } from '../support/engine-stack.ts';
+import { fail, flaky } from '../support/scripted-pack.ts';
+import type { Call } from '../support/stack-faults.ts';
 
-const harness = useCoordinatorHarness();
+const engine = useEngineStack();
 
-type Calls = Map<string, number>;
+/** A run's objective that its store calls can be matched by before its id is known. */
+const objectiveOf = (name: string) => `${name} ${Date.now()} ${Math.random()}`;
 
-/** A harness whose store counts every call and lets a test make one method fail once (a crash at that point). */
-function countingHarness(): {
-  h: Harness;
-  calls: Calls;
-  crashOnce: (method: keyof Store, when?: () => boolean) => void;
-} {
-  const calls: Calls = new Map();
-  const crashes = new Map<string, () => boolean>();
-  const h = harness(
-    {},
-    (real) =>
-      Object.fromEntries(
-        Object.entries(real).map(([name, method]) => [
-          name,
-          (...args: unknown[]) => {
-            calls.set(name, (calls.get(name) ?? 0) + 1);
-            const crash = crashes.get(name);
-            if (crash?.()) {
-              crashes.delete(name);
-              return Promise.reject(new Error(`crashed before ${name}`));
-            }
-            return (method as (...a: unknown[]) => Promise<unknown>)(...args);
-          },
-        ]),
-      ) as unknown as Store,
-  );
-  return { h, calls, crashOnce: (method, when = () => true) => crashes.set(method, when) };
-}
+/** The write that takes `stepId` of the objective's run to `status`. */
+const transitionTo =
+  (objective: string, stepId: string, status: string) =>
+  (call: Call): boolean =>
+    call.runId === engine().faults.runIdFor(objective) &&
+    call.args[1] === stepId &&
+    (call.args[3] as { status?: string } | undefined)?.status === status;
 
-describe('coordinator: completion bookkeeping', () => {
-  it('reads the steps of a run as a whole once, when the last one settles, however many steps there are', async () => {
-    const { h, calls } = countingHarness();
+const submitAs = (objective: string, steps: Parameters<ReturnType<typeof engine>['submit']>[0]) =>
+  engine().stack.startRun({ plan: { schemaVersion: 1, revision: 1, objective, steps } });
+
+describe('completion bookkeeping', () => {
+  it('decides a run when its last step settles, without reading its steps as a whole after each step', async () => {
+    const { step, runPlan, faults } = engine();
     const fan = Array.from({ length: 12 }, (_, i) => step(`leaf${i}`, ['root']));
-    const { run, answered } = await runPlan(h, planOf([step('root'), ...fan]));
-    expect(run?.status).toBe('complete');
-    expect(answered).toBe(true);
-    // One full check when the last leaf settled and one by runPlan itself to report the steps (FinalizeRun finds
-    // the run finished and reads nothing more).
-    expect(calls.get('listSteps')).toBe(2);
-    expect(calls.get('recordSettled')).toBe(13);
+    const { runId, run, execution } = await runPlan([step('root'), ...fan]);
+    expect(run.status).toBe('complete');
+    // The run machine's wait was answered by the last step, long before the deadline.
+    expect(execution?.status).toBe('SUCCEEDED');
+    expect(run.terminal?.reason).toBe('completed');
+    expect(faults.calls('listSteps', runId)).toBeLessThanOrEqual(2);
   });
 
   it('counts a blocked downstream as settled, so a failed run finishes without waiting for its deadline', async () => {
-    const { h } = countingHarness();
-    h.scripts.set('a', () => ({ error: { code: 'E_BOOM', message: 'boom', retryable: false } }));
-    const { run, steps, answered } = await runPlan(
-      h,
-      planOf([step('a'), step('b', ['a']), step('c', ['b']), step('d')]),
-    );
-    expect(answered).toBe(true);
-    expect(run?.status).toBe('failed');
-    expect(run?.terminal?.evidence).toMatchObject({ rootCauses: ['a'] });
-    expect([steps.get('b')?.status, steps.get('c')?.status, steps.get('d')?.status]).toEqual([
-      'blocked',
-      'blocked',
-      'succeeded',
+    const { step, runPlan } = engine();
+    const { run, steps, execution } = await runPlan([
+      step('a', [], { script: fail('E_BOOM', false) }),
+      step('b', ['a']),
+      step('c', ['b']),
+      step('d'),
     ]);
+    expect(execution?.status).toBe('SUCCEEDED');
+    expect(run.status).toBe('failed');
+    expect(run.terminal?.evidence).toMatchObject({ rootCauses: ['a'] });
+    expect(['b', 'c', 'd'].map((id) => steps.get(id)?.status)).toEqual(['blocked', 'blocked', 'succeeded']);
   });
 
-  it('readies a dependent that waits for one step with the write that counts the edge', async () => {
-    const { h, calls } = countingHarness();
-    const { runId } = await createPlannedRun(h, planOf([step('a'), step('b', ['a'])]));
-    await h.coordinator.startRun({ runId });
-    await drainSteps(h);
-    expect(calls.get('releaseLastDependency')).toBe(1);
-    expect(calls.get('releaseDependency') ?? 0).toBe(0);
-    expect(calls.get('getStep') ?? 0).toBe(0);
-    expect(h.executions.startsOf('b')).toBe(1);
-    expect((await h.store.getRun(runId))?.status).toBe('complete');
+  it('readies a dependent that waits for one step and starts it exactly once, after that step', async () => {
+    const { step, runPlan, stepExecutions, pack, published } = engine();
+    const { runId, run, steps } = await runPlan([step('a'), step('b', ['a'])]);
+    expect(run.status).toBe('complete');
+    expect(steps.get('b')).toMatchObject({ status: 'succeeded', remaining: 0, released: ['a'] });
+    expect(stepExecutions(runId, 'b')).toHaveLength(1);
+    expect(pack.calls(runId, 'b')).toHaveLength(1);
+    expect(published('StepStarted', runId, 'b')).toHaveLength(1);
+    expect(String(steps.get('b')?.startedAt) >= String(steps.get('a')?.finishedAt)).toBe(true);
   });
 });
 
-describe('coordinator: a crash between a transition and its follow-ups', () => {
-  it('finishes the run when the repeat of a completion records what the crash lost', async () => {
-    const { h, crashOnce } = countingHarness();
-    const { runId } = await createPlannedRun(h, planOf([step('a'), step('b')]));
-    await h.coordinator.startRun({ runId });
-    await h.coordinator.awaitRun({ runId, taskToken: `waiter-${runId}` });
-    for (const stepId of ['a', 'b']) {
-      await h.coordinator.claimStep({ runId, stepId, generation: 1, executionId: `x-${stepId}` });
-      await h.store.putAttempt({
-        runId,
-        stepId,
-        generation: 1,
-        attempt: 1,
-        target: 'tool:test.echo',
-        startedAt: new Date().toISOString(),
-        outcome: 'succeeded',
-        output: { ok: true },
-        evidence: {},
-      });
-    }
-    // `a` succeeds, then its action dies before recording that `a` settled.
-    crashOnce('recordSettled');
-    await expect(h.coordinator.completeStep({ runId, stepId: 'a', generation: 1, attempt: 1 })).rejects.toThrow(
-      /crashed/,
-    );
-    expect((await h.store.getStep(runId, 'a'))?.status).toBe('succeeded');
-    await h.coordinator.completeStep({ runId, stepId: 'b', generation: 1, attempt: 1 });
-    expect((await h.store.getRun(runId))?.status).toBe('running');
-    // Step Functions repeats the action: the step is already succeeded, its follow-ups are redone.
-    expect(await h.coordinator.completeStep({ runId, stepId: 'a', generation: 1, attempt: 1 })).toEqual({
-      status: 'succeeded',
+describe('a throttle or a crash inside RunStep', () => {
+  it('retries a throttled RunStep without counting an attempt', async () => {
+    const { faults, quiet, outcome, step, pack, published } = engine();
+    const objective = objectiveOf('throttled');
+    const throttle = faults.throwOn({
+      method: 'putAttempt',
+      when: 'before',
+      name: 'ThrottlingException',
+      match: (call) => call.runId === faults.runIdFor(objective),
     });
-    expect((await h.store.getRun(runId))?.status).toBe('complete');
-    expect(h.executions.answered.has(`waiter-${runId}`)).toBe(true);
-    expect(h.events.of('StepSucceeded', 'a')).toHaveLength(1);
+    const runId = await submitAs(objective, [step('a')]);
+    await throttle.fired;
+    await quiet();
+    const { run, steps } = await outcome(runId);
+    expect(run.status).toBe('complete');
+    expect(steps.get('a')).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(pack.calls(runId, 'a').map((c) => c.attempt)).toEqual([1]);
+    expect(published('StepRetrying', runId)).toHaveLength(0);
   });
 
-  it('starts a dependent when the repeat finds its edge counted but the dependent not started', async () => {
-    const { h } = countingHarness();
-    const { runId } = await createPlannedRun(h, planOf([step('a'), step('b', ['a'])]));
-    await h.coordinator.startRun({ runId });
-    await h.coordinator.claimStep({ runId, stepId: 'a', generation: 1, executionId: 'x-a' });
-    await h.store.putAttempt({
-      runId,
-      stepId: 'a',
-      generation: 1,
-      attempt: 1,
-      target: 'tool:test.echo',
-      startedAt: new Date().toISOString(),
-      outcome: 'succeeded',
-      output: { ok: true },
-      evidence: {},
+  it('finishes the run when RunStep is repeated after the success of a step was written', async () => {
+    const { faults, quiet, outcome, step, pack, published } = engine();
+    const objective = objectiveOf('lost after success');
+    // `a` succeeds, then its RunStep fails before the follow-ups (a throttle: Step Functions retries it).
+    const crash = faults.throwOn({
+      method: 'transitionStep',
+      when: 'after',
+      match: transitionTo(objective, 'a', 'succeeded'),
     });
-    // The edge is counted (b is ready), then the action dies before starting b's execution.
-    const starts = h.executions.start.bind(h.executions);
-    let crashed = false;
-    h.executions.start = async (machine, name, input) => {
-      if (!crashed && input.stepId === 'b') {
-        crashed = true;
-        throw new Error('crashed before starting b');
-      }
-      return starts(machine, name, input);
-    };
-    await expect(h.coordinator.completeStep({ runId, stepId: 'a', generation: 1, attempt: 1 })).rejects.toThrow(
-      /crashed/,
+    const runId = await submitAs(objective, [step('a'), step('b')]);
+    await crash.fired;
+    await quiet();
+    const { run, steps, execution } = await outcome(runId);
+    expect(steps.get('a')?.status).toBe('succeeded');
+    expect(run.status).toBe('complete');
+    expect(execution?.status).toBe('SUCCEEDED');
+    expect(published('StepSucceeded', runId, 'a')).toHaveLength(1);
+    expect(published('RunFinished', runId)).toHaveLength(1);
+    expect(pack.calls(runId, 'a')).toHaveLength(1);
+  });
+
+  it('starts a dependent whose edge was counted when RunStep is repeated before starting it', async () => {
+    const { faults, quiet, outcome, step, pack, stepExecutions } = engine();
+    const objective = objectiveOf('lost after release');
+    // The write that readies b happens, then RunStep of a fails before b's execution is started.
+    const crash = faults.throwOn({
+      method: ['releaseLastDependency', 'releaseDependency', 'transitionStep'],
+      when: 'after',
+      match: (call, result) =>
+        call.runId === faults.runIdFor(objective) &&
+        (result as StepRecord | undefined)?.stepId === 'b' &&
+        (result as StepRecord | undefined)?.status === 'ready',
+    });
+    const runId = await submitAs(objective, [step('a'), step('b', ['a'])]);
+    await crash.fired;
+    await quiet();
+    const { run, steps } = await outcome(runId);
+    expect(steps.get('b')).toMatchObject({ status: 'succeeded', released: ['a'], remaining: 0 });
+    expect(stepExecutions(runId, 'b')).toHaveLength(1);
+    expect(pack.calls(runId, 'b')).toHaveLength(1);
+    expect(run.status).toBe('complete');
+  });
+
+  it('keeps a success that RunStep wrote before it crashed for good (Catch → RecordFailure), and finishes the run', async () => {
+    const { faults, quiet, outcome, step, pack, published } = engine();
+    const objective = objectiveOf('crash after success');
+    // Not a throttle: the Task fails, ExecutorFailed records an E_EXECUTOR failure of an unknown attempt.
+    const crash = faults.throwOn({
+      method: 'transitionStep',
+      when: 'after',
+      name: 'Sandbox.Timedout',
+      match: transitionTo(objective, 'a', 'succeeded'),
+    });
+    const runId = await submitAs(objective, [step('a'), step('b', ['a'])]);
+    await crash.fired;
+    await quiet();
+    const { run, steps, execution } = await outcome(runId);
+    expect(steps.get('a')).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(published('StepFailed', runId, 'a')).toHaveLength(0);
+    expect(steps.get('b')?.status).toBe('succeeded');
+    expect(pack.calls(runId, 'b')).toHaveLength(1);
+    expect(run.status).toBe('complete');
+    expect(execution?.status).toBe('SUCCEEDED');
+  });
+
+  it('records a crash before the call as a failed attempt and runs the next one', async () => {
+    const { faults, quiet, outcome, step, pack, published } = engine();
+    const objective = objectiveOf('crash before the call');
+    const crash = faults.throwOn({
+      method: 'putAttempt',
+      when: 'before',
+      name: 'Error',
+      match: (call) => call.runId === faults.runIdFor(objective),
+    });
+    const runId = await submitAs(objective, [step('a', [], { maxRetries: 1 })]);
+    await crash.fired;
+    await quiet();
+    const { run, steps } = await outcome(runId);
+    expect(
+      published('StepRetrying', runId, 'a').map((e) => [e.detail.attempt, (e.detail.error as { code: string }).code]),
+    ).toEqual([[2, 'E_EXECUTOR']]);
+    expect(steps.get('a')).toMatchObject({ status: 'succeeded', attempts: 2 });
+    expect(pack.calls(runId, 'a').map((c) => c.attempt)).toEqual([2]);
+    expect(run.status).toBe('complete');
+  });
+});
+
+describe('an answer lost on the way back', () => {
+  it('repeats a RecordFailure whose answer was lost with the same decision: one retry, one next attempt', async () => {
+    const { faults, handlers, quiet, outcome, step, pack, published } = engine();
+    const objective = objectiveOf('lost record');
+    faults.throwOn({
+      method: 'putAttempt',
+      when: 'before',
+      name: 'Error',
+      match: (call) => call.runId === faults.runIdFor(objective),
+    });
+    let lostAnswer: unknown;
+    void handlers
+      .loseAnswer({
+        key: 'Coordinator',
+        match: (p) => p.action === 'recordFailure' && p.runId === faults.runIdFor(objective),
+      })
+      .then((answer) => {
+        lostAnswer = answer;
+      });
+    const runId = await submitAs(objective, [step('a', [], { maxRetries: 2 })]);
+    await quiet();
+    const { run, steps } = await outcome(runId);
+    // The lost answer was the decision to run attempt 2; its repeat answered the same.
+    expect(lostAnswer).toMatchObject({ attempt: 2 });
+    expect(
+      handlers.invocations('Coordinator').filter((p) => p.action === 'recordFailure' && p.runId === runId),
+    ).toHaveLength(2);
+    expect(published('StepRetrying', runId, 'a')).toHaveLength(1);
+    expect(steps.get('a')).toMatchObject({ status: 'succeeded', attempts: 2 });
+    expect(pack.calls(runId, 'a').map((c) => c.attempt)).toEqual([2]);
+    expect(run.status).toBe('complete');
+  });
+
+  it('repeats a RunStep whose retry decision was lost without recording the failure twice', async () => {
+    const { faults, handlers, quiet, outcome, step, pack, published } = engine();
+    const objective = objectiveOf('lost retry');
+    const lost = handlers.loseAnswer({
+      key: 'StepExecutor',
+      match: (p) => p.runId === faults.runIdFor(objective) && p.previous === null,
+    });
+    const runId = await submitAs(objective, [step('a', [], { maxRetries: 2, script: flaky(1) })]);
+    expect(await lost).toMatchObject({ action: 'retry', attempt: 2 });
+    await quiet();
+    const { run, steps } = await outcome(runId);
+    expect(published('StepRetrying', runId, 'a')).toHaveLength(1);
+    expect(pack.calls(runId, 'a').map((c) => c.attempt)).toEqual([1, 2]);
+    expect(steps.get('a')).toMatchObject({ status: 'succeeded', attempts: 2, output: { attempt: 2 } });
+    expect(run.status).toBe('complete');
+  });
+
+  it('repeats a RunStep whose completion was lost as a no-op: one success, the dependent started once', async () => {
+    const { faults, handlers, quiet, outcome, step, pack, published, stepExecutions } = engine();
+    const objective = objectiveOf('lost completion');
+    const lost = handlers.loseAnswer({
+      key: 'StepExecutor',
+      match: (p) => p.runId === faults.runIdFor(objective) && p.stepId === 'parent',
+    });
+    const runId = await submitAs(objective, [step('parent'), step('child', ['parent'])]);
+    expect(await lost).toMatchObject({ action: 'done' });
+    await quiet();
+    const { run, steps } = await outcome(runId);
+    expect(handlers.invocations('StepExecutor').filter((p) => p.runId === runId && p.stepId === 'parent')).toHaveLength(
+      2,
     );
-    expect(await h.store.getStep(runId, 'b')).toMatchObject({ status: 'ready', remaining: 0, released: ['a'] });
-    expect(h.executions.startsOf('b')).toBe(0);
-    await h.coordinator.completeStep({ runId, stepId: 'a', generation: 1, attempt: 1 });
-    expect(h.executions.startsOf('b')).toBe(1);
+    expect(published('StepSucceeded', runId, 'parent')).toHaveLength(1);
+    expect(pack.calls(runId, 'parent')).toHaveLength(1);
+    expect(stepExecutions(runId, 'child')).toHaveLength(1);
+    expect(pack.calls(runId, 'child')).toHaveLength(1);
+    expect(steps.get('parent')).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(run.status).toBe('complete');
   });
 });

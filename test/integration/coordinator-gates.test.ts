@@ -1,217 +1,240 @@
+/**
+ * People in the loop and the run's own ends, through the real step and run machines: a gate parks the step machine
+ * on a task token (AwaitDecision) until the approval API decides or the callback times out; a low-confidence result
+ * waits for a review; cancellation stops what runs; a planning failure ends the run; the run machine's wait is
+ * answered even when the run finished before the wait began.
+ */
 import { describe, expect, it } from 'vitest';
 import { deriveRunStatus } from '../../shared/engine/run-view.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
 import type { ApprovalRecord } from '../../shared/ports/store.ts';
-import {
-  createPlannedRun,
-  drainSteps,
-  type Harness,
-  planOf,
-  step,
-  useCoordinatorHarness,
-} from '../support/coordinator-harness.ts';
-import { at } from '../support/store-fixtures.ts';
+import { type EngineStack, eventually, useEngineStack } from '../support/engine-stack.ts';
+import { held, succeed, TARGETS } from '../support/scripted-pack.ts';
 
-const harness = useCoordinatorHarness();
+const engine = useEngineStack();
 
-const gate = (id: string, dependsOn: string[] = []): PlanStep =>
-  step(id, dependsOn, {
-    target: 'human:test.approver',
-    approval: { question: `May ${id} go ahead?`, timeoutSeconds: 120 },
+const gate = (id: string, dependsOn: string[] = [], timeoutSeconds = 120): PlanStep =>
+  engine().step(id, dependsOn, {
+    target: TARGETS.approver,
+    approval: { question: `May ${id} go ahead?`, timeoutSeconds },
   });
 
-/** Starts a run and its steps in the background; resolves once a pending approval shows up. */
-async function runUntilApproval(h: Harness, steps: PlanStep[]) {
-  const { runId, waiter } = await createPlannedRun(h, planOf(steps));
-  await h.coordinator.startRun({ runId });
-  await h.coordinator.awaitRun({ runId, taskToken: `waiter-${runId}` });
-  const drained = drainSteps(h);
-  let approval: ApprovalRecord | undefined;
-  for (let i = 0; i < 200 && approval === undefined; i++) {
-    approval = (await h.store.listApprovals({ runId, status: 'pending' }))[0];
-    if (approval === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  if (approval === undefined) throw new Error('no approval was requested');
-  // The approval record is written before the step shows awaiting_approval: wait for that too.
-  for (let i = 0; i < 100; i++) {
-    if ((await h.store.getStep(runId, approval.stepId))?.status === 'awaiting_approval') break;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return { runId, approval, drained, waiter };
+/** Submits the plan and waits until a person is asked (the approval pending, the step awaiting it). */
+async function untilAsked(steps: PlanStep[]): Promise<{ runId: string; approval: ApprovalRecord }> {
+  const { submit, stack } = engine();
+  const runId = await submit(steps);
+  const approval = await eventually(
+    async () => (await stack.store.listApprovals({ runId, status: 'pending' }))[0],
+    (found) => found !== undefined,
+    'an approval request',
+  );
+  if (!approval) throw new Error('unreachable');
+  await eventually(
+    () => stack.store.getStep(runId, approval.stepId),
+    (s) => s?.status === 'awaiting_approval',
+    `${approval.stepId} awaiting approval`,
+  );
+  return { runId, approval };
 }
 
-/** What the API does with a decision (issue 4): record it, then answer the token. */
-async function decide(h: Harness, approval: ApprovalRecord, decision: 'approve' | 'reject' | 'edit', output?: unknown) {
-  const status = decision === 'approve' ? 'approved' : decision === 'reject' ? 'rejected' : 'edited';
-  await h.store.decideApproval(approval.approvalId, { status, decidedAt: at(1), decidedBy: 'ana' });
-  await h.executions.sendTaskSuccess(approval.taskToken, { decision, by: 'ana', ...(output ? { output } : {}) });
-}
+/** A decision through the approval API, as a person in the console gives it. */
+const decide = (e: EngineStack, approval: ApprovalRecord, body: Record<string, unknown>) =>
+  e.stack.request('POST', `/approvals/${encodeURIComponent(approval.approvalId)}`, body);
 
-describe('coordinator: human gates', () => {
+describe('human gates', () => {
   it('pauses the run on a gate and completes it once approved', async () => {
-    const h = harness();
-    const { runId, approval, drained } = await runUntilApproval(h, [
-      step('prepare'),
-      gate('go', ['prepare']),
-      step('ship', ['go']),
-    ]);
+    const e = engine();
+    const { runId, approval } = await untilAsked([e.step('prepare'), gate('go', ['prepare']), e.step('ship', ['go'])]);
     expect(approval).toMatchObject({
       stepId: 'go',
       kind: 'approval',
       question: 'May go go ahead?',
       input: { from: 'go' },
     });
-    expect(approval.upstreamOutputs).toEqual({ prepare: { ok: true } });
-    const statuses = (await h.store.listSteps(runId)).map((s) => s.status);
-    const run = await h.store.getRun(runId);
-    expect(deriveRunStatus(run?.status ?? 'running', statuses)).toBe('paused');
+    expect(approval.upstreamOutputs).toEqual({ prepare: { from: 'prepare' } });
+    const waiting = await e.outcome(runId);
+    expect(
+      deriveRunStatus(
+        waiting.run.status,
+        [...waiting.steps.values()].map((s) => s.status),
+      ),
+    ).toBe('paused');
+    expect(waiting.steps.get('ship')?.status).toBe('pending');
+    expect(e.pack.calls(runId, 'ship')).toHaveLength(0);
 
-    await decide(h, approval, 'approve');
-    await drained;
-    expect(await h.store.getStep(runId, 'go')).toMatchObject({ status: 'succeeded', output: { approved: true } });
-    expect((await h.store.getStep(runId, 'ship'))?.status).toBe('succeeded');
-    expect((await h.store.getRun(runId))?.status).toBe('complete');
-    expect(h.events.of('ApprovalRequested', 'go')).toHaveLength(1);
-    expect(h.events.of('ApprovalDecided', 'go')[0]?.detail).toMatchObject({ decision: 'approve', by: 'ana' });
-    expect(h.executions.answered.has(`waiter-${runId}`)).toBe(true);
+    const answer = await decide(e, approval, { decision: 'approve' });
+    await e.quiet();
+
+    expect(answer.status).toBe(200);
+    const { run, steps, execution } = await e.outcome(runId);
+    expect(steps.get('go')).toMatchObject({ status: 'succeeded', output: { approved: true } });
+    expect(steps.get('ship')?.status).toBe('succeeded');
+    expect(run.status).toBe('complete');
+    expect(execution?.status).toBe('SUCCEEDED');
+    expect(e.published('ApprovalRequested', runId, 'go')).toHaveLength(1);
+    const decidedBy = (answer.json as { approval: { decidedBy?: string } }).approval.decidedBy;
+    expect(decidedBy).toEqual(expect.any(String));
+    expect(e.published('ApprovalDecided', runId, 'go').map((ev) => ev.detail)).toEqual([
+      expect.objectContaining({ decision: 'approve', by: decidedBy }),
+    ]);
   });
 
   it('fails a rejected gate for good, blocks what follows and names the denial', async () => {
-    const h = harness();
-    const { runId, approval, drained } = await runUntilApproval(h, [gate('go'), step('ship', ['go'])]);
-    await decide(h, approval, 'reject');
-    await drained;
-    expect(await h.store.getStep(runId, 'go')).toMatchObject({ status: 'failed', error: { code: 'E_REJECTED' } });
-    expect((await h.store.getStep(runId, 'ship'))?.status).toBe('blocked');
-    expect((await h.store.getRun(runId))?.terminal).toMatchObject({ state: 'failed', reason: 'approval_denied' });
-    expect(h.failures.get('go')).toEqual([{ decision: 'failed' }]);
+    const e = engine();
+    const { runId, approval } = await untilAsked([gate('go'), e.step('ship', ['go'])]);
+    await decide(e, approval, { decision: 'reject', comment: 'not now' });
+    await e.quiet();
+    const { run, steps, execution } = await e.outcome(runId);
+    expect(steps.get('go')).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'E_REJECTED' } });
+    expect(steps.get('ship')?.status).toBe('blocked');
+    expect(run.terminal).toMatchObject({ state: 'failed', reason: 'approval_denied' });
+    // No retry of a rejection: one final failure, and the run finished on it.
+    expect(e.published('StepRetrying', runId)).toHaveLength(0);
+    expect(e.published('StepFailed', runId, 'go').map((ev) => ev.detail.final)).toEqual([true]);
+    expect(execution?.status).toBe('SUCCEEDED');
   });
 
-  it('fails the step when its approval expires', async () => {
-    const h = harness();
-    const { runId, approval, drained } = await runUntilApproval(h, [gate('go')]);
-    await h.executions.sendTaskFailure(approval.taskToken, 'States.Timeout', 'the approval timed out');
-    await drained;
-    expect(await h.store.getStep(runId, 'go')).toMatchObject({
-      status: 'failed',
-      error: { code: 'E_APPROVAL_EXPIRED' },
-    });
-    expect((await h.store.getApproval(approval.approvalId))?.status).toBe('expired');
-    expect((await h.store.getRun(runId))?.status).toBe('failed');
+  it('fails the step when its approval times out (the callback timeout path)', async () => {
+    const e = engine();
+    const { runId, approval } = await untilAsked([gate('go', [], 1), e.step('after', ['go'])]);
+    await eventually(
+      () => e.outcome(runId),
+      (o) => o.run.status === 'failed',
+      'the run failing on the expired approval',
+    );
+    await e.quiet();
+    const { steps, run } = await e.outcome(runId);
+    expect(steps.get('go')).toMatchObject({ status: 'failed', error: { code: 'E_APPROVAL_EXPIRED' } });
+    expect(steps.get('after')?.status).toBe('blocked');
+    expect((await e.stack.store.getApproval(approval.approvalId))?.status).toBe('expired');
+    expect(run.terminal).toMatchObject({ state: 'failed' });
+    expect(e.published('ApprovalDecided', runId, 'go').map((ev) => ev.detail.decision)).toEqual(['expired']);
+    // The expired request can no longer be decided.
+    expect((await decide(e, approval, { decision: 'approve' })).status).toBe(410);
   });
 
   it('holds a low-confidence result for review and succeeds with the corrected output', async () => {
-    const h = harness();
-    h.scripts.set('write', () => ({ output: { draft: 'v1' }, confidence: 0.3 }));
-    const writer = step('write', [], { target: 'agent:test.writer', confidenceThreshold: 0.8 });
-    const { runId, approval, drained } = await runUntilApproval(h, [writer]);
+    const e = engine();
+    const writer = e.step('write', [], {
+      target: TARGETS.writer,
+      confidenceThreshold: 0.8,
+      script: succeed({ draft: 'v1' }, 0.3),
+    });
+    const { runId, approval } = await untilAsked([writer, e.step('use', ['write'])]);
     expect(approval).toMatchObject({ kind: 'review', heldOutput: { draft: 'v1' }, heldConfidence: 0.3 });
-    expect((await h.store.getStep(runId, 'write'))?.output).toBeUndefined();
-    await decide(h, approval, 'edit', { draft: 'v2' });
-    await drained;
-    expect(await h.store.getStep(runId, 'write')).toMatchObject({ status: 'succeeded', output: { draft: 'v2' } });
-    expect((await h.store.getRun(runId))?.status).toBe('complete');
+    expect((await e.stack.store.getStep(runId, 'write'))?.output).toBeUndefined();
+    expect(e.pack.calls(runId, 'use')).toHaveLength(0);
+
+    await decide(e, approval, { decision: 'edit', output: { draft: 'v2' } });
+    await e.quiet();
+
+    const { run, steps } = await e.outcome(runId);
+    expect(steps.get('write')).toMatchObject({ status: 'succeeded', output: { draft: 'v2' } });
+    expect(run.status).toBe('complete');
+    // The writer ran once: the review judged its held result, it did not run it again.
+    expect(e.pack.calls(runId, 'write')).toHaveLength(1);
   });
 
-  it('fails an edit whose output breaks the outputSchema', async () => {
-    const h = harness();
-    h.scripts.set('write', () => ({ output: { draft: 'v1' }, confidence: 0.1 }));
-    const writer = step('write', [], { target: 'agent:test.writer', confidenceThreshold: 0.8 });
-    const { runId, approval, drained } = await runUntilApproval(h, [writer]);
-    await decide(h, approval, 'edit', { draft: 42 });
-    await drained;
-    expect(await h.store.getStep(runId, 'write')).toMatchObject({
-      status: 'failed',
-      error: { code: 'E_OUTPUT_CONTRACT' },
+  it('fails an edit whose output breaks the outputSchema, even one that reaches the task token directly', async () => {
+    const e = engine();
+    const writer = e.step('write', [], {
+      target: TARGETS.writer,
+      confidenceThreshold: 0.8,
+      script: succeed({ draft: 'v1' }, 0.1),
     });
+    const { runId, approval } = await untilAsked([writer]);
+    // The API refuses it...
+    expect((await decide(e, approval, { decision: 'edit', output: { draft: 42 } })).status).toBe(422);
+    // ...and RunStep verifies a decision that skipped the API (SendTaskSuccess from elsewhere) all the same.
+    await e.stack.executions.sendTaskSuccess(approval.taskToken, { decision: 'edit', output: { draft: 42 } });
+    await e.quiet();
+    const { steps, run } = await e.outcome(runId);
+    expect(steps.get('write')).toMatchObject({ status: 'failed', error: { code: 'E_OUTPUT_CONTRACT' } });
+    expect(run.status).toBe('failed');
   });
 });
 
-describe('coordinator: cancellation and deadlines', () => {
-  it('cancels a run idempotently: steps cancelled, the claimed execution stopped, the waiter answered', async () => {
-    const h = harness();
-    const { runId } = await createPlannedRun(h, planOf([step('a'), step('b', ['a'])]));
-    await h.coordinator.startRun({ runId });
-    await h.coordinator.awaitRun({ runId, taskToken: `waiter-${runId}` });
-    await h.coordinator.claimStep({ runId, stepId: 'a', generation: 1, executionId: 'exec-a' });
+describe('cancellation', () => {
+  it('cancels a run idempotently: steps cancelled, the running execution stopped, the run machine done', async () => {
+    const e = engine();
+    const slow = held();
+    const runId = await e.submit([e.step('a', [], { script: slow.script }), e.step('b', ['a'])]);
+    await eventually(
+      async () => e.pack.calls(runId, 'a'),
+      (calls) => calls.length === 1,
+      'a running',
+    );
 
-    const first = await h.coordinator.cancelRun(runId);
-    const second = await h.coordinator.cancelRun(runId);
-    expect(first).toMatchObject({ status: 'cancelled', terminal: { state: 'cancelled' } });
-    expect(second.status).toBe('cancelled');
-    expect((await h.store.listSteps(runId)).map((s) => [s.stepId, s.status])).toEqual([
+    const first = await e.stack.request('POST', `/runs/${runId}/cancel`);
+    const second = await e.stack.request('POST', `/runs/${runId}/cancel`);
+    expect(first.status).toBe(200);
+    expect(second.status).toBe(200);
+    await e.quiet();
+
+    const { run, steps, execution } = await e.outcome(runId);
+    expect(run).toMatchObject({ status: 'cancelled', terminal: { state: 'cancelled' } });
+    expect([...steps.values()].map((s) => [s.stepId, s.status])).toEqual([
       ['a', 'cancelled'],
       ['b', 'cancelled'],
     ]);
-    expect(h.executions.stopped.map((s) => s.executionId)).toEqual(['exec-a']);
-    expect(h.executions.answered.has(`waiter-${runId}`)).toBe(true);
-    expect(h.events.of('RunFinished')).toHaveLength(1);
-    expect(await h.coordinator.completeStep({ runId, stepId: 'a', generation: 1, attempt: 1 })).toEqual({
-      status: 'cancelled',
+    expect(e.stepExecutions(runId, 'a').map((x) => [x.status, x.error?.error])).toEqual([['ABORTED', 'E_CANCELLED']]);
+    expect(execution?.status).toBe('SUCCEEDED');
+    expect(e.published('RunFinished', runId)).toHaveLength(1);
+
+    // The call in flight answers after all: its result changes nothing.
+    slow.release();
+    await e.quiet();
+    const later = await e.outcome(runId);
+    expect(later.steps.get('a')?.status).toBe('cancelled');
+    expect(later.run.status).toBe('cancelled');
+    expect(e.published('StepSucceeded', runId)).toHaveLength(0);
+    expect(e.stepExecutions(runId, 'b')).toHaveLength(0);
+  });
+});
+
+describe('the run machine', () => {
+  it('fails a run whose planning failed, with the error as evidence, starting no step', async () => {
+    const e = engine();
+    const objective = `Plan something ${Date.now()}`;
+    // The planner dies storing its plan (not an error Step Functions retries): PlanRun's Catch goes to FailRun.
+    e.faults.throwOn({
+      method: 'updateRun',
+      when: 'before',
+      name: 'PlannerCrashed',
+      match: (call) =>
+        call.runId === e.faults.runIdFor(objective) &&
+        (call.args[2] as { candidatePlan?: unknown } | undefined)?.candidatePlan !== undefined,
     });
-    expect(await h.coordinator.finalizeRun({ runId, timedOut: null, error: null })).toMatchObject({
-      status: 'cancelled',
+    const runId = await e.stack.startRun({ objective });
+    await e.quiet();
+    const { run, steps, execution } = await e.outcome(runId);
+    expect(run).toMatchObject({ status: 'failed', terminal: { reason: 'planning_failed' } });
+    expect(run.terminal?.evidence.error).toMatchObject({
+      code: 'PlannerCrashed',
+      message: expect.stringContaining('injected'),
     });
+    expect(steps.size).toBe(0);
+    expect(e.stack.executions.list().filter((x) => x.machine === 'step' && x.name.startsWith(runId))).toEqual([]);
+    expect(execution?.status).toBe('SUCCEEDED');
+    expect(e.published('RunFinished', runId).map((ev) => ev.detail.reason)).toEqual(['planning_failed']);
   });
 
-  it('fails a run at its deadline, cancelling open steps and stopping their executions', async () => {
-    const h = harness();
-    const { runId } = await createPlannedRun(h, planOf([step('slow')]));
-    await h.coordinator.startRun({ runId });
-    await h.coordinator.claimStep({ runId, stepId: 'slow', generation: 1, executionId: 'exec-slow' });
-    const outcome = await h.coordinator.finalizeRun({ runId, timedOut: { Error: 'States.Timeout', Cause: '' } });
-    expect(outcome).toMatchObject({ status: 'failed', terminal: { reason: 'deadline' } });
-    expect(await h.store.getStep(runId, 'slow')).toMatchObject({ status: 'cancelled', error: { code: 'E_DEADLINE' } });
-    expect(h.executions.stopped).toEqual([{ executionId: 'exec-slow', error: 'E_DEADLINE' }]);
-  });
-
-  it('leaves a run paused at its deadline when only a person is left to answer', async () => {
-    const h = harness();
-    const { runId, approval, drained } = await runUntilApproval(h, [gate('go'), step('after', ['go'])]);
-    const outcome = await h.coordinator.finalizeRun({ runId, timedOut: { Error: 'States.Timeout' } });
-    expect(outcome).toMatchObject({ status: 'paused', terminal: { state: 'paused', reason: 'deadline' } });
-    expect((await h.store.getApproval(approval.approvalId))?.status).toBe('pending');
-    // A person may still decide: the run then finishes.
-    await decide(h, approval, 'approve');
-    await drained;
-    expect((await h.store.getRun(runId))?.status).toBe('complete');
-  });
-
-  it('answers the waiter at once when the run finished before the wait began', async () => {
-    const h = harness();
-    const { runId, waiter } = await createPlannedRun(h, planOf([step('a')]));
-    await h.coordinator.startRun({ runId });
-    await drainSteps(h);
-    expect(await h.coordinator.awaitRun({ runId, taskToken: `waiter-${runId}` })).toEqual({ answered: true });
-    expect(await waiter).toEqual({ finished: true });
-  });
-
-  it('fails a run whose planning failed, with the error as evidence', async () => {
-    const h = harness();
-    const { runId } = await createPlannedRun(h, planOf([step('a')]));
-    const outcome = await h.coordinator.failRun({
-      runId,
-      error: { Error: 'PlannerError', Cause: JSON.stringify({ errorMessage: 'no method applies' }) },
-    });
-    expect(outcome).toMatchObject({ status: 'failed', terminal: { reason: 'planning_failed' } });
-    expect(outcome.terminal?.evidence).toEqual({ error: { code: 'PlannerError', message: 'no method applies' } });
-    await h.coordinator.startRun({ runId });
-    expect(h.executions.startCalls).toHaveLength(0);
-  });
-
-  it('answers a repeated recordFailure with the same decision and records one retry', async () => {
-    const h = harness();
-    const { runId } = await createPlannedRun(h, planOf([step('a')]));
-    await h.coordinator.startRun({ runId });
-    const ref = { runId, stepId: 'a', generation: 1 };
-    await h.coordinator.claimStep({ ...ref, executionId: 'exec-a' });
-    const failure = { ...ref, attempt: 1, error: { code: 'E_FLAKY', message: 'flaky', retryable: true } };
-    const decisions = [await h.coordinator.recordFailure(failure), await h.coordinator.recordFailure(failure)];
-    expect(decisions).toEqual([
-      { decision: 'retry', attempt: 2, delaySeconds: 1 },
-      { decision: 'retry', attempt: 2, delaySeconds: 1 },
-    ]);
-    expect(h.events.of('StepRetrying')).toHaveLength(1);
-    expect(await h.store.getStep(runId, 'a')).toMatchObject({ status: 'retrying', attempts: 1 });
+  it('answers the wait at once when the run finished before the wait began', async () => {
+    const e = engine();
+    // AwaitRunFinished's invocation is late: the run's only step finishes before the wait is registered.
+    const late = e.handlers.hold({ key: 'Coordinator', match: (p) => p.action === 'awaitRun' });
+    const runId = await e.submit([e.step('a')]);
+    await late.arrived;
+    await eventually(
+      () => e.outcome(runId),
+      (o) => o.run.status === 'complete',
+      'the run completing',
+    );
+    late.release();
+    await e.quiet();
+    const { run, execution } = await e.outcome(runId);
+    expect(run.status).toBe('complete');
+    expect(execution?.status).toBe('SUCCEEDED');
+    expect(e.published('RunFinished', runId)).toHaveLength(1);
   });
 });

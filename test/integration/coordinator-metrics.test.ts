@@ -1,77 +1,45 @@
 /**
- * The coordinator's metrics on a real run (dynalite store, the harness's drivers): step outcomes counted per
- * capability, retries, blocked steps and step durations, all through the MetricsSink port.
+ * The engine's metrics on real runs through the state machines: step outcomes counted per capability, retries,
+ * blocked steps and step durations, all through the MetricsSink port (the embedded stack's `metrics` option).
  */
 import { describe, expect, it } from 'vitest';
-import type { MetricDimensions, MetricsSink } from '../../shared/ports/metrics.ts';
-import { createCoordinator } from '../../shared/services/coordinator.ts';
-import {
-  type Harness,
-  planOf,
-  runPlan,
-  step,
-  TEST_CATALOG,
-  TEST_CONFIG,
-  useCoordinatorHarness,
-} from '../support/coordinator-harness.ts';
+import type { MetricDimensions } from '../../shared/ports/metrics.ts';
+import { type RecordedMetric, useEngineStack } from '../support/engine-stack.ts';
+import { fail, flaky, TARGETS } from '../support/scripted-pack.ts';
 
-const harness = useCoordinatorHarness();
+const engine = useEngineStack();
 
-interface Recorded {
-  readonly kind: 'count' | 'duration';
-  readonly name: string;
-  readonly value: number;
-  readonly dimensions: MetricDimensions;
-}
-
-function recordingSink(): MetricsSink & { readonly recorded: Recorded[] } {
-  const recorded: Recorded[] = [];
-  return {
-    recorded,
-    count: (name, value, dimensions = {}) => recorded.push({ kind: 'count', name, value, dimensions }),
-    duration: (name, value, dimensions = {}) => recorded.push({ kind: 'duration', name, value, dimensions }),
-  };
-}
-
-/** The harness with its coordinator rebuilt around a metrics sink (same store, executions and publisher). */
-function harnessWithMetrics(sink: MetricsSink): Harness {
-  const h = harness();
-  let ids = 0;
-  const coordinator = createCoordinator({
-    store: h.store,
-    executions: h.executions,
-    events: h.events,
-    catalog: TEST_CATALOG,
-    clock: () => new Date(),
-    newId: () => `metrics-${++ids}`,
-    config: TEST_CONFIG,
-    metrics: sink,
-  });
-  return { ...h, coordinator };
-}
-
-const total = (recorded: Recorded[], name: string, dimensions: MetricDimensions) =>
+const total = (recorded: readonly RecordedMetric[], name: string, dimensions: MetricDimensions) =>
   recorded
     .filter((r) => r.name === name && JSON.stringify(r.dimensions) === JSON.stringify(dimensions))
     .reduce((sum, r) => sum + r.value, 0);
 
-describe('coordinator metrics', () => {
-  it('count succeeded, failed and blocked steps per capability, with their durations', async () => {
-    const sink = recordingSink();
-    const h = harnessWithMetrics(sink);
-    h.scripts.set('b', () => ({ error: { code: 'E_BOOM', message: 'boom', retryable: false } }));
-    await runPlan(
-      h,
-      planOf([step('a'), step('b', ['a'], { target: 'agent:test.writer' }), step('c', ['b']), step('d')]),
-    );
+/** Runs the plan and returns the metrics recorded meanwhile (tests of this file run one at a time). */
+async function metricsOf(steps: Parameters<ReturnType<typeof engine>['runPlan']>[0]) {
+  const { runPlan, metrics } = engine();
+  const from = metrics.length;
+  const outcome = await runPlan(steps);
+  return { outcome, recorded: metrics.slice(from) };
+}
 
-    const echo = { capability: 'tool:test.echo' };
-    const writer = { capability: 'agent:test.writer' };
-    expect(total(sink.recorded, 'StepsSucceeded', echo)).toBe(2);
-    expect(total(sink.recorded, 'StepsFailed', writer)).toBe(1);
-    expect(total(sink.recorded, 'StepsBlocked', echo)).toBe(1);
-    expect(total(sink.recorded, 'StepsFailed', echo)).toBe(0);
-    const durations = sink.recorded.filter((r) => r.name === 'StepDuration');
+describe('engine metrics', () => {
+  it('count succeeded, failed and blocked steps per capability, with their durations', async () => {
+    const { step } = engine();
+    const { outcome, recorded } = await metricsOf([
+      step('a'),
+      step('b', ['a'], { target: TARGETS.writer, script: fail('E_BOOM', false) }),
+      step('c', ['b']),
+      step('d'),
+    ]);
+    expect(outcome.run.status).toBe('failed');
+
+    const echo = { capability: TARGETS.echo };
+    const writer = { capability: TARGETS.writer };
+    expect(total(recorded, 'StepsSucceeded', echo)).toBe(2);
+    expect(total(recorded, 'StepsFailed', writer)).toBe(1);
+    expect(total(recorded, 'StepsBlocked', echo)).toBe(1);
+    expect(total(recorded, 'StepsFailed', echo)).toBe(0);
+    const durations = recorded.filter((r) => r.name === 'StepDuration');
     expect(
       durations.map((d) => d.dimensions).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y))),
     ).toEqual([
@@ -83,13 +51,30 @@ describe('coordinator metrics', () => {
   });
 
   it('count each retry of a flaky step', async () => {
-    const sink = recordingSink();
-    const h = harnessWithMetrics(sink);
-    h.scripts.set('a', (attempt) =>
-      attempt < 3 ? { error: { code: 'E_FLAKY', message: 'try again', retryable: true } } : { output: { ok: true } },
-    );
-    await runPlan(h, planOf([step('a', [], { maxRetries: 3 })]));
-    expect(total(sink.recorded, 'StepsRetried', { capability: 'tool:test.echo' })).toBe(2);
-    expect(total(sink.recorded, 'StepsSucceeded', { capability: 'tool:test.echo' })).toBe(1);
+    const { step } = engine();
+    const { outcome, recorded } = await metricsOf([step('a', [], { maxRetries: 3, script: flaky(2) })]);
+    expect(outcome.run.status).toBe('complete');
+    expect(total(recorded, 'StepsRetried', { capability: TARGETS.echo })).toBe(2);
+    expect(total(recorded, 'StepsSucceeded', { capability: TARGETS.echo })).toBe(1);
+  });
+
+  it('time a person’s decision on a gate', async () => {
+    const { step, submit, stack, quiet, metrics } = engine();
+    const from = metrics.length;
+    const runId = await submit([
+      step('go', [], { target: TARGETS.approver, approval: { question: 'Go?', timeoutSeconds: 60 } }),
+    ]);
+    let pending = await stack.store.listApprovals({ runId, status: 'pending' });
+    for (let i = 0; i < 300 && pending.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      pending = await stack.store.listApprovals({ runId, status: 'pending' });
+    }
+    await stack.request('POST', `/approvals/${encodeURIComponent(pending[0]?.approvalId ?? '')}`, {
+      decision: 'approve',
+    });
+    await quiet();
+    const waits = metrics.slice(from).filter((m) => m.name === 'ApprovalWaitTime');
+    expect(waits.map((w) => w.dimensions)).toEqual([{ kind: 'approval', decision: 'approve' }]);
+    expect(total(metrics.slice(from), 'StepsSucceeded', { capability: TARGETS.approver })).toBe(1);
   });
 });

@@ -1,325 +1,395 @@
+/**
+ * The engine from submission to a terminal state, through the real run and step machines (the synthesized ASL run
+ * by the embedded runtime), the real handlers and dynalite: failures and what they block, retries, conditions and
+ * inputs, and scheduling without a barrier, each step started and run exactly once.
+ */
 import { describe, expect, it } from 'vitest';
-import { stepExecutionName } from '../../shared/ports/executions.ts';
-import {
-  createPlannedRun,
-  drainSteps,
-  type Harness,
-  planOf,
-  runPlan,
-  step,
-  useCoordinatorHarness,
-} from '../support/coordinator-harness.ts';
-import { at, uniqueId } from '../support/store-fixtures.ts';
+import { runExecutionName, stepExecutionInput, stepExecutionName } from '../../shared/ports/executions.ts';
+import { eventually, useEngineStack } from '../support/engine-stack.ts';
+import { fail, flaky, held, succeed, TARGETS, together } from '../support/scripted-pack.ts';
 
-const harness = useCoordinatorHarness();
+const engine = useEngineStack();
 
-const fails =
-  (retryable: boolean, code = 'E_BOOM') =>
-  () => ({ error: { code, message: `${code} happened`, retryable } });
-
-describe('coordinator: a run to its terminal state', () => {
+describe('a run to its terminal state', () => {
   it('fails a diamond with a failing branch naming the root cause, blocks downstream, runs the independent branch', async () => {
-    const h = harness();
-    h.scripts.set('b', fails(false));
-    const plan = planOf([
+    const { step, runPlan, published, stepExecutions, pack } = engine();
+    const { runId, run, steps, execution } = await runPlan([
       step('a'),
-      step('b', ['a']),
+      step('b', ['a'], { script: fail('E_BOOM', false) }),
       step('c', ['a']),
       step('d', ['b', 'c']),
       step('e'),
       step('f', ['d']),
     ]);
-    const { run, steps, answered } = await runPlan(h, plan);
 
     expect(steps.get('a')?.status).toBe('succeeded');
-    expect(steps.get('b')).toMatchObject({ status: 'failed', error: { code: 'E_BOOM' } });
+    expect(steps.get('b')).toMatchObject({ status: 'failed', error: { code: 'E_BOOM', retryable: false } });
     expect(steps.get('c')?.status).toBe('succeeded');
     expect(steps.get('d')).toMatchObject({ status: 'blocked', error: { code: 'E_BLOCKED' } });
     expect(steps.get('f')?.status).toBe('blocked');
     expect(steps.get('e')?.status).toBe('succeeded');
-    expect(run?.status).toBe('failed');
-    expect(run?.terminal).toMatchObject({ state: 'failed', reason: 'step_failed' });
-    expect(run?.terminal?.evidence.rootCauses).toEqual(['b']);
-    expect(answered).toBe(true);
-    expect(h.executions.startsOf('d')).toBe(0);
+    expect(run.status).toBe('failed');
+    expect(run.terminal).toMatchObject({ state: 'failed', reason: 'step_failed' });
+    expect(run.terminal?.evidence.rootCauses).toEqual(['b']);
+    // The run machine's wait was answered when the run finished: it did not wait for its deadline.
+    expect(execution?.status).toBe('SUCCEEDED');
+    expect(stepExecutions(runId, 'd')).toHaveLength(0);
+    expect(pack.calls(runId, 'd')).toHaveLength(0);
     expect(
-      h.events
-        .of('StepBlocked')
+      published('StepBlocked', runId)
         .map((e) => e.detail.stepId)
         .sort(),
     ).toEqual(['d', 'f']);
-    expect(h.events.of('RunFinished')).toHaveLength(1);
+    expect(published('RunFinished', runId)).toHaveLength(1);
   });
 
   it('completes a run whose steps all succeed, passing outputs downstream through input expressions', async () => {
-    const h = harness();
-    h.scripts.set('a', () => ({ output: { n: 41 } }));
-    h.scripts.set('b', () => ({ output: { n: 42 } }));
-    const plan = planOf([
-      step('a'),
-      step('b', ['a'], { target: 'tool:test.count', input: { n: '{% $outputs.a.n + 1 %}' } }),
+    const { step, runPlan, stack } = engine();
+    const { runId, run, steps } = await runPlan([
+      step('a', [], { script: succeed({ n: 41 }) }),
+      // The count tool answers with its input: b's output is what the expression made of a's.
+      step('b', ['a'], { target: TARGETS.count, input: { n: '{% $outputs.a.n + 1 %}' } }),
     ]);
-    const { runId, run, steps } = await runPlan(h, plan);
     expect(run).toMatchObject({ status: 'complete', terminal: { state: 'complete', reason: 'completed' } });
     expect(steps.get('b')?.output).toEqual({ n: 42 });
-    const events = await h.store.listEvents(runId);
+    const events = await stack.store.listEvents(runId);
     expect(events[0]?.type).toBe('RunStarted');
     expect(events.at(-1)?.type).toBe('RunFinished');
   });
 
   it('keeps only the last trace entry of a succeeded step and the full trace of a failed one', async () => {
-    const h = harness();
-    h.scripts.set('bad', fails(false));
-    const { steps } = await runPlan(h, planOf([step('good'), step('bad')]));
+    const { step, runPlan } = engine();
+    const { steps } = await runPlan([step('good'), step('bad', [], { script: fail('E_BOOM', false) })]);
     expect(steps.get('good')?.trace).toHaveLength(1);
     expect(steps.get('good')?.trace[0]?.kind).toBe('judge');
-    expect(steps.get('bad')?.trace.map((t) => t.kind)).toEqual(['plan', 'exec', 'fail']);
+    // The whole story of the failed step: planned, executed (claim and call), failed.
+    const kinds = steps.get('bad')?.trace.map((t) => t.kind) ?? [];
+    expect(kinds[0]).toBe('plan');
+    expect(kinds).toContain('exec');
+    expect(kinds.at(-1)).toBe('fail');
   });
 });
 
-describe('coordinator: retries', () => {
+describe('retries', () => {
   it('retries a flaky step within its cap and succeeds, one attempt record each', async () => {
-    const h = harness();
-    h.scripts.set('flaky', (attempt) => (attempt <= 2 ? fails(true)() : { output: { attempt } }));
-    const { runId, run, steps } = await runPlan(h, planOf([step('flaky', [], { maxRetries: 2 })]));
-    expect(run?.status).toBe('complete');
+    const { step, runPlan, published, pack, stack } = engine();
+    const { runId, run, steps } = await runPlan([step('flaky', [], { maxRetries: 2, script: flaky(2) })]);
+    expect(run.status).toBe('complete');
     expect(steps.get('flaky')).toMatchObject({ status: 'succeeded', attempts: 3, output: { attempt: 3 } });
-    expect(h.failures.get('flaky')).toEqual([
-      { decision: 'retry', attempt: 2, delaySeconds: 1 },
-      { decision: 'retry', attempt: 3, delaySeconds: 2 },
+    expect(pack.calls(runId, 'flaky').map((c) => c.attempt)).toEqual([1, 2, 3]);
+    // The decision of each failure: the next attempt after an exponential backoff (base 1 s).
+    expect(published('StepRetrying', runId, 'flaky').map((e) => [e.detail.attempt, e.detail.delaySeconds])).toEqual([
+      [2, 1],
+      [3, 2],
     ]);
-    const attempts = await h.store.listAttempts(runId, 'flaky');
+    const attempts = await stack.store.listAttempts(runId, 'flaky');
     expect(attempts.map((a) => [a.attempt, a.outcome])).toEqual([
       [1, 'failed'],
       [2, 'failed'],
       [3, 'succeeded'],
     ]);
-    expect(h.events.of('StepRetrying', 'flaky')).toHaveLength(2);
   });
 
   it('fails a step that keeps failing after maxRetries + 1 attempts, with the error filled in', async () => {
-    const h = harness();
-    h.scripts.set('flaky', fails(true, 'E_FLAKY'));
-    const { runId, run, steps } = await runPlan(
-      h,
-      planOf([step('flaky', [], { maxRetries: 2 }), step('after', ['flaky'])]),
-    );
+    const { step, runPlan, published, stack } = engine();
+    const { runId, run, steps } = await runPlan([
+      step('flaky', [], { maxRetries: 2, script: flaky(99, 'E_FLAKY') }),
+      step('after', ['flaky']),
+    ]);
     expect(steps.get('flaky')).toMatchObject({ status: 'failed', attempts: 3, error: { code: 'E_FLAKY' } });
     expect(steps.get('after')?.status).toBe('blocked');
-    expect(h.failures.get('flaky')?.map((f) => f.decision)).toEqual(['retry', 'retry', 'failed']);
-    expect(await h.store.listAttempts(runId, 'flaky')).toHaveLength(3);
-    expect(run?.terminal?.evidence.rootCauses).toEqual(['flaky']);
+    // Two retries, then the final failure.
+    expect(published('StepRetrying', runId, 'flaky')).toHaveLength(2);
+    expect(published('StepFailed', runId, 'flaky').map((e) => e.detail.final)).toEqual([true]);
+    expect(await stack.store.listAttempts(runId, 'flaky')).toHaveLength(3);
+    expect(run.terminal?.evidence.rootCauses).toEqual(['flaky']);
   });
 
   it('fails a permanent error at once without spending retries', async () => {
-    const h = harness();
-    h.scripts.set('broken', fails(false, 'E_PERMANENT'));
-    const { runId, steps } = await runPlan(h, planOf([step('broken', [], { maxRetries: 5 })]));
+    const { step, runPlan, published, pack, stack } = engine();
+    const { runId, steps } = await runPlan([step('broken', [], { maxRetries: 5, script: fail('E_PERMANENT', false) })]);
     expect(steps.get('broken')).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'E_PERMANENT' } });
-    expect(h.failures.get('broken')).toEqual([{ decision: 'failed' }]);
-    expect(await h.store.listAttempts(runId, 'broken')).toHaveLength(1);
-    expect(h.events.of('StepRetrying')).toHaveLength(0);
+    expect(published('StepFailed', runId, 'broken')).toHaveLength(1);
+    expect(published('StepRetrying', runId)).toHaveLength(0);
+    expect(pack.calls(runId, 'broken')).toHaveLength(1);
+    expect(await stack.store.listAttempts(runId, 'broken')).toHaveLength(1);
   });
 });
 
-describe('coordinator: conditions and inputs', () => {
+describe('conditions and inputs', () => {
   it('skips a step whose when is false and still runs its dependents', async () => {
-    const h = harness();
-    h.scripts.set('check', () => ({ output: { go: false } }));
-    const plan = planOf([
-      step('check'),
+    const { step, runPlan, published, stepExecutions, pack } = engine();
+    const { runId, run, steps } = await runPlan([
+      step('check', [], { script: succeed({ go: false }) }),
       step('maybe', ['check'], { when: '{% $outputs.check.go %}' }),
       step('after', ['maybe'], { input: { skipped: '{% $outputs.maybe = null %}' } }),
     ]);
-    const { run, steps } = await runPlan(h, plan);
     expect(steps.get('maybe')?.status).toBe('skipped');
-    expect(steps.get('after')?.status).toBe('succeeded');
-    expect(run?.status).toBe('complete');
-    expect(h.executions.startsOf('after')).toBe(1);
-    expect(h.events.of('StepSkipped', 'maybe')).toHaveLength(1);
+    expect(pack.calls(runId, 'maybe')).toHaveLength(0);
+    expect(steps.get('after')).toMatchObject({ status: 'succeeded', output: { skipped: true } });
+    expect(run.status).toBe('complete');
+    expect(stepExecutions(runId, 'after')).toHaveLength(1);
+    expect(pack.calls(runId, 'after')).toHaveLength(1);
+    expect(published('StepSkipped', runId, 'maybe')).toHaveLength(1);
   });
 
   it('fails a step whose evaluated input breaks the inputSchema before anything runs, blocking downstream', async () => {
-    const h = harness();
-    const plan = planOf([
-      step('count', [], { target: 'tool:test.count', input: { n: '{% "not a number" %}' } }),
+    const { step, runPlan, pack, stack } = engine();
+    const { runId, run, steps } = await runPlan([
+      step('count', [], { target: TARGETS.count, input: { n: '{% "not a number" %}' } }),
       step('after', ['count']),
     ]);
-    const { runId, run, steps } = await runPlan(h, plan);
     expect(steps.get('count')).toMatchObject({ status: 'failed', error: { code: 'E_INPUT_SCHEMA', retryable: false } });
-    expect(await h.store.listAttempts(runId, 'count')).toHaveLength(0);
+    expect(await stack.store.listAttempts(runId, 'count')).toHaveLength(0);
+    expect(pack.calls(runId)).toHaveLength(0);
     expect(steps.get('after')?.status).toBe('blocked');
-    expect(run?.terminal?.evidence.rootCauses).toEqual(['count']);
+    expect(run.terminal?.evidence.rootCauses).toEqual(['count']);
+  });
+
+  it('fails a step whose output breaks its outputSchema, without retrying it', async () => {
+    const { step, runPlan, pack } = engine();
+    const { runId, steps } = await runPlan([
+      step('count', [], { target: TARGETS.count, input: { n: 1 }, maxRetries: 3, script: succeed({ n: 'one' }) }),
+    ]);
+    expect(steps.get('count')).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'E_OUTPUT_SCHEMA' } });
+    expect(pack.calls(runId, 'count')).toHaveLength(1);
   });
 });
 
-describe('coordinator: completion is never vacuous', () => {
+describe('completion is never vacuous', () => {
   it('fails a run in which every step was skipped', async () => {
-    const h = harness();
-    const { run } = await runPlan(h, planOf([step('only', [], { when: '{% false %}' })]));
+    const { step, runPlan } = engine();
+    const { run, execution } = await runPlan([step('only', [], { when: '{% false %}' })]);
     expect(run).toMatchObject({ status: 'failed', terminal: { reason: 'nothing_succeeded' } });
+    expect(execution?.status).toBe('SUCCEEDED');
   });
 
-  it('rejects a plan that is invalid when it is started, executing nothing', async () => {
-    const h = harness({ maxSteps: 1 });
-    const { run } = await runPlan(h, planOf([step('a'), step('b')]));
+  it('rejects a plan that fails validation when the run machine checks it, executing nothing', async () => {
+    const { stack, step, quiet, outcome, published, pack } = engine();
+    // A plan stored without the API's check (as an older API, or one with other limits, may have left it): the
+    // run machine's ValidatePlan is what stops it.
+    const runId = `rejected-${Date.now()}`;
+    const now = new Date().toISOString();
+    await stack.store.createRun({
+      runId,
+      status: 'planning',
+      objective: 'an invalid plan',
+      mode: 'SUBMITTED',
+      submittedPlan: {
+        schemaVersion: 1,
+        revision: 1,
+        objective: 'an invalid plan',
+        steps: [step('a'), step('b', ['a'], { target: 'tool:test.missing' })],
+      },
+      revision: 0,
+      createdAt: now,
+      updatedAt: now,
+      replans: 0,
+    });
+    await stack.executions.start('run', runExecutionName(runId), { runId });
+    await quiet();
+    const { run, steps, execution } = await outcome(runId);
     expect(run).toMatchObject({ status: 'failed', terminal: { reason: 'invalid_plan' } });
-    expect(h.executions.startCalls).toHaveLength(0);
+    expect(run.terminal?.evidence.errors).toEqual(
+      expect.arrayContaining([expect.objectContaining({ code: 'E_UNKNOWN_TARGET' })]),
+    );
+    expect(execution?.status).toBe('SUCCEEDED');
+    expect(steps.size).toBe(0);
+    expect(stack.executions.list().filter((e) => e.machine === 'step' && e.name.startsWith(runId))).toEqual([]);
+    expect(pack.calls(runId)).toHaveLength(0);
+    expect(published('RunFinished', runId)).toHaveLength(1);
   });
 });
 
-/** Starts a run and runs its steps up to (not including) their completion, so a test can complete them itself. */
-async function startedRun(h: Harness, stepIds: string[], child: string) {
-  const { runId } = await createPlannedRun(h, planOf([...stepIds.map((id) => step(id)), step(child, stepIds)]));
-  await h.coordinator.startRun({ runId });
-  for (const stepId of stepIds) {
-    const ref = { runId, stepId, generation: 1 };
-    await h.coordinator.claimStep({ ...ref, executionId: `exec-${stepId}` });
-    await h.store.putAttempt({
-      ...ref,
-      attempt: 1,
-      target: 'tool:test.echo',
-      startedAt: at(0),
-      outcome: 'succeeded',
-      output: { stepId },
-      evidence: {},
-    });
-    await h.coordinator.verifyStep({ ...ref, attempt: 1 });
-  }
-  return runId;
-}
-
-describe('coordinator: scheduling without a barrier, exactly once', () => {
-  it('starts the child of two parents completing concurrently exactly once (50 times)', async () => {
-    for (let i = 0; i < 50; i++) {
-      const h = harness();
-      const runId = await startedRun(h, ['p1', 'p2'], 'child');
-      await Promise.all(
-        ['p1', 'p2'].map((stepId) => h.coordinator.completeStep({ runId, stepId, generation: 1, attempt: 1 })),
-      );
-      const child = await h.store.getStep(runId, 'child');
-      expect(child).toMatchObject({ status: 'ready', remaining: 0 });
+describe('scheduling without a barrier, exactly once', () => {
+  it('starts the child of two parents finishing at the same moment exactly once (40 runs)', async () => {
+    const { step, submit, quiet, outcome, pack, published, stepExecutions } = engine();
+    const runIds = await Promise.all(
+      Array.from({ length: 40 }, () => {
+        const both = together(2);
+        return submit([
+          step('p1', [], { script: both }),
+          step('p2', [], { script: both }),
+          step('child', ['p1', 'p2']),
+        ]);
+      }),
+    );
+    await quiet();
+    for (const runId of runIds) {
+      const { run, steps } = await outcome(runId);
+      const child = steps.get('child');
+      expect(run.status, runId).toBe('complete');
+      expect(child).toMatchObject({ status: 'succeeded', remaining: 0, attempts: 1 });
       expect([...(child?.released ?? [])].sort()).toEqual(['p1', 'p2']);
-      expect(h.executions.startsOf('child')).toBe(1);
-      expect(h.executions.started.has(`arn:test:execution:step:${stepExecutionName(runId, 'child', 1)}`)).toBe(true);
+      // Started once, after both parents had finished.
+      expect(stepExecutions(runId, 'child').map((e) => e.name)).toEqual([stepExecutionName(runId, 'child', 1)]);
+      expect(pack.calls(runId, 'child')).toHaveLength(1);
+      expect(published('StepStarted', runId, 'child')).toHaveLength(1);
+      for (const parent of ['p1', 'p2'])
+        expect(String(child?.startedAt) >= String(steps.get(parent)?.finishedAt), parent).toBe(true);
     }
   });
 
-  it('treats a duplicate completeStep as a no-op', async () => {
-    const h = harness();
-    const runId = await startedRun(h, ['parent'], 'child');
-    const ref = { runId, stepId: 'parent', generation: 1, attempt: 1 };
-    await h.coordinator.completeStep(ref);
-    const before = await h.store.getStep(runId, 'parent');
-    const childBefore = await h.store.getStep(runId, 'child');
-    await Promise.all([h.coordinator.completeStep(ref), h.coordinator.completeStep(ref)]);
-    expect(await h.store.getStep(runId, 'parent')).toEqual(before);
-    expect(await h.store.getStep(runId, 'child')).toEqual(childBefore);
-    expect(h.events.of('StepSucceeded', 'parent')).toHaveLength(1);
-    expect(h.executions.startsOf('child')).toBe(1);
+  it('starts a child only once its last parent has finished, whatever the others do meanwhile', async () => {
+    const { step, submit, quiet, outcome, pack, stepExecutions } = engine();
+    const slow = held();
+    const runId = await submit([step('p1'), step('p2', [], { script: slow.script }), step('child', ['p1', 'p2'])]);
+    await eventually(
+      () => outcome(runId),
+      (o) => o.steps.get('p1')?.status === 'succeeded' && pack.calls(runId, 'p2').length === 1,
+      'p1 finished while p2 runs',
+    );
+    // p2's execution is busy (quiet would wait for it): give a child started too early the time to show.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const waiting = await outcome(runId);
+    expect(waiting.steps.get('child')).toMatchObject({ status: 'pending', remaining: 1, released: ['p1'] });
+    expect(stepExecutions(runId, 'child')).toHaveLength(0);
+
+    slow.release();
+    await quiet();
+    const { run, steps } = await outcome(runId);
+    expect(run.status).toBe('complete');
+    expect(steps.get('child')).toMatchObject({ status: 'succeeded', remaining: 0 });
+    expect(stepExecutions(runId, 'child')).toHaveLength(1);
+    expect(pack.calls(runId, 'child')).toHaveLength(1);
+  });
+
+  it('runs a late duplicate of a finished step execution as a no-op', async () => {
+    const { stack, step, runPlan, quiet, outcome, published, pack } = engine();
+    const first = await runPlan([step('parent'), step('child', ['parent'])]);
+    const before = first.steps;
+
+    // The same execution input again (a duplicate delivery), twice at once, under fresh names.
+    const input = stepExecutionInput({ runId: first.runId, stepId: 'parent', generation: 1 });
+    const name = stepExecutionName(first.runId, 'parent', 1);
+    await Promise.all(['dup1', 'dup2'].map((suffix) => stack.executions.start('step', `${name}-${suffix}`, input)));
+    await quiet();
+
+    const after = await outcome(first.runId);
+    expect(after.steps).toEqual(before);
+    expect(after.run.status).toBe('complete');
+    expect(published('StepSucceeded', first.runId, 'parent')).toHaveLength(1);
+    expect(published('StepStarted', first.runId, 'child')).toHaveLength(1);
+    expect(pack.calls(first.runId, 'parent')).toHaveLength(1);
+    expect(pack.calls(first.runId, 'child')).toHaveLength(1);
+    for (const suffix of ['dup1', 'dup2'])
+      expect(stack.executions.list().find((e) => e.name === `${name}-${suffix}`)?.status).toBe('SUCCEEDED');
   });
 
   it('never lets a superseded generation overwrite the current one', async () => {
-    const h = harness();
-    // A run whose step s is at generation 2 (as after an invalidation), claimed by the generation-2 execution.
-    const runId = uniqueId('run');
-    const plan = planOf([step('s')]);
-    await h.store.createRun({
-      runId,
-      status: 'running',
-      objective: plan.objective,
-      revision: 1,
-      createdAt: at(0),
-      updatedAt: at(0),
-      replans: 0,
-    });
-    await h.store.putPlanRevision(runId, plan, 'initial plan');
-    await h.store.putSteps([
-      {
-        runId,
-        stepId: 's',
-        status: 'running',
-        generation: 2,
-        upstream: [],
-        remaining: 0,
-        released: [],
-        attempts: 1,
-        trace: [],
-        updatedAt: at(0),
-        claimedBy: 'exec-g2',
-      },
+    const { stack, step, submit, quiet, outcome, published, pack } = engine();
+    // Generation 1 of s is held in its capability call while s is invalidated (generation 2 runs at once).
+    const gen1 = held((call) => ({ output: { from: `generation ${call.generation}` } }));
+    const runId = await submit([
+      step('s', [], {
+        script: (call) => (call.generation === 1 ? gen1.script(call) : { output: { from: 'generation 2' } }),
+      }),
     ]);
-    const attempt = (generation: number, output: unknown) => ({
-      runId,
-      stepId: 's',
-      generation,
-      attempt: 1,
-      target: 'tool:test.echo',
-      startedAt: at(0),
-      outcome: 'succeeded' as const,
-      output,
-      evidence: {},
-    });
-    await h.store.putAttempt(attempt(1, { from: 'generation 1' }));
-    await h.store.putAttempt(attempt(2, { from: 'generation 2' }));
-    const old = { runId, stepId: 's', generation: 1 };
+    await eventually(
+      async () => pack.calls(runId, 's'),
+      (calls) => calls.length === 1,
+      'the first call of s',
+    );
+    const answer = await stack.request('POST', `/runs/${runId}/steps/s/invalidate`, { reason: 'inputs moved' });
+    expect(answer).toMatchObject({ status: 202, json: { stepIds: ['s'] } });
+    await eventually(
+      () => outcome(runId),
+      (o) => o.steps.get('s')?.status === 'succeeded',
+      'generation 2 of s succeeding',
+    );
 
-    expect(await h.coordinator.claimStep({ ...old, executionId: 'exec-g1' })).toMatchObject({ outcome: 'duplicate' });
-    expect(await h.coordinator.verifyStep({ ...old, attempt: 1 })).toMatchObject({ verdict: 'fail' });
-    expect(await h.coordinator.completeStep({ ...old, attempt: 1 })).toEqual({ status: 'superseded' });
-    expect(await h.coordinator.recordFailure({ ...old, attempt: 1, error: { code: 'E', message: 'late' } })).toEqual({
-      decision: 'failed',
-    });
-    expect(await h.store.getStep(runId, 's')).toMatchObject({ status: 'running', generation: 2 });
+    // Generation 1's call answers late: its RunStep goes on and must change nothing.
+    gen1.release();
+    await quiet();
+    // And a late duplicate of generation 1's execution is refused too.
+    await stack.executions.start(
+      'step',
+      `${stepExecutionName(runId, 's', 1)}-late`,
+      stepExecutionInput({ runId, stepId: 's', generation: 1 }),
+    );
+    await quiet();
 
-    await h.coordinator.completeStep({ runId, stepId: 's', generation: 2, attempt: 1 });
-    await h.coordinator.completeStep({ ...old, attempt: 1 });
-    expect(await h.store.getStep(runId, 's')).toMatchObject({ status: 'succeeded', output: { from: 'generation 2' } });
-    expect(h.events.of('StepSucceeded').map((e) => e.detail.generation)).toEqual([2]);
-    expect((await h.store.getRun(runId))?.status).toBe('complete');
+    const { run, steps } = await outcome(runId);
+    expect(steps.get('s')).toMatchObject({ status: 'succeeded', generation: 2, output: { from: 'generation 2' } });
+    expect(published('StepSucceeded', runId).map((e) => e.detail.generation)).toEqual([2]);
+    expect(published('StepFailed', runId)).toHaveLength(0);
+    expect(pack.calls(runId, 's').map((c) => c.generation)).toEqual([1, 2]);
+    expect(run.status).toBe('complete');
   });
 
   it('runs every step of a wide fan-out once and completes', async () => {
-    const h = harness();
+    const { step, runPlan, stepExecutions, pack } = engine();
     const fan = Array.from({ length: 8 }, (_, i) => step(`w${i}`, ['root']));
-    const { run } = await runPlan(
-      h,
-      planOf([
-        step('root'),
-        ...fan,
-        step(
-          'join',
-          fan.map((s) => s.id),
-        ),
-      ]),
-    );
-    expect(run?.status).toBe('complete');
-    for (const s of [...fan.map((f) => f.id), 'root', 'join']) expect(h.executions.startsOf(s)).toBe(1);
+    const ids = ['root', ...fan.map((f) => f.id), 'join'];
+    const { runId, run } = await runPlan([
+      step('root'),
+      ...fan,
+      step(
+        'join',
+        fan.map((s) => s.id),
+      ),
+    ]);
+    expect(run.status).toBe('complete');
+    for (const id of ids) {
+      expect(stepExecutions(runId, id), id).toHaveLength(1);
+      expect(pack.calls(runId, id), id).toHaveLength(1);
+    }
   });
 
-  it('claims a generation for one execution only', async () => {
-    const h = harness();
-    const { runId } = await createPlannedRun(h, planOf([step('s')]));
-    await h.coordinator.startRun({ runId });
-    const ref = { runId, stepId: 's', generation: 1 };
-    const claims = await Promise.all(
-      ['x1', 'x2', 'x3'].map((executionId) => h.coordinator.claimStep({ ...ref, executionId })),
+  it('lets one of several executions racing for a generation run it', async () => {
+    const { stack, step, quiet, outcome, faults, published, pack } = engine();
+    const objective = `claim race ${Date.now()}`;
+    // The claims of four executions of s (its own and three duplicates) reach the store together.
+    const race = faults.together(
+      {
+        method: 'transitionStep',
+        // The claim: the write that takes s to running.
+        match: (call) =>
+          call.runId === faults.runIdFor(objective) &&
+          call.args[1] === 's' &&
+          (call.args[3] as { status?: string } | undefined)?.status === 'running',
+      },
+      4,
     );
-    expect(claims.filter((c) => c.outcome === 'claimed')).toHaveLength(1);
-    expect(claims.filter((c) => c.outcome === 'duplicate')).toHaveLength(2);
-    const winner = (await h.store.getStep(runId, 's'))?.claimedBy;
-    expect(await h.coordinator.claimStep({ ...ref, executionId: winner ?? '' })).toMatchObject({ outcome: 'claimed' });
+    const runId = await stack.startRun({ plan: { schemaVersion: 1, revision: 1, objective, steps: [step('s')] } });
+    await eventually(
+      async () => faults.calls('transitionStep', runId),
+      (n) => n >= 1,
+      'the first claim of s',
+    );
+    const input = stepExecutionInput({ runId, stepId: 's', generation: 1 });
+    for (const suffix of ['x1', 'x2', 'x3'])
+      await stack.executions.start('step', `${stepExecutionName(runId, 's', 1)}-${suffix}`, input);
+    await race.fired;
+    await quiet();
+
+    const { run, steps } = await outcome(runId);
+    expect(run.status).toBe('complete');
+    expect(steps.get('s')).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(pack.calls(runId, 's')).toHaveLength(1);
+    expect(published('StepStarted', runId, 's')).toHaveLength(1);
+    expect(published('StepSucceeded', runId, 's')).toHaveLength(1);
+    const executions = stack.executions.list().filter((e) => e.name.startsWith(stepExecutionName(runId, 's', 1)));
+    expect(executions.map((e) => e.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
+    expect(executions.map((e) => e.executionId)).toContain(steps.get('s')?.claimedBy);
   });
 
-  it('repeats startRun without creating or starting anything twice', async () => {
-    const h = harness();
-    const { runId } = await createPlannedRun(h, planOf([step('a'), step('b', ['a'])]));
-    await h.coordinator.startRun({ runId });
-    await h.coordinator.startRun({ runId });
-    expect(h.executions.startsOf('a')).toBe(1);
-    expect(h.events.of('RunStarted')).toHaveLength(1);
-    expect((await h.store.listPlanRevisions(runId)).map((r) => r.revision)).toEqual([1]);
-    await drainSteps(h);
-    expect((await h.store.getRun(runId))?.status).toBe('complete');
+  it('repeats a StartRun whose answer was lost without creating or starting anything twice', async () => {
+    const { stack, step, submit, quiet, outcome, handlers, published, pack } = engine();
+    const lost = handlers.loseAnswer({ key: 'Coordinator', match: (p) => p.action === 'startRun' });
+    const runId = await submit([step('a'), step('b', ['a'])]);
+    await lost;
+    await quiet();
+
+    const { run } = await outcome(runId);
+    expect(
+      handlers.invocations('Coordinator').filter((p) => p.action === 'startRun' && p.runId === runId),
+    ).toHaveLength(2);
+    expect(run.status).toBe('complete');
+    expect(published('RunStarted', runId)).toHaveLength(1);
+    expect((await stack.store.listPlanRevisions(runId)).map((r) => r.revision)).toEqual([1]);
+    expect(pack.calls(runId, 'a')).toHaveLength(1);
+    expect(published('StepStarted', runId, 'a')).toHaveLength(1);
+    expect(published('RunFinished', runId)).toHaveLength(1);
   });
 });

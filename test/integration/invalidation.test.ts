@@ -10,7 +10,6 @@ import { createLocalEventBus } from '../../shared/adapters/local/event-bus.ts';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import { main } from '../../shared/cli/main.ts';
 import type { CoordinatorDeps } from '../../shared/services/coordinator.ts';
-import { createCoordinator } from '../../shared/services/coordinator.ts';
 import { createInvalidator } from '../../shared/services/invalidator.ts';
 import {
   type LocalStack,
@@ -273,17 +272,20 @@ describe('invalidating a running step', () => {
     expect(done.status, summary(done)).toBe('complete');
     expect([stepOf(done, 's').generation, stepOf(done, 'd').generation]).toEqual([2, 2]);
 
-    // The first generation's result, arriving late (its executor finished after all): refused by the generation.
+    // The first generation's RunStep goes on after its execution was stopped (a Lambda invocation is not cut short):
+    // its late result, once the sleep is over, is refused by the generation.
     await new Promise((resolve) => setTimeout(resolve, 900));
-    const coordinator = createCoordinator(deps());
-    expect(await coordinator.completeStep({ runId, stepId: 's', generation: 1, attempt: 1 })).toEqual({
-      status: 'superseded',
-    });
+    await stack.executions.idle();
     const s = await stack.store.getStep(runId, 's');
     const current = await stack.store.getAttempt(runId, 's', { generation: 2, attempt: 1 });
     expect(s).toMatchObject({ generation: 2, status: 'succeeded', output: current?.output });
     expect(s?.history?.map((h) => [h.generation, h.status])).toEqual([[1, 'running']]);
     expect((await stack.store.getRun(runId))?.status).toBe('complete');
     expect(stepExecutions(runId).get('s')).toEqual([1, 2]);
+    const succeeded = (await stack.store.listEvents(runId)).filter(
+      (e) => e.type === 'StepSucceeded' && e.stepId === 's',
+    );
+    expect(succeeded.map((e) => e.generation)).toEqual([2]);
+    expect((await attempts(runId)).s).toEqual(['1#1', '2#1']);
   });
 });

@@ -1,210 +1,218 @@
 /**
- * The invalidator service on the real store (dynalite) with the coordinator harness: the step machine is driven by
- * the harness, the run machine's reopened execution by hand (awaitRun, finalizeRun), so each rule is observed in
- * isolation: reopening and the new run execution, the outlived execution's last word, a new deadline, upstream
- * failures outside the invalidation, concurrent and repeated requests, superseded gates.
+ * The invalidator's rules through the real run and step machines (requests through the API, resource events
+ * through the bus): reopening a finished run with a new run execution that goes straight to its wait, the outlived
+ * execution's last word ignored, upstream failures outside the invalidation, concurrent and repeated requests, and
+ * superseded work in flight (a running generation stopped, a waiting gate expired).
  */
 import { describe, expect, it } from 'vitest';
-import { isConflictError, isNotFoundError } from '../../shared/errors.ts';
-import { runExecutionName } from '../../shared/ports/executions.ts';
-import { createInvalidator, type Invalidator } from '../../shared/services/invalidator.ts';
-import {
-  createPlannedRun,
-  drainSteps,
-  type Harness,
-  planOf,
-  runPlan,
-  step,
-  TEST_CATALOG,
-  TEST_CONFIG,
-  useCoordinatorHarness,
-} from '../support/coordinator-harness.ts';
+import type { ApprovalRecord } from '../../shared/ports/store.ts';
+import { eventually, useEngineStack } from '../support/engine-stack.ts';
+import { fail, held, TARGETS } from '../support/scripted-pack.ts';
 
-const harness = useCoordinatorHarness();
+const engine = useEngineStack();
 
-const invalidatorOf = (h: Harness): Invalidator =>
-  createInvalidator({
-    store: h.store,
-    executions: h.executions,
-    events: h.events,
-    catalog: TEST_CATALOG,
-    clock: () => new Date(),
-    newId: () => 'id',
-    config: TEST_CONFIG,
-  });
+const invalidate = (runId: string, stepId: string, body?: unknown) =>
+  engine().stack.request('POST', `/runs/${runId}/steps/${stepId}/invalidate`, body);
 
-const chain = planOf([step('a'), step('b', ['a']), step('c', ['b'])]);
+const chain = () => {
+  const { step } = engine();
+  return [step('a'), step('b', ['a']), step('c', ['b'])];
+};
 
-describe('invalidator: reopening a finished run', () => {
-  it('starts run-<id>-o1 with resume input, ignores the outlived execution and finalizes the new opening', async () => {
-    const h = harness();
-    const { runId, run } = await runPlan(h, chain);
-    expect(run?.status).toBe('complete');
+const calls = (key: string, action: string | undefined, runId: string) =>
+  engine()
+    .handlers.invocations(key)
+    .filter((p) => p.runId === runId && (action === undefined || p.action === action));
 
-    const result = await invalidatorOf(h).invalidateStep({ runId, stepId: 'b', reason: 'stale' });
-
-    expect(result).toEqual({ runId, stepIds: ['b', 'c'], reopened: true });
-    const name = runExecutionName(`${runId}-o1`);
-    expect(h.executions.startCalls.filter((c) => c.machine === 'run')).toEqual([
-      {
-        machine: 'run',
-        name,
-        input: { runId, resume: true, started: { deadlineSeconds: TEST_CONFIG.runDeadlineSeconds } },
-      },
+describe('reopening a finished run', () => {
+  it('starts a new run execution that waits without planning again; the outlived execution’s last word is ignored', async () => {
+    const { submit, step, quiet, outcome, handlers, stack, stepExecutions, runExecutions, published } = engine();
+    // The first run execution's FinalizeRun comes late: after the run was reopened.
+    const lateFinalize = handlers.hold({
+      key: 'Coordinator',
+      match: (p) => p.action === 'finalizeRun' && typeof p.execution === 'string' && !p.execution.includes('-o'),
+    });
+    const c2 = held();
+    const runId = await submit([
+      step('a'),
+      step('b', ['a']),
+      step('c', ['b'], { script: (call) => (call.generation === 1 ? { output: call.input } : c2.script(call)) }),
     ]);
-    // The first execution's FinalizeRun, arriving after the reopening, must not end the new opening.
-    const outlived = await h.coordinator.finalizeRun({
-      runId,
-      timedOut: null,
-      error: null,
-      execution: runExecutionName(runId),
-    });
-    expect(outlived.status).toBe('running');
+    await lateFinalize.arrived;
+    const first = await outcome(runId);
+    expect(first.run.status).toBe('complete');
 
-    await h.coordinator.awaitRun({ runId, taskToken: `waiter2-${runId}` });
-    await drainSteps(h);
-    expect(h.executions.answered.get(`waiter2-${runId}`)).toEqual({ finished: true });
-    const final = await h.coordinator.finalizeRun({ runId, timedOut: null, error: null, execution: name });
-    expect(final.status).toBe('complete');
-    const stored = await h.store.getRun(runId);
-    expect(stored).toMatchObject({ reopened: 1, terminal: { state: 'complete' } });
-    expect(stored?.previousTerminals).toHaveLength(1);
-    expect(h.executions.startsOf('a')).toBe(1);
-    expect(h.executions.startsOf('b')).toBe(2);
-  });
+    const answer = await invalidate(runId, 'b', { reason: 'stale' });
+    expect(answer).toEqual({ status: 202, json: { runId, stepIds: ['b', 'c'], reopened: true } });
+    await eventually(
+      async () => engine().pack.calls(runId, 'c').length,
+      (n) => n === 2,
+      'generation 2 of c running',
+    );
+    lateFinalize.release();
+    await eventually(
+      async () => runExecutions(runId).find((e) => e.name === `run-${runId}`)?.status,
+      (status) => status === 'SUCCEEDED',
+      'the first run execution ending',
+    );
+    // The new opening goes on: the old execution's FinalizeRun did not decide it.
+    expect((await outcome(runId)).run).toMatchObject({ status: 'running', reopened: 1 });
 
-  it('lets the new execution time out at its own deadline and records the new terminal', async () => {
-    const h = harness();
-    const { runId } = await runPlan(h, chain);
-    await invalidatorOf(h).invalidateStep({ runId, stepId: 'c' });
-    await h.coordinator.awaitRun({ runId, taskToken: `waiter2-${runId}` });
-
-    // The deadline passes before the new generation of c ran (its execution was started, never driven).
-    const final = await h.coordinator.finalizeRun({
-      runId,
-      timedOut: { Error: 'States.Timeout' },
-      error: null,
-      execution: runExecutionName(`${runId}-o1`),
-    });
-
-    expect(final).toMatchObject({ status: 'failed', terminal: { state: 'failed', reason: 'deadline' } });
-    expect((await h.store.getStep(runId, 'c'))?.status).toBe('cancelled');
-    expect((await h.store.getRun(runId))?.previousTerminals?.[0]?.state).toBe('complete');
+    c2.release();
+    await quiet();
+    const { run, steps } = await outcome(runId);
+    expect(run).toMatchObject({ status: 'complete', reopened: 1, terminal: { state: 'complete' } });
+    expect(run.previousTerminals).toHaveLength(1);
+    expect(run.revision).toBe(1);
+    expect(runExecutions(runId).map((e) => [e.name, e.status])).toEqual([
+      [`run-${runId}`, 'SUCCEEDED'],
+      [`run-${runId}-o1`, 'SUCCEEDED'],
+    ]);
+    // The reopened execution went straight to its wait: planned, validated and started once in all.
+    expect(calls('Planner', undefined, runId)).toHaveLength(1);
+    expect(calls('Validator', undefined, runId)).toHaveLength(1);
+    expect(calls('Coordinator', 'startRun', runId)).toHaveLength(1);
+    expect(published('RunStarted', runId)).toHaveLength(1);
+    expect(published('RunFinished', runId)).toHaveLength(2);
+    expect([steps.get('b')?.generation, steps.get('c')?.generation]).toEqual([2, 2]);
+    expect(stepExecutions(runId, 'a')).toHaveLength(1);
+    expect(stepExecutions(runId, 'b')).toHaveLength(2);
+    await stack.bus.drain();
   });
 
   it('blocks a new generation that waits for an upstream failure outside the invalidation; the run fails again', async () => {
-    const h = harness();
-    h.scripts.set('bad', () => ({ error: { code: 'E_BOOM', message: 'boom', retryable: false } }));
-    const { runId, run } = await runPlan(h, planOf([step('bad'), step('w'), step('d', ['w', 'bad'])]));
-    expect(run?.status).toBe('failed');
+    const { step, runPlan, quiet, outcome, runExecutions } = engine();
+    const first = await runPlan([
+      step('bad', [], { script: fail('E_BOOM', false) }),
+      step('w'),
+      step('d', ['w', 'bad']),
+    ]);
+    expect(first.run.status).toBe('failed');
+    const { runId } = first;
 
-    const result = await invalidatorOf(h).invalidateStep({ runId, stepId: 'w' });
+    const answer = await invalidate(runId, 'w');
+    await quiet();
 
-    expect(result).toEqual({ runId, stepIds: ['w', 'd'], reopened: true });
-    expect(await h.store.getStep(runId, 'd')).toMatchObject({ generation: 2, status: 'blocked' });
-    await drainSteps(h);
-    expect(await h.store.getStep(runId, 'w')).toMatchObject({ generation: 2, status: 'succeeded' });
-    expect(await h.store.getRun(runId)).toMatchObject({ status: 'failed', reopened: 1 });
+    expect(answer).toEqual({ status: 202, json: { runId, stepIds: ['w', 'd'], reopened: true } });
+    const { run, steps } = await outcome(runId);
+    expect(steps.get('d')).toMatchObject({ generation: 2, status: 'blocked' });
+    expect(steps.get('w')).toMatchObject({ generation: 2, status: 'succeeded' });
+    expect(run).toMatchObject({ status: 'failed', reopened: 1 });
+    expect(runExecutions(runId).map((e) => e.status)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
   });
 });
 
-describe('invalidator: repeated and concurrent requests', () => {
+describe('repeated and concurrent requests', () => {
   it('starts one new generation per step when two invalidations race', async () => {
-    const h = harness();
-    const { runId } = await runPlan(h, chain);
-    const invalidator = invalidatorOf(h);
+    const { runPlan, quiet, outcome, stepExecutions, pack } = engine();
+    const { runId } = await runPlan(chain());
 
-    const results = await Promise.all([
-      invalidator.invalidateStep({ runId, stepId: 'b' }),
-      invalidatorOf(h).invalidateStep({ runId, stepId: 'b' }),
-    ]);
+    const answers = await Promise.all([invalidate(runId, 'b'), invalidate(runId, 'b')]);
+    await quiet();
 
+    const results = answers.map((a) => a.json as { stepIds: string[]; reopened: boolean });
+    expect(answers.map((a) => a.status)).toEqual([202, 202]);
     expect(results.flatMap((r) => r.stepIds).sort()).toEqual(['b', 'c']);
     expect(results.filter((r) => r.reopened)).toHaveLength(1);
-    await drainSteps(h);
-    expect((await h.store.getStep(runId, 'c'))?.generation).toBe(2);
-    expect(h.executions.startsOf('c')).toBe(2);
+    const { run, steps } = await outcome(runId);
+    expect(steps.get('c')?.generation).toBe(2);
+    expect(stepExecutions(runId, 'c')).toHaveLength(2);
+    expect(pack.calls(runId, 'c').map((c) => c.generation)).toEqual([1, 2]);
+    expect(run).toMatchObject({ status: 'complete', reopened: 1 });
   });
 
   it('answers a repeated request id with the first result and invalidates once', async () => {
-    const h = harness();
-    const { runId } = await runPlan(h, chain);
-    const invalidator = invalidatorOf(h);
+    const { runPlan, quiet, outcome, stack } = engine();
+    const { runId } = await runPlan(chain());
+    const post = () =>
+      fetch(`${stack.url}/runs/${runId}/steps/a/invalidate`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${stack.token}`, 'idempotency-key': `req-${runId}` },
+      }).then(async (r) => ({ status: r.status, json: await r.json() }));
 
-    const first = await invalidator.invalidateStep({ runId, stepId: 'a', requestId: 'req-1' });
-    const again = await invalidator.invalidateStep({ runId, stepId: 'a', requestId: 'req-1' });
+    const first = await post();
+    const again = await post();
+    await quiet();
 
+    expect(first.status).toBe(202);
     expect(again).toEqual(first);
-    expect((await h.store.getStep(runId, 'a'))?.generation).toBe(2);
+    const { steps, run } = await outcome(runId);
+    expect(steps.get('a')?.generation).toBe(2);
+    expect(run.reopened).toBe(1);
   });
 
-  it('handles a resource event once per event id', async () => {
-    const h = harness();
+  it('handles a resource event once per event', async () => {
+    const { step, runPlan, quiet, outcome, stack, published } = engine();
     const key = `bucket/${Date.now()}`;
-    const { runId } = await runPlan(h, planOf([step('a', [], { watches: [key] }), step('b', ['a'])]));
-    const invalidator = invalidatorOf(h);
+    const { runId } = await runPlan([step('a', [], { watches: [key] }), step('b', ['a'])]);
+    const changed = () =>
+      stack.bus.publish([{ detailType: 'ResourceChanged', detail: { resourceKey: key, deliveryId: 'e-1' } }]);
 
-    const first = await invalidator.invalidateResource({ resourceKey: key, eventId: 'e-1' });
-    const again = await invalidator.invalidateResource({ resourceKey: key, eventId: 'e-1' });
+    await changed();
+    await quiet();
+    await changed();
+    await quiet();
 
-    expect(first).toEqual({ duplicate: false, runs: [{ runId, stepIds: ['a', 'b'], reopened: true }] });
-    expect(again).toEqual({ duplicate: true, runs: [] });
-    expect((await h.store.getStep(runId, 'a'))?.generation).toBe(2);
+    const { steps, run } = await outcome(runId);
+    expect([steps.get('a')?.generation, steps.get('b')?.generation]).toEqual([2, 2]);
+    expect(published('StepsInvalidated', runId)).toHaveLength(1);
+    expect(run).toMatchObject({ status: 'complete', reopened: 1 });
   });
 
-  it('refuses an unknown step (NotFoundError) and a run that has not started (ConflictError)', async () => {
-    const h = harness();
-    const { runId } = await runPlan(h, chain);
-    const planning = await createPlannedRun(h, chain);
-    const invalidator = invalidatorOf(h);
+  it('refuses an unknown step or run (404) and a run that has not started (409)', async () => {
+    const { runPlan, submit, handlers, quiet } = engine();
+    const { runId } = await runPlan(chain());
+    expect((await invalidate(runId, 'zzz')).status).toBe(404);
+    expect((await invalidate('ghost', 'a')).status).toBe(404);
 
-    expect(isNotFoundError(await invalidator.invalidateStep({ runId, stepId: 'zzz' }).catch((e) => e))).toBe(true);
-    expect(isNotFoundError(await invalidator.invalidateStep({ runId: 'ghost', stepId: 'a' }).catch((e) => e))).toBe(
-      true,
-    );
-    const refused = await invalidator.invalidateStep({ runId: planning.runId, stepId: 'a' }).catch((e) => e);
-    expect(isConflictError(refused)).toBe(true);
+    const planning = handlers.hold({ key: 'Planner', match: () => true });
+    const waiting = await submit(chain());
+    await planning.arrived;
+    expect((await invalidate(waiting, 'a')).status).toBe(409);
+    planning.release();
+    await quiet();
   });
 });
 
-describe('invalidator: superseded work in flight', () => {
-  it('stops the execution of a running generation and expires the approval of a waiting gate', async () => {
-    const h = harness();
-    const gate = step('g', [], { target: 'human:test.approver', approval: { question: 'ok?', timeoutSeconds: 60 } });
-    const { runId } = await createPlannedRun(h, planOf([gate, step('after', ['g'])]));
-    await h.coordinator.startRun({ runId });
-    await h.coordinator.awaitRun({ runId, taskToken: `waiter-${runId}` });
-    const drained = drainSteps(h);
-    let pending = await h.store.listApprovals({ runId, status: 'pending' });
-    for (let i = 0; i < 100 && pending.length === 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      pending = await h.store.listApprovals({ runId, status: 'pending' });
-    }
-    for (let i = 0; i < 100 && (await h.store.getStep(runId, 'g'))?.status !== 'awaiting_approval'; i++)
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    const claimedBy = (await h.store.getStep(runId, 'g'))?.claimedBy;
+describe('superseded work in flight', () => {
+  it('stops the execution of a waiting gate, expires its approval, and asks again for the new generation', async () => {
+    const { step, submit, quiet, outcome, stack, stepExecutions } = engine();
+    const runId = await submit([
+      step('g', [], { target: TARGETS.approver, approval: { question: 'ok?', timeoutSeconds: 60 } }),
+      step('after', ['g']),
+    ]);
+    const pendingOf = (generation: number) =>
+      eventually(
+        async () =>
+          (await stack.store.listApprovals({ runId, status: 'pending' })).find((a) => a.generation === generation),
+        (a) => a !== undefined,
+        `a pending approval of generation ${generation}`,
+      ) as Promise<ApprovalRecord>;
+    const old = await pendingOf(1);
+    await eventually(
+      () => stack.store.getStep(runId, 'g'),
+      (s) => s?.status === 'awaiting_approval',
+      'g awaiting approval',
+    );
 
-    const result = await invalidatorOf(h).invalidateStep({ runId, stepId: 'g', reason: 'policy changed' });
+    const answer = await invalidate(runId, 'g', { reason: 'policy changed' });
 
-    expect(result).toEqual({ runId, stepIds: ['g', 'after'], reopened: false });
-    expect(h.executions.stopped).toContainEqual({ executionId: claimedBy, error: 'E_SUPERSEDED' });
-    expect((await h.store.getApproval(pending[0]?.approvalId ?? ''))?.status).toBe('expired');
-    // The old gate's decision, if it still came, belongs to generation 1 and is refused.
-    const late = await h.coordinator.completeStep({ runId, stepId: 'g', generation: 1, attempt: 1 });
-    expect(late.status).toBe('superseded');
-    expect(await h.store.getStep(runId, 'g')).toMatchObject({ generation: 2 });
-    // The new generation asks again; once approved, the run completes on it.
-    // The old gate's wait ends (its execution was stopped; the harness times it out): generation 2 is untouched.
-    await h.executions.sendTaskFailure(pending[0]?.taskToken ?? '', 'States.Timeout', 'the old gate timed out');
-    let next = await h.store.listApprovals({ runId, status: 'pending' });
-    for (let i = 0; i < 100 && next.length === 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      next = await h.store.listApprovals({ runId, status: 'pending' });
-    }
-    expect(next.map((a) => a.generation)).toEqual([2]);
-    await h.executions.sendTaskSuccess(next[0]?.taskToken ?? '', { decision: 'approve', by: 'ana' });
-    await drained;
-    expect(await h.store.getStep(runId, 'after')).toMatchObject({ generation: 2, status: 'succeeded' });
-    expect((await h.store.getRun(runId))?.status).toBe('complete');
+    expect(answer).toEqual({ status: 202, json: { runId, stepIds: ['g', 'after'], reopened: false } });
+    expect(stepExecutions(runId, 'g')[0]).toMatchObject({ status: 'ABORTED', error: { error: 'E_SUPERSEDED' } });
+    expect((await stack.store.getApproval(old.approvalId))?.status).toBe('expired');
+    // The old request can no longer be decided.
+    const late = await stack.request('POST', `/approvals/${encodeURIComponent(old.approvalId)}`, {
+      decision: 'approve',
+    });
+    expect(late.status).toBeGreaterThanOrEqual(409);
+
+    const next = await pendingOf(2);
+    await stack.request('POST', `/approvals/${encodeURIComponent(next.approvalId)}`, { decision: 'approve' });
+    await quiet();
+
+    const { run, steps } = await outcome(runId);
+    expect(steps.get('g')).toMatchObject({ generation: 2, status: 'succeeded' });
+    expect(steps.get('after')).toMatchObject({ generation: 2, status: 'succeeded' });
+    expect(run.status).toBe('complete');
   });
 });

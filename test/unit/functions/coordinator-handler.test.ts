@@ -18,12 +18,9 @@ function recordingCoordinator() {
     startRun: record('startRun'),
     awaitRun: record('awaitRun'),
     finalizeRun: record('finalizeRun'),
-    claimStep: record('claimStep'),
     recordFailure: record('recordFailure'),
     requestApproval: record('requestApproval'),
     expireApproval: record('expireApproval'),
-    verifyStep: record('verifyStep'),
-    completeStep: record('completeStep'),
     cancelRun: record('cancelRun'),
   };
   return { coordinator, calls };
@@ -36,18 +33,18 @@ describe('coordinator handler', () => {
     const { coordinator, calls } = recordingCoordinator();
     const handler = createHandler({ coordinator });
     expect(await handler({ action: 'startRun', runId: 'r1' })).toEqual({ action: 'startRun' });
-    await handler({ action: 'claimStep', ...ref, executionId: 'arn:x' });
     await handler({ action: 'recordFailure', ...ref, attempt: 2, error: { code: 'E', message: 'm', retryable: true } });
-    await handler({ action: 'completeStep', ...ref, attempt: 1 });
+    await handler({ action: 'requestApproval', ...ref, kind: 'review', taskToken: 'tok' });
+    await handler({ action: 'expireApproval', ...ref, kind: 'approval' });
     await handler({ action: 'cancelRun', runId: 'r1' });
     expect(calls).toEqual([
       ['startRun', { action: 'startRun', runId: 'r1' }],
-      ['claimStep', { action: 'claimStep', ...ref, executionId: 'arn:x' }],
       [
         'recordFailure',
         { action: 'recordFailure', ...ref, attempt: 2, error: { code: 'E', message: 'm', retryable: true } },
       ],
-      ['completeStep', { action: 'completeStep', ...ref, attempt: 1 }],
+      ['requestApproval', { action: 'requestApproval', ...ref, kind: 'review', taskToken: 'tok' }],
+      ['expireApproval', { action: 'expireApproval', ...ref, kind: 'approval' }],
       ['cancelRun', 'r1'],
     ]);
   });
@@ -55,26 +52,25 @@ describe('coordinator handler', () => {
   it('turns the nulls Step Functions passes into absent fields', async () => {
     const { coordinator, calls } = recordingCoordinator();
     const handler = createHandler({ coordinator });
-    await handler({ action: 'verifyStep', ...ref, attempt: 1, decision: null });
-    await handler({
-      action: 'verifyStep',
-      ...ref,
-      attempt: 1,
-      decision: { decision: 'approve', comment: null, by: 'ana' },
-    });
+    // ExecutorFailed does not know the attempt of a RunStep that failed for good.
+    await handler({ action: 'recordFailure', ...ref, attempt: null, error: { code: 'E_EXECUTOR', message: 'm' } });
+    await handler({ action: 'expireApproval', ...ref, kind: null });
     await handler({ action: 'finalizeRun', runId: 'r1', timedOut: null, error: null });
-    expect(calls[0]?.[1]).toMatchObject({ decision: undefined });
-    expect(calls[1]?.[1]).toMatchObject({ decision: { decision: 'approve', comment: undefined, by: 'ana' } });
+    expect(calls[0]?.[1]).toMatchObject({ attempt: undefined, error: { code: 'E_EXECUTOR' } });
+    expect(calls[1]?.[1]).toMatchObject({ kind: undefined });
     expect(calls[2]?.[1]).toMatchObject({ timedOut: null, error: null });
   });
 
-  it('refuses an unknown action or a malformed payload with a ValidationError', async () => {
+  it('refuses an unknown action, one RunStep took over, or a malformed payload with a ValidationError', async () => {
     const { coordinator, calls } = recordingCoordinator();
     const handler = createHandler({ coordinator });
     for (const payload of [
       { action: 'explode', runId: 'r1' },
-      { action: 'claimStep', ...ref },
+      { action: 'claimStep', ...ref, executionId: 'arn:x' },
+      { action: 'verifyStep', ...ref, attempt: 1 },
+      { action: 'completeStep', ...ref, attempt: 1 },
       { action: 'recordFailure', ...ref, attempt: 0, error: { code: 'E', message: 'm' } },
+      { action: 'requestApproval', ...ref, kind: 'review' },
       null,
     ]) {
       const error = await handler(payload).catch((e: unknown) => e);

@@ -1,41 +1,91 @@
 import { describe, expect, it } from 'vitest';
 import { catalogFromEnv, createHandler, defaultDeps } from '../../../functions/step-executor.ts';
 import { conformanceCatalog } from '../../../shared/capabilities/conformance.ts';
-import type { ExecuteRequest, ExecuteResult } from '../../../shared/services/step-executor.ts';
+import type { RunStepRequest, StepNext } from '../../../shared/services/coordinator-types.ts';
 import { caught } from '../../support/capability-call.ts';
 
-function recordingExecutor(result: ExecuteResult) {
-  const requests: ExecuteRequest[] = [];
+function recordingRunner(answer: StepNext) {
+  const requests: RunStepRequest[] = [];
   return {
     requests,
-    executor: {
-      execute: async (request: ExecuteRequest) => {
+    runner: {
+      runStep: async (request: RunStepRequest) => {
         requests.push(request);
-        return result;
+        return answer;
       },
     },
   };
 }
 
-describe('step-executor handler', () => {
-  it('passes a valid payload to the executor and returns its result', async () => {
-    const fake = recordingExecutor({ ok: false, error: { code: 'E_X', message: 'x', retryable: true } });
+/** RunStep's payload as the step machine sends it: the execution's ids, the last answer and a person's decision. */
+const payload = (fields: Record<string, unknown> = {}) => ({
+  runId: 'r',
+  stepId: 's',
+  generation: 1,
+  executionId: 'arn:aws:states:us-east-1:123456789012:execution:step:r-s-g1',
+  previous: null,
+  decision: null,
+  ...fields,
+});
 
-    const result = await createHandler(fake)({ runId: 'r', stepId: 's', generation: 1, attempt: 2 });
+describe('step-executor handler (RunStep)', () => {
+  it('passes the first call of an execution to the runner and returns its answer', async () => {
+    const fake = recordingRunner({ action: 'retry', attempt: 2, delaySeconds: 1 });
 
-    expect(result).toEqual({ ok: false, error: { code: 'E_X', message: 'x', retryable: true } });
-    expect(fake.requests).toEqual([{ runId: 'r', stepId: 's', generation: 1, attempt: 2 }]);
+    const result = await createHandler(fake)(payload());
+
+    expect(result).toEqual({ action: 'retry', attempt: 2, delaySeconds: 1 });
+    expect(fake.requests).toEqual([
+      { runId: 'r', stepId: 's', generation: 1, executionId: payload().executionId, previous: null, decision: null },
+    ]);
+  });
+
+  it('passes the previous answer and a person’s decision, the nulls Step Functions sends made absent', async () => {
+    const fake = recordingRunner({ action: 'done', attempt: 1 });
+    const previous = { action: 'await', attempt: 1, kind: 'review', timeoutSeconds: 60 };
+
+    await createHandler(fake)(
+      payload({ previous, decision: { decision: 'edit', output: { draft: 'v2' }, comment: null, by: 'ana' } }),
+    );
+    await createHandler(fake)(payload({ previous: { action: 'retry', attempt: 3, delaySeconds: 4 } }));
+
+    expect(fake.requests[0]).toMatchObject({ previous });
+    expect(fake.requests[0]?.decision).toEqual({
+      decision: 'edit',
+      output: { draft: 'v2' },
+      comment: undefined,
+      by: 'ana',
+    });
+    expect(fake.requests[1]).toMatchObject({
+      previous: { action: 'retry', attempt: 3, delaySeconds: 4 },
+      decision: null,
+    });
   });
 
   it.each([
-    ['a missing attempt', { runId: 'r', stepId: 's', generation: 1 }, '/attempt'],
-    ['a fractional generation', { runId: 'r', stepId: 's', generation: 1.5, attempt: 1 }, '/generation'],
-    ['an empty run id', { runId: '', stepId: 's', generation: 1, attempt: 1 }, '/runId'],
-    ['attempt 0', { runId: 'r', stepId: 's', generation: 1, attempt: 0 }, '/attempt'],
-  ])('refuses %s with a ValidationError', async (_label, payload, path) => {
-    const fake = recordingExecutor({ ok: true });
+    ['a missing execution id', payload({ executionId: undefined }), '/executionId'],
+    [
+      'a missing previous answer (the machine always sends one, null at first)',
+      payload({ previous: undefined }),
+      '/previous',
+    ],
+    ['a fractional generation', payload({ generation: 1.5 }), '/generation'],
+    ['an empty run id', payload({ runId: '' }), '/runId'],
+    [
+      'a retry of attempt 0',
+      payload({ previous: { action: 'retry', attempt: 0, delaySeconds: 1 } }),
+      '/previous/attempt',
+    ],
+    ['an unknown next action', payload({ previous: { action: 'jump', attempt: 1 } }), '/previous/action'],
+    [
+      'a decision that is none of approve, reject, edit',
+      payload({ decision: { decision: 'maybe' } }),
+      '/decision/decision',
+    ],
+  ])('refuses %s with a ValidationError', async (_label, event, path) => {
+    const fake = recordingRunner({ action: 'done', attempt: 1 });
 
-    const error = await caught(createHandler(fake)(payload));
+    const error = await caught(createHandler(fake)(event));
 
     expect(error.name).toBe('ValidationError');
     expect((error.errors as { path: string }[]).map((e) => e.path)).toContain(path);
@@ -45,7 +95,7 @@ describe('step-executor handler', () => {
   it('builds its dependencies on the first invocation, from the environment', async () => {
     const deps = defaultDeps({});
 
-    const error = await caught(deps.executor.execute({ runId: 'r', stepId: 's', generation: 1, attempt: 1 }));
+    const error = await caught(deps.runner.runStep({ ...payload(), previous: null }));
 
     expect(String(error.message)).toContain('CAIRN_TABLE_NAME is not set');
   });
