@@ -12,7 +12,6 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
 import { createDynamoStore } from '../shared/adapters/aws/dynamo-store.ts';
-import { createEventBridgePublisher } from '../shared/adapters/aws/eventbridge-publisher.ts';
 import { sfnExecutionsFromEnv } from '../shared/adapters/aws/sfn-executions.ts';
 import { catalogFromEnv, limitsFromEnv, required } from '../shared/api/lambda-support.ts';
 import { DEFAULT_MAX_REPLANS } from '../shared/engine/replan.ts';
@@ -150,7 +149,6 @@ export function coordinatorDepsFromEnv(env: Env, metrics?: MetricsSink): Coordin
   return {
     store: createDynamoStore({ client: new DynamoDBClient({}), tableName: required(env, 'CAIRN_TABLE_NAME') }),
     executions: sfnExecutionsFromEnv(env),
-    events: createEventBridgePublisher({ eventBusName: required(env, 'CAIRN_EVENT_BUS_NAME') }),
     catalog: catalogFromEnv(env),
     clock: () => new Date(),
     newId: randomUUID,

@@ -12,9 +12,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { createEventBridgePublisher } from '../shared/adapters/aws/eventbridge-publisher.ts';
 import { sfnExecutionsFromEnv } from '../shared/adapters/aws/sfn-executions.ts';
-import { catalogFromEnv, type Env, limitsFromEnv, required, storeFromEnv } from '../shared/api/lambda-support.ts';
+import { catalogFromEnv, type Env, limitsFromEnv, storeFromEnv } from '../shared/api/lambda-support.ts';
 import { DEFAULT_RETRY_BASE_SECONDS, DEFAULT_RETRY_CAP_SECONDS } from '../shared/engine/retry.ts';
 import { ValidationError } from '../shared/errors.ts';
 import { parseEventDetail } from '../shared/events/catalog.ts';
@@ -80,7 +79,6 @@ export function invalidatorDepsFromEnv(env: Env): InvalidatorDeps {
   return {
     store: storeFromEnv(env),
     executions: sfnExecutionsFromEnv(env),
-    events: createEventBridgePublisher({ eventBusName: required(env, 'CAIRN_EVENT_BUS_NAME') }),
     catalog: catalogFromEnv(env),
     clock: () => new Date(),
     newId: randomUUID,

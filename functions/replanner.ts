@@ -13,9 +13,8 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { createBedrockPlanModel, defaultBedrockClient } from '../shared/adapters/aws/bedrock-plan-model.ts';
-import { createEventBridgePublisher } from '../shared/adapters/aws/eventbridge-publisher.ts';
 import { sfnExecutionsFromEnv } from '../shared/adapters/aws/sfn-executions.ts';
-import { catalogFromEnv, type Env, plannerModelId, required, storeFromEnv } from '../shared/api/lambda-support.ts';
+import { catalogFromEnv, type Env, plannerModelId, storeFromEnv } from '../shared/api/lambda-support.ts';
 import { ValidationError } from '../shared/errors.ts';
 import { parseEventDetail } from '../shared/events/catalog.ts';
 import { createHtnPlanModel } from '../shared/planner/htn/model.ts';
@@ -66,7 +65,6 @@ export function replannerFromEnv(env: Env, metrics?: MetricsSink): Replanner {
   return createReplanner({
     store: storeFromEnv(env),
     executions: sfnExecutionsFromEnv(env),
-    events: createEventBridgePublisher({ eventBusName: required(env, 'CAIRN_EVENT_BUS_NAME') }),
     catalog: catalogFromEnv(env),
     clock: () => new Date(),
     newId: randomUUID,

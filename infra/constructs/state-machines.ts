@@ -248,7 +248,8 @@ export class StateMachines extends Construct {
       { ...stepIds, attempt: JsonPath.objectAt('$.failure.attempt'), error: JsonPath.objectAt('$.failure.error') },
       '$.next',
     ).addRetry({
-      errors: [...LAMBDA_SERVICE_ERRORS, ...TRANSIENT_ERRORS],
+      // Lambda's own service errors are retried by the Task's default retrier; these are the store's.
+      errors: [...TRANSIENT_ERRORS],
       interval: Duration.seconds(1),
       maxAttempts: 6,
       backoffRate: 2,

@@ -228,7 +228,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const coordinatorDeps: CoordinatorDeps = {
     store,
     executions,
-    events: bus,
     catalog,
     clock,
     newId,

@@ -7,7 +7,6 @@ import type { TraceRetention } from '../engine/trace.ts';
 import type { HumanDecision } from '../engine/verify.ts';
 import type { Catalog } from '../plan/catalog.ts';
 import type { RunStatus, StepError } from '../plan/schema.ts';
-import type { EventPublisher } from '../ports/events.ts';
 import type { Executions } from '../ports/executions.ts';
 import type { MetricsSink } from '../ports/metrics.ts';
 import type { Store, TerminalRecord } from '../ports/store.ts';
@@ -32,7 +31,6 @@ export interface CoordinatorConfig {
 export interface CoordinatorDeps {
   readonly store: Store;
   readonly executions: Executions;
-  readonly events: EventPublisher;
   readonly catalog: Catalog;
   readonly clock: () => Date;
   readonly newId: () => string;

@@ -36,7 +36,6 @@ afterAll(async () => {
 const deps = (): CoordinatorDeps => ({
   store: stack.store,
   executions: stack.executions,
-  events: stack.bus,
   catalog: stack.catalog,
   clock: () => new Date(),
   newId: randomUUID,

@@ -26,6 +26,7 @@ import {
 } from '../../shared/ports/executions.ts';
 import type { RunRecord, StepRecord, Store } from '../../shared/ports/store.ts';
 import type { RunStepRequest, StepNext } from '../../shared/services/coordinator-types.ts';
+import { createOutboxRelay } from '../../shared/services/outbox/relay.ts';
 import type { CapabilityCallConfig } from '../../shared/services/step/capability-call.ts';
 import { createStepRunner } from '../../shared/services/step/run-step.ts';
 import { startDynalite, type TestDynamo } from '../support/dynalite.ts';
@@ -99,11 +100,19 @@ function runner(
 ) {
   const executions = new RecordingExecutions();
   const events = new RecordingPublisher();
+  // The runner's writes announce their events through the outbox: this store's change stream goes to a relay that
+  // publishes into the recorder (its audit-log writes too, so nothing is stubbed on the way).
+  let relay: ReturnType<typeof createOutboxRelay> | undefined;
+  const streamed = createDynamoStore({
+    client: dynamo.client,
+    tableName: dynamo.tableName,
+    stream: (record) => void relay?.relay([record]),
+  });
+  relay = createOutboxRelay({ events, store: streamed });
   let ids = 0;
   const stepRunner = createStepRunner({
-    store: { ...store, ...options.over },
+    store: { ...streamed, ...options.over },
     executions,
-    events,
     catalog,
     clock: () => new Date(),
     newId: () => `id-${++ids}`,

@@ -323,6 +323,11 @@ export async function recordFailedAttempt(
     return done(step.attempts);
   }
   const n = attempt ?? Math.max(1, step.attempts);
+  if (step.status === 'succeeded' || step.status === 'skipped') {
+    // The step got there before this failure was recorded (a lost answer): make sure its follow-ups happened.
+    await afterSuccess(ctx, first.plan, step);
+    return done(step.attempts);
+  }
   if (isTerminalStepStatus(step.status) || step.attempts > n) return done(n);
   const records = attempt === undefined ? await loadStepRecords(ctx, memory, ref, n) : first;
   const record = records.attempt;
