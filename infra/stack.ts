@@ -10,6 +10,7 @@ import type { CairnConfig } from './constructs/config.ts';
 import { CairnEvents } from './constructs/events.ts';
 import { Functions, METRICS_NAMESPACE, serviceName } from './constructs/functions.ts';
 import { CairnObservability } from './constructs/observability.ts';
+import { CairnOutbox } from './constructs/outbox.ts';
 import { machineRefs, StateMachines } from './constructs/state-machines.ts';
 import { CairnTable } from './constructs/table.ts';
 
@@ -24,6 +25,7 @@ export class CairnStack extends Stack {
   readonly table: CairnTable;
   readonly events: CairnEvents;
   readonly functions: Functions;
+  readonly outbox: CairnOutbox;
   readonly machines: StateMachines;
   readonly api: CairnApi;
   readonly observability: CairnObservability;
@@ -54,6 +56,8 @@ export class CairnStack extends Stack {
       Invalidator: this.functions.byKey.Invalidator,
       Replanner: this.functions.byKey.Replanner,
     });
+    // The outbox: the table's change stream → the relay → the bus and the audit log.
+    this.outbox = new CairnOutbox(this, 'Outbox', { table: this.table.table, relay: this.functions.byKey.Outbox });
     // The webhook route runs in the API function for now (its Hono app serves `POST /webhooks/{source}`).
     this.api = new CairnApi(this, 'Api', {
       config,
@@ -69,6 +73,7 @@ export class CairnStack extends Stack {
       httpApi: this.api.httpApi,
       table: this.table.table,
       deadLetters: this.events.deadLetters,
+      outboxDeadLetters: this.outbox.deadLetters,
       ...(config.alarmTopicArn === undefined ? {} : { alarmTopicArn: config.alarmTopicArn }),
     });
 

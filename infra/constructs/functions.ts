@@ -28,6 +28,7 @@ export const FUNCTION_TIMEOUT_SECONDS: Readonly<Record<FunctionKey, number>> = {
   Invalidator: 120,
   // A replan may wait for the planning model (Bedrock), like the planner.
   Replanner: 300,
+  Outbox: 60,
 };
 
 export const MEMORY_MB: Readonly<Record<FunctionKey, number>> = {
@@ -38,6 +39,7 @@ export const MEMORY_MB: Readonly<Record<FunctionKey, number>> = {
   Api: 1024,
   Invalidator: 512,
   Replanner: 1024,
+  Outbox: 512,
 };
 
 const ENTRIES: Readonly<Record<FunctionKey, string>> = {
@@ -48,6 +50,7 @@ const ENTRIES: Readonly<Record<FunctionKey, string>> = {
   Api: 'api.ts',
   Invalidator: 'invalidator.ts',
   Replanner: 'replanner.ts',
+  Outbox: 'outbox.ts',
 };
 
 /** The newest Node.js runtime this aws-cdk-lib knows (cdk-nag's L1 checks for exactly that). */
@@ -61,7 +64,12 @@ export const serviceName = (stage: string): string => `cairn-${stage}`;
  * another call must add it here (test/infra checks the two lists against each other).
  */
 export const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'] as const;
-export const TABLE_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as const;
+export const TABLE_WRITE_ACTIONS = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+] as const;
 
 export interface MachineRef {
   readonly name: string;
@@ -154,7 +162,7 @@ export class Functions extends Construct {
   }
 
   private grant(props: FunctionsProps): void {
-    const { Planner, Validator, Coordinator, StepExecutor, Api, Invalidator, Replanner } = this.byKey;
+    const { Planner, Validator, Coordinator, StepExecutor, Api, Invalidator, Replanner, Outbox } = this.byKey;
     const stack = Stack.of(this);
     // The table and its one index by name (no `index/*`); the validator only reads the run's candidate plan.
     const tableResources = [props.table.tableArn, `${props.table.tableArn}/index/${GSI1_NAME}`];
@@ -162,7 +170,10 @@ export class Functions extends Construct {
       allow(fn, [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS], tableResources);
     }
     allow(Validator, [...TABLE_READ_ACTIONS], tableResources);
-    for (const fn of [Coordinator, Api, Invalidator, Replanner]) props.bus.grantPutEventsTo(fn);
+    // Only the outbox relay publishes the engine's events (they travel with the writes that make the changes) and
+    // writes the audit log; the API publishes what webhooks report (ResourceChanged), which no write carries.
+    allow(Outbox, ['dynamodb:BatchWriteItem'], [props.table.tableArn]);
+    for (const fn of [Outbox, Api]) props.bus.grantPutEventsTo(fn);
 
     const { run, step } = props.machines;
     const executionsOf = (machine: MachineRef): string =>
@@ -182,6 +193,9 @@ export class Functions extends Construct {
     allow(Coordinator, ['states:StartExecution'], [run.arn, step.arn]);
     allow(Coordinator, answerTokens, [run.arn, step.arn]);
     allow(Coordinator, ['states:StopExecution', 'states:DescribeExecution'], [executionsOf(run), executionsOf(step)]);
+    // RunStep starts the dependents it releases and answers the run's waiter when its step was the run's last.
+    allow(StepExecutor, ['states:StartExecution'], [step.arn]);
+    allow(StepExecutor, ['states:SendTaskSuccess'], [run.arn]);
     // The invalidator starts the new generations' step executions and a reopened run's execution, and stops the
     // executions of superseded generations.
     allow(Invalidator, ['states:StartExecution'], [run.arn, step.arn]);
@@ -226,7 +240,6 @@ function environmentsOf(props: FunctionsProps): Record<FunctionKey, Record<strin
   const model: Record<string, string> = config.modelId === undefined ? {} : { CAIRN_MODEL_ID: config.modelId };
   const coordinator = {
     ...limits,
-    CAIRN_EVENT_BUS_NAME: props.bus.eventBusName,
     CAIRN_RUN_MACHINE_ARN: machines.run.arn,
     CAIRN_STEP_MACHINE_ARN: machines.step.arn,
     CAIRN_RUN_DEADLINE_SECONDS: String(config.runDeadlineSeconds),
@@ -237,20 +250,23 @@ function environmentsOf(props: FunctionsProps): Record<FunctionKey, Record<strin
     Planner: { ...common, ...limits, ...model },
     Validator: { ...common, ...limits },
     Coordinator: { ...common, ...coordinator },
+    // RunStep takes a step from its claim to its dependents' start: the coordinator's settings and the bindings.
     StepExecutor: {
       ...common,
+      ...coordinator,
       ...(config.bindings === undefined ? {} : { CAIRN_BINDINGS: JSON.stringify(config.bindings) }),
     },
-    // The API runs the coordinator's cancelRun and the replanner's replanRun in process: their settings too.
-    Api: { ...common, ...coordinator, ...model },
+    // The API runs the coordinator's cancelRun and the replanner's replanRun in process: their settings too, and
+    // the bus, for the ResourceChanged events webhooks report.
+    Api: { ...common, ...coordinator, ...model, CAIRN_EVENT_BUS_NAME: props.bus.eventBusName },
     Invalidator: {
       ...common,
-      CAIRN_EVENT_BUS_NAME: props.bus.eventBusName,
       CAIRN_RUN_MACHINE_ARN: machines.run.arn,
       CAIRN_STEP_MACHINE_ARN: machines.step.arn,
       CAIRN_RUN_DEADLINE_SECONDS: String(config.runDeadlineSeconds),
     },
     Replanner: { ...common, ...coordinator, ...model },
+    Outbox: { ...common, CAIRN_EVENT_BUS_NAME: props.bus.eventBusName },
   };
 }
 

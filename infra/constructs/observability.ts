@@ -39,6 +39,8 @@ export interface CairnObservabilityProps {
   readonly httpApi: HttpApi;
   readonly table: ITable;
   readonly deadLetters: IQueue;
+  /** Stream batches the outbox relay could not deliver: announced events that have not reached the bus. */
+  readonly outboxDeadLetters: IQueue;
   readonly alarmTopicArn?: string;
 }
 
@@ -84,6 +86,12 @@ export class CairnObservability extends Construct {
       props.deadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }),
       1,
       'An EventBridge rule target could not take an event after its retries: it waits in the dead-letter queue.',
+    );
+    alarm(
+      'outbox-dead-letters',
+      props.outboxDeadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }),
+      1,
+      'The outbox relay could not deliver a batch of the table stream after its retries: announced events wait.',
     );
     alarm(
       'api-5xx',

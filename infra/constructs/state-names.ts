@@ -45,6 +45,7 @@ export const FUNCTION_KEYS = [
   'Api',
   'Invalidator',
   'Replanner',
+  'Outbox',
 ] as const;
 export type FunctionKey = (typeof FUNCTION_KEYS)[number];
 

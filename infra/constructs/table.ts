@@ -3,7 +3,14 @@
  * embedded dynalite table are built from the same constants.
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  AttributeType,
+  BillingMode,
+  ProjectionType,
+  StreamViewType,
+  Table,
+  TableEncryption,
+} from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import {
   GSI1_NAME,
@@ -34,6 +41,9 @@ export class CairnTable extends Construct {
       encryption: TableEncryption.AWS_MANAGED,
       // Idempotency and approval records carry `expiresAt`; dynalite has no TTL, so only the deployed table expires.
       timeToLiveAttribute: TTL_ATTRIBUTE,
+      // The outbox: each write that announces events is delivered to the relay by the table's change stream; the
+      // old image lets the relay tell a new announcement from one an item still carries.
+      stream: StreamViewType.NEW_AND_OLD_IMAGES,
       removalPolicy: props.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
       deletionProtection: props.retain,
     });

@@ -25,7 +25,6 @@ export const CAPABILITY_ERROR_CODES = {
   /** Another execution of the same step generation holds the idempotency record. */
   idempotencyInProgress: 'E_IDEMPOTENCY_IN_PROGRESS',
   inputSchema: 'E_INPUT_SCHEMA',
-  outputSchema: 'E_OUTPUT_SCHEMA',
   outputTooLarge: 'E_OUTPUT_TOO_LARGE',
 } as const;
 

@@ -26,7 +26,8 @@ export type Verdict =
 
 export const VERIFY_ERROR_CODES = {
   rejected: 'E_REJECTED',
-  contract: 'E_OUTPUT_CONTRACT',
+  // The one code of an output that breaks its contract (the input's counterpart is E_INPUT_SCHEMA, at the claim).
+  contract: 'E_OUTPUT_SCHEMA',
   assertion: 'E_ASSERTION_FAILED',
   assertionError: 'E_ASSERTION_ERROR',
   editWithoutOutput: 'E_EDIT_WITHOUT_OUTPUT',

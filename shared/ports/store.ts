@@ -339,6 +339,13 @@ export interface Store {
     next: NextGeneration,
   ): Promise<StepRecord | undefined>;
 
+  /**
+   * The run's frontier: records that steps ended a line of work (a sink finished, or a step whose dependents were
+   * already settled; keys such as `<stepId>#<generation>`, each counted once however often it is recorded) and
+   * returns every key recorded so far. One write per sink, none for a step that hands over to a dependent.
+   */
+  recordFrontier(runId: string, keys: readonly string[]): Promise<readonly string[]>;
+
   // watches: which steps of which runs watch an outside resource
   /** Records watchers (idempotent: an entry written twice is one entry). */
   putWatches(runId: string, entries: readonly WatchEntry[]): Promise<void>;

@@ -90,34 +90,47 @@ export async function releaseDependents(
 
 /**
  * Releases the dependents of a step that finished well. When none of them is left open (the step is a sink, or
- * what follows it was blocked by a failure elsewhere), this step may have been the run's last: its end is checked.
- * An open dependent finishes later and checks then, so the end is never missed and rarely looked for.
+ * what follows it was blocked by a failure elsewhere), the step ended a line of work and may have been the run's
+ * last: it is recorded on the run's frontier. A step that hands over to an open dependent writes nothing more: that
+ * dependent finishes later and records then, so the end is never missed.
  */
 export async function afterSuccess(ctx: Ctx, loaded: LoadedPlan, step: StepRef): Promise<void> {
   const dependents = await releaseDependents(ctx, loaded, step.runId, step.stepId);
-  if (dependents.every((d) => !isOpenStepStatus(d.status))) await checkRunEnd(ctx, loaded, step.runId);
+  if (dependents.every((d) => !isOpenStepStatus(d.status))) await checkRunEnd(ctx, loaded, step.runId, [step]);
+}
+
+/** The frontier key of a step generation. */
+const frontierKey = (step: StepRef): string => `${step.stepId}#${step.generation}`;
+
+/**
+ * Records steps that ended a line of work on the run's frontier; once every sink of the plan (a step nothing waits
+ * for) is on it, the run may be over and is looked at as a whole (settleRun), by whoever completed the set — not by
+ * every step, and not by every sink. A later generation of a sink makes an extra look, never a missed one.
+ */
+export async function checkRunEnd(
+  ctx: Ctx,
+  loaded: LoadedPlan,
+  runId: string,
+  ended: readonly StepRef[],
+): Promise<void> {
+  const frontier = await ctx.deps.store.recordFrontier(runId, ended.map(frontierKey));
+  const settled = new Set(frontier.map((key) => key.slice(0, key.lastIndexOf('#'))));
+  if (loaded.sinks.every((sink) => settled.has(sink))) await settleRun(ctx, runId);
 }
 
 /**
- * Whether the run is over, cheaply first: while a sink (a step nothing waits for) is open, it is not (one batch
- * read of the sinks); only when all of them are settled are the run's steps read as a whole (settleRun).
+ * Marks every not-yet-claimed step downstream of a failed step `blocked` (not failed: the failure is the cause).
+ * Returns every step of that downstream that is blocked now, whoever blocked it (for a repeat too).
  */
-export async function checkRunEnd(ctx: Ctx, loaded: LoadedPlan, runId: string): Promise<void> {
-  if (loaded.sinks.length <= SINK_READ_LIMIT) {
-    const sinks = await ctx.deps.store.getSteps(runId, loaded.sinks);
-    if (sinks.some((s) => isOpenStepStatus(s.status))) return;
-  }
-  await settleRun(ctx, runId);
-}
-
-/** Beyond this many sinks one listing of the run's steps is cheaper than reading the sinks first. */
-const SINK_READ_LIMIT = 100;
-
-/** Marks every not-yet-claimed step downstream of a failed step `blocked` (not failed: the failure is the cause). */
-export async function blockDownstream(ctx: Ctx, loaded: LoadedPlan, runId: string, failedId: string): Promise<void> {
+export async function blockDownstream(
+  ctx: Ctx,
+  loaded: LoadedPlan,
+  runId: string,
+  failedId: string,
+): Promise<StepRef[]> {
   const { store } = ctx.deps;
   const downstream = new Set(downstreamClosure(loaded.graph, failedId));
-  if (downstream.size === 0) return;
+  if (downstream.size === 0) return [];
   const steps =
     downstream.size > DOWNSTREAM_READ_LIMIT
       ? await store.listSteps(runId)
@@ -125,6 +138,7 @@ export async function blockDownstream(ctx: Ctx, loaded: LoadedPlan, runId: strin
   const byId = new Map(steps.map((s) => [s.stepId, s]));
   const statuses = new Map<string, StepStatus>(steps.map((s) => [s.stepId, s.status]));
   const now = ctx.now();
+  const blocked: StepRef[] = steps.filter((s) => downstream.has(s.stepId) && s.status === 'blocked');
   await Promise.all(
     stepsToBlock(loaded.graph, failedId, statuses).map(async (id) => {
       const step = byId.get(id);
@@ -135,15 +149,17 @@ export async function blockDownstream(ctx: Ctx, loaded: LoadedPlan, runId: strin
         retryable: false,
         details: { blockedBy: failedId },
       };
-      await ctx.transitionStep(
+      const moved = await ctx.transitionStep(
         runId,
         id,
         transitionCondition('block', step.generation),
         { status: 'blocked', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
         [event('StepBlocked', { runId, stepId: id, generation: step.generation, blockedBy: [failedId] })],
       );
+      if (moved) blocked.push(moved);
     }),
   );
+  return blocked;
 }
 
 /**
@@ -192,8 +208,8 @@ export async function failStep(
 
 /** What follows a step's final failure (also redone by a repeated call): downstream blocked, the run settled. */
 export async function afterFailure(ctx: Ctx, loaded: LoadedPlan, step: StepRecord): Promise<void> {
-  await blockDownstream(ctx, loaded, step.runId, step.stepId);
-  await checkRunEnd(ctx, loaded, step.runId);
+  const blocked = await blockDownstream(ctx, loaded, step.runId, step.stepId);
+  await checkRunEnd(ctx, loaded, step.runId, [step, ...blocked]);
 }
 
 /** Answers the run machine's wait; a token already answered or expired is no error (someone else finished). */

@@ -105,12 +105,13 @@ export async function invalidateInRun(
     return { runId, stepIds, reopened };
   }
 
-  const blocked = new Set(await blockUnreachable(ctx, loaded, moved, statuses));
+  const blockedSteps = await blockUnreachable(ctx, loaded, moved, statuses);
+  const blocked = new Set(blockedSteps.map((s) => s.stepId));
   const open = moved.map((m) => m.after).filter((s) => !blocked.has(s.stepId));
   const ready = await catchUpReleases(ctx, runId, open, new Set(scope));
   await Promise.all(ready.filter(isStartable).map((s) => startStep(ctx, s)));
   // Blocked steps are settled steps: with nothing else left open, the run finishes again here.
-  if (blocked.size > 0) await checkRunEnd(ctx, loaded, runId);
+  if (blockedSteps.length > 0) await checkRunEnd(ctx, loaded, runId, blockedSteps);
   return { runId, stepIds, reopened };
 }
 
@@ -143,18 +144,18 @@ async function stopSuperseded(ctx: Ctx, runId: string, moved: readonly Moved[]):
 
 /**
  * Blocks the steps of the new generations that wait (directly or through the scope) for an upstream step outside
- * the scope that failed or is blocked: nothing would ever release them. Returns their ids.
+ * the scope that failed or is blocked: nothing would ever release them. Returns the steps it blocked.
  */
 async function blockUnreachable(
   ctx: Ctx,
   loaded: LoadedPlan,
   moved: readonly Moved[],
   statuses: ReadonlyMap<string, StepRecord['status']>,
-): Promise<string[]> {
+): Promise<StepRecord[]> {
   const scope = moved.map((m) => m.after.stepId);
   const unreachable = unreachableSteps(loaded.graph, scope, statuses);
   const now = ctx.now();
-  const keys: string[] = [];
+  const keys: StepRecord[] = [];
   await Promise.all(
     moved.map(async ({ after }) => {
       const causes = unreachable.get(after.stepId);
@@ -173,7 +174,7 @@ async function blockUnreachable(
         { status: 'blocked', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
         [event('StepBlocked', { runId, stepId, generation, blockedBy: causes })],
       );
-      if (blocked) keys.push(blocked.stepId);
+      if (blocked) keys.push(blocked);
     }),
   );
   return keys;

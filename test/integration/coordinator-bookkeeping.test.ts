@@ -27,6 +27,10 @@ const transitionTo =
 const submitAs = (objective: string, steps: Parameters<ReturnType<typeof engine>['submit']>[0]) =>
   engine().stack.startRun({ plan: { schemaVersion: 1, revision: 1, objective, steps } });
 
+/** The claim's write: the step moves to running under an execution's name. */
+const isClaim = (patch: unknown): boolean =>
+  typeof patch === 'object' && patch !== null && (patch as { status?: unknown }).status === 'running';
+
 describe('completion bookkeeping', () => {
   it('decides a run when its last step settles, without reading its steps as a whole after each step', async () => {
     const { step, runPlan, faults } = engine();
@@ -69,11 +73,12 @@ describe('a throttle or a crash inside RunStep', () => {
   it('retries a throttled RunStep without counting an attempt', async () => {
     const { faults, quiet, outcome, step, pack, published } = engine();
     const objective = objectiveOf('throttled');
+    // The claim's write is throttled before it lands: Step Functions retries RunStep, nothing was called yet.
     const throttle = faults.throwOn({
-      method: 'putAttempt',
+      method: 'transitionStep',
       when: 'before',
       name: 'ThrottlingException',
-      match: (call) => call.runId === faults.runIdFor(objective),
+      match: (call) => call.runId === faults.runIdFor(objective) && isClaim(call.args[3]),
     });
     const runId = await submitAs(objective, [step('a')]);
     await throttle.fired;
@@ -153,11 +158,12 @@ describe('a throttle or a crash inside RunStep', () => {
   it('records a crash before the call as a failed attempt and runs the next one', async () => {
     const { faults, quiet, outcome, step, pack, published } = engine();
     const objective = objectiveOf('crash before the call');
+    // RunStep dies right after its claim landed, before the call, with an error Step Functions does not retry.
     const crash = faults.throwOn({
-      method: 'putAttempt',
-      when: 'before',
+      method: 'transitionStep',
+      when: 'after',
       name: 'Error',
-      match: (call) => call.runId === faults.runIdFor(objective),
+      match: (call) => call.runId === faults.runIdFor(objective) && isClaim(call.args[3]),
     });
     const runId = await submitAs(objective, [step('a', [], { maxRetries: 1 })]);
     await crash.fired;
@@ -177,10 +183,10 @@ describe('an answer lost on the way back', () => {
     const { faults, handlers, quiet, outcome, step, pack, published } = engine();
     const objective = objectiveOf('lost record');
     faults.throwOn({
-      method: 'putAttempt',
-      when: 'before',
+      method: 'transitionStep',
+      when: 'after',
       name: 'Error',
-      match: (call) => call.runId === faults.runIdFor(objective),
+      match: (call) => call.runId === faults.runIdFor(objective) && isClaim(call.args[3]),
     });
     let lostAnswer: unknown;
     void handlers

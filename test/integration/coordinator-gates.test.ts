@@ -149,7 +149,7 @@ describe('human gates', () => {
     await e.stack.executions.sendTaskSuccess(approval.taskToken, { decision: 'edit', output: { draft: 42 } });
     await e.quiet();
     const { steps, run } = await e.outcome(runId);
-    expect(steps.get('write')).toMatchObject({ status: 'failed', error: { code: 'E_OUTPUT_CONTRACT' } });
+    expect(steps.get('write')).toMatchObject({ status: 'failed', error: { code: 'E_OUTPUT_SCHEMA' } });
     expect(run.status).toBe('failed');
   });
 });

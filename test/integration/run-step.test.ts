@@ -421,7 +421,7 @@ describe('RunStep on the DynamoDB store (dynalite)', () => {
     expect((await stepOf(runId, 'charge')).status).toBe('retrying');
   });
 
-  it('fails the step for good with E_OUTPUT_CONTRACT when the output breaks the outputSchema', async () => {
+  it('fails the step for good with E_OUTPUT_SCHEMA when the output breaks the outputSchema', async () => {
     const runId = await seedRun([step('a', CONFORMANCE_TARGETS.scripted, { output: 5, confidence: 0.9 })]);
 
     const next = await runner(createConformancePack().bindings).runStep(firstCall(runId, 'a'));
@@ -431,10 +431,10 @@ describe('RunStep on the DynamoDB store (dynalite)', () => {
     expect(record).toMatchObject({
       status: 'failed',
       attempts: 1,
-      error: { code: 'E_OUTPUT_CONTRACT', retryable: false },
+      error: { code: 'E_OUTPUT_SCHEMA', retryable: false },
     });
     expect(record.output).toBeUndefined();
-    expect(record.trace.at(-1)?.text).toContain('E_OUTPUT_CONTRACT');
+    expect(record.trace.at(-1)?.text).toContain('E_OUTPUT_SCHEMA');
     // The attempt keeps what the capability answered, and the verdict on it.
     const [attempt] = await attemptsOf(runId, 'a');
     expect(attempt).toMatchObject({ outcome: 'succeeded', output: 5, evidence: { verdict: 'fail' } });

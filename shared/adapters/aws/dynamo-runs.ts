@@ -43,6 +43,7 @@ type RunOperations = Pick<
   | 'putPlanRevision'
   | 'getPlanRevision'
   | 'listPlanRevisions'
+  | 'recordFrontier'
 >;
 
 type StoredRevision = { readonly plan: Plan; readonly reason: string; readonly createdAt: string };
@@ -168,6 +169,17 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     return remember(runId, stored, { plan, reason, createdAt });
   };
 
+  const recordFrontier = async (runId: string, keys: readonly string[]): Promise<readonly string[]> => {
+    // ADD on a string set is a union: recording a key twice changes nothing (a set cannot be empty, hence the read).
+    if (keys.length === 0) return (await getItem(ctx, itemKeys.frontier(runId)))?.frontier?.SS ?? [];
+    const scope = new ExpressionScope();
+    const update = new UpdateBuilder(scope)
+      .set('updatedAt', { S: ctx.now().toISOString() })
+      .add('frontier', { SS: [...new Set(keys)] }, 'keys');
+    const item = await conditionalUpdate(ctx, itemKeys.frontier(runId), scope, update, undefined);
+    return item?.frontier?.SS ?? [];
+  };
+
   const listPlanRevisions = async (runId: string) => {
     const query = runItemsQuery(runId, SORT_PREFIX.plan);
     const names = { ...query.ExpressionAttributeNames };
@@ -201,5 +213,6 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     putPlanRevision,
     getPlanRevision,
     listPlanRevisions,
+    recordFrontier,
   };
 }

@@ -77,7 +77,7 @@ describe('diagnoseFailure', () => {
 
   it.each([
     ['E_REJECTED', 'approval_rejected'],
-    ['E_OUTPUT_CONTRACT', 'verify_failed'],
+    ['E_OUTPUT_SCHEMA', 'verify_failed'],
     ['E_ASSERTION_FAILED', 'verify_failed'],
     ['E_NO_BINDING', 'capability_unavailable'],
     ['E_CAPABILITY_REJECTED', 'capability_unavailable'],
