@@ -4,11 +4,10 @@
  * the `sub` claim; with CAIRN_API_TOKEN set it checks that static bearer token instead.
  *
  * Environment (read by shared/config/settings.ts): CAIRN_TABLE_NAME, CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN,
- * CAIRN_EVENT_BUS_NAME (required);
- * CAIRN_CATALOG_FILE or CAIRN_CATALOG, CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH, CAIRN_PLANNER_MODEL_ID (or CAIRN_MODEL_ID),
- * CAIRN_API_TOKEN, CAIRN_CONSOLE_DIR (the console files in the bundle), and the coordinator's settings (cancellation
- * runs the coordinator's cancelRun in this process, a manual replan the replanner with CAIRN_MAX_REPLANS, an
- * invalidation the invalidator). Webhooks:
+ * CAIRN_EVENT_BUS_NAME (required); CAIRN_CATALOG_FILE or CAIRN_CATALOG, CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH,
+ * CAIRN_PLANNER_MODEL_ID (or CAIRN_MODEL_ID), CAIRN_API_TOKEN, CAIRN_CONSOLE_DIR (the console files in the bundle)
+ * and CAIRN_CONSOLE_OIDC_*, and the coordinator's settings (cancellation runs the coordinator's cancelRun in this
+ * process, a manual replan the replanner with CAIRN_MAX_REPLANS, an invalidation the invalidator). Webhooks:
  * CAIRN_WEBHOOK_SECRET_PREFIX (Secrets Manager names `<prefix>/<source>`; absent: every delivery is refused) and
  * CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS.
  */

@@ -205,6 +205,7 @@ export function createRoot(settings: Settings, place: Place): Root {
       newId,
       events: events(),
       webhooks: webhooks(),
+      console: settings.console,
       ...(ledger === undefined ? {} : { ledger }),
     }),
   };

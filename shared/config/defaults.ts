@@ -41,6 +41,9 @@ export const DEFAULT_REPLAY_WINDOW_SECONDS = 300;
 /** A window longer than a day would make the replay memory (and a leaked signature) live too long. */
 export const MAX_REPLAY_WINDOW_SECONDS = ONE_DAY_SECONDS;
 
+/** The scope the console asks its OIDC provider for (CAIRN_CONSOLE_OIDC_SCOPE). */
+export const DEFAULT_CONSOLE_OIDC_SCOPE = 'openid';
+
 /** Where `npm start` serves the API. */
 export const DEFAULT_LOCAL_HOST = '127.0.0.1';
 export const DEFAULT_LOCAL_PORT = 3000;

@@ -1,6 +1,6 @@
 /**
  * The one parser of a deployment's settings: the CAIRN_* environment variables (the names CDK sets on each Lambda,
- * see infra/constructs/functions.ts) → a typed, validated Settings object, with the defaults of
+ * see infra/constructs/functions.ts and api.ts) → a typed, validated Settings object, with the defaults of
  * shared/config/defaults.ts for what is absent or blank. Every Lambda entry reads its settings through it (at its
  * first invocation, never at import), and the embedded runtime maps its options onto the same object.
  *
@@ -19,6 +19,7 @@ import { CairnError } from '../errors.ts';
 import type { PlanLimits } from '../plan/validate.ts';
 import {
   DEFAULT_BUILTIN_PACKS,
+  DEFAULT_CONSOLE_OIDC_SCOPE,
   DEFAULT_IDEMPOTENCY_TTL_SECONDS,
   DEFAULT_LIMITS,
   DEFAULT_MAX_OUTPUT_BYTES,
@@ -83,6 +84,29 @@ export interface Settings {
     /** CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS: an integer in 1..MAX_REPLAY_WINDOW_SECONDS. */
     readonly replayWindowSeconds: number;
   };
+  readonly console: ConsoleSettings;
+}
+
+/** How the console signs in and where it finds its files (shared/api/console/config.ts tells the page). */
+export interface ConsoleSettings {
+  /**
+   * CAIRN_CONSOLE_OIDC_AUTHORIZE_URL, CAIRN_CONSOLE_OIDC_TOKEN_URL, CAIRN_CONSOLE_OIDC_CLIENT_ID (all three or
+   * none), CAIRN_CONSOLE_OIDC_SCOPE (default `openid`), CAIRN_CONSOLE_OIDC_TOKEN (`access` or `id`: which token the
+   * API's authorizer expects; default `access`).
+   */
+  readonly oidc:
+    | {
+        readonly authorizeUrl: string;
+        readonly tokenUrl: string;
+        readonly clientId: string;
+        readonly scope: string;
+        readonly tokenField: 'access_token' | 'id_token';
+      }
+    | undefined;
+  /** CAIRN_CONSOLE_API_BASE: the API's origin when it is not the page's own (no trailing slash). */
+  readonly apiBase: string | undefined;
+  /** CAIRN_CONSOLE_DIR: where the console files are (a bundled Lambda). */
+  readonly dir: string | undefined;
 }
 
 /** A setting that is missing or cannot be right; `variables` names every variable at fault. */
@@ -183,6 +207,29 @@ const webhookSecrets = given.transform((raw, ctx): ReadonlyMap<string, string> =
   return secrets;
 });
 
+const isLoopback = (host: string): boolean => host === 'localhost' || host === '[::1]' || host.startsWith('127.');
+
+/** An absolute https URL (http only for loopback hosts). */
+const httpsUrl = given.transform((raw, ctx) => {
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: `must be an absolute URL, got ${JSON.stringify(raw)}` });
+    return z.NEVER;
+  }
+  if (parsed.protocol === 'https:' || (parsed.protocol === 'http:' && isLoopback(parsed.hostname))) return raw;
+  ctx.addIssue({ code: 'custom', message: `must be an https URL, got ${JSON.stringify(raw)}` });
+  return z.NEVER;
+});
+
+const OIDC_TOGETHER = [
+  'CAIRN_CONSOLE_OIDC_AUTHORIZE_URL',
+  'CAIRN_CONSOLE_OIDC_TOKEN_URL',
+  'CAIRN_CONSOLE_OIDC_CLIENT_ID',
+] as const;
+
 /** Each key is the variable's name, so an issue's path names the variable. */
 const envSchema = z.object({
   CAIRN_TABLE_NAME: text,
@@ -227,6 +274,30 @@ const envSchema = z.object({
     });
     return z.NEVER;
   }),
+  CAIRN_CONSOLE_OIDC_AUTHORIZE_URL: httpsUrl,
+  CAIRN_CONSOLE_OIDC_TOKEN_URL: httpsUrl,
+  CAIRN_CONSOLE_OIDC_CLIENT_ID: text,
+  CAIRN_CONSOLE_OIDC_SCOPE: text,
+  CAIRN_CONSOLE_OIDC_TOKEN: given.transform((raw, ctx): 'access_token' | 'id_token' => {
+    if (raw === undefined || raw === 'access') return 'access_token';
+    if (raw === 'id') return 'id_token';
+    ctx.addIssue({ code: 'custom', message: `must be "access" or "id", got ${JSON.stringify(raw)}` });
+    return z.NEVER;
+  }),
+  CAIRN_CONSOLE_API_BASE: httpsUrl,
+  CAIRN_CONSOLE_DIR: text,
+});
+
+/** The console's provider is configured whole or not at all: a missing one of the three is named. */
+const envChecked = envSchema.superRefine((v, ctx) => {
+  const missing = OIDC_TOGETHER.filter((name) => v[name] === undefined);
+  if (missing.length === 0 || missing.length === OIDC_TOGETHER.length) return;
+  for (const name of missing)
+    ctx.addIssue({
+      code: 'custom',
+      path: [name],
+      message: `is not set: console OIDC needs ${OIDC_TOGETHER.join(', ')} together`,
+    });
 });
 
 /** The variables settingsFromEnv reads, in the order the Settings lists them. */
@@ -234,7 +305,7 @@ export const SETTINGS_VARIABLES: readonly string[] = Object.keys(envSchema.shape
 
 /** Parses the CAIRN_* variables of `env` (other names are ignored); throws one SettingsError naming every bad one. */
 export function settingsFromEnv(env: Env): Settings {
-  const parsed = envSchema.safeParse(env);
+  const parsed = envChecked.safeParse(env);
   if (!parsed.success) {
     throw new SettingsError(
       parsed.error.issues.map((issue) => {
@@ -272,6 +343,20 @@ export function settingsFromEnv(env: Env): Settings {
       secretPrefix: v.CAIRN_WEBHOOK_SECRET_PREFIX,
       secrets: v.CAIRN_WEBHOOK_SECRETS,
       replayWindowSeconds: v.CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS,
+    },
+    console: {
+      oidc:
+        v.CAIRN_CONSOLE_OIDC_AUTHORIZE_URL && v.CAIRN_CONSOLE_OIDC_TOKEN_URL && v.CAIRN_CONSOLE_OIDC_CLIENT_ID
+          ? {
+              authorizeUrl: v.CAIRN_CONSOLE_OIDC_AUTHORIZE_URL,
+              tokenUrl: v.CAIRN_CONSOLE_OIDC_TOKEN_URL,
+              clientId: v.CAIRN_CONSOLE_OIDC_CLIENT_ID,
+              scope: v.CAIRN_CONSOLE_OIDC_SCOPE ?? DEFAULT_CONSOLE_OIDC_SCOPE,
+              tokenField: v.CAIRN_CONSOLE_OIDC_TOKEN,
+            }
+          : undefined,
+      apiBase: v.CAIRN_CONSOLE_API_BASE?.replace(/\/+$/, ''),
+      dir: v.CAIRN_CONSOLE_DIR,
     },
   };
 }

@@ -160,6 +160,7 @@ describe('createRoot', () => {
     expect(root.planner.limits).toEqual({ maxSteps: 10, maxDepth: 16 });
     expect(root.apiDeps({ auth: { kind: 'gateway' } }).limits).toEqual({ maxSteps: 10, maxDepth: 16 });
     expect(root.webhooks.replayWindowSeconds).toBe(300);
+    expect(root.apiDeps({ auth: { kind: 'gateway' } }).console).toBe(settings.console);
   });
 
   it('plans with the place’s model, else the HTN method library, one model for planner and replanner', () => {

@@ -55,6 +55,7 @@ describe('settingsFromEnv', () => {
       },
       apiToken: undefined,
       webhooks: { secretPrefix: undefined, secrets: new Map(), replayWindowSeconds: DEFAULT_REPLAY_WINDOW_SECONDS },
+      console: { oidc: undefined, apiBase: undefined, dir: undefined },
     });
     expect(defaultSettings()).toEqual(settingsFromEnv({}));
   });
@@ -94,6 +95,12 @@ describe('settingsFromEnv', () => {
       CAIRN_WEBHOOK_SECRET_PREFIX: 'cairn/prod/webhooks',
       CAIRN_WEBHOOK_SECRETS: '{"prices":"p"}',
       CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS: '120',
+      CAIRN_CONSOLE_OIDC_AUTHORIZE_URL: 'https://id.example.com/authorize',
+      CAIRN_CONSOLE_OIDC_TOKEN_URL: 'https://id.example.com/token',
+      CAIRN_CONSOLE_OIDC_CLIENT_ID: 'console',
+      CAIRN_CONSOLE_OIDC_TOKEN: 'id',
+      CAIRN_CONSOLE_API_BASE: 'https://api.example.com//',
+      CAIRN_CONSOLE_DIR: '/var/task/console',
       PATH: '/usr/bin',
     });
     expect(settings).toEqual({
@@ -116,6 +123,17 @@ describe('settingsFromEnv', () => {
       },
       apiToken: 's3cret',
       webhooks: { secretPrefix: 'cairn/prod/webhooks', secrets: new Map([['prices', 'p']]), replayWindowSeconds: 120 },
+      console: {
+        oidc: {
+          authorizeUrl: 'https://id.example.com/authorize',
+          tokenUrl: 'https://id.example.com/token',
+          clientId: 'console',
+          scope: 'openid',
+          tokenField: 'id_token',
+        },
+        apiBase: 'https://api.example.com',
+        dir: '/var/task/console',
+      },
     });
   });
 
@@ -150,6 +168,8 @@ describe('settingsFromEnv', () => {
       /JSON object|non-empty/,
     ],
     ['CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS', ['0', '-5', '1.5', 'ten', '86401', 'soon'], /integer in 1\.\.86400/],
+    ['CAIRN_CONSOLE_API_BASE', ['api.example.com', 'http://api.example.com'], /absolute URL|https URL/],
+    ['CAIRN_CONSOLE_OIDC_TOKEN', ['refresh'], /must be "access" or "id"/],
   ])('refuses a bad %s with an error naming it', (variable, values, why) => {
     for (const value of values) {
       const error = thrown(() => settingsFromEnv({ [variable]: value }));
@@ -170,6 +190,23 @@ describe('settingsFromEnv', () => {
       'CAIRN_MAX_STEPS must be a positive integer, got "ten"; CAIRN_TRACE_RETENTION must be "last" or "full", ' +
         'got "some"; CAIRN_MAX_REPLANS must be a non-negative number, got "many"',
     );
+  });
+
+  it('configures the console’s OIDC provider whole or not at all, over https (http for loopback only)', () => {
+    const oidc = {
+      CAIRN_CONSOLE_OIDC_AUTHORIZE_URL: 'http://127.0.0.1:9000/authorize',
+      CAIRN_CONSOLE_OIDC_TOKEN_URL: 'http://localhost:9000/token',
+      CAIRN_CONSOLE_OIDC_CLIENT_ID: 'console',
+    };
+    expect(settingsFromEnv(oidc).console.oidc).toMatchObject({ scope: 'openid', tokenField: 'access_token' });
+
+    const half = thrown(() => settingsFromEnv({ CAIRN_CONSOLE_OIDC_CLIENT_ID: 'c' }));
+    expect(half.variables).toEqual(['CAIRN_CONSOLE_OIDC_AUTHORIZE_URL', 'CAIRN_CONSOLE_OIDC_TOKEN_URL']);
+    expect(half.message).toMatch(/^CAIRN_CONSOLE_OIDC_AUTHORIZE_URL is not set: console OIDC needs .* together/);
+
+    const plain = thrown(() => settingsFromEnv({ ...oidc, CAIRN_CONSOLE_OIDC_TOKEN_URL: 'http://id.example.com/t' }));
+    expect(plain.variables).toEqual(['CAIRN_CONSOLE_OIDC_TOKEN_URL']);
+    expect(plain.message).toMatch(/must be an https URL/);
   });
 
   it('keeps a webhook source named like an Object property only as a key', () => {
