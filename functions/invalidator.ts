@@ -7,25 +7,16 @@
  * reports several keys, each its own event; a redelivery of the same webhook repeats them), else the envelope id.
  * The event's time says when the change was reported, so an older event delivered late changes nothing.
  *
- * Environment: CAIRN_TABLE_NAME, CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN, CAIRN_EVENT_BUS_NAME (required);
- * CAIRN_RUN_DEADLINE_SECONDS (a reopened run's new deadline; default 86400), CAIRN_CATALOG_FILE or CAIRN_CATALOG.
+ * Environment (read by shared/config/settings.ts): CAIRN_TABLE_NAME, CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN
+ * (required); CAIRN_RUN_DEADLINE_SECONDS (a reopened run's new deadline), CAIRN_CATALOG_FILE or CAIRN_CATALOG, and
+ * the coordinator's other settings (an invalidation that settles a run decides it as the coordinator would).
  */
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { sfnExecutionsFromEnv } from '../shared/adapters/aws/sfn-executions.ts';
-import { catalogFromEnv, type Env, limitsFromEnv, storeFromEnv } from '../shared/api/lambda-support.ts';
-import { DEFAULT_RETRY_BASE_SECONDS, DEFAULT_RETRY_CAP_SECONDS } from '../shared/engine/retry.ts';
+import type { Env } from '../shared/config/settings.ts';
 import { ValidationError } from '../shared/errors.ts';
 import { parseEventDetail } from '../shared/events/catalog.ts';
-import {
-  createInvalidator,
-  type InvalidateResourceResult,
-  type Invalidator,
-  type InvalidatorDeps,
-} from '../shared/services/invalidator.ts';
-import { observe } from './observability.ts';
-
-export const DEFAULT_RUN_DEADLINE_SECONDS = 86_400;
+import type { InvalidateResourceResult, Invalidator } from '../shared/services/invalidator.ts';
+import { lambdaRoot, lazyHandler } from './root.ts';
 
 export interface InvalidatorHandlerDeps {
   readonly invalidator: Pick<Invalidator, 'invalidateResource'>;
@@ -71,35 +62,9 @@ export function createHandler(deps: InvalidatorHandlerDeps) {
   };
 }
 
-/** The invalidator's dependencies with AWS adapters, from the environment. */
-export function invalidatorDepsFromEnv(env: Env): InvalidatorDeps {
-  const deadline = Number(env.CAIRN_RUN_DEADLINE_SECONDS ?? DEFAULT_RUN_DEADLINE_SECONDS);
-  if (!Number.isFinite(deadline) || deadline < 1)
-    throw new Error(`CAIRN_RUN_DEADLINE_SECONDS must be a positive number, got "${env.CAIRN_RUN_DEADLINE_SECONDS}"`);
-  return {
-    store: storeFromEnv(env),
-    executions: sfnExecutionsFromEnv(env),
-    catalog: catalogFromEnv(env),
-    clock: () => new Date(),
-    newId: randomUUID,
-    // Invalidation starts steps and reopens runs; it never retries, verifies or retains traces itself.
-    config: {
-      runDeadlineSeconds: Math.floor(deadline),
-      retryBaseSeconds: DEFAULT_RETRY_BASE_SECONDS,
-      retryCapSeconds: DEFAULT_RETRY_CAP_SECONDS,
-      ...limitsFromEnv(env),
-      traceRetention: 'last',
-    },
-  };
-}
-
+/** The invalidator of the container's root, built on the first invocation (functions/root.ts). */
 export function defaultDeps(env: Env = process.env): InvalidatorHandlerDeps {
-  return { invalidator: createInvalidator(invalidatorDepsFromEnv(env)) };
+  return { invalidator: lambdaRoot(env).invalidator };
 }
 
-// Built on the first invocation, so importing createHandler (tests, the embedded runtime) reads no environment.
-let built: ReturnType<typeof createHandler> | undefined;
-export const handler = observe('invalidator', (event: unknown): Promise<InvalidatorAnswer> => {
-  built ??= createHandler(defaultDeps());
-  return built(event);
-});
+export const handler = lazyHandler('invalidator', () => createHandler(defaultDeps()));

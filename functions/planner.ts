@@ -4,26 +4,17 @@
  * `ValidatePlan`, with the planner's validation stamp (a submitted plan keeps the one the API stored), so that
  * the plan the planner just validated is not validated again. Only the id travels through Step Functions. Every
  * failure is a CairnError, so the ASL's Catch sends it to `FailRun` with a stable name.
+ *
+ * Environment (read by shared/config/settings.ts): CAIRN_TABLE_NAME (required); CAIRN_CATALOG_FILE or CAIRN_CATALOG,
+ * CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH, CAIRN_PLANNER_MODEL_ID or CAIRN_MODEL_ID (Bedrock; absent: the HTN planner).
  */
-import { createBedrockPlanModel, defaultBedrockClient } from '../shared/adapters/aws/bedrock-plan-model.ts';
 import type { PlanRequest } from '../shared/api/deps.ts';
-import {
-  catalogFromEnv,
-  type Env,
-  limitsFromEnv,
-  parsePayload,
-  plannerModelId,
-  runTaskPayload,
-  storeFromEnv,
-} from '../shared/api/lambda-support.ts';
+import { parsePayload, runTaskPayload } from '../shared/api/lambda-support.ts';
+import type { Env } from '../shared/config/settings.ts';
 import { ConflictError, isCairnError, NotFoundError, PlannerError } from '../shared/errors.ts';
-import type { Catalog } from '../shared/plan/catalog.ts';
 import type { Plan } from '../shared/plan/schema.ts';
-import type { PlanLimits } from '../shared/plan/validate.ts';
-import { createHtnPlanModel } from '../shared/planner/htn/model.ts';
-import { createPlanner, type Planner } from '../shared/planner/planner.ts';
 import type { RunRecord, Store } from '../shared/ports/store.ts';
-import { observe } from './observability.ts';
+import { lambdaRoot, lazyHandler } from './root.ts';
 
 export interface PlannerHandlerDeps {
   readonly store: Store;
@@ -76,23 +67,10 @@ export function createHandler(deps: PlannerHandlerDeps) {
   };
 }
 
-/** The HTN method library by default; Amazon Bedrock when a planner model id is configured. */
-export function plannerFromEnv(env: Env, catalog: Catalog, limits: PlanLimits): Planner {
-  const modelId = plannerModelId(env);
-  const model =
-    modelId === undefined ? createHtnPlanModel() : createBedrockPlanModel({ client: defaultBedrockClient(), modelId });
-  return createPlanner({ model, catalog, limits });
-}
-
+/** The root's store and planner (Bedrock when CAIRN_PLANNER_MODEL_ID is set, else HTN), built on first invocation. */
 export function defaultDeps(env: Env = process.env): PlannerHandlerDeps {
-  const catalog = catalogFromEnv(env);
-  const limits = limitsFromEnv(env);
-  return { store: storeFromEnv(env), planner: plannerFromEnv(env, catalog, limits), clock: () => new Date() };
+  const root = lambdaRoot(env);
+  return { store: root.store, planner: root.planner, clock: root.clock };
 }
 
-// Built on the first invocation, so importing createHandler (tests, the embedded runtime) reads no environment.
-let built: ReturnType<typeof createHandler> | undefined;
-export const handler = observe('planner', (event: unknown): Promise<{ runId: string }> => {
-  built ??= createHandler(defaultDeps());
-  return built(event);
-});
+export const handler = lazyHandler('planner', () => createHandler(defaultDeps()));

@@ -5,24 +5,17 @@
  * least once and out of order: the service takes each failure once and ignores stale ones. A malformed event is a
  * ValidationError (EventBridge retries it, then dead-letters it for a person to look at).
  *
- * Environment: CAIRN_TABLE_NAME, CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN, CAIRN_EVENT_BUS_NAME (required);
- * CAIRN_CATALOG_FILE or CAIRN_CATALOG, CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH, CAIRN_MAX_REPLANS (default 3),
+ * Environment (read by shared/config/settings.ts): CAIRN_TABLE_NAME, CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN
+ * (required); CAIRN_CATALOG_FILE or CAIRN_CATALOG, CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH, CAIRN_MAX_REPLANS,
  * CAIRN_RUN_DEADLINE_SECONDS (the deadline of a reopened run), CAIRN_PLANNER_MODEL_ID or CAIRN_MODEL_ID (Bedrock;
  * absent: the HTN planner).
  */
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { createBedrockPlanModel, defaultBedrockClient } from '../shared/adapters/aws/bedrock-plan-model.ts';
-import { sfnExecutionsFromEnv } from '../shared/adapters/aws/sfn-executions.ts';
-import { catalogFromEnv, type Env, plannerModelId, storeFromEnv } from '../shared/api/lambda-support.ts';
+import type { Env } from '../shared/config/settings.ts';
 import { ValidationError } from '../shared/errors.ts';
 import { parseEventDetail } from '../shared/events/catalog.ts';
-import { createHtnPlanModel } from '../shared/planner/htn/model.ts';
-import type { MetricsSink } from '../shared/ports/metrics.ts';
-import type { PlanModel } from '../shared/ports/plan-model.ts';
-import { createReplanner, type Replanner, type ReplanOutcome } from '../shared/services/replanner.ts';
-import { coordinatorConfigFromEnv } from './coordinator.ts';
-import { observability, observe } from './observability.ts';
+import type { Replanner, ReplanOutcome } from '../shared/services/replanner.ts';
+import { lambdaRoot, lazyHandler } from './root.ts';
 
 export interface ReplannerHandlerDeps {
   readonly replanner: Pick<Replanner, 'onStepFailed'>;
@@ -52,35 +45,9 @@ export function createHandler(deps: ReplannerHandlerDeps) {
   };
 }
 
-/** The HTN method library by default; Amazon Bedrock when a planner model id is configured. */
-export function planModelFromEnv(env: Env): PlanModel {
-  const modelId = plannerModelId(env);
-  return modelId === undefined
-    ? createHtnPlanModel()
-    : createBedrockPlanModel({ client: defaultBedrockClient(), modelId });
-}
-
-/** The replanner with AWS adapters, from the environment (the API builds the same one for manual replans). */
-export function replannerFromEnv(env: Env, metrics?: MetricsSink): Replanner {
-  return createReplanner({
-    store: storeFromEnv(env),
-    executions: sfnExecutionsFromEnv(env),
-    catalog: catalogFromEnv(env),
-    clock: () => new Date(),
-    newId: randomUUID,
-    config: coordinatorConfigFromEnv(env),
-    model: planModelFromEnv(env),
-    ...(metrics === undefined ? {} : { metrics }),
-  });
-}
-
+/** The replanner of the container's root (the API's manual replans use the same one), built on first invocation. */
 export function defaultDeps(env: Env = process.env): ReplannerHandlerDeps {
-  return { replanner: replannerFromEnv(env, observability().sink) };
+  return { replanner: lambdaRoot(env).replanner };
 }
 
-// Built on the first invocation, so importing createHandler (tests, the embedded runtime) reads no environment.
-let built: ReturnType<typeof createHandler> | undefined;
-export const handler = observe('replanner', (event: unknown): Promise<ReplannerAnswer> => {
-  built ??= createHandler(defaultDeps());
-  return built(event);
-});
+export const handler = lazyHandler('replanner', () => createHandler(defaultDeps()));

@@ -5,25 +5,19 @@
  * shared/services/step-runner.ts). Capability failures come back as data (a retry or a final failure); only
  * infrastructure failures throw (the state machine retries service errors, then records the attempt as failed).
  *
- * Environment: everything the coordinator reads (CAIRN_TABLE_NAME, CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN,
- * CAIRN_EVENT_BUS_NAME, ...: see functions/coordinator.ts), plus CAIRN_BINDINGS (target → binding JSON, see
- * shared/capabilities/registry.ts; built by shared/adapters/bindings.ts), CAIRN_BUILTINS (builtin packs, `demo,conformance` or `none`; default `demo`, so
- * the demo catalog runs on a fresh deploy; configured bindings win), CAIRN_MAX_OUTPUT_BYTES,
- * CAIRN_IDEMPOTENCY_TTL_SECONDS.
+ * Environment (read by shared/config/settings.ts): everything the coordinator reads (CAIRN_TABLE_NAME,
+ * CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN, ...: see functions/coordinator.ts), plus CAIRN_BINDINGS (target →
+ * binding JSON, see shared/capabilities/registry.ts; built by shared/adapters/bindings.ts), CAIRN_BUILTINS (builtin
+ * packs, `demo,conformance` or `none`; default `demo`, so the demo catalog runs on a fresh deploy; configured
+ * bindings win), CAIRN_MAX_OUTPUT_BYTES, CAIRN_IDEMPOTENCY_TTL_SECONDS.
  */
 import { z } from 'zod';
-import { createRuntimeRegistry } from '../shared/adapters/bindings.ts';
-import { catalogFromEnv } from '../shared/adapters/catalog-from-env.ts';
-import { parseBuiltinPacks } from '../shared/capabilities/runtime-registry.ts';
+import type { Env } from '../shared/config/settings.ts';
 import { ValidationError } from '../shared/errors.ts';
-import type { MetricsSink } from '../shared/ports/metrics.ts';
 import type { StepNext } from '../shared/services/coordinator-types.ts';
-import { DEFAULT_IDEMPOTENCY_TTL_SECONDS, DEFAULT_MAX_OUTPUT_BYTES } from '../shared/services/step/capability-call.ts';
-import { createStepRunner, type StepRunner } from '../shared/services/step/run-step.ts';
-import { coordinatorDepsFromEnv, humanDecisionSchema } from './coordinator.ts';
-import { observability, observe, observedRegistry } from './observability.ts';
-
-type Env = Readonly<Record<string, string | undefined>>;
+import type { StepRunner } from '../shared/services/step/run-step.ts';
+import { humanDecisionSchema } from './coordinator.ts';
+import { lambdaRoot, lazyHandler } from './root.ts';
 
 /** Step Functions passes `null` for what JSONPath cannot leave out. */
 const stepNextSchema = z.discriminatedUnion('action', [
@@ -78,50 +72,9 @@ export function createHandler(deps: StepExecutorHandlerDeps) {
   };
 }
 
-const positiveInt = (value: string | undefined, fallback: number, name: string): number => {
-  if (value === undefined || value.trim() === '') return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0)
-    throw new Error(`${name} must be a positive integer, got ${JSON.stringify(value)}`);
-  return n;
-};
-
-// Re-exported for the handler's tests: the one catalogFromEnv every handler uses.
-export { catalogFromEnv };
-
-export function runnerFromEnv(env: Env, metrics?: MetricsSink): StepRunner {
-  const deps = coordinatorDepsFromEnv(env, metrics);
-  return createStepRunner({
-    ...deps,
-    registry: observedRegistry(
-      createRuntimeRegistry({
-        catalog: deps.catalog,
-        bindingsJson: env.CAIRN_BINDINGS,
-        builtins: parseBuiltinPacks(env.CAIRN_BUILTINS, ['demo']),
-      }),
-    ),
-    capabilityCall: {
-      maxOutputBytes: positiveInt(env.CAIRN_MAX_OUTPUT_BYTES, DEFAULT_MAX_OUTPUT_BYTES, 'CAIRN_MAX_OUTPUT_BYTES'),
-      idempotencyTtlSeconds: positiveInt(
-        env.CAIRN_IDEMPOTENCY_TTL_SECONDS,
-        DEFAULT_IDEMPOTENCY_TTL_SECONDS,
-        'CAIRN_IDEMPOTENCY_TTL_SECONDS',
-      ),
-    },
-  });
-}
-
-/** Built on the first invocation, so importing this module needs no environment. */
+/** The root's step runner, built on the first invocation (functions/root.ts). */
 export function defaultDeps(env: Env = process.env): StepExecutorHandlerDeps {
-  let runner: StepRunner | undefined;
-  return {
-    runner: {
-      runStep: async (request) => {
-        runner ??= runnerFromEnv(env, observability().sink);
-        return runner.runStep(request);
-      },
-    },
-  };
+  return { runner: lambdaRoot(env).runner };
 }
 
-export const handler = observe('step-executor', createHandler(defaultDeps()));
+export const handler = lazyHandler('step-executor', () => createHandler(defaultDeps()));

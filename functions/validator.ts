@@ -3,22 +3,19 @@
  * validated as untrusted (validateGenerated) against the catalog and the deployment's limits, unless the run's
  * validation stamp shows that this plan already passed exactly that check (the API or the planner validated it;
  * shared/plan/stamp.ts). Nothing is stored: the run machine routes an invalid plan to RejectPlan with these errors.
+ *
+ * Environment (read by shared/config/settings.ts): CAIRN_TABLE_NAME (required); CAIRN_CATALOG_FILE or CAIRN_CATALOG,
+ * CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH.
  */
-import {
-  catalogFromEnv,
-  type Env,
-  limitsFromEnv,
-  parsePayload,
-  runTaskPayload,
-  storeFromEnv,
-} from '../shared/api/lambda-support.ts';
+import { parsePayload, runTaskPayload } from '../shared/api/lambda-support.ts';
+import type { Env } from '../shared/config/settings.ts';
 import { NotFoundError } from '../shared/errors.ts';
 import type { Catalog } from '../shared/plan/catalog.ts';
 import { issue, type PlanIssue } from '../shared/plan/issues.ts';
 import { isStamped } from '../shared/plan/stamp.ts';
 import { type PlanLimits, validateGenerated } from '../shared/plan/validate.ts';
 import type { Store } from '../shared/ports/store.ts';
-import { observe } from './observability.ts';
+import { lambdaRoot, lazyHandler } from './root.ts';
 
 /** Step Functions payloads are capped at 256 KB: the first issues tell the story, the rest is counted. */
 export const MAX_REPORTED_ISSUES = 100;
@@ -59,13 +56,10 @@ export function createHandler(deps: ValidatorHandlerDeps) {
   };
 }
 
+/** The root's store, catalog and plan limits, built on the first invocation (functions/root.ts). */
 export function defaultDeps(env: Env = process.env): ValidatorHandlerDeps {
-  return { store: storeFromEnv(env), catalog: catalogFromEnv(env), limits: limitsFromEnv(env) };
+  const root = lambdaRoot(env);
+  return { store: root.store, catalog: root.catalog, limits: root.limits };
 }
 
-// Built on the first invocation, so importing createHandler (tests, the embedded runtime) reads no environment.
-let built: ReturnType<typeof createHandler> | undefined;
-export const handler = observe('validator', (event: unknown): Promise<ValidationAnswer> => {
-  built ??= createHandler(defaultDeps());
-  return built(event);
-});
+export const handler = lazyHandler('validator', () => createHandler(defaultDeps()));

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Node } from 'constructs';
+import { DEFAULT_LIMITS, DEFAULT_MAX_REPLANS, DEFAULT_RUN_DEADLINE_SECONDS } from '../../shared/config/defaults.ts';
 import { parseCatalog } from '../../shared/plan/catalog.ts';
 
 /** Log retention periods CloudWatch Logs accepts (days). */
@@ -65,10 +66,11 @@ export interface CairnConfig {
 
 export const DEFAULT_CONFIG: CairnConfig = {
   stage: 'dev',
-  runDeadlineSeconds: 86_400,
-  maxSteps: 64,
-  maxDepth: 16,
-  maxReplans: 3,
+  // The run's numbers are the Lambdas' defaults too (shared/config/defaults.ts owns them).
+  runDeadlineSeconds: DEFAULT_RUN_DEADLINE_SECONDS,
+  maxSteps: DEFAULT_LIMITS.maxSteps,
+  maxDepth: DEFAULT_LIMITS.maxDepth,
+  maxReplans: DEFAULT_MAX_REPLANS,
   webhookSources: [],
   retainData: true,
   logRetentionDays: 30,

@@ -1,11 +1,12 @@
 /**
  * The embedded stack in one process: dynalite through the real DynamoDB client, the state machines synthesized
  * from the CDK app and run by aws-local-stepfunctions, the in-process bus, and the Hono app on a local port.
- * Handlers are the same `createHandler(deps)` factories the Lambdas use; only the adapters differ.
+ * Handlers are the same `createHandler(deps)` factories the Lambdas use, and their dependencies come from the same
+ * composition root (shared/composition/root.ts) with the same settings; only the adapters of the place differ.
  */
 import './polyfills.ts';
 import './xray-manual-mode.ts';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { createHandler as createCoordinatorHandler } from '../../functions/coordinator.ts';
@@ -17,25 +18,19 @@ import { createHandler as createValidatorHandler } from '../../functions/validat
 import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
 import { createLocalEventBus, type LocalEventBus } from '../../shared/adapters/local/event-bus.ts';
 import { createLocalOutboxStream, type LocalOutboxStream } from '../../shared/adapters/local/outbox-stream.ts';
-import { localWebhooksFromEnv } from '../../shared/adapters/local/webhooks.ts';
+import { createMemoryReplayGuard, secretsFrom } from '../../shared/adapters/local/webhooks.ts';
 import { createApp } from '../../shared/api/app.ts';
 import { conformanceCatalog, ledgerEntries } from '../../shared/capabilities/conformance.ts';
-import { createCapabilityRegistry } from '../../shared/capabilities/registry.ts';
-import { builtinBindings } from '../../shared/capabilities/runtime-registry.ts';
 import demoCatalog from '../../shared/catalog/demo.json' with { type: 'json' };
+import { createRoot } from '../../shared/composition/root.ts';
+import { DEFAULT_BUILTIN_PACKS, DEFAULT_LOCAL_HOST } from '../../shared/config/defaults.ts';
+import { type Settings, settingsFromEnv } from '../../shared/config/settings.ts';
 import { type Catalog, loadCatalog } from '../../shared/plan/catalog.ts';
 import type { Capability, CatalogDocument } from '../../shared/plan/schema.ts';
 import type { PlanLimits } from '../../shared/plan/validate.ts';
-import { createHtnPlanModel } from '../../shared/planner/htn/model.ts';
-import { createPlanner } from '../../shared/planner/planner.ts';
 import type { CapabilityBinding } from '../../shared/ports/capabilities.ts';
 import type { MetricsSink } from '../../shared/ports/metrics.ts';
 import type { Store } from '../../shared/ports/store.ts';
-import { type CoordinatorDeps, createCoordinator } from '../../shared/services/coordinator.ts';
-import { createInvalidator } from '../../shared/services/invalidator.ts';
-import { createOutboxRelay } from '../../shared/services/outbox/relay.ts';
-import { createReplanner } from '../../shared/services/replanner.ts';
-import { createStepRunner } from '../../shared/services/step/run-step.ts';
 import { subscribeBusRules } from './bus-rules.ts';
 import { startInProcessDynamo } from './dynalite-in-process.ts';
 import { createLocalExecutions, type LocalExecutions, type LocalHandler } from './local-executions.ts';
@@ -47,15 +42,20 @@ export interface LocalStackOptions {
   /** 0 picks a free port. */
   readonly port?: number;
   readonly host?: string;
-  /** The API token; a random one when absent. */
+  /** The API token; else the settings' (CAIRN_API_TOKEN); else a random one. */
   readonly token?: string | undefined;
   readonly conformance?: boolean;
+  /**
+   * The settings, by the Lambdas' names (shared/config/settings.ts: CAIRN_MAX_STEPS, CAIRN_TRACE_RETENTION,
+   * CAIRN_WEBHOOK_SECRETS, ...); default: read from the process environment. The options below win over them.
+   */
+  readonly settings?: Settings;
   readonly limits?: Partial<PlanLimits & { maxReplans: number; runDeadlineSeconds: number }>;
   /** Compresses the step machine's retry backoff (tests); absent: the ASL's own seconds. */
   readonly backoffMs?: number;
   /** Delay of the demo capabilities (ms); tests set 0. */
   readonly demoDelayMs?: number | { min: number; max: number };
-  /** Retry delay base in seconds (the Backoff Wait); default 1. */
+  /** Retry delay base in seconds (the Backoff Wait); default: the settings' (CAIRN_RETRY_BASE_SECONDS). */
   readonly retryBaseSeconds?: number;
   /** Count state transitions, Lambda invocations and DynamoDB calls (benchmarks): see `stats()`. */
   readonly instrument?: boolean;
@@ -140,17 +140,37 @@ export function localCatalog(conformance: boolean, extra: readonly Capability[] 
   return loadCatalog(extra.length === 0 && !conformance ? demo : { capabilities: [...packs, ...extra] });
 }
 
-export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
-  const limits = {
-    maxSteps: options.limits?.maxSteps ?? 64,
-    maxDepth: options.limits?.maxDepth ?? 16,
-    maxReplans: options.limits?.maxReplans ?? 3,
-    runDeadlineSeconds: options.limits?.runDeadlineSeconds ?? 86_400,
+/**
+ * The settings of the embedded runtime: the Lambdas' (shared/config/settings.ts), read from `options.settings` or
+ * else the process environment, with the options' own limits, deadline and backoff over them. The embedded runtime
+ * runs offline on its own catalog: it takes no bindings from the settings, and its packs follow `conformance`.
+ */
+export function localSettings(options: LocalStackOptions = {}): Settings {
+  const base = options.settings ?? settingsFromEnv(process.env);
+  const given = <T>(value: T | undefined, fallback: T): T => (value === undefined ? fallback : value);
+  return {
+    ...base,
+    limits: {
+      maxSteps: given(options.limits?.maxSteps, base.limits.maxSteps),
+      maxDepth: given(options.limits?.maxDepth, base.limits.maxDepth),
+    },
+    run: {
+      ...base.run,
+      maxReplans: given(options.limits?.maxReplans, base.run.maxReplans),
+      runDeadlineSeconds: given(options.limits?.runDeadlineSeconds, base.run.runDeadlineSeconds),
+      retryBaseSeconds: given(options.retryBaseSeconds, base.run.retryBaseSeconds),
+    },
+    capabilities: {
+      ...base.capabilities,
+      bindings: {},
+      builtins: options.conformance ? ['demo', 'conformance'] : DEFAULT_BUILTIN_PACKS,
+    },
   };
-  const planLimits: PlanLimits = { maxSteps: limits.maxSteps, maxDepth: limits.maxDepth };
-  const token = options.token ?? randomBytes(18).toString('base64url');
-  const clock = () => new Date();
-  const newId = () => randomUUID();
+}
+
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const settings = localSettings(options);
+  const token = options.token ?? settings.apiToken ?? randomBytes(18).toString('base64url');
 
   const counts = {
     stateTransitions: 0,
@@ -184,14 +204,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   });
   const store = options.wrapStore ? options.wrapStore(dynamoStore) : dynamoStore;
   const catalog = localCatalog(options.conformance === true, options.extraCapabilities?.capabilities);
-  const planner = createPlanner({ model: createHtnPlanModel(), catalog, limits: planLimits });
   const bus = createLocalEventBus({
     onError: (error, event) =>
       process.stderr.write(`cairn: a bus subscriber failed on ${event['detail-type']}: ${String(error)}\n`),
   });
-  outbox = createLocalOutboxStream(createOutboxRelay({ events: bus, store: dynamoStore }));
-  const stream = outbox;
-  const machines = synthesizeStateMachines(limits);
+  const { maxReplans, runDeadlineSeconds } = settings.run;
+  const machines = synthesizeStateMachines({ ...settings.limits, maxReplans, runDeadlineSeconds });
 
   // Handlers and executions refer to each other (the coordinator starts executions that call handlers): the
   // executions get late-bound entries that reach the real handlers once they exist.
@@ -225,69 +243,58 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         }
       : {}),
   });
-  const coordinatorDeps: CoordinatorDeps = {
-    store,
-    executions,
-    catalog,
-    clock,
-    newId,
-    config: {
-      runDeadlineSeconds: limits.runDeadlineSeconds,
-      retryBaseSeconds: options.retryBaseSeconds ?? 1,
-      retryCapSeconds: 60,
-      maxSteps: limits.maxSteps,
-      maxDepth: limits.maxDepth,
-      traceRetention: 'last',
-      maxReplans: limits.maxReplans,
-    },
-    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
-  };
-  const coordinator = createCoordinator(coordinatorDeps);
-  // The replanner plans with the same embedded model as the planner (the HTN method library).
-  const replanner = createReplanner({ ...coordinatorDeps, model: createHtnPlanModel() });
+
+  // The one composition root, with this place's adapters: the same services the Lambdas build.
+  const { metrics, extraCapabilities } = options;
   const demo = {
     ...(options.demoDelayMs === undefined ? {} : { delayMs: options.demoDelayMs }),
     ...(options.demoOutage === undefined ? {} : { outage: options.demoOutage }),
   };
-  const packs = builtinBindings({
-    catalog,
-    builtins: options.conformance ? ['demo', 'conformance'] : ['demo'],
-    demo,
+  const root = createRoot(settings, {
+    store: () => store,
+    // The relay reads the table's stream itself, below any wrapper the tests put around the handlers' store.
+    relayStore: () => dynamoStore,
+    executions: () => executions,
+    events: () => bus,
+    catalog: () => catalog,
+    webhookSecrets: () => secretsFrom(settings.webhooks.secrets),
+    replayGuard: (_store, clock) => createMemoryReplayGuard({ clock }),
+    ...(metrics === undefined ? {} : { metrics: () => metrics }),
+    // Extra bindings win over the demo pack's generated placeholders for the same targets.
+    capabilities: { demo, ...(extraCapabilities === undefined ? {} : { extra: extraCapabilities.bindings }) },
   });
-  // Extra bindings win over the demo pack's generated placeholders for the same targets.
-  const registry = createCapabilityRegistry(packs, options.extraCapabilities?.bindings ?? {});
-  const runner = createStepRunner({ ...coordinatorDeps, registry });
+  outbox = createLocalOutboxStream(root.relay);
+  const stream = outbox;
+
   const wrapHandler = options.wrapHandler ?? ((_key: string, handler: LocalHandler) => handler);
   Object.assign(handlers, {
-    Planner: wrapHandler('Planner', createPlannerHandler({ store, planner, clock }) as LocalHandler),
-    Validator: wrapHandler('Validator', createValidatorHandler({ store, catalog, limits: planLimits }) as LocalHandler),
-    Coordinator: wrapHandler('Coordinator', createCoordinatorHandler({ coordinator }) as LocalHandler),
-    StepExecutor: wrapHandler('StepExecutor', createExecutorHandler({ runner }) as LocalHandler),
+    Planner: wrapHandler(
+      'Planner',
+      createPlannerHandler({ store: root.store, planner: root.planner, clock: root.clock }) as LocalHandler,
+    ),
+    Validator: wrapHandler(
+      'Validator',
+      createValidatorHandler({ store: root.store, catalog: root.catalog, limits: root.limits }) as LocalHandler,
+    ),
+    Coordinator: wrapHandler(
+      'Coordinator',
+      createCoordinatorHandler({ coordinator: root.coordinator }) as LocalHandler,
+    ),
+    StepExecutor: wrapHandler('StepExecutor', createExecutorHandler({ runner: root.runner }) as LocalHandler),
   });
   // The rules that drive cairn, matched in process with the deployed patterns (BUS_RULES).
-  const invalidator = createInvalidator(coordinatorDeps);
   subscribeBusRules(bus, {
-    Replanner: createReplannerHandler({ replanner }),
-    Invalidator: createInvalidatorHandler({ invalidator }),
+    Replanner: createReplannerHandler({ replanner: root.replanner }),
+    Invalidator: createInvalidatorHandler({ invalidator: root.invalidator }),
   });
 
-  const app = createApp({
-    store,
-    executions,
-    catalog,
-    planner,
-    limits: planLimits,
-    cancelRun: (runId) => coordinator.cancelRun(runId).then(() => undefined),
-    replanRun: (request) => replanner.replanRun(request),
-    invalidateStep: (request) => invalidator.invalidateStep(request),
-    auth: { kind: 'token', token },
-    clock,
-    newId,
-    ...(options.conformance ? { ledger: { entries: () => ledgerEntries() } } : {}),
-    events: bus,
-    webhooks: localWebhooksFromEnv(process.env, clock),
-  });
-  const host = options.host ?? '127.0.0.1';
+  const app = createApp(
+    root.apiDeps({
+      auth: { kind: 'token', token },
+      ...(options.conformance ? { ledger: { entries: () => ledgerEntries() } } : {}),
+    }),
+  );
+  const host = options.host ?? DEFAULT_LOCAL_HOST;
   const server = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

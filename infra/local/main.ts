@@ -3,6 +3,14 @@
  * progress, and keeps serving until interrupted.
  */
 import { parseArgs } from 'node:util';
+import {
+  DEFAULT_LIMITS,
+  DEFAULT_LOCAL_HOST,
+  DEFAULT_LOCAL_PORT,
+  DEFAULT_MAX_REPLANS,
+  DEFAULT_RUN_DEADLINE_SECONDS,
+} from '../../shared/config/defaults.ts';
+import { isSettingsError, type Settings, settingsFromEnv } from '../../shared/config/settings.ts';
 import { startLocalStack } from './boot.ts';
 import { createProgressPrinter } from './progress.ts';
 
@@ -12,24 +20,54 @@ const DEMO_OUTAGE = 'tool:web.search';
 
 const HELP = `usage: npm start -- [options]
 
-  --port N                 port of the HTTP API (default 3000; 0 picks a free one)
-  --host H                 interface to listen on (default 127.0.0.1)
+  --port N                 port of the HTTP API (default ${DEFAULT_LOCAL_PORT}; 0 picks a free one)
+  --host H                 interface to listen on (default ${DEFAULT_LOCAL_HOST})
   --no-demo                do not run the demo objective (nor its simulated search outage)
   --conformance            also register the conformance capability pack
-  --max-steps N            plan limit: steps (default 64; env CAIRN_MAX_STEPS)
-  --max-depth N            plan limit: depth (default 16; env CAIRN_MAX_DEPTH)
-  --max-replans N          replans per run (default 3; env CAIRN_MAX_REPLANS)
-  --run-deadline-seconds N run deadline (default 86400; env CAIRN_RUN_DEADLINE_SECONDS)
+  --max-steps N            plan limit: steps (default ${DEFAULT_LIMITS.maxSteps}; env CAIRN_MAX_STEPS)
+  --max-depth N            plan limit: depth (default ${DEFAULT_LIMITS.maxDepth}; env CAIRN_MAX_DEPTH)
+  --max-replans N          replans per run (default ${DEFAULT_MAX_REPLANS}; env CAIRN_MAX_REPLANS)
+  --run-deadline-seconds N run deadline (default ${DEFAULT_RUN_DEADLINE_SECONDS}; env CAIRN_RUN_DEADLINE_SECONDS)
   --quiet                  no progress lines
 
-The API token is CAIRN_API_TOKEN, or a random one printed at start.
+The other settings are read from the environment by the Lambdas' names (CAIRN_TRACE_RETENTION,
+CAIRN_RETRY_BASE_SECONDS, CAIRN_WEBHOOK_SECRETS, ...). The API token is CAIRN_API_TOKEN, or a random one printed
+at start.
 `;
 
-function positiveInt(name: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined || raw === '') return fallback;
+/** The flags that set a setting, by the variable they stand for (a flag wins over the environment). */
+const SETTING_FLAGS = {
+  'max-steps': 'CAIRN_MAX_STEPS',
+  'max-depth': 'CAIRN_MAX_DEPTH',
+  'max-replans': 'CAIRN_MAX_REPLANS',
+  'run-deadline-seconds': 'CAIRN_RUN_DEADLINE_SECONDS',
+} as const;
+
+function port(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return DEFAULT_LOCAL_PORT;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--port must be a non-negative integer, got "${raw}"`);
   return n;
+}
+
+/** The settings from the environment with the flags over it; an error names the flag when a flag gave the value. */
+function settingsOf(values: Record<string, string | boolean | undefined>): Settings {
+  const env: Record<string, string | undefined> = { ...process.env };
+  const flagOf = new Map<string, string>();
+  for (const [flag, variable] of Object.entries(SETTING_FLAGS)) {
+    const value = values[flag];
+    if (typeof value !== 'string') continue;
+    env[variable] = value;
+    flagOf.set(variable, `--${flag}`);
+  }
+  try {
+    return settingsFromEnv(env);
+  } catch (error) {
+    if (!isSettingsError(error)) throw error;
+    let message = error.message;
+    for (const [variable, flag] of flagOf) message = message.replaceAll(variable, `${flag} (${variable})`);
+    throw new Error(message);
+  }
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -59,29 +97,15 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(HELP);
     return 0;
   }
-  const env = process.env;
   let options: Parameters<typeof startLocalStack>[0];
   try {
+    const host = values.host as string | undefined;
     options = {
-      port: positiveInt('--port', values.port as string | undefined, 3000),
-      host: (values.host as string | undefined) ?? '127.0.0.1',
-      token: env.CAIRN_API_TOKEN || undefined,
+      port: port(values.port as string | undefined),
+      ...(host === undefined ? {} : { host }),
+      settings: settingsOf(values),
       conformance: values.conformance === true,
       ...(values['no-demo'] ? {} : { demoOutage: new Set([DEMO_OUTAGE]) }),
-      limits: {
-        maxSteps: positiveInt('--max-steps', (values['max-steps'] as string | undefined) ?? env.CAIRN_MAX_STEPS, 64),
-        maxDepth: positiveInt('--max-depth', (values['max-depth'] as string | undefined) ?? env.CAIRN_MAX_DEPTH, 16),
-        maxReplans: positiveInt(
-          '--max-replans',
-          (values['max-replans'] as string | undefined) ?? env.CAIRN_MAX_REPLANS,
-          3,
-        ),
-        runDeadlineSeconds: positiveInt(
-          '--run-deadline-seconds',
-          (values['run-deadline-seconds'] as string | undefined) ?? env.CAIRN_RUN_DEADLINE_SECONDS,
-          86_400,
-        ),
-      },
     };
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n`);
@@ -92,7 +116,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   out('cairn: starting the embedded stack (dynalite, local Step Functions, in-process bus)…');
   const stack = await startLocalStack(options);
   out(`cairn: API   ${stack.url}`);
-  out(`cairn: token ${stack.token}${options.token ? ' (from CAIRN_API_TOKEN)' : ''}`);
+  out(`cairn: token ${stack.token}${options.settings?.apiToken ? ' (from CAIRN_API_TOKEN)' : ''}`);
   out(`cairn: console ${stack.url}/console/#token=${encodeURIComponent(stack.token)}`);
   out(`cairn: try   CAIRN_API_URL=${stack.url} CAIRN_API_TOKEN=${stack.token} npx cairn status <runId>`);
   if (options.conformance) out('cairn: conformance capability pack registered');

@@ -6,6 +6,7 @@
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import {
+  type BindingsConfig,
   bindingsConfigFromJson,
   type CapabilityRegistryView,
   createCapabilityRegistry,
@@ -68,19 +69,26 @@ export function bindingsFromConfig(config: unknown, deps: BindingDeps = {}): Rec
 }
 
 export interface RuntimeRegistryOptions extends BuiltinPacksOptions {
-  /** The CAIRN_BINDINGS JSON (absent or empty: none). */
+  /** The CAIRN_BINDINGS JSON (absent or empty: none)... */
   readonly bindingsJson?: string | undefined;
+  /** ...or the configuration it holds, already parsed (Settings.capabilities.bindings); this one wins. */
+  readonly bindings?: BindingsConfig;
+  /** Bindings made elsewhere, which win over both (the embedded runtime's tests add capabilities this way). */
+  readonly extra?: Readonly<Record<string, CapabilityBinding>>;
   readonly deps?: BindingDeps;
 }
 
 /**
  * The registry a runtime uses: builtin packs (demo fakes, conformance pack) first, then the configured bindings
- * (CAIRN_BINDINGS), which win for any target they name. The same function serves the Lambda and the local stack.
+ * (CAIRN_BINDINGS), which win for any target they name, then any extra ones. The composition root
+ * (shared/composition/root.ts) builds it this way for the Lambdas and the embedded runtime alike.
  */
 export function createRuntimeRegistry(options: RuntimeRegistryOptions): CapabilityRegistryView {
+  const config = options.bindings ?? bindingsConfigFromJson(options.bindingsJson);
   // AWS clients are only created when the configuration names a Lambda or Bedrock binding.
   return createCapabilityRegistry(
     builtinBindings(options),
-    bindingsFromConfig(bindingsConfigFromJson(options.bindingsJson), options.deps),
+    bindingsFromConfig(config, options.deps),
+    options.extra ?? {},
   );
 }

@@ -1,24 +1,28 @@
 /**
- * The capability catalog a deployed Lambda runs with, the one place every handler reads it from:
+ * The capability catalog a deployed Lambda runs with, the one place every handler loads it from:
  * CAIRN_CATALOG_FILE (a catalog file shipped in the function bundle; Lambda's 4 KB environment cannot hold a real
  * catalog), else CAIRN_CATALOG (catalog JSON inline, for small catalogs and local runs), else the demo catalog
  * bundled with the code.
  */
 import { readFileSync } from 'node:fs';
 import demoCatalog from '../catalog/demo.json' with { type: 'json' };
+import { type Env, settingsFromEnv } from '../config/settings.ts';
 import { CatalogError, isCatalogError } from '../errors.ts';
 import { type Catalog, loadCatalog, parseCatalog } from '../plan/catalog.ts';
 
-export type CatalogEnv = Readonly<Record<string, string | undefined>>;
-
-const given = (value: string | undefined): value is string => value !== undefined && value.trim() !== '';
-
-export function catalogFromEnv(env: CatalogEnv): Catalog {
-  const file = env.CAIRN_CATALOG_FILE;
-  if (given(file)) return catalogFromFile(file);
-  const text = env.CAIRN_CATALOG;
-  return given(text) ? parseCatalog(text) : loadCatalog(demoCatalog);
+/** Where a deployment's catalog comes from (Settings.catalog): a file, else inline JSON, else the demo catalog. */
+export interface CatalogSource {
+  readonly file?: string | undefined;
+  readonly json?: string | undefined;
 }
+
+export function deploymentCatalog(source: CatalogSource): Catalog {
+  if (source.file !== undefined) return catalogFromFile(source.file);
+  return source.json !== undefined ? parseCatalog(source.json) : loadCatalog(demoCatalog);
+}
+
+/** The catalog the variables name, read through the one settings parser (blank counts as absent). */
+export const catalogFromEnv = (env: Env): Catalog => deploymentCatalog(settingsFromEnv(env).catalog);
 
 /** A catalog file; a missing or invalid one fails the cold start with the file's name in the message. */
 export function catalogFromFile(path: string): Catalog {

@@ -2,6 +2,7 @@
  * What the API needs from the rest of cairn. Everything is a port or a plain function, so the same app runs in
  * Lambda (DynamoDB, Step Functions), in the embedded stack (dynalite, aws-local-stepfunctions) and in tests (fakes).
  */
+import type { ConsoleSettings } from '../config/settings.ts';
 import type { Catalog } from '../plan/catalog.ts';
 import type { Plan } from '../plan/schema.ts';
 import type { PlanLimits } from '../plan/validate.ts';
@@ -30,6 +31,8 @@ export interface ApiDeps {
   readonly auth: AuthConfig;
   readonly clock: () => Date;
   readonly newId: () => string;
+  /** How the console signs in and where its files are (Settings.console); absent: a pasted token, bundled files. */
+  readonly console?: ConsoleSettings;
   /** The conformance pack's ledger; `GET /conformance/ledger` exists only when it is given. */
   readonly ledger?: { entries(): unknown[] };
   /** Where `POST /webhooks/{source}` publishes ResourceChanged; required when `webhooks` is given. */

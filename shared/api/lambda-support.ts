@@ -1,46 +1,27 @@
 /**
- * What the Lambda entries of the API, the planner and the validator share: deployment configuration read from the
- * environment (the same names are CDK context and `npm start` flags) and task payload parsing.
+ * What the run machine's task entries (planner, validator) share: task payload parsing. Their settings and
+ * dependencies come from the composition root (functions/root.ts → shared/composition/root.ts).
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
-import { createDynamoStore } from '../adapters/aws/dynamo-store.ts';
+import { awsPlace } from '../adapters/aws/place.ts';
+import { type Env, settingsFromEnv } from '../config/settings.ts';
 import { ValidationError } from '../errors.ts';
-import { DEFAULT_LIMITS, type PlanLimits } from '../plan/validate.ts';
 import type { Store } from '../ports/store.ts';
 
-export type Env = Readonly<Record<string, string | undefined>>;
+export type { Env };
 
-/** A required variable; a missing one fails the cold start loudly instead of the first request quietly. */
+/**
+ * A required variable; a missing one fails the cold start loudly instead of the first request quietly. Kept for
+ * entries that do not take the root yet: the root's adapters use requireSetting (shared/config/settings.ts).
+ */
 export function required(env: Env, name: string): string {
   const value = env[name];
-  if (value === undefined || value === '') throw new Error(`${name} is not set`);
+  if (value === undefined || value.trim() === '') throw new Error(`${name} is not set`);
   return value;
 }
 
-function count(env: Env, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
-  return value;
-}
-
-/** CAIRN_MAX_STEPS and CAIRN_MAX_DEPTH; the plan contract's defaults when absent. */
-export const limitsFromEnv = (env: Env): PlanLimits => ({
-  maxSteps: count(env, 'CAIRN_MAX_STEPS', DEFAULT_LIMITS.maxSteps),
-  maxDepth: count(env, 'CAIRN_MAX_DEPTH', DEFAULT_LIMITS.maxDepth),
-});
-
-/** The catalog a deployment runs with: CAIRN_CATALOG_FILE, else CAIRN_CATALOG, else the bundled demo catalog. */
-export { catalogFromEnv } from '../adapters/catalog-from-env.ts';
-
-/** The planner model id: CAIRN_PLANNER_MODEL_ID, or CAIRN_MODEL_ID as the CDK functions construct names it. */
-export const plannerModelId = (env: Env): string | undefined =>
-  env.CAIRN_PLANNER_MODEL_ID || env.CAIRN_MODEL_ID || undefined;
-
-export const storeFromEnv = (env: Env): Store =>
-  createDynamoStore({ client: new DynamoDBClient({}), tableName: required(env, 'CAIRN_TABLE_NAME') });
+/** The deployed store, as the root builds it; for entries that do not take the root yet (use lambdaRoot). */
+export const storeFromEnv = (env: Env): Store => awsPlace(settingsFromEnv(env)).store();
 
 /** The payload of the run machine's PlanRun and ValidatePlan tasks: only the id travels through Step Functions. */
 export const runTaskPayload = z.object({ runId: z.string().min(1) });

@@ -8,9 +8,10 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { z } from 'zod';
+import { DEFAULT_REPLAY_WINDOW_SECONDS, MAX_REPLAY_WINDOW_SECONDS } from '../config/defaults.ts';
 import type { EventDetail } from '../events/catalog.ts';
 import type { DomainEvent, EventPublisher } from '../ports/events.ts';
-import { DEFAULT_REPLAY_WINDOW_SECONDS, MAX_REPLAY_WINDOW_SECONDS, type WebhookConfig } from '../ports/webhooks.ts';
+import type { WebhookConfig } from '../ports/webhooks.ts';
 import { decodeBody, parseJsonBody, parseWith } from './body.ts';
 import type { ApiEnv } from './deps.ts';
 import { ApiError, errorBody } from './errors.ts';

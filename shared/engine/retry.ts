@@ -10,9 +10,6 @@ export interface RetryPolicy {
   readonly capSeconds: number;
 }
 
-export const DEFAULT_RETRY_BASE_SECONDS = 1;
-export const DEFAULT_RETRY_CAP_SECONDS = 60;
-
 export type RetryDecision =
   | { readonly decision: 'retry'; readonly attempt: number; readonly delaySeconds: number }
   | { readonly decision: 'failed'; readonly reason: 'permanent' | 'exhausted' };

@@ -11,6 +11,7 @@
  * - rules/steps.ts: catalog targets and contracts, approvals, rollback hints, lifecycle fields
  * - rules/references.ts: JSONata expressions and the steps they read (rules/upstream.ts answers "upstream?")
  */
+import { DEFAULT_LIMITS } from '../config/defaults.ts';
 import type { Catalog } from './catalog.ts';
 import { issue, type PlanIssue } from './issues.ts';
 import { parseStrictJson } from './json.ts';
@@ -25,7 +26,8 @@ export interface PlanLimits {
   maxDepth: number;
 }
 
-export const DEFAULT_LIMITS: PlanLimits = { maxSteps: 64, maxDepth: 16 };
+/** The contract's default limits; their owner is shared/config/defaults.ts. */
+export { DEFAULT_LIMITS };
 
 export type ValidationResult = { valid: true; plan: Plan; errors: [] } | { valid: false; errors: PlanIssue[] };
 

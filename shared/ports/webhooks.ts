@@ -18,22 +18,7 @@ export interface WebhookReplayGuard {
 
 export interface WebhookConfig {
   readonly secrets: WebhookSecretLookup;
-  /** How far `X-Cairn-Timestamp` may be from the server clock, either way (seconds; default 300). */
+  /** How far `X-Cairn-Timestamp` may be from the server clock, either way (seconds; DEFAULT_REPLAY_WINDOW_SECONDS). */
   readonly replayWindowSeconds?: number;
   readonly replayGuard: WebhookReplayGuard;
-}
-
-export const DEFAULT_REPLAY_WINDOW_SECONDS = 300;
-/** A window longer than a day would make the replay memory (and a leaked signature) live too long. */
-export const MAX_REPLAY_WINDOW_SECONDS = 86_400;
-
-/** CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS, or the default; anything but an integer in 1..86400 fails the start loudly. */
-export function replayWindowFromEnv(env: Readonly<Record<string, string | undefined>>): number {
-  const raw = env.CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS;
-  if (raw === undefined || raw === '') return DEFAULT_REPLAY_WINDOW_SECONDS;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value < 1 || value > MAX_REPLAY_WINDOW_SECONDS) {
-    throw new Error(`CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS must be an integer in 1..${MAX_REPLAY_WINDOW_SECONDS}`);
-  }
-  return value;
 }

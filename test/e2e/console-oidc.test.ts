@@ -9,11 +9,10 @@ import { type ServerType, serve } from '@hono/node-server';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../shared/api/app.ts';
+import { settingsFromEnv } from '../../shared/config/settings.ts';
 import { startHttpServer, type TestHttpServer } from '../support/http-server.ts';
 import { harness } from '../unit/api/harness.ts';
 import { chromiumPath, eventually, launchChromium, NO_CHROMIUM_MESSAGE, openPage, screenshot } from './browser.ts';
-
-const OIDC_ENV = ['CAIRN_CONSOLE_OIDC_AUTHORIZE_URL', 'CAIRN_CONSOLE_OIDC_TOKEN_URL', 'CAIRN_CONSOLE_OIDC_CLIENT_ID'];
 
 let idp: TestHttpServer;
 let server: ServerType;
@@ -24,11 +23,12 @@ describe.skipIf(!chromiumPath)('console sign-in through an OIDC provider', { tim
   beforeAll(async () => {
     idp = await startHttpServer();
     const origin = new URL(idp.url).origin;
-    process.env.CAIRN_CONSOLE_OIDC_AUTHORIZE_URL = `${origin}/authorize`;
-    process.env.CAIRN_CONSOLE_OIDC_TOKEN_URL = `${origin}/token`;
-    process.env.CAIRN_CONSOLE_OIDC_CLIENT_ID = 'cairn-console';
-    const app = createApp((await harness({ auth: { kind: 'gateway' } })).deps);
-    for (const name of OIDC_ENV) delete process.env[name];
+    const consoleSettings = settingsFromEnv({
+      CAIRN_CONSOLE_OIDC_AUTHORIZE_URL: `${origin}/authorize`,
+      CAIRN_CONSOLE_OIDC_TOKEN_URL: `${origin}/token`,
+      CAIRN_CONSOLE_OIDC_CLIENT_ID: 'cairn-console',
+    }).console;
+    const app = createApp({ ...(await harness({ auth: { kind: 'gateway' } })).deps, console: consoleSettings });
     // Stands in for API Gateway's JWT authorizer: the provider's token becomes verified claims in the request context.
     const gateway = (request: Request) =>
       app.fetch(

@@ -10,6 +10,7 @@ import { App } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { configFromContext, DEFAULT_CONFIG } from '../../infra/constructs/config.ts';
+import { DEFAULT_LIMITS, DEFAULT_MAX_REPLANS, DEFAULT_RUN_DEADLINE_SECONDS } from '../../shared/config/defaults.ts';
 import { synthStack } from './synth-stack.ts';
 
 const fromContext = (context: Record<string, unknown>) => configFromContext(new App({ context }).node);
@@ -18,6 +19,15 @@ describe('configFromContext', () => {
   it('gives the defaults when no context is set', () => {
     expect(fromContext({})).toEqual(DEFAULT_CONFIG);
     expect(DEFAULT_CONFIG).toMatchObject({ stage: 'dev', retainData: true, logRetentionDays: 30 });
+  });
+
+  it('deploys with the Lambdas’ own defaults for the run’s numbers (shared/config/defaults.ts)', () => {
+    expect(DEFAULT_CONFIG).toMatchObject({
+      runDeadlineSeconds: DEFAULT_RUN_DEADLINE_SECONDS,
+      maxSteps: DEFAULT_LIMITS.maxSteps,
+      maxDepth: DEFAULT_LIMITS.maxDepth,
+      maxReplans: DEFAULT_MAX_REPLANS,
+    });
   });
 
   it('parses the documented keys from command-line strings', () => {

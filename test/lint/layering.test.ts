@@ -82,6 +82,25 @@ const PLANTED: Readonly<Record<string, readonly (readonly [statement: string, ex
     ["import { lookup } from 'dns';", IO],
     ["import type { PlanModel } from '../../../ports/plan-model.ts';", undefined],
     ["import { replan } from '../../../engine/replan.ts';", undefined],
+    ["import { createRoot } from '../../../composition/root.ts';", CORE_UPWARD],
+  ],
+  // The defaults and the settings parser are pure like the core: any layer may import them.
+  'shared/config/planted.ts': [
+    ["import { DynamoDBClient } from '@aws-sdk/client-dynamodb';", AWS],
+    ["import { awsPlace } from '../adapters/aws/place.ts';", CORE_ADAPTER],
+    ["import { createRoot } from '../composition/root.ts';", CORE_UPWARD],
+    ["import { readFileSync } from 'node:fs';", IO],
+    ['export const table = process.env.CAIRN_TABLE_NAME;', GLOBAL],
+    ["import { z } from 'zod';", undefined],
+    ["import { parseBuiltinPacks } from '../capabilities/runtime-registry.ts';", undefined],
+    ["import { ValidationError } from '../errors.ts';", undefined],
+  ],
+  // The composition root builds the graph from every layer below it.
+  'shared/composition/planted.ts': [
+    ["import { createDynamoStore } from '../adapters/aws/dynamo-store.ts';", undefined],
+    ["import { createCoordinator } from '../services/coordinator.ts';", undefined],
+    ["import type { ApiDeps } from '../api/deps.ts';", undefined],
+    ["import { settingsFromEnv } from '../config/settings.ts';", undefined],
   ],
   // Capabilities: no adapter, no AWS SDK; the rest of the core is theirs to use.
   'shared/capabilities/planted.ts': [
@@ -95,6 +114,7 @@ const PLANTED: Readonly<Record<string, readonly (readonly [statement: string, ex
   'shared/ports/planted.ts': [
     ["import type { DynamoStore } from '../adapters/aws/dynamo-store.ts';", PORT],
     ["import type { Coordinator } from '../services/coordinator.ts';", PORT],
+    ["import type { Root } from '../composition/root.ts';", PORT],
     ["import type { AttributeValue } from '@aws-sdk/client-dynamodb';", PORT_AWS],
     ["import type { Plan } from '../plan/schema.ts';", undefined],
   ],
@@ -105,6 +125,8 @@ const PLANTED: Readonly<Record<string, readonly (readonly [statement: string, ex
     ["import { main } from '../../cli/main.ts';", ADAPTER],
     ["import { handler } from '../../../functions/api.ts';", ADAPTER],
     ["import { boot } from '../../../infra/local/boot.ts';", ADAPTER],
+    ["import { createRoot } from '../../composition/root.ts';", ADAPTER],
+    ["import { settingsFromEnv } from '../../config/settings.ts';", undefined],
     ["import { DynamoDBClient } from '@aws-sdk/client-dynamodb';", undefined],
     ["import { readFile } from 'node:fs/promises';", undefined],
     ["import type { Store } from '../../ports/store.ts';", undefined],

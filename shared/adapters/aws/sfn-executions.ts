@@ -101,14 +101,3 @@ export function createSfnExecutions(options: SfnExecutionsOptions): Executions {
     },
   };
 }
-
-/** The adapter as the Lambdas build it: machine ARNs from CAIRN_RUN_MACHINE_ARN and CAIRN_STEP_MACHINE_ARN. */
-export function sfnExecutionsFromEnv(
-  env: Readonly<Record<string, string | undefined>>,
-  client?: SFNClient,
-): Executions {
-  const run = env.CAIRN_RUN_MACHINE_ARN;
-  const step = env.CAIRN_STEP_MACHINE_ARN;
-  if (!run || !step) throw new Error('CAIRN_RUN_MACHINE_ARN and CAIRN_STEP_MACHINE_ARN must be set');
-  return createSfnExecutions({ machineArns: { run, step }, ...(client === undefined ? {} : { client }) });
-}

@@ -8,8 +8,6 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { CairnError } from '../../errors.ts';
 import type { WebhookSecretLookup } from '../../ports/webhooks.ts';
 
-type Env = Readonly<Record<string, string | undefined>>;
-
 export const DEFAULT_SECRET_CACHE_SECONDS = 300;
 
 /** A deleted, disabled or never created secret: the source has no secret configured. */
@@ -94,9 +92,8 @@ export function createSecretsManagerWebhookSecrets(options: SecretsManagerWebhoo
   };
 }
 
-/** CAIRN_WEBHOOK_SECRET_PREFIX; without it no source has a secret, and every delivery is refused. */
-export function webhookSecretsFromEnv(env: Env, client?: SecretsManagerClient): WebhookSecretLookup {
-  const prefix = env.CAIRN_WEBHOOK_SECRET_PREFIX;
+/** The secrets under a prefix (Settings.webhooks.secretPrefix); without one no source has a secret, and every delivery is refused. */
+export function webhookSecretsFor(prefix: string | undefined, client?: SecretsManagerClient): WebhookSecretLookup {
   if (prefix === undefined || prefix.trim() === '') return async () => undefined;
   return createSecretsManagerWebhookSecrets({ prefix, ...(client ? { client } : {}) });
 }

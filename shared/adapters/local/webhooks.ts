@@ -2,14 +2,7 @@
  * Webhooks in the embedded stack: secrets from CAIRN_WEBHOOK_SECRETS (a JSON object, source → secret) and a replay
  * memory in process. One process serves the local API, so an in-memory memory sees every delivery.
  */
-import {
-  replayWindowFromEnv,
-  type WebhookConfig,
-  type WebhookReplayGuard,
-  type WebhookSecretLookup,
-} from '../../ports/webhooks.ts';
-
-type Env = Readonly<Record<string, string | undefined>>;
+import type { WebhookReplayGuard, WebhookSecretLookup } from '../../ports/webhooks.ts';
 
 export interface MemoryReplayGuardOptions {
   readonly clock?: () => Date;
@@ -49,32 +42,7 @@ export function createMemoryReplayGuard(options: MemoryReplayGuardOptions = {}):
   };
 }
 
-/** Parses CAIRN_WEBHOOK_SECRETS; a malformed value fails the start instead of quietly refusing every delivery. */
-export function secretsFromJson(text: string | undefined): WebhookSecretLookup {
-  const secrets = new Map<string, string>();
-  if (text !== undefined && text.trim() !== '') {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw new Error('CAIRN_WEBHOOK_SECRETS must be a JSON object of source → secret');
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-      throw new Error('CAIRN_WEBHOOK_SECRETS must be a JSON object of source → secret');
-    for (const [source, secret] of Object.entries(parsed)) {
-      if (typeof secret !== 'string' || secret === '')
-        throw new Error(`CAIRN_WEBHOOK_SECRETS: the secret of "${source}" must be a non-empty string`);
-      secrets.set(source, secret);
-    }
-  }
+/** The embedded stack's secrets: Settings.webhooks.secrets (CAIRN_WEBHOOK_SECRETS, checked by the settings parser). */
+export function secretsFrom(secrets: ReadonlyMap<string, string>): WebhookSecretLookup {
   return async (source) => secrets.get(source);
-}
-
-/** The embedded stack's webhook configuration, from CAIRN_WEBHOOK_SECRETS and CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS. */
-export function localWebhooksFromEnv(env: Env, clock?: () => Date): WebhookConfig {
-  return {
-    secrets: secretsFromJson(env.CAIRN_WEBHOOK_SECRETS),
-    replayWindowSeconds: replayWindowFromEnv(env),
-    replayGuard: createMemoryReplayGuard(clock ? { clock } : {}),
-  };
 }

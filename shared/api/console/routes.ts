@@ -5,13 +5,11 @@
 import type { Hono } from 'hono';
 import type { ApiDeps, ApiEnv } from '../deps.ts';
 import { consoleAssetRoutes } from './assets.ts';
-import { consoleOptionsFromEnv } from './config.ts';
+import { consoleOptions } from './config.ts';
 import { consoleDataRoutes } from './data-routes.ts';
 
 export { consoleDataRoutes };
 
-/** The page, its files and config.json; options come from the environment (config.ts). */
-export const consoleRoutes = (
-  deps: ApiDeps,
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): Hono<ApiEnv> => consoleAssetRoutes(consoleOptionsFromEnv(env, deps.auth));
+/** The page, its files and config.json; options come from the console settings the deps carry (config.ts). */
+export const consoleRoutes = (deps: ApiDeps): Hono<ApiEnv> =>
+  consoleAssetRoutes(consoleOptions(deps.console, deps.auth));

@@ -2,8 +2,9 @@
  * Whether a failure may be replanned: a run gets at most `maxReplans` replans, and a replan that led to a failure
  * already seen (same fingerprint) has made no progress. Either way the run pauses for a person, with the reason.
  */
+import { DEFAULT_MAX_REPLANS } from '../../config/defaults.ts';
 
-export const DEFAULT_MAX_REPLANS = 3;
+export { DEFAULT_MAX_REPLANS };
 
 export interface ReplanBudget {
   /** Replans this run has already made. */

@@ -2,8 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { catalogFromEnv, catalogFromFile } from '../../../shared/adapters/catalog-from-env.ts';
-import { catalogFromEnv as lambdaCatalogFromEnv } from '../../../shared/api/lambda-support.ts';
+import { catalogFromEnv, catalogFromFile, deploymentCatalog } from '../../../shared/adapters/catalog-from-env.ts';
 import { isCatalogError } from '../../../shared/errors.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'cairn-catalog-env-'));
@@ -67,7 +66,10 @@ describe('catalogFromEnv', () => {
     }
   });
 
-  it('is the one the Lambda support module hands to every handler', () => {
-    expect(lambdaCatalogFromEnv).toBe(catalogFromEnv);
+  it('loads the source the settings name, as the AWS place does for every handler', () => {
+    const file = write('source.json', catalogText('tool:from.source'));
+    expect(deploymentCatalog({ file }).targets()).toEqual(['tool:from.source']);
+    expect(deploymentCatalog({ json: catalogText('tool:inline') }).targets()).toEqual(['tool:inline']);
+    expect(deploymentCatalog({}).has('tool:web.search')).toBe(true);
   });
 });

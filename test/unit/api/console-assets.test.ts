@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it, vi } from 'vitest';
 import { consoleAssetRoutes } from '../../../shared/api/console/assets.ts';
-import { consoleConfig, consoleOptionsFromEnv, contentSecurityPolicy } from '../../../shared/api/console/config.ts';
+import { consoleConfig, consoleOptions, contentSecurityPolicy } from '../../../shared/api/console/config.ts';
+import { settingsFromEnv } from '../../../shared/config/settings.ts';
 import { type Harness, harness } from './harness.ts';
 
 const anonymous = (h: Harness, path: string, headers: Record<string, string> = {}) =>
@@ -108,6 +109,8 @@ describe('a deployment without the console files', () => {
 });
 
 describe('console configuration', () => {
+  const consoleOptionsFromEnv = (env: Record<string, string>, auth: Parameters<typeof consoleOptions>[1]) =>
+    consoleOptions(settingsFromEnv(env).console, auth);
   const oidcEnv = {
     CAIRN_CONSOLE_OIDC_AUTHORIZE_URL: 'https://id.example.com/oauth2/authorize',
     CAIRN_CONSOLE_OIDC_TOKEN_URL: 'https://id.example.com/oauth2/token',

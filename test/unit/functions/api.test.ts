@@ -1,6 +1,7 @@
 import type { LambdaEvent } from 'hono/aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { authFromEnv, createHandler, defaultDeps } from '../../../functions/api.ts';
+import { apiAuth, createHandler, defaultDeps } from '../../../functions/api.ts';
+import { settingsFromEnv } from '../../../shared/config/settings.ts';
 import {
   approvalRecord,
   echoStep,
@@ -74,8 +75,8 @@ describe('api Lambda', () => {
   });
 
   it('checks a static token only when CAIRN_API_TOKEN is set', () => {
-    expect(authFromEnv({})).toEqual({ kind: 'gateway' });
-    expect(authFromEnv({ CAIRN_API_TOKEN: 's3cret' })).toEqual({ kind: 'token', token: 's3cret' });
+    expect(apiAuth(settingsFromEnv({}))).toEqual({ kind: 'gateway' });
+    expect(apiAuth(settingsFromEnv({ CAIRN_API_TOKEN: 's3cret' }))).toEqual({ kind: 'token', token: 's3cret' });
   });
 
   it('builds its dependencies from the Lambda environment without calling AWS', () => {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { coordinatorConfigFromEnv, createHandler } from '../../../functions/coordinator.ts';
+import { createHandler } from '../../../functions/coordinator.ts';
+import { coordinatorConfig } from '../../../shared/composition/root.ts';
+import { settingsFromEnv } from '../../../shared/config/settings.ts';
 import { isValidationError } from '../../../shared/errors.ts';
 import type { Coordinator } from '../../../shared/services/coordinator.ts';
 
@@ -80,7 +82,9 @@ describe('coordinator handler', () => {
   });
 });
 
-describe('coordinatorConfigFromEnv', () => {
+const coordinatorConfigFromEnv = (env: Record<string, string>) => coordinatorConfig(settingsFromEnv(env));
+
+describe('the coordinator configuration (settings → coordinatorConfig)', () => {
   it('reads the deployment configuration with defaults', () => {
     expect(coordinatorConfigFromEnv({})).toEqual({
       runDeadlineSeconds: 86_400,

@@ -14,11 +14,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-vitest/extend';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  createSfnExecutions,
-  executionArn,
-  sfnExecutionsFromEnv,
-} from '../../../../shared/adapters/aws/sfn-executions.ts';
+import { createSfnExecutions, executionArn } from '../../../../shared/adapters/aws/sfn-executions.ts';
 import { ConflictError, isConflictError } from '../../../../shared/errors.ts';
 import { runExecutionName, stepExecutionName } from '../../../../shared/ports/executions.ts';
 import { describeExecutionsBehaviour } from '../../../support/executions-behaviour.ts';
@@ -181,24 +177,6 @@ describe('createSfnExecutions', () => {
       const error = await caught(adapter().stop('arn:aws:states:eu-west-1:123456789012:execution:m:y', 'E', 'c'));
 
       expect(error).toBe(denied);
-    });
-  });
-
-  describe('sfnExecutionsFromEnv', () => {
-    it('starts executions on the machine ARNs named by the environment', async () => {
-      sfn.on(StartExecutionCommand).resolves({ executionArn: 'arn:x' });
-      const executions = sfnExecutionsFromEnv(
-        { CAIRN_RUN_MACHINE_ARN: MACHINE_ARNS.run, CAIRN_STEP_MACHINE_ARN: MACHINE_ARNS.step },
-        new SFNClient({ region: 'eu-west-1' }),
-      );
-
-      await executions.start('step', 'n1', {});
-
-      expect(sfn).toHaveReceivedCommandWith(StartExecutionCommand, { stateMachineArn: MACHINE_ARNS.step, name: 'n1' });
-    });
-
-    it('refuses to build without both machine ARNs', () => {
-      expect(() => sfnExecutionsFromEnv({ CAIRN_RUN_MACHINE_ARN: MACHINE_ARNS.run })).toThrow(/CAIRN_STEP_MACHINE_ARN/);
     });
   });
 });

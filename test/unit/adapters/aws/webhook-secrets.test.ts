@@ -12,7 +12,7 @@ import {
   createSecretsManagerWebhookSecrets,
   secretFromValue,
   webhookSecretName,
-  webhookSecretsFromEnv,
+  webhookSecretsFor,
 } from '../../../../shared/adapters/aws/webhook-secrets.ts';
 import { isCairnError } from '../../../../shared/errors.ts';
 
@@ -120,20 +120,17 @@ describe('secretFromValue', () => {
   });
 });
 
-describe('webhookSecretsFromEnv', () => {
-  it('configures no source and calls nothing without CAIRN_WEBHOOK_SECRET_PREFIX', async () => {
-    const secrets = webhookSecretsFromEnv({}, new SecretsManagerClient({ region: 'us-east-1' }));
+describe('webhookSecretsFor', () => {
+  it('configures no source and calls nothing without a prefix (CAIRN_WEBHOOK_SECRET_PREFIX)', async () => {
+    const secrets = webhookSecretsFor(undefined, new SecretsManagerClient({ region: 'us-east-1' }));
 
     expect(await secrets('prices')).toBeUndefined();
     expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 0);
   });
 
-  it('uses the prefix from the environment', async () => {
+  it('looks secrets up under the prefix', async () => {
     secretsManager.on(GetSecretValueCommand).rejects(notFound());
-    const secrets = webhookSecretsFromEnv(
-      { CAIRN_WEBHOOK_SECRET_PREFIX: 'cairn/prod/webhooks' },
-      new SecretsManagerClient({ region: 'us-east-1' }),
-    );
+    const secrets = webhookSecretsFor('cairn/prod/webhooks', new SecretsManagerClient({ region: 'us-east-1' }));
 
     await secrets('github');
 

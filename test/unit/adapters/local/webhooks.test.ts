@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  createMemoryReplayGuard,
-  localWebhooksFromEnv,
-  secretsFromJson,
-} from '../../../../shared/adapters/local/webhooks.ts';
-import { replayWindowFromEnv } from '../../../../shared/ports/webhooks.ts';
+import { createMemoryReplayGuard, secretsFrom } from '../../../../shared/adapters/local/webhooks.ts';
+import { settingsFromEnv } from '../../../../shared/config/settings.ts';
 
 const clockAt = (state: { seconds: number }) => () => new Date(state.seconds * 1000);
 
@@ -57,45 +53,22 @@ describe('createMemoryReplayGuard', () => {
   });
 });
 
-describe('secretsFromJson', () => {
+describe('secretsFrom', () => {
   it('answers the secret of a configured source and nothing for others', async () => {
-    const secrets = secretsFromJson('{"github":"g-secret","prices":"p-secret"}');
+    const secrets = secretsFrom(
+      settingsFromEnv({ CAIRN_WEBHOOK_SECRETS: '{"github":"g-secret","prices":"p-secret"}' }).webhooks.secrets,
+    );
 
     expect(await secrets('prices')).toBe('p-secret');
     expect(await secrets('payroll')).toBeUndefined();
     expect(await secrets('__proto__')).toBeUndefined();
+    expect(await secrets('constructor')).toBeUndefined();
   });
 
   it('configures no source when the variable is absent or blank', async () => {
-    expect(await secretsFromJson(undefined)('prices')).toBeUndefined();
-    expect(await secretsFromJson('  ')('prices')).toBeUndefined();
-  });
-
-  it.each(['not json', '["a"]', '"text"', '{"prices":""}', '{"prices":42}'])('refuses %s', (text) => {
-    expect(() => secretsFromJson(text)).toThrow(/CAIRN_WEBHOOK_SECRETS/);
-  });
-});
-
-describe('localWebhooksFromEnv', () => {
-  it('reads the secrets and the replay window from the environment', async () => {
-    const config = localWebhooksFromEnv({
-      CAIRN_WEBHOOK_SECRETS: '{"prices":"p"}',
-      CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS: '90',
-    });
-
-    expect(await config.secrets('prices')).toBe('p');
-    expect(config.replayWindowSeconds).toBe(90);
-    expect(await config.replayGuard.firstSeen('k', Date.now() / 1000 + 60)).toBe(true);
-  });
-});
-
-describe('replayWindowFromEnv', () => {
-  it('defaults to 300 seconds', () => {
-    expect(replayWindowFromEnv({})).toBe(300);
-    expect(replayWindowFromEnv({ CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS: '' })).toBe(300);
-  });
-
-  it.each(['0', '-5', '1.5', 'ten', '86401'])('refuses %s', (value) => {
-    expect(() => replayWindowFromEnv({ CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS: value })).toThrow(/1\.\.86400/);
+    expect(await secretsFrom(settingsFromEnv({}).webhooks.secrets)('prices')).toBeUndefined();
+    expect(
+      await secretsFrom(settingsFromEnv({ CAIRN_WEBHOOK_SECRETS: '  ' }).webhooks.secrets)('prices'),
+    ).toBeUndefined();
   });
 });

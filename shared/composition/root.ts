@@ -1,0 +1,212 @@
+/**
+ * The one composition root: the dependency graph of cairn (store, executions, catalog, clock, ids, the coordinator
+ * and step runner, planner, replanner, invalidator, capability registry, outbox relay, the API's dependencies),
+ * built from the settings (shared/config/settings.ts) and the adapters of a place (shared/ports/place.ts). Every
+ * Lambda entry (functions/root.ts, with the AWS adapters) and the embedded runtime (infra/local/boot.ts, with the
+ * local ones) use it; only the place differs.
+ *
+ * Every member is built once, on first use, from the members it needs: one store, one catalog and one clock for
+ * every service of a root, and a handler that never asks for the machines' ARNs never needs them.
+ */
+import { randomUUID } from 'node:crypto';
+import { createRuntimeRegistry } from '../adapters/bindings.ts';
+import type { AuthConfig } from '../api/auth.ts';
+import type { ApiDeps } from '../api/deps.ts';
+import type { Settings } from '../config/settings.ts';
+import type { Catalog } from '../plan/catalog.ts';
+import type { PlanLimits } from '../plan/validate.ts';
+import { createHtnPlanModel } from '../planner/htn/model.ts';
+import { createPlanner, type Planner } from '../planner/planner.ts';
+import type { CapabilityRegistry } from '../ports/capabilities.ts';
+import type { EventPublisher } from '../ports/events.ts';
+import type { Executions } from '../ports/executions.ts';
+import type { Place } from '../ports/place.ts';
+import type { PlanModel } from '../ports/plan-model.ts';
+import type { Store } from '../ports/store.ts';
+import type { WebhookConfig } from '../ports/webhooks.ts';
+import { type Coordinator, type CoordinatorDeps, createCoordinator } from '../services/coordinator.ts';
+import type { CoordinatorConfig } from '../services/coordinator-types.ts';
+import { createInvalidator, type Invalidator } from '../services/invalidator.ts';
+import { createOutboxRelay, type OutboxRelay } from '../services/outbox/relay.ts';
+import { createReplanner, type Replanner } from '../services/replanner.ts';
+import type { CapabilityCallConfig } from '../services/step/capability-call.ts';
+import { createStepRunner, type StepRunner, type StepRunnerDeps } from '../services/step/run-step.ts';
+
+export interface Root {
+  readonly settings: Settings;
+  readonly store: Store;
+  readonly executions: Executions;
+  readonly events: EventPublisher;
+  readonly catalog: Catalog;
+  readonly limits: PlanLimits;
+  readonly clock: () => Date;
+  readonly newId: () => string;
+  /** What the coordinator, the step runner, the replanner and the invalidator share. */
+  readonly coordinatorDeps: CoordinatorDeps;
+  readonly coordinator: Coordinator;
+  readonly registry: CapabilityRegistry;
+  readonly runnerDeps: StepRunnerDeps;
+  readonly runner: StepRunner;
+  readonly planModel: PlanModel;
+  readonly planner: Planner;
+  readonly replanner: Replanner;
+  readonly invalidator: Invalidator;
+  readonly relay: OutboxRelay;
+  readonly webhooks: WebhookConfig;
+  /** The API's dependencies; the place says how callers authenticate (and may add the conformance ledger). */
+  apiDeps(extra: { readonly auth: AuthConfig; readonly ledger?: ApiDeps['ledger'] }): ApiDeps;
+}
+
+/** The coordinator's configuration from the settings: the run's numbers and the plan limits. */
+export const coordinatorConfig = (settings: Settings): CoordinatorConfig => ({
+  ...settings.run,
+  maxSteps: settings.limits.maxSteps,
+  maxDepth: settings.limits.maxDepth,
+});
+
+/** The capability caller's configuration from the settings. */
+export const capabilityCallConfig = (settings: Settings): CapabilityCallConfig => ({
+  maxOutputBytes: settings.capabilities.maxOutputBytes,
+  idempotencyTtlSeconds: settings.capabilities.idempotencyTtlSeconds,
+});
+
+function once<T>(make: () => T): () => T {
+  let made: { readonly value: T } | undefined;
+  return () => {
+    made ??= { value: make() };
+    return made.value;
+  };
+}
+
+export function createRoot(settings: Settings, place: Place): Root {
+  const clock = place.clock ?? (() => new Date());
+  const newId = place.newId ?? (() => randomUUID());
+  const store = once(place.store);
+  const executions = once(place.executions);
+  const events = once(place.events);
+  const catalog = once(place.catalog);
+  const metrics = once(() => place.metrics?.());
+  const limits: PlanLimits = { ...settings.limits };
+
+  const coordinatorDeps = once((): CoordinatorDeps => {
+    const sink = metrics();
+    return {
+      store: store(),
+      executions: executions(),
+      catalog: catalog(),
+      clock,
+      newId,
+      config: coordinatorConfig(settings),
+      ...(sink === undefined ? {} : { metrics: sink }),
+    };
+  });
+  const coordinator = once(() => createCoordinator(coordinatorDeps()));
+  const registry = once((): CapabilityRegistry => {
+    const { demo, extra, wrap } = place.capabilities ?? {};
+    // Builtin packs first, then the configured bindings (CAIRN_BINDINGS), then the place's extra ones: later win.
+    const registry = createRuntimeRegistry({
+      catalog: catalog(),
+      builtins: settings.capabilities.builtins,
+      bindings: settings.capabilities.bindings,
+      ...(demo === undefined ? {} : { demo }),
+      ...(extra === undefined ? {} : { extra }),
+    });
+    return wrap === undefined ? registry : wrap(registry);
+  });
+  const runnerDeps = once(
+    (): StepRunnerDeps => ({
+      ...coordinatorDeps(),
+      registry: registry(),
+      capabilityCall: capabilityCallConfig(settings),
+    }),
+  );
+  const runner = once(() => createStepRunner(runnerDeps()));
+  // One model for the planner and the replanner: Bedrock when the place offers it, else the HTN method library.
+  const planModel = once(() => (place.planModel === undefined ? createHtnPlanModel() : place.planModel()));
+  const planner = once(() => createPlanner({ model: planModel(), catalog: catalog(), limits }));
+  const replanner = once(() => createReplanner({ ...coordinatorDeps(), model: planModel() }));
+  const invalidator = once(() => createInvalidator(coordinatorDeps()));
+  const relay = once(() =>
+    createOutboxRelay({ events: events(), store: place.relayStore === undefined ? store() : place.relayStore() }),
+  );
+  const webhooks = once(
+    (): WebhookConfig => ({
+      secrets: place.webhookSecrets(),
+      replayWindowSeconds: settings.webhooks.replayWindowSeconds,
+      replayGuard: place.replayGuard(store(), clock),
+    }),
+  );
+
+  return {
+    settings,
+    get store() {
+      return store();
+    },
+    get executions() {
+      return executions();
+    },
+    get events() {
+      return events();
+    },
+    get catalog() {
+      return catalog();
+    },
+    limits,
+    clock,
+    newId,
+    get coordinatorDeps() {
+      return coordinatorDeps();
+    },
+    get coordinator() {
+      return coordinator();
+    },
+    get registry() {
+      return registry();
+    },
+    get runnerDeps() {
+      return runnerDeps();
+    },
+    get runner() {
+      return runner();
+    },
+    get planModel() {
+      return planModel();
+    },
+    get planner() {
+      return planner();
+    },
+    get replanner() {
+      return replanner();
+    },
+    get invalidator() {
+      return invalidator();
+    },
+    get relay() {
+      return relay();
+    },
+    get webhooks() {
+      return webhooks();
+    },
+    apiDeps: ({ auth, ledger }) => ({
+      store: store(),
+      executions: executions(),
+      catalog: catalog(),
+      planner: planner(),
+      limits,
+      // A cancellation, a person's replan and an invalidation run in the API's process, with the same services
+      // the coordinator, replanner and invalidator run (built on the first request that needs one).
+      cancelRun: async (runId) => {
+        await coordinator().cancelRun(runId);
+      },
+      replanRun: (request) => replanner().replanRun(request),
+      invalidateStep: (request) => invalidator().invalidateStep(request),
+      auth,
+      clock,
+      newId,
+      events: events(),
+      webhooks: webhooks(),
+      console: settings.console,
+      ...(ledger === undefined ? {} : { ledger }),
+    }),
+  };
+}

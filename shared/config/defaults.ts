@@ -1,0 +1,49 @@
+/**
+ * Every default of a cairn deployment, in one place: the Lambdas' settings (shared/config/settings.ts), the embedded
+ * runtime (infra/local), the CDK context (infra/constructs/config.ts), the CLI's help texts and the domain core's
+ * own fallbacks all import them from here. A second copy of one of these numbers elsewhere is a defect.
+ *
+ * Pure: values only, no imports, so every layer (the domain core included) may depend on it.
+ */
+
+const ONE_DAY_SECONDS = 24 * 60 * 60;
+
+/** How long a run may take from StartRun (CAIRN_RUN_DEADLINE_SECONDS, context runDeadlineSeconds): one day. */
+export const DEFAULT_RUN_DEADLINE_SECONDS = ONE_DAY_SECONDS;
+
+/** The plan contract's limits (CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH; context maxSteps, maxDepth). */
+export const DEFAULT_LIMITS: { readonly maxSteps: number; readonly maxDepth: number } = Object.freeze({
+  maxSteps: 64,
+  maxDepth: 16,
+});
+
+/** Replans a run may make (CAIRN_MAX_REPLANS, context maxReplans); 0 turns replanning off. */
+export const DEFAULT_MAX_REPLANS = 3;
+
+/** The step machine's retry backoff: base × 2^(attempt−1), at most the cap (CAIRN_RETRY_BASE/CAP_SECONDS). */
+export const DEFAULT_RETRY_BASE_SECONDS = 1;
+export const DEFAULT_RETRY_CAP_SECONDS = 60;
+
+/** What a succeeded step keeps of its trace (CAIRN_TRACE_RETENTION): its last entry; failed steps keep all. */
+export const DEFAULT_TRACE_RETENTION = 'last' as const;
+
+/** The largest output a step may produce, in JSON bytes (CAIRN_MAX_OUTPUT_BYTES): under DynamoDB's 400 KB item. */
+export const DEFAULT_MAX_OUTPUT_BYTES = 200_000;
+
+/** How long a side effect's recorded result answers replays (CAIRN_IDEMPOTENCY_TTL_SECONDS): one day. */
+export const DEFAULT_IDEMPOTENCY_TTL_SECONDS = ONE_DAY_SECONDS;
+
+/** The builtin capability packs a runtime loads (CAIRN_BUILTINS): the demo fakes, so a fresh deploy runs the demo. */
+export const DEFAULT_BUILTIN_PACKS: readonly ('demo' | 'conformance')[] = Object.freeze(['demo'] as const);
+
+/** How far a webhook's timestamp may be from the server clock (CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS). */
+export const DEFAULT_REPLAY_WINDOW_SECONDS = 300;
+/** A window longer than a day would make the replay memory (and a leaked signature) live too long. */
+export const MAX_REPLAY_WINDOW_SECONDS = ONE_DAY_SECONDS;
+
+/** The scope the console asks its OIDC provider for (CAIRN_CONSOLE_OIDC_SCOPE). */
+export const DEFAULT_CONSOLE_OIDC_SCOPE = 'openid';
+
+/** Where `npm start` serves the API. */
+export const DEFAULT_LOCAL_HOST = '127.0.0.1';
+export const DEFAULT_LOCAL_PORT = 3000;

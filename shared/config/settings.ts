@@ -1,0 +1,365 @@
+/**
+ * The one parser of a deployment's settings: the CAIRN_* environment variables (the names CDK sets on each Lambda,
+ * see infra/constructs/functions.ts and api.ts) → a typed, validated Settings object, with the defaults of
+ * shared/config/defaults.ts for what is absent or blank. Every Lambda entry reads its settings through it (at its
+ * first invocation, never at import), and the embedded runtime maps its options onto the same object.
+ *
+ * A bad value fails loudly, naming the variable; every bad variable is reported at once. Names that only some
+ * places need (the table, the machines, the bus) stay optional here: `requireSetting` fails, naming the variable,
+ * where an adapter actually needs one, so the validator does not need the machines' ARNs.
+ *
+ * Pure: it reads the record it is given (no `process.env`), no file and no clock. The catalog is a source (a file
+ * name or inline JSON) that the place loads.
+ */
+import { z } from 'zod';
+import { type BindingsConfig, bindingsConfigFromJson } from '../capabilities/registry.ts';
+import { type BuiltinPack, parseBuiltinPacks } from '../capabilities/runtime-registry.ts';
+import type { TraceRetention } from '../engine/trace.ts';
+import { CairnError } from '../errors.ts';
+import type { PlanLimits } from '../plan/validate.ts';
+import {
+  DEFAULT_BUILTIN_PACKS,
+  DEFAULT_CONSOLE_OIDC_SCOPE,
+  DEFAULT_IDEMPOTENCY_TTL_SECONDS,
+  DEFAULT_LIMITS,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  DEFAULT_MAX_REPLANS,
+  DEFAULT_REPLAY_WINDOW_SECONDS,
+  DEFAULT_RETRY_BASE_SECONDS,
+  DEFAULT_RETRY_CAP_SECONDS,
+  DEFAULT_RUN_DEADLINE_SECONDS,
+  DEFAULT_TRACE_RETENTION,
+  MAX_REPLAY_WINDOW_SECONDS,
+} from './defaults.ts';
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export interface RunSettings {
+  /** CAIRN_RUN_DEADLINE_SECONDS: how long a run may take from StartRun (a whole number of seconds ≥ 1). */
+  readonly runDeadlineSeconds: number;
+  /** CAIRN_RETRY_BASE_SECONDS and CAIRN_RETRY_CAP_SECONDS: the step machine's backoff. */
+  readonly retryBaseSeconds: number;
+  readonly retryCapSeconds: number;
+  /** CAIRN_TRACE_RETENTION: `last` or `full`. */
+  readonly traceRetention: TraceRetention;
+  /** CAIRN_MAX_REPLANS: replans per run; 0 turns replanning off. */
+  readonly maxReplans: number;
+}
+
+export interface Settings {
+  /** Where the AWS adapters point; absent ones fail (requireSetting) only where an adapter needs them. */
+  readonly aws: {
+    /** CAIRN_TABLE_NAME */
+    readonly tableName: string | undefined;
+    /** CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN */
+    readonly runMachineArn: string | undefined;
+    readonly stepMachineArn: string | undefined;
+    /** CAIRN_EVENT_BUS_NAME */
+    readonly eventBusName: string | undefined;
+  };
+  /** CAIRN_CATALOG_FILE (wins), else CAIRN_CATALOG (inline JSON), else the bundled demo catalog. */
+  readonly catalog: { readonly file: string | undefined; readonly json: string | undefined };
+  /** CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH */
+  readonly limits: PlanLimits;
+  readonly run: RunSettings;
+  /** CAIRN_PLANNER_MODEL_ID, or CAIRN_MODEL_ID as the CDK functions construct names it; absent: the HTN planner. */
+  readonly plannerModelId: string | undefined;
+  readonly capabilities: {
+    /** CAIRN_BINDINGS: target → binding (checked by shared/capabilities/registry.ts). */
+    readonly bindings: BindingsConfig;
+    /** CAIRN_BUILTINS: `demo,conformance`, or `none`. */
+    readonly builtins: readonly BuiltinPack[];
+    /** CAIRN_MAX_OUTPUT_BYTES */
+    readonly maxOutputBytes: number;
+    /** CAIRN_IDEMPOTENCY_TTL_SECONDS */
+    readonly idempotencyTtlSeconds: number;
+  };
+  /** CAIRN_API_TOKEN: a static bearer token; absent, the API trusts API Gateway's JWT authorizer. */
+  readonly apiToken: string | undefined;
+  readonly webhooks: {
+    /** CAIRN_WEBHOOK_SECRET_PREFIX: Secrets Manager names `<prefix>/<source>` (deployed). */
+    readonly secretPrefix: string | undefined;
+    /** CAIRN_WEBHOOK_SECRETS: source → secret, a JSON object (the embedded runtime). */
+    readonly secrets: ReadonlyMap<string, string>;
+    /** CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS: an integer in 1..MAX_REPLAY_WINDOW_SECONDS. */
+    readonly replayWindowSeconds: number;
+  };
+  readonly console: ConsoleSettings;
+}
+
+/** How the console signs in and where it finds its files (shared/api/console/config.ts tells the page). */
+export interface ConsoleSettings {
+  /**
+   * CAIRN_CONSOLE_OIDC_AUTHORIZE_URL, CAIRN_CONSOLE_OIDC_TOKEN_URL, CAIRN_CONSOLE_OIDC_CLIENT_ID (all three or
+   * none), CAIRN_CONSOLE_OIDC_SCOPE (default `openid`), CAIRN_CONSOLE_OIDC_TOKEN (`access` or `id`: which token the
+   * API's authorizer expects; default `access`).
+   */
+  readonly oidc:
+    | {
+        readonly authorizeUrl: string;
+        readonly tokenUrl: string;
+        readonly clientId: string;
+        readonly scope: string;
+        readonly tokenField: 'access_token' | 'id_token';
+      }
+    | undefined;
+  /** CAIRN_CONSOLE_API_BASE: the API's origin when it is not the page's own (no trailing slash). */
+  readonly apiBase: string | undefined;
+  /** CAIRN_CONSOLE_DIR: where the console files are (a bundled Lambda). */
+  readonly dir: string | undefined;
+}
+
+/** A setting that is missing or cannot be right; `variables` names every variable at fault. */
+export class SettingsError extends CairnError {
+  readonly variables: readonly string[];
+  constructor(problems: readonly { readonly variable: string; readonly message: string }[]) {
+    super('SettingsError', problems.map((p) => p.message).join('; '), {
+      retryable: false,
+      context: { variables: problems.map((p) => p.variable) },
+    });
+    this.variables = problems.map((p) => p.variable);
+  }
+}
+
+export const isSettingsError = (error: unknown): error is SettingsError =>
+  error instanceof Error && error.name === 'SettingsError' && Array.isArray((error as SettingsError).variables);
+
+/** The variable each AWS setting comes from. */
+const AWS_VARIABLES = {
+  tableName: 'CAIRN_TABLE_NAME',
+  runMachineArn: 'CAIRN_RUN_MACHINE_ARN',
+  stepMachineArn: 'CAIRN_STEP_MACHINE_ARN',
+  eventBusName: 'CAIRN_EVENT_BUS_NAME',
+} as const satisfies Record<keyof Settings['aws'], string>;
+
+/** An AWS setting an adapter needs; a missing one fails the cold start loudly instead of the first request quietly. */
+export function requireSetting(settings: Settings, key: keyof Settings['aws']): string {
+  const value = settings.aws[key];
+  if (value === undefined) {
+    const variable = AWS_VARIABLES[key];
+    throw new SettingsError([{ variable, message: `${variable} is not set` }]);
+  }
+  return value;
+}
+
+// Each variable: absent or blank → the default; otherwise checked, with a message that names it and the value.
+
+/** Blank counts as absent, as CDK and shells leave it. */
+const given = z.preprocess(
+  (raw) => (typeof raw === 'string' && raw.trim() !== '' ? raw : undefined),
+  z.string().optional(),
+);
+
+const text = given;
+
+function numberOf(check: (n: number) => boolean, what: string, fallback: number) {
+  return given.transform((raw, ctx) => {
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (check(value)) return value;
+    ctx.addIssue({ code: 'custom', message: `must be ${what}, got ${JSON.stringify(raw)}` });
+    return z.NEVER;
+  });
+}
+
+const positiveInteger = (fallback: number) =>
+  numberOf((n) => Number.isInteger(n) && n >= 1, 'a positive integer', fallback);
+const nonNegative = (fallback: number) =>
+  numberOf((n) => Number.isFinite(n) && n >= 0, 'a non-negative number', fallback);
+
+/** Parses with a parser of a lower layer, whose error message becomes the issue's (without the name twice). */
+function parsedBy<T>(variable: string, parse: (raw: string | undefined) => T) {
+  return given.transform((raw, ctx) => {
+    try {
+      return parse(raw);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      ctx.addIssue({
+        code: 'custom',
+        message: message.startsWith(`${variable} `) ? message.slice(variable.length + 1) : `is invalid: ${message}`,
+      });
+      return z.NEVER;
+    }
+  });
+}
+
+/** A Map, not an object: a source named `__proto__` or `constructor` is only ever a key. */
+const webhookSecrets = given.transform((raw, ctx): ReadonlyMap<string, string> => {
+  const secrets = new Map<string, string>();
+  if (raw === undefined) return secrets;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    value = undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    ctx.addIssue({ code: 'custom', message: 'must be a JSON object of source → secret' });
+    return z.NEVER;
+  }
+  for (const [source, secret] of Object.entries(value)) {
+    if (typeof secret !== 'string' || secret === '') {
+      ctx.addIssue({ code: 'custom', message: `: the secret of ${JSON.stringify(source)} must be a non-empty string` });
+      return z.NEVER;
+    }
+    secrets.set(source, secret);
+  }
+  return secrets;
+});
+
+const isLoopback = (host: string): boolean => host === 'localhost' || host === '[::1]' || host.startsWith('127.');
+
+/** An absolute https URL (http only for loopback hosts). */
+const httpsUrl = given.transform((raw, ctx) => {
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: `must be an absolute URL, got ${JSON.stringify(raw)}` });
+    return z.NEVER;
+  }
+  if (parsed.protocol === 'https:' || (parsed.protocol === 'http:' && isLoopback(parsed.hostname))) return raw;
+  ctx.addIssue({ code: 'custom', message: `must be an https URL, got ${JSON.stringify(raw)}` });
+  return z.NEVER;
+});
+
+const OIDC_TOGETHER = [
+  'CAIRN_CONSOLE_OIDC_AUTHORIZE_URL',
+  'CAIRN_CONSOLE_OIDC_TOKEN_URL',
+  'CAIRN_CONSOLE_OIDC_CLIENT_ID',
+] as const;
+
+/** Each key is the variable's name, so an issue's path names the variable. */
+const envSchema = z.object({
+  CAIRN_TABLE_NAME: text,
+  CAIRN_RUN_MACHINE_ARN: text,
+  CAIRN_STEP_MACHINE_ARN: text,
+  CAIRN_EVENT_BUS_NAME: text,
+  CAIRN_CATALOG_FILE: text,
+  CAIRN_CATALOG: text,
+  CAIRN_MAX_STEPS: positiveInteger(DEFAULT_LIMITS.maxSteps),
+  CAIRN_MAX_DEPTH: positiveInteger(DEFAULT_LIMITS.maxDepth),
+  // A deadline is a whole number of seconds (the run machine's wait takes integers): a fraction is rounded down.
+  CAIRN_RUN_DEADLINE_SECONDS: numberOf(
+    (n) => Number.isFinite(n) && n >= 1,
+    'a number of seconds ≥ 1',
+    DEFAULT_RUN_DEADLINE_SECONDS,
+  ).transform(Math.floor),
+  CAIRN_RETRY_BASE_SECONDS: nonNegative(DEFAULT_RETRY_BASE_SECONDS),
+  CAIRN_RETRY_CAP_SECONDS: nonNegative(DEFAULT_RETRY_CAP_SECONDS),
+  CAIRN_TRACE_RETENTION: given.transform((raw, ctx): TraceRetention => {
+    if (raw === undefined) return DEFAULT_TRACE_RETENTION;
+    if (raw === 'last' || raw === 'full') return raw;
+    ctx.addIssue({ code: 'custom', message: `must be "last" or "full", got ${JSON.stringify(raw)}` });
+    return z.NEVER;
+  }),
+  CAIRN_MAX_REPLANS: nonNegative(DEFAULT_MAX_REPLANS).transform(Math.floor),
+  CAIRN_PLANNER_MODEL_ID: text,
+  CAIRN_MODEL_ID: text,
+  CAIRN_BINDINGS: parsedBy('CAIRN_BINDINGS', bindingsConfigFromJson),
+  CAIRN_BUILTINS: parsedBy('CAIRN_BUILTINS', (raw) => parseBuiltinPacks(raw, DEFAULT_BUILTIN_PACKS)),
+  CAIRN_MAX_OUTPUT_BYTES: positiveInteger(DEFAULT_MAX_OUTPUT_BYTES),
+  CAIRN_IDEMPOTENCY_TTL_SECONDS: positiveInteger(DEFAULT_IDEMPOTENCY_TTL_SECONDS),
+  CAIRN_API_TOKEN: text,
+  CAIRN_WEBHOOK_SECRET_PREFIX: text,
+  CAIRN_WEBHOOK_SECRETS: webhookSecrets,
+  CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS: given.transform((raw, ctx) => {
+    if (raw === undefined) return DEFAULT_REPLAY_WINDOW_SECONDS;
+    const value = Number(raw);
+    if (/^\d+$/.test(raw) && value >= 1 && value <= MAX_REPLAY_WINDOW_SECONDS) return value;
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be an integer in 1..${MAX_REPLAY_WINDOW_SECONDS}, got ${JSON.stringify(raw)}`,
+    });
+    return z.NEVER;
+  }),
+  CAIRN_CONSOLE_OIDC_AUTHORIZE_URL: httpsUrl,
+  CAIRN_CONSOLE_OIDC_TOKEN_URL: httpsUrl,
+  CAIRN_CONSOLE_OIDC_CLIENT_ID: text,
+  CAIRN_CONSOLE_OIDC_SCOPE: text,
+  CAIRN_CONSOLE_OIDC_TOKEN: given.transform((raw, ctx): 'access_token' | 'id_token' => {
+    if (raw === undefined || raw === 'access') return 'access_token';
+    if (raw === 'id') return 'id_token';
+    ctx.addIssue({ code: 'custom', message: `must be "access" or "id", got ${JSON.stringify(raw)}` });
+    return z.NEVER;
+  }),
+  CAIRN_CONSOLE_API_BASE: httpsUrl,
+  CAIRN_CONSOLE_DIR: text,
+});
+
+/** The console's provider is configured whole or not at all: a missing one of the three is named. */
+const envChecked = envSchema.superRefine((v, ctx) => {
+  const missing = OIDC_TOGETHER.filter((name) => v[name] === undefined);
+  if (missing.length === 0 || missing.length === OIDC_TOGETHER.length) return;
+  for (const name of missing)
+    ctx.addIssue({
+      code: 'custom',
+      path: [name],
+      message: `is not set: console OIDC needs ${OIDC_TOGETHER.join(', ')} together`,
+    });
+});
+
+/** The variables settingsFromEnv reads, in the order the Settings lists them. */
+export const SETTINGS_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
+
+/** Parses the CAIRN_* variables of `env` (other names are ignored); throws one SettingsError naming every bad one. */
+export function settingsFromEnv(env: Env): Settings {
+  const parsed = envChecked.safeParse(env);
+  if (!parsed.success) {
+    throw new SettingsError(
+      parsed.error.issues.map((issue) => {
+        const variable = String(issue.path[0] ?? '(environment)');
+        return { variable, message: `${variable}${issue.message.startsWith(':') ? '' : ' '}${issue.message}` };
+      }),
+    );
+  }
+  const v = parsed.data;
+  return {
+    aws: {
+      tableName: v.CAIRN_TABLE_NAME,
+      runMachineArn: v.CAIRN_RUN_MACHINE_ARN,
+      stepMachineArn: v.CAIRN_STEP_MACHINE_ARN,
+      eventBusName: v.CAIRN_EVENT_BUS_NAME,
+    },
+    catalog: { file: v.CAIRN_CATALOG_FILE, json: v.CAIRN_CATALOG },
+    limits: { maxSteps: v.CAIRN_MAX_STEPS, maxDepth: v.CAIRN_MAX_DEPTH },
+    run: {
+      runDeadlineSeconds: v.CAIRN_RUN_DEADLINE_SECONDS,
+      retryBaseSeconds: v.CAIRN_RETRY_BASE_SECONDS,
+      retryCapSeconds: v.CAIRN_RETRY_CAP_SECONDS,
+      traceRetention: v.CAIRN_TRACE_RETENTION,
+      maxReplans: v.CAIRN_MAX_REPLANS,
+    },
+    plannerModelId: v.CAIRN_PLANNER_MODEL_ID ?? v.CAIRN_MODEL_ID,
+    capabilities: {
+      bindings: v.CAIRN_BINDINGS,
+      builtins: v.CAIRN_BUILTINS,
+      maxOutputBytes: v.CAIRN_MAX_OUTPUT_BYTES,
+      idempotencyTtlSeconds: v.CAIRN_IDEMPOTENCY_TTL_SECONDS,
+    },
+    apiToken: v.CAIRN_API_TOKEN,
+    webhooks: {
+      secretPrefix: v.CAIRN_WEBHOOK_SECRET_PREFIX,
+      secrets: v.CAIRN_WEBHOOK_SECRETS,
+      replayWindowSeconds: v.CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS,
+    },
+    console: {
+      oidc:
+        v.CAIRN_CONSOLE_OIDC_AUTHORIZE_URL && v.CAIRN_CONSOLE_OIDC_TOKEN_URL && v.CAIRN_CONSOLE_OIDC_CLIENT_ID
+          ? {
+              authorizeUrl: v.CAIRN_CONSOLE_OIDC_AUTHORIZE_URL,
+              tokenUrl: v.CAIRN_CONSOLE_OIDC_TOKEN_URL,
+              clientId: v.CAIRN_CONSOLE_OIDC_CLIENT_ID,
+              scope: v.CAIRN_CONSOLE_OIDC_SCOPE ?? DEFAULT_CONSOLE_OIDC_SCOPE,
+              tokenField: v.CAIRN_CONSOLE_OIDC_TOKEN,
+            }
+          : undefined,
+      apiBase: v.CAIRN_CONSOLE_API_BASE?.replace(/\/+$/, ''),
+      dir: v.CAIRN_CONSOLE_DIR,
+    },
+  };
+}
+
+/** Every setting at its default: what a place starts from when it has no environment to read. */
+export const defaultSettings = (): Settings => settingsFromEnv({});

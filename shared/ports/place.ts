@@ -1,0 +1,48 @@
+/**
+ * A place cairn runs in, as the composition root (shared/composition/root.ts) sees it: the adapters behind each
+ * port. Deployed, the AWS adapters (shared/adapters/aws/place.ts: DynamoDB, Step Functions, EventBridge, Bedrock,
+ * Secrets Manager); embedded, the local ones (infra/local/boot.ts: dynalite through the same DynamoDB adapter,
+ * aws-local-stepfunctions, the in-process bus). Everything else (services, planner, registry, defaults) the root
+ * builds the same way for both.
+ *
+ * Each adapter is a factory the root calls once, on first use, so a Lambda builds only what its handler asks for
+ * (the validator needs no state machine ARN) and nothing at import.
+ */
+import type { DemoOptions } from '../capabilities/demo.ts';
+import type { Catalog } from '../plan/catalog.ts';
+import type { CapabilityBinding, CapabilityRegistry } from './capabilities.ts';
+import type { EventPublisher } from './events.ts';
+import type { Executions } from './executions.ts';
+import type { MetricsSink } from './metrics.ts';
+import type { PlanModel } from './plan-model.ts';
+import type { Store } from './store.ts';
+import type { WebhookReplayGuard, WebhookSecretLookup } from './webhooks.ts';
+
+export interface Place {
+  readonly store: () => Store;
+  readonly executions: () => Executions;
+  /** Where the outbox relay and the webhooks publish. */
+  readonly events: () => EventPublisher;
+  readonly catalog: () => Catalog;
+  /** The planning model; absent: the HTN method library (embedded, no provider). */
+  readonly planModel?: () => PlanModel;
+  readonly webhookSecrets: () => WebhookSecretLookup;
+  readonly replayGuard: (store: Store, clock: () => Date) => WebhookReplayGuard;
+  /**
+   * The store the outbox relay writes the audit log through (default: `store`). The embedded runtime gives it the
+   * table itself, below any wrapper its tests put around the handlers' store, as DynamoDB Streams would see it.
+   */
+  readonly relayStore?: () => Store;
+  readonly clock?: () => Date;
+  readonly newId?: () => string;
+  /** Where the services' operational metrics go (EMF deployed); none when absent. */
+  readonly metrics?: () => MetricsSink;
+  readonly capabilities?: {
+    /** Options of the builtin demo pack (latency, a simulated outage). */
+    readonly demo?: DemoOptions;
+    /** More bindings, which win over the packs and the configured ones (tests). */
+    readonly extra?: Readonly<Record<string, CapabilityBinding>>;
+    /** Wraps the finished registry (deployed: an X-Ray subsegment and a duration metric per capability call). */
+    readonly wrap?: (registry: CapabilityRegistry) => CapabilityRegistry;
+  };
+}
