@@ -9,12 +9,11 @@
  * Environment: CAIRN_TABLE_NAME, CAIRN_EVENT_BUS_NAME (required).
  */
 import { z } from 'zod';
-import { createEventBridgePublisher } from '../shared/adapters/aws/eventbridge-publisher.ts';
-import { type Env, required, storeFromEnv } from '../shared/api/lambda-support.ts';
+import type { Env } from '../shared/api/lambda-support.ts';
 import { ValidationError } from '../shared/errors.ts';
 import type { StreamRecord } from '../shared/events/outbox.ts';
-import { createOutboxRelay, type OutboxRelay } from '../shared/services/outbox/relay.ts';
-import { observe } from './observability.ts';
+import type { OutboxRelay } from '../shared/services/outbox/relay.ts';
+import { lambdaRoot, lazyHandler } from './root.ts';
 
 /** The part of a DynamoDB stream event the relay reads; images stay in DynamoDB's attribute-value form. */
 const streamEventSchema = z.object({
@@ -46,24 +45,9 @@ export function createHandler(deps: OutboxHandlerDeps) {
   };
 }
 
-export function relayFromEnv(env: Env): OutboxRelay {
-  return createOutboxRelay({
-    events: createEventBridgePublisher({ eventBusName: required(env, 'CAIRN_EVENT_BUS_NAME') }),
-    store: storeFromEnv(env),
-  });
-}
-
-/** Built on the first invocation, so importing this module reads no environment. */
+/** The relay of the container's root, built on the first invocation (functions/root.ts). */
 export function defaultDeps(env: Env = process.env): OutboxHandlerDeps {
-  let relay: OutboxRelay | undefined;
-  return {
-    relay: {
-      relay: (records) => {
-        relay ??= relayFromEnv(env);
-        return relay.relay(records);
-      },
-    },
-  };
+  return { relay: lambdaRoot(env).relay };
 }
 
-export const handler = observe('outbox', createHandler(defaultDeps()));
+export const handler = lazyHandler('outbox', () => createHandler(defaultDeps()));

@@ -10,6 +10,7 @@ import {
   toCapabilityFailure,
 } from '../../capabilities/capability-errors.ts';
 import { isValidConfidence } from '../../capabilities/wire.ts';
+import { DEFAULT_IDEMPOTENCY_TTL_SECONDS, DEFAULT_MAX_OUTPUT_BYTES } from '../../config/defaults.ts';
 import type { SideEffect } from '../../plan/schema.ts';
 import type { CapabilityCall, CapabilityRegistry } from '../../ports/capabilities.ts';
 import type { Store } from '../../ports/store.ts';
@@ -24,8 +25,8 @@ export interface CapabilityCallConfig {
   readonly idempotencyInProgressSeconds?: number;
 }
 
-export const DEFAULT_MAX_OUTPUT_BYTES = 200_000;
-export const DEFAULT_IDEMPOTENCY_TTL_SECONDS = 86_400;
+// The deployment's defaults have one owner; a caller that passes no config gets the same ones.
+export { DEFAULT_IDEMPOTENCY_TTL_SECONDS, DEFAULT_MAX_OUTPUT_BYTES };
 export const DEFAULT_IDEMPOTENCY_IN_PROGRESS_SECONDS = 900;
 
 export interface CapabilityCallDeps {
