@@ -8,7 +8,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import '../../infra/local/polyfills.ts';
-import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from '../../infra/constructs/state-machines.ts';
+import { LAMBDA_SERVICE_ERRORS, LAMBDA_THROTTLE, TRANSIENT_ERRORS } from '../../infra/constructs/state-machines.ts';
 import { FUNCTION_KEYS, RUN_STATES, STEP_STATES } from '../../infra/constructs/state-names.ts';
 import { type AslDefinition, type AslState, extractStateMachines } from '../../infra/local/synth.ts';
 import { CairnStack, configFromContext } from '../../infra/stack.ts';
@@ -296,8 +296,9 @@ describe('state machines', () => {
       error: { code: 'E_EXECUTOR', retryable: true, message: 'TypeError', details: executorError },
     });
 
-    // Lambda's service errors are retried by the LambdaInvoke Task's default retrier (CDK's list), the store's
-    // transient errors by RecordFailure's own, with the same payload (recordFailure answers a repeat idempotently).
+    // Lambda's service errors are retried by the LambdaInvoke Task's default retrier (CDK's list); Lambda's throttle,
+    // which that list leaves out, and the store's transient errors by RecordFailure's own. Same payload each time
+    // (recordFailure answers a repeat idempotently).
     expect(recordFailure.Retry as Retrier[]).toEqual([
       {
         ErrorEquals: [
@@ -311,7 +312,7 @@ describe('state machines', () => {
         BackoffRate: 2,
       },
       {
-        ErrorEquals: [...TRANSIENT_ERRORS],
+        ErrorEquals: [LAMBDA_THROTTLE, ...TRANSIENT_ERRORS],
         IntervalSeconds: 1,
         MaxAttempts: 6,
         BackoffRate: 2,
@@ -319,6 +320,8 @@ describe('state machines', () => {
         JitterStrategy: 'FULL',
       },
     ]);
+    const retried = (recordFailure.Retry as Retrier[]).flatMap((r) => r.ErrorEquals);
+    for (const error of [...LAMBDA_SERVICE_ERRORS, ...TRANSIENT_ERRORS]) expect(retried, error).toContain(error);
   });
 
   it('fill in every $.failure field RecordFailure reads on each way into it', () => {
