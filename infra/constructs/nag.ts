@@ -83,6 +83,22 @@ export const SUPPRESSIONS = {
       'This queue is itself the dead-letter queue of the EventBridge rule targets; a DLQ of a DLQ would only move ' +
       'the same messages again. Its depth has an alarm.',
   },
+  outboxStreamRead: {
+    id: 'AwsSolutions-IAM5',
+    reason:
+      'The outbox relay reads the table’s change stream through its event source mapping: dynamodb:ListStreams ' +
+      'defines no resource type in IAM, so it can only be granted on "*" (the stream reads DescribeStream, ' +
+      'GetRecords and GetShardIterator name the table’s stream ARN). The same finding covers this function’s ' +
+      `tracing statement: ${XRAY_AND_LOG_DELIVERY}`,
+    appliesTo: ['Resource::*'],
+  },
+  outboxDeadLetterQueue: {
+    id: 'AwsSolutions-SQS3',
+    reason:
+      'This queue is itself the on-failure destination of the outbox relay’s stream event source mapping (the ' +
+      'coordinates of batches that failed every retry, to replay from the stream); a DLQ of a DLQ would only move ' +
+      'the same records again. Its depth has an alarm.',
+  },
 } as const satisfies Record<string, Suppression>;
 
 const add = (scope: IConstruct, ...suppressions: Suppression[]): void => {
@@ -96,7 +112,9 @@ const add = (scope: IConstruct, ...suppressions: Suppression[]): void => {
 /** Attaches every accepted finding to exactly the constructs it is about. */
 export function applyNagSuppressions(stack: CairnStack): void {
   const { roles } = stack.functions;
-  for (const role of Object.values(roles)) add(role, SUPPRESSIONS.lambdaTracing);
+  // The Outbox role's one `Resource::*` finding is both its tracing and the stream listing: one reason for both.
+  for (const [key, role] of Object.entries(roles)) if (key !== 'Outbox') add(role, SUPPRESSIONS.lambdaTracing);
+  add(outboxPolicyOf(stack), SUPPRESSIONS.outboxStreamRead);
   for (const role of [roles.Coordinator, roles.Api, roles.Invalidator, roles.Replanner])
     add(role, SUPPRESSIONS.executions);
   for (const role of [roles.Planner, roles.Api, roles.StepExecutor, roles.Replanner])
@@ -107,6 +125,14 @@ export function applyNagSuppressions(stack: CairnStack): void {
   if (stack.api.userPool) add(stack.api.userPool.userPool, SUPPRESSIONS.userPoolPlusTier);
   for (const secret of Object.values(stack.api.webhookSecrets)) add(secret, SUPPRESSIONS.webhookSecretRotation);
   add(stack.events.deadLetters, SUPPRESSIONS.deadLetterQueue);
+  add(stack.outbox.deadLetters, SUPPRESSIONS.outboxDeadLetterQueue);
+}
+
+/** The Outbox role's default policy, where CDK's DynamoEventSource puts the stream grants. */
+function outboxPolicyOf(stack: CairnStack): IConstruct {
+  const policy = stack.functions.roles.Outbox.node.tryFindChild('DefaultPolicy');
+  if (policy === undefined) throw new Error('the Outbox role has no default policy: the stream grants are missing');
+  return policy;
 }
 
 /** AwsSolutionsChecks on everything under `scope`, with the stack's accepted findings suppressed. */

@@ -1,7 +1,7 @@
 /**
  * Alarms and one CloudWatch dashboard: the engine's own metrics (EMF from the Lambdas, see shared/ports/metrics.ts)
- * per capability, the state machines, the Lambdas, the API, the table and the dead-letter queue. Every alarm goes to
- * the SNS topic named in context, when there is one.
+ * per capability, the state machines, the Lambdas, the API, the table and the two dead-letter queues (the event
+ * targets', the outbox relay's). Every alarm goes to the SNS topic named in context, when there is one.
  */
 import { Duration } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
@@ -164,7 +164,10 @@ export class CairnObservability extends Construct {
         'Executions timed out',
         perMachine((m) => m.metricTimedOut()),
       ),
-      graph('Dead letters', [props.deadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD })]),
+      graph('Dead letters', [
+        props.deadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD, label: 'event targets' }),
+        props.outboxDeadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD, label: 'outbox' }),
+      ]),
     );
     this.dashboard.addWidgets(
       graph(

@@ -40,6 +40,9 @@ export const LAMBDA_SERVICE_ERRORS = [
   'Lambda.TooManyRequestsException',
 ] as const;
 
+/** Lambda's throttle, which the default retrier of a LambdaInvoke Task (CDK's list) does not retry. */
+export const LAMBDA_THROTTLE = 'Lambda.TooManyRequestsException';
+
 /**
  * Errors of cairn's own that say "try again" (a throttled store call, a lost conditional race that the repeat
  * resolves): the Task is retried with the same payload, which every action answers idempotently.
@@ -248,8 +251,10 @@ export class StateMachines extends Construct {
       { ...stepIds, attempt: JsonPath.objectAt('$.failure.attempt'), error: JsonPath.objectAt('$.failure.error') },
       '$.next',
     ).addRetry({
-      // Lambda's own service errors are retried by the Task's default retrier; these are the store's.
-      errors: [...TRANSIENT_ERRORS],
+      // Lambda's own service errors are retried by the Task's default retrier, but CDK's list leaves out Lambda's
+      // throttle: a RunStep that failed for good under load must not lose its failure to the same throttle here.
+      // The rest are the store's.
+      errors: [LAMBDA_THROTTLE, ...TRANSIENT_ERRORS],
       interval: Duration.seconds(1),
       maxAttempts: 6,
       backoffRate: 2,

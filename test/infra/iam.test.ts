@@ -1,7 +1,7 @@
 /**
  * Least privilege, read off the synthesized policies: no wildcard actions anywhere, one role per function with no
  * managed policies, `*` resources only for the APIs that take no ARN, and every other grant scoped to the stack's
- * own table, bus, state machines and configured models.
+ * own table (and its stream), bus, state machines and configured models.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Template } from 'aws-cdk-lib/assertions';
@@ -45,6 +45,9 @@ const RESOURCELESS_ACTIONS = new Set([
   'logs:DescribeLogGroups',
 ]);
 
+/** The one action allowed on `*` besides those, for the Outbox Lambda only (see the test for why). */
+const STREAM_LISTING = 'dynamodb:ListStreams';
+
 const policyOf = (template: Template, key: string): string =>
   logicalIdAt(template, 'AWS::IAM::Policy', `/Functions/${key}Role/DefaultPolicy/Resource`);
 const statementsFor = (template: Template, key: string): PolicyStatementJson[] =>
@@ -66,12 +69,23 @@ describe('policies', () => {
     }
   });
 
-  it('use `*` as a resource only for X-Ray and log delivery', () => {
+  it('use `*` as a resource only for X-Ray and log delivery, and the outbox relay’s stream listing', () => {
+    let listings = 0;
     for (const { owner, statement } of statementsOf(full)) {
       if (!resourcesOf(statement).includes('*')) continue;
+      // dynamodb:ListStreams defines no resource type in IAM: the one grant it can have is `*`. CDK's DynamoEventSource
+      // adds it for the Outbox Lambda's event source mapping; no other function reads the stream, and the statement
+      // holds that action alone (its stream reads name the stream ARN, see 'table grants').
+      if (actionsOf(statement).includes(STREAM_LISTING)) {
+        expect(owner).toBe(policyOf(full, 'Outbox'));
+        expect(statement).toEqual({ Effect: 'Allow', Action: STREAM_LISTING, Resource: '*' });
+        listings++;
+        continue;
+      }
       for (const action of actionsOf(statement))
         expect(RESOURCELESS_ACTIONS.has(action), `${owner} ${action}`).toBe(true);
     }
+    expect(listings).toBe(1);
   });
 });
 
@@ -93,13 +107,32 @@ describe('roles', () => {
 describe('table grants', () => {
   it('name the table and its one index, never index/*', () => {
     const table = logicalIdAt(full, 'AWS::DynamoDB::Table', '/Store/Table/Resource');
-    for (const key of FUNCTION_KEYS) {
+    for (const key of FUNCTION_KEYS.filter((k) => k !== 'Outbox')) {
+      expect(withAction(statementsFor(full, key), 'dynamodb:').length, key).toBeGreaterThan(0);
       for (const statement of withAction(statementsFor(full, key), 'dynamodb:')) {
         expect(resourcesOf(statement), key).toEqual([
           { 'Fn::GetAtt': [table, 'Arn'] },
           { 'Fn::Join': ['', [{ 'Fn::GetAtt': [table, 'Arn'] }, '/index/GSI1']] },
         ]);
       }
+    }
+  });
+
+  it('let the outbox relay read the table’s stream and write the audit log with BatchWriteItem, nothing more', () => {
+    const table = logicalIdAt(full, 'AWS::DynamoDB::Table', '/Store/Table/Resource');
+    expect(withAction(statementsFor(full, 'Outbox'), 'dynamodb:')).toEqual([
+      { Effect: 'Allow', Action: 'dynamodb:BatchWriteItem', Resource: { 'Fn::GetAtt': [table, 'Arn'] } },
+      { Effect: 'Allow', Action: 'dynamodb:ListStreams', Resource: '*' },
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+        Resource: { 'Fn::GetAtt': [table, 'StreamArn'] },
+      },
+    ]);
+    // No other function reads the stream.
+    for (const key of FUNCTION_KEYS.filter((k) => k !== 'Outbox')) {
+      expect(text(statementsFor(full, key)), key).not.toContain('StreamArn');
+      expect(text(statementsFor(full, key)), key).not.toMatch(/dynamodb:(ListStreams|DescribeStream|GetRecords)/);
     }
   });
 
@@ -122,17 +155,10 @@ describe('table grants', () => {
 });
 
 describe('bus and state machine grants', () => {
-  it('let only the coordinator, the API, the invalidator and the replanner publish, on the stack’s own bus', () => {
+  it('let only the outbox relay and the API (webhooks’ ResourceChanged) publish, on the stack’s own bus', () => {
     const bus = logicalIdAt(full, 'AWS::Events::EventBus', '/Events/Bus/Resource');
     const publishers = statementsOf(full).filter(({ statement }) => actionsOf(statement).includes('events:PutEvents'));
-    expect(publishers.map((p) => p.owner).sort()).toEqual(
-      [
-        policyOf(full, 'Api'),
-        policyOf(full, 'Coordinator'),
-        policyOf(full, 'Invalidator'),
-        policyOf(full, 'Replanner'),
-      ].sort(),
-    );
+    expect(publishers.map((p) => p.owner).sort()).toEqual([policyOf(full, 'Api'), policyOf(full, 'Outbox')].sort());
     for (const { statement } of publishers) expect(resourcesOf(statement)).toEqual([{ 'Fn::GetAtt': [bus, 'Arn'] }]);
   });
 
@@ -142,7 +168,28 @@ describe('bus and state machine grants', () => {
         for (const resource of resourcesOf(statement)) expect(text(resource)).toMatch(/:cairn-test-(run|step)(:\*)?"/);
       }
     }
-    expect(withAction(statementsFor(full, 'StepExecutor'), 'states:')).toEqual([]);
+    // RunStep starts the dependents it releases (step machine) and answers the run's waiter when its step was the
+    // run's last (run machine): nothing else of Step Functions.
+    const machine = (name: string) => ({
+      'Fn::Join': [
+        '',
+        [
+          'arn:',
+          { Ref: 'AWS::Partition' },
+          ':states:',
+          { Ref: 'AWS::Region' },
+          ':',
+          { Ref: 'AWS::AccountId' },
+          `:stateMachine:${name}`,
+        ],
+      ],
+    });
+    expect(withAction(statementsFor(full, 'StepExecutor'), 'states:')).toEqual([
+      { Effect: 'Allow', Action: 'states:StartExecution', Resource: machine('cairn-test-step') },
+      { Effect: 'Allow', Action: 'states:SendTaskSuccess', Resource: machine('cairn-test-run') },
+    ]);
+    for (const key of ['Outbox', 'Planner', 'Validator'])
+      expect(withAction(statementsFor(full, key), 'states:'), key).toEqual([]);
   });
 });
 

@@ -79,6 +79,23 @@ describe('suppressions', () => {
     }
   });
 
+  it('silence the outbox relay’s `*` (stream listing and tracing) on its own policy only, and its dead-letter queue', () => {
+    const silenced = (name: keyof typeof SUPPRESSIONS): string[] => [
+      ...new Set(
+        suppressed.seen
+          .filter((f) => f.suppressionReason.includes(SUPPRESSIONS[name].reason))
+          .map((f) => `${f.resource.node.path} ${f.ruleId}${f.findingId ? `[${f.findingId}]` : ''}`),
+      ),
+    ];
+    expect(silenced('outboxStreamRead')).toEqual([
+      'Cairn-test/Functions/OutboxRole/DefaultPolicy/Resource AwsSolutions-IAM5[Resource::*]',
+    ]);
+    expect(silenced('outboxDeadLetterQueue')).toEqual(['Cairn-test/Outbox/DeadLetters/Resource AwsSolutions-SQS3']);
+    // The Outbox policy's one `Resource::*` finding is silenced by the reason that names the stream listing.
+    expect(silenced('lambdaTracing').filter((f) => f.includes('/OutboxRole/'))).toEqual([]);
+    expect(silenced('deadLetterQueue')).toEqual(['Cairn-test/Events/TargetDeadLetters/Resource AwsSolutions-SQS3']);
+  });
+
   it('never silence a whole rule for the stack or the app', () => {
     for (const stack of stacks) {
       expect(stack.node.metadata.filter((m) => m.type === 'cdk_nag')).toEqual([]);

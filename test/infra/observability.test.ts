@@ -17,6 +17,7 @@ beforeAll(() => {
 });
 
 type AlarmProps = {
+  AlarmName: string;
   MetricName: string;
   Namespace: string;
   Dimensions: { Name: string; Value: unknown }[];
@@ -43,8 +44,34 @@ describe('alarms', () => {
     }
   });
 
-  it('watch the dead-letter queue and every function’s errors', () => {
-    expect(alarms(full).filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(1);
+  it('watch both dead-letter queues, the event targets’ and the outbox relay’s, and every function’s errors', () => {
+    const queue = (path: string) => ({
+      Name: 'QueueName',
+      Value: { 'Fn::GetAtt': [logicalIdAt(full, 'AWS::SQS::Queue', `${path}/Resource`), 'QueueName'] },
+    });
+    const deadLetters = alarms(full)
+      .filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible')
+      .map((a) => ({
+        AlarmName: a.AlarmName,
+        Namespace: a.Namespace,
+        Dimensions: a.Dimensions,
+        Threshold: a.Threshold,
+      }))
+      .sort((a, b) => a.AlarmName.localeCompare(b.AlarmName));
+    expect(deadLetters).toEqual([
+      {
+        AlarmName: 'cairn-test-event-dead-letters',
+        Namespace: 'AWS/SQS',
+        Dimensions: [queue('/Events/TargetDeadLetters')],
+        Threshold: 1,
+      },
+      {
+        AlarmName: 'cairn-test-outbox-dead-letters',
+        Namespace: 'AWS/SQS',
+        Dimensions: [queue('/Outbox/DeadLetters')],
+        Threshold: 1,
+      },
+    ]);
     expect(alarms(full).filter((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === 'Errors')).toHaveLength(
       FUNCTION_KEYS.length,
     );
@@ -65,5 +92,10 @@ describe('dashboard', () => {
     expect(body).toContain('service=\\\\\\"cairn-test\\\\\\"');
     const alarmIds = Object.keys(full.findResources('AWS::CloudWatch::Alarm'));
     for (const id of alarmIds) expect(body, id).toContain(id);
+    // Both dead-letter queues are graphed, not only alarmed.
+    for (const path of ['/Events/TargetDeadLetters/Resource', '/Outbox/DeadLetters/Resource']) {
+      const queue = logicalIdAt(full, 'AWS::SQS::Queue', path);
+      expect(body, path).toContain(`{"Fn::GetAtt":["${queue}","QueueName"]}`);
+    }
   });
 });

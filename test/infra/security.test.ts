@@ -92,8 +92,9 @@ describe('functions', () => {
 
   it('get only the environment their handlers read', () => {
     const base = ['CAIRN_TABLE_NAME', 'NODE_OPTIONS', 'POWERTOOLS_METRICS_NAMESPACE', 'POWERTOOLS_SERVICE_NAME'];
+    // No CAIRN_EVENT_BUS_NAME: the coordinator's, RunStep's and the replanner's events travel in the outbox of their
+    // writes; only the outbox relay and the API (webhooks' ResourceChanged) publish.
     const coordinator = [
-      'CAIRN_EVENT_BUS_NAME',
       'CAIRN_MAX_DEPTH',
       'CAIRN_MAX_REPLANS',
       'CAIRN_MAX_STEPS',
@@ -104,16 +105,23 @@ describe('functions', () => {
     const sorted = (names: string[]) => [...names].sort();
     expect(envOf(plain, 'Validator')).toEqual(sorted([...base, 'CAIRN_MAX_DEPTH', 'CAIRN_MAX_STEPS']));
     expect(envOf(plain, 'Planner')).toEqual(sorted([...base, 'CAIRN_MAX_DEPTH', 'CAIRN_MAX_STEPS']));
-    expect(envOf(plain, 'StepExecutor')).toEqual(sorted(base));
+    // RunStep takes a step from its claim to its dependents' start: the coordinator's settings.
+    expect(envOf(plain, 'StepExecutor')).toEqual(sorted([...base, ...coordinator]));
     expect(envOf(plain, 'Coordinator')).toEqual(sorted([...base, ...coordinator]));
+    expect(envOf(plain, 'Invalidator')).toEqual(
+      sorted([...base, 'CAIRN_RUN_DEADLINE_SECONDS', 'CAIRN_RUN_MACHINE_ARN', 'CAIRN_STEP_MACHINE_ARN']),
+    );
+    expect(envOf(plain, 'Outbox')).toEqual(sorted([...base, 'CAIRN_EVENT_BUS_NAME']));
+    expect(envOf(full, 'Outbox')).toEqual(sorted([...base, 'CAIRN_EVENT_BUS_NAME']));
     expect(envOf(plain, 'Replanner')).toEqual(sorted([...base, ...coordinator]));
     expect(envOf(full, 'Replanner')).toEqual(sorted([...base, ...coordinator, 'CAIRN_MODEL_ID']));
     expect(envOf(full, 'Planner')).toContain('CAIRN_MODEL_ID');
-    expect(envOf(full, 'StepExecutor')).toEqual(sorted([...base, 'CAIRN_BINDINGS']));
+    expect(envOf(full, 'StepExecutor')).toEqual(sorted([...base, ...coordinator, 'CAIRN_BINDINGS']));
     expect(envOf(full, 'Api')).toEqual(
       sorted([
         ...base,
         ...coordinator,
+        'CAIRN_EVENT_BUS_NAME',
         'CAIRN_MODEL_ID',
         'CAIRN_WEBHOOK_SECRET_PREFIX',
         'CAIRN_CONSOLE_DIR',

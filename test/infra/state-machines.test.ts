@@ -5,8 +5,10 @@
  */
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from '../../infra/constructs/state-machines.ts';
+import '../../infra/local/polyfills.ts';
+import { LAMBDA_SERVICE_ERRORS, LAMBDA_THROTTLE, TRANSIENT_ERRORS } from '../../infra/constructs/state-machines.ts';
 import { FUNCTION_KEYS, RUN_STATES, STEP_STATES } from '../../infra/constructs/state-names.ts';
 import { type AslDefinition, type AslState, extractStateMachines } from '../../infra/local/synth.ts';
 import { CairnStack, configFromContext } from '../../infra/stack.ts';
@@ -234,27 +236,92 @@ describe('state machines', () => {
     expect(state(step, 'Backoff')).toEqual({ Type: 'Wait', SecondsPath: '$.next.delaySeconds', Next: 'RunStep' });
   });
 
-  it('catch a RunStep that failed for good into RecordFailure, as a retryable E_EXECUTOR failure', () => {
+  it('catch a RunStep that failed for good into RecordFailure, as a retryable E_EXECUTOR failure', async () => {
     expect(catchOf(state(step, 'RunStep'), 'States.ALL')).toEqual({
       ErrorEquals: ['States.ALL'],
       ResultPath: '$.executorError',
       Next: 'ExecutorFailed',
     });
-    expect(state(step, 'ExecutorFailed')).toMatchObject({
+    // The attempt is unknown here (RecordFailure takes the step's newest): a JSON null that survives synthesis, where
+    // a plain null would be dropped by CDK and `$.failure.attempt` would fail the execution with States.Runtime.
+    expect(state(step, 'ExecutorFailed')).toEqual({
       Type: 'Pass',
       ResultPath: '$.failure',
-      Parameters: { error: { code: 'E_EXECUTOR', retryable: true, 'message.$': '$.executorError.Error' } },
+      Parameters: {
+        error: {
+          code: 'E_EXECUTOR',
+          retryable: true,
+          'message.$': '$.executorError.Error',
+          'details.$': '$.executorError',
+        },
+        'attempt.$': "States.StringToJson('null')",
+      },
       Next: 'RecordFailure',
     });
     const recordFailure = state(step, 'RecordFailure');
     expect(recordFailure).toMatchObject({
-      Parameters: { action: 'recordFailure', 'error.$': '$.failure.error' },
+      Type: 'Task',
+      Parameters: {
+        action: 'recordFailure',
+        'runId.$': '$.runId',
+        'stepId.$': '$.stepId',
+        'generation.$': '$.generation',
+        'attempt.$': '$.failure.attempt',
+        'error.$': '$.failure.error',
+      },
       ResultPath: '$.next',
       Next: 'Route',
     });
-    expect((recordFailure.Retry as Retrier[]).flatMap((r) => r.ErrorEquals)).toEqual(
-      expect.arrayContaining([...LAMBDA_SERVICE_ERRORS, ...TRANSIENT_ERRORS]),
-    );
+
+    // What RecordFailure's Lambda receives, by the synthesized states run as written: ExecutorFailed, then
+    // RecordFailure's Parameters (a Pass here, so the payload is the output).
+    const { Parameters } = recordFailure;
+    const machine = new StateMachine({
+      StartAt: 'ExecutorFailed',
+      States: {
+        ExecutorFailed: state(step, 'ExecutorFailed'),
+        RecordFailure: { Type: 'Pass', Parameters, Next: 'Done' },
+        Done: { Type: 'Succeed' },
+      },
+    } as unknown as StateMachineDefinition);
+    const executorError = { Error: 'TypeError', Cause: 'cannot read properties of undefined' };
+    const input = { ...stepExecutionInput({ runId: 'r-1', stepId: 's-1', generation: 2 }), executorError };
+    const payload = await machine.run(input).result;
+    expect(payload).toEqual({
+      action: 'recordFailure',
+      runId: 'r-1',
+      stepId: 's-1',
+      generation: 2,
+      attempt: null,
+      error: { code: 'E_EXECUTOR', retryable: true, message: 'TypeError', details: executorError },
+    });
+
+    // Lambda's service errors are retried by the LambdaInvoke Task's default retrier (CDK's list); Lambda's throttle,
+    // which that list leaves out, and the store's transient errors by RecordFailure's own. Same payload each time
+    // (recordFailure answers a repeat idempotently).
+    expect(recordFailure.Retry as Retrier[]).toEqual([
+      {
+        ErrorEquals: [
+          'Lambda.ClientExecutionTimeoutException',
+          'Lambda.ServiceException',
+          'Lambda.AWSLambdaException',
+          'Lambda.SdkClientException',
+        ],
+        IntervalSeconds: 2,
+        MaxAttempts: 6,
+        BackoffRate: 2,
+      },
+      {
+        ErrorEquals: [LAMBDA_THROTTLE, ...TRANSIENT_ERRORS],
+        IntervalSeconds: 1,
+        MaxAttempts: 6,
+        BackoffRate: 2,
+        MaxDelaySeconds: 30,
+        JitterStrategy: 'FULL',
+      },
+    ]);
+    const retried = (recordFailure.Retry as Retrier[]).flatMap((r) => r.ErrorEquals);
+    for (const error of [...LAMBDA_SERVICE_ERRORS, ...TRANSIENT_ERRORS]) expect(retried, error).toContain(error);
   });
 
   it('fill in every $.failure field RecordFailure reads on each way into it', () => {
