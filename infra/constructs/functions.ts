@@ -259,12 +259,8 @@ function environmentsOf(props: FunctionsProps): Record<FunctionKey, Record<strin
     // The API runs the coordinator's cancelRun and the replanner's replanRun in process: their settings too, and
     // the bus, for the ResourceChanged events webhooks report.
     Api: { ...common, ...coordinator, ...model, CAIRN_EVENT_BUS_NAME: props.bus.eventBusName },
-    Invalidator: {
-      ...common,
-      CAIRN_RUN_MACHINE_ARN: machines.run.arn,
-      CAIRN_STEP_MACHINE_ARN: machines.step.arn,
-      CAIRN_RUN_DEADLINE_SECONDS: String(config.runDeadlineSeconds),
-    },
+    // The invalidator settles the runs it reopens with the coordinator's rules (limits, replans, deadline).
+    Invalidator: { ...common, ...coordinator },
     Replanner: { ...common, ...coordinator, ...model },
     Outbox: { ...common, CAIRN_EVENT_BUS_NAME: props.bus.eventBusName },
   };

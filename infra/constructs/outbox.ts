@@ -1,8 +1,8 @@
 /**
  * The outbox's deployed half: the table's change stream feeds the Outbox Lambda through an event source mapping that
- * passes only the records carrying an outbox (the same filter the embedded stream applies), in order per item
- * (parallelization 1 per shard), with bisection and retries; a batch that still fails is sent to a dead-letter
- * queue, so an announced event is delayed, never dropped silently.
+ * passes only the records carrying an outbox (the ones `outboxOf` relays embedded; a test keeps the two equal), in
+ * order per item (parallelization 1 per shard), with bisection and retries; a batch that still fails is sent to a
+ * dead-letter queue, so an announced event is delayed, never dropped silently.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';

@@ -117,8 +117,12 @@ describe('the cairn stack', () => {
       | { Environment: { Variables: Record<string, unknown> } }
       | undefined;
     const names = Object.keys(properties?.Environment.Variables ?? {}).filter((name) => name.startsWith('CAIRN_'));
-    // No bus: the invalidator's events travel in the outbox of its writes.
+    // No bus: the invalidator's events travel in the outbox of its writes. The coordinator's rules settle the runs
+    // it reopens.
     expect(names.sort()).toEqual([
+      'CAIRN_MAX_DEPTH',
+      'CAIRN_MAX_REPLANS',
+      'CAIRN_MAX_STEPS',
       'CAIRN_RUN_DEADLINE_SECONDS',
       'CAIRN_RUN_MACHINE_ARN',
       'CAIRN_STEP_MACHINE_ARN',
