@@ -8,8 +8,6 @@ import { IN_FLIGHT_STEP_STATUSES } from '../engine/statuses.ts';
 import { transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
 import type { ApprovalRecord, AttemptRecord, StepRecord } from '../ports/store.ts';
-import { type Ctx, event, isCurrent } from './coordinator-context.ts';
-import { afterFailure, failStep, pauseRun } from './coordinator-flow.ts';
 import { recordApprovalWait } from './coordinator-metrics.ts';
 import type {
   ApprovalRequested,
@@ -17,7 +15,10 @@ import type {
   ExpireResult,
   RequestApprovalRequest,
 } from './coordinator-types.ts';
+import { event, type Interpreter, isCurrent } from './interpreter.ts';
+import { pauseRun } from './run-end.ts';
 import { approvalTimeoutSeconds } from './step/step-records.ts';
+import { afterFailure, failStep } from './step-follow-ups.ts';
 
 export const APPROVAL_EXPIRED_CODE = 'E_APPROVAL_EXPIRED';
 /** The terminal reason of a run paused by an approval's `pause` timeout policy. */
@@ -33,13 +34,13 @@ export const approvalId = (
   n: number,
 ) => `${ref.runId}.${ref.stepId}.g${ref.generation}.${kind}.a${attempt}.${n}`;
 
-const attemptsOf = async (ctx: Ctx, step: StepRecord): Promise<AttemptRecord[]> =>
+const attemptsOf = async (ctx: Interpreter, step: StepRecord): Promise<AttemptRecord[]> =>
   (await ctx.deps.store.listAttempts(step.runId, step.stepId))
     .filter((a) => a.generation === step.generation)
     .sort((a, b) => a.attempt - b.attempt);
 
 /** Tells a waiting step execution that its step no longer waits for a person: verify then fails it as stale. */
-async function releaseStaleWait(ctx: Ctx, taskToken: string): Promise<ApprovalRequested> {
+async function releaseStaleWait(ctx: Interpreter, taskToken: string): Promise<ApprovalRequested> {
   try {
     await ctx.deps.executions.sendTaskSuccess(taskToken, {
       decision: 'reject',
@@ -56,7 +57,7 @@ async function releaseStaleWait(ctx: Ctx, taskToken: string): Promise<ApprovalRe
  * Creates (once) the approval record holding the task token, the question, the step's input and upstream outputs,
  * the held result of a review and the deadline; the step shows `awaiting_approval`.
  */
-export async function requestApproval(ctx: Ctx, request: RequestApprovalRequest): Promise<ApprovalRequested> {
+export async function requestApproval(ctx: Interpreter, request: RequestApprovalRequest): Promise<ApprovalRequested> {
   const { store, config } = ctx.deps;
   const { runId, stepId, generation, kind, taskToken } = request;
   const { run, step } = await ctx.loadStep(runId, stepId);
@@ -125,7 +126,7 @@ export async function requestApproval(ctx: Ctx, request: RequestApprovalRequest)
 }
 
 /** No decision before the deadline: the approval expires and the step fails for good (its downstream blocked). */
-export async function expireApproval(ctx: Ctx, request: ExpireApprovalRequest): Promise<ExpireResult> {
+export async function expireApproval(ctx: Interpreter, request: ExpireApprovalRequest): Promise<ExpireResult> {
   const { store } = ctx.deps;
   const { runId, stepId, generation } = request;
   const { run, step } = await ctx.loadStep(runId, stepId);
@@ -175,7 +176,7 @@ export async function expireApproval(ctx: Ctx, request: ExpireApprovalRequest): 
  * The `pause` timeout policy: the step keeps waiting (its approval expired, so nobody can decide it any more) and
  * the run is left paused with the reason, for a person to replan or invalidate.
  */
-async function pauseForPerson(ctx: Ctx, step: StepRecord, kind: string, message: string): Promise<void> {
+async function pauseForPerson(ctx: Interpreter, step: StepRecord, kind: string, message: string): Promise<void> {
   const { runId, stepId, generation } = step;
   const now = ctx.now();
   const note = `${message}: the run is paused for a person (replan or invalidate the step to go on)`;
@@ -193,7 +194,7 @@ async function pauseForPerson(ctx: Ctx, step: StepRecord, kind: string, message:
  * How long the step's newest approval waited for its decision (a metric). The decision itself was recorded, and
  * announced as ApprovalDecided, by whoever decided it.
  */
-export async function recordDecisionWait(ctx: Ctx, step: StepRecord, decision: 'approve' | 'reject' | 'edit') {
+export async function recordDecisionWait(ctx: Interpreter, step: StepRecord, decision: 'approve' | 'reject' | 'edit') {
   if (!ctx.deps.metrics) return;
   const approvals = (await ctx.deps.store.listApprovals({ runId: step.runId })).filter(
     (a) => a.stepId === step.stepId && a.generation === step.generation && a.status !== 'expired',

@@ -7,7 +7,7 @@ import type { AssertionResult } from '../engine/verify.ts';
 import { containsExpression, type ExpressionBindings, evaluateExpression } from '../plan/expressions.ts';
 import type { PlanStep, StepError } from '../plan/schema.ts';
 import type { RunRecord, StepRecord } from '../ports/store.ts';
-import type { Ctx, LoadedPlan } from './coordinator-context.ts';
+import type { Interpreter, LoadedPlan } from './interpreter.ts';
 import { evaluateStepInput, loadStepContext } from './step-input.ts';
 
 export const CLAIM_ERROR_CODES = {
@@ -42,7 +42,7 @@ export function isTruthy(value: unknown): boolean {
  * skips reading them (nothing will read `$outputs`).
  */
 export async function bindingsFor(
-  ctx: Ctx,
+  ctx: Interpreter,
   run: RunRecord,
   loaded: LoadedPlan,
   step: StepRecord,
@@ -59,7 +59,7 @@ export const claimEvaluates = (planStep: PlanStep): boolean =>
 
 /** Evaluates `when` and the input of a step being claimed, and checks the input against the capability contract. */
 export async function prepareClaim(
-  ctx: Ctx,
+  ctx: Interpreter,
   planStep: PlanStep,
   bindings: ExpressionBindings,
 ): Promise<ClaimPreparation> {

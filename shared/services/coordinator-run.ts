@@ -10,8 +10,6 @@ import type { Plan } from '../plan/schema.ts';
 import { RUN_STATUSES } from '../plan/schema.ts';
 import { validateUnlessStamped } from '../plan/stamp.ts';
 import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
-import { type Ctx, describeWorkflowError, event } from './coordinator-context.ts';
-import { answerWaiter, closeOpenSteps, finishRun, settleRun, startStep } from './coordinator-flow.ts';
 import type {
   AwaitRunRequest,
   FailRunRequest,
@@ -20,8 +18,11 @@ import type {
   RunOutcome,
   StartRunResult,
 } from './coordinator-types.ts';
+import { describeWorkflowError, event, type Interpreter } from './interpreter.ts';
 import { persistRevision } from './revisions.ts';
+import { answerWaiter, finishRun, settleRun } from './run-end.ts';
 import { currentRunExecutionName } from './run-reopen.ts';
+import { closeOpenSteps, startStep } from './step-follow-ups.ts';
 
 const RUN_ENDED_ERROR = { code: 'E_RUN_ENDED', message: 'the run ended', retryable: false } as const;
 
@@ -31,7 +32,7 @@ const INITIAL_PLAN_REASON = 'initial plan';
 
 /** Fails a run that never started executing (planning failed, plan invalid); a finished run is left as it is. */
 async function failBeforeStart(
-  ctx: Ctx,
+  ctx: Interpreter,
   runId: string,
   reason: string,
   evidence: Record<string, unknown>,
@@ -55,17 +56,17 @@ async function failBeforeStart(
   return outcome(await ctx.getRun(runId));
 }
 
-export function rejectPlan(ctx: Ctx, request: RejectPlanRequest): Promise<RunOutcome> {
+export function rejectPlan(ctx: Interpreter, request: RejectPlanRequest): Promise<RunOutcome> {
   return failBeforeStart(ctx, request.runId, 'invalid_plan', { errors: request.errors.map((e) => ({ ...e })) });
 }
 
-export function failRun(ctx: Ctx, request: FailRunRequest): Promise<RunOutcome> {
+export function failRun(ctx: Interpreter, request: FailRunRequest): Promise<RunOutcome> {
   return failBeforeStart(ctx, request.runId, 'planning_failed', { error: describeWorkflowError(request.error) });
 }
 
 /** The plan to start with: the stored revision 1 if an earlier attempt wrote it, else the validated candidate. */
 async function initialPlan(
-  ctx: Ctx,
+  ctx: Interpreter,
   run: RunRecord,
 ): Promise<{ plan: Plan } | { errors: RejectPlanRequest['errors'] }> {
   const { store, catalog, config } = ctx.deps;
@@ -91,7 +92,7 @@ async function initialPlan(
  * Persists revision 1, creates the step records, moves the run to running and starts every step with nothing to
  * wait for. A repeat finds the revision and records in place and only (re)starts what is due (same names).
  */
-export async function startRun(ctx: Ctx, request: { runId: string }): Promise<StartRunResult> {
+export async function startRun(ctx: Interpreter, request: { runId: string }): Promise<StartRunResult> {
   const { store, config } = ctx.deps;
   const result = { deadlineSeconds: config.runDeadlineSeconds };
   let run = await ctx.getRun(request.runId);
@@ -149,7 +150,7 @@ export async function startRun(ctx: Ctx, request: { runId: string }): Promise<St
  * Stores the run machine's waiter token. The token write and a finisher's terminal write hit the same item, so
  * either the finisher sees the token or this call sees the finished run and answers at once.
  */
-export async function awaitRun(ctx: Ctx, request: AwaitRunRequest): Promise<{ answered: boolean }> {
+export async function awaitRun(ctx: Interpreter, request: AwaitRunRequest): Promise<{ answered: boolean }> {
   const updated = await ctx.deps.store.updateRun(request.runId, RUN_STATUSES, {
     waiterToken: request.taskToken,
     updatedAt: ctx.now(),
@@ -167,7 +168,7 @@ const DEADLINE_ERROR = { code: 'E_DEADLINE', message: 'the run deadline passed',
  * cancelled, their executions stopped) or, when only people are left to answer, is left paused for them. When the
  * wait failed for another reason nothing will move the run any more, so it is decided with what is known.
  */
-export async function finalizeRun(ctx: Ctx, request: FinalizeRunRequest): Promise<RunOutcome> {
+export async function finalizeRun(ctx: Interpreter, request: FinalizeRunRequest): Promise<RunOutcome> {
   const run = await ctx.getRun(request.runId);
   if (isTerminalRunStatus(run.status) || run.terminal !== undefined) return outcome(run);
   // After a reopening, only the new execution may finalize: the old one's late word must not end the new opening.
@@ -196,7 +197,7 @@ export async function finalizeRun(ctx: Ctx, request: FinalizeRunRequest): Promis
 const CANCELLED_ERROR = { code: 'E_CANCELLED', message: 'the run was cancelled', retryable: false } as const;
 
 /** Cancels a live run: run cancelled, open steps cancelled and their executions stopped, waiter answered. */
-export async function cancelRun(ctx: Ctx, runId: string): Promise<RunOutcome> {
+export async function cancelRun(ctx: Interpreter, runId: string): Promise<RunOutcome> {
   let run = await ctx.getRun(runId);
   if (run.status === 'complete' || run.status === 'failed') return outcome(run);
   if (run.status !== 'cancelled') {

@@ -5,19 +5,19 @@
  * it, so the action re-reads and carries on with the follow-ups (or does nothing).
  *
  * Split by concern: coordinator-run.ts (run actions), coordinator-approval.ts (approvals and reviews),
- * coordinator-flow.ts (shared follow-ups); a step's own path is in step/.
+ * step-follow-ups.ts (what follows a step transition), run-end.ts (how a run ends); a step's own path is in step/.
  */
 
 import { expireApproval, requestApproval } from './coordinator-approval.ts';
-import { createContext } from './coordinator-context.ts';
 import { awaitRun, cancelRun, failRun, finalizeRun, rejectPlan, startRun } from './coordinator-run.ts';
 import type { Coordinator, CoordinatorDeps } from './coordinator-types.ts';
+import { createInterpreter } from './interpreter.ts';
 import { recordFailedAttempt } from './step/run-step.ts';
 
 export type * from './coordinator-types.ts';
 
 export function createCoordinator(deps: CoordinatorDeps): Coordinator {
-  const ctx = createContext(deps);
+  const ctx = createInterpreter(deps);
   return {
     rejectPlan: (request) => rejectPlan(ctx, request),
     failRun: (request) => failRun(ctx, request),

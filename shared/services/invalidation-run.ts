@@ -19,9 +19,10 @@ import { transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
 import type { StepError } from '../plan/schema.ts';
 import type { RunRecord, StepRecord } from '../ports/store.ts';
-import { type Ctx, event, type LoadedPlan } from './coordinator-context.ts';
-import { BLOCKED_CODE, checkRunEnd, closeOpenSteps, expireApprovals, startStep } from './coordinator-flow.ts';
+import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
+import { checkRunEnd } from './run-end.ts';
 import { isReopenable, reopenRun } from './run-reopen.ts';
+import { BLOCKED_CODE, closeOpenSteps, expireApprovals, startStep } from './step-follow-ups.ts';
 
 export interface RunInvalidation {
   readonly runId: string;
@@ -49,7 +50,7 @@ interface Moved {
 
 /** Invalidates `roots` (step or group ids of the run's current plan) and what depends on them. */
 export async function invalidateInRun(
-  ctx: Ctx,
+  ctx: Interpreter,
   run: RunRecord,
   roots: readonly string[],
   reason: string,
@@ -116,12 +117,12 @@ export async function invalidateInRun(
 }
 
 /** Reopens the run if it is finished; true when this call reopened it. */
-async function reopenIfFinished(ctx: Ctx, run: RunRecord, reason: string): Promise<boolean> {
+async function reopenIfFinished(ctx: Interpreter, run: RunRecord, reason: string): Promise<boolean> {
   return isReopenable(run) && (await reopenRun(ctx, run, reason)).reopened;
 }
 
 /** Stops the executions of superseded generations that were in flight and closes their gates. */
-async function stopSuperseded(ctx: Ctx, runId: string, moved: readonly Moved[]): Promise<void> {
+async function stopSuperseded(ctx: Interpreter, runId: string, moved: readonly Moved[]): Promise<void> {
   const inFlight = moved.map((m) => m.before).filter((s) => IN_FLIGHT_STEP_STATUSES.includes(s.status));
   await Promise.all(
     inFlight.map(async (step) => {
@@ -147,7 +148,7 @@ async function stopSuperseded(ctx: Ctx, runId: string, moved: readonly Moved[]):
  * the scope that failed or is blocked: nothing would ever release them. Returns the steps it blocked.
  */
 async function blockUnreachable(
-  ctx: Ctx,
+  ctx: Interpreter,
   loaded: LoadedPlan,
   moved: readonly Moved[],
   statuses: ReadonlyMap<string, StepRecord['status']>,
@@ -186,7 +187,7 @@ async function blockUnreachable(
  * steps as they are now.
  */
 async function catchUpReleases(
-  ctx: Ctx,
+  ctx: Interpreter,
   runId: string,
   steps: readonly StepRecord[],
   scope: ReadonlySet<string>,

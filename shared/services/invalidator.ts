@@ -9,8 +9,8 @@
  */
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { RunRecord } from '../ports/store.ts';
-import { type Ctx, createContext } from './coordinator-context.ts';
 import type { CoordinatorDeps } from './coordinator-types.ts';
+import { createInterpreter, type Interpreter } from './interpreter.ts';
 import { invalidateInRun, type RunInvalidation } from './invalidation-run.ts';
 
 export type { RunInvalidation } from './invalidation-run.ts';
@@ -56,17 +56,17 @@ export const HANDLING_TIMEOUT_SECONDS = 300;
 export const DEFAULT_INVALIDATION_REASON = 'invalidated on request';
 
 export function createInvalidator(deps: InvalidatorDeps): Invalidator {
-  const ctx = createContext(deps);
+  const ctx = createInterpreter(deps);
   return {
     invalidateResource: (request) => invalidateResource(ctx, request),
     invalidateStep: (request) => invalidateStep(ctx, request),
   };
 }
 
-const epochSeconds = (ctx: Ctx): number => Math.floor(ctx.deps.clock().getTime() / 1000);
+const epochSeconds = (ctx: Interpreter): number => Math.floor(ctx.deps.clock().getTime() / 1000);
 
 /** Runs `work` once per key; a repeat gets the first result (or undefined while the first is still at work). */
-async function once<T>(ctx: Ctx, key: string, work: () => Promise<T>): Promise<{ first: boolean; result?: T }> {
+async function once<T>(ctx: Interpreter, key: string, work: () => Promise<T>): Promise<{ first: boolean; result?: T }> {
   const { store } = ctx.deps;
   const now = epochSeconds(ctx);
   const existing = await store.beginIdempotent(key, now + HANDLING_TIMEOUT_SECONDS, now);
@@ -87,7 +87,10 @@ async function once<T>(ctx: Ctx, key: string, work: () => Promise<T>): Promise<{
 /** Runs whose steps may be invalidated: started, and not cancelled. */
 const isInvalidatable = (run: RunRecord): boolean => run.status !== 'planning' && run.status !== 'cancelled';
 
-async function invalidateResource(ctx: Ctx, request: InvalidateResourceRequest): Promise<InvalidateResourceResult> {
+async function invalidateResource(
+  ctx: Interpreter,
+  request: InvalidateResourceRequest,
+): Promise<InvalidateResourceResult> {
   const { resourceKey } = request;
   const handled = await once(ctx, `invalidation#${request.eventId}`, async () => {
     const watchers = await ctx.deps.store.listWatchers(resourceKey);
@@ -110,7 +113,7 @@ async function invalidateResource(ctx: Ctx, request: InvalidateResourceRequest):
   return { duplicate: !handled.first, runs: handled.first ? (handled.result ?? []) : [] };
 }
 
-async function invalidateStep(ctx: Ctx, request: InvalidateStepRequest): Promise<RunInvalidation> {
+async function invalidateStep(ctx: Interpreter, request: InvalidateStepRequest): Promise<RunInvalidation> {
   const work = async (): Promise<RunInvalidation> => {
     const { runId, stepId } = request;
     const run = await ctx.getRun(runId);

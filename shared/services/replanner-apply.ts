@@ -14,8 +14,8 @@ import { traceEntry } from '../engine/trace.ts';
 import { effectiveUpstream, type PlanGraph } from '../plan/graph.ts';
 import type { StepError } from '../plan/schema.ts';
 import type { NextGeneration, StepRecord } from '../ports/store.ts';
-import type { Ctx } from './coordinator-context.ts';
-import { startStep } from './coordinator-flow.ts';
+import type { Interpreter } from './interpreter.ts';
+import { startStep } from './step-follow-ups.ts';
 
 export const SUPERSEDED_CODE = 'E_SUPERSEDED';
 
@@ -36,7 +36,7 @@ function nextGeneration(
 }
 
 /** Stops the execution that claimed a generation which no longer counts (already finished: nothing to stop). */
-async function stopClaimed(ctx: Ctx, step: StepRecord, error: StepError): Promise<void> {
+async function stopClaimed(ctx: Interpreter, step: StepRecord, error: StepError): Promise<void> {
   if (step.claimedBy === undefined || isTerminalStepStatus(step.status)) return;
   try {
     await ctx.deps.executions.stop(step.claimedBy, error.code, error.message);
@@ -50,7 +50,7 @@ async function stopClaimed(ctx: Ctx, step: StepRecord, error: StepError): Promis
 }
 
 /** The step's record becomes `superseded` from wherever it is now (it may have moved since it was read). */
-async function supersede(ctx: Ctx, read: StepRecord | undefined, revision: number): Promise<void> {
+async function supersede(ctx: Interpreter, read: StepRecord | undefined, revision: number): Promise<void> {
   const now = ctx.now();
   const error: StepError = {
     code: SUPERSEDED_CODE,
@@ -75,7 +75,7 @@ async function supersede(ctx: Ctx, read: StepRecord | undefined, revision: numbe
 }
 
 async function restart(
-  ctx: Ctx,
+  ctx: Interpreter,
   step: StepRecord,
   next: NextGeneration,
   revision: number,
@@ -95,7 +95,7 @@ async function restart(
  * starts what is due. `records` are the run's step records as read before the revision was made.
  */
 export async function applyRevisionToRecords(
-  ctx: Ctx,
+  ctx: Interpreter,
   runId: string,
   applied: AppliedReplan,
   records: readonly StepRecord[],
@@ -137,7 +137,12 @@ export async function applyRevisionToRecords(
  * Counts upstream steps that finished while the generations were being started (a release they sent then hit the
  * old generation and was lost), then starts every step of the run with nothing left to wait for.
  */
-async function startDue(ctx: Ctx, runId: string, graph: PlanGraph, restarted: ReadonlySet<string>): Promise<void> {
+async function startDue(
+  ctx: Interpreter,
+  runId: string,
+  graph: PlanGraph,
+  restarted: ReadonlySet<string>,
+): Promise<void> {
   const { store } = ctx.deps;
   const executable = new Set(graph.executableIds());
   const steps = (await store.listSteps(runId)).filter((s) => executable.has(s.stepId));

@@ -12,9 +12,9 @@ import type { PlannerDeps } from '../planner/planner.ts';
 import { proposeRevision, type RevisionOutcome, type RevisionRequest } from '../planner/replan/revise.ts';
 import type { PriorReplan, ReplanChange } from '../ports/plan-model.ts';
 import type { RunRecord, StepRecord } from '../ports/store.ts';
-import type { Ctx } from './coordinator-context.ts';
-import { settleRun } from './coordinator-flow.ts';
 import { declineMember, failureKey } from './coordinator-replan.ts';
+import type { Interpreter } from './interpreter.ts';
+import { settleRun } from './run-end.ts';
 
 /** Characters of a planner's reason kept in a decline (it ends up in the terminal evidence). */
 const DECLINE_MESSAGE_CHARS = 1000;
@@ -95,7 +95,7 @@ export function describeReplanError(error: unknown): { code: string; message: st
  * else is open, its terminal evidence naming the root cause and the planner's reason.
  */
 export async function declineFailure(
-  ctx: Ctx,
+  ctx: Interpreter,
   step: StepRecord,
   why: { code: string; message: string },
 ): Promise<void> {

@@ -20,10 +20,9 @@ import { ConflictError, isConflictError } from '../errors.ts';
 import type { PlanModel, ReplanTrigger } from '../ports/plan-model.ts';
 import type { ReplanRecord, RunRecord, StepRecord } from '../ports/store.ts';
 import { APPROVAL_EXPIRED_CODE, APPROVAL_EXPIRED_REASON } from './coordinator-approval.ts';
-import { createContext, event, type LoadedPlan } from './coordinator-context.ts';
-import { pauseRun } from './coordinator-flow.ts';
 import { failureKey } from './coordinator-replan.ts';
 import type { CoordinatorDeps } from './coordinator-types.ts';
+import { createInterpreter, event, type LoadedPlan } from './interpreter.ts';
 import { applyRevisionToRecords } from './replanner-apply.ts';
 import {
   declineFailure,
@@ -36,6 +35,7 @@ import {
   sleep,
 } from './replanner-support.ts';
 import { persistRevision } from './revisions.ts';
+import { pauseRun } from './run-end.ts';
 import { isReopenable, reopenRun } from './run-reopen.ts';
 
 export interface ReplannerDeps extends CoordinatorDeps {
@@ -87,7 +87,7 @@ interface Attempt {
 type Revised = { readonly revision: number } | 'lost' | 'ended';
 
 export function createReplanner(deps: ReplannerDeps): Replanner {
-  const ctx = createContext(deps);
+  const ctx = createInterpreter(deps);
   const { store } = deps;
   const maxReplans = Math.max(0, Math.floor(deps.config.maxReplans ?? 0));
   const plannerDeps = {

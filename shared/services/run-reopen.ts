@@ -8,7 +8,7 @@
 
 import { runExecutionName } from '../ports/executions.ts';
 import type { RunRecord } from '../ports/store.ts';
-import { type Ctx, event } from './coordinator-context.ts';
+import { event, type Interpreter } from './interpreter.ts';
 
 /** Finished and may be reopened: complete, failed, or left paused by its run machine (a terminal record). */
 export const isReopenable = (run: Pick<RunRecord, 'status' | 'terminal'>): boolean =>
@@ -24,7 +24,7 @@ export function currentRunExecutionName(run: Pick<RunRecord, 'runId' | 'reopened
  * Starts the run execution of the run's current opening (after a reopening), or does nothing for a run never
  * reopened (its first execution runs). The name and input are deterministic, so a repeat is harmless.
  */
-export async function ensureRunExecution(ctx: Ctx, run: RunRecord): Promise<void> {
+export async function ensureRunExecution(ctx: Interpreter, run: RunRecord): Promise<void> {
   if ((run.reopened ?? 0) === 0) return;
   await ctx.deps.executions.start('run', currentRunExecutionName(run), {
     runId: run.runId,
@@ -39,7 +39,7 @@ export async function ensureRunExecution(ctx: Ctx, run: RunRecord): Promise<void
  * comes back unchanged.
  */
 export async function reopenRun(
-  ctx: Ctx,
+  ctx: Interpreter,
   run: RunRecord,
   reason: string,
 ): Promise<{ readonly run: RunRecord; readonly reopened: boolean }> {

@@ -11,11 +11,11 @@ import { decideVerdict, type HumanDecision, type Verdict } from '../../engine/ve
 import type { PlanStep, StepError } from '../../plan/schema.ts';
 import type { CapabilityCall } from '../../ports/capabilities.ts';
 import type { AttemptRecord, StepRecord, TraceEntry } from '../../ports/store.ts';
-import { type Ctx, event, isCurrent } from '../coordinator-context.ts';
-import { afterSuccess, failStep } from '../coordinator-flow.ts';
 import { evaluateAssertion } from '../coordinator-inputs.ts';
 import { recordStepDuration } from '../coordinator-metrics.ts';
 import type { StepNext } from '../coordinator-types.ts';
+import { event, type Interpreter, isCurrent } from '../interpreter.ts';
+import { afterSuccess, failStep } from '../step-follow-ups.ts';
 import type { CapabilityCaller } from './capability-call.ts';
 import { idempotencyKey } from './idempotent-call.ts';
 import { approvalTimeoutSeconds, type StepRecords, stepContext } from './step-records.ts';
@@ -38,7 +38,7 @@ export const done = (attempt: number): StepNext => ({ action: 'done', attempt })
 
 /** Runs attempt `n` with `input` (a repeat finds the attempt recorded and goes on from its outcome). */
 export async function runAttempt(
-  ctx: Ctx,
+  ctx: Interpreter,
   call: CapabilityCaller,
   flight: InFlight,
   n: number,
@@ -196,12 +196,12 @@ function execNote(attempt: AttemptRecord): string {
   return parts.filter((p) => p.length > 0).join(' ');
 }
 
-const policyOf = (ctx: Ctx, planStep: PlanStep) =>
+const policyOf = (ctx: Interpreter, planStep: PlanStep) =>
   retryPolicy(planStep, { baseSeconds: ctx.deps.config.retryBaseSeconds, capSeconds: ctx.deps.config.retryCapSeconds });
 
 /** Writes what the engine decided after attempt `n`, and performs its effects. */
 export async function follow(
-  ctx: Ctx,
+  ctx: Interpreter,
   flight: InFlight,
   n: number,
   outcome: AttemptOutcome,
@@ -269,7 +269,7 @@ export async function follow(
  * the run's end is checked. A repeat finds the step succeeded and only redoes the follow-ups.
  */
 async function succeed(
-  ctx: Ctx,
+  ctx: Interpreter,
   flight: InFlight,
   n: number,
   result: { readonly output: unknown; readonly confidence: number | null },

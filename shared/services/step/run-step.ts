@@ -19,10 +19,10 @@ import type { StepError } from '../../plan/schema.ts';
 import type { CapabilityRegistry } from '../../ports/capabilities.ts';
 import type { AttemptRecord, StepRecord } from '../../ports/store.ts';
 import { recordDecisionWait } from '../coordinator-approval.ts';
-import { type Ctx, createContext, event, isCurrent, kindOf } from '../coordinator-context.ts';
-import { afterFailure, afterSuccess, failStep } from '../coordinator-flow.ts';
 import { claimEvaluates, evaluateAssertion, prepareClaim } from '../coordinator-inputs.ts';
 import type { CoordinatorDeps, RunStepRequest, StepNext, StepRef } from '../coordinator-types.ts';
+import { createInterpreter, event, type Interpreter, isCurrent, kindOf } from '../interpreter.ts';
+import { afterFailure, afterSuccess, failStep } from '../step-follow-ups.ts';
 import { evaluateStepInput } from '../step-input.ts';
 import { done, follow, type InFlight, runAttempt } from './attempt.ts';
 import { type CapabilityCallConfig, type CapabilityCaller, createCapabilityCaller } from './capability-call.ts';
@@ -48,7 +48,7 @@ export interface StepRunner {
 const NO_DECISION: HumanDecision = { decision: 'reject', comment: 'no decision was given', by: 'cairn' };
 
 export function createStepRunner(deps: StepRunnerDeps): StepRunner {
-  const ctx = createContext(deps);
+  const ctx = createInterpreter(deps);
   const memory: RevisionMemory = new Map();
   const call = createCapabilityCaller({
     store: deps.store,
@@ -94,7 +94,7 @@ function inFlight(records: StepRecords, executionId: string): InFlight | undefin
 
 /** The first entry: claim the step (or find it claimed by this execution, a retried task, and carry on). */
 async function enter(
-  ctx: Ctx,
+  ctx: Interpreter,
   call: CapabilityCaller,
   records: StepRecords,
   generation: number,
@@ -154,7 +154,7 @@ async function enter(
 }
 
 /** Lost the claim's condition: someone moved the step; if it was this execution (a repeat), carry on. */
-async function reenter(ctx: Ctx, call: CapabilityCaller, records: StepRecords, executionId: string) {
+async function reenter(ctx: Interpreter, call: CapabilityCaller, records: StepRecords, executionId: string) {
   const { step } = records;
   if (!step) return done(0);
   const current = await ctx.deps.store.getStep(step.runId, step.stepId);
@@ -164,7 +164,7 @@ async function reenter(ctx: Ctx, call: CapabilityCaller, records: StepRecords, e
 
 /** This execution claimed the step before (its task was retried): redo whatever the record says is missing. */
 async function resume(
-  ctx: Ctx,
+  ctx: Interpreter,
   call: CapabilityCaller,
   records: StepRecords,
   step: StepRecord,
@@ -199,14 +199,14 @@ async function resume(
 }
 
 /** The input an attempt runs with: what attempt 1 recorded, else evaluated again (nothing recorded it yet). */
-async function inputOf(ctx: Ctx, records: StepRecords, flight: InFlight): Promise<unknown> {
+async function inputOf(ctx: Interpreter, records: StepRecords, flight: InFlight): Promise<unknown> {
   if (records.attempt?.attempt === 1 && records.attempt.input !== undefined) return records.attempt.input;
   const context = await stepContext(ctx, records, flight.step, claimEvaluates(flight.planStep));
   return evaluateStepInput(flight.planStep.input, { objective: records.run.objective, outputs: context.outputs });
 }
 
 /** A human gate has no capability: its attempt 1 records the evaluated input the approver sees. */
-async function awaitGate(ctx: Ctx, flight: InFlight, input: unknown, executionId: string): Promise<StepNext> {
+async function awaitGate(ctx: Interpreter, flight: InFlight, input: unknown, executionId: string): Promise<StepNext> {
   const { step, planStep } = flight;
   const evaluated = input === undefined ? await inputOf(ctx, flight.records, flight).catch(() => null) : input;
   await ctx.deps.store.putAttempt({
@@ -223,7 +223,7 @@ async function awaitGate(ctx: Ctx, flight: InFlight, input: unknown, executionId
   return awaitPerson(ctx, flight, 1, 'approval');
 }
 
-const awaitPerson = (ctx: Ctx, flight: InFlight, n: number, kind: 'approval' | 'review'): StepNext => ({
+const awaitPerson = (ctx: Interpreter, flight: InFlight, n: number, kind: 'approval' | 'review'): StepNext => ({
   action: 'await',
   attempt: n,
   kind,
@@ -235,7 +235,7 @@ const awaitPerson = (ctx: Ctx, flight: InFlight, n: number, kind: 'approval' | '
  * verified like any other; a rejection fails the step.
  */
 async function judge(
-  ctx: Ctx,
+  ctx: Interpreter,
   flight: InFlight,
   n: number,
   record: AttemptRecord | undefined,
@@ -297,7 +297,7 @@ async function judge(
   );
 }
 
-const policyOf = (ctx: Ctx, flight: InFlight) =>
+const policyOf = (ctx: Interpreter, flight: InFlight) =>
   retryPolicy(flight.planStep, {
     baseSeconds: ctx.deps.config.retryBaseSeconds,
     capSeconds: ctx.deps.config.retryCapSeconds,
@@ -308,7 +308,7 @@ const policyOf = (ctx: Ctx, flight: InFlight) =>
  * attempt is marked failed and the engine decides, as for any failure, between a retry and a final failure.
  */
 export async function recordFailedAttempt(
-  ctx: Ctx,
+  ctx: Interpreter,
   ref: StepRef,
   attempt: number | undefined,
   error: StepError,

@@ -7,8 +7,8 @@ import { containsExpression } from '../../plan/expressions.ts';
 import { effectiveUpstream } from '../../plan/graph.ts';
 import type { PlanStep } from '../../plan/schema.ts';
 import type { AttemptRecord, RunRecord, StepRecord } from '../../ports/store.ts';
-import type { Ctx, LoadedPlan } from '../coordinator-context.ts';
 import type { CoordinatorConfig, StepRef } from '../coordinator-types.ts';
+import type { Interpreter, LoadedPlan } from '../interpreter.ts';
 import { contextStepIds, loadStepContext, type StepContext } from '../step-input.ts';
 
 export interface StepRecords {
@@ -33,7 +33,7 @@ function remember(memory: RevisionMemory, runId: string, revision: number): void
 }
 
 /** The upstream steps a step's evaluation (or an agent's brief) reads: from the revision last seen, if cached. */
-function likelyContext(ctx: Ctx, memory: RevisionMemory, ref: StepRef): string[] {
+function likelyContext(ctx: Interpreter, memory: RevisionMemory, ref: StepRef): string[] {
   const revision = memory.get(ref.runId);
   const loaded = revision === undefined ? undefined : ctx.cachedPlan(ref.runId, revision);
   const definition = loaded?.byId.get(ref.stepId);
@@ -47,7 +47,7 @@ export const needsOutputs = (planStep: PlanStep): boolean =>
   planStep.when !== undefined || containsExpression(planStep.input) || planStep.successCriteria?.assert !== undefined;
 
 export async function loadStepRecords(
-  ctx: Ctx,
+  ctx: Interpreter,
   memory: RevisionMemory,
   ref: StepRef,
   attempt?: number,
@@ -77,7 +77,7 @@ function unreachable(): never {
 
 /** `$outputs` and the direct upstream outputs, from the records read along with the step (and what is missing). */
 export function stepContext(
-  ctx: Ctx,
+  ctx: Interpreter,
   records: StepRecords,
   step: StepRecord,
   withOutputs: boolean,

@@ -34,7 +34,7 @@ export interface RunEvent<T extends EventType = EventType> {
   readonly detail: EventDetail<T>;
 }
 
-export interface Ctx {
+export interface Interpreter {
   readonly deps: CoordinatorDeps;
   /** The current time as an ISO string. */
   now(): string;
@@ -84,7 +84,7 @@ export const event = <T extends EventType>(type: T, detail: EventDetail<T>): Run
 // Plan revisions never change once written, so a warm Lambda keeps the ones it has read.
 const PLAN_CACHE_LIMIT = 64;
 
-export function createContext(deps: CoordinatorDeps): Ctx {
+export function createInterpreter(deps: CoordinatorDeps): Interpreter {
   const plans = new Map<string, LoadedPlan>();
   const announce = (runId: string, events: readonly RunEvent[]): OutboxEntry => ({
     id: deps.newId(),

@@ -1,27 +1,20 @@
 /**
- * The follow-ups several actions share: starting a step, releasing dependents exactly once per edge, blocking the
- * downstream closure of a failure, failing a step for good, and settling the run (terminal decision, run record,
- * waiter token). Each is safe to repeat: a retried or duplicated action runs them again and changes nothing twice.
+ * What follows a step's transition, shared by every path that makes one: starting a step, releasing its dependents
+ * exactly once per edge, blocking the downstream closure of a failure, failing a step for good, closing the open
+ * steps of a run that ended. Each is safe to repeat: a retried or duplicated action runs it again and changes
+ * nothing twice.
  */
 import { dependentsOf, FIRST_GENERATION, isStartable, stepsToBlock } from '../engine/scheduling.ts';
-import {
-  IN_FLIGHT_STEP_STATUSES,
-  isOpenStepStatus,
-  isTerminalRunStatus,
-  LIVE_RUN_STATUSES,
-  OPEN_STEP_STATUSES,
-} from '../engine/statuses.ts';
+import { IN_FLIGHT_STEP_STATUSES, isOpenStepStatus, OPEN_STEP_STATUSES } from '../engine/statuses.ts';
 import { transitionCondition } from '../engine/step-lifecycle.ts';
-import { decideTerminal, describeTerminal, type TerminalDecision } from '../engine/terminal.ts';
 import { traceEntry } from '../engine/trace.ts';
-import { isConflictError } from '../errors.ts';
 import { downstreamClosure, effectiveUpstream } from '../plan/graph.ts';
 import type { StepError, StepStatus } from '../plan/schema.ts';
 import { stepExecutionInput, stepExecutionName } from '../ports/executions.ts';
-import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
-import { type Ctx, event, type LoadedPlan } from './coordinator-context.ts';
+import type { StepRecord } from '../ports/store.ts';
 import { recordStepDuration } from './coordinator-metrics.ts';
-import { awaitsReplan, declinedReplans } from './coordinator-replan.ts';
+import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
+import { checkRunEnd } from './run-end.ts';
 
 export const BLOCKED_CODE = 'E_BLOCKED';
 
@@ -31,7 +24,7 @@ const DOWNSTREAM_READ_LIMIT = 100;
 type StepRef = Pick<StepRecord, 'runId' | 'stepId' | 'generation'>;
 
 /** Starts a step whose upstream is done: pending → ready (one writer wins), then its execution (name per generation). */
-export async function startStep(ctx: Ctx, step: StepRecord): Promise<void> {
+export async function startStep(ctx: Interpreter, step: StepRecord): Promise<void> {
   if (!isStartable(step)) return;
   const { store, executions } = ctx.deps;
   if (step.status === 'pending') {
@@ -61,7 +54,7 @@ export async function startStep(ctx: Ctx, step: StepRecord): Promise<void> {
  * repeat, a crash): then the dependent is read and started if it is due, exactly as on the first pass.
  */
 export async function releaseDependents(
-  ctx: Ctx,
+  ctx: Interpreter,
   loaded: LoadedPlan,
   runId: string,
   stepId: string,
@@ -94,28 +87,9 @@ export async function releaseDependents(
  * last: it is recorded on the run's frontier. A step that hands over to an open dependent writes nothing more: that
  * dependent finishes later and records then, so the end is never missed.
  */
-export async function afterSuccess(ctx: Ctx, loaded: LoadedPlan, step: StepRef): Promise<void> {
+export async function afterSuccess(ctx: Interpreter, loaded: LoadedPlan, step: StepRef): Promise<void> {
   const dependents = await releaseDependents(ctx, loaded, step.runId, step.stepId);
   if (dependents.every((d) => !isOpenStepStatus(d.status))) await checkRunEnd(ctx, loaded, step.runId, [step]);
-}
-
-/** The frontier key of a step generation. */
-const frontierKey = (step: StepRef): string => `${step.stepId}#${step.generation}`;
-
-/**
- * Records steps that ended a line of work on the run's frontier; once every sink of the plan (a step nothing waits
- * for) is on it, the run may be over and is looked at as a whole (settleRun), by whoever completed the set — not by
- * every step, and not by every sink. A later generation of a sink makes an extra look, never a missed one.
- */
-export async function checkRunEnd(
-  ctx: Ctx,
-  loaded: LoadedPlan,
-  runId: string,
-  ended: readonly StepRef[],
-): Promise<void> {
-  const frontier = await ctx.deps.store.recordFrontier(runId, ended.map(frontierKey));
-  const settled = new Set(frontier.map((key) => key.slice(0, key.lastIndexOf('#'))));
-  if (loaded.sinks.every((sink) => settled.has(sink))) await settleRun(ctx, runId);
 }
 
 /**
@@ -123,7 +97,7 @@ export async function checkRunEnd(
  * Returns every step of that downstream that is blocked now, whoever blocked it (for a repeat too).
  */
 export async function blockDownstream(
-  ctx: Ctx,
+  ctx: Interpreter,
   loaded: LoadedPlan,
   runId: string,
   failedId: string,
@@ -167,7 +141,7 @@ export async function blockDownstream(
  * downstream closure and settles the run. Returns whether this call made the transition.
  */
 export async function failStep(
-  ctx: Ctx,
+  ctx: Interpreter,
   loaded: LoadedPlan,
   step: StepRecord,
   error: StepError,
@@ -207,107 +181,9 @@ export async function failStep(
 }
 
 /** What follows a step's final failure (also redone by a repeated call): downstream blocked, the run settled. */
-export async function afterFailure(ctx: Ctx, loaded: LoadedPlan, step: StepRecord): Promise<void> {
+export async function afterFailure(ctx: Interpreter, loaded: LoadedPlan, step: StepRecord): Promise<void> {
   const blocked = await blockDownstream(ctx, loaded, step.runId, step.stepId);
   await checkRunEnd(ctx, loaded, step.runId, [step, ...blocked]);
-}
-
-/** Answers the run machine's wait; a token already answered or expired is no error (someone else finished). */
-export async function answerWaiter(ctx: Ctx, run: RunRecord | undefined): Promise<boolean> {
-  if (!run?.waiterToken) return false;
-  try {
-    await ctx.deps.executions.sendTaskSuccess(run.waiterToken, { finished: true });
-    return true;
-  } catch (error) {
-    // A closed token (answered, timed out, execution over) is a ConflictError: the waiter has moved on.
-    if (!isConflictError(error))
-      console.error('cairn coordinator: answering the run waiter failed', { runId: run.runId, error });
-    return false;
-  }
-}
-
-/** Writes a terminal decision on a live run (one writer wins), publishes RunFinished and answers the waiter. */
-export async function finishRun(
-  ctx: Ctx,
-  runId: string,
-  decision: Exclude<TerminalDecision, { state: 'continue' }>,
-  options: { from?: readonly RunRecord['status'][]; answer?: boolean; evidence?: Record<string, unknown> } = {},
-): Promise<RunRecord | undefined> {
-  const now = ctx.now();
-  const terminal: TerminalRecord = {
-    state: decision.state,
-    reason: decision.reason,
-    evidence: { ...decision.evidence, ...options.evidence, summary: describeTerminal(decision) },
-    at: now,
-  };
-  const from = options.from ?? LIVE_RUN_STATUSES;
-  const updated = await ctx.updateRun(
-    runId,
-    from,
-    { status: decision.state, terminal, updatedAt: now },
-    { events: [event('RunFinished', { runId, state: decision.state, reason: decision.reason })] },
-  );
-  if (updated && options.answer !== false) await answerWaiter(ctx, updated);
-  return updated;
-}
-
-/** Pauses that hold a run for a person (pauseRun's reasons): nothing but a reopening moves such a run on. */
-const HELD_REASONS: ReadonlySet<string> = new Set(['max_replans', 'no_progress', 'approval_expired']);
-
-/**
- * Leaves a live run paused for a person, with a terminal record saying why (the replan limit, no progress, an
- * approval's timeout under the `pause` policy): RunFinished (state paused) is published and the waiter answered.
- * Open steps are left as they are. A run that already holds a terminal record keeps it (a repeat changes nothing).
- */
-export async function pauseRun(
-  ctx: Ctx,
-  runId: string,
-  reason: 'max_replans' | 'no_progress' | 'approval_expired',
-  evidence: Record<string, unknown>,
-): Promise<RunRecord | undefined> {
-  const run = await ctx.deps.store.getRun(runId);
-  if (!run || run.terminal !== undefined || (run.status !== 'running' && run.status !== 'paused')) return undefined;
-  const now = ctx.now();
-  const terminal: TerminalRecord = { state: 'paused', reason, evidence, at: now };
-  const updated = await ctx.updateRun(
-    runId,
-    ['running', 'paused'],
-    { status: 'paused', terminal, updatedAt: now },
-    { events: [event('RunFinished', { runId, state: 'paused', reason })] },
-  );
-  if (updated) await answerWaiter(ctx, updated);
-  return updated;
-}
-
-/** Decides whether the run is finished now and, if so, records it. Safe to call after any step transition. */
-export async function settleRun(ctx: Ctx, runId: string): Promise<void> {
-  const run = await ctx.deps.store.getRun(runId);
-  if (!run || run.status === 'planning') return;
-  if (isTerminalRunStatus(run.status)) {
-    // A repeat after a crash between writing the terminal state and answering the waiter: answer again.
-    if (run.status !== 'cancelled') await answerWaiter(ctx, run);
-    return;
-  }
-  // Held for a person (replan limit, no progress, an approval's timeout): only a person moves it on, by reopening
-  // it (which drops the record); a step that finishes meanwhile does not decide it. A run paused at its deadline
-  // still finishes when the person it waits for decides.
-  if (run.terminal !== undefined && HELD_REASONS.has(run.terminal.reason)) {
-    await answerWaiter(ctx, run);
-    return;
-  }
-  const loaded = await ctx.plan(run);
-  const steps = await ctx.deps.store.listSteps(runId);
-  const expected = loaded.graph.executableIds();
-  const byId = new Map(steps.map((s) => [s.stepId, s]));
-  const decision = decideTerminal({ expected, steps: byId });
-  if (decision.state === 'continue') return;
-  // A final failure the replanner may still answer: the run goes on (failed step `failed`, downstream `blocked`).
-  if (decision.state === 'failed' && awaitsReplan(run, byId, expected, ctx.deps.config.maxReplans)) return;
-  const declined = declinedReplans(run);
-  await finishRun(ctx, runId, decision, {
-    from: ['running', 'paused'],
-    ...(declined.length === 0 ? {} : { evidence: { replans: declined } }),
-  });
 }
 
 /**
@@ -315,7 +191,7 @@ export async function settleRun(ctx: Ctx, runId: string): Promise<void> {
  * them. Pending approvals of those steps expire.
  */
 export async function closeOpenSteps(
-  ctx: Ctx,
+  ctx: Interpreter,
   runId: string,
   error: StepError,
   which: (step: StepRecord) => boolean = () => true,
@@ -346,7 +222,7 @@ export async function closeOpenSteps(
 }
 
 /** Pending approvals of steps that no longer wait for a person expire, so nobody can decide them any more. */
-export async function expireApprovals(ctx: Ctx, runId: string, stepIds: ReadonlySet<string>, comment: string) {
+export async function expireApprovals(ctx: Interpreter, runId: string, stepIds: ReadonlySet<string>, comment: string) {
   const { store } = ctx.deps;
   const now = ctx.now();
   const pending = (await store.listApprovals({ runId, status: 'pending' })).filter((a) => stepIds.has(a.stepId));

@@ -1,0 +1,131 @@
+/**
+ * How a run ends: steps that end a line of work are recorded on the run's frontier, whoever completes it looks at
+ * the run as a whole (`settleRun`, with the one terminal decision of engine/terminal.ts), and a decision is written
+ * with its RunFinished announcement (`finishRun`, or `pauseRun` for a person) and answered to the run machine's
+ * waiting task token (`answerWaiter`). Each is safe to repeat.
+ */
+import { isTerminalRunStatus, LIVE_RUN_STATUSES } from '../engine/statuses.ts';
+import { decideTerminal, describeTerminal, type TerminalDecision } from '../engine/terminal.ts';
+import { isConflictError } from '../errors.ts';
+import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
+import { awaitsReplan, declinedReplans } from './coordinator-replan.ts';
+import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
+
+type StepRef = Pick<StepRecord, 'runId' | 'stepId' | 'generation'>;
+
+/** The frontier key of a step generation. */
+const frontierKey = (step: StepRef): string => `${step.stepId}#${step.generation}`;
+
+/**
+ * Records steps that ended a line of work on the run's frontier; once every sink of the plan (a step nothing waits
+ * for) is on it, the run may be over and is looked at as a whole (settleRun), by whoever completed the set — not by
+ * every step, and not by every sink. A later generation of a sink makes an extra look, never a missed one.
+ */
+export async function checkRunEnd(
+  ctx: Interpreter,
+  loaded: LoadedPlan,
+  runId: string,
+  ended: readonly StepRef[],
+): Promise<void> {
+  const frontier = await ctx.deps.store.recordFrontier(runId, ended.map(frontierKey));
+  const settled = new Set(frontier.map((key) => key.slice(0, key.lastIndexOf('#'))));
+  if (loaded.sinks.every((sink) => settled.has(sink))) await settleRun(ctx, runId);
+}
+
+/** Answers the run machine's wait; a token already answered or expired is no error (someone else finished). */
+export async function answerWaiter(ctx: Interpreter, run: RunRecord | undefined): Promise<boolean> {
+  if (!run?.waiterToken) return false;
+  try {
+    await ctx.deps.executions.sendTaskSuccess(run.waiterToken, { finished: true });
+    return true;
+  } catch (error) {
+    // A closed token (answered, timed out, execution over) is a ConflictError: the waiter has moved on.
+    if (!isConflictError(error))
+      console.error('cairn coordinator: answering the run waiter failed', { runId: run.runId, error });
+    return false;
+  }
+}
+
+/** Writes a terminal decision on a live run (one writer wins), publishes RunFinished and answers the waiter. */
+export async function finishRun(
+  ctx: Interpreter,
+  runId: string,
+  decision: Exclude<TerminalDecision, { state: 'continue' }>,
+  options: { from?: readonly RunRecord['status'][]; answer?: boolean; evidence?: Record<string, unknown> } = {},
+): Promise<RunRecord | undefined> {
+  const now = ctx.now();
+  const terminal: TerminalRecord = {
+    state: decision.state,
+    reason: decision.reason,
+    evidence: { ...decision.evidence, ...options.evidence, summary: describeTerminal(decision) },
+    at: now,
+  };
+  const from = options.from ?? LIVE_RUN_STATUSES;
+  const updated = await ctx.updateRun(
+    runId,
+    from,
+    { status: decision.state, terminal, updatedAt: now },
+    { events: [event('RunFinished', { runId, state: decision.state, reason: decision.reason })] },
+  );
+  if (updated && options.answer !== false) await answerWaiter(ctx, updated);
+  return updated;
+}
+
+/** Pauses that hold a run for a person (pauseRun's reasons): nothing but a reopening moves such a run on. */
+const HELD_REASONS: ReadonlySet<string> = new Set(['max_replans', 'no_progress', 'approval_expired']);
+
+/**
+ * Leaves a live run paused for a person, with a terminal record saying why (the replan limit, no progress, an
+ * approval's timeout under the `pause` policy): RunFinished (state paused) is published and the waiter answered.
+ * Open steps are left as they are. A run that already holds a terminal record keeps it (a repeat changes nothing).
+ */
+export async function pauseRun(
+  ctx: Interpreter,
+  runId: string,
+  reason: 'max_replans' | 'no_progress' | 'approval_expired',
+  evidence: Record<string, unknown>,
+): Promise<RunRecord | undefined> {
+  const run = await ctx.deps.store.getRun(runId);
+  if (!run || run.terminal !== undefined || (run.status !== 'running' && run.status !== 'paused')) return undefined;
+  const now = ctx.now();
+  const terminal: TerminalRecord = { state: 'paused', reason, evidence, at: now };
+  const updated = await ctx.updateRun(
+    runId,
+    ['running', 'paused'],
+    { status: 'paused', terminal, updatedAt: now },
+    { events: [event('RunFinished', { runId, state: 'paused', reason })] },
+  );
+  if (updated) await answerWaiter(ctx, updated);
+  return updated;
+}
+
+/** Decides whether the run is finished now and, if so, records it. Safe to call after any step transition. */
+export async function settleRun(ctx: Interpreter, runId: string): Promise<void> {
+  const run = await ctx.deps.store.getRun(runId);
+  if (!run || run.status === 'planning') return;
+  if (isTerminalRunStatus(run.status)) {
+    // A repeat after a crash between writing the terminal state and answering the waiter: answer again.
+    if (run.status !== 'cancelled') await answerWaiter(ctx, run);
+    return;
+  }
+  // Held for a person (replan limit, no progress, an approval's timeout): only a person moves it on, by reopening
+  // it (which drops the record); a step that finishes meanwhile does not decide it. A run paused at its deadline
+  // still finishes when the person it waits for decides.
+  if (run.terminal !== undefined && HELD_REASONS.has(run.terminal.reason)) {
+    await answerWaiter(ctx, run);
+    return;
+  }
+  const loaded = await ctx.plan(run);
+  const steps = await ctx.deps.store.listSteps(runId);
+  const expected = loaded.graph.executableIds();
+  const byId = new Map(steps.map((s) => [s.stepId, s]));
+  const decision = decideTerminal({ expected, steps: byId });
+  if (decision.state === 'continue') return;
+  // A final failure the replanner may still answer: the run goes on (failed step `failed`, downstream `blocked`).
+  if (decision.state === 'failed' && awaitsReplan(run, byId, expected, ctx.deps.config.maxReplans)) return;
+  const declined = declinedReplans(run);
+  await finishRun(ctx, runId, decision, {
+    from: ['running', 'paused'],
+    ...(declined.length === 0 ? {} : { evidence: { replans: declined } }),
+  });
+}
