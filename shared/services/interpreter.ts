@@ -1,6 +1,7 @@
 /**
- * What every coordinator action shares: the clock, reading a run with its (immutable, hence cached) plan revision,
- * and announcing events through the outbox (they travel with the write that makes the change).
+ * The interpreter's primitives, what every service action shares: the clock, reading a run with its (immutable,
+ * hence cached) plan revision, and writing a transition with the events that announce it (the outbox: they travel
+ * with the write that makes the change). Services load through it, ask the engine, write through it.
  */
 import { dependentsOf, planGraph } from '../engine/scheduling.ts';
 import { NotFoundError } from '../errors.ts';
