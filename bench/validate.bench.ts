@@ -8,21 +8,10 @@
 import { loadCatalog } from '../shared/plan/catalog.ts';
 import type { Capability, Plan, PlanStep } from '../shared/plan/schema.ts';
 import { validate, validateText } from '../shared/plan/validate.ts';
+import { random } from './engine/dags.ts';
 
 const SIZES = [64, 1_000, 10_000];
 const TARGET_RATIO = 5;
-
-/** Small deterministic PRNG (mulberry32), so every run measures the same plans. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const DIALECT = 'https://json-schema.org/draft/2020-12/schema';
 type Contract = Capability['inputSchema'];

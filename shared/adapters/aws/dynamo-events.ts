@@ -4,20 +4,15 @@
  * `recordEvents` is the relay's audit log: one item per event, `EVENT#<at>~<entry id>~<index>`, written in batches
  * (a redelivered entry lands on the same keys, so a repeat changes nothing). No counter: writers never contend.
  */
-import { BatchWriteItemCommand, type WriteRequest } from '@aws-sdk/client-dynamodb';
-import { ConflictError, ValidationError } from '../../errors.ts';
+import { ValidationError } from '../../errors.ts';
 import { encodeOutbox, OUTBOX_ATTRIBUTE, type OutboxEntry } from '../../events/outbox.ts';
 import type { RunEventRecord, Store } from '../../ports/store.ts';
 import { decodeEvent, ENTITY_ATTRIBUTE, encodeEvent, stringItem } from './dynamo-codec.ts';
 import { ExpressionScope } from './dynamo-expressions.ts';
-import { conditionalPut, type DynamoContext, queryAll, runItemsQuery } from './dynamo-ops.ts';
+import { batchPutItems, conditionalPut, type DynamoContext, queryAll, runItemsQuery } from './dynamo-ops.ts';
 import { itemKeys, PARTITION_KEY, SORT_KEY, SORT_PREFIX } from './table-layout.ts';
 
 type EventOperations = Pick<Store, 'announce' | 'recordEvents' | 'listEvents'>;
-
-/** BatchWriteItem takes at most this many requests. */
-const BATCH_WRITE_LIMIT = 25;
-const UNPROCESSED_RETRIES = 8;
 
 /** A cursor is a seq a listing returned: `<ISO time>~<entry id>~<index>`. */
 const SEQ = /^[0-9TZ:.+-]{10,40}~[A-Za-z0-9-]{1,64}~\d{1,4}$/;
@@ -44,20 +39,6 @@ export function eventRecords(entry: OutboxEntry): RunEventRecord[] {
 }
 
 export function eventOperations(ctx: DynamoContext): EventOperations {
-  const writeBatch = async (requests: WriteRequest[]): Promise<void> => {
-    let pending = requests;
-    for (let tries = 0; pending.length > 0; tries++) {
-      if (tries > UNPROCESSED_RETRIES)
-        throw new ConflictError('DynamoDB kept items of a batch write unprocessed', {
-          context: { unprocessed: pending.length },
-          retryable: true,
-        });
-      if (tries > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(2 ** tries * 10, 500)));
-      const result = await ctx.client.send(new BatchWriteItemCommand({ RequestItems: { [ctx.tableName]: pending } }));
-      pending = result.UnprocessedItems?.[ctx.tableName] ?? [];
-    }
-  };
-
   return {
     async announce(entry) {
       const scope = new ExpressionScope();
@@ -70,9 +51,7 @@ export function eventOperations(ctx: DynamoContext): EventOperations {
     },
 
     async recordEvents(entries) {
-      const requests = entries.flatMap(eventRecords).map((record) => ({ PutRequest: { Item: encodeEvent(record) } }));
-      for (let i = 0; i < requests.length; i += BATCH_WRITE_LIMIT)
-        await writeBatch(requests.slice(i, i + BATCH_WRITE_LIMIT));
+      await batchPutItems(ctx, entries.flatMap(eventRecords).map(encodeEvent));
     },
 
     async listEvents(runId, options = {}) {

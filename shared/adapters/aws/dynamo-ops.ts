@@ -5,6 +5,7 @@
  */
 import {
   BatchGetItemCommand,
+  BatchWriteItemCommand,
   DeleteItemCommand,
   type DynamoDBClient,
   GetItemCommand,
@@ -12,6 +13,7 @@ import {
   QueryCommand,
   type QueryCommandInput,
   UpdateItemCommand,
+  type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { ConflictError, PayloadTooLargeError } from '../../errors.ts';
 import { encodeOutbox, OUTBOX_ATTRIBUTE, type OutboxEntry, type StreamRecord } from '../../events/outbox.ts';
@@ -169,24 +171,46 @@ export async function batchGetItems(ctx: DynamoContext, keys: readonly ItemKey[]
   const unique = [...new Map(keys.map((key) => [`${key.PK}\u0000${key.SK}`, key])).values()];
   const items: Item[] = [];
   for (let i = 0; i < unique.length; i += BATCH_GET_LIMIT) {
-    let pending: Item[] = unique
+    const batch: Item[] = unique
       .slice(i, i + BATCH_GET_LIMIT)
       .map((key) => ({ [PARTITION_KEY]: { S: key.PK }, [SORT_KEY]: { S: key.SK } }));
-    for (let tries = 0; pending.length > 0; tries++) {
-      if (tries > UNPROCESSED_RETRIES)
-        throw new ConflictError('DynamoDB kept items of a batch read unprocessed', {
-          context: { unprocessed: pending.length },
-          retryable: true,
-        });
-      if (tries > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(2 ** tries * 10, 500)));
+    await untilProcessed('read', batch, async (pending) => {
       const result = await ctx.client.send(
         new BatchGetItemCommand({ RequestItems: { [ctx.tableName]: { Keys: pending, ConsistentRead: true } } }),
       );
       items.push(...(result.Responses?.[ctx.tableName] ?? []));
-      pending = result.UnprocessedKeys?.[ctx.tableName]?.Keys ?? [];
-    }
+      return result.UnprocessedKeys?.[ctx.tableName]?.Keys ?? [];
+    });
   }
   return items;
+}
+
+/** BatchWriteItem takes at most this many requests. */
+const BATCH_WRITE_LIMIT = 25;
+
+/** Unconditional puts in as few round trips as BatchWriteItem allows, re-sending what DynamoDB leaves unprocessed. */
+export async function batchPutItems(ctx: DynamoContext, items: readonly Item[]): Promise<void> {
+  for (let i = 0; i < items.length; i += BATCH_WRITE_LIMIT) {
+    const batch: WriteRequest[] = items.slice(i, i + BATCH_WRITE_LIMIT).map((Item) => ({ PutRequest: { Item } }));
+    await untilProcessed('write', batch, async (pending) => {
+      const result = await ctx.client.send(new BatchWriteItemCommand({ RequestItems: { [ctx.tableName]: pending } }));
+      return result.UnprocessedItems?.[ctx.tableName] ?? [];
+    });
+  }
+}
+
+/** Sends a batch, then what DynamoDB left unprocessed again with backoff; a batch that never drains is retryable. */
+async function untilProcessed<T>(kind: 'read' | 'write', batch: T[], send: (pending: T[]) => Promise<T[]>) {
+  let pending = batch;
+  for (let tries = 0; pending.length > 0; tries++) {
+    if (tries > UNPROCESSED_RETRIES)
+      throw new ConflictError(`DynamoDB kept items of a batch ${kind} unprocessed`, {
+        context: { unprocessed: pending.length },
+        retryable: true,
+      });
+    if (tries > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(2 ** tries * 10, 500)));
+    pending = await send(pending);
+  }
 }
 
 /** Finds an item of a batch read by its key. */
