@@ -118,10 +118,16 @@ export const arbitraryStep: fc.Arbitrary<PlanStep> = fc.record(
   { requiredKeys: ['id', 'title', 'target', 'dependsOn'] },
 );
 
-/** Any plan plan format v1 accepts, valid or not against the catalog and the graph rules. */
-export const arbitraryPlan: fc.Arbitrary<Plan> = fc.record({
-  schemaVersion: fc.constant(1 as const),
-  revision: fc.integer({ min: 1, max: 1e6 }),
-  objective: nonBlank(100),
-  steps: fc.array(arbitraryStep, { minLength: 1, maxLength: 5 }),
-});
+/**
+ * Any plan plan format v1 accepts, valid or not against the catalog and the graph rules. The free-form JSON of
+ * schemas and inputs may come out with a `"__proto__"` key now and then, which the codec refuses by contract
+ * (E_RESERVED_KEY, tested on its own): such plans are not plans the format accepts.
+ */
+export const arbitraryPlan: fc.Arbitrary<Plan> = fc
+  .record({
+    schemaVersion: fc.constant(1 as const),
+    revision: fc.integer({ min: 1, max: 1e6 }),
+    objective: nonBlank(100),
+    steps: fc.array(arbitraryStep, { minLength: 1, maxLength: 5 }),
+  })
+  .filter((plan) => !JSON.stringify(plan).includes('"__proto__":'));
