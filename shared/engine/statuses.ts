@@ -36,6 +36,10 @@ export const RELEASING_STEP_STATUSES: ReadonlySet<StepStatus> = new Set(['succee
 /** A run in one of these is finished for good; `paused` is not: a person may still move it on. */
 export const TERMINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set(['complete', 'failed', 'cancelled']);
 
+/** A run whose open steps may still move: running, or paused for a person (not planning, not finished). */
+export const STEP_MOVING_RUN_STATUSES: readonly RunStatus[] = ['running', 'paused'];
+export const letsStepsMove = (status: RunStatus): boolean => STEP_MOVING_RUN_STATUSES.includes(status);
+
 /** A run that may still change state (the ones a conditional run update starts from). */
 export const LIVE_RUN_STATUSES: readonly RunStatus[] = ['planning', 'running', 'paused'];
 

@@ -4,7 +4,7 @@
  * Exactly one pending approval exists per step generation and request; deciding it is the API's job (issue 4).
  */
 import { upstreamOutputs } from '../engine/scheduling.ts';
-import { IN_FLIGHT_STEP_STATUSES } from '../engine/statuses.ts';
+import { IN_FLIGHT_STEP_STATUSES, letsStepsMove } from '../engine/statuses.ts';
 import { transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
 import type { ApprovalRecord, AttemptRecord, StepRecord } from '../ports/store.ts';
@@ -61,7 +61,7 @@ export async function requestApproval(ctx: Interpreter, request: RequestApproval
   const { store, config } = ctx.deps;
   const { runId, stepId, generation, kind, taskToken } = request;
   const { run, step } = await ctx.loadStep(runId, stepId);
-  const live = run.status === 'running' || run.status === 'paused';
+  const live = letsStepsMove(run.status);
   if (!isCurrent(step, generation) || !IN_FLIGHT_STEP_STATUSES.includes(step.status) || !live)
     return releaseStaleWait(ctx, taskToken);
   const loaded = await ctx.plan(run);

@@ -16,6 +16,7 @@
 
 import { triggerFor } from '../engine/replan/diagnosis.ts';
 import { decideReplan, diagnoseFailure, stepStates } from '../engine/replan.ts';
+import { STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
 import { ConflictError, isConflictError } from '../errors.ts';
 import type { PlanModel, ReplanTrigger } from '../ports/plan-model.ts';
 import type { ReplanRecord, RunRecord, StepRecord } from '../ports/store.ts';
@@ -136,7 +137,7 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       at: ctx.now(),
     };
     const fingerprint = fingerprintOf(run, failed);
-    const updated = await store.updateRun(run.runId, ['running', 'paused'], {
+    const updated = await store.updateRun(run.runId, STEP_MOVING_RUN_STATUSES, {
       revision,
       replans: run.replans + 1,
       replanFingerprints: [...new Set([...(run.replanFingerprints ?? []), fingerprint])],

@@ -4,7 +4,7 @@
  * with its RunFinished announcement (`finishRun`, or `pauseRun` for a person) and answered to the run machine's
  * waiting task token (`answerWaiter`). Each is safe to repeat.
  */
-import { isTerminalRunStatus, LIVE_RUN_STATUSES } from '../engine/statuses.ts';
+import { isTerminalRunStatus, LIVE_RUN_STATUSES, letsStepsMove, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
 import { decideTerminal, describeTerminal, type TerminalDecision } from '../engine/terminal.ts';
 import { isConflictError } from '../errors.ts';
 import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
@@ -86,12 +86,12 @@ export async function pauseRun(
   evidence: Record<string, unknown>,
 ): Promise<RunRecord | undefined> {
   const run = await ctx.deps.store.getRun(runId);
-  if (!run || run.terminal !== undefined || (run.status !== 'running' && run.status !== 'paused')) return undefined;
+  if (!run || run.terminal !== undefined || !letsStepsMove(run.status)) return undefined;
   const now = ctx.now();
   const terminal: TerminalRecord = { state: 'paused', reason, evidence, at: now };
   const updated = await ctx.updateRun(
     runId,
-    ['running', 'paused'],
+    STEP_MOVING_RUN_STATUSES,
     { status: 'paused', terminal, updatedAt: now },
     { events: [event('RunFinished', { runId, state: 'paused', reason })] },
   );
@@ -125,7 +125,7 @@ export async function settleRun(ctx: Interpreter, runId: string): Promise<void> 
   if (decision.state === 'failed' && awaitsReplan(run, byId, expected, ctx.deps.config.maxReplans)) return;
   const declined = declinedReplans(run);
   await finishRun(ctx, runId, decision, {
-    from: ['running', 'paused'],
+    from: STEP_MOVING_RUN_STATUSES,
     ...(declined.length === 0 ? {} : { evidence: { replans: declined } }),
   });
 }

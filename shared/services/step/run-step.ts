@@ -11,7 +11,7 @@
  */
 
 import { retryPolicy } from '../../engine/retry.ts';
-import { isTerminalStepStatus } from '../../engine/statuses.ts';
+import { isTerminalStepStatus, letsStepsMove } from '../../engine/statuses.ts';
 import { decideAttemptOutcome, decideClaim, transitionCondition } from '../../engine/step-lifecycle.ts';
 import { traceEntry } from '../../engine/trace.ts';
 import { candidateOutput, decideVerdict, type HumanDecision } from '../../engine/verify.ts';
@@ -28,7 +28,6 @@ import { done, follow, type InFlight, runAttempt } from './attempt.ts';
 import { type CapabilityCallConfig, type CapabilityCaller, createCapabilityCaller } from './capability-call.ts';
 import {
   approvalTimeoutSeconds,
-  isLiveRun,
   loadStepRecords,
   type RevisionMemory,
   type StepRecords,
@@ -101,7 +100,7 @@ async function enter(
   executionId: string,
 ): Promise<StepNext> {
   const { run, step, planStep } = records;
-  const decision = decideClaim(step, generation, executionId, isLiveRun(run));
+  const decision = decideClaim(step, generation, executionId, letsStepsMove(run.status));
   if (decision.kind === 'ignore' || !step || !planStep) return done(0);
   if (decision.kind === 'resume') return resume(ctx, call, records, step, executionId);
 

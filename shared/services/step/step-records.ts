@@ -85,9 +85,6 @@ export function stepContext(
   return loadStepContext(ctx.deps.store, records.plan.graph, step, withOutputs, records.others);
 }
 
-/** A run whose open steps may still move: running, or paused for a person. */
-export const isLiveRun = (run: RunRecord): boolean => run.status === 'running' || run.status === 'paused';
-
 /** How long a person may take on this step's gate or review: a positive whole number of seconds. */
 export function approvalTimeoutSeconds(planStep: PlanStep | undefined, config: CoordinatorConfig): number {
   const seconds = planStep?.approval?.timeoutSeconds ?? config.runDeadlineSeconds;

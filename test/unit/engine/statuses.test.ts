@@ -6,6 +6,7 @@ import {
   isOpenStepStatus,
   isTerminalRunStatus,
   isTerminalStepStatus,
+  letsStepsMove,
   OPEN_STEP_STATUSES,
   TERMINAL_STEP_STATUSES,
   transitionSources,
@@ -61,5 +62,9 @@ describe('run statuses', () => {
   it('treats complete, failed and cancelled as terminal and paused as live', () => {
     const terminal = RUN_STATUSES.filter(isTerminalRunStatus);
     expect(terminal).toEqual(['complete', 'failed', 'cancelled']);
+  });
+
+  it('lets steps move only in a running or paused run, never while planning or once finished', () => {
+    expect(RUN_STATUSES.filter(letsStepsMove)).toEqual(['running', 'paused']);
   });
 });
