@@ -20,7 +20,7 @@ import type {
 } from './coordinator-types.ts';
 import { describeWorkflowError, event, type Interpreter } from './interpreter.ts';
 import { persistRevision } from './revisions.ts';
-import { answerWaiter, finishRun, settleRun } from './run-end.ts';
+import { answerWaiter, finishRun, settleRun, writeEnding } from './run-end.ts';
 import { currentRunExecutionName } from './run-reopen.ts';
 import { closeOpenSteps, startStep } from './step-follow-ups.ts';
 
@@ -39,14 +39,8 @@ async function failBeforeStart(
 ): Promise<RunOutcome> {
   const run = await ctx.getRun(runId);
   if (isTerminalRunStatus(run.status)) return outcome(run);
-  const now = ctx.now();
-  const terminal: TerminalRecord = { state: 'failed', reason, evidence, at: now };
-  const updated = await ctx.updateRun(
-    runId,
-    LIVE_RUN_STATUSES,
-    { status: 'failed', terminal, updatedAt: now },
-    { events: [event('RunFinished', { runId, state: 'failed', reason })] },
-  );
+  const terminal: TerminalRecord = { state: 'failed', reason, evidence, at: ctx.now() };
+  const updated = await writeEnding(ctx, runId, LIVE_RUN_STATUSES, terminal);
   if (updated) {
     // StartRun failing half-way leads here too: steps it already started must not run on.
     if (run.status !== 'planning') await closeOpenSteps(ctx, runId, RUN_ENDED_ERROR);

@@ -60,15 +60,27 @@ export async function finishRun(
     evidence: { ...decision.evidence, ...options.evidence, summary: describeTerminal(decision) },
     at: now,
   };
-  const from = options.from ?? LIVE_RUN_STATUSES;
-  const updated = await ctx.updateRun(
-    runId,
-    from,
-    { status: decision.state, terminal, updatedAt: now },
-    { events: [event('RunFinished', { runId, state: decision.state, reason: decision.reason })] },
-  );
+  const updated = await writeEnding(ctx, runId, options.from ?? LIVE_RUN_STATUSES, terminal);
   if (updated && options.answer !== false) await answerWaiter(ctx, updated);
   return updated;
+}
+
+/**
+ * The one write every ending makes: the run takes the terminal record's state, from one of `from` (one writer wins),
+ * and RunFinished travels with it. Answering the waiter is the caller's next step.
+ */
+export function writeEnding(
+  ctx: Interpreter,
+  runId: string,
+  from: readonly RunRecord['status'][],
+  terminal: TerminalRecord,
+): Promise<RunRecord | undefined> {
+  return ctx.updateRun(
+    runId,
+    from,
+    { status: terminal.state, terminal, updatedAt: terminal.at },
+    { events: [event('RunFinished', { runId, state: terminal.state, reason: terminal.reason })] },
+  );
 }
 
 /** Pauses that hold a run for a person (pauseRun's reasons): nothing but a reopening moves such a run on. */
@@ -87,14 +99,8 @@ export async function pauseRun(
 ): Promise<RunRecord | undefined> {
   const run = await ctx.deps.store.getRun(runId);
   if (!run || run.terminal !== undefined || !letsStepsMove(run.status)) return undefined;
-  const now = ctx.now();
-  const terminal: TerminalRecord = { state: 'paused', reason, evidence, at: now };
-  const updated = await ctx.updateRun(
-    runId,
-    STEP_MOVING_RUN_STATUSES,
-    { status: 'paused', terminal, updatedAt: now },
-    { events: [event('RunFinished', { runId, state: 'paused', reason })] },
-  );
+  const terminal: TerminalRecord = { state: 'paused', reason, evidence, at: ctx.now() };
+  const updated = await writeEnding(ctx, runId, STEP_MOVING_RUN_STATUSES, terminal);
   if (updated) await answerWaiter(ctx, updated);
   return updated;
 }
