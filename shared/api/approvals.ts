@@ -8,13 +8,21 @@ import { z } from 'zod';
 import type { OutboxEntry } from '../events/outbox.ts';
 import type { ApprovalRecord, Store } from '../ports/store.ts';
 import { decisionBody, readJson, readQuery } from './body.ts';
+import { cursorField, decodeCursor, encodeCursor, limitField } from './cursor.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
 import { ApiError, notFound } from './errors.ts';
 
 export type Decision = z.infer<typeof decisionBody>;
 
 const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'edited', 'expired'] as const;
-const listQuery = z.strictObject({ status: z.enum(APPROVAL_STATUSES).optional(), runId: z.string().min(1).optional() });
+/** Approvals come oldest first in pages of up to this many (the default too: a queue is read from its head). */
+const MAX_APPROVAL_PAGE = 200;
+const listQuery = z.strictObject({
+  status: z.enum(APPROVAL_STATUSES).optional(),
+  runId: z.string().min(1).optional(),
+  limit: limitField(MAX_APPROVAL_PAGE),
+  cursor: cursorField,
+});
 
 const DECIDED_STATUS = { approve: 'approved', reject: 'rejected', edit: 'edited' } as const;
 
@@ -124,11 +132,20 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
 
   app.get('/approvals', async (c) => {
     const query = readQuery(c, listQuery);
+    const limit = query.limit ?? MAX_APPROVAL_PAGE;
     const approvals = await store.listApprovals({
       ...(query.status ? { status: query.status } : {}),
       ...(query.runId ? { runId: query.runId } : {}),
+      ...(query.cursor ? { after: decodeCursor('approvals', query.cursor) } : {}),
+      limit,
     });
-    return c.json({ approvals: approvals.map(approvalView) });
+    const last = approvals.at(-1);
+    return c.json({
+      approvals: approvals.map(approvalView),
+      ...(approvals.length === limit && last
+        ? { nextCursor: encodeCursor('approvals', { createdAt: last.createdAt, approvalId: last.approvalId }) }
+        : {}),
+    });
   });
 
   app.get('/approvals/:id', async (c) => c.json({ approval: approvalView(await requireApproval(c.req.param('id'))) }));

@@ -147,8 +147,20 @@ export function createApiClient(connection: Connection, fetchImpl: FetchLike = f
     getRun: (runId) => call('GET', `/runs/${id(runId)}`),
     listRuns: async (q = {}) => (await call<{ runs: RunSummary[] }>('GET', `/runs${query(q)}`)).runs,
     cancelRun: (runId) => call('POST', `/runs/${id(runId)}/cancel`),
-    listApprovals: async (q = {}) =>
-      (await call<{ approvals: ApprovalView[] }>('GET', `/approvals${query(q)}`)).approvals,
+    listApprovals: async (q = {}) => {
+      // The queue comes in pages: follow them, so a caller sees every approval it asked for.
+      const approvals: ApprovalView[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await call<{ approvals: ApprovalView[]; nextCursor?: string }>(
+          'GET',
+          `/approvals${query(cursor === undefined ? q : { ...q, cursor })}`,
+        );
+        approvals.push(...page.approvals);
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+      return approvals;
+    },
     getApproval: async (approvalId) =>
       (await call<{ approval: ApprovalView }>('GET', `/approvals/${id(approvalId)}`)).approval,
     decide: async (approvalId, decision) =>

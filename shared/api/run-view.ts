@@ -25,6 +25,10 @@ export interface StepView {
   readonly startedAt: string | null;
   readonly finishedAt: string | null;
   readonly trace: readonly TraceEntry[];
+  /** Set when the output was too large to show inline: its size in bytes of JSON (the step's own view has it). */
+  readonly outputOmitted?: { readonly bytes: number };
+  /** How many of the oldest trace entries were left out (the step's own view has them all). */
+  readonly traceOmitted?: number;
 }
 
 export interface Progress {
@@ -130,4 +134,35 @@ export function buildRunSummary(run: RunRecord, records: readonly StepRecord[]):
     updatedAt: run.updatedAt,
     ...terminalView(run),
   };
+}
+
+/**
+ * Step outputs larger than this (bytes of JSON) are left out of run views, and traces keep their newest entries:
+ * a run view must fit one response (Lambda answers at most 6 MB) whatever its steps returned.
+ * `GET /runs/{id}/steps/{stepId}` shows a step whole.
+ */
+export const MAX_INLINE_OUTPUT_BYTES = 16 * 1024;
+export const MAX_INLINE_TRACE = 20;
+
+function inlineSized(step: StepView): StepView {
+  const bytes = step.output === null ? 0 : Buffer.byteLength(JSON.stringify(step.output) ?? '', 'utf8');
+  const omitOutput = bytes > MAX_INLINE_OUTPUT_BYTES;
+  const omitTrace = step.trace.length - MAX_INLINE_TRACE;
+  if (!omitOutput && omitTrace <= 0) return step;
+  return {
+    ...step,
+    ...(omitOutput ? { output: null, outputOmitted: { bytes } } : {}),
+    ...(omitTrace > 0 ? { trace: step.trace.slice(omitTrace), traceOmitted: omitTrace } : {}),
+  };
+}
+
+/** One page of a run's steps in plan order, from index `from`; `next` is where the next page starts, if any. */
+export function pageOfSteps(
+  steps: readonly StepView[],
+  from: number,
+  limit: number,
+): { steps: StepView[]; next?: number } {
+  const page = steps.slice(from, from + limit).map(inlineSized);
+  const next = from + limit;
+  return next < steps.length ? { steps: page, next } : { steps: page };
 }

@@ -18,26 +18,31 @@ import { resolveMode } from '../planner/planner.ts';
 import { runExecutionName } from '../ports/executions.ts';
 import type { RunRecord } from '../ports/store.ts';
 import { anyObject, parseWith, planRequestBody, readJson, readQuery, revisionQuery, submitBody } from './body.ts';
+import { cursorField, decodeCursor, encodeCursor, limitField } from './cursor.ts';
 import { type ApiDeps, type ApiEnv, modeOf } from './deps.ts';
 import { ApiError, notFound } from './errors.ts';
 import { validateUntrusted } from './plan-check.ts';
-import { buildRunSummary, buildRunView } from './run-view.ts';
+import { buildRunSummary, buildRunView, pageOfSteps } from './run-view.ts';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 const listQuery = z.strictObject({
   status: z.enum(RUN_STATUSES).optional(),
-  limit: z
-    .string()
-    .regex(/^\d+$/, { message: 'must be a positive integer' })
-    .transform(Number)
-    .pipe(z.number().int().min(1).max(100))
-    .optional(),
+  limit: limitField(100),
+  cursor: cursorField,
 });
 const DEFAULT_LIST_LIMIT = 20;
-/** `after` (an event's seq) lets a poller read only what is new. */
-const eventsQuery = z.strictObject({ after: z.string().min(1).max(64).optional() });
+const MAX_EVENT_PAGE = 1000;
+/** `after` (an event's seq, or `cursor`, the same) lets a poller read only what is new. */
+const eventsQuery = z.strictObject({
+  after: z.string().min(1).max(64).optional(),
+  cursor: z.string().min(1).max(64).optional(),
+  limit: limitField(MAX_EVENT_PAGE),
+});
+/** A run's steps come in pages of this many by default (plans of up to 64 steps come whole). */
+const DEFAULT_STEP_PAGE = 500;
+const stepsQuery = z.strictObject({ cursor: cursorField, limit: limitField(2000) });
 
 type NewRun = Pick<RunRecord, 'objective' | 'mode' | 'directTarget' | 'submittedPlan' | 'planStamp'>;
 
@@ -135,28 +140,47 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
   app.get('/runs', async (c) => {
     const query = readQuery(c, listQuery);
     const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+    const before = query.cursor === undefined ? undefined : decodeCursor('runs', query.cursor);
     // `paused` is derived from the steps of a running run, so both stored states are read and re-derived.
     const stored: readonly (RunStatus | undefined)[] =
       query.status === 'paused' || query.status === 'running' ? ['running', 'paused'] : [query.status];
-    const runs = (await Promise.all(stored.map((status) => store.listRuns({ ...(status ? { status } : {}), limit }))))
+    const pages = await Promise.all(
+      stored.map((status) => store.listRuns({ ...(status ? { status } : {}), limit, ...(before ? { before } : {}) })),
+    );
+    const runs = pages
       .flat()
       .sort((a, b) =>
         a.createdAt === b.createdAt ? b.runId.localeCompare(a.runId) : b.createdAt.localeCompare(a.createdAt),
-      );
+      )
+      .slice(0, limit);
     const summaries = await Promise.all(
       runs.map(async (run) => buildRunSummary(run, await store.listSteps(run.runId))),
     );
     const wanted = query.status === undefined ? summaries : summaries.filter((s) => s.status === query.status);
-    return c.json({ runs: wanted.slice(0, limit) });
+    // More may follow when any stored state filled its page; the next page starts after the last run read.
+    const last = runs.at(-1);
+    const more = last !== undefined && pages.some((page) => page.length === limit);
+    return c.json({
+      runs: wanted,
+      ...(more ? { nextCursor: encodeCursor('runs', { createdAt: last.createdAt, runId: last.runId }) } : {}),
+    });
   });
 
   app.get('/runs/:runId', async (c) => {
+    const query = readQuery(c, stepsQuery);
     const run = await requireRun(c.req.param('runId'));
     const [revision, steps] = await Promise.all([
       run.revision > 0 ? store.getPlanRevision(run.runId, run.revision) : Promise.resolve(undefined),
       store.listSteps(run.runId),
     ]);
-    return c.json(buildRunView(run, revision?.plan, steps));
+    const from = query.cursor === undefined ? 0 : decodeCursor('steps', query.cursor).index;
+    const view = buildRunView(run, revision?.plan, steps);
+    const page = pageOfSteps(view.steps, from, query.limit ?? DEFAULT_STEP_PAGE);
+    return c.json({
+      ...view,
+      steps: page.steps,
+      ...(page.next === undefined ? {} : { nextCursor: encodeCursor('steps', { index: page.next }) }),
+    });
   });
 
   app.get('/runs/:runId/plan', async (c) => {
@@ -169,9 +193,13 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
   });
 
   app.get('/runs/:runId/events', async (c) => {
-    const { after } = readQuery(c, eventsQuery);
+    const query = readQuery(c, eventsQuery);
+    const after = query.cursor ?? query.after;
+    const limit = query.limit ?? MAX_EVENT_PAGE;
     const run = await requireRun(c.req.param('runId'));
-    return c.json({ events: await store.listEvents(run.runId, after === undefined ? {} : { after }) });
+    const events = await store.listEvents(run.runId, { limit, ...(after === undefined ? {} : { after }) });
+    const last = events.at(-1);
+    return c.json({ events, ...(events.length === limit && last ? { nextCursor: last.seq } : {}) });
   });
 
   app.post('/runs/:runId/cancel', async (c) => {

@@ -242,6 +242,18 @@ export interface StepWithRun {
   readonly others?: readonly StepRecord[];
 }
 
+/** Where a run sits in the listing of runs (newest first): a page continues before it. */
+export interface RunPosition {
+  readonly createdAt: string;
+  readonly runId: string;
+}
+
+/** Where an approval sits in the listing of approvals (oldest first): a page continues after it. */
+export interface ApprovalPosition {
+  readonly createdAt: string;
+  readonly approvalId: string;
+}
+
 export interface Store {
   // runs
   createRun(run: RunRecord): Promise<void>; // ConflictError if the runId exists
@@ -267,7 +279,8 @@ export interface Store {
    * for every repeat (and for an unknown run). A duplicate event answered by this is a no-op.
    */
   markRunOnce(runId: string, attribute: RunSetAttribute, member: string): Promise<boolean>;
-  listRuns(options?: { status?: RunStatus; limit?: number }): Promise<RunRecord[]>; // newest first
+  /** Newest first; `before` (a listed run's position) continues a listing after that run. */
+  listRuns(options?: { status?: RunStatus; limit?: number; before?: RunPosition }): Promise<RunRecord[]>;
 
   // plan revisions: immutable, conditional put on revision (a store may hand out one shared, frozen copy of each)
   putPlanRevision(runId: string, plan: Plan, reason: string): Promise<void>; // ConflictError if it exists
@@ -364,7 +377,7 @@ export interface Store {
   /** The relay's side: records announced events in the run's audit log (a repeat of an entry changes nothing). */
   recordEvents(entries: readonly OutboxEntry[]): Promise<void>;
   /** The audit log behind GET /runs/{id}/events, in order; `after` (a seq) returns only later events, for polling. */
-  listEvents(runId: string, options?: { after?: string }): Promise<RunEventRecord[]>;
+  listEvents(runId: string, options?: { after?: string; limit?: number }): Promise<RunEventRecord[]>;
 
   // approvals
   putApproval(approval: ApprovalRecord, announce?: OutboxEntry): Promise<boolean>; // false if it exists
@@ -375,8 +388,13 @@ export interface Store {
     decision: Pick<ApprovalRecord, 'status' | 'decidedAt' | 'decidedBy' | 'comment' | 'output'>,
     announce?: OutboxEntry,
   ): Promise<ApprovalRecord | undefined>;
-  /** Oldest first. */
-  listApprovals(options?: { status?: ApprovalRecord['status']; runId?: string }): Promise<ApprovalRecord[]>;
+  /** Oldest first; `after` (a listed approval's position) continues a listing after that approval. */
+  listApprovals(options?: {
+    status?: ApprovalRecord['status'];
+    runId?: string;
+    limit?: number;
+    after?: ApprovalPosition;
+  }): Promise<ApprovalRecord[]>;
 
   // idempotency records for side-effecting capabilities
   /**

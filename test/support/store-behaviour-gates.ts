@@ -64,6 +64,26 @@ export function describeGateBehaviour(store: () => Store): void {
       expect(ids(await store().listApprovals({ runId, status: 'pending' }))).toEqual([older.approvalId]);
       expect(await store().listApprovals({ status: 'expired' })).toEqual([]);
     });
+
+    it('pages approvals oldest first, each page after the last approval of the one before', async () => {
+      const runId = uniqueId('run');
+      const approvals = [3, 1, 4, 0, 2].map((i) => anApproval({ runId, createdAt: at(10 + i) }));
+      for (const approval of approvals) await store().putApproval(approval);
+      await store().decideApproval(approvals[1]?.approvalId as string, { status: 'approved', decidedAt: at(20) });
+      const oldestFirst = [...approvals].sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+      const seen: string[] = [];
+      let after: { createdAt: string; approvalId: string } | undefined;
+      for (let page = 0; page < 5; page++) {
+        const listed = await store().listApprovals({ runId, limit: 2, ...(after ? { after } : {}) });
+        seen.push(...listed.map((a) => a.approvalId));
+        const last = listed.at(-1);
+        if (listed.length < 2 || !last) break;
+        after = { createdAt: last.createdAt, approvalId: last.approvalId };
+      }
+      expect(seen).toEqual(oldestFirst.map((a) => a.approvalId));
+      const pending = await store().listApprovals({ status: 'pending', runId, limit: 10 });
+      expect(pending.map((a) => a.approvalId)).not.toContain(approvals[1]?.approvalId);
+    });
   });
 
   describe('idempotency records', () => {

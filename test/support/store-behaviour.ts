@@ -125,6 +125,21 @@ function describeRunBehaviour(store: () => Store): void {
       expect(ids(await store().listRuns({ status: 'running' }))).toEqual(ids([runs[2], runs[0]] as typeof runs));
       expect(ids(await store().listRuns({ status: 'complete', limit: 1 }))).toEqual([runs[3]?.runId]);
     });
+
+    it('continues a listing of runs before a given run when paging', async () => {
+      const runs = [0, 1, 2, 3, 4].map((i) =>
+        aRun({ createdAt: at(i), updatedAt: at(i), status: i % 2 === 0 ? 'running' : 'complete' }),
+      );
+      for (const run of runs) await store().createRun(run);
+      const ids = (list: { runId: string }[]) => list.map((r) => r.runId);
+      const first = await store().listRuns({ limit: 2 });
+      expect(ids(first)).toEqual(ids([runs[4], runs[3]] as typeof runs));
+      const last = first.at(-1) as (typeof runs)[number];
+      const rest = await store().listRuns({ limit: 10, before: { createdAt: last.createdAt, runId: last.runId } });
+      expect(ids(rest)).toEqual(ids([runs[2], runs[1], runs[0]] as typeof runs));
+      const running = await store().listRuns({ status: 'running', limit: 1, before: { createdAt: at(4), runId: 'z' } });
+      expect(ids(running)).toEqual([runs[4]?.runId]);
+    });
   });
 }
 
@@ -202,6 +217,20 @@ function describeEventBehaviour(store: () => Store): void {
       const later = await store().listEvents(runId, { after: second?.seq as string });
       expect(later.map((e) => e.type)).toEqual(['c']);
       await expect(store().listEvents(runId, { after: 'nope' })).rejects.toThrow(/cursor/);
+    });
+
+    it('pages events by limit, each page after the last seq of the one before', async () => {
+      const runId = uniqueId('run');
+      await store().recordEvents([entry(runId, 'w1', 1, ['a', 'b', 'c']), entry(runId, 'w2', 2, ['d', 'e'])]);
+      const seen: string[] = [];
+      let after: string | undefined;
+      for (let page = 0; page < 5; page++) {
+        const events = await store().listEvents(runId, { limit: 2, ...(after === undefined ? {} : { after }) });
+        seen.push(...events.map((e) => e.type));
+        if (events.length < 2) break;
+        after = events.at(-1)?.seq;
+      }
+      expect(seen).toEqual(['a', 'b', 'c', 'd', 'e']);
     });
 
     it('keeps step id and generation on an event', async () => {

@@ -8,7 +8,7 @@
 
 import { ConflictError, ValidationError } from '../../errors.ts';
 import type { OutboxEntry } from '../../events/outbox.ts';
-import type { ApprovalRecord, IdempotencyRecord, Store } from '../../ports/store.ts';
+import type { ApprovalPosition, ApprovalRecord, IdempotencyRecord, Store } from '../../ports/store.ts';
 import { encodeFields, type Item } from './dynamo-attributes.ts';
 import {
   APPROVAL_STATUSES,
@@ -29,7 +29,15 @@ import {
   outboxAttribute,
   queryAll,
 } from './dynamo-ops.ts';
-import { GSI1_NAME, GSI1_PARTITION_KEY, indexKeys, itemKeys, PARTITION_KEY, TTL_ATTRIBUTE } from './table-layout.ts';
+import {
+  GSI1_NAME,
+  GSI1_PARTITION_KEY,
+  GSI1_SORT_KEY,
+  indexKeys,
+  itemKeys,
+  PARTITION_KEY,
+  TTL_ATTRIBUTE,
+} from './table-layout.ts';
 
 type ApprovalOperations = Pick<
   Store,
@@ -86,27 +94,38 @@ export function approvalOperations(ctx: DynamoContext): ApprovalOperations {
   };
 
   const listApprovals = async (
-    options: { status?: ApprovalRecord['status']; runId?: string } = {},
+    options: { status?: ApprovalRecord['status']; runId?: string; limit?: number; after?: ApprovalPosition } = {},
   ): Promise<ApprovalRecord[]> => {
     const statuses = options.status === undefined ? APPROVAL_STATUSES : [options.status];
+    const { after, limit } = options;
     const pages = await Promise.all(
       statuses.map((status) => {
         const scope = new ExpressionScope();
-        const key = scope.equals(GSI1_PARTITION_KEY, { S: indexKeys.approvalPartition(status) }, 'partition');
+        const partition = scope.equals(GSI1_PARTITION_KEY, { S: indexKeys.approvalPartition(status) }, 'partition');
+        const from =
+          after === undefined ? undefined : indexKeys.approval(status, after.createdAt, after.approvalId).GSI1SK;
+        const key =
+          from === undefined ? partition : `${partition} AND ${scope.greaterThan(GSI1_SORT_KEY, { S: from }, 'after')}`;
         const filter = options.runId === undefined ? undefined : scope.equals('runId', { S: options.runId });
-        return queryAll(ctx, {
-          IndexName: GSI1_NAME,
-          KeyConditionExpression: key,
-          ...(filter === undefined ? {} : { FilterExpression: filter }),
-          ...scope.parts(),
-        });
+        return queryAll(
+          ctx,
+          {
+            IndexName: GSI1_NAME,
+            KeyConditionExpression: key,
+            // With a filter, Limit would count items before filtering; let pages be full and stop at `limit`.
+            ...(filter === undefined ? (limit === undefined ? {} : { Limit: limit }) : { FilterExpression: filter }),
+            ...scope.parts(),
+          },
+          limit,
+        );
       }),
     );
     // Oldest first: the queue a person works through.
-    return pages
+    const sorted = pages
       .flat()
       .map(decodeApproval)
       .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.approvalId.localeCompare(b.approvalId));
+    return limit === undefined ? sorted : sorted.slice(0, limit);
   };
 
   const beginIdempotent = async (

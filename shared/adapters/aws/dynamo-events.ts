@@ -58,20 +58,30 @@ export function eventOperations(ctx: DynamoContext): EventOperations {
       if (options.after !== undefined && !SEQ.test(options.after)) {
         throw new ValidationError(`event cursor must be a seq from an earlier listing, got ${options.after}`, []);
       }
-      if (options.after === undefined)
-        return (await queryAll(ctx, runItemsQuery(runId, SORT_PREFIX.event))).map(decodeEvent);
+      const { limit } = options;
+      if (options.after === undefined) {
+        const query = runItemsQuery(runId, SORT_PREFIX.event);
+        return (await queryAll(ctx, limit === undefined ? query : { ...query, Limit: limit }, limit)).map(decodeEvent);
+      }
       const scope = new ExpressionScope();
       const pk = scope.equals(PARTITION_KEY, { S: itemKeys.runPartition(runId) }, 'pk');
       const from = { S: `${SORT_PREFIX.event}${options.after}` };
       const to = { S: `${SORT_PREFIX.event}\uffff` };
-      // BETWEEN is inclusive: the cursor's own event is dropped below.
+      // BETWEEN is inclusive (a key condition takes one range): the cursor's own event is read and dropped.
       const range = `${scope.name(SORT_KEY)} BETWEEN ${scope.value('from', from)} AND ${scope.value('to', to)}`;
-      const items = await queryAll(ctx, {
-        KeyConditionExpression: `${pk} AND ${range}`,
-        ConsistentRead: true,
-        ...scope.parts(),
-      });
-      return items.map(decodeEvent).filter((event) => event.seq !== options.after);
+      const read = limit === undefined ? undefined : limit + 1;
+      const items = await queryAll(
+        ctx,
+        {
+          KeyConditionExpression: `${pk} AND ${range}`,
+          ConsistentRead: true,
+          ...(read === undefined ? {} : { Limit: read }),
+          ...scope.parts(),
+        },
+        read,
+      );
+      const later = items.map(decodeEvent).filter((event) => event.seq !== options.after);
+      return limit === undefined ? later : later.slice(0, limit);
     },
   };
 }

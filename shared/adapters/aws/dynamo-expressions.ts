@@ -65,6 +65,10 @@ export class ExpressionScope {
     return `${this.name(attribute)} < ${this.value(hint, value)}` as Condition;
   }
 
+  greaterThan(attribute: string, value: AttributeValue, hint = attribute): Condition {
+    return `${this.name(attribute)} > ${this.value(hint, value)}` as Condition;
+  }
+
   /** `#a IN (:v0, :v1, ...)`; DynamoDB accepts up to 100 operands, so an empty list is a caller bug. */
   oneOf(attribute: string, values: readonly AttributeValue[], hint = attribute): Condition {
     if (values.length === 0 || values.length > 100) {

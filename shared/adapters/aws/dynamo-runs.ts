@@ -6,7 +6,14 @@
 import { ConflictError, ValidationError } from '../../errors.ts';
 import type { OutboxEntry } from '../../events/outbox.ts';
 import type { Plan, RunStatus } from '../../plan/schema.ts';
-import type { RunKeyClaim, RunRecord, RunRemovableField, RunSetAttribute, Store } from '../../ports/store.ts';
+import type {
+  RunKeyClaim,
+  RunPosition,
+  RunRecord,
+  RunRemovableField,
+  RunSetAttribute,
+  Store,
+} from '../../ports/store.ts';
 import { encodeFields } from './dynamo-attributes.ts';
 import {
   decodePlanRevision,
@@ -28,7 +35,16 @@ import {
   queryAll,
   runItemsQuery,
 } from './dynamo-ops.ts';
-import { GSI1_NAME, GSI1_PARTITION_KEY, itemKeys, PARTITION_KEY, RUNS_PARTITION, SORT_PREFIX } from './table-layout.ts';
+import {
+  GSI1_NAME,
+  GSI1_PARTITION_KEY,
+  GSI1_SORT_KEY,
+  indexKeys,
+  itemKeys,
+  PARTITION_KEY,
+  RUNS_PARTITION,
+  SORT_PREFIX,
+} from './table-layout.ts';
 
 export const DEFAULT_RUN_LIST_LIMIT = 100;
 
@@ -123,10 +139,17 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     return (await conditionalUpdate(ctx, itemKeys.run(runId), scope, update, condition)) !== undefined;
   };
 
-  const listRuns = async (options: { status?: RunStatus; limit?: number } = {}): Promise<RunRecord[]> => {
+  const listRuns = async (
+    options: { status?: RunStatus; limit?: number; before?: RunPosition } = {},
+  ): Promise<RunRecord[]> => {
     const limit = options.limit ?? DEFAULT_RUN_LIST_LIMIT;
     const scope = new ExpressionScope();
-    const key = scope.equals(GSI1_PARTITION_KEY, { S: RUNS_PARTITION }, 'runs');
+    const partition = scope.equals(GSI1_PARTITION_KEY, { S: RUNS_PARTITION }, 'runs');
+    const { before } = options;
+    const key =
+      before === undefined
+        ? partition
+        : `${partition} AND ${scope.lessThan(GSI1_SORT_KEY, { S: indexKeys.run(before.createdAt, before.runId).GSI1SK }, 'before')}`;
     const filter = options.status === undefined ? undefined : scope.equals('status', { S: options.status });
     const items = await queryAll(
       ctx,

@@ -73,6 +73,22 @@ describe('createApiClient', () => {
     expect(other.calls[0]?.url).toBe('http://api/runs/a%2Fb');
   });
 
+  it('follows the approvals queue page by page until no cursor is left', async () => {
+    const pages: Record<string, unknown> = {
+      '': { approvals: [{ approvalId: 'a' }, { approvalId: 'b' }], nextCursor: 'c1' },
+      c1: { approvals: [{ approvalId: 'c' }], nextCursor: 'c2' },
+      c2: { approvals: [] },
+    };
+    const { calls, fetchLike } = recording((url) => json(200, pages[new URL(url).searchParams.get('cursor') ?? '']));
+    const approvals = await createApiClient(connection, fetchLike).listApprovals({ status: 'pending' });
+    expect(approvals.map((a) => a.approvalId)).toEqual(['a', 'b', 'c']);
+    expect(calls.map((c) => c.url)).toEqual([
+      'http://api/approvals?status=pending',
+      'http://api/approvals?status=pending&cursor=c1',
+      'http://api/approvals?status=pending&cursor=c2',
+    ]);
+  });
+
   it('turns an error answer into an ApiCallError with the server code and the plan issues', async () => {
     const body = {
       error: { code: 'E_INVALID_PLAN', message: 'the plan is invalid (1 issue)' },
