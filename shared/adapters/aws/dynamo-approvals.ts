@@ -80,7 +80,7 @@ export function approvalOperations(ctx: DynamoContext): ApprovalOperations {
       update.set(name, value);
     }
     // The approval moves to its status' partition of GSI1 (its sort key, createdAt#id, stays).
-    update.set(GSI1_PARTITION_KEY, { S: indexKeys.approvalPartition(status) }, 'statusPartition');
+    update.set(GSI1_PARTITION_KEY, { S: indexKeys.approvalPartition(status, approvalId) }, 'statusPartition');
     const condition = scope.equals('status', { S: 'pending' }, 'pending');
     const item = await conditionalUpdate(
       ctx,
@@ -98,20 +98,22 @@ export function approvalOperations(ctx: DynamoContext): ApprovalOperations {
   ): Promise<ApprovalRecord[]> => {
     const statuses = options.status === undefined ? APPROVAL_STATUSES : [options.status];
     const { after, limit } = options;
+    const partitions = statuses.flatMap((status) =>
+      indexKeys.approvalPartitions(status).map((partition) => ({ status, partition })),
+    );
     const pages = await Promise.all(
-      statuses.map((status) => {
+      partitions.map(({ partition }) => {
         const scope = new ExpressionScope();
-        const partition = scope.equals(GSI1_PARTITION_KEY, { S: indexKeys.approvalPartition(status) }, 'partition');
-        const from =
-          after === undefined ? undefined : indexKeys.approval(status, after.createdAt, after.approvalId).GSI1SK;
-        const key =
-          from === undefined ? partition : `${partition} AND ${scope.greaterThan(GSI1_SORT_KEY, { S: from }, 'after')}`;
+        const key = scope.equals(GSI1_PARTITION_KEY, { S: partition }, 'partition');
+        // Sort keys are createdAt#approvalId in every partition: the cursor's own sort key bounds each of them.
+        const from = after === undefined ? undefined : `${after.createdAt}#${after.approvalId}`;
+        const range = from === undefined ? key : `${key} AND ${scope.greaterThan(GSI1_SORT_KEY, { S: from }, 'after')}`;
         const filter = options.runId === undefined ? undefined : scope.equals('runId', { S: options.runId });
         return queryAll(
           ctx,
           {
             IndexName: GSI1_NAME,
-            KeyConditionExpression: key,
+            KeyConditionExpression: range,
             // With a filter, Limit would count items before filtering; let pages be full and stop at `limit`.
             ...(filter === undefined ? (limit === undefined ? {} : { Limit: limit }) : { FilterExpression: filter }),
             ...scope.parts(),

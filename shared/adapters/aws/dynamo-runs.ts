@@ -42,7 +42,6 @@ import {
   indexKeys,
   itemKeys,
   PARTITION_KEY,
-  RUNS_PARTITION,
   SORT_PREFIX,
 } from './table-layout.ts';
 
@@ -143,27 +142,38 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     options: { status?: RunStatus; limit?: number; before?: RunPosition } = {},
   ): Promise<RunRecord[]> => {
     const limit = options.limit ?? DEFAULT_RUN_LIST_LIMIT;
-    const scope = new ExpressionScope();
-    const partition = scope.equals(GSI1_PARTITION_KEY, { S: RUNS_PARTITION }, 'runs');
     const { before } = options;
-    const key =
-      before === undefined
-        ? partition
-        : `${partition} AND ${scope.lessThan(GSI1_SORT_KEY, { S: indexKeys.run(before.createdAt, before.runId).GSI1SK }, 'before')}`;
-    const filter = options.status === undefined ? undefined : scope.equals('status', { S: options.status });
-    const items = await queryAll(
-      ctx,
-      {
-        IndexName: GSI1_NAME,
-        KeyConditionExpression: key,
-        ScanIndexForward: false,
-        // With a filter, Limit would count items before filtering; let pages be full and stop at `limit`.
-        ...(filter === undefined ? { Limit: limit } : { FilterExpression: filter }),
-        ...scope.parts(),
-      },
-      limit,
+    const pages = await Promise.all(
+      indexKeys.runPartitions().map((partition) => {
+        const scope = new ExpressionScope();
+        const key = scope.equals(GSI1_PARTITION_KEY, { S: partition }, 'runs');
+        // Sort keys are createdAt#runId in every shard: the cursor's own sort key bounds each of them.
+        const range =
+          before === undefined
+            ? key
+            : `${key} AND ${scope.lessThan(GSI1_SORT_KEY, { S: `${before.createdAt}#${before.runId}` }, 'before')}`;
+        const filter = options.status === undefined ? undefined : scope.equals('status', { S: options.status });
+        return queryAll(
+          ctx,
+          {
+            IndexName: GSI1_NAME,
+            KeyConditionExpression: range,
+            ScanIndexForward: false,
+            // With a filter, Limit would count items before filtering; let pages be full and stop at `limit`.
+            ...(filter === undefined ? { Limit: limit } : { FilterExpression: filter }),
+            ...scope.parts(),
+          },
+          limit,
+        );
+      }),
     );
-    return items.map(decodeRun);
+    // Newest first across the shards: the same order as the sort key (createdAt, then runId), descending.
+    const sortKey = (item: (typeof pages)[number][number]) => item[GSI1_SORT_KEY]?.S ?? '';
+    return pages
+      .flat()
+      .sort((a, b) => (sortKey(a) < sortKey(b) ? 1 : sortKey(a) > sortKey(b) ? -1 : 0))
+      .slice(0, limit)
+      .map(decodeRun);
   };
 
   const putPlanRevision = async (runId: string, plan: Plan, reason: string): Promise<void> => {

@@ -15,8 +15,10 @@
  *   idempotency    IDEMPOTENCY#<key>    / IDEMPOTENCY
  *   watcher        WATCH#<resourceKey>  / <runId>#<stepId>   (a step watching an outside resource)
  * GSI1 (GSI1PK / GSI1SK, projection ALL):
- *   runs, newest first      RUNS                  / <createdAt>#<runId>
- *   approvals by status     APPROVALS#<status>    / <createdAt>#<approvalId>
+ *   runs, newest first      RUNS#<shard>                 / <createdAt>#<runId>
+ *   approvals by status     APPROVALS#<status>#<shard>   / <createdAt>#<approvalId>
+ *   (<shard> = a hash of the run or approval id, 0..INDEX_SHARDS-1: a busy stack writes to many index partitions,
+ *   not one hot one; a listing reads every shard and merges them in order)
  * `expiresAt` (epoch seconds) is the TTL attribute; TTL is enabled on deploy only (dynalite has none).
  */
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
@@ -84,13 +86,37 @@ export function attemptPrefix(stepId?: string): string {
   return stepId === undefined ? SORT_PREFIX.attempt : `${SORT_PREFIX.attempt}${stepId}#`;
 }
 
-export const RUNS_PARTITION = 'RUNS';
+/**
+ * How many partitions each index listing is spread over. One GSI partition takes about 1,000 writes a second, and
+ * every write of a run or approval item is also a write of its index entry; sharding keeps busy stacks under that.
+ */
+export const INDEX_SHARDS = 8;
+
+/** FNV-1a over the id's UTF-16 code units: stable across processes and releases (an index key depends on it). */
+export function indexShard(id: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    hash ^= id.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % INDEX_SHARDS;
+}
+
+const SHARDS = Array.from({ length: INDEX_SHARDS }, (_, shard) => shard);
 
 export const indexKeys = {
-  run: (createdAt: string, runId: string): IndexKey => ({ GSI1PK: RUNS_PARTITION, GSI1SK: `${createdAt}#${runId}` }),
-  approvalPartition: (status: string): string => `APPROVALS#${status}`,
+  runPartition: (shard: number): string => `RUNS#${shard}`,
+  /** Every partition of the runs listing. */
+  runPartitions: (): string[] => SHARDS.map(indexKeys.runPartition),
+  run: (createdAt: string, runId: string): IndexKey => ({
+    GSI1PK: indexKeys.runPartition(indexShard(runId)),
+    GSI1SK: `${createdAt}#${runId}`,
+  }),
+  approvalPartition: (status: string, approvalId: string): string => `APPROVALS#${status}#${indexShard(approvalId)}`,
+  /** Every partition of the approvals listing of one status. */
+  approvalPartitions: (status: string): string[] => SHARDS.map((shard) => `APPROVALS#${status}#${shard}`),
   approval: (status: string, createdAt: string, approvalId: string): IndexKey => ({
-    GSI1PK: `APPROVALS#${status}`,
+    GSI1PK: indexKeys.approvalPartition(status, approvalId),
     GSI1SK: `${createdAt}#${approvalId}`,
   }),
 } as const;

@@ -2,10 +2,15 @@ import { describe, expect, it } from 'vitest';
 import {
   attemptPrefix,
   GSI1_NAME,
+  INDEX_SHARDS,
   indexKeys,
+  indexShard,
   itemKeys,
   tableDefinition,
 } from '../../../../shared/adapters/aws/table-layout.ts';
+
+/** FNV-1a of these ids mod 8, computed by hand once: a change of the hash would orphan stored index entries. */
+const PINNED_SHARDS = [4, 4, 2];
 
 describe('table layout', () => {
   it('orders attempt keys by step, generation and attempt number', () => {
@@ -22,12 +27,27 @@ describe('table layout', () => {
     expect(itemKeys.attempt('r', 'a', 1, 1).SK.startsWith(attemptPrefix('a'))).toBe(true);
   });
 
-  it('indexes runs by creation time and approvals by status', () => {
+  it('indexes runs by creation time and approvals by status, each in the shard of its id', () => {
     expect(indexKeys.run('2030-01-01T00:00:00.000Z', 'r1')).toEqual({
-      GSI1PK: 'RUNS',
+      GSI1PK: `RUNS#${indexShard('r1')}`,
       GSI1SK: '2030-01-01T00:00:00.000Z#r1',
     });
-    expect(indexKeys.approval('pending', 't', 'a1')).toEqual({ GSI1PK: 'APPROVALS#pending', GSI1SK: 't#a1' });
+    expect(indexKeys.approval('pending', 't', 'a1')).toEqual({
+      GSI1PK: `APPROVALS#pending#${indexShard('a1')}`,
+      GSI1SK: 't#a1',
+    });
+    expect(indexKeys.runPartitions()).toHaveLength(INDEX_SHARDS);
+    expect(indexKeys.runPartitions()).toContain(indexKeys.run('t', 'r1').GSI1PK);
+    expect(indexKeys.approvalPartitions('pending')).toContain(indexKeys.approval('pending', 't', 'a1').GSI1PK);
+  });
+
+  it('spreads ids over every shard, the same way in every process', () => {
+    const counts = new Array<number>(INDEX_SHARDS).fill(0);
+    for (let i = 0; i < 800; i++) counts[indexShard(`run-${i}`)] = (counts[indexShard(`run-${i}`)] ?? 0) + 1;
+    // Each shard gets a fair share (an even split is 100 each): no hot partition.
+    for (const count of counts) expect(count).toBeGreaterThan(60);
+    // Pinned values: an index key written by one release must be found by the next.
+    expect(['a', 'run-1', 'x.y.g1.approval.a1.1'].map(indexShard)).toEqual(PINNED_SHARDS);
   });
 
   it('defines an on-demand table with string keys and a GSI projecting every attribute', () => {
