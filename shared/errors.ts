@@ -82,8 +82,8 @@ export class CapabilityError extends CairnError {
 }
 
 /**
- * A result or plan too large for one store item (DynamoDB caps items at 400 KB; cairn stops at 350 KB). Never
- * retryable: the same payload is refused again, so the caller fails the step with this error instead.
+ * Something too large to keep: an item that stays over DynamoDB's 400 KB (cairn stops at 350 KB) after its long
+ * strings moved out of line, or a request over the API's limits. Never retryable: the same payload is refused again, so the caller fails the step with this error instead.
  */
 export class PayloadTooLargeError extends CairnError {
   constructor(message: string, options: CairnErrorOptions = {}) {

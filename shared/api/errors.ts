@@ -13,6 +13,7 @@ import {
   isConflictError,
   isModelError,
   isNotFoundError,
+  isPayloadTooLargeError,
   isPlannerError,
   isValidationError,
 } from '../errors.ts';
@@ -102,6 +103,10 @@ export function mapError(error: unknown): Mapped & { unexpected: boolean } {
       body: { ...errorBody('E_MODEL', 'the planning model failed') },
       unexpected: true,
     };
+  }
+  if (isPayloadTooLargeError(error)) {
+    // Whatever the request carried was too large to keep: the client's to shrink, never a 500.
+    return { status: 413, body: { ...errorBody('E_TOO_LARGE', error.message) }, unexpected: false };
   }
   if (isCatalogError(error)) {
     return { status: 500, body: { ...errorBody('E_INTERNAL', 'internal error') }, unexpected: true };

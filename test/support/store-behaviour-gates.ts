@@ -2,7 +2,7 @@
  * Store behaviour: approvals (one decision wins) and idempotency records of side-effecting calls.
  */
 import { describe, expect, it } from 'vitest';
-import { isPayloadTooLargeError, isValidationError } from '../../shared/errors.ts';
+import { isValidationError } from '../../shared/errors.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import { anApproval, at, payloadOf, uniqueId } from './store-fixtures.ts';
 
@@ -136,13 +136,17 @@ export function describeGateBehaviour(store: () => Store): void {
       expect(await store().beginIdempotent(key, NOW + 200, NOW + 62)).toMatchObject({ expiresAt: NOW + 200 });
     });
 
-    it('refuses an oversized result', async () => {
+    it('keeps a result larger than an item, out of line, and gives it back whole', async () => {
       const key = uniqueId('idem');
       await store().beginIdempotent(key, NOW + 60, NOW);
-      const error = await store()
-        .completeIdempotent(key, payloadOf(360 * 1024), NOW + 3600)
-        .catch((e: unknown) => e);
-      expect(isPayloadTooLargeError(error)).toBe(true);
+      const result = payloadOf(700 * 1024);
+      await store().completeIdempotent(key, result, NOW + 3600);
+      expect(await store().beginIdempotent(key, NOW + 200, NOW + 1)).toEqual({
+        key,
+        status: 'completed',
+        result,
+        expiresAt: NOW + 3600,
+      });
     });
   });
 }

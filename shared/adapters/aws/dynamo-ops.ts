@@ -18,6 +18,7 @@ import {
 import { ConflictError, PayloadTooLargeError } from '../../errors.ts';
 import { encodeOutbox, OUTBOX_ATTRIBUTE, type OutboxEntry, type StreamRecord } from '../../events/outbox.ts';
 import { guardSize, type Item } from './dynamo-attributes.ts';
+import { offload, referencedParts, restore } from './dynamo-blobs.ts';
 import { type Condition, ExpressionScope, type UpdateBuilder } from './dynamo-expressions.ts';
 import { type ItemKey, itemKeys, PARTITION_KEY, SORT_KEY } from './table-layout.ts';
 
@@ -71,11 +72,18 @@ export async function conditionalPut(
   condition: Condition,
 ): Promise<boolean> {
   const context = { pk: item.PK?.S, sk: item.SK?.S };
-  guardSize(item, context);
+  const { value: stored, parts } = offload(item);
+  guardSize(stored, context);
+  await writeParts(ctx, parts);
   try {
     await guarded(context, () =>
       ctx.client.send(
-        new PutItemCommand({ TableName: ctx.tableName, Item: item, ConditionExpression: condition, ...scope.parts() }),
+        new PutItemCommand({
+          TableName: ctx.tableName,
+          Item: stored,
+          ConditionExpression: condition,
+          ...scope.parts(),
+        }),
       ),
     );
     if (item[OUTBOX_ATTRIBUTE] !== undefined) ctx.stream?.({ eventName: 'INSERT', dynamodb: { NewImage: item } });
@@ -97,8 +105,10 @@ export async function conditionalUpdate(
 ): Promise<Item | undefined> {
   if (outbox) update.set(OUTBOX_ATTRIBUTE, { S: encodeOutbox(outbox) }, 'outbox');
   else if (outbox === null) update.remove(OUTBOX_ATTRIBUTE);
-  const parts = scope.parts();
-  guardSize(parts.ExpressionAttributeValues ?? {}, keyContext(key));
+  const expression = scope.parts();
+  const { value: values, parts } = offload(expression.ExpressionAttributeValues ?? {});
+  guardSize(values, keyContext(key));
+  await writeParts(ctx, parts);
   try {
     const result = await guarded(keyContext(key), () =>
       ctx.client.send(
@@ -107,13 +117,14 @@ export async function conditionalUpdate(
           Key: { PK: { S: key.PK }, SK: { S: key.SK } },
           UpdateExpression: update.expression(),
           ...(condition === undefined ? {} : { ConditionExpression: condition }),
-          ...parts,
+          ...expression,
+          ...(expression.ExpressionAttributeValues === undefined ? {} : { ExpressionAttributeValues: values }),
           ReturnValues: 'ALL_NEW',
         }),
       ),
     );
     if (outbox && result.Attributes) ctx.stream?.({ eventName: 'MODIFY', dynamodb: { NewImage: result.Attributes } });
-    return result.Attributes;
+    return result.Attributes === undefined ? undefined : (await restored(ctx, [result.Attributes]))[0];
   } catch (error) {
     if (isConditionFailure(error)) return undefined;
     throw error;
@@ -156,7 +167,19 @@ export async function getItem(ctx: DynamoContext, key: ItemKey): Promise<Item | 
       ConsistentRead: true,
     }),
   );
-  return result.Item;
+  return result.Item === undefined ? undefined : (await restored(ctx, [result.Item]))[0];
+}
+
+/** Writes the parts of values moved out of line, before the item that refers to them. */
+async function writeParts(ctx: DynamoContext, parts: readonly Item[]): Promise<void> {
+  if (parts.length > 0) await batchPutItems(ctx, parts);
+}
+
+/** Puts back the values that the items keep out of line (one batch read for all of them; none when none do). */
+async function restored(ctx: DynamoContext, items: Item[]): Promise<Item[]> {
+  const keys = referencedParts(items);
+  if (keys.length === 0) return items;
+  return restore(items, await batchGetItems(ctx, keys));
 }
 
 /** BatchGetItem takes at most this many keys per request. */
@@ -182,7 +205,7 @@ export async function batchGetItems(ctx: DynamoContext, keys: readonly ItemKey[]
       return result.UnprocessedKeys?.[ctx.tableName]?.Keys ?? [];
     });
   }
-  return items;
+  return restored(ctx, items);
 }
 
 /** BatchWriteItem takes at most this many requests. */
@@ -238,7 +261,7 @@ export async function queryAll(
     items.push(...(page.Items ?? []));
     start = page.LastEvaluatedKey;
   } while (start !== undefined && items.length < limit);
-  return items.length > limit ? items.slice(0, limit) : items;
+  return restored(ctx, items.length > limit ? items.slice(0, limit) : items);
 }
 
 /** A run's items of one kind (`begins_with(SK, :prefix)`), strongly consistent. */

@@ -14,6 +14,7 @@
  *   run key        RUNKEY#<key>         / RUNKEY
  *   idempotency    IDEMPOTENCY#<key>    / IDEMPOTENCY
  *   watcher        WATCH#<resourceKey>  / <runId>#<stepId>   (a step watching an outside resource)
+ *   blob part      BLOB#<sha256>        / PART#<n, 4 digits>  (a large value kept out of line: dynamo-blobs.ts)
  * GSI1 (GSI1PK / GSI1SK, projection ALL):
  *   runs, newest first      RUNS#<shard>                 / <createdAt>#<runId>
  *   approvals by status     APPROVALS#<status>#<shard>   / <createdAt>#<approvalId>
@@ -73,6 +74,7 @@ export const itemKeys = {
   outbox: (runId: string, id: string): ItemKey => ({ PK: runPartition(runId), SK: `OUTBOX#${id}` }),
   approval: (approvalId: string): ItemKey => ({ PK: `APPROVAL#${approvalId}`, SK: 'APPROVAL' }),
   runKey: (key: string): ItemKey => ({ PK: `RUNKEY#${key}`, SK: 'RUNKEY' }),
+  blobPart: (hash: string, part: number): ItemKey => ({ PK: `BLOB#${hash}`, SK: `PART#${pad(part, 4)}` }),
   idempotency: (key: string): ItemKey => ({ PK: `IDEMPOTENCY#${key}`, SK: 'IDEMPOTENCY' }),
   watchPartition: (resourceKey: string): string => `WATCH#${resourceKey}`,
   watch: (resourceKey: string, runId: string, stepId: string): ItemKey => ({

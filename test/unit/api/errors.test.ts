@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ApiError, badRequest, mapError } from '../../../shared/api/errors.ts';
-import { ConflictError, ModelError, NotFoundError, PlannerError, ValidationError } from '../../../shared/errors.ts';
+import {
+  ConflictError,
+  ModelError,
+  NotFoundError,
+  PayloadTooLargeError,
+  PlannerError,
+  ValidationError,
+} from '../../../shared/errors.ts';
 import { harness } from './harness.ts';
 
 describe('mapError', () => {
@@ -17,6 +24,11 @@ describe('mapError', () => {
       body: { error: { code: 'E_NOT_FOUND' } },
     });
     expect(mapError(new ConflictError('lost'))).toMatchObject({ status: 409, body: { error: { code: 'E_CONFLICT' } } });
+    expect(mapError(new PayloadTooLargeError('too big to keep'))).toMatchObject({
+      status: 413,
+      body: { error: { code: 'E_TOO_LARGE' } },
+      unexpected: false,
+    });
   });
 
   it('keeps the planner code and issues', () => {

@@ -13,6 +13,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createDynamoStore } from '../../../../shared/adapters/aws/dynamo-store.ts';
+import { indexShard } from '../../../../shared/adapters/aws/table-layout.ts';
 import { isConflictError, isPayloadTooLargeError } from '../../../../shared/errors.ts';
 
 const TABLE = 'cairn-unit';
@@ -130,7 +131,7 @@ describe('DynamoDB store commands', () => {
       Item: expect.objectContaining({
         PK: { S: 'RUN#r1' },
         SK: { S: 'RUN' },
-        GSI1PK: { S: 'RUNS' },
+        GSI1PK: { S: `RUNS#${indexShard('r1')}` },
         GSI1SK: { S: `${NOW.toISOString()}#r1` },
         status: { S: 'planning' },
       }),
@@ -220,14 +221,29 @@ describe('DynamoDB store commands', () => {
       UpdateExpression: 'SET #status = :status, #decidedAt = :decidedAt, #GSI1PK = :statusPartition REMOVE #outbox',
       ExpressionAttributeValues: expect.objectContaining({
         ':pending': { S: 'pending' },
-        ':statusPartition': { S: 'APPROVALS#approved' },
+        ':statusPartition': { S: `APPROVALS#approved#${indexShard('a1')}` },
       }),
     });
   });
 
-  it('refuses an oversized output before sending anything', async () => {
+  it('writes a large output out of line first, and the step item refers to it', async () => {
+    dynamo.on(BatchWriteItemCommand).resolves({});
+    dynamo.on(UpdateItemCommand).resolves({});
+    await store.transitionStep('r1', 'child', { generation: 1, from: ['running'] }, { output: 'x'.repeat(400 * 1024) });
+    const calls = dynamo.calls().map((call) => call.args[0].constructor.name);
+    expect(calls).toEqual(['BatchWriteItemCommand', 'UpdateItemCommand']);
+    const parts = dynamo.commandCalls(BatchWriteItemCommand)[0]?.args[0].input.RequestItems?.[TABLE] ?? [];
+    expect(parts.length).toBeGreaterThan(1);
+    for (const part of parts) expect(part.PutRequest?.Item?.PK?.S).toMatch(/^BLOB#[0-9a-f]{64}$/);
+    const values = dynamo.commandCalls(UpdateItemCommand)[0]?.args[0].input.ExpressionAttributeValues ?? {};
+    const output = Object.values(values).find((value) => value.M?.cairnBlob !== undefined);
+    expect(output?.M?.parts).toEqual({ N: String(parts.length) });
+  });
+
+  it('refuses a trace entry too large for the item before sending anything', async () => {
+    const appendTrace = [{ kind: 'exec' as const, at: NOW.toISOString(), text: 'y'.repeat(400 * 1024) }];
     const error = await store
-      .transitionStep('r1', 'child', { generation: 1, from: ['running'] }, { output: 'x'.repeat(400 * 1024) })
+      .transitionStep('r1', 'child', { generation: 1, from: ['running'] }, { appendTrace })
       .catch((e: unknown) => e);
     expect(isPayloadTooLargeError(error)).toBe(true);
     expect(dynamo.calls()).toHaveLength(0);
