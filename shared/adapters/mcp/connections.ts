@@ -79,6 +79,8 @@ class ServerConnection {
   /** A connected client, and whether it was already connected before this call asked (a reused one). */
   async acquire(timeoutMs: number): Promise<{ client: Client; reused: boolean }> {
     if (this.#closed) throw new McpError(ErrorCode.ConnectionClosed, 'the runtime is stopping; MCP calls are closed');
+    const current = this.#live?.client;
+    if (current !== undefined && childGone(current)) this.discard(current);
     const live = this.#live;
     if (live?.client !== undefined) return { client: live.client, reused: true };
     if (live !== undefined) return { client: await live.connecting, reused: false };
@@ -148,6 +150,21 @@ class ServerConnection {
       this.#stderr = (this.#stderr + String(chunk)).slice(-STDERR_TAIL_CHARS);
     });
     return transport;
+  }
+}
+
+/**
+ * A stdio server whose process is gone, before its transport has reported the close (the exit and the end of its
+ * pipes arrive apart): sending would only wait for that close, so the caller reconnects instead.
+ */
+function childGone(client: Client): boolean {
+  const transport = client.transport;
+  if (!(transport instanceof StdioClientTransport) || transport.pid === null) return false;
+  try {
+    process.kill(transport.pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
 

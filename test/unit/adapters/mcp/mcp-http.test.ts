@@ -7,7 +7,7 @@ import { parseBindingsConfig } from '../../../../shared/capabilities/registry.ts
 import type { CapabilityBinding } from '../../../../shared/ports/capabilities.ts';
 import { describeBindingBehaviour, scriptedAnswer } from '../../../support/capability-binding-behaviour.ts';
 import { aCall, caught, codeOf } from '../../../support/capability-call.ts';
-import { refusedUrl } from '../../../support/http-server.ts';
+import { json as httpJson, refusedUrl, startHttpServer } from '../../../support/http-server.ts';
 import {
   type FixtureTool,
   json,
@@ -32,6 +32,7 @@ const TOOLS: FixtureTool[] = [
     answer: () => toolError(JSON.stringify({ error: { code: 'E_UPSTREAM_BUSY', message: 'busy', retryable: true } })),
   },
   { name: 'explodes', answer: () => Promise.reject(new Error('kaboom')) },
+  { name: 'stalls', answer: () => new Promise(() => undefined) },
 ];
 
 describeBindingBehaviour('mcp (Streamable HTTP server from the SDK)', async () => {
@@ -180,6 +181,41 @@ describe('mcpCapability over Streamable HTTP', () => {
     expect(result.output).toEqual({ got: { n: 2 } });
     expect(server.calls.map((call) => call.arguments)).toEqual([{ n: 1 }, { n: 2 }]);
     expect(new Set(server.calls.map((call) => call.sessionId)).size).toBe(2);
+  });
+
+  it('fails retryably with E_CAPABILITY_TIMEOUT when the tool does not answer within timeoutMs, and keeps the session', async () => {
+    const sessionsBefore = server.sessions();
+
+    const error = await caught(binding('stalls', { timeoutMs: 300 }).invoke(aCall({ input: {} })));
+
+    expect(codeOf(error)).toBe('E_CAPABILITY_TIMEOUT');
+    expect(error.retryable).toBe(true);
+    await binding('structured').invoke(aCall({ input: {} }));
+    expect(server.sessions() - sessionsBefore).toBe(1);
+  });
+
+  it.each([
+    [401, 'E_CAPABILITY_REJECTED', false],
+    [404, 'E_CAPABILITY_REJECTED', false],
+    [429, 'E_CAPABILITY_THROTTLED', true],
+    [503, 'E_CAPABILITY_UNAVAILABLE', true],
+  ])('classifies an endpoint that answers HTTP %i as %s (retryable %s)', async (status, code, retryable) => {
+    const endpoint = await startHttpServer();
+    endpoint.respondWith(httpJson(status, { error: 'no' }));
+    try {
+      const failing = mcpCapability({
+        binding: { kind: 'mcp', transport: 'http', url: endpoint.url, tool: 'structured' },
+        connections,
+      });
+
+      const error = await caught(failing.invoke(aCall({ input: {} })));
+
+      expect(codeOf(error)).toBe(code);
+      expect(error.retryable).toBe(retryable);
+      expect(endpoint.requests).toHaveLength(1); // a 404 on a fresh connection is not a lost session: no retry
+    } finally {
+      await endpoint.close();
+    }
   });
 
   it('fails retryably when nothing listens, and no call is left open', async () => {
