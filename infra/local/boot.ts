@@ -16,6 +16,7 @@ import { createHandler as createReplannerHandler } from '../../functions/replann
 import { createHandler as createExecutorHandler } from '../../functions/step-executor.ts';
 import { createHandler as createValidatorHandler } from '../../functions/validator.ts';
 import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
+import { type CatalogSource, deploymentCatalog } from '../../shared/adapters/catalog-from-env.ts';
 import { createLocalEventBus, type LocalEventBus } from '../../shared/adapters/local/event-bus.ts';
 import { createLocalOutboxStream, type LocalOutboxStream } from '../../shared/adapters/local/outbox-stream.ts';
 import { createMemoryReplayGuard, secretsFrom } from '../../shared/adapters/local/webhooks.ts';
@@ -133,17 +134,31 @@ export interface LocalStack {
   close(): Promise<void>;
 }
 
-/** The demo catalog, plus the conformance pack when asked for, plus any extra capabilities. */
-export function localCatalog(conformance: boolean, extra: readonly Capability[] = []): Catalog {
+/**
+ * The demo catalog, plus the conformance pack when asked for, plus any extra capabilities, plus the ones of the
+ * settings' catalog (CAIRN_CATALOG_FILE or CAIRN_CATALOG, e.g. from `cairn catalog import --mcp`), which replace
+ * a builtin capability of the same target.
+ */
+export function localCatalog(
+  conformance: boolean,
+  extra: readonly Capability[] = [],
+  configured: CatalogSource = {},
+): Catalog {
   const demo = demoCatalog as unknown as CatalogDocument;
   const packs = conformance ? [...demo.capabilities, ...conformanceCatalog().capabilities] : demo.capabilities;
-  return loadCatalog(extra.length === 0 && !conformance ? demo : { capabilities: [...packs, ...extra] });
+  const own =
+    configured.file === undefined && configured.json === undefined ? [] : deploymentCatalog(configured).capabilities();
+  if (extra.length === 0 && !conformance && own.length === 0) return loadCatalog(demo);
+  const replaced = new Set(own.map((capability) => capability.target));
+  const builtin = [...packs, ...extra].filter((capability) => !replaced.has(capability.target));
+  return loadCatalog({ capabilities: [...builtin, ...own] });
 }
 
 /**
  * The settings of the embedded runtime: the Lambdas' (shared/config/settings.ts), read from `options.settings` or
- * else the process environment, with the options' own limits, deadline and backoff over them. The embedded runtime
- * runs offline on its own catalog: it takes no bindings from the settings, and its packs follow `conformance`.
+ * else the process environment, with the options' own limits, deadline and backoff over them. The builtin packs
+ * follow `conformance`; configured bindings (CAIRN_BINDINGS: MCP servers, HTTP endpoints...) are kept and win over
+ * the packs for the targets they name.
  */
 export function localSettings(options: LocalStackOptions = {}): Settings {
   const base = options.settings ?? settingsFromEnv(process.env);
@@ -162,7 +177,6 @@ export function localSettings(options: LocalStackOptions = {}): Settings {
     },
     capabilities: {
       ...base.capabilities,
-      bindings: {},
       builtins: options.conformance ? ['demo', 'conformance'] : DEFAULT_BUILTIN_PACKS,
     },
   };
@@ -203,7 +217,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     stream: (record) => outbox?.accept(record),
   });
   const store = options.wrapStore ? options.wrapStore(dynamoStore) : dynamoStore;
-  const catalog = localCatalog(options.conformance === true, options.extraCapabilities?.capabilities);
+  const catalog = localCatalog(options.conformance === true, options.extraCapabilities?.capabilities, settings.catalog);
   const bus = createLocalEventBus({
     onError: (error, event) =>
       process.stderr.write(`cairn: a bus subscriber failed on ${event['detail-type']}: ${String(error)}\n`),
@@ -353,6 +367,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await stream.drain();
       await bus.drain();
+      // MCP servers' connections and child processes: a stdio server would otherwise outlive the stack.
+      await root.close();
       await dynamo.stop();
     },
   };

@@ -120,6 +120,13 @@ export async function main(argv: readonly string[]): Promise<number> {
   out(`cairn: console ${stack.url}/console/#token=${encodeURIComponent(stack.token)}`);
   out(`cairn: try   CAIRN_API_URL=${stack.url} CAIRN_API_TOKEN=${stack.token} npx cairn status <runId>`);
   if (options.conformance) out('cairn: conformance capability pack registered');
+  const bound = Object.keys(options.settings?.capabilities.bindings ?? {});
+  if (bound.length > 0)
+    out(
+      `cairn: CAIRN_BINDINGS binds ${bound.slice(0, 4).join(', ')}${bound.length > 4 ? ` and ${bound.length - 4} more` : ''}`,
+    );
+  if (options.settings?.catalog.file !== undefined)
+    out(`cairn: catalog: the demo's and ${options.settings.catalog.file}`);
   if (!values.quiet) stack.bus.subscribe({ source: ['cairn'] }, createProgressPrinter(out));
 
   if (!values['no-demo']) {

@@ -1,6 +1,6 @@
 /**
  * Turns capability binding configuration (CAIRN_BINDINGS, checked by shared/capabilities/registry.ts) into the
- * adapters that answer the targets: Lambda, HTTP, Bedrock agent. The registry itself stays pure; the Lambda entry
+ * adapters that answer the targets: Lambda, HTTP, Bedrock agent, MCP tool. The registry itself stays pure; the Lambda entry
  * and the embedded runtime build their registry here.
  */
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
@@ -17,12 +17,16 @@ import type { CapabilityBinding } from '../ports/capabilities.ts';
 import { bedrockAgentCapability } from './aws/bedrock-agent-capability.ts';
 import { lambdaCapability } from './aws/lambda-capability.ts';
 import { httpCapability } from './http-capability.ts';
+import { createMcpConnections, type McpConnections } from './mcp/connections.ts';
+import { mcpCapability } from './mcp/mcp-capability.ts';
 
 export interface BindingDeps {
   /** Clients are created once, on first use, with maxAttempts 1 (the step state machine owns retries). */
   readonly lambdaClient?: () => LambdaClient;
   readonly bedrockClient?: () => BedrockRuntimeClient;
   readonly fetch?: typeof fetch;
+  /** MCP server connections; default: one set per configuration, closed with the registry. */
+  readonly mcpConnections?: () => McpConnections;
 }
 
 /** The clients bindings get unless deps say otherwise: one attempt per call, the step state machine retries. */
@@ -42,6 +46,7 @@ export function bindingsFromConfig(config: unknown, deps: BindingDeps = {}): Rec
   const checked = parseBindingsConfig(config);
   const lambda = once(deps.lambdaClient ?? defaultLambdaClient);
   const bedrock = once(deps.bedrockClient ?? defaultBedrockClient);
+  const mcp = once(deps.mcpConnections ?? createMcpConnections);
   const bindings: Record<string, CapabilityBinding> = {};
   for (const [target, binding] of Object.entries(checked)) {
     switch (binding.kind) {
@@ -62,6 +67,9 @@ export function bindingsFromConfig(config: unknown, deps: BindingDeps = {}): Rec
           client: bedrock(),
           ...(binding.maxTokens === undefined ? {} : { maxTokens: binding.maxTokens }),
         });
+        break;
+      case 'mcp':
+        bindings[target] = mcpCapability({ binding, connections: mcp() });
         break;
     }
   }

@@ -20,6 +20,8 @@ export const CAPABILITY_ERROR_CODES = {
   malformedAnswer: 'E_MALFORMED_ANSWER',
   /** A Lambda function raised (FunctionError). */
   functionError: 'E_FUNCTION_ERROR',
+  /** An MCP tool answered with `isError` (it ran and reported a failure). */
+  toolError: 'E_TOOL_ERROR',
   /** A model's answer is not exactly one well-formed `submit_result` call. */
   modelAnswer: 'E_MODEL_ANSWER',
   /** Another execution of the same step generation holds the idempotency record. */

@@ -3,7 +3,8 @@
  * configuration is JSON in the env var CAIRN_BINDINGS, for example
  *   { "tool:web.search": { "kind": "http", "url": "https://search.internal/run", "timeoutMs": 10000 },
  *     "tool:ci.build": { "kind": "lambda", "functionArn": "arn:aws:lambda:eu-west-1:123456789012:function:build" },
- *     "agent:report.writer": { "kind": "bedrock", "modelId": "anthropic.claude-3-5-haiku-20241022-v1:0" } }
+ *     "agent:report.writer": { "kind": "bedrock", "modelId": "anthropic.claude-3-5-haiku-20241022-v1:0" },
+ *     "tool:crm.lookup": { "kind": "mcp", "transport": "http", "url": "https://crm.internal/mcp", "tool": "lookup" } }
  * Locally, builtin bindings (demo and conformance packs) are passed in code and merged with the configured ones.
  * This module checks the configuration and holds the registry; the adapters a configuration names are built by
  * shared/adapters/bindings.ts, so the capability layer depends on no adapter and no AWS SDK.
@@ -12,6 +13,7 @@ import { z } from 'zod';
 import { ValidationError } from '../errors.ts';
 import { TARGET_PATTERN } from '../plan/schema.ts';
 import type { CapabilityBinding, CapabilityRegistry } from '../ports/capabilities.ts';
+import { mcpBindingConfigSchema } from './mcp-binding-config.ts';
 
 export const bindingConfigSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('lambda'), functionArn: z.string().min(1) }),
@@ -26,6 +28,7 @@ export const bindingConfigSchema = z.discriminatedUnion('kind', [
     modelId: z.string().min(1),
     maxTokens: z.number().int().positive().max(200_000).optional(),
   }),
+  mcpBindingConfigSchema,
 ]);
 export type BindingConfig = z.infer<typeof bindingConfigSchema>;
 
@@ -71,6 +74,8 @@ export function bindingsConfigFromJson(text: string | undefined): BindingsConfig
 
 export interface CapabilityRegistryView extends CapabilityRegistry {
   targets(): string[];
+  /** Closes every binding that holds something open (MCP connections); the runtime calls it when it stops. */
+  close(): Promise<void>;
 }
 
 /** A registry over target → binding; later sources win, so configuration can override builtins. */
@@ -82,6 +87,10 @@ export function createCapabilityRegistry(
   return {
     binding: (target) => byTarget.get(target),
     targets: () => [...byTarget.keys()],
+    async close() {
+      const closing = new Set(sources.flatMap((source) => Object.values(source)));
+      await Promise.allSettled([...closing].map((binding) => binding.close?.()));
+    },
   };
 }
 

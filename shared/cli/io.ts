@@ -1,3 +1,5 @@
+import { createInterface } from 'node:readline/promises';
+
 /** What a CLI command may touch: its streams and the environment. Tests pass their own. */
 export interface CliIo {
   readonly stdout: (text: string) => void;
@@ -6,6 +8,8 @@ export interface CliIo {
   readonly cwd: string;
   /** All of standard input, as bytes (commands that read a body from a pipe); tests pass their own. */
   readonly readStdin?: () => Promise<Uint8Array>;
+  /** Asks a person a question and returns the answer; present only on an interactive terminal. */
+  readonly ask?: (question: string) => Promise<string>;
 }
 
 export type CommandRun = (argv: readonly string[], io: CliIo) => Promise<number>;
@@ -25,6 +29,19 @@ export const processIo = (): CliIo => ({
     for await (const chunk of process.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
     return Buffer.concat(chunks);
   },
+  // The question goes to stderr: stdout may be carrying the command's JSON.
+  ...(process.stdin.isTTY && process.stderr.isTTY
+    ? {
+        ask: async (question: string) => {
+          const rl = createInterface({ input: process.stdin, output: process.stderr });
+          try {
+            return await rl.question(question);
+          } finally {
+            rl.close();
+          }
+        },
+      }
+    : {}),
 });
 
 /** A usage error: the command prints it with its usage line and exits 2. */

@@ -15,6 +15,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run: Com
     load: () => import('./commands/invalidate.ts'),
   },
   webhook: { summary: 'sign a webhook body for curl and tests', load: () => import('./commands/webhook.ts') },
+  catalog: {
+    summary: "import catalog entries and bindings from an MCP server's tools (import --mcp)",
+    load: () => import('./commands/catalog.ts'),
+  },
 };
 
 const usage = (): string =>

@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { createRuntimeRegistry } from '../adapters/bindings.ts';
 import type { AuthConfig } from '../api/auth.ts';
 import type { ApiDeps } from '../api/deps.ts';
+import type { CapabilityRegistryView } from '../capabilities/registry.ts';
 import type { Settings } from '../config/settings.ts';
 import type { Catalog } from '../plan/catalog.ts';
 import type { PlanLimits } from '../plan/validate.ts';
@@ -53,6 +54,8 @@ export interface Root {
   readonly invalidator: Invalidator;
   readonly relay: OutboxRelay;
   readonly webhooks: WebhookConfig;
+  /** Releases what the root holds open (MCP connections and child processes) when the runtime stops. */
+  close(): Promise<void>;
   /** The API's dependencies; the place says how callers authenticate (and may add the conformance ledger). */
   apiDeps(extra: { readonly auth: AuthConfig; readonly ledger?: ApiDeps['ledger'] }): ApiDeps;
 }
@@ -101,6 +104,8 @@ export function createRoot(settings: Settings, place: Place): Root {
     };
   });
   const coordinator = once(() => createCoordinator(coordinatorDeps()));
+  // Kept apart from the wrapped registry so close() can reach the bindings; only a built registry is closed.
+  let bindings: CapabilityRegistryView | undefined;
   const registry = once((): CapabilityRegistry => {
     const { demo, extra, wrap } = place.capabilities ?? {};
     // Builtin packs first, then the configured bindings (CAIRN_BINDINGS), then the place's extra ones: later win.
@@ -111,6 +116,7 @@ export function createRoot(settings: Settings, place: Place): Root {
       ...(demo === undefined ? {} : { demo }),
       ...(extra === undefined ? {} : { extra }),
     });
+    bindings = registry;
     return wrap === undefined ? registry : wrap(registry);
   });
   const runnerDeps = once(
@@ -186,6 +192,9 @@ export function createRoot(settings: Settings, place: Place): Root {
     },
     get webhooks() {
       return webhooks();
+    },
+    close: async () => {
+      await bindings?.close();
     },
     apiDeps: ({ auth, ledger }) => ({
       store: store(),

@@ -1,6 +1,6 @@
 /**
  * Calling a capability. A target is bound to code by runtime configuration, never by the plan: a built-in
- * function, a Lambda function, an HTTP endpoint or a Bedrock agent. Bindings throw CapabilityError with
+ * function, a Lambda function, an HTTP endpoint, a Bedrock agent or a tool on an MCP server. Bindings throw CapabilityError with
  * `retryable` set; the executor validates outputs against the catalog contract before anyone downstream sees them.
  */
 import type { Capability } from '../plan/schema.ts';
@@ -35,8 +35,10 @@ export interface CapabilityResult {
 }
 
 export interface CapabilityBinding {
-  readonly kind: 'builtin' | 'lambda' | 'http' | 'bedrock';
+  readonly kind: 'builtin' | 'lambda' | 'http' | 'bedrock' | 'mcp';
   invoke(call: CapabilityCall): Promise<CapabilityResult>;
+  /** Releases what the binding holds open (an MCP server's connection or child process); idempotent. */
+  close?(): Promise<void>;
 }
 
 /** Runtime configuration: target → binding. */
