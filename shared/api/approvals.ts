@@ -15,6 +15,8 @@ import { ApiError, notFound } from './errors.ts';
 export type Decision = z.infer<typeof decisionBody>;
 
 const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'edited', 'expired'] as const;
+/** Step Functions' limit on a task token's output (SendTaskSuccess), which carries the decision to the step. */
+export const MAX_TASK_OUTPUT_BYTES = 256 * 1024;
 /** Approvals come oldest first in pages of up to this many (the default too: a queue is read from its head). */
 const MAX_APPROVAL_PAGE = 200;
 const listQuery = z.strictObject({
@@ -167,6 +169,21 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     }
     await checkOutput(approval, body);
     const by = c.get('principal');
+    const reply = {
+      decision: body.decision,
+      ...(body.output === undefined || body.decision === 'reject' ? {} : { output: body.output }),
+      ...(body.comment === undefined ? {} : { comment: body.comment }),
+      by,
+    };
+    // Checked before the decision is recorded: a decision the waiting step could never receive must not win.
+    const replyBytes = Buffer.byteLength(JSON.stringify(reply), 'utf8');
+    if (replyBytes > MAX_TASK_OUTPUT_BYTES) {
+      throw new ApiError(
+        413,
+        'E_TOO_LARGE',
+        `the decision is ${replyBytes} bytes of JSON; a waiting step takes at most ${MAX_TASK_OUTPUT_BYTES}`,
+      );
+    }
     const decided = await store.decideApproval(
       approval.approvalId,
       {
@@ -179,12 +196,7 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       announceDecision(approval, body.decision, decidedAt, by),
     );
     if (!decided) throw conflict(await store.getApproval(approval.approvalId));
-    await answer(approval.taskToken, {
-      decision: body.decision,
-      ...(body.output === undefined || body.decision === 'reject' ? {} : { output: body.output }),
-      ...(body.comment === undefined ? {} : { comment: body.comment }),
-      by,
-    });
+    await answer(approval.taskToken, reply);
     return c.json({ approval: approvalView(decided) });
   });
 

@@ -132,6 +132,16 @@ describe('POST /approvals/{id}', () => {
     expect(h.executions.successes).toEqual([]);
   });
 
+  it('refuses with 413 an edit too large for the waiting step, before the decision is recorded', async () => {
+    const h = await gateHarness();
+    const output = { approved: true, note: 'n'.repeat(300 * 1024) };
+    const res = await h.request('POST', '/approvals/ap1', { body: { decision: 'edit', output } });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('E_TOO_LARGE');
+    expect((await h.store.getApproval('ap1'))?.status).toBe('pending');
+    expect(h.executions.successes).toEqual([]);
+  });
+
   it('refuses an edit without an output with 422', async () => {
     const h = await gateHarness();
     const res = await h.request('POST', '/approvals/ap1', { body: { decision: 'edit' } });
