@@ -162,7 +162,6 @@ export function localSettings(options: LocalStackOptions = {}): Settings {
     },
     capabilities: {
       ...base.capabilities,
-      bindings: {},
       builtins: options.conformance ? ['demo', 'conformance'] : DEFAULT_BUILTIN_PACKS,
     },
   };

@@ -17,12 +17,16 @@ import type { CapabilityBinding } from '../ports/capabilities.ts';
 import { bedrockAgentCapability } from './aws/bedrock-agent-capability.ts';
 import { lambdaCapability } from './aws/lambda-capability.ts';
 import { httpCapability } from './http-capability.ts';
+import { type ApiKeyDeps, apiKeyOf } from './openai/api-key.ts';
+import { openAIAgentCapability } from './openai/openai-agent-capability.ts';
 
 export interface BindingDeps {
   /** Clients are created once, on first use, with maxAttempts 1 (the step state machine owns retries). */
   readonly lambdaClient?: () => LambdaClient;
   readonly bedrockClient?: () => BedrockRuntimeClient;
   readonly fetch?: typeof fetch;
+  /** Where OpenAI-compatible bindings find their keys (`apiKeyEnv`, `apiKeySecret`). */
+  readonly apiKeys?: ApiKeyDeps;
 }
 
 /** The clients bindings get unless deps say otherwise: one attempt per call, the step state machine retries. */
@@ -63,6 +67,12 @@ export function bindingsFromConfig(config: unknown, deps: BindingDeps = {}): Rec
           ...(binding.maxTokens === undefined ? {} : { maxTokens: binding.maxTokens }),
         });
         break;
+      case 'openai': {
+        const { kind: _kind, apiKeyEnv, apiKeySecret, ...endpoint } = binding;
+        const apiKey = apiKeyOf({ apiKeyEnv, apiKeySecret }, deps.apiKeys);
+        bindings[target] = openAIAgentCapability({ ...endpoint, ...(apiKey === undefined ? {} : { apiKey }) });
+        break;
+      }
     }
   }
   return bindings;

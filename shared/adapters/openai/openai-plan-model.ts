@@ -15,10 +15,12 @@
  */
 import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import type { PlannerEndpointSettings } from '../../config/settings.ts';
 import { ModelError } from '../../errors.ts';
 import { MODEL_PROVIDER_ERROR, type PlannerErrorCode, plannerError } from '../../planner/errors.ts';
 import { buildPlanPrompt, PLAN_TOOL_DESCRIPTION, PLAN_TOOL_NAME } from '../../planner/prompt.ts';
 import type { PlanModel, PlanModelRequest } from '../../ports/plan-model.ts';
+import { type ApiKeyDeps, apiKeyOf } from './api-key.ts';
 import { type JsonReply, type ReplyProblem, readJsonReply } from './chat-reply.ts';
 import { classifyProviderError, createOpenAIClient, type OpenAIEndpoint } from './endpoint.ts';
 
@@ -122,4 +124,14 @@ export function createOpenAIPlanModel(options: OpenAIPlanModelOptions): PlanMode
       return planCandidateOf(readJsonReply(body), options.model);
     },
   };
+}
+
+/** The planner's model from the settings (CAIRN_MODEL_URL, CAIRN_MODEL, and the key's source). */
+export function openAIPlanModelFromSettings(endpoint: PlannerEndpointSettings, deps: ApiKeyDeps = {}): PlanModel {
+  const apiKey = apiKeyOf({ apiKey: endpoint.apiKey, apiKeySecret: endpoint.apiKeySecret }, deps);
+  return createOpenAIPlanModel({
+    baseUrl: endpoint.baseUrl,
+    model: endpoint.model,
+    ...(apiKey === undefined ? {} : { apiKey }),
+  });
 }
