@@ -11,6 +11,7 @@
  * retryable); any other 4xx rejected (permanent); a body that is not a chat completion malformed (permanent).
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { isCairnError } from '../../errors.ts';
 
 /** The default wait for one completion: local models on a laptop are slow, yet a step should not hang. */
 export const DEFAULT_OPENAI_TIMEOUT_MS = 120_000;
@@ -74,6 +75,9 @@ const kindOf = (error: unknown): ProviderFailureKind => {
   }
   // The body was announced as JSON and is not (the client's response.json() threw).
   if (error instanceof SyntaxError) return 'malformed';
+  // The key could not be had (api-key.ts): a secret without a key stays so until someone fixes it.
+  const cause = error instanceof Error ? error.cause : undefined;
+  if (isCairnError(cause)) return cause.retryable ? 'unavailable' : 'rejected';
   return 'unavailable';
 };
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bindingsFromConfig } from '../../../../shared/adapters/bindings.ts';
 import { API_KEY_CACHE_MS, apiKeyFromSecretValue, apiKeyOf } from '../../../../shared/adapters/openai/api-key.ts';
 import { parseBindingsConfig } from '../../../../shared/capabilities/registry.ts';
-import { aCall } from '../../../support/capability-call.ts';
+import { aCall, caught, codeOf } from '../../../support/capability-call.ts';
 import { completion, type FakeOpenAI, startFakeOpenAI } from '../../../support/fake-openai-server.ts';
 
 let fake: FakeOpenAI;
@@ -93,6 +93,19 @@ describe('bindingsFromConfig with openai bindings', () => {
 
     expect(fake.requests.map((r) => r.headers.authorization)).toEqual(['Bearer sk-s', 'Bearer sk-s']);
     expect(secrets.commandCalls(GetSecretValueCommand)).toHaveLength(1);
+  });
+
+  it('fails a call permanently when the secret holds no key, and retryably when it cannot be read', async () => {
+    secrets.on(GetSecretValueCommand).resolvesOnce({ SecretString: '{"other": "x"}' }).rejects(new Error('throttled'));
+    const config = { 'agent:a': { kind: 'openai', baseUrl: fake.baseUrl, model: 'm', apiKeySecret: 's' } };
+    const deps = { apiKeys: { secretsClient: () => new SecretsManagerClient({ region: 'eu-west-1' }) } };
+
+    const empty = await caught(bindingsFromConfig(config, deps)['agent:a']?.invoke(aCall()) ?? Promise.resolve());
+    const unreadable = await caught(bindingsFromConfig(config, deps)['agent:a']?.invoke(aCall()) ?? Promise.resolve());
+
+    expect([codeOf(empty), empty.retryable]).toEqual(['E_CAPABILITY_REJECTED', false]);
+    expect([codeOf(unreadable), unreadable.retryable]).toEqual(['E_CAPABILITY_UNAVAILABLE', true]);
+    expect(fake.requests).toHaveLength(0);
   });
 });
 
