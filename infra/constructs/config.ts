@@ -28,6 +28,13 @@ export interface ConsoleOidcConfig {
   readonly clientId: string;
 }
 
+export interface ModelEndpointConfig {
+  readonly url: string;
+  readonly model: string;
+  /** A Secrets Manager secret name or ARN; absent: the endpoint needs no key. */
+  readonly apiKeySecret?: string;
+}
+
 export interface CairnConfig {
   readonly stage: string;
   readonly runDeadlineSeconds: number;
@@ -36,6 +43,11 @@ export interface CairnConfig {
   readonly maxReplans: number;
   /** The planner's Bedrock model id or inference profile id; the HTN planner runs when absent. */
   readonly modelId?: string;
+  /**
+   * The planner's model behind an OpenAI-compatible endpoint (context `modelUrl`, `model`, and `modelApiKeySecret`:
+   * the name or ARN of a Secrets Manager secret holding its key), instead of Bedrock; exclusive with `modelId`.
+   */
+  readonly modelEndpoint?: ModelEndpointConfig;
   /** Capability bindings (the `CAIRN_BINDINGS` JSON): Lambda and Bedrock bindings also become grants. */
   readonly bindings?: Readonly<Record<string, unknown>>;
   /**
@@ -125,6 +137,7 @@ export function configFromContext(node: Node): CairnConfig {
   const stage = text('stage') ?? DEFAULT_CONFIG.stage;
   if (!/^[a-z0-9-]{1,20}$/.test(stage)) throw new Error(`context stage must match [a-z0-9-]{1,20}, got "${stage}"`);
   const modelId = text('modelId');
+  const modelEndpoint = modelEndpointOf(text('modelUrl'), text('model'), text('modelApiKeySecret'), modelId);
   const bindings = parseBindings(node.tryGetContext('bindings'));
   const catalogContext = text('catalogFile');
   const catalogFile = catalogContext === undefined ? undefined : checkedCatalogFile(catalogContext);
@@ -163,6 +176,7 @@ export function configFromContext(node: Node): CairnConfig {
     apiBurstLimit: count('apiBurstLimit', DEFAULT_CONFIG.apiBurstLimit),
     archiveRetentionDays: count('archiveRetentionDays', DEFAULT_CONFIG.archiveRetentionDays),
     ...(modelId === undefined ? {} : { modelId }),
+    ...(modelEndpoint === undefined ? {} : { modelEndpoint }),
     ...(bindings === undefined ? {} : { bindings }),
     ...(catalogFile === undefined ? {} : { catalogFile }),
     ...(issuer === undefined ? {} : { jwt: { issuer, audience } }),
@@ -174,6 +188,25 @@ export function configFromContext(node: Node): CairnConfig {
     ...(executorConcurrency === undefined ? {} : { executorConcurrency }),
     ...(alarmTopicArn === undefined ? {} : { alarmTopicArn }),
   };
+}
+
+/** The planner's OpenAI-compatible endpoint: URL and model together, http(s), and not next to a Bedrock modelId. */
+function modelEndpointOf(
+  url: string | undefined,
+  model: string | undefined,
+  apiKeySecret: string | undefined,
+  modelId: string | undefined,
+): ModelEndpointConfig | undefined {
+  if (url === undefined && model === undefined) {
+    if (apiKeySecret !== undefined) throw new Error('context modelApiKeySecret needs modelUrl and model');
+    return undefined;
+  }
+  if (url === undefined || model === undefined)
+    throw new Error('context modelUrl and model go together: give both, or neither');
+  if (!/^https?:\/\/[^\s/]+/.test(url)) throw new Error(`context modelUrl must be an http(s) URL, got "${url}"`);
+  if (modelId !== undefined)
+    throw new Error('context modelId (Bedrock) and modelUrl name two planner models: give one');
+  return { url, model, ...(apiKeySecret === undefined ? {} : { apiKeySecret }) };
 }
 
 /** The catalog file, checked as the Lambdas will load it; its absolute path (the bundling copies it). */

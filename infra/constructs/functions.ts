@@ -84,6 +84,7 @@ export type FunctionsConfig = Pick<
   | 'maxDepth'
   | 'maxReplans'
   | 'modelId'
+  | 'modelEndpoint'
   | 'bindings'
   | 'catalogFile'
   | 'logRetentionDays'
@@ -210,7 +211,12 @@ export class Functions extends Construct {
     // The API plans too (`POST /plans` answers with a plan without starting a run).
     // The replanner (and a person's replan through the API) asks the same model for revisions.
     if (modelId !== undefined) for (const fn of [Planner, Api, Replanner]) grantModelInvoke(fn, stack, [modelId]);
+    // An OpenAI-compatible endpoint needs no grant, only its key: read by whoever plans, and by the step executor
+    // for the agents bound to such endpoints.
+    const plannerKey = props.config.modelEndpoint?.apiKeySecret;
+    if (plannerKey !== undefined) for (const fn of [Planner, Api, Replanner]) grantSecretRead(fn, stack, [plannerKey]);
     const targets = bindingTargets(bindings);
+    if (targets.apiKeySecrets.length > 0) grantSecretRead(StepExecutor, stack, targets.apiKeySecrets);
     if (targets.modelIds.length > 0) grantModelInvoke(StepExecutor, stack, targets.modelIds);
     if (targets.functionArns.length > 0) allow(StepExecutor, ['lambda:InvokeFunction'], targets.functionArns);
   }
@@ -237,7 +243,10 @@ function environmentsOf(props: FunctionsProps): Record<FunctionKey, Record<strin
     NODE_OPTIONS: '--enable-source-maps',
   };
   const limits = { CAIRN_MAX_STEPS: String(config.maxSteps), CAIRN_MAX_DEPTH: String(config.maxDepth) };
-  const model: Record<string, string> = config.modelId === undefined ? {} : { CAIRN_MODEL_ID: config.modelId };
+  const model: Record<string, string> = {
+    ...(config.modelId === undefined ? {} : { CAIRN_MODEL_ID: config.modelId }),
+    ...modelEndpointEnvironment(config.modelEndpoint),
+  };
   const coordinator = {
     ...limits,
     CAIRN_RUN_MACHINE_ARN: machines.run.arn,
@@ -328,14 +337,45 @@ export function grantModelInvoke(grantee: IGrantable, stack: Stack, modelIds: re
 function bindingTargets(bindings: Readonly<Record<string, unknown>> | undefined): {
   modelIds: string[];
   functionArns: string[];
+  apiKeySecrets: string[];
 } {
   const modelIds: string[] = [];
   const functionArns: string[] = [];
+  const apiKeySecrets: string[] = [];
   for (const binding of Object.values(bindings ?? {})) {
     if (typeof binding !== 'object' || binding === null) continue;
-    const { kind, modelId, functionArn } = binding as { kind?: unknown; modelId?: unknown; functionArn?: unknown };
+    const { kind, modelId, functionArn, apiKeySecret } = binding as Record<string, unknown>;
     if (kind === 'bedrock' && typeof modelId === 'string') modelIds.push(modelId);
     if (kind === 'lambda' && typeof functionArn === 'string') functionArns.push(functionArn);
+    if (kind === 'openai' && typeof apiKeySecret === 'string') apiKeySecrets.push(apiKeySecret);
   }
-  return { modelIds, functionArns };
+  return { modelIds, functionArns, apiKeySecrets };
+}
+
+/** What the planning functions read for an OpenAI-compatible planner (shared/config/settings.ts). */
+function modelEndpointEnvironment(endpoint: FunctionsConfig['modelEndpoint']): Record<string, string> {
+  if (endpoint === undefined) return {};
+  return {
+    CAIRN_MODEL_URL: endpoint.url,
+    CAIRN_MODEL: endpoint.model,
+    ...(endpoint.apiKeySecret === undefined ? {} : { CAIRN_MODEL_API_KEY_SECRET: endpoint.apiKeySecret }),
+  };
+}
+
+/**
+ * `secretsmanager:GetSecretValue` on exactly the named secrets: an ARN as given, a name as this region's and
+ * account's secret of that name (`-??????`: the six characters Secrets Manager appends to every secret's ARN).
+ */
+export function grantSecretRead(grantee: IGrantable, stack: Stack, secrets: readonly string[]): void {
+  const resources = [...new Set(secrets)].map((secret) =>
+    secret.startsWith('arn:')
+      ? secret
+      : stack.formatArn({
+          service: 'secretsmanager',
+          resource: 'secret',
+          resourceName: `${secret}-??????`,
+          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+        }),
+  );
+  allow(grantee, ['secretsmanager:GetSecretValue'], resources);
 }

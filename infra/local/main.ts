@@ -28,6 +28,8 @@ const HELP = `usage: npm start -- [options]
   --max-depth N            plan limit: depth (default ${DEFAULT_LIMITS.maxDepth}; env CAIRN_MAX_DEPTH)
   --max-replans N          replans per run (default ${DEFAULT_MAX_REPLANS}; env CAIRN_MAX_REPLANS)
   --run-deadline-seconds N run deadline (default ${DEFAULT_RUN_DEADLINE_SECONDS}; env CAIRN_RUN_DEADLINE_SECONDS)
+  --model-url URL          plan with a model behind an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1
+  --model NAME             ... that model (env CAIRN_MODEL_URL, CAIRN_MODEL; its key, if any: CAIRN_MODEL_API_KEY)
   --quiet                  no progress lines
 
 The other settings are read from the environment by the Lambdas' names (CAIRN_TRACE_RETENTION,
@@ -41,6 +43,8 @@ const SETTING_FLAGS = {
   'max-depth': 'CAIRN_MAX_DEPTH',
   'max-replans': 'CAIRN_MAX_REPLANS',
   'run-deadline-seconds': 'CAIRN_RUN_DEADLINE_SECONDS',
+  'model-url': 'CAIRN_MODEL_URL',
+  model: 'CAIRN_MODEL',
 } as const;
 
 function port(raw: string | undefined): number {
@@ -84,6 +88,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         'max-depth': { type: 'string' },
         'max-replans': { type: 'string' },
         'run-deadline-seconds': { type: 'string' },
+        'model-url': { type: 'string' },
+        model: { type: 'string' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -127,6 +133,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     );
   if (options.settings?.catalog.file !== undefined)
     out(`cairn: catalog: the demo's and ${options.settings.catalog.file}`);
+  const endpoint = options.settings?.plannerEndpoint;
+  if (endpoint) out(`cairn: planner: model ${endpoint.model} at ${endpoint.baseUrl}`);
   if (!values.quiet) stack.bus.subscribe({ source: ['cairn'] }, createProgressPrinter(out));
 
   if (!values['no-demo']) {

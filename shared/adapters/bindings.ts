@@ -19,6 +19,8 @@ import { lambdaCapability } from './aws/lambda-capability.ts';
 import { httpCapability } from './http-capability.ts';
 import { createMcpConnections, type McpConnections } from './mcp/connections.ts';
 import { mcpCapability } from './mcp/mcp-capability.ts';
+import { type ApiKeyDeps, apiKeyOf } from './openai/api-key.ts';
+import { openAIAgentCapability } from './openai/openai-agent-capability.ts';
 
 export interface BindingDeps {
   /** Clients are created once, on first use, with maxAttempts 1 (the step state machine owns retries). */
@@ -27,6 +29,8 @@ export interface BindingDeps {
   readonly fetch?: typeof fetch;
   /** MCP server connections; default: one set per configuration, closed with the registry. */
   readonly mcpConnections?: () => McpConnections;
+  /** Where OpenAI-compatible bindings find their keys (`apiKeyEnv`, `apiKeySecret`). */
+  readonly apiKeys?: ApiKeyDeps;
 }
 
 /** The clients bindings get unless deps say otherwise: one attempt per call, the step state machine retries. */
@@ -71,6 +75,12 @@ export function bindingsFromConfig(config: unknown, deps: BindingDeps = {}): Rec
       case 'mcp':
         bindings[target] = mcpCapability({ binding, connections: mcp() });
         break;
+      case 'openai': {
+        const { kind: _kind, apiKeyEnv, apiKeySecret, ...endpoint } = binding;
+        const apiKey = apiKeyOf({ apiKeyEnv, apiKeySecret }, deps.apiKeys);
+        bindings[target] = openAIAgentCapability({ ...endpoint, ...(apiKey === undefined ? {} : { apiKey }) });
+        break;
+      }
     }
   }
   return bindings;

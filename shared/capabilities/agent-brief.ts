@@ -10,12 +10,28 @@ export const SUBMIT_RESULT_TOOL = 'submit_result';
 /** Upper bounds that keep one step's prompt reasonable whatever the upstream steps produced. */
 export const BRIEF_LIMITS = { inputChars: 40_000, upstreamCharsEach: 30_000, upstreamCharsTotal: 120_000 } as const;
 
-export const AGENT_SYSTEM_PROMPT = [
+const AGENT_ROLE = [
   'You are an agent executing one step of a larger plan run by an orchestrator.',
   'Do exactly the task the step describes, using only the input and the upstream results you are given.',
-  `Answer by calling the tool ${SUBMIT_RESULT_TOOL} exactly once: put the step's result in "output" (it must match`,
-  'the schema) and in "confidence" your honest estimate, from 0 to 1, that the output meets the success criteria.',
-  'Do not invent sources or facts that are not in the material; lower your confidence when the material is thin.',
+];
+const AGENT_HONESTY =
+  'Do not invent sources or facts that are not in the material; lower your confidence when the material is thin.';
+const RESULT_FIELDS =
+  'put the step\'s result in "output" (it must match the schema) and in "confidence" your honest estimate, from 0 ' +
+  'to 1, that the output meets the success criteria.';
+
+/** For models that answer by calling the forced tool (Bedrock). */
+export const AGENT_SYSTEM_PROMPT = [
+  ...AGENT_ROLE,
+  `Answer by calling the tool ${SUBMIT_RESULT_TOOL} exactly once: ${RESULT_FIELDS}`,
+  AGENT_HONESTY,
+].join(' ');
+
+/** For models whose reply is constrained to the `submit_result` JSON Schema (OpenAI-compatible endpoints). */
+export const AGENT_SYSTEM_PROMPT_JSON = [
+  ...AGENT_ROLE,
+  `Answer with one JSON object as your whole reply, no text and no code fence around it: ${RESULT_FIELDS}`,
+  AGENT_HONESTY,
 ].join(' ');
 
 function jsonBlock(value: unknown, limit: number): string {
@@ -25,7 +41,7 @@ function jsonBlock(value: unknown, limit: number): string {
 }
 
 /** The user message of the brief (markdown). */
-export function agentBrief(call: CapabilityCall): string {
+export function agentBrief(call: CapabilityCall, delivery: 'tool' | 'json' = 'tool'): string {
   const { step } = call;
   const sections: string[] = [`# Objective of the run\n${call.objective}`, `# Your step: ${step.title}`];
   if (step.description) sections.push(step.description);
@@ -46,7 +62,7 @@ export function agentBrief(call: CapabilityCall): string {
     });
     sections.push(`# Results of the upstream steps\n${parts.join('\n\n')}`);
   }
-  sections.push(`Call ${SUBMIT_RESULT_TOOL} now.`);
+  sections.push(delivery === 'tool' ? `Call ${SUBMIT_RESULT_TOOL} now.` : 'Reply with the JSON object now.');
   return sections.join('\n\n');
 }
 

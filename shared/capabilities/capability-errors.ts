@@ -3,7 +3,9 @@
  * CapabilityError carries the code in its context (`context.code`) so errors.ts keeps one class per concern; the
  * helpers here build those errors and classify what SDKs, fetch and in-process functions throw.
  */
+import { usageOf } from '../engine/usage.ts';
 import { CapabilityError, type ErrorContext, isCapabilityError, isRetryable } from '../errors.ts';
+import type { ModelUsage } from '../ports/capabilities.ts';
 
 export const CAPABILITY_ERROR_CODES = {
   /** Anything a binding threw without saying what it was. */
@@ -45,6 +47,16 @@ export function capabilityError(
   const context: Record<string, unknown> = { ...options.context, code };
   if (options.details !== undefined) context.details = options.details;
   return new CapabilityError(message, { retryable: options.retryable, cause: options.cause, context });
+}
+
+/**
+ * The tokens a failed model call consumed: a binding whose model answered unusably puts them in the error's
+ * `context.usage`, so the failed attempt still accounts for them.
+ */
+export function usageOfError(error: unknown): ModelUsage | undefined {
+  if (!isCapabilityError(error)) return undefined;
+  const usage = (error as CapabilityError).context.usage as Partial<ModelUsage> | undefined;
+  return usage === undefined || usage === null ? undefined : usageOf(usage.inputTokens, usage.outputTokens);
 }
 
 const messageOf = (error: unknown): string =>

@@ -14,6 +14,7 @@ import { ValidationError } from '../errors.ts';
 import { TARGET_PATTERN } from '../plan/schema.ts';
 import type { CapabilityBinding, CapabilityRegistry } from '../ports/capabilities.ts';
 import { mcpBindingConfigSchema } from './mcp-binding-config.ts';
+import { openAIBindingConfigSchema } from './openai-binding-config.ts';
 
 export const bindingConfigSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('lambda'), functionArn: z.string().min(1) }),
@@ -29,6 +30,7 @@ export const bindingConfigSchema = z.discriminatedUnion('kind', [
     maxTokens: z.number().int().positive().max(200_000).optional(),
   }),
   mcpBindingConfigSchema,
+  openAIBindingConfigSchema,
 ]);
 export type BindingConfig = z.infer<typeof bindingConfigSchema>;
 
@@ -38,8 +40,14 @@ export const bindingsConfigSchema = z
     for (const [target, binding] of Object.entries(config)) {
       if (target.startsWith('human:'))
         ctx.addIssue({ code: 'custom', path: [target], message: 'human targets are answered by people, not bound' });
-      else if (binding.kind === 'bedrock' && !target.startsWith('agent:'))
-        ctx.addIssue({ code: 'custom', path: [target], message: 'a bedrock binding serves agent: targets only' });
+      else if ((binding.kind === 'bedrock' || binding.kind === 'openai') && !target.startsWith('agent:'))
+        ctx.addIssue({
+          code: 'custom',
+          path: [target],
+          message: `a ${binding.kind} binding serves agent: targets only`,
+        });
+      else if (binding.kind === 'openai' && binding.apiKeyEnv !== undefined && binding.apiKeySecret !== undefined)
+        ctx.addIssue({ code: 'custom', path: [target], message: 'give apiKeyEnv or apiKeySecret, not both' });
     }
   });
 export type BindingsConfig = z.infer<typeof bindingsConfigSchema>;

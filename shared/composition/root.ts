@@ -10,6 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createRuntimeRegistry } from '../adapters/bindings.ts';
+import { openAIPlanModelFromSettings } from '../adapters/openai/openai-plan-model.ts';
 import type { AuthConfig } from '../api/auth.ts';
 import type { ApiDeps } from '../api/deps.ts';
 import type { CapabilityRegistryView } from '../capabilities/registry.ts';
@@ -127,8 +128,12 @@ export function createRoot(settings: Settings, place: Place): Root {
     }),
   );
   const runner = once(() => createStepRunner(runnerDeps()));
-  // One model for the planner and the replanner: Bedrock when the place offers it, else the HTN method library.
-  const planModel = once(() => (place.planModel === undefined ? createHtnPlanModel() : place.planModel()));
+  // One model for the planner and the replanner: an OpenAI-compatible endpoint when the settings name one (any
+  // place), else Bedrock when the place offers it, else the HTN method library.
+  const planModel = once((): PlanModel => {
+    if (settings.plannerEndpoint !== undefined) return openAIPlanModelFromSettings(settings.plannerEndpoint);
+    return place.planModel === undefined ? createHtnPlanModel() : place.planModel();
+  });
   const planner = once(() => createPlanner({ model: planModel(), catalog: catalog(), limits }));
   const replanner = once(() => createReplanner({ ...coordinatorDeps(), model: planModel() }));
   const invalidator = once(() => createInvalidator(coordinatorDeps()));

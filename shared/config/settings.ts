@@ -64,6 +64,8 @@ export interface Settings {
   readonly run: RunSettings;
   /** CAIRN_PLANNER_MODEL_ID, or CAIRN_MODEL_ID as the CDK functions construct names it; absent: the HTN planner. */
   readonly plannerModelId: string | undefined;
+  /** The planner's model behind an OpenAI-compatible endpoint, instead of Bedrock or the HTN planner. */
+  readonly plannerEndpoint: PlannerEndpointSettings | undefined;
   readonly capabilities: {
     /** CAIRN_BINDINGS: target → binding (checked by shared/capabilities/registry.ts). */
     readonly bindings: BindingsConfig;
@@ -85,6 +87,18 @@ export interface Settings {
     readonly replayWindowSeconds: number;
   };
   readonly console: ConsoleSettings;
+}
+
+/**
+ * CAIRN_MODEL_URL and CAIRN_MODEL (both or neither): an OpenAI-compatible Chat Completions endpoint and the model
+ * that plans. Its key, when it needs one: CAIRN_MODEL_API_KEY (npm start), or CAIRN_MODEL_API_KEY_SECRET, a Secrets
+ * Manager secret name or ARN (deployed).
+ */
+export interface PlannerEndpointSettings {
+  readonly baseUrl: string;
+  readonly model: string;
+  readonly apiKey: string | undefined;
+  readonly apiKeySecret: string | undefined;
 }
 
 /** How the console signs in and where it finds its files (shared/api/console/config.ts tells the page). */
@@ -224,6 +238,20 @@ const httpsUrl = given.transform((raw, ctx) => {
   return z.NEVER;
 });
 
+/** An absolute http(s) URL: model servers on a laptop or a private network often speak plain http. */
+const httpUrl = given.transform((raw, ctx) => {
+  if (raw === undefined) return undefined;
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed !== undefined && (parsed.protocol === 'https:' || parsed.protocol === 'http:')) return raw;
+  ctx.addIssue({ code: 'custom', message: `must be an absolute http(s) URL, got ${JSON.stringify(raw)}` });
+  return z.NEVER;
+});
+
 const OIDC_TOGETHER = [
   'CAIRN_CONSOLE_OIDC_AUTHORIZE_URL',
   'CAIRN_CONSOLE_OIDC_TOKEN_URL',
@@ -257,6 +285,10 @@ const envSchema = z.object({
   CAIRN_MAX_REPLANS: nonNegative(DEFAULT_MAX_REPLANS).transform(Math.floor),
   CAIRN_PLANNER_MODEL_ID: text,
   CAIRN_MODEL_ID: text,
+  CAIRN_MODEL_URL: httpUrl,
+  CAIRN_MODEL: text,
+  CAIRN_MODEL_API_KEY: text,
+  CAIRN_MODEL_API_KEY_SECRET: text,
   CAIRN_BINDINGS: parsedBy('CAIRN_BINDINGS', bindingsConfigFromJson),
   CAIRN_BUILTINS: parsedBy('CAIRN_BUILTINS', (raw) => parseBuiltinPacks(raw, DEFAULT_BUILTIN_PACKS)),
   CAIRN_MAX_OUTPUT_BYTES: positiveInteger(DEFAULT_MAX_OUTPUT_BYTES),
@@ -290,6 +322,22 @@ const envSchema = z.object({
 
 /** The console's provider is configured whole or not at all: a missing one of the three is named. */
 const envChecked = envSchema.superRefine((v, ctx) => {
+  // The planner's endpoint: URL and model together, and one planning model, not two.
+  if ((v.CAIRN_MODEL_URL === undefined) !== (v.CAIRN_MODEL === undefined)) {
+    const missing = v.CAIRN_MODEL_URL === undefined ? 'CAIRN_MODEL_URL' : 'CAIRN_MODEL';
+    ctx.addIssue({
+      code: 'custom',
+      path: [missing],
+      message: 'is not set: an OpenAI-compatible planner needs CAIRN_MODEL_URL and CAIRN_MODEL together',
+    });
+  }
+  const bedrock = v.CAIRN_PLANNER_MODEL_ID ?? v.CAIRN_MODEL_ID;
+  if (v.CAIRN_MODEL_URL !== undefined && bedrock !== undefined)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['CAIRN_MODEL_URL'],
+      message: `and a Bedrock planner model (${bedrock}) are both set: choose one planning model`,
+    });
   const missing = OIDC_TOGETHER.filter((name) => v[name] === undefined);
   if (missing.length === 0 || missing.length === OIDC_TOGETHER.length) return;
   for (const name of missing)
@@ -332,6 +380,15 @@ export function settingsFromEnv(env: Env): Settings {
       maxReplans: v.CAIRN_MAX_REPLANS,
     },
     plannerModelId: v.CAIRN_PLANNER_MODEL_ID ?? v.CAIRN_MODEL_ID,
+    plannerEndpoint:
+      v.CAIRN_MODEL_URL === undefined || v.CAIRN_MODEL === undefined
+        ? undefined
+        : {
+            baseUrl: v.CAIRN_MODEL_URL,
+            model: v.CAIRN_MODEL,
+            apiKey: v.CAIRN_MODEL_API_KEY,
+            apiKeySecret: v.CAIRN_MODEL_API_KEY_SECRET,
+          },
     capabilities: {
       bindings: v.CAIRN_BINDINGS,
       builtins: v.CAIRN_BUILTINS,

@@ -13,8 +13,24 @@ export const PLAN_TOOL_DESCRIPTION =
   'Submit the plan for the objective: one cairn plan (format v1) whose steps use only catalog targets. Call it ' +
   'exactly once, with the whole plan.';
 
+/**
+ * How the model hands the plan over: by calling the plan tool (Bedrock), or as the reply itself, one JSON object
+ * constrained by a JSON Schema response format (OpenAI-compatible endpoints; see shared/adapters/openai).
+ */
+export type PlanDelivery = 'tool' | 'json';
+
+const ANSWER_RULE: Readonly<Record<PlanDelivery, string>> = {
+  tool: 'Answer by calling the submit_plan tool exactly once with one complete plan. Do not answer in text.',
+  json:
+    'Answer with one complete plan as your whole reply: a single JSON object in the required format, with no text ' +
+    'and no code fence around it.',
+};
+const LAST_LINE: Readonly<Record<PlanDelivery, string>> = {
+  tool: `Call ${PLAN_TOOL_NAME} with the plan.`,
+  json: 'Reply with the plan as one JSON object.',
+};
+
 const RULES = [
-  'Answer by calling the submit_plan tool exactly once with one complete plan. Do not answer in text.',
   'schemaVersion is 1, revision is 1 (unless told otherwise below), objective is the objective exactly as given.',
   'Every step has a unique id (letters, digits, "_", ".", "-"; at most 64 characters), a short title, dependsOn ' +
     '(ids of steps it waits for) and a target that is exactly one catalog target.',
@@ -48,7 +64,7 @@ export interface PlanPrompt {
   readonly user: string;
 }
 
-export function buildPlanPrompt(request: PlanModelRequest): PlanPrompt {
+export function buildPlanPrompt(request: PlanModelRequest, delivery: PlanDelivery = 'tool'): PlanPrompt {
   const { limits } = request;
   const system = [
     'You are the planner of cairn, an orchestrator that runs plans of steps durably. Decompose the objective into ' +
@@ -57,7 +73,7 @@ export function buildPlanPrompt(request: PlanModelRequest): PlanPrompt {
       'later step, put a human gate before anything irreversible, and keep the plan as small as the objective allows.',
     '',
     'Rules (plans that break them are rejected, never repaired):',
-    ...RULES.map((rule) => `- ${rule}`),
+    ...[ANSWER_RULE[delivery], ...RULES].map((rule) => `- ${rule}`),
     `- At most ${limits.maxSteps} steps (group steps included); at most ${limits.maxDepth} steps on any dependency path.`,
     '',
     'Catalog (the only targets you may use):',
@@ -65,6 +81,6 @@ export function buildPlanPrompt(request: PlanModelRequest): PlanPrompt {
   ].join('\n');
 
   const sections = [`Objective:\n${request.objective}`, ...replanSections(request)];
-  sections.push(`Call ${PLAN_TOOL_NAME} with the plan.`);
+  sections.push(LAST_LINE[delivery]);
   return { system, user: sections.join('\n\n') };
 }

@@ -1,6 +1,7 @@
 /**
  * Calling a capability. A target is bound to code by runtime configuration, never by the plan: a built-in
- * function, a Lambda function, an HTTP endpoint, a Bedrock agent or a tool on an MCP server. Bindings throw CapabilityError with
+ * function, a Lambda function, an HTTP endpoint, a model (Bedrock, or an OpenAI-compatible endpoint) as an agent, or a
+ * tool on an MCP server. Bindings throw CapabilityError with
  * `retryable` set; the executor validates outputs against the catalog contract before anyone downstream sees them.
  */
 import type { Capability } from '../plan/schema.ts';
@@ -24,6 +25,15 @@ export interface CapabilityCall {
   readonly idempotencyKey: string;
 }
 
+/**
+ * Tokens one model call consumed (prompt → input, completion → output). Recorded on the attempt; sum records with
+ * shared/engine/usage.ts.
+ */
+export interface ModelUsage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+}
+
 export interface CapabilityResult {
   readonly output: unknown;
   /** Self-reported confidence 0..1 (agents); absent for tools. */
@@ -32,10 +42,12 @@ export interface CapabilityResult {
   readonly note?: string;
   /** What ran, for the attempt evidence (function ARN, URL, model id...). */
   readonly evidence?: Readonly<Record<string, unknown>>;
+  /** Model-backed bindings: the tokens the call consumed. */
+  readonly usage?: ModelUsage;
 }
 
 export interface CapabilityBinding {
-  readonly kind: 'builtin' | 'lambda' | 'http' | 'bedrock' | 'mcp';
+  readonly kind: 'builtin' | 'lambda' | 'http' | 'bedrock' | 'mcp' | 'openai';
   invoke(call: CapabilityCall): Promise<CapabilityResult>;
   /** Releases what the binding holds open (an MCP server's connection or child process); idempotent. */
   close?(): Promise<void>;

@@ -5,6 +5,7 @@
  */
 import type { OutboxEntry } from '../events/outbox.ts';
 import type { Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
+import type { ModelUsage } from './capabilities.ts';
 import type { PriorReplan } from './plan-model.ts';
 
 export type StepKindName = 'tool' | 'agent' | 'human' | 'group';
@@ -162,6 +163,11 @@ export interface AttemptRecord {
   readonly error?: StepError | null;
   /** What ran: binding kind, function ARN / URL / model id, idempotency key, replayed or not. */
   readonly evidence: Readonly<Record<string, unknown>>;
+  /**
+   * Tokens the capability's model consumed in this attempt (model-backed bindings only; a failed attempt has one
+   * when the model answered). Sum with shared/engine/usage.ts.
+   */
+  readonly usage?: ModelUsage;
 }
 
 export interface RunEventRecord {

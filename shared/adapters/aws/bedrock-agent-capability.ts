@@ -24,6 +24,7 @@ import {
 } from '../../capabilities/agent-brief.ts';
 import { CAPABILITY_ERROR_CODES, capabilityError, sdkCallError } from '../../capabilities/capability-errors.ts';
 import { isValidConfidence } from '../../capabilities/wire.ts';
+import { usageOf } from '../../engine/usage.ts';
 import type { CapabilityBinding, CapabilityCall, CapabilityResult } from '../../ports/capabilities.ts';
 
 export const DEFAULT_AGENT_MAX_TOKENS = 4096;
@@ -120,8 +121,10 @@ export function bedrockAgentCapability(options: BedrockAgentCapabilityOptions): 
         throw sdkCallError(error, `Calling ${source}`, { modelId });
       }
       const answer = readAnswer(response, source);
+      const usage = usageOf(response.usage?.inputTokens, response.usage?.outputTokens);
       return {
         ...answer,
+        ...(usage === undefined ? {} : { usage }),
         evidence: {
           binding: 'bedrock',
           modelId,

@@ -4,6 +4,7 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { type Plan, RUN_STATUSES, STEP_STATUSES, type StepError } from '../../plan/schema.ts';
+import type { ModelUsage } from '../../ports/capabilities.ts';
 import type {
   ApprovalRecord,
   AttemptRecord,
@@ -179,6 +180,7 @@ const attemptCodecs: FieldCodecs<AttemptRecord> = {
   confidence: nullableNumber,
   error: nullableError,
   evidence: json<Readonly<Record<string, unknown>>>(),
+  usage: json<ModelUsage>(),
 };
 
 export function encodeAttempt(attempt: AttemptRecord): Item {

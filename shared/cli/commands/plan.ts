@@ -1,9 +1,10 @@
 /**
  * `cairn plan "<objective>" [--mode DIRECT|DECOMPOSE] [--direct-target <target>] [--input <json>] [--catalog <file>]
- * [--max-steps N] [--max-depth N] [--model htn|bedrock] [--model-id <id>] [--region <region>]`
+ * [--max-steps N] [--max-depth N] [--model htn|bedrock|openai] [--model-id <id>] [--region <region>]
+ * [--model-url <url>]`
  * Prints the validated plan as pretty JSON. Exit 0 planned; 1 the planner or the model could not produce a valid
  * plan; 2 bad usage (including a mode that does not fit the flags) or a catalog that cannot be read or loaded.
- * The default model is the embedded HTN planner (no AWS); the Bedrock adapter loads only when asked for.
+ * The default model is the embedded HTN planner (no AWS); the Bedrock and OpenAI adapters load only when asked for.
  */
 import { isModelError, isPlannerError } from '../../errors.ts';
 import type { PlanIssue } from '../../plan/issues.ts';
@@ -25,8 +26,10 @@ const USAGE = `usage: cairn plan "<objective>" [options]
   --catalog <file>          capability catalog (default: the demo catalog)
   --max-steps N             step limit (default ${DEFAULT_LIMITS.maxSteps})
   --max-depth N             dependency depth limit (default ${DEFAULT_LIMITS.maxDepth})
-  --model htn|bedrock       htn: the embedded deterministic planner (default); bedrock: Amazon Bedrock Converse
-  --model-id <id>           the Bedrock model id (required with --model bedrock)
+  --model htn|bedrock|openai  htn: the embedded deterministic planner (default); bedrock: Amazon Bedrock
+                            Converse; openai: a model behind an OpenAI-compatible endpoint (key: CAIRN_MODEL_API_KEY)
+  --model-id <id>           the model id or name (required with --model bedrock and --model openai)
+  --model-url <url>         the endpoint's base URL, e.g. http://localhost:11434/v1 (required with --model openai)
   --region <region>         the Bedrock region (default: the AWS SDK's)
 `;
 
@@ -36,7 +39,8 @@ interface Options {
   readonly limits: PlanLimits;
   readonly model:
     | { readonly kind: 'htn' }
-    | { readonly kind: 'bedrock'; readonly modelId: string; readonly region?: string };
+    | { readonly kind: 'bedrock'; readonly modelId: string; readonly region?: string }
+    | { readonly kind: 'openai'; readonly model: string; readonly baseUrl: string };
 }
 
 function parseMode(text: string | undefined): PlannerMode | undefined {
@@ -66,14 +70,17 @@ function parseOptions(argv: readonly string[]): Options | typeof HELP {
     'max-depth': { type: 'string' },
     model: { type: 'string' },
     'model-id': { type: 'string' },
+    'model-url': { type: 'string' },
     region: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   const help = values.help === true;
   if (!help && positionals.length === 0) throw new UsageError('missing the objective');
   const kind = values.model ?? 'htn';
-  if (kind !== 'htn' && kind !== 'bedrock') throw new UsageError(`--model must be htn or bedrock, got "${kind}"`);
-  if (kind === 'bedrock' && !values['model-id']) throw new UsageError('--model bedrock needs --model-id <id>');
+  if (kind !== 'htn' && kind !== 'bedrock' && kind !== 'openai')
+    throw new UsageError(`--model must be htn, bedrock or openai, got "${kind}"`);
+  if (kind !== 'htn' && !values['model-id']) throw new UsageError(`--model ${kind} needs --model-id <id>`);
+  if (kind === 'openai' && !values['model-url']) throw new UsageError('--model openai needs --model-url <url>');
   const mode = parseMode(values.mode);
   const input = parseInput(values.input);
   const options: Options = {
@@ -96,13 +103,24 @@ function parseOptions(argv: readonly string[]): Options | typeof HELP {
             modelId: values['model-id'] as string,
             ...(values.region === undefined ? {} : { region: values.region }),
           }
-        : { kind },
+        : kind === 'openai'
+          ? { kind, model: values['model-id'] as string, baseUrl: values['model-url'] as string }
+          : { kind: 'htn' },
   };
   return help ? HELP : options;
 }
 
-async function modelFor(options: Options): Promise<PlanModel> {
+async function modelFor(options: Options, env: CliIo['env']): Promise<PlanModel> {
   if (options.model.kind === 'htn') return createHtnPlanModel();
+  if (options.model.kind === 'openai') {
+    const { createOpenAIPlanModel } = await import('../../adapters/openai/openai-plan-model.ts');
+    const apiKey = env.CAIRN_MODEL_API_KEY?.trim();
+    return createOpenAIPlanModel({
+      baseUrl: options.model.baseUrl,
+      model: options.model.model,
+      ...(apiKey ? { apiKey } : {}),
+    });
+  }
   // Loaded only here so the default path never pays for the AWS SDK.
   const { createBedrockPlanModel, defaultBedrockClient } = await import('../../adapters/aws/bedrock-plan-model.ts');
   return createBedrockPlanModel({ client: defaultBedrockClient(options.model.region), modelId: options.model.modelId });
@@ -133,7 +151,7 @@ export const run: CommandRun = (argv, io) =>
     async (options) => {
       const catalog = await loadCatalogFile(catalogPathOf(io.cwd, options.catalogPath));
       try {
-        const planner = createPlanner({ model: await modelFor(options), catalog, limits: options.limits });
+        const planner = createPlanner({ model: await modelFor(options, io.env), catalog, limits: options.limits });
         const plan = await planner.plan(options.request);
         io.stdout(`${JSON.stringify(plan, null, 2)}\n`);
         return EXIT_OK;

@@ -90,21 +90,28 @@ export async function runAttempt(
       ...answer.evidence,
     };
     const { fields, inputEvidence } = base(step, n, target, startedAt, input);
+    const usage = answer.usage === undefined ? {} : { usage: answer.usage };
     attempt = answer.ok
       ? {
           ...fields,
+          ...usage,
           outcome: 'succeeded',
           finishedAt: ctx.now(),
           output: answer.output,
           confidence: answer.confidence ?? null,
           evidence: { ...evidence, ...inputEvidence, ...(answer.note === undefined ? {} : { note: answer.note }) },
         }
-      : failedAttempt({ step, n, target, startedAt, finishedAt: ctx.now() }, input, evidence, {
-          code: answer.failure.code,
-          message: clip(answer.failure.message),
-          retryable: answer.failure.retryable,
-          ...(answer.failure.details === undefined ? {} : { details: answer.failure.details as StepError['details'] }),
-        });
+      : {
+          ...failedAttempt({ step, n, target, startedAt, finishedAt: ctx.now() }, input, evidence, {
+            code: answer.failure.code,
+            message: clip(answer.failure.message),
+            retryable: answer.failure.retryable,
+            ...(answer.failure.details === undefined
+              ? {}
+              : { details: answer.failure.details as StepError['details'] }),
+          }),
+          ...usage,
+        };
   }
   const verdict =
     attempt.outcome === 'succeeded'

@@ -8,6 +8,7 @@ import {
   CAPABILITY_ERROR_CODES,
   type CapabilityFailure,
   toCapabilityFailure,
+  usageOfError,
 } from '../../capabilities/capability-errors.ts';
 import { isValidConfidence } from '../../capabilities/wire.ts';
 import { DEFAULT_IDEMPOTENCY_TTL_SECONDS, DEFAULT_MAX_OUTPUT_BYTES } from '../../config/defaults.ts';
@@ -73,14 +74,23 @@ export function createCapabilityCaller(deps: CapabilityCallDeps): CapabilityCall
     try {
       result = await binding.invoke(call);
     } catch (error) {
-      return { ok: false, phase: 'call', failure: toCapabilityFailure(error), evidence: ran() };
+      const usage = usageOfError(error);
+      return {
+        ok: false,
+        phase: 'call',
+        failure: toCapabilityFailure(error),
+        evidence: ran(),
+        ...(usage === undefined ? {} : { usage }),
+      };
     }
     const evidence = { ...ran(), ...result.evidence };
+    const usage = result.usage === undefined ? {} : { usage: result.usage };
     const unusable = (code: string, message: string): CheckedAnswer => ({
       ok: false,
       phase: 'answer',
       failure: { code, message, retryable: false },
       evidence,
+      ...usage,
     });
     let text: string | undefined;
     try {
@@ -108,6 +118,7 @@ export function createCapabilityCaller(deps: CapabilityCallDeps): CapabilityCall
       // Parsed back so what is verified is exactly what is stored (no undefined fields, no class instances).
       output: JSON.parse(text) as unknown,
       evidence,
+      ...usage,
       ...(result.confidence === undefined ? {} : { confidence: result.confidence }),
       ...(result.note === undefined ? {} : { note: result.note }),
     };

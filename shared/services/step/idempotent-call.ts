@@ -7,6 +7,7 @@
  */
 
 import { CAPABILITY_ERROR_CODES, type CapabilityFailure } from '../../capabilities/capability-errors.ts';
+import type { ModelUsage } from '../../ports/capabilities.ts';
 import type { Store } from '../../ports/store.ts';
 
 /** An answer after the executor's checks of its form; what an idempotency record stores. */
@@ -17,6 +18,7 @@ export type CheckedAnswer =
       readonly confidence?: number;
       readonly note?: string;
       readonly evidence: Readonly<Record<string, unknown>>;
+      readonly usage?: ModelUsage;
     }
   | {
       readonly ok: false;
@@ -24,6 +26,8 @@ export type CheckedAnswer =
       /** 'call': the capability failed (nothing to record); 'answer': it answered, unusably. */
       readonly phase: 'call' | 'answer';
       readonly evidence?: Readonly<Record<string, unknown>>;
+      /** A model that answered unusably still consumed tokens. */
+      readonly usage?: ModelUsage;
     };
 
 export const idempotencyKey = (runId: string, stepId: string, generation: number): string =>

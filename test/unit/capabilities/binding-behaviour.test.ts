@@ -10,10 +10,12 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { bedrockAgentCapability } from '../../../shared/adapters/aws/bedrock-agent-capability.ts';
 import { lambdaCapability } from '../../../shared/adapters/aws/lambda-capability.ts';
 import { httpCapability } from '../../../shared/adapters/http-capability.ts';
+import { openAIAgentCapability } from '../../../shared/adapters/openai/openai-agent-capability.ts';
 import { builtinTool } from '../../../shared/capabilities/builtin.ts';
 import { capabilityError } from '../../../shared/capabilities/capability-errors.ts';
 import type { CapabilityRequest } from '../../../shared/capabilities/wire.ts';
 import { describeBindingBehaviour, scriptedAnswer } from '../../support/capability-binding-behaviour.ts';
+import { briefInput, completion, startFakeOpenAI, status } from '../../support/fake-openai-server.ts';
 import { startHttpServer } from '../../support/http-server.ts';
 
 describeBindingBehaviour('builtin', async () => ({
@@ -101,3 +103,21 @@ describeBindingBehaviour('bedrock (mocked model that echoes the input of its bri
     },
   };
 });
+
+describeBindingBehaviour(
+  'openai (fake OpenAI-compatible server whose model echoes the input of its brief)',
+  async () => {
+    const fake = await startFakeOpenAI({
+      reply: (request) => {
+        const answer = scriptedAnswer(briefInput(request));
+        if ('fail' in answer) return status(answer.fail.retryable ? 503 : 400);
+        return completion({ output: answer.output, confidence: 1 });
+      },
+    });
+    return {
+      kind: 'openai',
+      binding: openAIAgentCapability({ baseUrl: fake.baseUrl, model: 'fake-model' }),
+      stop: () => fake.close(),
+    };
+  },
+);

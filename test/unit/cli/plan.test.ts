@@ -6,6 +6,7 @@ import { run } from '../../../shared/cli/commands/plan.ts';
 import type { CliIo } from '../../../shared/cli/io.ts';
 import { parseCatalog } from '../../../shared/plan/catalog.ts';
 import { validateGenerated } from '../../../shared/plan/validate.ts';
+import { completion, startFakeOpenAI, status } from '../../support/fake-openai-server.ts';
 import { capability, demoCatalog } from '../planner/fixtures.ts';
 
 interface Captured {
@@ -108,6 +109,8 @@ describe('cairn plan', () => {
     ['DECOMPOSE with a target', ['x', '--mode', 'DECOMPOSE', '--direct-target', 'tool:kb.search']],
     ['a bad limit', ['x', '--max-steps', '0']],
     ['bedrock without a model id', ['x', '--model', 'bedrock']],
+    ['openai without a model id', ['x', '--model', 'openai', '--model-url', 'http://localhost:11434/v1']],
+    ['openai without a URL', ['x', '--model', 'openai', '--model-id', 'llama3.1']],
     ['an unknown model', ['x', '--model', 'gpt']],
     ['input that is not JSON', ['x', '--direct-target', 'tool:kb.search', '--input', '{']],
     ['an unreadable catalog', ['x', '--catalog', 'does-not-exist.json']],
@@ -125,6 +128,43 @@ describe('cairn plan', () => {
     const { code, err } = await planCli(['x', '--catalog', 'bad.json'], dir);
     expect(code).toBe(2);
     expect(err).toContain('cannot use the catalog');
+  });
+
+  it('plans with a model behind an OpenAI-compatible endpoint, sending CAIRN_MODEL_API_KEY', async () => {
+    const objective = 'Summarize the incidents';
+    const candidate = {
+      schemaVersion: 1,
+      revision: 1,
+      objective,
+      steps: [{ id: 'a', title: 'Search', target: 'tool:kb.search', dependsOn: [], input: { query: 'incidents' } }],
+    };
+    const kb = demoCatalog().get('tool:kb.search');
+    const steps = [{ ...candidate.steps[0], inputSchema: kb?.inputSchema, outputSchema: kb?.outputSchema }];
+    const fake = await startFakeOpenAI({ reply: () => completion({ ...candidate, steps }) });
+    try {
+      const c = capture();
+      const code = await run([objective, '--model', 'openai', '--model-url', fake.baseUrl, '--model-id', 'llama3.1'], {
+        ...c.io,
+        env: { CAIRN_MODEL_API_KEY: 'sk-cli' },
+      });
+      expect({ code, err: c.err() }).toEqual({ code: 0, err: '' });
+      expect(JSON.parse(c.out()).steps.map((s: { id: string }) => s.id)).toEqual(['a']);
+      expect(fake.requests[0]?.headers.authorization).toBe('Bearer sk-cli');
+      expect(fake.requests[0]?.body.model).toBe('llama3.1');
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('exits 1 saying the failure is transient when the endpoint throttles', async () => {
+    const fake = await startFakeOpenAI({ reply: () => status(429) });
+    try {
+      const { code, err } = await planCli(['x', '--model', 'openai', '--model-url', fake.baseUrl, '--model-id', 'm']);
+      expect(code).toBe(1);
+      expect(err).toContain('(transient: try again)');
+    } finally {
+      await fake.close();
+    }
   });
 
   it('prints its usage with --help', async () => {

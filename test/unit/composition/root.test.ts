@@ -170,6 +170,13 @@ describe('createRoot', () => {
     expect(root.planModel).toBe(model);
   });
 
+  it('plans with the OpenAI-compatible model the settings name, whatever the place offers', () => {
+    const settings = settingsFromEnv({ CAIRN_MODEL_URL: 'http://localhost:11434/v1', CAIRN_MODEL: 'llama3.1' });
+    const root = createRoot(settings, countingPlace({ planModel: () => ({ name: 'bedrock' }) as PlanModel }).place);
+    expect(root.planModel.name).toBe('openai:llama3.1');
+    expect(root.planner).toBe(root.planner);
+  });
+
   it('builds the registry from packs, configured bindings and the place’s extra ones, later winning', () => {
     const extra: CapabilityBinding = { kind: 'builtin', invoke: async () => ({ output: 'extra' }) };
     const wrapped: CapabilityRegistry[] = [];

@@ -47,6 +47,7 @@ describe('settingsFromEnv', () => {
         maxReplans: DEFAULT_MAX_REPLANS,
       },
       plannerModelId: undefined,
+      plannerEndpoint: undefined,
       capabilities: {
         bindings: {},
         builtins: ['demo'],
@@ -140,6 +141,33 @@ describe('settingsFromEnv', () => {
   it('names the planner model by either variable, CAIRN_PLANNER_MODEL_ID first', () => {
     expect(settingsFromEnv({ CAIRN_MODEL_ID: 'm1' }).plannerModelId).toBe('m1');
     expect(settingsFromEnv({ CAIRN_PLANNER_MODEL_ID: 'm2', CAIRN_MODEL_ID: 'm1' }).plannerModelId).toBe('m2');
+  });
+
+  it('names an OpenAI-compatible planner by CAIRN_MODEL_URL and CAIRN_MODEL, with its key when given', () => {
+    expect(
+      settingsFromEnv({ CAIRN_MODEL_URL: 'http://localhost:11434/v1', CAIRN_MODEL: 'llama3.1' }).plannerEndpoint,
+    ).toEqual({ baseUrl: 'http://localhost:11434/v1', model: 'llama3.1', apiKey: undefined, apiKeySecret: undefined });
+    expect(
+      settingsFromEnv({
+        CAIRN_MODEL_URL: 'https://api.example.com/v1',
+        CAIRN_MODEL: 'm',
+        CAIRN_MODEL_API_KEY: 'sk-1',
+        CAIRN_MODEL_API_KEY_SECRET: 'cairn/prod/model',
+      }).plannerEndpoint,
+    ).toEqual({ baseUrl: 'https://api.example.com/v1', model: 'm', apiKey: 'sk-1', apiKeySecret: 'cairn/prod/model' });
+  });
+
+  it.each([
+    [{ CAIRN_MODEL_URL: 'http://localhost:11434/v1' }, 'CAIRN_MODEL'],
+    [{ CAIRN_MODEL: 'llama3.1' }, 'CAIRN_MODEL_URL'],
+    [{ CAIRN_MODEL_URL: 'localhost:11434', CAIRN_MODEL: 'llama3.1' }, 'CAIRN_MODEL_URL'],
+    [{ CAIRN_MODEL_URL: 'ftp://models.example.com', CAIRN_MODEL: 'm' }, 'CAIRN_MODEL_URL'],
+    [
+      { CAIRN_MODEL_URL: 'https://api.example.com/v1', CAIRN_MODEL: 'm', CAIRN_MODEL_ID: 'bedrock-model' },
+      'CAIRN_MODEL_URL',
+    ],
+  ])('refuses a half or conflicting planner endpoint %j, naming %s', (env, variable) => {
+    expect(thrown(() => settingsFromEnv(env)).variables).toEqual([variable]);
   });
 
   it('turns every builtin pack off with `none`', () => {

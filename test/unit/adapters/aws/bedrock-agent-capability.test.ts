@@ -132,7 +132,7 @@ describe('bedrockAgentCapability', () => {
       expect(brief).toContain(part);
   });
 
-  it('returns the submitted output and confidence with the model evidence', async () => {
+  it('returns the submitted output and confidence with the model evidence and the tokens used', async () => {
     respond([{ text: 'Here is the report.' }, toolUse({ output: { title: 'Otters' }, confidence: 0.35 })]);
 
     const result = await binding().invoke(call());
@@ -141,6 +141,7 @@ describe('bedrockAgentCapability', () => {
       output: { title: 'Otters' },
       confidence: 0.35,
       note: 'Here is the report.',
+      usage: { inputTokens: 120, outputTokens: 30 },
       evidence: { binding: 'bedrock', modelId: MODEL_ID, stopReason: 'tool_use', inputTokens: 120, outputTokens: 30 },
     });
   });
