@@ -19,7 +19,7 @@ import type { StepError } from '../../plan/schema.ts';
 import type { CapabilityRegistry } from '../../ports/capabilities.ts';
 import type { AttemptRecord, StepRecord } from '../../ports/store.ts';
 import { recordDecisionWait } from '../coordinator-approval.ts';
-import { claimEvaluates, evaluateAssertion, prepareClaim } from '../coordinator-inputs.ts';
+import { claimEvaluates, evaluateAssertion, evaluatorOf, prepareClaim } from '../coordinator-inputs.ts';
 import type { CoordinatorDeps, RunStepRequest, StepNext, StepRef } from '../coordinator-types.ts';
 import { createInterpreter, event, type Interpreter, isCurrent, kindOf } from '../interpreter.ts';
 import { afterFailure, afterSuccess, failStep } from '../step-follow-ups.ts';
@@ -201,7 +201,11 @@ async function resume(
 async function inputOf(ctx: Interpreter, records: StepRecords, flight: InFlight): Promise<unknown> {
   if (records.attempt?.attempt === 1 && records.attempt.input !== undefined) return records.attempt.input;
   const context = await stepContext(ctx, records, flight.step, claimEvaluates(flight.planStep));
-  return evaluateStepInput(flight.planStep.input, { objective: records.run.objective, outputs: context.outputs });
+  return evaluateStepInput(
+    flight.planStep.input,
+    { objective: records.run.objective, outputs: context.outputs },
+    evaluatorOf(ctx.deps),
+  );
 }
 
 /** A human gate has no capability: its attempt 1 records the evaluated input the approver sees. */
@@ -252,6 +256,7 @@ async function judge(
       decision,
       contract: ctx.deps.catalog.validateOutput(target, candidate.output),
       assertion: await evaluateAssertion(
+        evaluatorOf(ctx.deps),
         planStep,
         { objective: records.run.objective, outputs: context.outputs },
         candidate.output,
