@@ -354,6 +354,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       await stream.drain();
       await bus.drain();
       await dynamo.stop();
+      await root.expressions.close();
     },
   };
 }

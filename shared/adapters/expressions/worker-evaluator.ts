@@ -105,7 +105,7 @@ export function createWorkerEvaluator(options: WorkerEvaluatorOptions): WorkerEv
   let nextId = 1;
   let closed = false;
   let loaded: WorkerCode | undefined;
-  let loading: Promise<void> | undefined;
+  let building = false;
 
   /** Ends a worker; one that was killed for its request is replaced at once, so the pool stays warm. */
   function retire(slot: Slot, replace: boolean): void {
@@ -192,18 +192,21 @@ export function createWorkerEvaluator(options: WorkerEvaluatorOptions): WorkerEv
 
   function pump(): void {
     if (loaded === undefined) {
-      if (queue.length > 0)
-        loading ??= workerCode(file).then(
+      if (queue.length > 0 && !building) {
+        building = true;
+        void workerCode(file).then(
           (code) => {
+            building = false;
             loaded = code;
             pump();
           },
           (error: unknown) => {
-            loading = undefined;
+            building = false;
             for (const job of queue.splice(0))
               job.reject(new Error('the expression worker cannot be built', { cause: error }));
           },
         );
+      }
       return;
     }
     while (queue.length > 0) {
