@@ -134,7 +134,13 @@ export function createRoot(settings: Settings, place: Place): Root {
       capabilityCall: capabilityCallConfig(settings),
     }),
   );
-  const runner = once(() => createStepRunner(runnerDeps()));
+  const runner = once(() => {
+    // The step runner evaluates plan expressions: its workers start now, beside the first step's reads, not after.
+    expressions()
+      .warm()
+      .catch(() => {});
+    return createStepRunner(runnerDeps());
+  });
   // One model for the planner and the replanner: Bedrock when the place offers it, else the HTN method library.
   const planModel = once(() => (place.planModel === undefined ? createHtnPlanModel() : place.planModel()));
   const planner = once(() => createPlanner({ model: planModel(), catalog: catalog(), limits }));

@@ -179,7 +179,8 @@ export async function evaluateRequest(
  */
 export function createInProcessEvaluator(limits: ExpressionLimits = defaultExpressionLimits()): {
   evaluate(request: EvaluationRequest): Promise<readonly EvaluationOutcome[]>;
+  warm(): Promise<void>;
   close(): Promise<void>;
 } {
-  return { evaluate: (request) => evaluateRequest(request, limits), close: async () => {} };
+  return { evaluate: (request) => evaluateRequest(request, limits), warm: async () => {}, close: async () => {} };
 }

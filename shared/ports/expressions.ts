@@ -11,6 +11,8 @@ export type { EvaluationOutcome, EvaluationRequest } from '../plan/expression-li
 export interface ExpressionEvaluator {
   /** One outcome per source, in order. The sources share one time budget. */
   evaluate(request: EvaluationRequest): Promise<readonly EvaluationOutcome[]>;
+  /** Gets ready to evaluate (starts the workers) without waiting for a first request; resolves once ready. */
+  warm(): Promise<void>;
   /** Stops whatever the evaluator holds (workers); later evaluations start it again. */
   close(): Promise<void>;
 }

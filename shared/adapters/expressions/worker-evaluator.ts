@@ -91,10 +91,7 @@ async function workerCode(file: URL): Promise<WorkerCode> {
 const limitOutcomes = (request: EvaluationRequest, message: string): EvaluationOutcome[] =>
   request.sources.map(() => ({ ok: false, limit: true, message }));
 
-export interface WorkerEvaluator extends ExpressionEvaluator {
-  /** Starts every worker and resolves once all are ready (a request never waits for a worker to load then). */
-  warm(): Promise<void>;
-}
+export type WorkerEvaluator = ExpressionEvaluator;
 
 export function createWorkerEvaluator(options: WorkerEvaluatorOptions): WorkerEvaluator {
   const { limits } = options;
