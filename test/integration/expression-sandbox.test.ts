@@ -42,6 +42,7 @@ describe('expressions in the sandbox', () => {
     expect(steps.get('healthy')).toMatchObject({ status: 'succeeded', output: { n: 2 } });
     expect(steps.get('after')?.status).toBe('blocked');
     expect(run.status).toBe('failed');
-    expect([...(run.terminal?.evidence.rootCauses as string[])].sort()).toEqual(['backtracking', 'looping', 'padding']);
+    const rootCauses = (run.terminal?.evidence.rootCauses ?? []) as string[];
+    expect([...rootCauses].sort()).toEqual(['backtracking', 'looping', 'padding']);
   });
 });
