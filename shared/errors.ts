@@ -91,6 +91,18 @@ export class PayloadTooLargeError extends CairnError {
   }
 }
 
+/**
+ * A plan expression hit one of its bounds (time, recursion depth, sequence or string size, memory). Never
+ * retryable: the same expression over the same values hits the same bound, so the step fails with
+ * `E_EXPRESSION_LIMIT` at once.
+ */
+export class ExpressionLimitError extends CairnError {
+  static readonly code = 'E_EXPRESSION_LIMIT';
+  constructor(message: string, options: CairnErrorOptions = {}) {
+    super('ExpressionLimitError', message, { ...options, retryable: false });
+  }
+}
+
 const hasName = (error: unknown, name: string): boolean =>
   typeof error === 'object' && error !== null && (error as { name?: unknown }).name === name;
 
@@ -107,6 +119,7 @@ export const isModelError = (e: unknown): e is ModelError => hasName(e, 'ModelEr
 export const isConflictError = (e: unknown): e is ConflictError => hasName(e, 'ConflictError');
 export const isNotFoundError = (e: unknown): e is NotFoundError => hasName(e, 'NotFoundError');
 export const isCapabilityError = (e: unknown): e is CapabilityError => hasName(e, 'CapabilityError');
+export const isExpressionLimitError = (e: unknown): e is ExpressionLimitError => hasName(e, 'ExpressionLimitError');
 export const isPayloadTooLargeError = (e: unknown): e is PayloadTooLargeError => hasName(e, 'PayloadTooLargeError');
 
 /** Whether a failure may succeed on a later attempt; unknown errors are treated as transient. */

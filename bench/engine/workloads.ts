@@ -190,6 +190,36 @@ const zeroDag: Workload = {
   },
 };
 
+/**
+ * zero-dag again, with every step's input an expression over `$objective` and its first parent's output: each claim
+ * evaluates in the expression sandbox's worker processes. Against zero-dag, the sandbox's cost per step.
+ */
+const zeroDagExpressions: Workload = {
+  name: 'zero-dag-expressions',
+  async run(ctx) {
+    const steps = echoSteps(ctx.stack, layered(10, 20, random(ctx.seed))).map((step) => {
+      const parent = step.dependsOn[0];
+      const value = parent === undefined ? '{% $objective %}' : `{% [$objective, $outputs.${parent}.value] %}`;
+      return { ...step, input: { value } };
+    });
+    const result = await ctx.driver.run(steps, 'bench zero-dag-expressions: 10 layers × 20 zero-work steps');
+    const perStepMs = result.wallMs / steps.length;
+    console.log(
+      `zero-dag-expressions: 10 layers × 20 zero-work steps with input expressions (seed ${ctx.seed}), ${result.status}: wall ${fmt(result.wallMs, 0)} ms / ${steps.length} steps = ${fmt(perStepMs, 1)} ms/step`,
+    );
+    return [
+      {
+        workload: 'zero-dag-expressions',
+        metric: 'wall / steps',
+        value: perStepMs,
+        unit: 'ms/step',
+        target: { op: '≤', value: 5 },
+        ...brokenUnless(result),
+      },
+    ];
+  },
+};
+
 const throughput: Workload = {
   name: 'throughput',
   async run(ctx) {
@@ -230,6 +260,7 @@ export const WORKLOADS: readonly Workload[] = [
   fineForkJoin,
   fineChain,
   zeroDag,
+  zeroDagExpressions,
   throughput,
   stepUnits,
 ];

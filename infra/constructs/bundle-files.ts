@@ -1,7 +1,9 @@
 /**
  * The files a Lambda bundle carries besides esbuild's one module: the API's operator console (the console/ folder and
- * the two elkjs browser files shared/api/console/assets.ts serves from node_modules) and, with context catalogFile,
- * the capability catalog (too large for Lambda's 4 KB environment). They are copied by esbuild bundling's
+ * the two elkjs browser files shared/api/console/assets.ts serves from node_modules), the step executor's expression
+ * worker (shared/adapters/expressions/worker.ts, built by the same esbuild into a module of its own: plan
+ * expressions run in child processes of the handler) and, with context catalogFile, the capability catalog (too
+ * large for Lambda's 4 KB environment). They are copied by esbuild bundling's
  * afterBundling hook, as shell commands (`bash -c`, local bundling on Linux or macOS, no Docker), and the handlers
  * find them through the environment variables below.
  */
@@ -14,6 +16,9 @@ export const LAMBDA_TASK_ROOT = '/var/task';
 /** The catalog's name in a bundle, and the console folder's. */
 export const BUNDLED_CATALOG = 'catalog.json';
 export const BUNDLED_CONSOLE = 'console';
+/** The expression worker's module in a bundle, and its source in the project. */
+export const BUNDLED_EXPRESSION_WORKER = 'expression-worker.cjs';
+const EXPRESSION_WORKER_SOURCE = 'shared/adapters/expressions/worker.ts';
 /** What the console serves from elkjs (see loadAssets and elkVendor); `package.json` gives the version. */
 export const ELK_FILES = ['package.json', 'LICENSE.md', 'lib/elk-api.js', 'lib/elk-worker.min.js'] as const;
 
@@ -26,6 +31,8 @@ export interface BundleFilesOptions {
 
 /** The console is the API's alone: no other handler serves it. */
 const servesConsole = (key: FunctionKey): boolean => key === 'Api';
+/** Plan expressions are evaluated where steps are claimed and verified: RunStep, in the step executor. */
+const evaluatesExpressions = (key: FunctionKey): boolean => key === 'StepExecutor';
 
 /** A POSIX shell word: single-quoted, so spaces and `$` in a path stay literal. */
 export const shellQuote = (word: string): string => `'${word.replaceAll("'", `'\\''`)}'`;
@@ -54,6 +61,17 @@ export function afterBundlingCommands(
   if (options.catalogFile !== undefined) {
     const source = catalogSource(options, inputDir, options.catalogFile);
     commands.push(`cp ${shellQuote(source)} ${shellQuote(join(outputDir, BUNDLED_CATALOG))}`);
+  }
+  if (evaluatesExpressions(key)) {
+    const esbuild = join(inputDir, 'node_modules', '.bin', 'esbuild');
+    commands.push(
+      [
+        shellQuote(esbuild),
+        shellQuote(join(inputDir, EXPRESSION_WORKER_SOURCE)),
+        '--bundle --platform=node --format=cjs --target=node24 --minify --log-level=warning',
+        shellQuote(`--outfile=${join(outputDir, BUNDLED_EXPRESSION_WORKER)}`),
+      ].join(' '),
+    );
   }
   if (servesConsole(key)) {
     const consoleDir = join(outputDir, BUNDLED_CONSOLE);
@@ -85,5 +103,8 @@ export function bundleFilesEnvironment(key: FunctionKey, options: BundleFilesOpt
   return {
     ...(options.catalogFile === undefined ? {} : { CAIRN_CATALOG_FILE: `${LAMBDA_TASK_ROOT}/${BUNDLED_CATALOG}` }),
     ...(servesConsole(key) ? { CAIRN_CONSOLE_DIR: `${LAMBDA_TASK_ROOT}/${BUNDLED_CONSOLE}` } : {}),
+    ...(evaluatesExpressions(key)
+      ? { CAIRN_EXPRESSION_WORKER: `${LAMBDA_TASK_ROOT}/${BUNDLED_EXPRESSION_WORKER}` }
+      : {}),
   };
 }

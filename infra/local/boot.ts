@@ -370,6 +370,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       // MCP servers' connections and child processes: a stdio server would otherwise outlive the stack.
       await root.close();
       await dynamo.stop();
+      await root.expressions.close();
     },
   };
 }

@@ -10,6 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createRuntimeRegistry } from '../adapters/bindings.ts';
+import { createWorkerEvaluator } from '../adapters/expressions/worker-evaluator.ts';
 import { openAIPlanModelFromSettings } from '../adapters/openai/openai-plan-model.ts';
 import type { AuthConfig } from '../api/auth.ts';
 import type { ApiDeps } from '../api/deps.ts';
@@ -22,6 +23,7 @@ import { createPlanner, type Planner } from '../planner/planner.ts';
 import type { CapabilityRegistry } from '../ports/capabilities.ts';
 import type { EventPublisher } from '../ports/events.ts';
 import type { Executions } from '../ports/executions.ts';
+import type { ExpressionEvaluator } from '../ports/expressions.ts';
 import type { Place } from '../ports/place.ts';
 import type { PlanModel } from '../ports/plan-model.ts';
 import type { Store } from '../ports/store.ts';
@@ -43,6 +45,8 @@ export interface Root {
   readonly limits: PlanLimits;
   readonly clock: () => Date;
   readonly newId: () => string;
+  /** Where plan expressions run: warm worker threads, bounded in time and memory (started on first use). */
+  readonly expressions: ExpressionEvaluator;
   /** What the coordinator, the step runner, the replanner and the invalidator share. */
   readonly coordinatorDeps: CoordinatorDeps;
   readonly coordinator: Coordinator;
@@ -91,6 +95,15 @@ export function createRoot(settings: Settings, place: Place): Root {
   const catalog = once(place.catalog);
   const metrics = once(() => place.metrics?.());
   const limits: PlanLimits = { ...settings.limits };
+  const expressions = once(
+    (): ExpressionEvaluator =>
+      place.expressions?.() ??
+      createWorkerEvaluator({
+        limits: settings.expressions.limits,
+        workers: settings.expressions.workers,
+        workerFile: settings.expressions.workerFile,
+      }),
+  );
 
   const coordinatorDeps = once((): CoordinatorDeps => {
     const sink = metrics();
@@ -101,6 +114,7 @@ export function createRoot(settings: Settings, place: Place): Root {
       clock,
       newId,
       config: coordinatorConfig(settings),
+      expressions: expressions(),
       ...(sink === undefined ? {} : { metrics: sink }),
     };
   });
@@ -127,7 +141,13 @@ export function createRoot(settings: Settings, place: Place): Root {
       capabilityCall: capabilityCallConfig(settings),
     }),
   );
-  const runner = once(() => createStepRunner(runnerDeps()));
+  const runner = once(() => {
+    // The step runner evaluates plan expressions: its workers start now, beside the first step's reads, not after.
+    expressions()
+      .warm()
+      .catch(() => {});
+    return createStepRunner(runnerDeps());
+  });
   // One model for the planner and the replanner: an OpenAI-compatible endpoint when the settings name one (any
   // place), else Bedrock when the place offers it, else the HTN method library.
   const planModel = once((): PlanModel => {
@@ -165,6 +185,9 @@ export function createRoot(settings: Settings, place: Place): Root {
     limits,
     clock,
     newId,
+    get expressions() {
+      return expressions();
+    },
     get coordinatorDeps() {
       return coordinatorDeps();
     },

@@ -44,6 +44,29 @@ export const MAX_REPLAY_WINDOW_SECONDS = ONE_DAY_SECONDS;
 /** The scope the console asks its OIDC provider for (CAIRN_CONSOLE_OIDC_SCOPE). */
 export const DEFAULT_CONSOLE_OIDC_SCOPE = 'openid';
 
+/**
+ * The bounds of one evaluation of plan expressions (the `input`, `when` and `assert` JSONata of one step), see
+ * shared/plan/expression-limits.ts: wall-clock time (CAIRN_EXPRESSION_TIMEOUT_MS; the expressions a claim evaluates
+ * together share it), JSONata evaluation depth (about three per level of recursion), the longest sequence and the
+ * longest string a built-in may build, and the heap of the worker that evaluates them (CAIRN_EXPRESSION_MEMORY_MB).
+ */
+export const DEFAULT_EXPRESSION_LIMITS: {
+  readonly timeoutMs: number;
+  readonly maxDepth: number;
+  readonly maxSequence: number;
+  readonly maxStringChars: number;
+  readonly memoryMb: number;
+} = Object.freeze({
+  timeoutMs: 1000,
+  maxDepth: 1000,
+  maxSequence: 1_000_000,
+  maxStringChars: 10_000_000,
+  memoryMb: 128,
+});
+
+/** How many expression workers a process keeps (CAIRN_EXPRESSION_WORKERS): one hostile expression holds one. */
+export const DEFAULT_EXPRESSION_WORKERS = 2;
+
 /** Where `npm start` serves the API. */
 export const DEFAULT_LOCAL_HOST = '127.0.0.1';
 export const DEFAULT_LOCAL_PORT = 3000;

@@ -16,10 +16,13 @@ import { type BindingsConfig, bindingsConfigFromJson } from '../capabilities/reg
 import { type BuiltinPack, parseBuiltinPacks } from '../capabilities/runtime-registry.ts';
 import type { TraceRetention } from '../engine/trace.ts';
 import { CairnError } from '../errors.ts';
+import type { ExpressionLimits } from '../plan/expression-limits.ts';
 import type { PlanLimits } from '../plan/validate.ts';
 import {
   DEFAULT_BUILTIN_PACKS,
   DEFAULT_CONSOLE_OIDC_SCOPE,
+  DEFAULT_EXPRESSION_LIMITS,
+  DEFAULT_EXPRESSION_WORKERS,
   DEFAULT_IDEMPOTENCY_TTL_SECONDS,
   DEFAULT_LIMITS,
   DEFAULT_MAX_OUTPUT_BYTES,
@@ -87,6 +90,17 @@ export interface Settings {
     readonly replayWindowSeconds: number;
   };
   readonly console: ConsoleSettings;
+  readonly expressions: ExpressionSettings;
+}
+
+/** Where and within which bounds plan expressions are evaluated (shared/adapters/expressions). */
+export interface ExpressionSettings {
+  /** CAIRN_EXPRESSION_TIMEOUT_MS, CAIRN_EXPRESSION_MEMORY_MB; the other bounds are the defaults. */
+  readonly limits: ExpressionLimits;
+  /** CAIRN_EXPRESSION_WORKERS: how many worker threads a process keeps. */
+  readonly workers: number;
+  /** CAIRN_EXPRESSION_WORKER: the built worker module (a Lambda bundle's); absent: the sources' worker. */
+  readonly workerFile: string | undefined;
 }
 
 /**
@@ -318,6 +332,10 @@ const envSchema = z.object({
   }),
   CAIRN_CONSOLE_API_BASE: httpsUrl,
   CAIRN_CONSOLE_DIR: text,
+  CAIRN_EXPRESSION_TIMEOUT_MS: positiveInteger(DEFAULT_EXPRESSION_LIMITS.timeoutMs),
+  CAIRN_EXPRESSION_MEMORY_MB: positiveInteger(DEFAULT_EXPRESSION_LIMITS.memoryMb),
+  CAIRN_EXPRESSION_WORKERS: positiveInteger(DEFAULT_EXPRESSION_WORKERS),
+  CAIRN_EXPRESSION_WORKER: text,
 });
 
 /** The console's provider is configured whole or not at all: a missing one of the three is named. */
@@ -414,6 +432,15 @@ export function settingsFromEnv(env: Env): Settings {
           : undefined,
       apiBase: v.CAIRN_CONSOLE_API_BASE?.replace(/\/+$/, ''),
       dir: v.CAIRN_CONSOLE_DIR,
+    },
+    expressions: {
+      limits: {
+        ...DEFAULT_EXPRESSION_LIMITS,
+        timeoutMs: v.CAIRN_EXPRESSION_TIMEOUT_MS,
+        memoryMb: v.CAIRN_EXPRESSION_MEMORY_MB,
+      },
+      workers: v.CAIRN_EXPRESSION_WORKERS,
+      workerFile: v.CAIRN_EXPRESSION_WORKER,
     },
   };
 }

@@ -3,6 +3,7 @@
  * step's `successCriteria.assert`, the self-reported confidence against `confidenceThreshold`, and for a person's
  * decision (human gate or review) approve / reject / edit. Pure: the checks are run by the caller and passed in.
  */
+import { ExpressionLimitError } from '../errors.ts';
 import type { StepError } from '../plan/schema.ts';
 
 export type ContractResult = { readonly ok: true } | { readonly ok: false; readonly errors: readonly string[] };
@@ -10,7 +11,7 @@ export type ContractResult = { readonly ok: true } | { readonly ok: false; reado
 /** The outcome of evaluating `successCriteria.assert` (absent when the step has none). */
 export type AssertionResult =
   | { readonly ok: true; readonly value: unknown }
-  | { readonly ok: false; readonly message: string };
+  | { readonly ok: false; readonly message: string; readonly limit?: boolean };
 
 export interface HumanDecision {
   readonly decision: 'approve' | 'reject' | 'edit';
@@ -32,6 +33,8 @@ export const VERIFY_ERROR_CODES = {
   assertionError: 'E_ASSERTION_ERROR',
   editWithoutOutput: 'E_EDIT_WITHOUT_OUTPUT',
   noResult: 'E_NO_RESULT',
+  // The assertion hit a bound of the expression sandbox (time, depth, size, memory): the same code as at the claim.
+  expressionLimit: ExpressionLimitError.code,
 } as const;
 
 const fail = (code: string, message: string, details?: StepError['details']): Verdict => ({
@@ -103,6 +106,8 @@ export function decideVerdict(input: {
       errors: [...contract.errors],
     });
   if (assertion !== undefined) {
+    if (!assertion.ok && assertion.limit === true)
+      return fail(VERIFY_ERROR_CODES.expressionLimit, `the success assertion hit a limit: ${assertion.message}`);
     if (!assertion.ok)
       return fail(
         VERIFY_ERROR_CODES.assertionError,

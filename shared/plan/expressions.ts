@@ -8,6 +8,13 @@
  * be checked and is reported as a dynamic reference.
  */
 import jsonata from 'jsonata';
+import { expressionHazards } from './expression-hazards.ts';
+import {
+  defaultExpressionLimits,
+  type ExpressionBindings,
+  type ExpressionLimits,
+  evaluateBounded,
+} from './expression-limits.ts';
 import { child } from './issues.ts';
 import { EXPRESSION_PATTERN } from './schema.ts';
 
@@ -188,7 +195,13 @@ export function containsExpression(value: unknown): boolean {
 }
 
 export type ExpressionAnalysis =
-  | { ok: true; steps: readonly string[]; problems: readonly string[] }
+  | {
+      ok: true;
+      steps: readonly string[];
+      problems: readonly string[];
+      /** What only a bound of the sandbox would stop (see expression-hazards.ts). */
+      hazards: readonly string[];
+    }
   | { ok: false; message: string };
 
 /*
@@ -210,7 +223,12 @@ function analyseBody(body: string): ExpressionAnalysis {
   const parsed = parseExpression(body);
   if (!parsed.ok) return remember(analysisCache, body, parsed);
   const { steps, problems } = stepReferences(parsed.ast);
-  return remember(analysisCache, body, { ok: true, steps: [...steps], problems });
+  return remember(analysisCache, body, {
+    ok: true,
+    steps: [...steps],
+    problems,
+    hazards: expressionHazards(parsed.ast),
+  });
 }
 
 /** Parses an expression and lists the steps it reads through `$outputs` and the uses it cannot check statically. */
@@ -231,19 +249,20 @@ export function analyseExpression(source: string): ExpressionAnalysis {
   const steps = shape.steps.map((name) =>
     name.startsWith(PLACEHOLDER) ? (ids[Number(name.slice(PLACEHOLDER.length))] ?? name) : name,
   );
-  return { ok: true, steps: [...new Set(steps)], problems: [] };
+  return { ok: true, steps: [...new Set(steps)], problems: [], hazards: shape.hazards };
 }
 
-export interface ExpressionBindings {
-  readonly objective: string;
-  readonly outputs: Record<string, unknown>;
-  readonly output?: unknown;
-}
+export type { ExpressionBindings } from './expression-limits.ts';
 
-/** Evaluates an expression (`{% … %}` or bare JSONata) with `$objective`, `$outputs` and, when given, `$output`. */
-export async function evaluateExpression(source: string, bindings: ExpressionBindings): Promise<unknown> {
-  const body = isExpression(source) ? expressionBody(source) : source;
-  const vars: Record<string, unknown> = { objective: bindings.objective, outputs: bindings.outputs };
-  if ('output' in bindings) vars.output = bindings.output;
-  return compile(body).evaluate(undefined, vars);
+/**
+ * Evaluates an expression (`{% … %}` or bare JSONata) with `$objective`, `$outputs` and, when given, `$output`, in
+ * this thread under the cooperative bounds of expression-limits.ts (the default ones unless given). The engine
+ * evaluates plan expressions through its ExpressionEvaluator instead, isolated.
+ */
+export function evaluateExpression(
+  source: string,
+  bindings: ExpressionBindings,
+  limits: ExpressionLimits = defaultExpressionLimits(),
+): Promise<unknown> {
+  return evaluateBounded(source, bindings, limits);
 }

@@ -13,6 +13,7 @@ import type { Catalog } from '../plan/catalog.ts';
 import type { CapabilityBinding, CapabilityRegistry } from './capabilities.ts';
 import type { EventPublisher } from './events.ts';
 import type { Executions } from './executions.ts';
+import type { ExpressionEvaluator } from './expressions.ts';
 import type { MetricsSink } from './metrics.ts';
 import type { PlanModel } from './plan-model.ts';
 import type { Store } from './store.ts';
@@ -35,6 +36,8 @@ export interface Place {
   readonly relayStore?: () => Store;
   readonly clock?: () => Date;
   readonly newId?: () => string;
+  /** Where plan expressions run; absent: the worker pool the settings describe (shared/adapters/expressions). */
+  readonly expressions?: () => ExpressionEvaluator;
   /** Where the services' operational metrics go (EMF deployed); none when absent. */
   readonly metrics?: () => MetricsSink;
   readonly capabilities?: {

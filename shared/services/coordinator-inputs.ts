@@ -4,8 +4,11 @@
  * verified. Bindings: `$objective`, `$outputs` (every upstream step, transitively) and, in assertions, `$output`.
  */
 import type { AssertionResult } from '../engine/verify.ts';
-import { containsExpression, type ExpressionBindings, evaluateExpression } from '../plan/expressions.ts';
+import { ExpressionLimitError, isExpressionLimitError } from '../errors.ts';
+import { createInProcessEvaluator } from '../plan/expression-limits.ts';
+import { containsExpression, type ExpressionBindings } from '../plan/expressions.ts';
 import type { PlanStep, StepError } from '../plan/schema.ts';
+import type { ExpressionEvaluator } from '../ports/expressions.ts';
 import type { RunRecord, StepRecord } from '../ports/store.ts';
 import type { Interpreter, LoadedPlan } from './interpreter.ts';
 import { evaluateStepInput, loadStepContext } from './step-input.ts';
@@ -15,7 +18,18 @@ export const CLAIM_ERROR_CODES = {
   input: 'E_INPUT_EXPRESSION',
   inputSchema: 'E_INPUT_SCHEMA',
   unknownStep: 'E_STEP_NOT_FOUND',
+  // A bound of the expression sandbox was hit (time, depth, size, memory); the same code as at verification.
+  expressionLimit: ExpressionLimitError.code,
 } as const;
+
+let inProcess: ExpressionEvaluator | undefined;
+
+/** The evaluator of a service's dependencies; without one (tests), this thread under the cooperative bounds. */
+export function evaluatorOf(deps: { readonly expressions?: ExpressionEvaluator | undefined }): ExpressionEvaluator {
+  if (deps.expressions !== undefined) return deps.expressions;
+  inProcess ??= createInProcessEvaluator();
+  return inProcess;
+}
 
 export type ClaimPreparation =
   | { readonly outcome: 'run'; readonly input: unknown }
@@ -63,28 +77,31 @@ export async function prepareClaim(
   planStep: PlanStep,
   bindings: ExpressionBindings,
 ): Promise<ClaimPreparation> {
+  const evaluator = evaluatorOf(ctx.deps);
   if (planStep.when !== undefined) {
-    let value: unknown;
-    try {
-      value = await evaluateExpression(planStep.when, bindings);
-    } catch (error) {
+    const [when] = await evaluator.evaluate({ sources: [planStep.when], bindings });
+    if (when === undefined || !when.ok) {
+      const message = when?.message ?? 'no outcome';
       return {
         outcome: 'fail',
         error: permanent(
-          CLAIM_ERROR_CODES.condition,
-          `the when condition of ${planStep.id} failed: ${messageOf(error)}`,
+          when?.limit ? CLAIM_ERROR_CODES.expressionLimit : CLAIM_ERROR_CODES.condition,
+          `the when condition of ${planStep.id} failed: ${message}`,
         ),
       };
     }
-    if (!isTruthy(value)) return { outcome: 'skip', reason: `when ${planStep.when} is false` };
+    if (!isTruthy(when.value)) return { outcome: 'skip', reason: `when ${planStep.when} is false` };
   }
   let input: unknown;
   try {
-    input = await evaluateStepInput(planStep.input, bindings);
+    input = await evaluateStepInput(planStep.input, bindings, evaluator);
   } catch (error) {
     return {
       outcome: 'fail',
-      error: permanent(CLAIM_ERROR_CODES.input, `the input of ${planStep.id} cannot be evaluated: ${messageOf(error)}`),
+      error: permanent(
+        isExpressionLimitError(error) ? CLAIM_ERROR_CODES.expressionLimit : CLAIM_ERROR_CODES.input,
+        `the input of ${planStep.id} cannot be evaluated: ${messageOf(error)}`,
+      ),
     };
   }
   const target = planStep.target ?? '';
@@ -103,15 +120,16 @@ export async function prepareClaim(
 
 /** The result of `successCriteria.assert` over a candidate output; undefined when the step has no assertion. */
 export async function evaluateAssertion(
+  evaluator: ExpressionEvaluator,
   planStep: PlanStep,
   bindings: ExpressionBindings,
   output: unknown,
 ): Promise<AssertionResult | undefined> {
   const assertion = planStep.successCriteria?.assert;
   if (assertion === undefined) return undefined;
-  try {
-    return { ok: true, value: await evaluateExpression(assertion, { ...bindings, output }) };
-  } catch (error) {
-    return { ok: false, message: messageOf(error) };
-  }
+  const [outcome] = await evaluator.evaluate({ sources: [assertion], bindings: { ...bindings, output } });
+  if (outcome === undefined) return { ok: false, message: 'no outcome' };
+  return outcome.ok
+    ? { ok: true, value: outcome.value }
+    : { ok: false, message: outcome.message, limit: outcome.limit };
 }

@@ -8,6 +8,7 @@ import type { HumanDecision } from '../engine/verify.ts';
 import type { Catalog } from '../plan/catalog.ts';
 import type { RunStatus, StepError } from '../plan/schema.ts';
 import type { Executions } from '../ports/executions.ts';
+import type { ExpressionEvaluator } from '../ports/expressions.ts';
 import type { MetricsSink } from '../ports/metrics.ts';
 import type { Store, TerminalRecord } from '../ports/store.ts';
 
@@ -37,6 +38,11 @@ export interface CoordinatorDeps {
   readonly config: CoordinatorConfig;
   /** Operational metrics (EMF when deployed); none when absent. */
   readonly metrics?: MetricsSink;
+  /**
+   * Where plan expressions run (the composition root passes the isolated worker pool); absent: in this thread under
+   * the cooperative bounds only (tests).
+   */
+  readonly expressions?: ExpressionEvaluator;
 }
 
 export type StepKindName = 'tool' | 'agent' | 'human';

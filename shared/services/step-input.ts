@@ -4,9 +4,13 @@
  * the steps it directly waits for.
  */
 import { upstreamOutputs } from '../engine/scheduling.ts';
-import { type ExpressionBindings, evaluateExpression, isExpression } from '../plan/expressions.ts';
+import { ExpressionLimitError } from '../errors.ts';
+import type { EvaluationOutcome } from '../plan/expression-limits.ts';
+import { collectExpressions, type ExpressionBindings } from '../plan/expressions.ts';
 import { buildGraph, type PlanGraph, upstreamClosure } from '../plan/graph.ts';
+import { child } from '../plan/issues.ts';
 import type { Plan } from '../plan/schema.ts';
+import type { ExpressionEvaluator } from '../ports/expressions.ts';
 import type { StepRecord, Store } from '../ports/store.ts';
 
 export interface StepContext {
@@ -71,38 +75,49 @@ export async function loadStepContext(
 }
 
 /**
- * Evaluates every expression inside a step's input. As in Step Functions' JSONata fields, an expression that yields
- * nothing drops its object field (and becomes null inside an array). A step without input is called with `{}`.
+ * Evaluates every expression inside a step's input, all in one request to the evaluator (one message to a worker,
+ * one time budget). As in Step Functions' JSONata fields, an expression that yields nothing drops its object field
+ * (and becomes null inside an array). A step without input is called with `{}`. A bound that is hit throws an
+ * ExpressionLimitError, any other failure an Error that says which expression failed.
  */
-export async function evaluateStepInput(input: unknown, bindings: ExpressionBindings): Promise<unknown> {
+export async function evaluateStepInput(
+  input: unknown,
+  bindings: ExpressionBindings,
+  evaluator: ExpressionEvaluator,
+): Promise<unknown> {
   if (input === undefined) return {};
-  const value = await evaluateValue(input, bindings);
+  const found = collectExpressions(input, '');
+  if (found.length === 0) return input;
+  const outcomes = await evaluator.evaluate({ sources: found.map((f) => f.source), bindings });
+  const values = new Map<string, unknown>();
+  found.forEach((f, i) => {
+    const outcome = outcomes[i] as EvaluationOutcome;
+    if (!outcome.ok) {
+      const where = f.path === '' ? '' : ` (at ${f.path})`;
+      if (outcome.limit) throw new ExpressionLimitError(`${outcome.message}${where}`);
+      throw new Error(`${outcome.message}${where}`);
+    }
+    values.set(f.path, outcome.value);
+  });
+  const value = substitute(input, '', values);
   return value === undefined ? {} : value;
 }
 
-async function evaluateValue(value: unknown, bindings: ExpressionBindings): Promise<unknown> {
-  if (typeof value === 'string') return isExpression(value) ? toJson(await evaluateExpression(value, bindings)) : value;
-  if (Array.isArray(value)) {
-    const items = await Promise.all(value.map((item) => evaluateValue(item, bindings)));
-    return items.map((item) => (item === undefined ? null : item));
-  }
+/** The input with each expression (found by its JSON Pointer) replaced by its value. */
+function substitute(value: unknown, path: string, values: ReadonlyMap<string, unknown>): unknown {
+  if (typeof value === 'string') return values.has(path) ? values.get(path) : value;
+  if (Array.isArray(value))
+    return value.map((item, i) => {
+      const result = substitute(item, child(path, i), values);
+      return result === undefined ? null : result;
+    });
   if (typeof value === 'object' && value !== null) {
-    const entries = await Promise.all(
-      Object.entries(value).map(async ([key, item]) => [key, await evaluateValue(item, bindings)] as const),
-    );
     const result: Record<string, unknown> = {};
-    for (const [key, item] of entries) if (item !== undefined) result[key] = item;
+    for (const [key, item] of Object.entries(value)) {
+      const evaluated = substitute(item, child(path, key), values);
+      if (evaluated !== undefined) result[key] = evaluated;
+    }
     return result;
   }
   return value;
-}
-
-/**
- * JSONata results can be sequences (arrays with extra flags) or carry functions; a JSON round trip leaves plain data
- * that validates and stores like any other value.
- */
-function toJson(value: unknown): unknown {
-  if (value === undefined) return undefined;
-  const text = JSON.stringify(value);
-  return text === undefined ? undefined : (JSON.parse(text) as unknown);
 }

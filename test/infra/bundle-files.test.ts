@@ -18,6 +18,8 @@ import {
   shellQuote,
 } from '../../infra/constructs/bundle-files.ts';
 import { FUNCTION_KEYS } from '../../infra/constructs/state-names.ts';
+import { createWorkerEvaluator } from '../../shared/adapters/expressions/worker-evaluator.ts';
+import { defaultExpressionLimits } from '../../shared/plan/expression-limits.ts';
 import { logicalIdAt, synthStack } from './synth-stack.ts';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -71,8 +73,18 @@ describe('the afterBundling hook', () => {
     expect(commands.join('\n')).not.toContain('catalog.json');
   });
 
+  it('builds the expression worker for the step executor, and only for it', () => {
+    expect(commandHooksOf('StepExecutor', { projectRoot }).afterBundling('/in', '/out')).toEqual([
+      "'/in/node_modules/.bin/esbuild' '/in/shared/adapters/expressions/worker.ts' --bundle --platform=node " +
+        "--format=cjs --target=node24 --minify --log-level=warning '--outfile=/out/expression-worker.cjs'",
+    ]);
+    expect(bundleFilesEnvironment('StepExecutor', { projectRoot })).toEqual({
+      CAIRN_EXPRESSION_WORKER: '/var/task/expression-worker.cjs',
+    });
+  });
+
   it('copies nothing for the other functions without a catalog file', () => {
-    for (const key of FUNCTION_KEYS.filter((k) => k !== 'Api')) {
+    for (const key of FUNCTION_KEYS.filter((k) => k !== 'Api' && k !== 'StepExecutor')) {
       expect(commandHooksOf(key, { projectRoot }).afterBundling('/in', '/out')).toEqual([]);
     }
   });
@@ -105,10 +117,11 @@ describe('the afterBundling commands, run as local bundling runs them', () => {
     mkdirSync(outputDir);
     catalogFile = join(work, 'custom catalog.json');
     writeFileSync(catalogFile, readFileSync(demoCatalog));
-    for (const command of afterBundlingCommands('Api', { projectRoot, catalogFile }, projectRoot, outputDir)) {
-      execFileSync('bash', ['-c', command], { cwd: projectRoot, stdio: 'pipe' });
-    }
-  });
+    for (const key of ['Api', 'StepExecutor'] as const)
+      for (const command of afterBundlingCommands(key, { projectRoot, catalogFile }, projectRoot, outputDir)) {
+        execFileSync('bash', ['-c', command], { cwd: projectRoot, stdio: 'pipe' });
+      }
+  }, 60_000);
 
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -124,6 +137,23 @@ describe('the afterBundling commands, run as local bundling runs them', () => {
     expect(bundled.resolve('elkjs/package.json')).toBe(join(outputDir, 'node_modules', 'elkjs', 'package.json'));
     for (const file of ['elk-api.js', 'elk-worker.min.js']) {
       expect(existsSync(join(outputDir, 'node_modules', 'elkjs', 'lib', file))).toBe(true);
+    }
+  });
+
+  it('leaves a working expression worker where CAIRN_EXPRESSION_WORKER points', async () => {
+    const evaluator = createWorkerEvaluator({
+      limits: defaultExpressionLimits(),
+      workers: 1,
+      workerFile: join(outputDir, 'expression-worker.cjs'),
+    });
+    try {
+      const outcomes = await evaluator.evaluate({
+        sources: ['{% $outputs.a.n + 1 %}'],
+        bindings: { objective: '', outputs: { a: { n: 1 } } },
+      });
+      expect(outcomes).toEqual([{ ok: true, value: 2 }]);
+    } finally {
+      await evaluator.close();
     }
   });
 

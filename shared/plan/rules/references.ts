@@ -1,7 +1,8 @@
 /**
  * E_EXPRESSION: every `{% … %}` in a step's input, its `when` and its success assertion must parse, and may read
  * `$outputs` only of steps upstream of the step (its transitive effective dependencies, groups included), named
- * statically.
+ * statically. E_EXPRESSION_UNSAFE: it may not hold what only a bound of the expression sandbox would stop
+ * (a backtracking-prone regular expression, a recursive function; see ../expression-hazards.ts).
  */
 
 import { analyseExpression, collectExpressions, type FoundExpression, isExpression } from '../expressions.ts';
@@ -65,6 +66,7 @@ export function checkExpressions(
         continue;
       }
       for (const problem of analysis.problems) issues.push(issue('E_EXPRESSION', path, problem));
+      for (const hazard of analysis.hazards) issues.push(issue('E_EXPRESSION_UNSAFE', path, hazard));
       for (const ref of analysis.steps) {
         if (ref === id)
           issues.push(issue('E_EXPRESSION', path, `$outputs.${ref} is this step's own output (use $output)`));

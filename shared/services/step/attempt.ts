@@ -11,7 +11,7 @@ import { decideVerdict, type HumanDecision, type Verdict } from '../../engine/ve
 import type { PlanStep, StepError } from '../../plan/schema.ts';
 import type { CapabilityCall } from '../../ports/capabilities.ts';
 import type { AttemptRecord, StepRecord, TraceEntry } from '../../ports/store.ts';
-import { evaluateAssertion } from '../coordinator-inputs.ts';
+import { evaluateAssertion, evaluatorOf } from '../coordinator-inputs.ts';
 import { recordStepDuration } from '../coordinator-metrics.ts';
 import type { StepNext } from '../coordinator-types.ts';
 import { event, type Interpreter, isCurrent } from '../interpreter.ts';
@@ -118,6 +118,7 @@ export async function runAttempt(
       ? decideVerdict({
           contract: catalog.validateOutput(target, attempt.output),
           assertion: await evaluateAssertion(
+            evaluatorOf(ctx.deps),
             planStep,
             { objective: records.run.objective, outputs: context.outputs },
             attempt.output,

@@ -15,11 +15,18 @@ import { isTerminalStepStatus, letsStepsMove } from '../../engine/statuses.ts';
 import { decideAttemptOutcome, decideClaim, transitionCondition } from '../../engine/step-lifecycle.ts';
 import { traceEntry } from '../../engine/trace.ts';
 import { candidateOutput, decideVerdict, type HumanDecision } from '../../engine/verify.ts';
+import { isExpressionLimitError } from '../../errors.ts';
 import type { StepError } from '../../plan/schema.ts';
 import type { CapabilityRegistry } from '../../ports/capabilities.ts';
 import type { AttemptRecord, StepRecord } from '../../ports/store.ts';
 import { recordDecisionWait } from '../coordinator-approval.ts';
-import { claimEvaluates, evaluateAssertion, prepareClaim } from '../coordinator-inputs.ts';
+import {
+  CLAIM_ERROR_CODES,
+  claimEvaluates,
+  evaluateAssertion,
+  evaluatorOf,
+  prepareClaim,
+} from '../coordinator-inputs.ts';
 import type { CoordinatorDeps, RunStepRequest, StepNext, StepRef } from '../coordinator-types.ts';
 import { createInterpreter, event, type Interpreter, isCurrent, kindOf } from '../interpreter.ts';
 import { afterFailure, afterSuccess, failStep } from '../step-follow-ups.ts';
@@ -70,7 +77,10 @@ export function createStepRunner(deps: StepRunnerDeps): StepRunner {
         ]);
         const flight = inFlight(records, request.executionId);
         if (!flight) return done(previous.attempt);
-        const input = recorded && recorded.outcome !== 'running' ? recorded.input : await inputOf(ctx, records, flight);
+        if (recorded && recorded.outcome !== 'running')
+          return runAttempt(ctx, call, flight, previous.attempt, recorded.input, recorded);
+        const input = await inputOf(ctx, records, flight);
+        if (input instanceof InputLimit) return recordFailedAttempt(ctx, ref, previous.attempt, input.error);
         return runAttempt(ctx, call, flight, previous.attempt, input, recorded);
       }
       if (previous.action === 'await') {
@@ -194,20 +204,39 @@ async function resume(
       ? recorded
       : await ctx.deps.store.getAttempt(step.runId, step.stepId, { generation: step.generation, attempt: 1 });
   const input = first?.input !== undefined ? first.input : await inputOf(ctx, records, flight);
+  if (input instanceof InputLimit) return recordFailedAttempt(ctx, step, n, input.error);
   return runAttempt(ctx, call, flight, n, input, recorded);
 }
 
-/** The input an attempt runs with: what attempt 1 recorded, else evaluated again (nothing recorded it yet). */
+/** An input evaluated again (for a later attempt) that hit a bound of the sandbox: the attempt fails for good. */
+class InputLimit {
+  constructor(readonly error: StepError) {}
+}
+
+/**
+ * The input an attempt runs with: what attempt 1 recorded, else evaluated again (nothing recorded it, or it was too
+ * large to record). A bound hit on the way is the same E_EXPRESSION_LIMIT as at the claim, as a failed attempt.
+ */
 async function inputOf(ctx: Interpreter, records: StepRecords, flight: InFlight): Promise<unknown> {
   if (records.attempt?.attempt === 1 && records.attempt.input !== undefined) return records.attempt.input;
   const context = await stepContext(ctx, records, flight.step, claimEvaluates(flight.planStep));
-  return evaluateStepInput(flight.planStep.input, { objective: records.run.objective, outputs: context.outputs });
+  try {
+    return await evaluateStepInput(
+      flight.planStep.input,
+      { objective: records.run.objective, outputs: context.outputs },
+      evaluatorOf(ctx.deps),
+    );
+  } catch (error) {
+    if (!isExpressionLimitError(error)) throw error;
+    return new InputLimit({ code: CLAIM_ERROR_CODES.expressionLimit, message: error.message, retryable: false });
+  }
 }
 
 /** A human gate has no capability: its attempt 1 records the evaluated input the approver sees. */
 async function awaitGate(ctx: Interpreter, flight: InFlight, input: unknown, executionId: string): Promise<StepNext> {
   const { step, planStep } = flight;
-  const evaluated = input === undefined ? await inputOf(ctx, flight.records, flight).catch(() => null) : input;
+  const again = input === undefined ? await inputOf(ctx, flight.records, flight).catch(() => null) : input;
+  const evaluated = again instanceof InputLimit ? null : again;
   await ctx.deps.store.putAttempt({
     runId: step.runId,
     stepId: step.stepId,
@@ -252,6 +281,7 @@ async function judge(
       decision,
       contract: ctx.deps.catalog.validateOutput(target, candidate.output),
       assertion: await evaluateAssertion(
+        evaluatorOf(ctx.deps),
         planStep,
         { objective: records.run.objective, outputs: context.outputs },
         candidate.output,

@@ -4,6 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  DEFAULT_EXPRESSION_LIMITS,
+  DEFAULT_EXPRESSION_WORKERS,
   DEFAULT_IDEMPOTENCY_TTL_SECONDS,
   DEFAULT_LIMITS,
   DEFAULT_MAX_OUTPUT_BYTES,
@@ -57,6 +59,7 @@ describe('settingsFromEnv', () => {
       apiToken: undefined,
       webhooks: { secretPrefix: undefined, secrets: new Map(), replayWindowSeconds: DEFAULT_REPLAY_WINDOW_SECONDS },
       console: { oidc: undefined, apiBase: undefined, dir: undefined },
+      expressions: { limits: DEFAULT_EXPRESSION_LIMITS, workers: DEFAULT_EXPRESSION_WORKERS, workerFile: undefined },
     });
     expect(defaultSettings()).toEqual(settingsFromEnv({}));
   });
@@ -66,6 +69,7 @@ describe('settingsFromEnv', () => {
     expect(DEFAULT_RUN_DEADLINE_SECONDS).toBe(86_400);
     expect(DEFAULT_LIMITS).toEqual({ maxSteps: 64, maxDepth: 16 });
     expect([DEFAULT_MAX_REPLANS, DEFAULT_RETRY_BASE_SECONDS, DEFAULT_RETRY_CAP_SECONDS]).toEqual([3, 1, 60]);
+    expect(DEFAULT_EXPRESSION_LIMITS.timeoutMs).toBe(1000);
   });
 
   it('counts a blank variable as absent, as CDK and shells leave it', () => {
@@ -102,6 +106,10 @@ describe('settingsFromEnv', () => {
       CAIRN_CONSOLE_OIDC_TOKEN: 'id',
       CAIRN_CONSOLE_API_BASE: 'https://api.example.com//',
       CAIRN_CONSOLE_DIR: '/var/task/console',
+      CAIRN_EXPRESSION_TIMEOUT_MS: '250',
+      CAIRN_EXPRESSION_MEMORY_MB: '64',
+      CAIRN_EXPRESSION_WORKERS: '3',
+      CAIRN_EXPRESSION_WORKER: '/var/task/expression-worker.mjs',
       PATH: '/usr/bin',
     });
     expect(settings).toEqual({
@@ -134,6 +142,11 @@ describe('settingsFromEnv', () => {
         },
         apiBase: 'https://api.example.com',
         dir: '/var/task/console',
+      },
+      expressions: {
+        limits: { ...DEFAULT_EXPRESSION_LIMITS, timeoutMs: 250, memoryMb: 64 },
+        workers: 3,
+        workerFile: '/var/task/expression-worker.mjs',
       },
     });
   });

@@ -23,6 +23,13 @@ describe('decideVerdict', () => {
       });
   });
 
+  it('fails with E_EXPRESSION_LIMIT, permanently, when the success assertion hit a bound of the sandbox', () => {
+    expect(decideVerdict({ contract: ok, assertion: { ok: false, message: 'timeout', limit: true } })).toMatchObject({
+      verdict: 'fail',
+      error: { code: 'E_EXPRESSION_LIMIT', retryable: false },
+    });
+  });
+
   it('fails when the success assertion cannot be evaluated', () => {
     expect(decideVerdict({ contract: ok, assertion: { ok: false, message: 'boom' } })).toMatchObject({
       verdict: 'fail',

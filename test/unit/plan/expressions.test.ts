@@ -96,6 +96,7 @@ describe('analyseExpression', () => {
       ok: true,
       steps: ['a', 'b'],
       problems: [],
+      hazards: [],
     });
     const bad = analyseExpression('{% $outputs.a.hits[ %}');
     expect(bad).toEqual({ ok: false, message: (parseExpression('$outputs.a.hits[') as { message: string }).message });
