@@ -113,13 +113,13 @@ describe('loadStateMachines', () => {
   });
 
   it.each([
-    ['a new file under infra/, imported or not', () => write('infra/notes.md', 'a note\n')],
-    ['the package lock', () => write('package-lock.json', '{ "lockfileVersion": 3 }\n')],
+    ['a file is added under infra/, imported or not', () => write('infra/notes.md', 'a note\n')],
+    ['the package lock changes', () => write('package-lock.json', '{ "lockfileVersion": 3 }\n')],
     [
-      'the installed aws-cdk-lib',
+      'the installed aws-cdk-lib changes',
       () => write('node_modules/aws-cdk-lib/package.json', '{ "name": "aws-cdk-lib", "version": "2.277.0" }\n'),
     ],
-  ])('misses when %s changes', async (_what, change) => {
+  ])('misses when %s', async (_what, change) => {
     await load();
     change();
 
