@@ -7,8 +7,8 @@
  *   computed specifier, a missing file) is an error, and the caller does not cache;
  * - the installed `package.json` of every package those files import (aws-cdk-lib, constructs, ...), and the
  *   project's package.json, package-lock.json and tsconfig.json;
- * - the Node.js version, the `CDK_*`/`JSII_*` environment (what the CDK reads from the environment) and the
- *   synthesis config, with the contents of a catalog file it names.
+ * - the Node.js version, the `CDK_*`/`JSII_*` environment (what the CDK reads from the environment, with the
+ *   contents of a file a variable names) and the synthesis config, with the contents of a catalog file it names.
  * The test synth-cache.test.ts checks that every project file a real synthesis loads or reads is among these files.
  */
 import { createHash } from 'node:crypto';
@@ -82,7 +82,10 @@ export async function synthSources(config: unknown, options: SynthSourcesOptions
   for (const name of Object.keys(env)
     .filter((key) => ENVIRONMENT.test(key))
     .sort()) {
-    part(`env:${name}`, env[name] ?? '');
+    const value = env[name] ?? '';
+    part(`env:${name}`, value);
+    // The CDK hands large context over in a file named by a variable: what counts is the file's contents.
+    if (value !== '' && isFile(resolve(root, value))) part(`env-file:${name}`, readFileSync(resolve(root, value)));
   }
   for (const file of sorted) part(`file:${toPosix(relative(root, file))}`, readFileSync(file));
   const versions: Record<string, string> = {};

@@ -136,6 +136,15 @@ describe('loadStateMachines', () => {
     expect((await load({ maxSteps: 64 })).outcome.kind).toBe('cached');
   });
 
+  it('misses when a file a CDK variable names changes', async () => {
+    write('context.json', '{ "a": 1 }\n');
+    const env = { CDK_CONTEXT_FILE: join(root, 'context.json') };
+    await load({}, { env });
+    write('context.json', '{ "a": 2 }\n');
+
+    expect((await load({}, { env })).outcome).toMatchObject({ kind: 'synthesized', reason: 'changed' });
+  });
+
   it.each([
     ['cut short', (text: string) => text.slice(0, text.length / 2)],
     ['not JSON', () => '\u0000\u0000garbage'],
