@@ -7,7 +7,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { FUNCTION_KEYS } from '../constructs/state-names.ts';
 import type { CairnConfig } from '../stack.ts';
@@ -207,9 +207,15 @@ export function synthesisProgress(reason: SynthMissReason): string {
   return `cairn: synthesizing the state machines (${why[reason]})…`;
 }
 
-/** The cache directory from the environment: CAIRN_SYNTH_CACHE_DIR (`off` for none), else the default. */
-export function synthCacheDirFromEnv(env: Readonly<Record<string, string | undefined>>): string | false {
+/**
+ * The cache directory of `npm start`: CAIRN_SYNTH_CACHE_DIR (`off` for none), else `cache` in the data directory
+ * (`.cairn` by default, and for an in-memory stack too: the cache is not data).
+ */
+export function synthCacheDirFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  dataDir: string = dirname(DEFAULT_SYNTH_CACHE_DIR),
+): string | false {
   const value = env.CAIRN_SYNTH_CACHE_DIR;
-  if (value === undefined || value === '') return DEFAULT_SYNTH_CACHE_DIR;
+  if (value === undefined || value === '') return join(dataDir, 'cache');
   return value === 'off' ? false : value;
 }

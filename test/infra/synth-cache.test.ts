@@ -7,7 +7,12 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type LoadMachinesOptions, loadStateMachines } from '../../infra/local/synth-cache.ts';
+import {
+  type LoadMachinesOptions,
+  loadStateMachines,
+  synthCacheDirFromEnv,
+  synthesisProgress,
+} from '../../infra/local/synth-cache.ts';
 import { synthSources } from '../../infra/local/synth-sources.ts';
 import { type AslDefinition, machinesOf } from '../../infra/local/template.ts';
 
@@ -203,5 +208,18 @@ describe('loadStateMachines', () => {
 
     expect(entryFiles()).toHaveLength(8);
     expect((await load({ maxSteps: 10 })).outcome.kind).toBe('cached');
+  });
+});
+
+describe('npm start and the synthesis cache', () => {
+  it('puts the cache in the data directory unless CAIRN_SYNTH_CACHE_DIR moves it or turns it off', () => {
+    expect(synthCacheDirFromEnv({})).toBe(join('.cairn', 'cache'));
+    expect(synthCacheDirFromEnv({}, 'elsewhere')).toBe(join('elsewhere', 'cache'));
+    expect(synthCacheDirFromEnv({ CAIRN_SYNTH_CACHE_DIR: '/tmp/c' }, 'elsewhere')).toBe('/tmp/c');
+    expect(synthCacheDirFromEnv({ CAIRN_SYNTH_CACHE_DIR: 'off' })).toBe(false);
+  });
+
+  it('says that a first boot synthesizes and that later ones will not', () => {
+    expect(synthesisProgress('first')).toBe('cairn: synthesizing the state machines (first boot, cached afterwards)…');
   });
 });
