@@ -35,7 +35,7 @@ import type { Store } from '../../shared/ports/store.ts';
 import { subscribeBusRules } from './bus-rules.ts';
 import { startInProcessDynamo } from './dynalite-in-process.ts';
 import { createLocalExecutions, type LocalExecutions, type LocalHandler } from './local-executions.ts';
-import { synthesizeStateMachines } from './synth.ts';
+import { loadStateMachines, type SynthMissReason, type SynthOutcome } from './synth-cache.ts';
 
 export const LOCAL_TABLE_NAME = 'cairn-local';
 
@@ -84,6 +84,13 @@ export interface LocalStackOptions {
     readonly capabilities: readonly Capability[];
     readonly bindings: Readonly<Record<string, CapabilityBinding>>;
   };
+  /**
+   * Where the synthesized state machines are cached by the hash of their sources (synth-cache.ts); `false`:
+   * synthesize on every boot. Default `.cairn/cache` in the working directory.
+   */
+  readonly synthCacheDir?: string | false;
+  /** Told before the state machines are synthesized (a cache miss: seconds), with why. */
+  readonly onSynthesize?: (reason: SynthMissReason) => void;
 }
 
 /** What a workload cost, in the units AWS bills: counted while `instrument` is on. */
@@ -120,6 +127,8 @@ export interface LocalStack {
   readonly store: Store;
   readonly catalog: Catalog;
   readonly executions: LocalExecutions;
+  /** Whether the state machines came from the synthesis cache or were synthesized, and why. */
+  readonly synthesis: SynthOutcome;
   /** Counts since boot (all zero unless started with `instrument`). */
   stats(): LocalStackStats;
   /** Starts a run through the API, as a client would; returns its id. */
@@ -223,7 +232,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       process.stderr.write(`cairn: a bus subscriber failed on ${event['detail-type']}: ${String(error)}\n`),
   });
   const { maxReplans, runDeadlineSeconds } = settings.run;
-  const machines = synthesizeStateMachines({ ...settings.limits, maxReplans, runDeadlineSeconds });
+  const { machines, outcome: synthesis } = await loadStateMachines(
+    { ...settings.limits, maxReplans, runDeadlineSeconds },
+    {
+      ...(options.synthCacheDir === undefined ? {} : { cacheDir: options.synthCacheDir }),
+      ...(options.onSynthesize === undefined ? {} : { onSynthesize: options.onSynthesize }),
+    },
+  );
 
   // Handlers and executions refer to each other (the coordinator starts executions that call handlers): the
   // executions get late-bound entries that reach the real handlers once they exist.
@@ -334,6 +349,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     store,
     catalog,
     executions,
+    synthesis,
     request,
     stats: () => ({
       stateTransitions: counts.stateTransitions,

@@ -10,7 +10,7 @@ import { ConflictError } from '../../shared/errors.ts';
 import type { Executions, MachineName, StartResult } from '../../shared/ports/executions.ts';
 import { STEP_STATES } from '../constructs/state-names.ts';
 import { type LocalTask, prepareDefinition, TIMEOUT_FIELD, TOKEN_PLACEHOLDER, withToken } from './local-asl.ts';
-import { type AslDefinition, PLACEHOLDER_ACCOUNT, PLACEHOLDER_REGION } from './synth.ts';
+import { type AslDefinition, PLACEHOLDER_ACCOUNT, PLACEHOLDER_REGION } from './template.ts';
 
 export type LocalHandler = (payload: unknown) => Promise<unknown>;
 export type LocalExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED';

@@ -13,6 +13,7 @@ import {
 import { isSettingsError, type Settings, settingsFromEnv } from '../../shared/config/settings.ts';
 import { startLocalStack } from './boot.ts';
 import { createProgressPrinter } from './progress.ts';
+import { synthCacheDirFromEnv, synthesisProgress } from './synth-cache.ts';
 
 const DEMO_OBJECTIVE = 'Compile a competitor research report on Acme and Globex';
 /** The demo takes the primary search provider down, so its run shows a replan onto the catalog alternative. */
@@ -34,7 +35,8 @@ const HELP = `usage: npm start -- [options]
 
 The other settings are read from the environment by the Lambdas' names (CAIRN_TRACE_RETENTION,
 CAIRN_RETRY_BASE_SECONDS, CAIRN_WEBHOOK_SECRETS, ...). The API token is CAIRN_API_TOKEN, or a random one printed
-at start.
+at start. The synthesized state machines are cached in .cairn/cache (CAIRN_SYNTH_CACHE_DIR: another directory,
+or off).
 `;
 
 /** The flags that set a setting, by the variable they stand for (a flag wins over the environment). */
@@ -112,6 +114,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       settings: settingsOf(values),
       conformance: values.conformance === true,
       ...(values['no-demo'] ? {} : { demoOutage: new Set([DEMO_OUTAGE]) }),
+      synthCacheDir: synthCacheDirFromEnv(process.env),
+      onSynthesize: (reason) => process.stdout.write(`${synthesisProgress(reason)}\n`),
     };
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n`);
@@ -121,6 +125,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const out = (line: string) => process.stdout.write(`${line}\n`);
   out('cairn: starting the embedded stack (dynalite, local Step Functions, in-process bus)…');
   const stack = await startLocalStack(options);
+  if (stack.synthesis.kind === 'synthesized' && stack.synthesis.detail) out(`cairn: ${stack.synthesis.detail}`);
   out(`cairn: API   ${stack.url}`);
   out(`cairn: token ${stack.token}${options.settings?.apiToken ? ' (from CAIRN_API_TOKEN)' : ''}`);
   out(`cairn: console ${stack.url}/console/#token=${encodeURIComponent(stack.token)}`);
