@@ -119,6 +119,17 @@ export async function startInProcessDynamo(options: InProcessDynamoOptions): Pro
   });
   const listener = server.listeners('request')[0] as RequestListener | undefined;
   if (!listener) throw new Error('dynalite exposes no request listener');
+  if (options.path !== undefined) {
+    // dynalite closes its LevelDB (and frees the directory's LOCK) only after its HTTP server closed, and a server
+    // that never listened fails to close: on disk it listens on a loopback port nobody is told about.
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  }
   // The transport and signer implement the SDK's interfaces structurally (see SdkRequest / SdkResponse).
   const config = {
     endpoint: 'http://dynalite.in-process',
@@ -156,9 +167,10 @@ export async function startInProcessDynamo(options: InProcessDynamoOptions): Pro
     );
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> => {
-    // dynalite closes its LevelDB store when its (never listening) server closes.
+    // dynalite closes its store once its server has closed (and waits for the operations in flight).
     stopped ??= new Promise<void>((resolve) => {
       client.destroy();
+      server.closeAllConnections();
       server.close(() => resolve());
     });
     return stopped;

@@ -408,18 +408,12 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
       const resumed: ResumedExecution[] = [];
       for (const open of journal?.recovered ?? []) {
         if (byKey.has(`${open.machine}:${open.name}`) || !(open.machine in machines)) continue;
-        const entry = launch(open.machine, open.name, open.input, open);
-        const { machine, name } = open;
+        launch(open.machine, open.name, open.input, open);
+        const { machine, name, parked } = open;
         const state = open.last?.state;
         const now = Date.now();
-        if (entry.resumeToken)
-          resumed.push({
-            machine,
-            name,
-            state,
-            kind: 'token',
-            remainingMs: Math.max(0, entry.resumeToken.until - now),
-          });
+        if (parked && parked.seq === open.last?.seq)
+          resumed.push({ machine, name, state, kind: 'token', remainingMs: Math.max(0, parked.until - now) });
         else if (open.last?.waitUntil !== undefined)
           resumed.push({ machine, name, state, kind: 'wait', remainingMs: Math.max(0, open.last.waitUntil - now) });
         else resumed.push({ machine, name, ...(state === undefined ? {} : { state }), kind: 'run' });
