@@ -14,6 +14,11 @@ export interface LedgerFile extends LedgerJournal {
 
 export function openLedgerFile(path: string): LedgerFile {
   let fd = openSync(path, 'a');
+  // A torn last line must not swallow the next entry: start the next one on a line of its own.
+  if (existsSync(path)) {
+    const text = readFileSync(path, 'utf8');
+    if (text.length > 0 && !text.endsWith('\n')) writeSync(fd, '\n');
+  }
   return {
     load() {
       if (!existsSync(path)) return [];
