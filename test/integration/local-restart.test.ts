@@ -157,7 +157,11 @@ describe('npm start on a data directory', () => {
     const again = launch(dir);
     children.push(again.process);
     const two = await again.ready;
-    expect(two.output()).toMatch(/resumed 1 run execution\(s\) and 2 step execution\(s\)/);
+    // The lines after the API's come in later chunks of the pipe.
+    const said = await until('the resumed line', async () =>
+      /resumed .*\n/.test(two.output()) ? two.output() : undefined,
+    );
+    expect(said).toMatch(/resumed 1 run execution\(s\) and 2 step execution\(s\)/);
     const run = await until('the run to finish', async () => {
       const { json } = await api(two, 'GET', `/runs/${runId}`);
       return ['complete', 'failed', 'cancelled'].includes(json.status ?? '') ? json : undefined;
