@@ -1,8 +1,8 @@
 /**
  * Scale on `npm start`: one N-step zero-work plan (2,000 by default, limits raised by CAIRN_MAX_STEPS), run through
- * the HTTP API of a real `npm start -- --no-demo --conformance` child process, as a user would. Prints the time from
- * POST /runs to the run's terminal state, the run's status, how its steps page through GET /runs/{id}, and the
- * child's peak resident memory (VmHWM from /proc, Linux only).
+ * the HTTP API of a real `npm start -- --no-demo --conformance --in-memory` child process, as a user would. Prints
+ * the time from POST /runs to the run's terminal state, the run's status, how its steps page through GET /runs/{id},
+ * and the child's peak resident memory (VmHWM from /proc, Linux only). In memory: a bench keeps nothing on disk.
  *
  *   npm run bench:scale [-- --steps 2000 --width 50]
  */
@@ -66,10 +66,14 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
   }
 }
 
-const child = spawn(process.execPath, ['bin/start.js', '--no-demo', '--conformance', '--port', String(PORT)], {
-  env: { ...process.env, CAIRN_API_TOKEN: TOKEN, CAIRN_MAX_STEPS: String(STEPS), CAIRN_MAX_DEPTH: '64' },
-  stdio: ['ignore', 'ignore', 'inherit'],
-});
+const child = spawn(
+  process.execPath,
+  ['bin/start.js', '--no-demo', '--conformance', '--in-memory', '--port', String(PORT)],
+  {
+    env: { ...process.env, CAIRN_API_TOKEN: TOKEN, CAIRN_MAX_STEPS: String(STEPS), CAIRN_MAX_DEPTH: '64' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  },
+);
 let peak = 0;
 const sampler = setInterval(() => {
   peak = Math.max(peak, peakRssMb(child) || 0);

@@ -8,6 +8,7 @@ import './polyfills.ts';
 import './xray-manual-mode.ts';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { createHandler as createCoordinatorHandler } from '../../functions/coordinator.ts';
 import { createHandler as createInvalidatorHandler } from '../../functions/invalidator.ts';
@@ -21,7 +22,7 @@ import { createLocalEventBus, type LocalEventBus } from '../../shared/adapters/l
 import { createLocalOutboxStream, type LocalOutboxStream } from '../../shared/adapters/local/outbox-stream.ts';
 import { createMemoryReplayGuard, secretsFrom } from '../../shared/adapters/local/webhooks.ts';
 import { createApp } from '../../shared/api/app.ts';
-import { conformanceCatalog, ledgerEntries } from '../../shared/capabilities/conformance.ts';
+import { conformanceCatalog, ledger, ledgerEntries } from '../../shared/capabilities/conformance.ts';
 import demoCatalog from '../../shared/catalog/demo.json' with { type: 'json' };
 import { createRoot } from '../../shared/composition/root.ts';
 import { DEFAULT_BUILTIN_PACKS, DEFAULT_LOCAL_HOST } from '../../shared/config/defaults.ts';
@@ -33,13 +34,22 @@ import type { CapabilityBinding } from '../../shared/ports/capabilities.ts';
 import type { MetricsSink } from '../../shared/ports/metrics.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import { subscribeBusRules } from './bus-rules.ts';
+import { type DataDir, openDataDir } from './data-dir.ts';
 import { startInProcessDynamo } from './dynalite-in-process.ts';
+import { type ExecutionJournal, openExecutionJournal } from './execution-journal.ts';
+import { LEDGER_FILE, type LedgerFile, openLedgerFile } from './ledger-file.ts';
 import { createLocalExecutions, type LocalExecutions, type LocalHandler } from './local-executions.ts';
+import { type ResumeReport, resumeOpenWork } from './resume.ts';
 import { loadStateMachines, type SynthMissReason, type SynthOutcome } from './synth-cache.ts';
 
 export const LOCAL_TABLE_NAME = 'cairn-local';
 
 export interface LocalStackOptions {
+  /**
+   * Keep the store, the open executions and the conformance ledger in this directory (locked to this process) and
+   * carry on the unfinished work found there; absent: everything in memory (tests, benches).
+   */
+  readonly dataDir?: string;
   /** 0 picks a free port. */
   readonly port?: number;
   readonly host?: string;
@@ -129,6 +139,10 @@ export interface LocalStack {
   readonly executions: LocalExecutions;
   /** Whether the state machines came from the synthesis cache or were synthesized, and why. */
   readonly synthesis: SynthOutcome;
+  /** The data directory (absent: in memory). */
+  readonly dataDir?: string;
+  /** What boot carried on from the data directory (empty in memory). */
+  readonly resumed: ResumeReport;
   /** Counts since boot (all zero unless started with `instrument`). */
   stats(): LocalStackStats;
   /** Starts a run through the API, as a client would; returns its id. */
@@ -203,8 +217,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     dynamoReadItems: 0,
     lambda: {} as Record<string, number>,
   };
+  // The lock first: a second process on the directory stops here, before it opens anything the first one uses.
+  const data: DataDir | undefined = options.dataDir === undefined ? undefined : openDataDir(options.dataDir);
+  let journal: ExecutionJournal | undefined;
+  let ledgerFile: LedgerFile | undefined;
   const dynamo = await startInProcessDynamo({
     tableName: LOCAL_TABLE_NAME,
+    ...(data ? { path: join(data.dir, 'store') } : {}),
     ...(options.instrument
       ? {
           onCommand: (command: string, input: unknown, output: unknown) => {
@@ -217,6 +236,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           },
         }
       : {}),
+  }).catch((error: unknown) => {
+    data?.release();
+    throw error;
   });
   // The table's change stream, as DynamoDB Streams would deliver it: every announcing write goes to the relay.
   let outbox: LocalOutboxStream | undefined;
@@ -251,7 +273,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       if (!handler) throw new Error(`no local handler for ${key}`);
       return handler(payload);
     };
+  if (data) journal = openExecutionJournal(join(data.dir, 'executions.jsonl'));
+  if (data && options.conformance) {
+    ledgerFile = openLedgerFile(join(data.dir, LEDGER_FILE));
+    ledger.keepIn(ledgerFile);
+  }
   const executions = createLocalExecutions({
+    ...(journal ? { journal } : {}),
     definitions: { run: machines.run, step: machines.step },
     functionOf: machines.functionOf,
     handlers: Object.fromEntries(
@@ -330,6 +358,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     server.once('error', reject);
   });
   const { port } = server.address() as AddressInfo;
+  const resumed = data ? await resumeOpenWork(executions, store) : { executions: [], started: [] };
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
   const request = async (method: string, path: string, body?: unknown) => {
@@ -350,6 +379,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     catalog,
     executions,
     synthesis,
+    ...(data ? { dataDir: data.dir } : {}),
+    resumed,
     request,
     stats: () => ({
       stateTransitions: counts.stateTransitions,
@@ -387,6 +418,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       await root.close();
       await dynamo.stop();
       await root.expressions.close();
+      journal?.close();
+      if (ledgerFile) {
+        ledger.keepIn(undefined);
+        ledgerFile.close();
+      }
+      data?.release();
     },
   };
 }

@@ -14,7 +14,12 @@ import { createRequire } from 'node:module';
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { createLocalTable } from '../../shared/adapters/local/dynalite-server.ts';
 
-type DynaliteFactory = (options: { createTableMs: number; deleteTableMs: number; updateTableMs: number }) => Server;
+type DynaliteFactory = (options: {
+  createTableMs: number;
+  deleteTableMs: number;
+  updateTableMs: number;
+  path?: string;
+}) => Server;
 type RequestListener = (request: unknown, response: unknown) => void;
 
 // dynalite is CommonJS and ships no types: load it with require and type the one function cairn uses.
@@ -98,15 +103,33 @@ export interface InProcessDynamo {
 
 export interface InProcessDynamoOptions {
   readonly tableName: string;
+  /** LevelDB directory (the store survives the process); in memory when absent. */
+  readonly path?: string;
   /** Called for every command the client sent, with its input and (unless it failed) its output: instrumentation. */
   readonly onCommand?: (commandName: string, input: unknown, output: unknown) => void;
 }
 
-/** An in-memory dynalite with cairn's table (`tableName`, see table-layout.ts) and an SDK client wired to it. */
+/** A dynalite (in memory, or on LevelDB at `path`) with cairn's table (`tableName`, see table-layout.ts) and an SDK client wired to it. */
 export async function startInProcessDynamo(options: InProcessDynamoOptions): Promise<InProcessDynamo> {
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  const server = dynalite({
+    createTableMs: 0,
+    deleteTableMs: 0,
+    updateTableMs: 0,
+    ...(options.path === undefined ? {} : { path: options.path }),
+  });
   const listener = server.listeners('request')[0] as RequestListener | undefined;
   if (!listener) throw new Error('dynalite exposes no request listener');
+  if (options.path !== undefined) {
+    // dynalite closes its LevelDB (and frees the directory's LOCK) only after its HTTP server closed, and a server
+    // that never listened fails to close: on disk it listens on a loopback port nobody is told about.
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  }
   // The transport and signer implement the SDK's interfaces structurally (see SdkRequest / SdkResponse).
   const config = {
     endpoint: 'http://dynalite.in-process',
@@ -144,9 +167,10 @@ export async function startInProcessDynamo(options: InProcessDynamoOptions): Pro
     );
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> => {
-    // dynalite closes its LevelDB store when its (never listening) server closes.
+    // dynalite closes its store once its server has closed (and waits for the operations in flight).
     stopped ??= new Promise<void>((resolve) => {
       client.destroy();
+      server.closeAllConnections();
       server.close(() => resolve());
     });
     return stopped;

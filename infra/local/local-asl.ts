@@ -96,3 +96,40 @@ export function withToken(value: unknown, token: string): unknown {
   }
   return value;
 }
+
+/** The same definition entered at `state`: a resumed execution carries on there (the states are unchanged). */
+export function startingAt(definition: AslDefinition, state: string): AslDefinition {
+  if (!(state in definition.States)) throw new Error(`the definition has no state ${state}`);
+  return { ...definition, StartAt: state };
+}
+
+/** Reads a `$.a.b` path (the only kind a synthesized SecondsPath uses); undefined for anything else. */
+function simplePath(path: string, input: unknown): unknown {
+  if (!/^\$(\.[A-Za-z0-9_]+)+$/.test(path)) return undefined;
+  let value = input;
+  for (const part of path.slice(2).split('.')) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
+
+/**
+ * When a relative Wait state entered at `enteredAt` (epoch ms) with this raw input ends: what a restart needs to wait
+ * only the rest of it. Undefined for other states, and for absolute waits (Timestamp), which end on their own date.
+ */
+export function waitEndsAt(
+  state: AslState,
+  input: unknown,
+  enteredAt: number,
+  overrideMs: number | undefined,
+): number | undefined {
+  if (state.Type !== 'Wait') return undefined;
+  if (overrideMs !== undefined) return enteredAt + overrideMs;
+  if (typeof state.Seconds === 'number') return enteredAt + state.Seconds * 1000;
+  if (typeof state.SecondsPath === 'string' && state.InputPath === undefined) {
+    const seconds = simplePath(state.SecondsPath, input);
+    if (typeof seconds === 'number' && seconds >= 0) return enteredAt + seconds * 1000;
+  }
+  return undefined;
+}

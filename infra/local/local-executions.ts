@@ -9,7 +9,16 @@ import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctio
 import { ConflictError } from '../../shared/errors.ts';
 import type { Executions, MachineName, StartResult } from '../../shared/ports/executions.ts';
 import { STEP_STATES } from '../constructs/state-names.ts';
-import { type LocalTask, prepareDefinition, TIMEOUT_FIELD, TOKEN_PLACEHOLDER, withToken } from './local-asl.ts';
+import { type ExecutionJournal, executionKey, type OpenExecution } from './execution-journal.ts';
+import {
+  type LocalTask,
+  prepareDefinition,
+  startingAt,
+  TIMEOUT_FIELD,
+  TOKEN_PLACEHOLDER,
+  waitEndsAt,
+  withToken,
+} from './local-asl.ts';
 import { type AslDefinition, PLACEHOLDER_ACCOUNT, PLACEHOLDER_REGION } from './template.ts';
 
 export type LocalHandler = (payload: unknown) => Promise<unknown>;
@@ -40,6 +49,23 @@ export interface LocalExecutionsOptions {
   readonly onStateEntered?: (machine: MachineName, stateName: string) => void;
   /** Called when an execution fails (default: a line on stderr). */
   readonly onError?: (error: Error, execution: LocalExecutionInfo) => void;
+  /**
+   * Keeps the open executions durably (the data directory): each start, state entered, token handed out and end.
+   * `resume()` carries on the executions it recovered.
+   */
+  readonly journal?: ExecutionJournal;
+}
+
+/** An execution carried on after a restart, and where. */
+export interface ResumedExecution {
+  readonly machine: MachineName;
+  readonly name: string;
+  /** The state it carries on from (absent: from its start). */
+  readonly state?: string;
+  /** What it does there: waits the rest of a Wait, waits again on its task token, or runs the state again. */
+  readonly kind: 'wait' | 'token' | 'run';
+  /** Milliseconds left of the wait or of the token's timeout. */
+  readonly remainingMs?: number;
 }
 
 export interface LocalExecutions extends Executions {
@@ -48,6 +74,8 @@ export interface LocalExecutions extends Executions {
   list(): LocalExecutionInfo[];
   /** Aborts every running execution and retires every token; later starts are refused. */
   close(): void;
+  /** Carries on every execution the journal recovered from the state it was in (nothing without a journal). */
+  resume(): ResumedExecution[];
 }
 
 interface Entry {
@@ -55,6 +83,13 @@ interface Entry {
   abort: () => void;
   /** Callback Tasks whose handler returned and whose token is still open: the execution waits for the world. */
   parked: number;
+  /** The journal's count of states entered, and the state entered last (journaled executions only). */
+  seq: number;
+  current?: string;
+  /** Resolved when the journal has seen the next state entered. */
+  entered?: () => void;
+  /** A token handed out before a restart: the first entry of its state waits on it again instead of a new one. */
+  resumeToken?: { readonly state: string; readonly token: string; readonly until: number };
 }
 
 interface Waiter {
@@ -93,13 +128,11 @@ function lambdaError(error: unknown): AslError {
   return new AslError(errorType, JSON.stringify({ errorType, errorMessage }));
 }
 
-async function countStates(
-  machine: MachineName,
-  logs: AsyncIterable<{ type: string; state?: { name?: string } }>,
-  onStateEntered: (machine: MachineName, stateName: string) => void,
-): Promise<void> {
+type StateEvent = { type: string; timestamp: number; state?: { name?: string; input?: unknown } };
+
+async function followStates(logs: AsyncIterable<StateEvent>, onEntered: (event: StateEvent) => void): Promise<void> {
   try {
-    for await (const event of logs) if (event.type === 'StateEntered') onStateEntered(machine, event.state?.name ?? '');
+    for await (const event of logs) if (event.type === 'StateEntered') onEntered(event);
   } catch {
     // The log ends with the execution's error; the execution itself reports it.
   }
@@ -133,7 +166,22 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
     const prepared = prepareDefinition(definition);
     const tasks = prepared.tasks.map((task) => bindHandler(machine, task));
     const stateMachine = new StateMachine(prepared.definition as unknown as StateMachineDefinition);
-    return { stateMachine, tasks };
+    // The same machine entered at another state: how a resumed execution carries on (built when first needed).
+    const variants = new Map<string, StateMachine>();
+    const at = (state: string | undefined): StateMachine => {
+      if (state === undefined || state === prepared.definition.StartAt) return stateMachine;
+      let variant = variants.get(state);
+      if (!variant) {
+        // Validated as a whole above; entered elsewhere, the states before `state` are unreachable, which the
+        // validator would refuse.
+        variant = new StateMachine(startingAt(prepared.definition, state) as unknown as StateMachineDefinition, {
+          validationOptions: { noValidate: true },
+        });
+        variants.set(state, variant);
+      }
+      return variant;
+    };
+    return { stateMachine, tasks, definition: prepared.definition, at };
   }
 
   function bindHandler(machine: MachineName, task: LocalTask): { task: LocalTask; handler: LocalHandler } {
@@ -145,9 +193,12 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
     return { task, handler };
   }
 
+  const { journal } = options;
   const finish = (entry: Entry, status: LocalExecutionStatus, extra: Partial<LocalExecutionInfo>): void => {
     if (entry.info.status !== 'RUNNING') return;
     entry.info = { ...entry.info, status, ...extra };
+    // Closing the stack aborts what runs; those executions carry on at the next boot.
+    if (!closed) journal?.append({ t: 'end', key: executionKey(entry.info.machine, entry.info.name) });
     for (const [token, waiter] of waiters) {
       if (waiter.entry !== entry) continue;
       waiters.delete(token);
@@ -196,7 +247,18 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
         if (typeof timeoutSeconds !== 'number' || !Number.isInteger(timeoutSeconds) || timeoutSeconds < 1) {
           throw new RuntimeFailure(`${task.stateName}: the timeout must be a positive integer, got ${timeoutSeconds}`);
         }
+        const resumed = entry.resumeToken?.state === task.stateName ? entry.resumeToken : undefined;
+        if (resumed) {
+          entry.resumeToken = undefined;
+          // Its handler ran before the restart and the world holds this token (an approval, the run's waiter): wait
+          // on it again for what is left of its timeout.
+          const remainingSeconds = Math.max(0, resumed.until - Date.now()) / 1000;
+          const answer = wait(entry, task.stateName, resumed.token, remainingSeconds);
+          park(entry, resumed.token);
+          return answer;
+        }
         const token = `${machine}-${randomUUID()}`;
+        const until = Date.now() + timeoutSeconds * 1000;
         // The waiter exists before the handler runs: a handler may answer its own token at once.
         const answer = wait(entry, task.stateName, token, timeoutSeconds);
         // It may also be settled (timeout, stop) while the handler still runs and never be awaited.
@@ -204,12 +266,7 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
         // Whichever ends the Task first wins: the answer (or the timeout), or the handler failing while it waits.
         const invoked = call(handler, withToken(parameters.Payload, token)).then(
           () => {
-            const waiter = waiters.get(token);
-            if (waiter) {
-              waiter.parked = true;
-              entry.parked += 1;
-              notify();
-            }
+            if (park(entry, token) && journal) void journalToken(entry, task.stateName, token, until);
             return answer;
           },
           (error: unknown) => {
@@ -223,6 +280,113 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
     return handlers;
   }
 
+  /** The execution now waits on `token` for the world (its handler returned): false when the token is closed. */
+  const park = (entry: Entry, token: string): boolean => {
+    const waiter = waiters.get(token);
+    if (!waiter) return false;
+    waiter.parked = true;
+    entry.parked += 1;
+    notify();
+    return true;
+  };
+
+  /** Records the token a callback state waits on, once the journal has recorded entering that state. */
+  const journalToken = async (entry: Entry, state: string, token: string, until: number): Promise<void> => {
+    while (entry.current !== state && entry.info.status === 'RUNNING')
+      await new Promise<void>((resolve) => {
+        entry.entered = resolve;
+      });
+    if (!waiters.has(token)) return;
+    const key = executionKey(entry.info.machine, entry.info.name);
+    journal?.append({ t: 'parked', key, state, seq: entry.seq, token, until });
+  };
+
+  /** Journals (and counts) each state an execution enters, with the raw input that enters it again. */
+  const onEntered = (entry: Entry, event: StateEvent): void => {
+    const state = event.state?.name ?? '';
+    options.onStateEntered?.(entry.info.machine, state);
+    if (!journal) return;
+    entry.seq += 1;
+    entry.current = state;
+    const definition = machines[entry.info.machine].definition.States[state];
+    const override = state === STEP_STATES.backoff ? options.backoffMs : undefined;
+    const waitUntil = definition ? waitEndsAt(definition, event.state?.input, event.timestamp, override) : undefined;
+    const key = executionKey(entry.info.machine, entry.info.name);
+    journal.append({
+      t: 'state',
+      key,
+      state,
+      seq: entry.seq,
+      input: event.state?.input ?? null,
+      ...(waitUntil === undefined ? {} : { waitUntil }),
+    });
+    const entered = entry.entered;
+    entry.entered = undefined;
+    entered?.();
+  };
+
+  /** Runs an execution: from its start, or (resumed) from the state the journal says it was in. */
+  const launch = (machine: MachineName, name: string, input: unknown, from?: OpenExecution): Entry => {
+    const key = `${machine}:${name}`;
+    const machineName = `cairn-local-${machine}`;
+    const executionId = `arn:aws:states:${PLACEHOLDER_REGION}:${PLACEHOLDER_ACCOUNT}:execution:${machineName}:${name}`;
+    const entry: Entry = {
+      info: { executionId, name, machine, status: 'RUNNING' },
+      abort: () => {},
+      parked: 0,
+      seq: from?.last ? from.last.seq - 1 : 0,
+    };
+    if (from?.parked && from.last && from.parked.seq === from.last.seq) entry.resumeToken = from.parked;
+    byKey.set(key, entry);
+    byId.set(executionId, entry);
+    if (!from) journal?.append({ t: 'start', machine, name, input });
+    const compiled = machines[machine];
+    const waits: Record<string, number> = {};
+    if (options.backoffMs !== undefined) waits[STEP_STATES.backoff] = options.backoffMs;
+    const resumedWait = from?.last?.waitUntil;
+    if (from?.last && resumedWait !== undefined) {
+      // The Wait it was in waits only what is left of it, once; a later entry of the same state waits in full.
+      const state = from.last.state;
+      const later = waits[state];
+      let first = true;
+      Object.defineProperty(waits, state, {
+        enumerable: true,
+        get: () => {
+          if (!first) return later;
+          first = false;
+          return Math.max(0, resumedWait - Date.now());
+        },
+      });
+    }
+    const execution = compiled.at(from?.last?.state).run(toJson(from?.last ? from.last.input : input) as never, {
+      overrides: {
+        taskResourceLocalHandlers: overridesFor(machine, entry) as never,
+        ...(Object.keys(waits).length === 0 ? {} : { waitTimeOverrides: waits }),
+      },
+      context: {
+        Execution: { Id: executionId, Name: name },
+        StateMachine: {
+          Id: `arn:aws:states:${PLACEHOLDER_REGION}:${PLACEHOLDER_ACCOUNT}:stateMachine:${machineName}`,
+          Name: machineName,
+        },
+        Task: { Token: TOKEN_PLACEHOLDER },
+      },
+      noThrowOnAbort: true,
+    });
+    entry.abort = execution.abort;
+    if (options.onStateEntered || journal)
+      void followStates(execution.eventLogs as AsyncIterable<StateEvent>, (event) => onEntered(entry, event));
+    void execution.result.then(
+      (output) => finish(entry, 'SUCCEEDED', { output }),
+      (error: unknown) => {
+        const cause = (error instanceof Error && error.cause instanceof Error ? error.cause : error) as Error;
+        finish(entry, 'FAILED', { error: { error: cause.name, cause: cause.message } });
+        onError(cause, entry.info);
+      },
+    );
+    return entry;
+  };
+
   const call = async (handler: LocalHandler, payload: unknown): Promise<unknown> => {
     try {
       return toJson(await handler(payload));
@@ -235,43 +399,26 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
     async start(machine, name, input): Promise<StartResult> {
       if (closed) throw new Error('the local executions are closed');
       if (!EXECUTION_NAME.test(name)) throw new AslError('InvalidName', `invalid execution name "${name}"`);
-      const key = `${machine}:${name}`;
-      const existing = byKey.get(key);
+      const existing = byKey.get(`${machine}:${name}`);
       if (existing) return { executionId: existing.info.executionId, started: false };
-      const machineName = `cairn-local-${machine}`;
-      const executionId = `arn:aws:states:${PLACEHOLDER_REGION}:${PLACEHOLDER_ACCOUNT}:execution:${machineName}:${name}`;
-      const entry: Entry = { info: { executionId, name, machine, status: 'RUNNING' }, abort: () => {}, parked: 0 };
-      byKey.set(key, entry);
-      byId.set(executionId, entry);
-      const { stateMachine } = machines[machine];
-      const execution = stateMachine.run(toJson(input) as Record<string, never>, {
-        overrides: {
-          taskResourceLocalHandlers: overridesFor(machine, entry) as never,
-          ...(options.backoffMs === undefined
-            ? {}
-            : { waitTimeOverrides: { [STEP_STATES.backoff]: options.backoffMs } }),
-        },
-        context: {
-          Execution: { Id: executionId, Name: name },
-          StateMachine: {
-            Id: `arn:aws:states:${PLACEHOLDER_REGION}:${PLACEHOLDER_ACCOUNT}:stateMachine:${machineName}`,
-            Name: machineName,
-          },
-          Task: { Token: TOKEN_PLACEHOLDER },
-        },
-        noThrowOnAbort: true,
-      });
-      entry.abort = execution.abort;
-      if (options.onStateEntered) void countStates(machine, execution.eventLogs, options.onStateEntered);
-      void execution.result.then(
-        (output) => finish(entry, 'SUCCEEDED', { output }),
-        (error: unknown) => {
-          const cause = (error instanceof Error && error.cause instanceof Error ? error.cause : error) as Error;
-          finish(entry, 'FAILED', { error: { error: cause.name, cause: cause.message } });
-          onError(cause, entry.info);
-        },
-      );
-      return { executionId, started: true };
+      return { executionId: launch(machine, name, input).info.executionId, started: true };
+    },
+
+    resume() {
+      const resumed: ResumedExecution[] = [];
+      for (const open of journal?.recovered ?? []) {
+        if (byKey.has(`${open.machine}:${open.name}`) || !(open.machine in machines)) continue;
+        launch(open.machine, open.name, open.input, open);
+        const { machine, name, parked } = open;
+        const state = open.last?.state;
+        const now = Date.now();
+        if (parked && parked.seq === open.last?.seq)
+          resumed.push({ machine, name, state, kind: 'token', remainingMs: Math.max(0, parked.until - now) });
+        else if (open.last?.waitUntil !== undefined)
+          resumed.push({ machine, name, state, kind: 'wait', remainingMs: Math.max(0, open.last.waitUntil - now) });
+        else resumed.push({ machine, name, ...(state === undefined ? {} : { state }), kind: 'run' });
+      }
+      return resumed;
     },
 
     async sendTaskSuccess(taskToken, output) {

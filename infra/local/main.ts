@@ -12,7 +12,9 @@ import {
 } from '../../shared/config/defaults.ts';
 import { isSettingsError, type Settings, settingsFromEnv } from '../../shared/config/settings.ts';
 import { startLocalStack } from './boot.ts';
+import { DataDirLockedError, DEFAULT_DATA_DIR } from './data-dir.ts';
 import { createProgressPrinter } from './progress.ts';
+import { describeResumed } from './resume.ts';
 import { synthCacheDirFromEnv, synthesisProgress } from './synth-cache.ts';
 
 const DEMO_OBJECTIVE = 'Compile a competitor research report on Acme and Globex';
@@ -25,6 +27,9 @@ const HELP = `usage: npm start -- [options]
   --host H                 interface to listen on (default ${DEFAULT_LOCAL_HOST})
   --no-demo                do not run the demo objective (nor its simulated search outage)
   --conformance            also register the conformance capability pack
+  --data-dir DIR           keep the store, open executions and ledger in DIR (default ${DEFAULT_DATA_DIR} in the
+                           working directory); unfinished runs carry on at the next start
+  --in-memory              keep nothing on disk (the data is gone when the process ends)
   --max-steps N            plan limit: steps (default ${DEFAULT_LIMITS.maxSteps}; env CAIRN_MAX_STEPS)
   --max-depth N            plan limit: depth (default ${DEFAULT_LIMITS.maxDepth}; env CAIRN_MAX_DEPTH)
   --max-replans N          replans per run (default ${DEFAULT_MAX_REPLANS}; env CAIRN_MAX_REPLANS)
@@ -86,6 +91,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         host: { type: 'string' },
         'no-demo': { type: 'boolean' },
         conformance: { type: 'boolean' },
+        'data-dir': { type: 'string' },
+        'in-memory': { type: 'boolean' },
         'max-steps': { type: 'string' },
         'max-depth': { type: 'string' },
         'max-replans': { type: 'string' },
@@ -108,13 +115,17 @@ export async function main(argv: readonly string[]): Promise<number> {
   let options: Parameters<typeof startLocalStack>[0];
   try {
     const host = values.host as string | undefined;
+    const dataDir = values['data-dir'] as string | undefined;
+    if (values['in-memory'] && dataDir !== undefined) throw new Error('--in-memory and --data-dir exclude each other');
+    if (dataDir === '') throw new Error('--data-dir needs a directory');
     options = {
+      ...(values['in-memory'] ? {} : { dataDir: dataDir ?? DEFAULT_DATA_DIR }),
       port: port(values.port as string | undefined),
       ...(host === undefined ? {} : { host }),
       settings: settingsOf(values),
       conformance: values.conformance === true,
       ...(values['no-demo'] ? {} : { demoOutage: new Set([DEMO_OUTAGE]) }),
-      synthCacheDir: synthCacheDirFromEnv(process.env),
+      synthCacheDir: synthCacheDirFromEnv(process.env, dataDir ?? DEFAULT_DATA_DIR),
       onSynthesize: (reason) => process.stdout.write(`${synthesisProgress(reason)}\n`),
     };
   } catch (error) {
@@ -124,12 +135,20 @@ export async function main(argv: readonly string[]): Promise<number> {
 
   const out = (line: string) => process.stdout.write(`${line}\n`);
   out('cairn: starting the embedded stack (dynalite, local Step Functions, in-process bus)…');
-  const stack = await startLocalStack(options);
+  let stack: Awaited<ReturnType<typeof startLocalStack>>;
+  try {
+    stack = await startLocalStack(options);
+  } catch (error) {
+    if (!(error instanceof DataDirLockedError)) throw error;
+    process.stderr.write(`cairn: ${error.name}: ${error.message}\n`);
+    return 1;
+  }
   if (stack.synthesis.kind === 'synthesized' && stack.synthesis.detail) out(`cairn: ${stack.synthesis.detail}`);
   out(`cairn: API   ${stack.url}`);
   out(`cairn: token ${stack.token}${options.settings?.apiToken ? ' (from CAIRN_API_TOKEN)' : ''}`);
   out(`cairn: console ${stack.url}/console/#token=${encodeURIComponent(stack.token)}`);
   out(`cairn: try   CAIRN_API_URL=${stack.url} CAIRN_API_TOKEN=${stack.token} npx cairn status <runId>`);
+  out(stack.dataDir ? `cairn: data  ${stack.dataDir} (kept across restarts)` : 'cairn: data  in memory (--in-memory)');
   if (options.conformance) out('cairn: conformance capability pack registered');
   const bound = Object.keys(options.settings?.capabilities.bindings ?? {});
   if (bound.length > 0)
@@ -140,6 +159,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     out(`cairn: catalog: the demo's and ${options.settings.catalog.file}`);
   const endpoint = options.settings?.plannerEndpoint;
   if (endpoint) out(`cairn: planner: model ${endpoint.model} at ${endpoint.baseUrl}`);
+  for (const line of describeResumed(stack.resumed)) out(`cairn: ${line}`);
   if (!values.quiet) stack.bus.subscribe({ source: ['cairn'] }, createProgressPrinter(out));
 
   if (!values['no-demo']) {

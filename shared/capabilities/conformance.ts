@@ -106,14 +106,26 @@ export interface LedgerEntry {
   readonly at: string;
 }
 
+/**
+ * Where a ledger keeps its entries beyond the process (the embedded stack's data directory). `append` must be durable
+ * when it returns: the ledger stands in for an outside system, whose side effect happened once it answered.
+ */
+export interface LedgerJournal {
+  load(): LedgerEntry[];
+  append(entry: LedgerEntry): void;
+}
+
 export interface Ledger {
   entries(): LedgerEntry[];
   append(entry: unknown, call: CapabilityCall): LedgerEntry;
   clear(): void;
+  /** Takes the journal's entries and writes every later one to it first; undefined detaches it. */
+  keepIn(journal: LedgerJournal | undefined): void;
 }
 
 function createLedger(clock: () => Date): Ledger {
   const entries: LedgerEntry[] = [];
+  let journal: LedgerJournal | undefined;
   return {
     entries: () => entries.map((e) => ({ ...e })),
     append(entry, call) {
@@ -127,11 +139,17 @@ function createLedger(clock: () => Date): Ledger {
         idempotencyKey: call.idempotencyKey,
         at: clock().toISOString(),
       };
+      // Written where it lasts before the capability answers: a crash after this line still shows the entry.
+      journal?.append(written);
       entries.push(written);
       return written;
     },
     clear: () => {
       entries.length = 0;
+    },
+    keepIn(next) {
+      journal = next;
+      if (next) entries.splice(0, entries.length, ...next.load());
     },
   };
 }

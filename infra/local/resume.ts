@@ -1,0 +1,62 @@
+/**
+ * Boot on a data directory that holds unfinished work: the executions the journal recovered carry on from the state
+ * they were in (a Wait waits the rest, a callback waits again on the token the world holds), and then every open step
+ * of a running run gets its execution started, by the same deterministic name: a no-op for those the journal brought
+ * back, and the one start that a crash between a release write and `StartExecution` would otherwise have lost. The
+ * claim is by execution id, which the name determines, so the restarted execution of a step finds its own claim and
+ * carries on (`decideClaim` → resume) instead of running the step a second time.
+ */
+import { stepExecutionInput, stepExecutionName } from '../../shared/ports/executions.ts';
+import type { Store } from '../../shared/ports/store.ts';
+import type { LocalExecutions, ResumedExecution } from './local-executions.ts';
+
+/** Step statuses whose step has (or must have) an execution moving it. */
+const MOVING = new Set(['ready', 'running', 'retrying', 'awaiting_approval']);
+
+export interface ResumeReport {
+  /** Executions carried on from the journal. */
+  readonly executions: readonly ResumedExecution[];
+  /** Step executions started by the sweep of the store (none the journal already had). */
+  readonly started: readonly { readonly runId: string; readonly stepId: string; readonly generation: number }[];
+}
+
+export async function resumeOpenWork(executions: LocalExecutions, store: Store): Promise<ResumeReport> {
+  const resumed = executions.resume();
+  const started: { runId: string; stepId: string; generation: number }[] = [];
+  for (const run of await store.listRuns({ status: 'running', limit: 10_000 })) {
+    for (const step of await store.listSteps(run.runId)) {
+      if (!MOVING.has(step.status)) continue;
+      const ref = { runId: run.runId, stepId: step.stepId, generation: step.generation };
+      const result = await executions.start(
+        'step',
+        stepExecutionName(ref.runId, ref.stepId, ref.generation),
+        stepExecutionInput(ref),
+      );
+      if (result.started) started.push(ref);
+    }
+  }
+  return { executions: resumed, started };
+}
+
+/** The progress lines that say what boot carried on. */
+export function describeResumed(report: ResumeReport): string[] {
+  const { executions, started } = report;
+  if (executions.length === 0 && started.length === 0) return [];
+  const runs = executions.filter((e) => e.machine === 'run').length;
+  const steps = executions.filter((e) => e.machine === 'step');
+  const lines = [
+    `resumed ${runs} run execution(s) and ${steps.length + started.length} step execution(s) from the data directory`,
+  ];
+  for (const e of steps) {
+    const left = e.remainingMs === undefined ? '' : ` (${(e.remainingMs / 1000).toFixed(1)} s left)`;
+    const where =
+      e.kind === 'wait'
+        ? `waits out its backoff${left}`
+        : e.kind === 'token'
+          ? `waits for a decision again${left}`
+          : `carries on at ${e.state ?? 'its start'}`;
+    lines.push(`  ${e.name}: ${where}`);
+  }
+  for (const s of started) lines.push(`  ${s.runId} ${s.stepId} g${s.generation}: started again (open in the store)`);
+  return lines;
+}
