@@ -25,16 +25,41 @@ export function stepExecutionInput(ref: { runId: string; stepId: string; generat
   return { runId: ref.runId, stepId: ref.stepId, generation: ref.generation, next: null, decision: null };
 }
 
-/** Execution names: 1..80 chars of [A-Za-z0-9-_]; deterministic from run, step and generation. */
+/** Step Functions' rule for execution names. */
+export const EXECUTION_NAME_PATTERN = /^[A-Za-z0-9_-]{1,80}$/;
+const MAX_NAME = 80;
+
+/**
+ * An id as execution-name text, injectively: letters, digits and `-` stay, any other character becomes `_` and its
+ * code in hex (`.` → `_2e`, `_` → `_5f`; above U+00FF `_u` and six digits). `_` only ever starts an escape of fixed
+ * length, so two different ids never give the same text (`a.b` and `a_b` did, when both became `a_b`).
+ */
+export function nameSafe(id: string): string {
+  let out = '';
+  for (const char of id) {
+    if (/[A-Za-z0-9-]/.test(char)) {
+      out += char;
+      continue;
+    }
+    const code = char.codePointAt(0) ?? 0;
+    out += code <= 0xff ? `_${code.toString(16).padStart(2, '0')}` : `_u${code.toString(16).padStart(6, '0')}`;
+  }
+  return out;
+}
+
+/** A name over 80 characters keeps its first 63 and a 64-bit hash of the whole: distinct in practice. */
+const fit = (raw: string): string => (raw.length <= MAX_NAME ? raw : `${raw.slice(0, 63)}-${fnv1a(raw)}`);
+
+/**
+ * The step execution of one generation: deterministic from run, step and generation, so a duplicate start is
+ * harmless; distinct for distinct steps of a run (the generation follows the last `-g`, which no digit contains).
+ */
 export function stepExecutionName(runId: string, stepId: string, generation: number): string {
-  const raw = `${runId}-${stepId}-g${generation}`.replace(/[^A-Za-z0-9_-]/g, '_');
-  if (raw.length <= 80) return raw;
-  return `${raw.slice(0, 63)}-${fnv1a(raw)}`;
+  return fit(`${nameSafe(runId)}-${nameSafe(stepId)}-g${generation}`);
 }
 
 export function runExecutionName(runId: string): string {
-  const raw = `run-${runId}`.replace(/[^A-Za-z0-9_-]/g, '_');
-  return raw.length <= 80 ? raw : `${raw.slice(0, 63)}-${fnv1a(raw)}`;
+  return fit(`run-${nameSafe(runId)}`);
 }
 
 /** 32-bit FNV-1a as 16 hex chars (two seeds): a stable, collision-resistant-enough suffix for long names. */

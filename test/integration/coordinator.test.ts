@@ -336,6 +336,22 @@ describe('scheduling without a barrier, exactly once', () => {
     }
   });
 
+  it('runs steps a.b and a_b of one plan each once: their execution names differ', async () => {
+    const { step, runPlan, stepExecutions, pack } = engine();
+    const { runId, run, steps } = await runPlan([step('a.b'), step('a_b'), step('join', ['a.b', 'a_b'])]);
+    expect(run.status).toBe('complete');
+    expect([...steps.values()].map((s) => [s.stepId, s.status])).toEqual([
+      ['a.b', 'succeeded'],
+      ['a_b', 'succeeded'],
+      ['join', 'succeeded'],
+    ]);
+    for (const id of ['a.b', 'a_b']) {
+      expect(stepExecutions(runId, id), id).toHaveLength(1);
+      expect(pack.calls(runId, id), id).toHaveLength(1);
+    }
+    expect(stepExecutionName(runId, 'a.b', 1)).not.toBe(stepExecutionName(runId, 'a_b', 1));
+  });
+
   it('lets one of several executions racing for a generation run it', async () => {
     const { stack, step, quiet, outcome, faults, published, pack } = engine();
     const objective = `claim race ${Date.now()}`;

@@ -11,7 +11,7 @@ import type { LocalExecutionInfo } from '../../infra/local/local-executions.ts';
 import type { BusEnvelope } from '../../shared/adapters/local/event-bus.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
 import { EVENT_SOURCE } from '../../shared/ports/events.ts';
-import { runExecutionName } from '../../shared/ports/executions.ts';
+import { nameSafe, runExecutionName } from '../../shared/ports/executions.ts';
 import type { MetricDimensions, MetricsSink } from '../../shared/ports/metrics.ts';
 import type { RunRecord, StepRecord } from '../../shared/ports/store.ts';
 import { createScriptedPack, type ScriptedPack, stepsOf } from './scripted-pack.ts';
@@ -127,9 +127,7 @@ async function startEngineStack(options: EngineStackOptions): Promise<EngineStac
     stepExecutions: (runId, stepId) =>
       stack.executions
         .list()
-        .filter(
-          (e) => e.machine === 'step' && e.name.startsWith(`${runId}-${stepId}-g`.replace(/[^A-Za-z0-9_-]/g, '_')),
-        ),
+        .filter((e) => e.machine === 'step' && e.name.startsWith(`${nameSafe(runId)}-${nameSafe(stepId)}-g`)),
     runExecutions: (runId) =>
       stack.executions.list().filter((e) => e.machine === 'run' && e.name.startsWith(runExecutionName(runId))),
   };
