@@ -48,18 +48,18 @@ export function nameSafe(id: string): string {
 }
 
 /** A name over 80 characters keeps its first 63 and a 64-bit hash of the whole: distinct in practice. */
-const fit = (raw: string): string => (raw.length <= MAX_NAME ? raw : `${raw.slice(0, 63)}-${fnv1a(raw)}`);
+const withinLimit = (raw: string): string => (raw.length <= MAX_NAME ? raw : `${raw.slice(0, 63)}-${fnv1a(raw)}`);
 
 /**
  * The step execution of one generation: deterministic from run, step and generation, so a duplicate start is
  * harmless; distinct for distinct steps of a run (the generation follows the last `-g`, which no digit contains).
  */
 export function stepExecutionName(runId: string, stepId: string, generation: number): string {
-  return fit(`${nameSafe(runId)}-${nameSafe(stepId)}-g${generation}`);
+  return withinLimit(`${nameSafe(runId)}-${nameSafe(stepId)}-g${generation}`);
 }
 
 export function runExecutionName(runId: string): string {
-  return fit(`run-${nameSafe(runId)}`);
+  return withinLimit(`run-${nameSafe(runId)}`);
 }
 
 /** 32-bit FNV-1a as 16 hex chars (two seeds): a stable, collision-resistant-enough suffix for long names. */
