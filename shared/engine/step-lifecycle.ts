@@ -49,6 +49,11 @@ export const STEP_TRANSITIONS = {
   cancel: { to: 'cancelled', from: ['pending', 'ready', ...IN_FLIGHT] },
   /** A trace note on a step in flight. */
   note: { to: null, from: IN_FLIGHT },
+  /**
+   * An attempt that was under way when its step was cancelled: what it really did (its output, its failure, or that
+   * it never started) is written onto the step as evidence; the step stays cancelled.
+   */
+  evidence: { to: null, from: ['cancelled'] },
 } as const satisfies Readonly<Record<string, StepTransition>>;
 
 export type StepTransitionName = keyof typeof STEP_TRANSITIONS;

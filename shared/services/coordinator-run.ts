@@ -20,7 +20,7 @@ import type {
 } from './coordinator-types.ts';
 import { describeWorkflowError, event, type Interpreter } from './interpreter.ts';
 import { persistRevision } from './revisions.ts';
-import { answerWaiter, finishRun, settleRun, writeEnding } from './run-end.ts';
+import { answerWaiter, CANCELLED_ERROR, finishRun, settleRun, writeEnding } from './run-end.ts';
 import { currentRunExecutionName } from './run-reopen.ts';
 import { closeOpenSteps, startStep } from './step-follow-ups.ts';
 
@@ -122,12 +122,7 @@ export async function startRun(ctx: Interpreter, request: { runId: string }): Pr
       run = await ctx.getRun(run.runId);
       if (run.status !== 'running') {
         // Cancelled while the records were being written: they must not wait forever.
-        if (run.status === 'cancelled')
-          await closeOpenSteps(ctx, run.runId, {
-            code: 'E_CANCELLED',
-            message: 'the run was cancelled',
-            retryable: false,
-          });
+        if (run.status === 'cancelled') await closeOpenSteps(ctx, run.runId, CANCELLED_ERROR);
         return result;
       }
     }
@@ -188,9 +183,12 @@ export async function finalizeRun(ctx: Interpreter, request: FinalizeRunRequest)
   return outcome(finished ?? (await ctx.getRun(run.runId)));
 }
 
-const CANCELLED_ERROR = { code: 'E_CANCELLED', message: 'the run was cancelled', retryable: false } as const;
-
-/** Cancels a live run: run cancelled, open steps cancelled and their executions stopped, waiter answered. */
+/**
+ * Cancels a live run: open steps cancelled and their executions stopped, then the run cancelled with RunFinished,
+ * then the waiter answered. Steps go first: a closed step can no longer be claimed, start an attempt, pass the gate
+ * before a side effect or announce anything, so once RunFinished is written nothing of the run moves or is
+ * published any more. (A decision on the steps made meanwhile by someone else, see settleRun, ends it cancelled too.)
+ */
 export async function cancelRun(ctx: Interpreter, runId: string): Promise<RunOutcome> {
   let run = await ctx.getRun(runId);
   if (run.status === 'complete' || run.status === 'failed') return outcome(run);
@@ -202,8 +200,10 @@ export async function cancelRun(ctx: Interpreter, runId: string): Promise<RunOut
       steps: new Map(steps.map((s) => [s.stepId, s])),
     });
     if (decision.state === 'continue') return outcome(run);
+    await closeOpenSteps(ctx, runId, CANCELLED_ERROR);
     const cancelled = await finishRun(ctx, runId, decision);
     if (cancelled) {
+      // A generation started between the two (a replan, an invalidation) is closed too.
       await closeOpenSteps(ctx, runId, CANCELLED_ERROR);
       return outcome(cancelled);
     }

@@ -20,7 +20,7 @@ import { traceEntry } from '../engine/trace.ts';
 import type { StepError } from '../plan/schema.ts';
 import type { RunRecord, StepRecord } from '../ports/store.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
-import { checkRunEnd } from './run-end.ts';
+import { CANCELLED_ERROR, checkRunEnd } from './run-end.ts';
 import { isReopenable, reopenRun } from './run-reopen.ts';
 import { BLOCKED_CODE, closeOpenSteps, expireApprovals, startStep } from './step-follow-ups.ts';
 
@@ -41,8 +41,6 @@ export interface InvalidationOptions {
 }
 
 export const SUPERSEDED_CODE = 'E_SUPERSEDED';
-const CANCELLED_ERROR = { code: 'E_CANCELLED', message: 'the run was cancelled', retryable: false } as const;
-
 interface Moved {
   readonly before: StepRecord;
   readonly after: StepRecord;

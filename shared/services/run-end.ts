@@ -13,6 +13,9 @@ import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 
 type StepRef = Pick<StepRecord, 'runId' | 'stepId' | 'generation'>;
 
+/** The error a cancellation closes open steps with. */
+export const CANCELLED_ERROR = { code: 'E_CANCELLED', message: 'the run was cancelled', retryable: false } as const;
+
 /** The frontier key of a step generation. */
 const frontierKey = (step: StepRef): string => `${step.stepId}#${step.generation}`;
 
@@ -125,7 +128,9 @@ export async function settleRun(ctx: Interpreter, runId: string): Promise<void> 
   const steps = await ctx.deps.store.listSteps(runId);
   const expected = loaded.graph.executableIds();
   const byId = new Map(steps.map((s) => [s.stepId, s]));
-  const decision = decideTerminal({ expected, steps: byId });
+  // A cancellation closes the steps before it finishes the run: a step it closed means the run is being cancelled.
+  const cancelling = steps.some((s) => s.status === 'cancelled' && s.error?.code === CANCELLED_ERROR.code);
+  const decision = decideTerminal({ expected, steps: byId, cancelled: cancelling });
   if (decision.state === 'continue') return;
   // A final failure the replanner may still answer: the run goes on (failed step `failed`, downstream `blocked`).
   if (decision.state === 'failed' && awaitsReplan(run, byId, expected, ctx.deps.config.maxReplans)) return;

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { deriveRunStatus } from '../../shared/engine/run-view.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
-import type { ApprovalRecord } from '../../shared/ports/store.ts';
+import type { ApprovalRecord, StepPatch } from '../../shared/ports/store.ts';
 import { type EngineStack, eventually, useEngineStack } from '../support/engine-stack.ts';
 import { held, succeed, TARGETS } from '../support/scripted-pack.ts';
 
@@ -189,6 +189,141 @@ describe('cancellation', () => {
     expect(later.run.status).toBe('cancelled');
     expect(e.published('StepSucceeded', runId)).toHaveLength(0);
     expect(e.stepExecutions(runId, 'b')).toHaveLength(0);
+  });
+});
+
+/** The types of the run's events the bus delivered after its RunFinished (none, whatever raced the end). */
+function afterFinish(e: EngineStack, runId: string): string[] {
+  const timeline = e.timeline(runId);
+  const finished = timeline.findIndex((event) => event['detail-type'] === 'RunFinished');
+  expect(finished, 'RunFinished published').toBeGreaterThanOrEqual(0);
+  return timeline.slice(finished + 1).map((event) => event['detail-type']);
+}
+
+/**
+ * The ledger, the attempt records and the step tell one story for a step with a side effect: at most one entry;
+ * an entry exactly when an attempt succeeded with its id, and then the step holds that output (succeeded, or
+ * cancelled with it as evidence); no entry, no succeeded attempt and no output.
+ */
+async function expectLedgerAgrees(e: EngineStack, runId: string, stepId: string): Promise<void> {
+  const entries = e.pack.ledger(runId, stepId);
+  const succeeded = (await e.faults.raw().listAttempts(runId, stepId)).filter((a) => a.outcome === 'succeeded');
+  const step = await e.faults.raw().getStep(runId, stepId);
+  expect(entries.length, `${stepId}: side effects`).toBeLessThanOrEqual(1);
+  const [entry] = entries;
+  if (entry === undefined) {
+    expect(succeeded, `${stepId}: a succeeded attempt without a side effect`).toEqual([]);
+    expect(step?.output ?? null, `${stepId}: an output without a side effect`).toBeNull();
+    return;
+  }
+  expect(succeeded.map((a) => a.output)).toEqual([{ entryId: entry.entryId }]);
+  expect(step?.output).toEqual({ entryId: entry.entryId });
+  expect(['succeeded', 'cancelled']).toContain(step?.status);
+}
+
+const patchOf = (args: readonly unknown[]): StepPatch => (args[3] ?? {}) as StepPatch;
+
+describe('cancellation with side effects in flight', () => {
+  it('records a side effect that had started on its cancelled step: ledger, attempt and step agree', async () => {
+    const e = engine();
+    const slow = held();
+    const runId = await e.submit([
+      e.step('pay', [], { target: TARGETS.ledger, script: slow.script }),
+      e.step('after-pay', ['pay']),
+    ]);
+    await eventually(
+      async () => e.pack.calls(runId, 'pay'),
+      (calls) => calls.length === 1,
+      'pay calling',
+    );
+    expect((await e.stack.request('POST', `/runs/${runId}/cancel`)).status).toBe(200);
+
+    slow.release();
+    const pay = await eventually(
+      () => e.faults.raw().getStep(runId, 'pay'),
+      (step) => step?.output !== undefined && step.output !== null,
+      'the side effect recorded on the cancelled step',
+      5000,
+    );
+    await e.quiet();
+    expect(pay).toMatchObject({ status: 'cancelled', error: { code: 'E_CANCELLED' }, attempts: 1 });
+    expect(pay?.trace.at(-1)?.text).toMatch(/attempt 1: tool:test.ledger .* succeeded .* after the step was cancelled/);
+    expect(e.pack.ledger(runId, 'pay')).toHaveLength(1);
+    await expectLedgerAgrees(e, runId, 'pay');
+    expect((await e.outcome(runId)).run.status).toBe('cancelled');
+    expect(e.stepExecutions(runId, 'after-pay')).toHaveLength(0);
+    expect(afterFinish(e, runId)).toEqual([]);
+  });
+
+  it('never makes a side effect that had not started when the run was cancelled', async () => {
+    const e = engine();
+    // The step is claimed and about to act (its idempotency record is being taken) when the cancellation lands.
+    const acting = e.faults.hold({
+      method: 'beginIdempotent',
+      match: (call) => String(call.args[0]).includes('#unstarted#'),
+    });
+    const runId = await e.submit([e.step('unstarted', [], { target: TARGETS.ledger })]);
+    await acting.arrived;
+    expect((await e.stack.request('POST', `/runs/${runId}/cancel`)).status).toBe(200);
+
+    acting.release();
+    await eventually(
+      async () => ({
+        step: await e.faults.raw().getStep(runId, 'unstarted'),
+        made: e.pack.calls(runId, 'unstarted').length,
+      }),
+      ({ step, made }) => made > 0 || (step?.trace.some((t) => t.text.includes('not started')) ?? false),
+      'the attempt given up',
+      5000,
+    );
+    await e.quiet();
+    expect(e.pack.calls(runId, 'unstarted')).toEqual([]);
+    expect(e.pack.ledger(runId)).toEqual([]);
+    expect(await e.faults.raw().listAttempts(runId, 'unstarted')).toEqual([]);
+    expect(await e.faults.raw().getStep(runId, 'unstarted')).toMatchObject({
+      status: 'cancelled',
+      error: { code: 'E_CANCELLED' },
+    });
+    await expectLedgerAgrees(e, runId, 'unstarted');
+    expect(afterFinish(e, runId)).toEqual([]);
+  });
+
+  it('publishes nothing for a run after its RunFinished, even when a claim races the cancellation', async () => {
+    const e = engine();
+    const other = held();
+    const claim = e.faults.hold({
+      method: 'transitionStep',
+      match: (call) => call.args[1] === 'racer' && patchOf(call.args).status === 'running',
+    });
+    const close = e.faults.hold({
+      method: 'transitionStep',
+      match: (call) => call.args[1] === 'racer' && patchOf(call.args).status === 'cancelled',
+    });
+    const runId = await e.submit([
+      e.step('racer', [], { target: TARGETS.ledger }),
+      e.step('other', [], { script: other.script }),
+    ]);
+    await claim.arrived;
+    const cancelling = e.stack.request('POST', `/runs/${runId}/cancel`);
+    // The cancellation is closing the racer while the racer's claim is on its way: let the claim land first.
+    await close.arrived;
+    claim.release();
+    await eventually(
+      () => e.faults.raw().getStep(runId, 'racer'),
+      (step) => step?.status === 'succeeded',
+      'the racer finished',
+      5000,
+    );
+    close.release();
+    expect((await cancelling).status).toBe(200);
+    other.release();
+    await e.quiet();
+
+    const { run } = await e.outcome(runId);
+    expect(run.status).toBe('cancelled');
+    expect(e.published('RunFinished', runId)).toHaveLength(1);
+    expect(afterFinish(e, runId)).toEqual([]);
+    await expectLedgerAgrees(e, runId, 'racer');
   });
 });
 

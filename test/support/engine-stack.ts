@@ -40,6 +40,8 @@ export interface EngineStack {
   runPlan(steps: PlanStep[], name?: string): Promise<Outcome>;
   /** The run, its steps and its run execution, as they are now (read past the store wrapper). */
   outcome(runId: string): Promise<Outcome>;
+  /** Every event published on the bus for a run, in the order the bus delivered them. */
+  timeline(runId: string): BusEnvelope[];
   /** Events of a type published on the bus for a run (and a step). */
   published(type: string, runId: string, stepId?: string): BusEnvelope[];
   /** Step executions of a run's step (every generation and replay), in start order. */
@@ -119,6 +121,7 @@ async function startEngineStack(options: EngineStackOptions): Promise<EngineStac
       return outcome(runId);
     },
     outcome,
+    timeline: (runId) => events.filter((e) => e.detail.runId === runId),
     published: (type, runId, stepId) =>
       events.filter(
         (e) =>

@@ -3,7 +3,9 @@
  * number, an agent that writes a draft, and a human gate (given to `startLocalStack` as `extraCapabilities`). What a
  * call answers is scripted per step: the step's input names a script (`{ script: key }`, a key unique to the test),
  * and the script sees the attempt and decides — succeed with an output (and a confidence), or fail retryably or for
- * good with a code. Without a script a call echoes its input (less the key); every call is recorded.
+ * good with a code. Without a script a call echoes its input (less the key); every call is recorded. The ledger
+ * tool is the one with a side effect (`mutating`): a call that succeeds appends an entry to the pack's ledger once
+ * its script has answered, and returns the entry's id.
  */
 import { randomUUID } from 'node:crypto';
 import { builtinBinding } from '../../shared/capabilities/builtin.ts';
@@ -16,6 +18,7 @@ export const TARGETS = {
   count: 'tool:test.count',
   writer: 'agent:test.writer',
   approver: 'human:test.approver',
+  ledger: 'tool:test.ledger',
 } as const;
 
 const CAPABILITIES: readonly Capability[] = [
@@ -39,6 +42,13 @@ const CAPABILITIES: readonly Capability[] = [
     sideEffect: 'none',
     inputSchema: { type: 'object' },
     outputSchema: { type: 'object', required: ['draft'], properties: { draft: { type: 'string' } } },
+  },
+  {
+    target: TARGETS.ledger,
+    description: 'Appends an entry to the ledger (a side effect).',
+    sideEffect: 'mutating',
+    inputSchema: { type: 'object' },
+    outputSchema: { type: 'object', required: ['entryId'], properties: { entryId: { type: 'string' } } },
   },
   {
     target: TARGETS.approver,
@@ -113,6 +123,15 @@ export function together(parties: number, then: Script = (call) => ({ output: ca
   };
 }
 
+/** A side effect of the ledger tool: made once its call answered, whatever became of the step afterwards. */
+export interface LedgerEntry {
+  readonly entryId: string;
+  readonly runId: string;
+  readonly stepId: string;
+  readonly generation: number;
+  readonly attempt: number;
+}
+
 export interface ScriptedPack {
   readonly capabilities: readonly Capability[];
   readonly bindings: Readonly<Record<string, CapabilityBinding>>;
@@ -120,6 +139,8 @@ export interface ScriptedPack {
   register(script: Script): string;
   /** Calls made so far for a run (optionally one step), in order. */
   calls(runId: string, stepId?: string): ScriptedCall[];
+  /** Side effects of the ledger tool made so far for a run (optionally one step), in order. */
+  ledger(runId: string, stepId?: string): LedgerEntry[];
 }
 
 const SCRIPT_FIELD = 'script';
@@ -127,6 +148,7 @@ const SCRIPT_FIELD = 'script';
 export function createScriptedPack(): ScriptedPack {
   const scripts = new Map<string, Script>();
   const made: ScriptedCall[] = [];
+  const entries: LedgerEntry[] = [];
 
   const answer = async (call: CapabilityCall, agent: boolean) => {
     const raw = (typeof call.input === 'object' && call.input !== null ? call.input : {}) as Record<string, unknown>;
@@ -151,12 +173,21 @@ export function createScriptedPack(): ScriptedPack {
   const binding = (target: string): CapabilityBinding =>
     builtinBinding(target, (call) => answer(call, target.startsWith('agent:')));
 
+  const ledger: CapabilityBinding = builtinBinding(TARGETS.ledger, async (call) => {
+    await answer(call, false);
+    const entryId = `entry-${entries.length + 1}`;
+    const { runId, stepId, generation, attempt } = call;
+    entries.push({ entryId, runId, stepId, generation, attempt });
+    return { output: { entryId } };
+  });
+
   return {
     capabilities: CAPABILITIES,
     bindings: {
       [TARGETS.echo]: binding(TARGETS.echo),
       [TARGETS.count]: binding(TARGETS.count),
       [TARGETS.writer]: binding(TARGETS.writer),
+      [TARGETS.ledger]: ledger,
     },
     register(script) {
       const key = `script-${randomUUID()}`;
@@ -164,6 +195,8 @@ export function createScriptedPack(): ScriptedPack {
       return key;
     },
     calls: (runId, stepId) => made.filter((c) => c.runId === runId && (stepId === undefined || c.stepId === stepId)),
+    ledger: (runId, stepId) =>
+      entries.filter((e) => e.runId === runId && (stepId === undefined || e.stepId === stepId)),
   };
 }
 
@@ -186,6 +219,8 @@ export function stepsOf(pack: ScriptedPack) {
       target,
       dependsOn,
       ...(capability ? { inputSchema: capability.inputSchema, outputSchema: capability.outputSchema } : {}),
+      // The validator wants a way back from a side effect.
+      ...(capability?.sideEffect === 'mutating' ? { rollbackHint: `undo what ${id} did` } : {}),
       ...rest,
       input: (script ? { ...input, [SCRIPT_FIELD]: pack.register(script) } : input) as PlanStep['input'],
     };

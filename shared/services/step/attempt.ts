@@ -5,6 +5,7 @@
  */
 
 import { retryPolicy } from '../../engine/retry.ts';
+import { IN_FLIGHT_STEP_STATUSES, letsStepsMove } from '../../engine/statuses.ts';
 import { type AttemptOutcome, decideAttemptOutcome, transitionCondition } from '../../engine/step-lifecycle.ts';
 import { appendAndRetain, traceEntry } from '../../engine/trace.ts';
 import { decideVerdict, type HumanDecision, type Verdict } from '../../engine/verify.ts';
@@ -83,7 +84,9 @@ export async function runAttempt(
       upstreamOutputs: context.direct,
       idempotencyKey: idempotencyKey(step.runId, step.stepId, step.generation),
     };
-    const { answer, replayed } = await call(request, capability.sideEffect);
+    const called = await call(request, capability.sideEffect, () => stillInFlight(ctx, step));
+    if (called.refused) return notStarted(ctx, step, n);
+    const { answer, replayed } = called;
     const evidence = {
       sideEffect: capability.sideEffect,
       ...(capability.sideEffect === 'none' ? {} : { idempotencyKey: request.idempotencyKey, replayed }),
@@ -146,6 +149,54 @@ export async function runAttempt(
   return follow(ctx, flight, n, outcome, execNote(attempt), {
     output: attempt.output,
     confidence: attempt.confidence ?? null,
+  });
+}
+
+/**
+ * The gate right before a side effect, read consistently: the step is still this execution's and in flight, and its
+ * run still lets steps move. A cancellation closes the open steps before it finishes the run, so either read sees it.
+ */
+async function stillInFlight(ctx: Interpreter, claimed: StepRecord): Promise<boolean> {
+  const { run, step } = await ctx.loadStep(claimed.runId, claimed.stepId);
+  return (
+    letsStepsMove(run.status) &&
+    isCurrent(step, claimed.generation) &&
+    step.claimedBy === claimed.claimedBy &&
+    IN_FLIGHT_STEP_STATUSES.includes(step.status)
+  );
+}
+
+/** The gate refused: the run stopped between the claim and the side effect, which was not made; no attempt ran. */
+async function notStarted(ctx: Interpreter, step: StepRecord, n: number): Promise<StepNext> {
+  await ctx.transitionStep(step.runId, step.stepId, transitionCondition('evidence', step.generation), {
+    appendTrace: [
+      traceEntry('exec', `attempt ${n} not started: the run had stopped, so its side effect was not made`, ctx.now()),
+    ],
+  });
+  return done(n);
+}
+
+/**
+ * The step was cancelled while attempt `n` ran (the run was cancelled, or ended at its deadline): it stays cancelled,
+ * and what the attempt really did is written onto it as evidence — its output when it succeeded, else the note — so
+ * the step, its attempt record and any side effect agree. Nothing is announced: the run has finished.
+ */
+async function recordLate(
+  ctx: Interpreter,
+  claimed: StepRecord,
+  current: StepRecord | undefined,
+  n: number,
+  note: string,
+  kept?: { readonly output: unknown; readonly confidence: number | null },
+): Promise<void> {
+  if (!isCurrent(current, claimed.generation) || current.status !== 'cancelled') return;
+  if (current.claimedBy !== claimed.claimedBy) return;
+  const text = `${note} — after the step was cancelled (${current.error?.code ?? 'cancelled'}); it stays cancelled`;
+  if (current.trace.some((entry) => entry.text === text)) return; // a repeat: written already
+  await ctx.transitionStep(current.runId, current.stepId, transitionCondition('evidence', current.generation), {
+    attempts: Math.max(current.attempts, n),
+    ...(kept === undefined ? {} : { output: kept.output, confidence: kept.confidence }),
+    appendTrace: [traceEntry('exec', text, ctx.now())],
   });
 }
 
@@ -253,7 +304,9 @@ export async function follow(
       );
       if (retrying) return next;
       const current = await ctx.deps.store.getStep(runId, stepId);
-      return isCurrent(current, generation) && current.status === 'retrying' && current.attempts === n ? next : done(n);
+      if (isCurrent(current, generation) && current.status === 'retrying' && current.attempts === n) return next;
+      await recordLate(ctx, step, current, n, note);
+      return done(n);
     }
     case 'fail': {
       const by = decision?.by ? ` by ${decision.by}` : '';
@@ -262,10 +315,11 @@ export async function follow(
         : outcome.why === 'permanent'
           ? 'permanent error'
           : `after ${n} attempt(s)`;
-      await failStep(ctx, records.plan, step, outcome.error, {
+      const failed = await failStep(ctx, records.plan, step, outcome.error, {
         attempts: n,
         note: `failed (${why}): ${outcome.error.code} ${outcome.error.message}`,
       });
+      if (!failed) await recordLate(ctx, step, await ctx.deps.store.getStep(runId, stepId), n, note);
       return done(n);
     }
   }
@@ -313,7 +367,10 @@ async function succeed(
     recordStepDuration(ctx.deps.metrics, succeeded, planStep.target, 'succeeded');
   } else {
     const current = await store.getStep(runId, stepId);
-    if (!isCurrent(current, generation) || current.status !== 'succeeded') return done(n);
+    if (!isCurrent(current, generation) || current.status !== 'succeeded') {
+      await recordLate(ctx, step, current, n, notes.map((entry) => entry.text).join('; '), result);
+      return done(n);
+    }
   }
   await afterSuccess(ctx, records.plan, step);
   return done(n);

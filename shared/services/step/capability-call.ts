@@ -15,7 +15,7 @@ import { DEFAULT_IDEMPOTENCY_TTL_SECONDS, DEFAULT_MAX_OUTPUT_BYTES } from '../..
 import type { SideEffect } from '../../plan/schema.ts';
 import type { CapabilityCall, CapabilityRegistry } from '../../ports/capabilities.ts';
 import type { Store } from '../../ports/store.ts';
-import { type CheckedAnswer, callOnce } from './idempotent-call.ts';
+import { type CheckedAnswer, callOnce, type OnceResult, type StartGate } from './idempotent-call.ts';
 
 export interface CapabilityCallConfig {
   /** Largest output (JSON bytes) a step may produce; DynamoDB items hold 400 KB and SFN payloads 256 KB. */
@@ -37,13 +37,18 @@ export interface CapabilityCallDeps {
   readonly config?: CapabilityCallConfig | undefined;
 }
 
-export interface CallResult {
-  readonly answer: CheckedAnswer;
-  /** The answer came from the idempotency record: the side effect was not made again. */
-  readonly replayed: boolean;
-}
+/**
+ * The answer (`replayed`: it came from the idempotency record, the side effect was not made again), or `refused`:
+ * the gate said a side effect may no longer start, and nothing was called.
+ */
+export type CallResult = OnceResult;
 
-export type CapabilityCaller = (call: CapabilityCall, sideEffect: SideEffect) => Promise<CallResult>;
+/** Calls the capability; one with a side effect asks `mayStart` right before it acts. */
+export type CapabilityCaller = (
+  call: CapabilityCall,
+  sideEffect: SideEffect,
+  mayStart?: StartGate,
+) => Promise<CallResult>;
 
 const jsonBytes = (text: string): number => Buffer.byteLength(text, 'utf8');
 
@@ -124,10 +129,10 @@ export function createCapabilityCaller(deps: CapabilityCallDeps): CapabilityCall
     };
   }
 
-  return async (call, sideEffect) =>
+  return async (call, sideEffect, mayStart) =>
     sideEffect === 'none'
       ? { answer: await invoke(call), replayed: false }
-      : callOnce(store, call.idempotencyKey, times, () => invoke(call));
+      : callOnce(store, call.idempotencyKey, times, () => invoke(call), mayStart);
 }
 
 /** A failure of the call as a step error. */

@@ -4,6 +4,11 @@
  * duplicated execution gets the recorded answer back instead of acting twice. A call that failed aborts the record
  * so a retry may call again; an answer that arrived but cannot be used (too large, not JSON) is recorded too, so a
  * replay fails the same way without repeating the side effect.
+ *
+ * Right before the side effect, once the record is held, the caller's gate is asked whether the call may still be
+ * made (the step is still this execution's, its run still lets steps move): a run cancelled since the step was
+ * claimed makes no side effect that had not started. The gate's read is the point that decides: a call that passed
+ * it had started before the cancellation took hold, and is recorded as such.
  */
 
 import { CAPABILITY_ERROR_CODES, type CapabilityFailure } from '../../capabilities/capability-errors.ts';
@@ -60,12 +65,21 @@ function decodeRecorded(result: unknown): CheckedAnswer {
   };
 }
 
+/** Whether a side effect may start now; false leaves it unmade. */
+export type StartGate = () => Promise<boolean>;
+
+/** What `callOnce` did: answered (called now or replayed), or refused by the gate without calling. */
+export type OnceResult =
+  | { readonly answer: CheckedAnswer; readonly replayed: boolean; readonly refused?: undefined }
+  | { readonly refused: true };
+
 export async function callOnce(
   store: Store,
   key: string,
   times: IdempotencyTimes,
   call: () => Promise<CheckedAnswer>,
-): Promise<{ answer: CheckedAnswer; replayed: boolean }> {
+  mayStart?: StartGate,
+): Promise<OnceResult> {
   const now = epochSeconds(times.clock);
   const existing = await store.beginIdempotent(key, now + times.inProgressSeconds, now);
   if (existing?.status === 'completed') return { answer: decodeRecorded(existing.result), replayed: true };
@@ -84,6 +98,10 @@ export async function callOnce(
     };
   let answer: CheckedAnswer;
   try {
+    if (mayStart && !(await mayStart())) {
+      await store.abortIdempotent(key);
+      return { refused: true };
+    }
     answer = await call();
   } catch (error) {
     await store.abortIdempotent(key);
