@@ -9,6 +9,7 @@
 import { awsPlace } from '../shared/adapters/aws/place.ts';
 import { createRoot, type Root } from '../shared/composition/root.ts';
 import { type Env, settingsFromEnv } from '../shared/config/settings.ts';
+import { isCairnError } from '../shared/errors.ts';
 import { observability, observe, observedRegistry } from './observability.ts';
 
 const roots = new WeakMap<Env, Root>();
@@ -29,6 +30,20 @@ export function lambdaRoot(env: Env = process.env): Root {
 }
 
 /**
+ * The error name a retryable cairn error leaves a function with: Step Functions matches Retry on names, not on the
+ * `retryable` flag, and the state machines retry this one (infra/constructs/state-machines.ts, TRANSIENT_ERRORS).
+ */
+export const TRANSIENT_ERROR_NAME = 'TransientError';
+
+/** A retryable cairn error as TransientError (its own error the cause); anything else as it is. */
+export function asTransient(error: unknown): unknown {
+  if (!isCairnError(error) || !error.retryable) return error;
+  const transient = new Error(`${error.name}: ${error.message}`, { cause: error });
+  transient.name = TRANSIENT_ERROR_NAME;
+  return transient;
+}
+
+/**
  * The exported `handler` of an entry: observed (observability.ts), and built by `build` on the first invocation,
  * so importing the entry (tests, the embedded runtime) reads no environment. A build that throws (a bad setting)
  * fails that invocation and is tried again on the next.
@@ -38,8 +53,12 @@ export function lazyHandler<E, C, R>(
   build: () => (event: E, context: C) => Promise<R>,
 ): (event: E, context: C) => Promise<R> {
   let built: ((event: E, context: C) => Promise<R>) | undefined;
-  return observe(name, (event: E, context: C) => {
+  return observe(name, async (event: E, context: C) => {
     built ??= build();
-    return built(event, context);
+    try {
+      return await built(event, context);
+    } catch (error) {
+      throw asTransient(error);
+    }
   });
 }

@@ -1,7 +1,10 @@
 /**
  * The run and step state machines (Standard, JSONPath only: the embedded interpreter runs neither JSONata nor
  * `Assign`). Only ids travel through Step Functions; everything else lives in the store. Every Lambda Task has a
- * timeout and every callback (waitForTaskToken) Task has a timeout path, so no wait is unbounded. Both machines log
+ * timeout and every callback (waitForTaskToken) Task has a timeout path, so no wait is unbounded. Every Task retries
+ * the platform's errors (PLATFORM_ERRORS) with the same payload, and has a Catch: to the state that records the
+ * failure, or, for the Tasks that are that record, a long wait and another try (the platform's errors) or the
+ * machine's one Fail state, which its failed-executions alarm reports. Both machines log
  * every event (without execution data: payloads are ids, the story is in the store) and trace with X-Ray.
  */
 import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
@@ -12,6 +15,7 @@ import {
   Condition,
   DefinitionBody,
   Errors,
+  Fail,
   type IChainable,
   IntegrationPattern,
   JitterType,
@@ -19,10 +23,12 @@ import {
   LogLevel,
   Pass,
   Result,
+  type RetryProps,
   StateMachine,
   StateMachineType,
   Succeed,
   TaskInput,
+  type TaskStateBase,
   Timeout,
   Wait,
   WaitTime,
@@ -55,6 +61,34 @@ export const TRANSIENT_ERRORS = [
   'ServiceUnavailable',
   'TransientError',
 ] as const;
+
+/** The function ran out of time: its effects may have happened, and every action answers a repeat idempotently. */
+export const LAMBDA_TIMEOUT = 'Sandbox.Timedout';
+
+/**
+ * What says "the platform, not the work": Lambda's service errors and throttle, an invocation that timed out on
+ * either side, and cairn's own retryable errors. Every Task retries them with the same payload; for RunStep they are
+ * never counted as attempts of the step.
+ */
+export const PLATFORM_ERRORS = [
+  ...LAMBDA_SERVICE_ERRORS,
+  'Lambda.ClientExecutionTimeoutException',
+  LAMBDA_TIMEOUT,
+  ...TRANSIENT_ERRORS,
+] as const;
+
+/** Six tries over about a minute, with full jitter so a throttled burst does not come back as one. */
+const PLATFORM_RETRY: RetryProps = {
+  errors: [...PLATFORM_ERRORS],
+  interval: Duration.seconds(1),
+  maxAttempts: 6,
+  backoffRate: 2,
+  maxDelay: Duration.seconds(30),
+  jitterStrategy: JitterType.FULL,
+};
+
+/** How long a Task that records an ending waits before it tries again, once the platform's errors outlasted Retry. */
+export const RECORD_AGAIN_SECONDS = 300;
 
 /** A Task gets its Lambda's timeout plus this margin, so a Lambda timeout surfaces as the Lambda's own error. */
 const TASK_TIMEOUT_MARGIN_SECONDS = 30;
@@ -122,22 +156,33 @@ export class StateMachines extends Construct {
     });
   }
 
-  /** A synchronous Lambda call whose result is the function's return value (payloadResponseOnly). */
-  private invoke(
-    name: string,
-    key: FunctionKey,
-    payload: Record<string, unknown>,
-    resultPath: string,
-    retryOnServiceExceptions = true,
-  ): LambdaInvoke {
+  /**
+   * A synchronous Lambda call whose result is the function's return value (payloadResponseOnly), retrying the
+   * platform's errors (one retrier, ours: CDK's default list leaves out the throttle).
+   */
+  private invoke(name: string, key: FunctionKey, payload: Record<string, unknown>, resultPath: string) {
     return new LambdaInvoke(this, name, {
       lambdaFunction: this.fns[key],
       payload: TaskInput.fromObject(payload),
       payloadResponseOnly: true,
-      retryOnServiceExceptions,
+      retryOnServiceExceptions: false,
       taskTimeout: Timeout.duration(Duration.seconds(FUNCTION_TIMEOUT_SECONDS[key] + TASK_TIMEOUT_MARGIN_SECONDS)),
       resultPath,
-    });
+    }).addRetry(PLATFORM_RETRY);
+  }
+
+  /**
+   * A Task that is itself the record of an ending (a failed attempt, an expired approval, a failed or finished run)
+   * must not lose it: past its Retry, the platform's errors wait RECORD_AGAIN_SECONDS and try again (a step's
+   * execution is stopped at the latest when its run ends); any other error ends the execution at `lost`.
+   */
+  private recordOrFail<T extends TaskStateBase>(task: T, againName: string, lost: Fail): T {
+    const again = new Wait(this, againName, { time: WaitTime.duration(Duration.seconds(RECORD_AGAIN_SECONDS)) });
+    again.next(task);
+    task
+      .addCatch(again, { errors: [...PLATFORM_ERRORS], resultPath: '$.platformError' })
+      .addCatch(lost, { errors: [Errors.ALL], resultPath: '$.lostError' });
+    return task;
   }
 
   /** A coordinator call that parks the execution until someone answers `$$.Task.Token` (or the timeout hits). */
@@ -148,7 +193,8 @@ export class StateMachines extends Construct {
       payload: TaskInput.fromObject({ ...payload, taskToken: JsonPath.taskToken }),
       taskTimeout: Timeout.at(timeoutPath),
       resultPath,
-    });
+      // A retried callback Task hands out a new token; awaitRun and requestApproval take the newest.
+    }).addRetry(PLATFORM_RETRY);
   }
 
   private coordinator(name: string, action: string, fields: Record<string, unknown>, resultPath: string) {
@@ -164,6 +210,11 @@ export class StateMachines extends Construct {
       JsonPath.DISCARD,
     );
     failRun.next(runDone);
+    const notRecorded = new Fail(this, R.runNotRecorded, {
+      error: 'E_RUN_NOT_RECORDED',
+      cause: 'the run machine could not record how the run ended',
+    });
+    this.recordOrFail(failRun, R.failRunAgain, notRecorded);
     const toFailRun = { errors: [Errors.ALL], resultPath: '$.error' };
 
     const planRun = this.invoke(R.planRun, 'Planner', { runId }, JsonPath.DISCARD).addCatch(failRun, toFailRun);
@@ -176,7 +227,7 @@ export class StateMachines extends Construct {
       'rejectPlan',
       { runId, errors: JsonPath.objectAt('$.validation.errors') },
       JsonPath.DISCARD,
-    );
+    ).addCatch(failRun, toFailRun);
     const startRun = this.coordinator(R.startRun, 'startRun', { runId }, '$.started').addCatch(failRun, toFailRun);
     // JSONPath has no optional fields: `$.outcome` exists on every way into FinalizeRun, each field null unless set.
     // The execution's name lets the coordinator ignore the last word of an execution a reopened run has outlived.
@@ -191,6 +242,7 @@ export class StateMachines extends Construct {
       },
       JsonPath.DISCARD,
     );
+    this.recordOrFail(finalizeRun, R.finalizeRunAgain, notRecorded);
     const prepareAwait = new Pass(this, R.prepareAwait, {
       result: Result.fromObject({ timedOut: null, error: null }),
       resultPath: '$.outcome',
@@ -235,32 +287,23 @@ export class StateMachines extends Construct {
         decision: JsonPath.objectAt('$.decision'),
       },
       '$.next',
-      false,
-    ).addRetry({
-      // Throttles and lost invocations are the platform's, not the step's: retried here, never counted as attempts.
-      errors: [...LAMBDA_SERVICE_ERRORS, ...TRANSIENT_ERRORS],
-      interval: Duration.seconds(1),
-      maxAttempts: 6,
-      backoffRate: 2,
-      maxDelay: Duration.seconds(30),
-      jitterStrategy: JitterType.FULL,
+    );
+    // A RunStep that failed for good under load must not lose its failure to the same throttle: RecordFailure
+    // retries the platform's errors too, then tries again later.
+    const notRecorded = new Fail(this, S.stepNotRecorded, {
+      error: 'E_STEP_NOT_RECORDED',
+      cause: 'the step machine could not record how the step ended',
     });
-    const recordFailure = this.coordinator(
-      S.recordFailure,
-      'recordFailure',
-      { ...stepIds, attempt: JsonPath.objectAt('$.failure.attempt'), error: JsonPath.objectAt('$.failure.error') },
-      '$.next',
-    ).addRetry({
-      // Lambda's own service errors are retried by the Task's default retrier, but CDK's list leaves out Lambda's
-      // throttle: a RunStep that failed for good under load must not lose its failure to the same throttle here.
-      // The rest are the store's.
-      errors: [LAMBDA_THROTTLE, ...TRANSIENT_ERRORS],
-      interval: Duration.seconds(1),
-      maxAttempts: 6,
-      backoffRate: 2,
-      maxDelay: Duration.seconds(30),
-      jitterStrategy: JitterType.FULL,
-    });
+    const recordFailure = this.recordOrFail(
+      this.coordinator(
+        S.recordFailure,
+        'recordFailure',
+        { ...stepIds, attempt: JsonPath.objectAt('$.failure.attempt'), error: JsonPath.objectAt('$.failure.error') },
+        '$.next',
+      ),
+      S.recordFailureAgain,
+      notRecorded,
+    );
     // A RunStep that failed for good (its own error, or the platform's after the retries) is a failed attempt.
     runStep.addCatch(
       new Pass(this, S.executorFailed, {
@@ -289,11 +332,15 @@ export class StateMachines extends Construct {
       '$.decision',
     )
       .addCatch(
-        this.coordinator(
-          S.decisionExpired,
-          'expireApproval',
-          { ...stepIds, kind: JsonPath.stringAt('$.next.kind') },
-          JsonPath.DISCARD,
+        this.recordOrFail(
+          this.coordinator(
+            S.decisionExpired,
+            'expireApproval',
+            { ...stepIds, kind: JsonPath.stringAt('$.next.kind') },
+            JsonPath.DISCARD,
+          ),
+          S.decisionExpiredAgain,
+          notRecorded,
         ).next(stepDone),
         { errors: [Errors.TIMEOUT], resultPath: '$.expired' },
       )

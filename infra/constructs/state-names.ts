@@ -15,6 +15,11 @@ export const RUN_STATES = {
   awaitRunFinished: 'AwaitRunFinished',
   finalizeRun: 'FinalizeRun',
   failRun: 'FailRun',
+  /** Wait: FailRun or FinalizeRun outlasted its Retry on the platform's errors; tried again after a while. */
+  failRunAgain: 'FailRunAgain',
+  finalizeRunAgain: 'FinalizeRunAgain',
+  /** Fail: FailRun or FinalizeRun failed for good (not the platform): the execution fails, alarmed. */
+  runNotRecorded: 'RunNotRecorded',
   runDone: 'RunDone',
 } as const;
 
@@ -33,6 +38,11 @@ export const STEP_STATES = {
   executorFailed: 'ExecutorFailed',
   /** Task (Coordinator): a failed attempt recorded; answers `$.next` like RunStep. */
   recordFailure: 'RecordFailure',
+  /** Wait: RecordFailure or DecisionExpired outlasted its Retry on the platform's errors; tried again after a while. */
+  recordFailureAgain: 'RecordFailureAgain',
+  decisionExpiredAgain: 'DecisionExpiredAgain',
+  /** Fail: RecordFailure or DecisionExpired failed for good (not the platform): the execution fails, alarmed. */
+  stepNotRecorded: 'StepNotRecorded',
   stepDone: 'StepDone',
 } as const;
 

@@ -8,10 +8,19 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import '../../infra/local/polyfills.ts';
-import { LAMBDA_SERVICE_ERRORS, LAMBDA_THROTTLE, TRANSIENT_ERRORS } from '../../infra/constructs/state-machines.ts';
+import { asTransient, TRANSIENT_ERROR_NAME } from '../../functions/root.ts';
+import {
+  LAMBDA_SERVICE_ERRORS,
+  LAMBDA_THROTTLE,
+  LAMBDA_TIMEOUT,
+  PLATFORM_ERRORS,
+  RECORD_AGAIN_SECONDS,
+  TRANSIENT_ERRORS,
+} from '../../infra/constructs/state-machines.ts';
 import { FUNCTION_KEYS, RUN_STATES, STEP_STATES } from '../../infra/constructs/state-names.ts';
 import { type AslDefinition, type AslState, extractStateMachines } from '../../infra/local/synth.ts';
 import { CairnStack, configFromContext } from '../../infra/stack.ts';
+import { ConflictError, ValidationError } from '../../shared/errors.ts';
 import { stepExecutionInput } from '../../shared/ports/executions.ts';
 
 let template: Template;
@@ -223,7 +232,7 @@ describe('state machines', () => {
     const runStep = state(step, 'RunStep');
     expect(runStep.Retry as Retrier[]).toEqual([
       expect.objectContaining({
-        ErrorEquals: [...LAMBDA_SERVICE_ERRORS, ...TRANSIENT_ERRORS],
+        ErrorEquals: [...PLATFORM_ERRORS],
         IntervalSeconds: 1,
         MaxAttempts: 6,
         BackoffRate: 2,
@@ -296,23 +305,12 @@ describe('state machines', () => {
       error: { code: 'E_EXECUTOR', retryable: true, message: 'TypeError', details: executorError },
     });
 
-    // Lambda's service errors are retried by the LambdaInvoke Task's default retrier (CDK's list); Lambda's throttle,
-    // which that list leaves out, and the store's transient errors by RecordFailure's own. Same payload each time
-    // (recordFailure answers a repeat idempotently).
+    // The platform's errors (Lambda's throttle included, which CDK's default list leaves out) are retried with the
+    // same payload (recordFailure answers a repeat idempotently), then tried again after a while; anything else ends
+    // the execution failed.
     expect(recordFailure.Retry as Retrier[]).toEqual([
       {
-        ErrorEquals: [
-          'Lambda.ClientExecutionTimeoutException',
-          'Lambda.ServiceException',
-          'Lambda.AWSLambdaException',
-          'Lambda.SdkClientException',
-        ],
-        IntervalSeconds: 2,
-        MaxAttempts: 6,
-        BackoffRate: 2,
-      },
-      {
-        ErrorEquals: [LAMBDA_THROTTLE, ...TRANSIENT_ERRORS],
+        ErrorEquals: [...PLATFORM_ERRORS],
         IntervalSeconds: 1,
         MaxAttempts: 6,
         BackoffRate: 2,
@@ -320,8 +318,17 @@ describe('state machines', () => {
         JitterStrategy: 'FULL',
       },
     ]);
-    const retried = (recordFailure.Retry as Retrier[]).flatMap((r) => r.ErrorEquals);
-    for (const error of [...LAMBDA_SERVICE_ERRORS, ...TRANSIENT_ERRORS]) expect(retried, error).toContain(error);
+    for (const error of [...LAMBDA_SERVICE_ERRORS, LAMBDA_THROTTLE, ...TRANSIENT_ERRORS])
+      expect((recordFailure.Retry as Retrier[])[0]?.ErrorEquals, error).toContain(error);
+    expect(recordFailure.Catch as Catcher[]).toEqual([
+      { ErrorEquals: [...PLATFORM_ERRORS], ResultPath: '$.platformError', Next: 'RecordFailureAgain' },
+      { ErrorEquals: ['States.ALL'], ResultPath: '$.lostError', Next: 'StepNotRecorded' },
+    ]);
+    expect(state(step, 'RecordFailureAgain')).toEqual({
+      Type: 'Wait',
+      Seconds: RECORD_AGAIN_SECONDS,
+      Next: 'RecordFailure',
+    });
   });
 
   it('fill in every $.failure field RecordFailure reads on each way into it', () => {
@@ -329,7 +336,8 @@ describe('state machines', () => {
       .filter((path): path is string => typeof path === 'string' && path.startsWith('$.failure.'))
       .map((path) => path.slice('$.failure.'.length));
     expect(reads.sort()).toEqual(['attempt', 'error']);
-    const ways = Object.entries(step.States).filter(([, s]) => s.Next === 'RecordFailure');
+    // RecordFailureAgain (a Wait after RecordFailure's own Catch, which writes elsewhere) keeps the $.failure it read.
+    const ways = Object.entries(step.States).filter(([, s]) => s.Next === 'RecordFailure' && s.Type !== 'Wait');
     expect(ways.map(([name]) => name).sort()).toEqual(['ExecutorFailed', 'GateFailed']);
     for (const [name, s] of ways) {
       expect(s.ResultPath, name).toBe('$.failure');
@@ -337,6 +345,79 @@ describe('state machines', () => {
       const written = Object.keys(s.Parameters as Record<string, unknown>).map((key) => key.replace(/\.\$$/, ''));
       for (const field of reads) expect(written, `${name} sets failure.${field}`).toContain(field);
     }
+  });
+});
+
+describe('every Task', () => {
+  const all = (): [string, AslState][] => [...tasks(run), ...tasks(step)];
+  /** The states a Task's final Catch may lead to: one that records the failure, a wait before trying it again, or
+   * the machine's one Fail state when the record itself could not be written. */
+  const RECORDERS = ['FailRun', 'FinalizeRun', 'ExecutorFailed', 'GateFailed', 'DecisionExpired'];
+
+  it('retries throttles, Lambda service errors, timeouts and cairn’s retryable errors, with the same payload', () => {
+    const names = all().map(([name]) => name);
+    expect(names.sort()).toEqual(
+      [
+        'PlanRun',
+        'ValidatePlan',
+        'RejectPlan',
+        'StartRun',
+        'AwaitRunFinished',
+        'FinalizeRun',
+        'FailRun',
+        'RunStep',
+        'RecordFailure',
+        'AwaitDecision',
+        'DecisionExpired',
+      ].sort(),
+    );
+    for (const [name, s] of all()) {
+      const retried = ((s.Retry as Retrier[] | undefined) ?? []).flatMap((r) => r.ErrorEquals);
+      for (const error of [
+        'Lambda.TooManyRequestsException',
+        'Lambda.ServiceException',
+        'Lambda.AWSLambdaException',
+        'Lambda.SdkClientException',
+        LAMBDA_TIMEOUT,
+        TRANSIENT_ERROR_NAME,
+        ...TRANSIENT_ERRORS,
+      ])
+        expect(retried, `${name} retries ${error}`).toContain(error);
+      // Retried, never caught first: a Task's States.ALL retrier would swallow its Catch's routing.
+      expect(retried, name).not.toContain('States.ALL');
+    }
+  });
+
+  it('catches every error into a state that records the failure, so the run never waits for its deadline', () => {
+    for (const [definition, fail] of [
+      [run, 'RunNotRecorded'],
+      [step, 'StepNotRecorded'],
+    ] as const) {
+      for (const [name, s] of Object.entries(definition.States).filter(([, x]) => x.Type === 'Task')) {
+        const all = catchOf(s, 'States.ALL');
+        expect(all, `${name} catches States.ALL`).toBeDefined();
+        const target = String(all?.Next);
+        const recorded = RECORDERS.includes(target) && target !== name;
+        expect(recorded || target === fail, `${name} → ${target}`).toBe(true);
+        // The platform's errors that outlast Retry on a Task that is the record: a wait, then the same Task again.
+        const platform = catchOf(s, LAMBDA_THROTTLE);
+        if (platform) {
+          const again = state(definition, platform.Next);
+          expect(again, name).toMatchObject({ Type: 'Wait', Next: name });
+        }
+      }
+      expect(state(definition, fail).Type).toBe('Fail');
+    }
+  });
+
+  it('leaves a retryable cairn error as TransientError, the name the Tasks retry, and any other as it is', () => {
+    const conflict = new ConflictError('the step moved', { retryable: true });
+    expect(asTransient(conflict)).toMatchObject({ name: TRANSIENT_ERROR_NAME, cause: conflict });
+    const invalid = new ValidationError('bad payload', []);
+    expect(asTransient(invalid)).toBe(invalid);
+    const sdk = Object.assign(new Error('slow down'), { name: 'ThrottlingException' });
+    expect(asTransient(sdk)).toBe(sdk);
+    expect(TRANSIENT_ERRORS).toContain(TRANSIENT_ERROR_NAME);
   });
 });
 
