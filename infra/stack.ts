@@ -74,6 +74,7 @@ export class CairnStack extends Stack {
       table: this.table.table,
       deadLetters: this.events.deadLetters,
       outboxDeadLetters: this.outbox.deadLetters,
+      asyncFailures: this.events.asyncFailures,
       ...(config.alarmTopicArn === undefined ? {} : { alarmTopicArn: config.alarmTopicArn }),
     });
 

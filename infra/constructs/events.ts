@@ -1,12 +1,15 @@
 /**
  * cairn's own EventBridge bus, an archive of everything published on it (replayable), and the rules of
  * shared/events/bus-rules.ts — the same patterns the embedded bus matches. Every rule target gets a retry policy and
- * the shared dead-letter queue, so an event a target could not take is kept, not dropped.
+ * the shared dead-letter queue, so an event a target could not take is kept, not dropped. That queue only sees
+ * events EventBridge could not hand to Lambda: Lambda takes a target's event asynchronously, and a function that then
+ * fails it (after Lambda's own async retries) sends it to its on-failure destination, the async-failures queue.
  */
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Archive, EventBus, type EventPattern, type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { BUS_RULES, type BusRule } from '../../shared/events/bus-rules.ts';
@@ -14,6 +17,8 @@ import type { EventPattern as SharedPattern } from '../../shared/events/pattern-
 
 /** EventBridge retries a failed delivery with backoff for this long / this often, then dead-letters it. */
 export const TARGET_RETRY = { attempts: 8, maxEventAge: Duration.hours(6) } as const;
+/** Lambda's own retries of an event its function failed, and how long it keeps trying, before the destination. */
+export const ASYNC_RETRY = { attempts: 2, maxEventAge: Duration.hours(6) } as const;
 /** Dead letters are kept for two weeks: long enough to notice the alarm, look, fix, and redrive. */
 const DLQ_RETENTION = Duration.days(14);
 
@@ -29,7 +34,13 @@ export class CairnEvents extends Construct {
   readonly archive: Archive;
   /** Where every rule target's undeliverable events go. */
   readonly deadLetters: Queue;
+  /**
+   * The on-failure destination of every function a rule targets: the invocation records (the event, the error) of
+   * events the function failed after Lambda's async retries — a replan or an invalidation that did not happen.
+   */
+  readonly asyncFailures: Queue;
   readonly rules: Rule[] = [];
+  private readonly asyncConfigured = new Set<IFunction>();
 
   constructor(scope: Construct, id: string, props: CairnEventsProps) {
     super(scope, id);
@@ -47,10 +58,31 @@ export class CairnEvents extends Construct {
       retentionPeriod: DLQ_RETENTION,
       removalPolicy: RemovalPolicy.DESTROY,
     });
+    this.asyncFailures = new Queue(this, 'AsyncFailures', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: DLQ_RETENTION,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
   }
 
-  /** A BUS_RULES entry on this bus, targeting `fn` with the retry policy and the dead-letter queue. */
+  /** `fn` is invoked asynchronously: what it fails for good goes to the async-failures queue (once per function). */
+  private sendFailuresOf(fn: IFunction): void {
+    if (this.asyncConfigured.has(fn)) return;
+    this.asyncConfigured.add(fn);
+    fn.configureAsyncInvoke({
+      onFailure: new SqsDestination(this.asyncFailures),
+      retryAttempts: ASYNC_RETRY.attempts,
+      maxEventAge: ASYNC_RETRY.maxEventAge,
+    });
+  }
+
+  /**
+   * A BUS_RULES entry on this bus, targeting `fn` with the retry policy and the dead-letter queue; `fn` gets the
+   * async-failures queue as its on-failure destination.
+   */
   addRule(rule: BusRule, fn: IFunction): Rule {
+    this.sendFailuresOf(fn);
     const created = new Rule(this, rule.name, {
       eventBus: this.bus,
       description: rule.description,

@@ -99,6 +99,13 @@ export const SUPPRESSIONS = {
       'coordinates of batches that failed every retry, to replay from the stream); a DLQ of a DLQ would only move ' +
       'the same records again. Its depth has an alarm.',
   },
+  asyncFailureQueue: {
+    id: 'AwsSolutions-SQS3',
+    reason:
+      'This queue is itself the on-failure destination of the asynchronously invoked functions (the replanner, the ' +
+      'invalidator): it holds the invocation records of events they failed for good; a DLQ of a DLQ would only move ' +
+      'the same records again. Its depth has an alarm.',
+  },
 } as const satisfies Record<string, Suppression>;
 
 const add = (scope: IConstruct, ...suppressions: Suppression[]): void => {
@@ -126,6 +133,7 @@ export function applyNagSuppressions(stack: CairnStack): void {
   for (const secret of Object.values(stack.api.webhookSecrets)) add(secret, SUPPRESSIONS.webhookSecretRotation);
   add(stack.events.deadLetters, SUPPRESSIONS.deadLetterQueue);
   add(stack.outbox.deadLetters, SUPPRESSIONS.outboxDeadLetterQueue);
+  add(stack.events.asyncFailures, SUPPRESSIONS.asyncFailureQueue);
 }
 
 /** The Outbox role's default policy, where CDK's DynamoEventSource puts the stream grants. */

@@ -41,6 +41,8 @@ export interface CairnObservabilityProps {
   readonly deadLetters: IQueue;
   /** Stream batches the outbox relay could not deliver: announced events that have not reached the bus. */
   readonly outboxDeadLetters: IQueue;
+  /** Events an asynchronously invoked function (replanner, invalidator) failed after Lambda's retries. */
+  readonly asyncFailures: IQueue;
   readonly alarmTopicArn?: string;
 }
 
@@ -92,6 +94,12 @@ export class CairnObservability extends Construct {
       props.outboxDeadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }),
       1,
       'The outbox relay could not deliver a batch of the table stream after its retries: announced events wait.',
+    );
+    alarm(
+      'async-failures',
+      props.asyncFailures.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }),
+      1,
+      'The replanner or the invalidator failed an event after Lambda’s async retries: it waits in the queue.',
     );
     alarm(
       'api-5xx',
@@ -167,6 +175,7 @@ export class CairnObservability extends Construct {
       graph('Dead letters', [
         props.deadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD, label: 'event targets' }),
         props.outboxDeadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD, label: 'outbox' }),
+        props.asyncFailures.metricApproximateNumberOfMessagesVisible({ period: PERIOD, label: 'async failures' }),
       ]),
     );
     this.dashboard.addWidgets(

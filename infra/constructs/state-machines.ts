@@ -210,9 +210,10 @@ export class StateMachines extends Construct {
       JsonPath.DISCARD,
     );
     failRun.next(runDone);
+    // The execution fails with the error that stopped the record (the Catch keeps it at $.lostError).
     const notRecorded = new Fail(this, R.runNotRecorded, {
-      error: 'E_RUN_NOT_RECORDED',
-      cause: 'the run machine could not record how the run ended',
+      errorPath: '$.lostError.Error',
+      causePath: '$.lostError.Cause',
     });
     this.recordOrFail(failRun, R.failRunAgain, notRecorded);
     const toFailRun = { errors: [Errors.ALL], resultPath: '$.error' };
@@ -291,8 +292,8 @@ export class StateMachines extends Construct {
     // A RunStep that failed for good under load must not lose its failure to the same throttle: RecordFailure
     // retries the platform's errors too, then tries again later.
     const notRecorded = new Fail(this, S.stepNotRecorded, {
-      error: 'E_STEP_NOT_RECORDED',
-      cause: 'the step machine could not record how the step ended',
+      errorPath: '$.lostError.Error',
+      causePath: '$.lostError.Cause',
     });
     const recordFailure = this.recordOrFail(
       this.coordinator(

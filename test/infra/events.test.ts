@@ -7,9 +7,9 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CairnEvents, TARGET_RETRY, toCdkPattern } from '../../infra/constructs/events.ts';
+import { ASYNC_RETRY, CairnEvents, TARGET_RETRY, toCdkPattern } from '../../infra/constructs/events.ts';
 import { BUS_RULES } from '../../shared/events/bus-rules.ts';
-import { logicalIdAt, synthStack } from './synth-stack.ts';
+import { actionsOf, logicalIdAt, resourcesOf, statementsOf, synthStack } from './synth-stack.ts';
 
 let template: Template;
 let wiredOnlyReplanner: Template;
@@ -65,6 +65,24 @@ describe('bus rules', () => {
         }),
       ]);
     }
+  });
+
+  it('send what their function fails after Lambda’s async retries to the async-failures queue, once per function', () => {
+    const queue = logicalIdAt(template, 'AWS::SQS::Queue', '/Events/AsyncFailures/Resource');
+    const configs = Object.values(template.findResources('AWS::Lambda::EventInvokeConfig')).map(
+      (r) => r.Properties as { FunctionName: { Ref: string }; [key: string]: unknown },
+    );
+    const targets = [...new Set(BUS_RULES.map((r) => r.target))];
+    expect(configs.map((c) => c.FunctionName.Ref).sort()).toEqual(
+      targets.map((t) => logicalIdAt(template, 'AWS::Lambda::Function', `/${t}/Resource`)).sort(),
+    );
+    for (const config of configs)
+      expect(config).toMatchObject({
+        MaximumRetryAttempts: ASYNC_RETRY.attempts,
+        MaximumEventAgeInSeconds: ASYNC_RETRY.maxEventAge.toSeconds(),
+        DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queue, 'Arn'] } } },
+      });
+    expect(queue).not.toBe(logicalIdAt(template, 'AWS::SQS::Queue', '/Events/TargetDeadLetters/Resource'));
   });
 
   it('let EventBridge dead-letter into the queue only for these rules', () => {
@@ -128,5 +146,26 @@ describe('the cairn stack', () => {
       'CAIRN_STEP_MACHINE_ARN',
       'CAIRN_TABLE_NAME',
     ]);
+  });
+
+  it('gives the replanner and the invalidator an on-failure destination they may send to', () => {
+    const { template: stack } = synthStack();
+    const queue = logicalIdAt(stack, 'AWS::SQS::Queue', '/Events/AsyncFailures/Resource');
+    for (const key of ['Replanner', 'Invalidator']) {
+      const fn = logicalIdAt(stack, 'AWS::Lambda::Function', `/Functions/${key}/Resource`);
+      const config = Object.values(stack.findResources('AWS::Lambda::EventInvokeConfig')).find(
+        (r) => (r.Properties as { FunctionName: { Ref: string } }).FunctionName.Ref === fn,
+      );
+      expect(config?.Properties, key).toMatchObject({
+        DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queue, 'Arn'] } } },
+      });
+      const sends = statementsOf(stack).filter(
+        ({ owner, statement }) =>
+          owner.includes(`${key}Role`) &&
+          actionsOf(statement).includes('sqs:SendMessage') &&
+          JSON.stringify(resourcesOf(statement)).includes(queue),
+      );
+      expect(sends, key).toHaveLength(1);
+    }
   });
 });

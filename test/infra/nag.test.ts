@@ -94,6 +94,7 @@ describe('suppressions', () => {
     // The Outbox policy's one `Resource::*` finding is silenced by the reason that names the stream listing.
     expect(silenced('lambdaTracing').filter((f) => f.includes('/OutboxRole/'))).toEqual([]);
     expect(silenced('deadLetterQueue')).toEqual(['Cairn-test/Events/TargetDeadLetters/Resource AwsSolutions-SQS3']);
+    expect(silenced('asyncFailureQueue')).toEqual(['Cairn-test/Events/AsyncFailures/Resource AwsSolutions-SQS3']);
   });
 
   it('never silence a whole rule for the stack or the app', () => {

@@ -44,7 +44,7 @@ describe('alarms', () => {
     }
   });
 
-  it('watch both dead-letter queues, the event targets’ and the outbox relay’s, and every function’s errors', () => {
+  it('watch every dead-letter queue (event targets, outbox relay, async failures) and every function’s errors', () => {
     const queue = (path: string) => ({
       Name: 'QueueName',
       Value: { 'Fn::GetAtt': [logicalIdAt(full, 'AWS::SQS::Queue', `${path}/Resource`), 'QueueName'] },
@@ -59,6 +59,12 @@ describe('alarms', () => {
       }))
       .sort((a, b) => a.AlarmName.localeCompare(b.AlarmName));
     expect(deadLetters).toEqual([
+      {
+        AlarmName: 'cairn-test-async-failures',
+        Namespace: 'AWS/SQS',
+        Dimensions: [queue('/Events/AsyncFailures')],
+        Threshold: 1,
+      },
       {
         AlarmName: 'cairn-test-event-dead-letters',
         Namespace: 'AWS/SQS',
@@ -93,7 +99,11 @@ describe('dashboard', () => {
     const alarmIds = Object.keys(full.findResources('AWS::CloudWatch::Alarm'));
     for (const id of alarmIds) expect(body, id).toContain(id);
     // Both dead-letter queues are graphed, not only alarmed.
-    for (const path of ['/Events/TargetDeadLetters/Resource', '/Outbox/DeadLetters/Resource']) {
+    for (const path of [
+      '/Events/TargetDeadLetters/Resource',
+      '/Outbox/DeadLetters/Resource',
+      '/Events/AsyncFailures/Resource',
+    ]) {
       const queue = logicalIdAt(full, 'AWS::SQS::Queue', path);
       expect(body, path).toContain(`{"Fn::GetAtt":["${queue}","QueueName"]}`);
     }
