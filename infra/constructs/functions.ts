@@ -5,7 +5,7 @@
  * to.
  */
 import { fileURLToPath } from 'node:url';
-import { ArnFormat, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import { type IGrantable, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -16,6 +16,7 @@ import { Construct } from 'constructs';
 import { GSI1_NAME } from '../../shared/adapters/aws/table-layout.ts';
 import { bundleFilesEnvironment, commandHooksOf } from './bundle-files.ts';
 import type { CairnConfig } from './config.ts';
+import { EXECUTION_CALLS, grantExecutions } from './execution-grants.ts';
 import { FUNCTION_KEYS, type FunctionKey } from './state-names.ts';
 
 /** Lambda timeouts; the state machines give every Task a little more so the Lambda's own timeout reports first. */
@@ -176,36 +177,8 @@ export class Functions extends Construct {
     allow(Outbox, ['dynamodb:BatchWriteItem'], [props.table.tableArn]);
     for (const fn of [Outbox, Api]) props.bus.grantPutEventsTo(fn);
 
-    const { run, step } = props.machines;
-    const executionsOf = (machine: MachineRef): string =>
-      stack.formatArn({
-        service: 'states',
-        resource: 'execution',
-        resourceName: `${machine.name}:*`,
-        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-      });
-    const answerTokens = ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'];
-    // The API starts runs, cancels them, answers approvals and invalidates steps (new generations start, a finished
-    // run reopens); the coordinator starts steps, answers the run's waiter and stops open step executions at a
-    // deadline.
-    allow(Api, ['states:StartExecution'], [run.arn, step.arn]);
-    allow(Api, answerTokens, [run.arn, step.arn]);
-    allow(Api, ['states:StopExecution', 'states:DescribeExecution'], [executionsOf(run), executionsOf(step)]);
-    allow(Coordinator, ['states:StartExecution'], [run.arn, step.arn]);
-    allow(Coordinator, answerTokens, [run.arn, step.arn]);
-    allow(Coordinator, ['states:StopExecution', 'states:DescribeExecution'], [executionsOf(run), executionsOf(step)]);
-    // RunStep starts the dependents it releases and answers the run's waiter when its step was the run's last.
-    allow(StepExecutor, ['states:StartExecution'], [step.arn]);
-    allow(StepExecutor, ['states:SendTaskSuccess'], [run.arn]);
-    // The invalidator starts the new generations' step executions and a reopened run's execution, and stops the
-    // executions of superseded generations.
-    allow(Invalidator, ['states:StartExecution'], [run.arn, step.arn]);
-    allow(Invalidator, ['states:StopExecution', 'states:DescribeExecution'], [executionsOf(step)]);
-    // The replanner starts the steps of a new revision and a reopened run's execution, stops superseded step
-    // executions, and answers the run's waiter when it pauses or settles the run.
-    allow(Replanner, ['states:StartExecution'], [run.arn, step.arn]);
-    allow(Replanner, answerTokens, [run.arn]);
-    allow(Replanner, ['states:StopExecution', 'states:DescribeExecution'], [executionsOf(step)]);
+    // Step Functions: what each function's services call, from the one table (execution-grants.ts).
+    for (const key of FUNCTION_KEYS) grantExecutions(stack, this.byKey[key], EXECUTION_CALLS[key], props.machines);
 
     const { modelId, bindings } = props.config;
     // The API plans too (`POST /plans` answers with a plan without starting a run).

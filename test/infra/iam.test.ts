@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { EXECUTION_CALLS, PORT_CALLS, type PortCall } from '../../infra/constructs/execution-grants.ts';
 import { TABLE_READ_ACTIONS, TABLE_WRITE_ACTIONS } from '../../infra/constructs/functions.ts';
 import { FUNCTION_KEYS } from '../../infra/constructs/state-names.ts';
 import {
@@ -190,6 +191,49 @@ describe('bus and state machine grants', () => {
     ]);
     for (const key of ['Outbox', 'Planner', 'Validator'])
       expect(withAction(statementsFor(full, key), 'states:'), key).toEqual([]);
+  });
+});
+
+describe('Step Functions grants, from the one table of what each function calls', () => {
+  /** `action machine` pairs a function's synthesized policy allows, e.g. `states:StopExecution step-executions`. */
+  const granted = (key: string): string[] =>
+    withAction(statementsFor(full, key), 'states:')
+      .flatMap((statement) =>
+        actionsOf(statement).flatMap((action) =>
+          resourcesOf(statement).map((resource) => {
+            const [, name, executions] = /:(?:stateMachine|execution):cairn-test-(run|step)(:\*)?"/.exec(
+              text(resource),
+            ) ?? [undefined, '?', undefined];
+            return `${action} ${name}${executions ? '-executions' : ''}`;
+          }),
+        ),
+      )
+      .sort();
+  const declared = (key: keyof typeof EXECUTION_CALLS): string[] =>
+    Object.entries(EXECUTION_CALLS[key])
+      .flatMap(([call, machines]) => {
+        const { action, on } = PORT_CALLS[call as PortCall];
+        return (machines ?? []).map((m) => `${action} ${m}${on === 'executions' ? '-executions' : ''}`);
+      })
+      .sort();
+
+  it('give each function exactly the calls the table declares for it, on the machines it names', () => {
+    for (const key of FUNCTION_KEYS) expect(granted(key), key).toEqual(declared(key));
+  });
+
+  it('ask only for what the Step Functions adapter can send, and for everything some function sends', () => {
+    const adapter = readFileSync(new URL('../../shared/adapters/aws/sfn-executions.ts', import.meta.url), 'utf8');
+    const sent = new Set([...adapter.matchAll(/new (\w+)Command\(/g)].map(([, name]) => `states:${name}`));
+    const all = new Set(FUNCTION_KEYS.flatMap((key) => granted(key).map((pair) => pair.split(' ')[0])));
+    for (const action of all) expect(sent, action).toContain(action);
+    // Failing a token is a port call no deployed service makes: nobody is granted it.
+    expect([...sent].filter((action) => !all.has(action))).toEqual(['states:SendTaskFailure']);
+  });
+
+  it('let the invalidator answer a run’s waiter: a run it reopens settles through it (settleRun → answerWaiter)', () => {
+    expect(granted('Invalidator')).toContain('states:SendTaskSuccess run');
+    const source = readFileSync(new URL('../../shared/services/invalidation-run.ts', import.meta.url), 'utf8');
+    expect(source).toMatch(/checkRunEnd\(/);
   });
 });
 
