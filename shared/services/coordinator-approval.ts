@@ -74,11 +74,15 @@ export async function requestApproval(ctx: Interpreter, request: RequestApproval
   const title = planStep?.title ?? stepId;
   const steps = new Map((await store.getSteps(runId, step.upstream)).map((s) => [s.stepId, s]));
   let id: string | undefined;
+  /** This request's record, written (or found written with this token) by this call. */
+  let mine: ApprovalRecord | undefined;
   for (let n = 1; n <= MAX_REQUESTS_PER_ATTEMPT && id === undefined; n++) {
     const candidate = approvalId(step, kind, attempt, n);
     const existing = await store.getApproval(candidate);
-    if (existing?.taskToken === taskToken) id = candidate;
-    else if (existing?.status === 'pending') {
+    if (existing?.taskToken === taskToken) {
+      id = candidate;
+      mine = existing;
+    } else if (existing?.status === 'pending') {
       // An earlier wait of this step (its token is gone): only the newest request may be decided.
       await store.decideApproval(candidate, {
         status: 'expired',
@@ -104,25 +108,41 @@ export async function requestApproval(ctx: Interpreter, request: RequestApproval
         createdAt: now,
         deadline,
       };
-      const requested = event('ApprovalRequested', {
-        runId,
-        stepId,
-        generation,
-        approvalId: candidate,
-        kind,
-        deadline,
-      });
-      if (await store.putApproval(record, ctx.announce(runId, [requested]))) id = candidate;
-      else n -= 1; // someone wrote this id meanwhile: look at it again
+      if (await store.putApproval(record)) {
+        id = candidate;
+        mine = record;
+      } else n -= 1; // someone wrote this id meanwhile: look at it again
     }
   }
-  if (id === undefined) return releaseStaleWait(ctx, taskToken);
-  if (step.status !== 'awaiting_approval')
-    await store.transitionStep(runId, stepId, transitionCondition('hold', generation), {
-      status: 'awaiting_approval',
-      appendTrace: [traceEntry('judge', `waiting for ${kind} ${id}`, now)],
-    });
-  return { approvalId: id };
+  if (id === undefined || mine === undefined) return releaseStaleWait(ctx, taskToken);
+  // ApprovalRequested travels with the step's write (its trace says which request it waits for), which holds only
+  // while the step still waits in flight: a step a cancellation closed (before it wrote RunFinished) announces
+  // nothing, and its request is expired instead. A repeat that finds that write made has announced it already.
+  const waiting = `waiting for ${kind} ${id}`;
+  if (step.trace.some((entry) => entry.text === waiting)) return { approvalId: id };
+  const requested = event('ApprovalRequested', {
+    runId,
+    stepId,
+    generation,
+    approvalId: id,
+    kind,
+    deadline: mine.deadline,
+  });
+  const moved = await ctx.transitionStep(
+    runId,
+    stepId,
+    transitionCondition(step.status === 'awaiting_approval' ? 'note' : 'hold', generation),
+    {
+      ...(step.status === 'awaiting_approval' ? {} : { status: 'awaiting_approval' as const }),
+      appendTrace: [traceEntry('judge', waiting, now)],
+    },
+    [requested],
+  );
+  if (moved) return { approvalId: id };
+  const current = await store.getStep(runId, stepId);
+  if (isCurrent(current, generation) && current.status === 'awaiting_approval') return { approvalId: id };
+  await store.decideApproval(id, { status: 'expired', decidedAt: now, comment: 'the step no longer waits' });
+  return releaseStaleWait(ctx, taskToken);
 }
 
 /** No decision before the deadline: the approval expires and the step fails for good (its downstream blocked). */

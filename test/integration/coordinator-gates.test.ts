@@ -325,6 +325,28 @@ describe('cancellation with side effects in flight', () => {
     expect(afterFinish(e, runId)).toEqual([]);
     await expectLedgerAgrees(e, runId, 'racer');
   });
+
+  it('announces no approval request after RunFinished and leaves none to decide, when the request races the cancel', async () => {
+    const e = engine();
+    // The gate's request is on its way (its approval record about to be written) when the cancellation lands.
+    const asking = e.faults.hold({
+      method: 'putApproval',
+      match: (call) => (call.args[0] as ApprovalRecord).stepId === 'late-gate',
+    });
+    const runId = await e.submit([gate('late-gate')]);
+    await asking.arrived;
+    expect((await e.stack.request('POST', `/runs/${runId}/cancel`)).status).toBe(200);
+    asking.release();
+    await eventually(
+      () => e.faults.raw().listApprovals({ runId }),
+      (approvals) => approvals.length === 1,
+      'the approval written',
+    );
+    await e.quiet();
+    expect(await e.faults.raw().listApprovals({ runId, status: 'pending' })).toEqual([]);
+    expect(afterFinish(e, runId)).toEqual([]);
+    expect((await e.outcome(runId)).steps.get('late-gate')?.status).toBe('cancelled');
+  });
 });
 
 describe('the run machine', () => {
