@@ -17,10 +17,8 @@ import type { CapabilityBinding } from '../ports/capabilities.ts';
 import { bedrockAgentCapability } from './aws/bedrock-agent-capability.ts';
 import { lambdaCapability } from './aws/lambda-capability.ts';
 import { httpCapability } from './http-capability.ts';
-import { createMcpConnections, type McpConnections } from './mcp/connections.ts';
-import { mcpCapability } from './mcp/mcp-capability.ts';
+import type { McpConnections } from './mcp/connections.ts';
 import { type ApiKeyDeps, apiKeyOf } from './openai/api-key.ts';
-import { openAIAgentCapability } from './openai/openai-agent-capability.ts';
 
 export interface BindingDeps {
   /** Clients are created once, on first use, with maxAttempts 1 (the step state machine owns retries). */
@@ -45,12 +43,34 @@ const once = <T>(make: () => T): (() => T) => {
   };
 };
 
+/**
+ * A binding whose adapter (and its SDK: the MCP SDK, the openai client) loads on its first call. A stack that never
+ * calls it never pays for loading it; `npm start` boots without them.
+ */
+function lazyBinding(kind: CapabilityBinding['kind'], load: () => Promise<CapabilityBinding>): CapabilityBinding {
+  let loaded: Promise<CapabilityBinding> | undefined;
+  const get = () => {
+    loaded ??= load();
+    return loaded;
+  };
+  return {
+    kind,
+    invoke: async (call) => (await get()).invoke(call),
+    close: async () => {
+      if (loaded !== undefined) await (await loaded).close?.();
+    },
+  };
+}
+
 /** Builds the bindings a configuration names; clients are shared by every binding of a kind. */
 export function bindingsFromConfig(config: unknown, deps: BindingDeps = {}): Record<string, CapabilityBinding> {
   const checked = parseBindingsConfig(config);
   const lambda = once(deps.lambdaClient ?? defaultLambdaClient);
   const bedrock = once(deps.bedrockClient ?? defaultBedrockClient);
-  const mcp = once(deps.mcpConnections ?? createMcpConnections);
+  const mcp = once(
+    async (): Promise<McpConnections> =>
+      deps.mcpConnections?.() ?? (await import('./mcp/connections.ts')).createMcpConnections(),
+  );
   const bindings: Record<string, CapabilityBinding> = {};
   for (const [target, binding] of Object.entries(checked)) {
     switch (binding.kind) {
@@ -73,12 +93,20 @@ export function bindingsFromConfig(config: unknown, deps: BindingDeps = {}): Rec
         });
         break;
       case 'mcp':
-        bindings[target] = mcpCapability({ binding, connections: mcp() });
+        bindings[target] = lazyBinding('mcp', async () => {
+          const [{ mcpCapability }, connections] = await Promise.all([import('./mcp/mcp-capability.ts'), mcp()]);
+          return mcpCapability({ binding, connections });
+        });
         break;
       case 'openai': {
         const { kind: _kind, apiKeyEnv, apiKeySecret, ...endpoint } = binding;
         const apiKey = apiKeyOf({ apiKeyEnv, apiKeySecret }, deps.apiKeys);
-        bindings[target] = openAIAgentCapability({ ...endpoint, ...(apiKey === undefined ? {} : { apiKey }) });
+        bindings[target] = lazyBinding('openai', async () =>
+          (await import('./openai/openai-agent-capability.ts')).openAIAgentCapability({
+            ...endpoint,
+            ...(apiKey === undefined ? {} : { apiKey }),
+          }),
+        );
         break;
       }
     }

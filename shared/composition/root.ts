@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { createRuntimeRegistry } from '../adapters/bindings.ts';
 import { createWorkerEvaluator } from '../adapters/expressions/worker-evaluator.ts';
-import { openAIPlanModelFromSettings } from '../adapters/openai/openai-plan-model.ts';
+import { lazyOpenAIPlanModel } from '../adapters/openai/lazy-plan-model.ts';
 import type { AuthConfig } from '../api/auth.ts';
 import type { ApiDeps } from '../api/deps.ts';
 import type { CapabilityRegistryView } from '../capabilities/registry.ts';
@@ -151,7 +151,7 @@ export function createRoot(settings: Settings, place: Place): Root {
   // One model for the planner and the replanner: an OpenAI-compatible endpoint when the settings name one (any
   // place), else Bedrock when the place offers it, else the HTN method library.
   const planModel = once((): PlanModel => {
-    if (settings.plannerEndpoint !== undefined) return openAIPlanModelFromSettings(settings.plannerEndpoint);
+    if (settings.plannerEndpoint !== undefined) return lazyOpenAIPlanModel(settings.plannerEndpoint);
     return place.planModel === undefined ? createHtnPlanModel() : place.planModel();
   });
   const planner = once(() => createPlanner({ model: planModel(), catalog: catalog(), limits }));

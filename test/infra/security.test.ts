@@ -105,8 +105,10 @@ describe('functions', () => {
     const sorted = (names: string[]) => [...names].sort();
     expect(envOf(plain, 'Validator')).toEqual(sorted([...base, 'CAIRN_MAX_DEPTH', 'CAIRN_MAX_STEPS']));
     expect(envOf(plain, 'Planner')).toEqual(sorted([...base, 'CAIRN_MAX_DEPTH', 'CAIRN_MAX_STEPS']));
-    // RunStep takes a step from its claim to its dependents' start: the coordinator's settings.
-    expect(envOf(plain, 'StepExecutor')).toEqual(sorted([...base, ...coordinator]));
+    // RunStep takes a step from its claim to its dependents' start: the coordinator's settings, and it evaluates
+    // plan expressions in the worker its bundle carries.
+    const stepExecutor = [...coordinator, 'CAIRN_EXPRESSION_WORKER'];
+    expect(envOf(plain, 'StepExecutor')).toEqual(sorted([...base, ...stepExecutor]));
     expect(envOf(plain, 'Coordinator')).toEqual(sorted([...base, ...coordinator]));
     expect(envOf(plain, 'Invalidator')).toEqual(sorted([...base, ...coordinator]));
     expect(envOf(plain, 'Outbox')).toEqual(sorted([...base, 'CAIRN_EVENT_BUS_NAME']));
@@ -114,7 +116,7 @@ describe('functions', () => {
     expect(envOf(plain, 'Replanner')).toEqual(sorted([...base, ...coordinator]));
     expect(envOf(full, 'Replanner')).toEqual(sorted([...base, ...coordinator, 'CAIRN_MODEL_ID']));
     expect(envOf(full, 'Planner')).toContain('CAIRN_MODEL_ID');
-    expect(envOf(full, 'StepExecutor')).toEqual(sorted([...base, ...coordinator, 'CAIRN_BINDINGS']));
+    expect(envOf(full, 'StepExecutor')).toEqual(sorted([...base, ...stepExecutor, 'CAIRN_BINDINGS']));
     expect(envOf(full, 'Api')).toEqual(
       sorted([
         ...base,

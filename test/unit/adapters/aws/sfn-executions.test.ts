@@ -66,7 +66,7 @@ describe('createSfnExecutions', () => {
 
       expect(sfn).toHaveReceivedCommandWith(StartExecutionCommand, {
         stateMachineArn: MACHINE_ARNS.step,
-        name: 'r-1-collect_web-g2',
+        name: 'r-1-collect_2eweb-g2',
         input: JSON.stringify({ runId: 'r-1', stepId: 'collect.web', generation: 2 }),
       });
     });
