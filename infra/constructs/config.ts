@@ -68,7 +68,10 @@ export interface CairnConfig {
   /** API Gateway stage throttling: steady requests per second and burst. */
   readonly apiRateLimit: number;
   readonly apiBurstLimit: number;
-  /** Reserved concurrency of the planner (Bedrock quotas) and the step executor (capability endpoints). */
+  /**
+   * Reserved concurrency of the planner (Bedrock quotas) and the step executor (capability endpoints): opt in. A
+   * reservation is taken from the account's pool, and one the account cannot spare fails the deployment.
+   */
   readonly plannerConcurrency?: number;
   readonly executorConcurrency?: number;
   readonly archiveRetentionDays: number;
@@ -88,8 +91,6 @@ export const DEFAULT_CONFIG: CairnConfig = {
   logRetentionDays: 30,
   apiRateLimit: 50,
   apiBurstLimit: 100,
-  plannerConcurrency: 5,
-  executorConcurrency: 50,
   archiveRetentionDays: 30,
 };
 

@@ -132,18 +132,20 @@ describe('functions', () => {
     );
   });
 
-  it('cap the planner and the step executor, and nothing else, unless told not to', () => {
+  it('reserve no concurrency unless told to, and then only for the planner and the step executor', () => {
     const reserved = (template: Template) =>
       Object.fromEntries(FUNCTION_KEYS.map((key) => [key, functionOf(template, key).ReservedConcurrentExecutions]));
-    expect(reserved(plain)).toEqual({
+    expect(Object.values(reserved(plain)).every((value) => value === undefined)).toBe(true);
+    const custom = synthStack({ plannerConcurrency: '5', executorConcurrency: '200' }).template;
+    expect(reserved(custom)).toEqual({
       Planner: 5,
       Validator: undefined,
       Coordinator: undefined,
-      StepExecutor: 50,
+      StepExecutor: 200,
       Api: undefined,
     });
-    const custom = synthStack({ plannerConcurrency: 'none', executorConcurrency: '200' }).template;
-    expect(reserved(custom)).toMatchObject({ Planner: undefined, StepExecutor: 200 });
+    const none = synthStack({ plannerConcurrency: 'none', executorConcurrency: 'none' }).template;
+    expect(Object.values(reserved(none)).every((value) => value === undefined)).toBe(true);
   });
 });
 
