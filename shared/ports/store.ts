@@ -394,6 +394,11 @@ export interface Store {
     decision: Pick<ApprovalRecord, 'status' | 'decidedAt' | 'decidedBy' | 'comment' | 'output'>,
     announce?: OutboxEntry,
   ): Promise<ApprovalRecord | undefined>;
+  /**
+   * A run's approvals, oldest first, read consistently (from the run's own items, not an index): what a decision
+   * that closes steps or runs reads, so an approval created a moment ago is never missed.
+   */
+  listRunApprovals(runId: string): Promise<ApprovalRecord[]>;
   /** Oldest first; `after` (a listed approval's position) continues a listing after that approval. */
   listApprovals(options?: {
     status?: ApprovalRecord['status'];

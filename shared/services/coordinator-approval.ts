@@ -158,9 +158,12 @@ export async function expireApproval(ctx: Interpreter, request: ExpireApprovalRe
   }
   if (!IN_FLIGHT_STEP_STATUSES.includes(step.status)) return { outcome: 'noop' };
   const now = ctx.now();
-  const pending = (await store.listApprovals({ runId, status: 'pending' })).filter(
+  const pending = (await store.listRunApprovals(runId)).filter(
     (a) =>
-      a.stepId === stepId && a.generation === generation && (request.kind === undefined || a.kind === request.kind),
+      a.status === 'pending' &&
+      a.stepId === stepId &&
+      a.generation === generation &&
+      (request.kind === undefined || a.kind === request.kind),
   );
   for (const approval of pending) {
     const decided = event('ApprovalDecided', {
@@ -216,7 +219,7 @@ async function pauseForPerson(ctx: Interpreter, step: StepRecord, kind: string, 
  */
 export async function recordDecisionWait(ctx: Interpreter, step: StepRecord, decision: 'approve' | 'reject' | 'edit') {
   if (!ctx.deps.metrics) return;
-  const approvals = (await ctx.deps.store.listApprovals({ runId: step.runId })).filter(
+  const approvals = (await ctx.deps.store.listRunApprovals(step.runId)).filter(
     (a) => a.stepId === step.stepId && a.generation === step.generation && a.status !== 'expired',
   );
   const newest = approvals.sort((a, b) => a.createdAt.localeCompare(b.createdAt)).at(-1);

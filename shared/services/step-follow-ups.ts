@@ -225,7 +225,7 @@ export async function closeOpenSteps(
 export async function expireApprovals(ctx: Interpreter, runId: string, stepIds: ReadonlySet<string>, comment: string) {
   const { store } = ctx.deps;
   const now = ctx.now();
-  const pending = (await store.listApprovals({ runId, status: 'pending' })).filter((a) => stepIds.has(a.stepId));
+  const pending = (await store.listRunApprovals(runId)).filter((a) => a.status === 'pending' && stepIds.has(a.stepId));
   await Promise.all(
     pending.map((a) => store.decideApproval(a.approvalId, { status: 'expired', decidedAt: now, comment })),
   );

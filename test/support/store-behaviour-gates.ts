@@ -65,6 +65,21 @@ export function describeGateBehaviour(store: () => Store): void {
       expect(await store().listApprovals({ status: 'expired' })).toEqual([]);
     });
 
+    it('lists a run’s approvals of every status, oldest first, and none of another run', async () => {
+      const runId = uniqueId('run');
+      const first = anApproval({ runId, createdAt: at(2) });
+      const second = anApproval({ runId, createdAt: at(3) });
+      const elsewhere = anApproval({ createdAt: at(1) });
+      for (const approval of [second, elsewhere, first]) await store().putApproval(approval);
+      await store().decideApproval(first.approvalId, { status: 'rejected', decidedAt: at(4) });
+      const listed = await store().listRunApprovals(runId);
+      expect(listed.map((a) => [a.approvalId, a.status])).toEqual([
+        [first.approvalId, 'rejected'],
+        [second.approvalId, 'pending'],
+      ]);
+      expect(await store().listRunApprovals(uniqueId('run'))).toEqual([]);
+    });
+
     it('pages approvals oldest first, each page after the last approval of the one before', async () => {
       const runId = uniqueId('run');
       const approvals = [3, 1, 4, 0, 2].map((i) => anApproval({ runId, createdAt: at(10 + i) }));

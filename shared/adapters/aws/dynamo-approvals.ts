@@ -21,6 +21,8 @@ import {
 } from './dynamo-codec.ts';
 import { ExpressionScope, UpdateBuilder } from './dynamo-expressions.ts';
 import {
+  batchGetItems,
+  batchPutItems,
   conditionalDelete,
   conditionalPut,
   conditionalUpdate,
@@ -28,6 +30,7 @@ import {
   getItem,
   outboxAttribute,
   queryAll,
+  runItemsQuery,
 } from './dynamo-ops.ts';
 import {
   GSI1_NAME,
@@ -36,6 +39,8 @@ import {
   indexKeys,
   itemKeys,
   PARTITION_KEY,
+  SORT_KEY,
+  SORT_PREFIX,
   TTL_ATTRIBUTE,
 } from './table-layout.ts';
 
@@ -45,6 +50,7 @@ type ApprovalOperations = Pick<
   | 'getApproval'
   | 'decideApproval'
   | 'listApprovals'
+  | 'listRunApprovals'
   | 'beginIdempotent'
   | 'completeIdempotent'
   | 'abortIdempotent'
@@ -151,9 +157,22 @@ export function approvalOperations(ctx: DynamoContext): ApprovalOperations {
 
   return {
     async putApproval(approval, announce) {
+      // The run's reference first: whoever closes the run finds the approval by a consistent read of the run's
+      // partition, never by the eventually consistent index. A reference without its approval (a crash between the
+      // two writes) reads as nothing.
+      const ref = itemKeys.approvalRef(approval.runId, approval.approvalId);
+      await batchPutItems(ctx, [stringItem({ ...ref, [ENTITY_ATTRIBUTE]: 'approvalRef' })]);
       const scope = new ExpressionScope();
       const item = { ...encodeApproval(approval), ...outboxAttribute(announce) };
       return conditionalPut(ctx, item, scope, scope.notExists(PARTITION_KEY));
+    },
+    async listRunApprovals(runId) {
+      const refs = await queryAll(ctx, runItemsQuery(runId, SORT_PREFIX.approvalRef));
+      const ids = refs.flatMap((ref) => ref[SORT_KEY]?.S?.slice(SORT_PREFIX.approvalRef.length) ?? []);
+      const items = await batchGetItems(ctx, ids.map(itemKeys.approval));
+      return items
+        .map(decodeApproval)
+        .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.approvalId.localeCompare(b.approvalId));
     },
     async getApproval(approvalId) {
       const item = await getItem(ctx, itemKeys.approval(approvalId));

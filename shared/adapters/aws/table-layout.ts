@@ -11,6 +11,7 @@
  *   frontier       RUN#<runId>          / FRONTIER       (string set `frontier`: the steps that ended a line of work)
  *   announcement   RUN#<runId>          / OUTBOX#<id>    (events that belong to no other write: the outbox)
  *   approval       APPROVAL#<id>        / APPROVAL
+ *   approval ref   RUN#<runId>          / APPROVALREF#<id>   (written first: a run's approvals, read consistently)
  *   run key        RUNKEY#<key>         / RUNKEY
  *   idempotency    IDEMPOTENCY#<key>    / IDEMPOTENCY
  *   watcher        WATCH#<resourceKey>  / <runId>#<stepId>   (a step watching an outside resource)
@@ -52,6 +53,7 @@ export const SORT_PREFIX = {
   step: 'STEP#',
   attempt: 'ATTEMPT#',
   event: 'EVENT#',
+  approvalRef: 'APPROVALREF#',
 } as const;
 
 const runPartition = (runId: string): string => `RUN#${runId}`;
@@ -73,6 +75,10 @@ export const itemKeys = {
   frontier: (runId: string): ItemKey => ({ PK: runPartition(runId), SK: 'FRONTIER' }),
   outbox: (runId: string, id: string): ItemKey => ({ PK: runPartition(runId), SK: `OUTBOX#${id}` }),
   approval: (approvalId: string): ItemKey => ({ PK: `APPROVAL#${approvalId}`, SK: 'APPROVAL' }),
+  approvalRef: (runId: string, approvalId: string): ItemKey => ({
+    PK: runPartition(runId),
+    SK: `${SORT_PREFIX.approvalRef}${approvalId}`,
+  }),
   runKey: (key: string): ItemKey => ({ PK: `RUNKEY#${key}`, SK: 'RUNKEY' }),
   blobPart: (hash: string, part: number): ItemKey => ({ PK: `BLOB#${hash}`, SK: `PART#${pad(part, 4)}` }),
   idempotency: (key: string): ItemKey => ({ PK: `IDEMPOTENCY#${key}`, SK: 'IDEMPOTENCY' }),

@@ -249,6 +249,17 @@ describe('DynamoDB store commands', () => {
     expect(dynamo.calls()).toHaveLength(0);
   });
 
+  it('lists a run’s approvals by consistent reads of the run’s items, never through the index', async () => {
+    dynamo.on(QueryCommand).resolves({ Items: [{ PK: { S: 'RUN#r1' }, SK: { S: 'APPROVALREF#a1' } }] });
+    dynamo.on(BatchGetItemCommand).resolves({ Responses: { [TABLE]: [] } });
+    await store.listRunApprovals('r1');
+    const query = dynamo.commandCalls(QueryCommand)[0]?.args[0].input;
+    expect(query?.IndexName).toBeUndefined();
+    expect(query?.ConsistentRead).toBe(true);
+    const read = dynamo.commandCalls(BatchGetItemCommand)[0]?.args[0].input.RequestItems?.[TABLE];
+    expect(read).toMatchObject({ ConsistentRead: true, Keys: [{ PK: { S: 'APPROVAL#a1' }, SK: { S: 'APPROVAL' } }] });
+  });
+
   it('names every attribute through ExpressionAttributeNames in every write', async () => {
     dynamo.on(UpdateItemCommand).resolves({});
     dynamo.on(PutItemCommand).resolves({});
