@@ -14,6 +14,7 @@ import { createHandler as createCoordinatorHandler } from '../../functions/coord
 import { createHandler as createInvalidatorHandler } from '../../functions/invalidator.ts';
 import { createHandler as createPlannerHandler } from '../../functions/planner.ts';
 import { createHandler as createReplannerHandler } from '../../functions/replanner.ts';
+import { asTransient } from '../../functions/root.ts';
 import { createHandler as createExecutorHandler } from '../../functions/step-executor.ts';
 import { createHandler as createValidatorHandler } from '../../functions/validator.ts';
 import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
@@ -271,7 +272,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       if (options.instrument) counts.lambda[key] = (counts.lambda[key] ?? 0) + 1;
       const handler = handlers[key];
       if (!handler) throw new Error(`no local handler for ${key}`);
-      return handler(payload);
+      // As a Lambda entry does (functions/root.ts lazyHandler): a retryable cairn error leaves the function as
+      // TransientError, the name the machines' Retry matches, so a throttled model or store is retried here too.
+      return handler(payload).catch((error: unknown) => {
+        throw asTransient(error);
+      });
     };
   if (data) journal = openExecutionJournal(join(data.dir, 'executions.jsonl'));
   if (data && options.conformance) {

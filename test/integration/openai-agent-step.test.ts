@@ -23,6 +23,8 @@ let fake: FakeOpenAI;
 let stack: LocalStack;
 /** What the fake answers the agent, request by request (the last one repeats). */
 let script: FakeReply[] = [];
+/** How many plan requests the fake answers 429 before it proposes a plan. */
+let planThrottles = 0;
 /** The plan the fake's planner proposes for an objective. */
 const planFor = (objective: string) =>
   plan(objective, [step(stack, 'write', T.scripted, { input: { output: { text: 'x' }, confidence: 1 } })]);
@@ -31,6 +33,10 @@ beforeAll(async () => {
   fake = await startFakeOpenAI({
     reply: (request) => {
       if (formatName(request) === 'submit_plan') {
+        if (planThrottles > 0) {
+          planThrottles -= 1;
+          return status(429, 'planner busy');
+        }
         const objective = /Objective:\n(.*)/.exec(request.body.messages[1]?.content ?? '')?.[1] ?? '';
         return completion(planFor(objective));
       }
@@ -78,6 +84,19 @@ describe('an objective planned by an OpenAI-compatible model (settings: CAIRN_MO
     expect(stepOf(done, 'write').output).toEqual({ text: 'planned and written' });
     expect(fake.requests.map(formatName)).toEqual(['submit_plan', 'submit_result']);
     expect(fake.requests[0]?.body.model).toBe('fake-model');
+  });
+});
+
+describe('a planning model that is throttled', () => {
+  it('is asked again by the run machine (PlanRun retries a retryable model error), and the run completes', async () => {
+    script = [completion({ output: { text: 'planned after a 429' }, confidence: 0.9 })];
+    planThrottles = 1;
+
+    const runId = await stack.startRun({ objective: 'Write one note after a busy planner' });
+    const done = await waitForRun(stack, runId);
+
+    expect(done.status, summary(done)).toBe('complete');
+    expect(fake.requests.map(formatName)).toEqual(['submit_plan', 'submit_plan', 'submit_result']);
   });
 });
 
