@@ -7,7 +7,7 @@
  * is permanent; a 2xx body that is not JSON is permanent (E_MALFORMED_ANSWER).
  */
 
-import { CAPABILITY_ERROR_CODES, capabilityError } from '../capabilities/capability-errors.ts';
+import { CAPABILITY_ERROR_CODES, capabilityError, httpStatusFailure } from '../capabilities/capability-errors.ts';
 import { answerToResult, capabilityRequest, parseAnswerJson } from '../capabilities/wire.ts';
 import type { CapabilityBinding, CapabilityCall, CapabilityResult } from '../ports/capabilities.ts';
 
@@ -22,19 +22,10 @@ export interface HttpCapabilityOptions {
   readonly fetch?: typeof fetch;
 }
 
-const RETRYABLE_STATUSES = new Set([408, 429]);
 const excerpt = (text: string): string => (text.length > 300 ? `${text.slice(0, 300)}…` : text);
 
 function statusError(status: number, body: string, source: string, url: string): Error {
-  const retryable = RETRYABLE_STATUSES.has(status) || status >= 500;
-  const code =
-    status === 429
-      ? CAPABILITY_ERROR_CODES.throttled
-      : status === 408
-        ? CAPABILITY_ERROR_CODES.timeout
-        : retryable
-          ? CAPABILITY_ERROR_CODES.unavailable
-          : CAPABILITY_ERROR_CODES.rejected;
+  const { code, retryable } = httpStatusFailure(status);
   const tail = body.trim().length > 0 ? `: ${excerpt(body.trim())}` : '';
   return capabilityError(code, `${source} answered HTTP ${status}${tail}`, {
     retryable,

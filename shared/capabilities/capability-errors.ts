@@ -50,6 +50,18 @@ export function capabilityError(
 }
 
 /**
+ * What an HTTP error status means for a capability call, for every binding that speaks HTTP (an HTTP endpoint, an
+ * MCP server over Streamable HTTP): 429 throttled, 408 timed out, 5xx unavailable (all retryable); any other status
+ * rejected (permanent).
+ */
+export function httpStatusFailure(status: number): { readonly code: string; readonly retryable: boolean } {
+  if (status === 429) return { code: CAPABILITY_ERROR_CODES.throttled, retryable: true };
+  if (status === 408) return { code: CAPABILITY_ERROR_CODES.timeout, retryable: true };
+  if (status >= 500) return { code: CAPABILITY_ERROR_CODES.unavailable, retryable: true };
+  return { code: CAPABILITY_ERROR_CODES.rejected, retryable: false };
+}
+
+/**
  * The tokens a failed model call consumed: a binding whose model answered unusably puts them in the error's
  * `context.usage`, so the failed attempt still accounts for them.
  */

@@ -10,7 +10,7 @@
  */
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { CAPABILITY_ERROR_CODES, capabilityError } from '../../capabilities/capability-errors.ts';
+import { CAPABILITY_ERROR_CODES, capabilityError, httpStatusFailure } from '../../capabilities/capability-errors.ts';
 import { reportedError } from '../../capabilities/wire.ts';
 import type { CapabilityError, ErrorContext } from '../../errors.ts';
 
@@ -50,15 +50,7 @@ function httpError(error: StreamableHTTPError, source: string, context: ErrorCon
       cause: error,
       context,
     });
-  const retryable = status === 408 || status === 429 || status >= 500;
-  const code =
-    status === 429
-      ? CAPABILITY_ERROR_CODES.throttled
-      : status === 408
-        ? CAPABILITY_ERROR_CODES.timeout
-        : retryable
-          ? CAPABILITY_ERROR_CODES.unavailable
-          : CAPABILITY_ERROR_CODES.rejected;
+  const { code, retryable } = httpStatusFailure(status);
   return capabilityError(code, `${source} answered HTTP ${status}: ${error.message}`, {
     retryable,
     details: { status },
