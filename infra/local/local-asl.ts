@@ -11,14 +11,30 @@
 import type { AslDefinition, AslState } from './synth.ts';
 
 export const TIMEOUT_FIELD = 'cairnLocalTimeoutSeconds';
+/** A hidden Parameters field that hands a Task its raw state input too, so the runtime can size the state's output. */
+export const STATE_INPUT_FIELD = 'cairnLocalStateInput';
 /** What `$$.Task.Token` resolves to; the runtime replaces it in the payload with a freshly minted token. */
 export const TOKEN_PLACEHOLDER = 'cairn-local-task-token';
 /** setTimeout's ceiling (2^31 - 1 ms): the interpreter's own timer for callback Tasks must never fire first. */
 export const MAX_TIMER_SECONDS = 2_147_483;
 const CONSTANT_RESOURCE = 'arn:aws:lambda:us-east-1:123456789012:function:cairn-local-constant';
 
+/**
+ * Where a Task's state output comes from, for sizing it (aws-limits.ts): its ResultPath (null: the input passes
+ * through; absent: the result replaces it). Absent when the runtime cannot compute it (InputPath, ResultSelector or
+ * OutputPath, which no synthesized Task uses): then only the Task's input and result are sized.
+ */
+export interface TaskOutputShape {
+  readonly resultPath: string | null;
+}
+
 export type LocalTask =
-  | { readonly stateName: string; readonly kind: 'callback' | 'invoke' | 'function'; readonly functionName: string }
+  | {
+      readonly stateName: string;
+      readonly kind: 'callback' | 'invoke' | 'function';
+      readonly functionName: string;
+      readonly output?: TaskOutputShape;
+    }
   | { readonly stateName: string; readonly kind: 'constant'; readonly value: unknown };
 
 export interface PreparedDefinition {
@@ -48,12 +64,17 @@ export function prepareDefinition(definition: AslDefinition): PreparedDefinition
       continue;
     }
     const resource = String(state.Resource);
+    const output = outputShape(state);
+    const shaped = output ? { output } : {};
     if (resource.endsWith(CALLBACK_SUFFIX)) {
-      tasks.push({ stateName, kind: 'callback', functionName: functionNameOf(stateName, state) });
-      states[stateName] = moveTimeoutIntoParameters(stateName, state);
+      tasks.push({ stateName, kind: 'callback', functionName: functionNameOf(stateName, state), ...shaped });
+      states[stateName] = withStateInput(moveTimeoutIntoParameters(stateName, state));
     } else if (resource.endsWith(INVOKE_SUFFIX)) {
-      tasks.push({ stateName, kind: 'invoke', functionName: functionNameOf(stateName, state) });
-      states[stateName] = state;
+      tasks.push({ stateName, kind: 'invoke', functionName: functionNameOf(stateName, state), ...shaped });
+      states[stateName] = withStateInput(state);
+    } else if (LAMBDA_ARN.test(resource) && isRecord(state.Parameters)) {
+      tasks.push({ stateName, kind: 'function', functionName: resource, ...shaped });
+      states[stateName] = withStateInput(state);
     } else if (LAMBDA_ARN.test(resource)) {
       tasks.push({ stateName, kind: 'function', functionName: resource });
       states[stateName] = state;
@@ -62,6 +83,22 @@ export function prepareDefinition(definition: AslDefinition): PreparedDefinition
     }
   }
   return { definition: { ...definition, States: states }, tasks };
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function outputShape(state: AslState): TaskOutputShape | undefined {
+  if ('InputPath' in state || 'ResultSelector' in state || 'OutputPath' in state) return undefined;
+  if (!isRecord(state.Parameters)) return undefined;
+  const resultPath = state.ResultPath === undefined ? '$' : state.ResultPath;
+  return resultPath === null || typeof resultPath === 'string' ? { resultPath } : undefined;
+}
+
+/** The Task's Parameters also carry its raw state input (stripped before the handler sees them). */
+function withStateInput(state: AslState): AslState {
+  if (!isRecord(state.Parameters)) return state;
+  return { ...state, Parameters: { ...state.Parameters, [`${STATE_INPUT_FIELD}.$`]: '$' } };
 }
 
 function parametersOf(stateName: string, state: AslState): Record<string, unknown> {

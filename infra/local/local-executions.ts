@@ -9,6 +9,14 @@ import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctio
 import { ConflictError } from '../../shared/errors.ts';
 import type { Executions, MachineName, StartResult } from '../../shared/ports/executions.ts';
 import { STEP_STATES } from '../constructs/state-names.ts';
+import { AslError, lambdaError, RuntimeFailure } from './asl-errors.ts';
+import {
+  checkApiPayload,
+  checkExecutionName,
+  checkFailureFields,
+  checkLambdaRequest,
+  checkLambdaResponse,
+} from './aws-limits.ts';
 import { type ExecutionJournal, executionKey, type OpenExecution } from './execution-journal.ts';
 import {
   type LocalTask,
@@ -19,6 +27,7 @@ import {
   waitEndsAt,
   withToken,
 } from './local-asl.ts';
+import { checkTaskResult, takeTaskInput } from './task-payloads.ts';
 import { type AslDefinition, PLACEHOLDER_ACCOUNT, PLACEHOLDER_REGION } from './template.ts';
 
 export type LocalHandler = (payload: unknown) => Promise<unknown>;
@@ -100,34 +109,6 @@ interface Waiter {
   parked: boolean;
 }
 
-/** An error as the interpreter sees it: Retry and Catch match `name`; `message` becomes the Cause. */
-class AslError extends Error {
-  constructor(name: string, cause: string) {
-    super(cause);
-    this.name = name;
-  }
-}
-
-/** `States.Runtime`: a broken definition or input; Step Functions neither retries nor catches it. */
-class RuntimeFailure extends AslError {
-  constructor(cause: string) {
-    super('States.Runtime', cause);
-  }
-  get isCatchable(): boolean {
-    return false;
-  }
-  get isRetryable(): boolean {
-    return false;
-  }
-}
-
-/** Lambda reports a function error as errorType = the error's name, and Cause = the JSON of the error. */
-function lambdaError(error: unknown): AslError {
-  const errorType = error instanceof Error ? error.name : typeof error;
-  const errorMessage = error instanceof Error ? error.message : String(error);
-  return new AslError(errorType, JSON.stringify({ errorType, errorMessage }));
-}
-
 type StateEvent = { type: string; timestamp: number; state?: { name?: string; input?: unknown } };
 
 async function followStates(logs: AsyncIterable<StateEvent>, onEntered: (event: StateEvent) => void): Promise<void> {
@@ -139,8 +120,6 @@ async function followStates(logs: AsyncIterable<StateEvent>, onEntered: (event: 
 }
 
 const toJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value ?? null));
-
-const EXECUTION_NAME = /^[A-Za-z0-9_-]{1,80}$/;
 
 export function createLocalExecutions(options: LocalExecutionsOptions): LocalExecutions {
   const machines = {
@@ -238,47 +217,62 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
     for (const { task, handler } of machines[machine].tasks) {
       handlers[task.stateName] = async (input: unknown): Promise<unknown> => {
         if (task.kind === 'constant') return task.value;
-        const parameters = input as { Payload?: unknown; [TIMEOUT_FIELD]?: unknown };
-        if (task.kind === 'function') return call(handler, input);
-        if (task.kind === 'invoke') {
-          return { Payload: await call(handler, parameters.Payload), StatusCode: 200, ExecutedVersion: '$LATEST' };
-        }
-        const timeoutSeconds = parameters[TIMEOUT_FIELD];
-        if (typeof timeoutSeconds !== 'number' || !Number.isInteger(timeoutSeconds) || timeoutSeconds < 1) {
-          throw new RuntimeFailure(`${task.stateName}: the timeout must be a positive integer, got ${timeoutSeconds}`);
-        }
-        const resumed = entry.resumeToken?.state === task.stateName ? entry.resumeToken : undefined;
-        if (resumed) {
-          entry.resumeToken = undefined;
-          // Its handler ran before the restart and the world holds this token (an approval, the run's waiter): wait
-          // on it again for what is left of its timeout.
-          const remainingSeconds = Math.max(0, resumed.until - Date.now()) / 1000;
-          const answer = wait(entry, task.stateName, resumed.token, remainingSeconds);
-          park(entry, resumed.token);
-          return answer;
-        }
-        const token = `${machine}-${randomUUID()}`;
-        const until = Date.now() + timeoutSeconds * 1000;
-        // The waiter exists before the handler runs: a handler may answer its own token at once.
-        const answer = wait(entry, task.stateName, token, timeoutSeconds);
-        // It may also be settled (timeout, stop) while the handler still runs and never be awaited.
-        answer.catch(() => undefined);
-        // Whichever ends the Task first wins: the answer (or the timeout), or the handler failing while it waits.
-        const invoked = call(handler, withToken(parameters.Payload, token)).then(
-          () => {
-            if (park(entry, token) && journal) void journalToken(entry, task.stateName, token, until);
-            return answer;
-          },
-          (error: unknown) => {
-            if (retire(token)) throw error;
-            return answer;
-          },
-        );
-        return Promise.race([answer, invoked]);
+        // Step Functions' payload limits at this Task: its input after Parameters, its result, the state's output.
+        const taken = takeTaskInput(task, input);
+        const result = await runTask(entry, machine, task, handler, taken.parameters);
+        checkTaskResult(task, taken, result);
+        return result;
       };
     }
     return handlers;
   }
+
+  /** What the Task's resource answers: the Lambda's result, or (callback) the answer its token gets. */
+  const runTask = async (
+    entry: Entry,
+    machine: MachineName,
+    task: Exclude<LocalTask, { kind: 'constant' }>,
+    handler: LocalHandler,
+    input: unknown,
+  ): Promise<unknown> => {
+    const parameters = input as { Payload?: unknown; [TIMEOUT_FIELD]?: unknown };
+    if (task.kind === 'function') return call(handler, input);
+    if (task.kind === 'invoke') {
+      return { Payload: await call(handler, parameters.Payload), StatusCode: 200, ExecutedVersion: '$LATEST' };
+    }
+    const timeoutSeconds = parameters[TIMEOUT_FIELD];
+    if (typeof timeoutSeconds !== 'number' || !Number.isInteger(timeoutSeconds) || timeoutSeconds < 1) {
+      throw new RuntimeFailure(`${task.stateName}: the timeout must be a positive integer, got ${timeoutSeconds}`);
+    }
+    const resumed = entry.resumeToken?.state === task.stateName ? entry.resumeToken : undefined;
+    if (resumed) {
+      entry.resumeToken = undefined;
+      // Its handler ran before the restart and the world holds this token (an approval, the run's waiter): wait
+      // on it again for what is left of its timeout.
+      const remainingSeconds = Math.max(0, resumed.until - Date.now()) / 1000;
+      const answer = wait(entry, task.stateName, resumed.token, remainingSeconds);
+      park(entry, resumed.token);
+      return answer;
+    }
+    const token = `${machine}-${randomUUID()}`;
+    const until = Date.now() + timeoutSeconds * 1000;
+    // The waiter exists before the handler runs: a handler may answer its own token at once.
+    const answer = wait(entry, task.stateName, token, timeoutSeconds);
+    // It may also be settled (timeout, stop) while the handler still runs and never be awaited.
+    answer.catch(() => undefined);
+    // Whichever ends the Task first wins: the answer (or the timeout), or the handler failing while it waits.
+    const invoked = call(handler, withToken(parameters.Payload, token)).then(
+      () => {
+        if (park(entry, token) && journal) void journalToken(entry, task.stateName, token, until);
+        return answer;
+      },
+      (error: unknown) => {
+        if (retire(token)) throw error;
+        return answer;
+      },
+    );
+    return Promise.race([answer, invoked]);
+  };
 
   /** The execution now waits on `token` for the world (its handler returned): false when the token is closed. */
   const park = (entry: Entry, token: string): boolean => {
@@ -387,22 +381,38 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
     return entry;
   };
 
+  /** A synchronous Lambda invocation: 6 MB each way; an error the platform raised (throttle, limit) stays as it is. */
   const call = async (handler: LocalHandler, payload: unknown): Promise<unknown> => {
+    checkLambdaRequest(payload);
+    let response: unknown;
     try {
-      return toJson(await handler(payload));
+      response = await handler(payload);
     } catch (error) {
-      throw lambdaError(error);
+      throw error instanceof AslError ? error : lambdaError(error);
     }
+    checkLambdaResponse(response);
+    return toJson(response);
+  };
+
+  /**
+   * StartExecution: the seam every start goes through (a wrapper may make it fail or repeat, as the service can).
+   * AWS's checks come first: the name, then the input's size; then a duplicate name answers the execution it names.
+   */
+  const startExecution = async (
+    machine: MachineName,
+    name: string,
+    input: Readonly<Record<string, unknown>>,
+  ): Promise<StartResult> => {
+    if (closed) throw new Error('the local executions are closed');
+    checkExecutionName(name);
+    checkApiPayload('input', input);
+    const existing = byKey.get(`${machine}:${name}`);
+    if (existing) return { executionId: existing.info.executionId, started: false };
+    return { executionId: launch(machine, name, input).info.executionId, started: true };
   };
 
   const executions: LocalExecutions = {
-    async start(machine, name, input): Promise<StartResult> {
-      if (closed) throw new Error('the local executions are closed');
-      if (!EXECUTION_NAME.test(name)) throw new AslError('InvalidName', `invalid execution name "${name}"`);
-      const existing = byKey.get(`${machine}:${name}`);
-      if (existing) return { executionId: existing.info.executionId, started: false };
-      return { executionId: launch(machine, name, input).info.executionId, started: true };
-    },
+    start: startExecution,
 
     resume() {
       const resumed: ResumedExecution[] = [];
@@ -422,18 +432,21 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
     },
 
     async sendTaskSuccess(taskToken, output) {
+      checkApiPayload('output', output);
       const waiter = retire(taskToken);
       if (!waiter) throw tokenNotOpen(taskToken);
       waiter.resolve(toJson(output));
     },
 
     async sendTaskFailure(taskToken, error, cause) {
+      checkFailureFields(error, cause);
       const waiter = retire(taskToken);
       if (!waiter) throw tokenNotOpen(taskToken);
       waiter.reject(new AslError(error, cause));
     },
 
     async stop(executionId, error, cause) {
+      checkFailureFields(error, cause);
       const entry = byId.get(executionId);
       if (entry?.info.status !== 'RUNNING') return;
       // Abort first: the interpreter then ends after the current state instead of following a Catch.

@@ -17,6 +17,14 @@ export type Decision = z.infer<typeof decisionBody>;
 const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'edited', 'expired'] as const;
 /** Step Functions' limit on a task token's output (SendTaskSuccess), which carries the decision to the step. */
 export const MAX_TASK_OUTPUT_BYTES = 256 * 1024;
+/**
+ * The largest decision a waiting step can take. The answer lands at `$.decision` of the step execution's state and
+ * travels in RunStep's payload beside the rest of it (ids, its last answer, an executor error and the failure made
+ * of it, whose Causes Step Functions keeps up to 32 KB each), and every state payload has the same 256 KB limit; a
+ * decision that fits the token but not the state fails the execution with States.DataLimitExceeded, which nothing
+ * catches, after the decision was recorded. So the rest of the state keeps this much room.
+ */
+export const MAX_DECISION_BYTES = MAX_TASK_OUTPUT_BYTES - 96 * 1024;
 /** Approvals come oldest first in pages of up to this many (the default too: a queue is read from its head). */
 const MAX_APPROVAL_PAGE = 200;
 const listQuery = z.strictObject({
@@ -177,11 +185,11 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     };
     // Checked before the decision is recorded: a decision the waiting step could never receive must not win.
     const replyBytes = Buffer.byteLength(JSON.stringify(reply), 'utf8');
-    if (replyBytes > MAX_TASK_OUTPUT_BYTES) {
+    if (replyBytes > MAX_DECISION_BYTES) {
       throw new ApiError(
         413,
         'E_TOO_LARGE',
-        `the decision is ${replyBytes} bytes of JSON; a waiting step takes at most ${MAX_TASK_OUTPUT_BYTES}`,
+        `the decision is ${replyBytes} bytes of JSON; a waiting step takes at most ${MAX_DECISION_BYTES}`,
       );
     }
     const decided = await store.decideApproval(
