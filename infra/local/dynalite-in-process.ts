@@ -12,6 +12,7 @@ import { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { sizeDynaliteItemsAsDynamoDb } from '../../shared/adapters/local/dynalite-item-size.ts';
 import { createLocalTable } from '../../shared/adapters/local/dynalite-server.ts';
 
 type DynaliteFactory = (options: {
@@ -111,6 +112,8 @@ export interface InProcessDynamoOptions {
 
 /** A dynalite (in memory, or on LevelDB at `path`) with cairn's table (`tableName`, see table-layout.ts) and an SDK client wired to it. */
 export async function startInProcessDynamo(options: InProcessDynamoOptions): Promise<InProcessDynamo> {
+  // DynamoDB's 400 KB item limit in UTF-8 bytes, as on AWS (dynalite counts UTF-16 code units).
+  sizeDynaliteItemsAsDynamoDb();
   const server = dynalite({
     createTableMs: 0,
     deleteTableMs: 0,

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { tableDefinition } from '../aws/table-layout.ts';
+import { sizeDynaliteItemsAsDynamoDb } from './dynalite-item-size.ts';
 
 interface DynaliteOptions {
   readonly createTableMs?: number;
@@ -44,6 +45,7 @@ export function localDynamoClient(endpoint: string): DynamoDBClient {
 }
 
 export async function startLocalDynamo(options: LocalDynamoOptions = {}): Promise<LocalDynamo> {
+  sizeDynaliteItemsAsDynamoDb();
   const server = dynalite({
     createTableMs: 0,
     deleteTableMs: 0,
