@@ -34,6 +34,7 @@ import type { PlanLimits } from '../../shared/plan/validate.ts';
 import type { CapabilityBinding } from '../../shared/ports/capabilities.ts';
 import type { MetricsSink } from '../../shared/ports/metrics.ts';
 import type { Store } from '../../shared/ports/store.ts';
+import { withLambdaPayloadLimits } from './api-payload-limits.ts';
 import { subscribeBusRules } from './bus-rules.ts';
 import { type DataDir, openDataDir } from './data-dir.ts';
 import { startInProcessDynamo } from './dynalite-in-process.ts';
@@ -356,8 +357,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(options.conformance ? { ledger: { entries: () => ledgerEntries() } } : {}),
     }),
   );
+  // API Gateway and the API Lambda between the client and the app, with Lambda's 6 MB each way.
+  const api = withLambdaPayloadLimits(app.fetch);
   const host = options.host ?? DEFAULT_LOCAL_HOST;
-  const server = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host });
+  const server = serve({ fetch: api, port: options.port ?? 0, hostname: host });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -367,11 +370,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
   const request = async (method: string, path: string, body?: unknown) => {
-    const response = await app.request(path, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+    const response = await api(
+      new Request(new URL(path, 'http://localhost'), {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }),
+    );
     const text = await response.text();
     return { status: response.status, json: text ? (JSON.parse(text) as unknown) : undefined };
   };
