@@ -89,6 +89,8 @@ export interface LocalStackOptions {
    * after it did its work, a delayed invocation), so Step Functions' own Retry and Catch are what repeats it.
    */
   readonly wrapHandler?: (key: string, handler: LocalHandler) => LocalHandler;
+  /** Lambda's concurrency per function key ('StepExecutor', ...): beyond it a Task is throttled (lambda-concurrency.ts). */
+  readonly lambdaConcurrency?: Readonly<Record<string, number>>;
   /** Receives the coordinator's and the step runner's operational metrics (tests); none when absent. */
   readonly metrics?: MetricsSink;
   /** More capabilities with their builtin bindings (tests: alternatives the packs do not have). */
@@ -292,6 +294,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ['Planner', 'Validator', 'Coordinator', 'StepExecutor', 'Api'].map((key) => [key, lateBound(key)]),
     ),
     ...(options.backoffMs === undefined ? {} : { backoffMs: options.backoffMs }),
+    ...(options.lambdaConcurrency === undefined ? {} : { concurrency: options.lambdaConcurrency }),
     ...(options.instrument
       ? {
           onStateEntered: () => {

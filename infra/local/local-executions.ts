@@ -6,8 +6,7 @@
 import './polyfills.ts';
 import { randomUUID } from 'node:crypto';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
-import { ConflictError } from '../../shared/errors.ts';
-import type { Executions, MachineName, StartResult } from '../../shared/ports/executions.ts';
+import type { MachineName, StartResult } from '../../shared/ports/executions.ts';
 import { STEP_STATES } from '../constructs/state-names.ts';
 import { AslError, lambdaError, RuntimeFailure } from './asl-errors.ts';
 import {
@@ -17,7 +16,9 @@ import {
   checkLambdaRequest,
   checkLambdaResponse,
 } from './aws-limits.ts';
-import { type ExecutionJournal, executionKey, type OpenExecution } from './execution-journal.ts';
+import { executionKey, type OpenExecution } from './execution-journal.ts';
+import { deferred, followStates, type StateEvent, tokenNotOpen } from './execution-support.ts';
+import { type ConcurrencyLimit, limitConcurrency } from './lambda-concurrency.ts';
 import {
   type LocalTask,
   prepareDefinition,
@@ -27,65 +28,26 @@ import {
   waitEndsAt,
   withToken,
 } from './local-asl.ts';
+import type {
+  LocalExecutionInfo,
+  LocalExecutionStatus,
+  LocalExecutions,
+  LocalExecutionsOptions,
+  LocalHandler,
+  ResumedExecution,
+} from './local-executions-api.ts';
 import { checkTaskResult, takeTaskInput } from './task-payloads.ts';
+
+export type {
+  LocalExecutionInfo,
+  LocalExecutionStatus,
+  LocalExecutions,
+  LocalExecutionsOptions,
+  LocalHandler,
+  ResumedExecution,
+} from './local-executions-api.ts';
+
 import { type AslDefinition, PLACEHOLDER_ACCOUNT, PLACEHOLDER_REGION } from './template.ts';
-
-export type LocalHandler = (payload: unknown) => Promise<unknown>;
-export type LocalExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED';
-
-export interface LocalExecutionInfo {
-  readonly executionId: string;
-  readonly name: string;
-  readonly machine: MachineName;
-  readonly status: LocalExecutionStatus;
-  readonly output?: unknown;
-  /** Why it failed or was stopped: the ASL error name and cause. */
-  readonly error?: { readonly error: string; readonly cause: string };
-}
-
-export interface LocalExecutionsOptions {
-  readonly definitions: Readonly<Record<MachineName, AslDefinition>>;
-  /** Function key of a Lambda ARN in the ASL (from `extractStateMachines`). */
-  readonly functionOf: (resource: string) => string | undefined;
-  /** Function key → handler; every function a Task calls must have one. */
-  readonly handlers: Readonly<Record<string, LocalHandler>>;
-  /** Replaces the `Backoff` Wait of the step machine (milliseconds), so retries do not sleep in tests. */
-  readonly backoffMs?: number;
-  /**
-   * Called for every state an execution enters (what Standard workflows bill as a state transition). Costs an event
-   * log per execution, so only benchmarks and diagnostics pass it.
-   */
-  readonly onStateEntered?: (machine: MachineName, stateName: string) => void;
-  /** Called when an execution fails (default: a line on stderr). */
-  readonly onError?: (error: Error, execution: LocalExecutionInfo) => void;
-  /**
-   * Keeps the open executions durably (the data directory): each start, state entered, token handed out and end.
-   * `resume()` carries on the executions it recovered.
-   */
-  readonly journal?: ExecutionJournal;
-}
-
-/** An execution carried on after a restart, and where. */
-export interface ResumedExecution {
-  readonly machine: MachineName;
-  readonly name: string;
-  /** The state it carries on from (absent: from its start). */
-  readonly state?: string;
-  /** What it does there: waits the rest of a Wait, waits again on its task token, or runs the state again. */
-  readonly kind: 'wait' | 'token' | 'run';
-  /** Milliseconds left of the wait or of the token's timeout. */
-  readonly remainingMs?: number;
-}
-
-export interface LocalExecutions extends Executions {
-  /** Resolves when every execution has finished or waits for a task token that only an outside answer can end. */
-  idle(): Promise<void>;
-  list(): LocalExecutionInfo[];
-  /** Aborts every running execution and retires every token; later starts are refused. */
-  close(): void;
-  /** Carries on every execution the journal recovered from the state it was in (nothing without a journal). */
-  resume(): ResumedExecution[];
-}
 
 interface Entry {
   info: LocalExecutionInfo;
@@ -109,19 +71,11 @@ interface Waiter {
   parked: boolean;
 }
 
-type StateEvent = { type: string; timestamp: number; state?: { name?: string; input?: unknown } };
-
-async function followStates(logs: AsyncIterable<StateEvent>, onEntered: (event: StateEvent) => void): Promise<void> {
-  try {
-    for await (const event of logs) if (event.type === 'StateEntered') onEntered(event);
-  } catch {
-    // The log ends with the execution's error; the execution itself reports it.
-  }
-}
-
 const toJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value ?? null));
 
 export function createLocalExecutions(options: LocalExecutionsOptions): LocalExecutions {
+  // One concurrency count per function, whichever machine's Task invokes it.
+  const limited = new Map<string, ConcurrencyLimit>();
   const machines = {
     run: compile('run', options.definitions.run),
     step: compile('step', options.definitions.step),
@@ -169,7 +123,14 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
     if (key === undefined) throw new Error(`${machine} state ${task.stateName}: unknown function ${task.functionName}`);
     const handler = options.handlers[key];
     if (!handler) throw new Error(`${machine} state ${task.stateName}: no local handler for function key ${key}`);
-    return { task, handler };
+    const limit = options.concurrency?.[key];
+    if (limit === undefined) return { task, handler };
+    let throttled = limited.get(key);
+    if (!throttled) {
+      throttled = limitConcurrency(key, limit, handler);
+      limited.set(key, throttled);
+    }
+    return { task, handler: throttled.invoke };
   }
 
   const { journal } = options;
@@ -470,6 +431,10 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
       return [...byKey.values()].map((entry) => entry.info);
     },
 
+    throttles() {
+      return Object.fromEntries([...limited].map(([key, limit]) => [key, limit.throttled()]));
+    },
+
     close() {
       closed = true;
       for (const entry of byKey.values()) {
@@ -484,18 +449,4 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
     [...byKey.values()].every((entry) => entry.info.status !== 'RUNNING' || entry.parked > 0);
 
   return executions;
-}
-
-function tokenNotOpen(taskToken: string): ConflictError {
-  return new ConflictError('The task token is not open: it was answered, timed out or never issued', {
-    context: { reason: 'TaskTimedOut', taskToken },
-  });
-}
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((res) => {
-    resolve = res;
-  });
-  return { promise, resolve };
 }

@@ -27,7 +27,11 @@ afterEach(() => {
 /** A string whose JSON is exactly `bytes` bytes (the quotes included). */
 const ofBytes = (bytes: number): string => 'x'.repeat(bytes - 2);
 
-function boot(stepExecutor: (payload: Payload) => unknown, coordinator: (payload: Payload) => unknown = () => ({})) {
+function boot(
+  stepExecutor: (payload: Payload) => unknown,
+  coordinator: (payload: Payload) => unknown = () => ({}),
+  concurrency?: Record<string, number>,
+) {
   calls = [];
   const handler =
     (fn: string, script: (payload: Payload) => unknown): LocalHandler =>
@@ -40,6 +44,7 @@ function boot(stepExecutor: (payload: Payload) => unknown, coordinator: (payload
     functionOf: machines.functionOf,
     backoffMs: 1,
     onError: () => {},
+    ...(concurrency ? { concurrency } : {}),
     handlers: {
       Planner: handler('Planner', (p) => ({ runId: p.runId })),
       Validator: handler('Validator', () => ({ valid: true, errors: [] })),
@@ -194,4 +199,36 @@ describe('task token limits', () => {
     });
     await expect(ex.sendTaskFailure(token, 'E', 'c'.repeat(32_768))).resolves.toBeUndefined();
   });
+});
+
+describe('Lambda concurrency (optional)', () => {
+  it("throttles a Task beyond a function's concurrency; the machine retries it without recording a failure", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const ex = boot(
+      async (p) => {
+        if (p.stepId === 'first') await held;
+        return { action: 'done', attempt: 1 };
+      },
+      () => ({}),
+      { StepExecutor: 1 },
+    );
+    const first = stepExecutionName('r1', 'first', 1);
+    const second = stepExecutionName('r1', 'second', 1);
+    await ex.start('step', first, stepExecutionInput({ runId: 'r1', stepId: 'first', generation: 1 }));
+    await ex.start('step', second, stepExecutionInput({ runId: 'r1', stepId: 'second', generation: 1 }));
+    for (let i = 0; i < 400 && (ex.throttles().StepExecutor ?? 0) === 0; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(ex.throttles().StepExecutor).toBeGreaterThanOrEqual(1);
+    expect(infoOf(ex, second)?.status).toBe('RUNNING');
+
+    release();
+    await ex.idle();
+    expect(infoOf(ex, first)?.status).toBe('SUCCEEDED');
+    expect(infoOf(ex, second)?.status).toBe('SUCCEEDED');
+    // A throttled invocation never reached the function, and nothing counted it as a failure.
+    expect(actions()).toEqual(['StepExecutor', 'StepExecutor']);
+  }, 60_000);
 });
