@@ -34,19 +34,35 @@ export interface Offloaded<T> {
   readonly parts: readonly Item[];
 }
 
+/**
+ * The text cut into parts of at most PART_CHARS, never between the two halves of a surrogate pair: DynamoDB keeps
+ * strings as UTF-8, which has no half of a character, so a part ending in one would be refused or altered.
+ */
+function pieces(text: string): string[] {
+  const out: string[] = [];
+  for (let at = 0; at < text.length; ) {
+    let end = Math.min(at + PART_CHARS, text.length);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end -= 1;
+    out.push(text.slice(at, end));
+    at = end;
+  }
+  return out;
+}
+
 function reference(text: string, parts: Item[]): AttributeValue {
   const hash = createHash('sha256').update(text, 'utf8').digest('hex');
-  const count = Math.ceil(text.length / PART_CHARS);
-  for (let n = 0; n < count; n++) {
+  const cut = pieces(text);
+  cut.forEach((data, n) => {
     const key = blobPartKey(hash, n);
     parts.push({
       [PARTITION_KEY]: { S: key.PK },
       [SORT_KEY]: { S: key.SK },
       entity: { S: 'blob' },
-      data: { S: text.slice(n * PART_CHARS, (n + 1) * PART_CHARS) },
+      data: { S: data },
     });
-  }
-  return { M: { [BLOB_MARK]: { S: hash }, parts: { N: String(count) }, chars: { N: String(text.length) } } };
+  });
+  return { M: { [BLOB_MARK]: { S: hash }, parts: { N: String(cut.length) }, chars: { N: String(text.length) } } };
 }
 
 /** The item (or an update's attribute values) with every large string replaced by a reference. */

@@ -35,6 +35,16 @@ describe('offload', () => {
     expect(restore([value], parts)).toEqual([item]);
   });
 
+  it('never cuts a part between the halves of a surrogate pair (DynamoDB stores UTF-8)', () => {
+    // 100 K characters is where the first part ends: an emoji there straddles the cut.
+    const text = `${big(100 * 1024 - 1)}😀${big(100 * 1024, '😀')}`;
+    const { value, parts } = offload({ output: { S: text } });
+    // A lone surrogate does not survive UTF-8: encoded and decoded, it comes back as U+FFFD.
+    const wellFormed = (data: string) => Buffer.from(data, 'utf8').toString('utf8') === data;
+    for (const part of parts) expect(wellFormed(part.data?.S ?? ''), 'a part with half a character').toBe(true);
+    expect(restore([value], parts)).toEqual([{ output: { S: text } }]);
+  });
+
   it('gives the same value the same parts: a repeated write changes nothing', () => {
     const item = { a: { S: big(INLINE_STRING_LIMIT * 2) } };
     expect(offload(item).parts).toEqual(offload({ b: { S: big(INLINE_STRING_LIMIT * 2) } }).parts);
