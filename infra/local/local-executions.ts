@@ -42,6 +42,8 @@ export interface LocalExecutionsOptions {
   readonly handlers: Readonly<Record<string, LocalHandler>>;
   /** Replaces the `Backoff` Wait of the step machine (milliseconds), so retries do not sleep in tests. */
   readonly backoffMs?: number;
+  /** Replaces the pause of every Task's Retry (milliseconds): platform faults are retried at once (tests, chaos). */
+  readonly retryIntervalMs?: number;
   /**
    * Called for every state an execution enters (what Standard workflows bill as a state transition). Costs an event
    * log per execution, so only benchmarks and diagnostics pass it.
@@ -181,7 +183,16 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
       }
       return variant;
     };
-    return { stateMachine, tasks, definition: prepared.definition, at };
+    const { retryIntervalMs } = options;
+    const retryIntervals =
+      retryIntervalMs === undefined
+        ? undefined
+        : Object.fromEntries(
+            Object.entries(prepared.definition.States)
+              .filter(([, state]) => Array.isArray((state as { Retry?: unknown }).Retry))
+              .map(([name]) => [name, retryIntervalMs]),
+          );
+    return { stateMachine, tasks, definition: prepared.definition, at, retryIntervals };
   }
 
   function bindHandler(machine: MachineName, task: LocalTask): { task: LocalTask; handler: LocalHandler } {
@@ -362,6 +373,7 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
       overrides: {
         taskResourceLocalHandlers: overridesFor(machine, entry) as never,
         ...(Object.keys(waits).length === 0 ? {} : { waitTimeOverrides: waits }),
+        ...(compiled.retryIntervals === undefined ? {} : { retryIntervalOverrides: compiled.retryIntervals }),
       },
       context: {
         Execution: { Id: executionId, Name: name },
