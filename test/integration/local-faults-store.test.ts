@@ -37,3 +37,18 @@ describe('store.write:throttle', () => {
     expect(injected(stack)['store.write:throttle']).toBeGreaterThan(0);
   }, 90_000);
 });
+describe('store.read: throttle and timeout', () => {
+  let stack: LocalStack;
+  beforeAll(async () => {
+    stack = await startFaultyStack('store.read:throttle@0.1,store.read:timeout@0.1', 11);
+  }, 120_000);
+  afterAll(() => stack?.close());
+
+  it('refuses or drops some reads, and a small plan still completes with its side effect made once', async () => {
+    await runsToTheEnd(stack, 'read faults');
+    await runsToTheEnd(stack, 'read faults again');
+    const fired = injected(stack);
+    expect(fired['store.read:timeout']).toBeGreaterThan(0);
+    expect(fired['store.read:throttle']).toBeGreaterThan(0);
+  }, 120_000);
+});

@@ -22,11 +22,9 @@ export function faultyHandler(faults: FaultInjector, key: string, handler: Local
         // Its work is done (or failed) by the time it is cut off: either way, what it answers is lost.
         await handler(payload).catch(() => undefined);
         throw lambdaTimeout(key);
-      case 'crash-after': {
-        const pick = faults.detail('lambda.invoke');
+      case 'crash-after':
         await handler(payload).catch(() => undefined);
-        throw lambdaLostAnswer(key, pick);
-      }
+        throw lambdaLostAnswer(key);
     }
   };
 }
