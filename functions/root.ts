@@ -35,10 +35,31 @@ export function lambdaRoot(env: Env = process.env): Root {
  */
 export const TRANSIENT_ERROR_NAME = 'TransientError';
 
-/** A retryable cairn error as TransientError (its own error the cause); anything else as it is. */
+/**
+ * What the AWS SDK throws when a call got no answer, once its own retries are spent: a request that timed out or a
+ * connection that broke. The call may or may not have been made, and every action answers a repeat idempotently, so
+ * it is as transient as a throttle (whose names the machines retry as they are).
+ */
+const NO_ANSWER_NAMES = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException']);
+const NO_ANSWER_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN']);
+
+function isNoAnswer(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { name, code } = error as { name?: unknown; code?: unknown };
+  return (
+    (typeof name === 'string' && NO_ANSWER_NAMES.has(name)) || (typeof code === 'string' && NO_ANSWER_CODES.has(code))
+  );
+}
+
+/**
+ * A retryable cairn error, or a call the SDK got no answer to, as TransientError (its own error the cause); anything
+ * else as it is.
+ */
 export function asTransient(error: unknown): unknown {
-  if (!isCairnError(error) || !error.retryable) return error;
-  const transient = new Error(`${error.name}: ${error.message}`, { cause: error });
+  const retryable = isCairnError(error) ? error.retryable : isNoAnswer(error);
+  if (!retryable) return error;
+  const { name, message } = error as Error;
+  const transient = new Error(`${name}: ${message}`, { cause: error });
   transient.name = TRANSIENT_ERROR_NAME;
   return transient;
 }

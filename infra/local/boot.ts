@@ -19,7 +19,7 @@ import { createHandler as createExecutorHandler } from '../../functions/step-exe
 import { createHandler as createValidatorHandler } from '../../functions/validator.ts';
 import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
 import { type CatalogSource, deploymentCatalog } from '../../shared/adapters/catalog-from-env.ts';
-import { createLocalEventBus, type LocalEventBus } from '../../shared/adapters/local/event-bus.ts';
+import { type BusEnvelope, createLocalEventBus, type LocalEventBus } from '../../shared/adapters/local/event-bus.ts';
 import { createLocalOutboxStream, type LocalOutboxStream } from '../../shared/adapters/local/outbox-stream.ts';
 import { createMemoryReplayGuard, secretsFrom } from '../../shared/adapters/local/webhooks.ts';
 import { createApp } from '../../shared/api/app.ts';
@@ -39,6 +39,8 @@ import { subscribeBusRules } from './bus-rules.ts';
 import { type DataDir, openDataDir } from './data-dir.ts';
 import { startInProcessDynamo } from './dynalite-in-process.ts';
 import { type ExecutionJournal, openExecutionJournal } from './execution-journal.ts';
+import { faultsOf } from './faults/config.ts';
+import { faultHooks, type LocalStackFaults } from './faults/hooks.ts';
 import { LEDGER_FILE, type LedgerFile, openLedgerFile } from './ledger-file.ts';
 import { createLocalExecutions, type LocalExecutions, type LocalHandler } from './local-executions.ts';
 import { type ResumeReport, resumeOpenWork } from './resume.ts';
@@ -66,6 +68,8 @@ export interface LocalStackOptions {
   readonly limits?: Partial<PlanLimits & { maxReplans: number; runDeadlineSeconds: number }>;
   /** Compresses the step machine's retry backoff (tests); absent: the ASL's own seconds. */
   readonly backoffMs?: number;
+  /** Compresses every Task's Retry pause (tests, chaos: platform faults retried at once); absent: the ASL's. */
+  readonly retryIntervalMs?: number;
   /** Delay of the demo capabilities (ms); tests set 0. */
   readonly demoDelayMs?: number | { min: number; max: number };
   /** Retry delay base in seconds (the Backoff Wait); default: the settings' (CAIRN_RETRY_BASE_SECONDS). */
@@ -105,6 +109,10 @@ export interface LocalStackOptions {
   readonly synthCacheDir?: string | false;
   /** Told before the state machines are synthesized (a cache miss: seconds), with why. */
   readonly onSynthesize?: (reason: SynthMissReason) => void;
+  /** Faults to inject (`point:fault@probability,...`, README "Fault injection"); absent: CAIRN_FAULTS. */
+  readonly faults?: string;
+  /** Their seed (same seed and spec: same decisions in the same call order); absent: CAIRN_FAULTS_SEED, else random. */
+  readonly faultsSeed?: number;
 }
 
 /** What a workload cost, in the units AWS bills: counted while `instrument` is on. */
@@ -147,6 +155,8 @@ export interface LocalStack {
   readonly dataDir?: string;
   /** What boot carried on from the data directory (empty in memory). */
   readonly resumed: ResumeReport;
+  /** The faults injected (absent: none asked for). */
+  readonly faults?: LocalStackFaults;
   /** Counts since boot (all zero unless started with `instrument`). */
   stats(): LocalStackStats;
   /** Starts a run through the API, as a client would; returns its id. */
@@ -211,6 +221,8 @@ export function localSettings(options: LocalStackOptions = {}): Settings {
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const settings = localSettings(options);
+  // Before anything opens: a bad spec (E_BAD_FAULTS) stops here.
+  const faults = faultsOf(options);
   const token = options.token ?? settings.apiToken ?? randomBytes(18).toString('base64url');
 
   const counts = {
@@ -251,12 +263,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     tableName: LOCAL_TABLE_NAME,
     stream: (record) => outbox?.accept(record),
   });
+  const hooks = faultHooks(faults, { client: dynamo.client, stream: (record) => outbox?.accept(record) });
   const store = options.wrapStore ? options.wrapStore(dynamoStore) : dynamoStore;
   const catalog = localCatalog(options.conformance === true, options.extraCapabilities?.capabilities, settings.catalog);
-  const bus = createLocalEventBus({
-    onError: (error, event) =>
-      process.stderr.write(`cairn: a bus subscriber failed on ${event['detail-type']}: ${String(error)}\n`),
-  });
+  const onBusError = (error: unknown, event: BusEnvelope) =>
+    process.stderr.write(`cairn: a bus subscriber failed on ${event['detail-type']}: ${String(error)}\n`);
+  const bus = hooks.bus(createLocalEventBus({ onError: onBusError }), onBusError);
   const { maxReplans, runDeadlineSeconds } = settings.run;
   const { machines, outcome: synthesis } = await loadStateMachines(
     { ...settings.limits, maxReplans, runDeadlineSeconds },
@@ -295,6 +307,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ),
     ...(options.backoffMs === undefined ? {} : { backoffMs: options.backoffMs }),
     ...(options.lambdaConcurrency === undefined ? {} : { concurrency: options.lambdaConcurrency }),
+    ...(options.retryIntervalMs === undefined ? {} : { retryIntervalMs: options.retryIntervalMs }),
     ...(options.instrument
       ? {
           onStateEntered: () => {
@@ -320,19 +333,24 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     store: () => store,
     // The relay reads the table's stream itself, below any wrapper the tests put around the handlers' store.
     relayStore: () => dynamoStore,
-    executions: () => executions,
+    executions: () => hooks.executions(executions),
     events: () => bus,
     catalog: () => catalog,
     webhookSecrets: () => secretsFrom(settings.webhooks.secrets),
     replayGuard: (_store, clock) => createMemoryReplayGuard({ clock }),
     ...(metrics === undefined ? {} : { metrics: () => metrics }),
     // Extra bindings win over the demo pack's generated placeholders for the same targets.
-    capabilities: { demo, ...(extraCapabilities === undefined ? {} : { extra: extraCapabilities.bindings }) },
+    capabilities: {
+      demo,
+      ...(extraCapabilities === undefined ? {} : { extra: extraCapabilities.bindings }),
+      wrap: hooks.registry,
+    },
   });
   outbox = createLocalOutboxStream(root.relay);
   const stream = outbox;
 
-  const wrapHandler = options.wrapHandler ?? ((_key: string, handler: LocalHandler) => handler);
+  const wrapOwn = options.wrapHandler ?? ((_key: string, handler: LocalHandler) => handler);
+  const wrapHandler = (key: string, handler: LocalHandler) => hooks.handler(key, wrapOwn(key, handler));
   Object.assign(handlers, {
     Planner: wrapHandler(
       'Planner',
@@ -394,6 +412,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     synthesis,
     ...(data ? { dataDir: data.dir } : {}),
     resumed,
+    ...(hooks.report ? { faults: hooks.report } : {}),
     request,
     stats: () => ({
       stateTransitions: counts.stateTransitions,

@@ -27,6 +27,8 @@ export interface LocalExecutionsOptions {
   readonly handlers: Readonly<Record<string, LocalHandler>>;
   /** Replaces the `Backoff` Wait of the step machine (milliseconds), so retries do not sleep in tests. */
   readonly backoffMs?: number;
+  /** Replaces the pause of every Task's Retry (milliseconds): platform faults are retried at once (tests, chaos). */
+  readonly retryIntervalMs?: number;
   /**
    * Called for every state an execution enters (what Standard workflows bill as a state transition). Costs an event
    * log per execution, so only benchmarks and diagnostics pass it.

@@ -114,7 +114,16 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
       }
       return variant;
     };
-    return { stateMachine, tasks, definition: prepared.definition, at };
+    const { retryIntervalMs } = options;
+    const retryIntervals =
+      retryIntervalMs === undefined
+        ? undefined
+        : Object.fromEntries(
+            Object.entries(prepared.definition.States)
+              .filter(([, state]) => Array.isArray((state as { Retry?: unknown }).Retry))
+              .map(([name]) => [name, retryIntervalMs]),
+          );
+    return { stateMachine, tasks, definition: prepared.definition, at, retryIntervals };
   }
 
   function bindHandler(machine: MachineName, task: LocalTask): { task: LocalTask; handler: LocalHandler } {
@@ -317,6 +326,7 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
       overrides: {
         taskResourceLocalHandlers: overridesFor(machine, entry) as never,
         ...(Object.keys(waits).length === 0 ? {} : { waitTimeOverrides: waits }),
+        ...(compiled.retryIntervals === undefined ? {} : { retryIntervalOverrides: compiled.retryIntervals }),
       },
       context: {
         Execution: { Id: executionId, Name: name },

@@ -13,6 +13,7 @@ import {
 import { isSettingsError, type Settings, settingsFromEnv } from '../../shared/config/settings.ts';
 import { startLocalStack } from './boot.ts';
 import { DataDirLockedError, DEFAULT_DATA_DIR } from './data-dir.ts';
+import { isBadFaultsError, parseFaultSeed, parseFaultSpec } from './faults/spec.ts';
 import { createProgressPrinter } from './progress.ts';
 import { describeResumed } from './resume.ts';
 import { synthCacheDirFromEnv, synthesisProgress } from './synth-cache.ts';
@@ -36,6 +37,9 @@ const HELP = `usage: npm start -- [options]
   --run-deadline-seconds N run deadline (default ${DEFAULT_RUN_DEADLINE_SECONDS}; env CAIRN_RUN_DEADLINE_SECONDS)
   --model-url URL          plan with a model behind an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1
   --model NAME             ... that model (env CAIRN_MODEL_URL, CAIRN_MODEL; its key, if any: CAIRN_MODEL_API_KEY)
+  --faults SPEC            inject faults: point:fault@probability,... e.g. store.write:throttle@0.03 (env
+                           CAIRN_FAULTS; the points and faults: README "Fault injection")
+  --faults-seed N          seed of the faults' choices, to repeat a run (env CAIRN_FAULTS_SEED; default random, printed)
   --quiet                  no progress lines
 
 The other settings are read from the environment by the Lambdas' names (CAIRN_TRACE_RETENTION,
@@ -99,6 +103,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         'run-deadline-seconds': { type: 'string' },
         'model-url': { type: 'string' },
         model: { type: 'string' },
+        faults: { type: 'string' },
+        'faults-seed': { type: 'string' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -118,6 +124,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     const dataDir = values['data-dir'] as string | undefined;
     if (values['in-memory'] && dataDir !== undefined) throw new Error('--in-memory and --data-dir exclude each other');
     if (dataDir === '') throw new Error('--data-dir needs a directory');
+    const faults = values.faults as string | undefined;
+    const faultsSeed = values['faults-seed'] as string | undefined;
+    if (faults !== undefined) parseFaultSpec(faults);
     options = {
       ...(values['in-memory'] ? {} : { dataDir: dataDir ?? DEFAULT_DATA_DIR }),
       port: port(values.port as string | undefined),
@@ -127,9 +136,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       ...(values['no-demo'] ? {} : { demoOutage: new Set([DEMO_OUTAGE]) }),
       synthCacheDir: synthCacheDirFromEnv(process.env, dataDir ?? DEFAULT_DATA_DIR),
       onSynthesize: (reason) => process.stdout.write(`${synthesisProgress(reason)}\n`),
+      ...(faults === undefined ? {} : { faults }),
+      ...(faultsSeed === undefined ? {} : { faultsSeed: parseFaultSeed(faultsSeed, '--faults-seed') }),
     };
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n`);
+    process.stderr.write(`${isBadFaultsError(error) ? 'cairn: E_BAD_FAULTS: ' : ''}${(error as Error).message}\n`);
     return 2;
   }
 
@@ -139,6 +150,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     stack = await startLocalStack(options);
   } catch (error) {
+    if (isBadFaultsError(error)) {
+      process.stderr.write(`cairn: ${error.name}: ${error.message}\n`);
+      return 2;
+    }
     if (!(error instanceof DataDirLockedError)) throw error;
     process.stderr.write(`cairn: ${error.name}: ${error.message}\n`);
     return 1;
@@ -160,6 +175,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const endpoint = options.settings?.plannerEndpoint;
   if (endpoint) out(`cairn: planner: model ${endpoint.model} at ${endpoint.baseUrl}`);
   for (const line of describeResumed(stack.resumed)) out(`cairn: ${line}`);
+  if (stack.faults) out(`cairn: faults ${stack.faults.spec} (seed ${stack.faults.seed}; repeat with --faults-seed)`);
   if (!values.quiet) stack.bus.subscribe({ source: ['cairn'] }, createProgressPrinter(out));
 
   if (!values['no-demo']) {
@@ -176,6 +192,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.once('SIGTERM', stop);
   });
   out('cairn: stopping…');
+  if (stack.faults) out(`cairn: faults injected: ${JSON.stringify(stack.faults.injected())}`);
   await stack.close();
   return 0;
 }

@@ -71,6 +71,29 @@ const detailsOf = (error: CairnError): unknown => {
   return Array.isArray(reasons) ? reasons : undefined;
 };
 
+/**
+ * A service the API depends on refused or dropped the call for a moment, as the AWS SDK reports it once its own
+ * retries are spent: a throttle (`$retryable`, or the throttling names) or a request that timed out. The client may
+ * send the same request again (with its Idempotency-Key, a repeated POST creates nothing twice).
+ */
+const TRANSIENT_PLATFORM_ERRORS = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'TimeoutError',
+  'InternalServerError',
+  'ServiceUnavailable',
+]);
+
+function isTransientPlatformError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { name, $retryable } = error as { name?: unknown; $retryable?: unknown };
+  return (
+    (typeof name === 'string' && TRANSIENT_PLATFORM_ERRORS.has(name)) ||
+    ($retryable !== undefined && $retryable !== null)
+  );
+}
+
 interface Mapped {
   readonly status: ContentfulStatusCode;
   readonly body: Record<string, unknown>;
@@ -107,6 +130,10 @@ export function mapError(error: unknown): Mapped & { unexpected: boolean } {
   if (isPayloadTooLargeError(error)) {
     // Whatever the request carried was too large to keep: the client's to shrink, never a 500.
     return { status: 413, body: { ...errorBody('E_TOO_LARGE', error.message) }, unexpected: false };
+  }
+  if (isTransientPlatformError(error)) {
+    const message = 'a service this API depends on is busy or did not answer in time; send the request again';
+    return { status: 503, body: { ...errorBody('E_UNAVAILABLE', message) }, unexpected: false };
   }
   if (isCatalogError(error)) {
     return { status: 500, body: { ...errorBody('E_INTERNAL', 'internal error') }, unexpected: true };

@@ -419,6 +419,15 @@ describe('every Task', () => {
     expect(asTransient(sdk)).toBe(sdk);
     expect(TRANSIENT_ERRORS).toContain(TRANSIENT_ERROR_NAME);
   });
+
+  it('leaves a store call the SDK got no answer to (a timeout, a broken connection) as TransientError', () => {
+    const timeout = Object.assign(new Error('connection timed out'), { name: 'TimeoutError' });
+    expect(asTransient(timeout)).toMatchObject({ name: TRANSIENT_ERROR_NAME, cause: timeout });
+    const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    expect(asTransient(reset)).toMatchObject({ name: TRANSIENT_ERROR_NAME, cause: reset });
+    const refused = Object.assign(new Error('denied'), { name: 'AccessDeniedException' });
+    expect(asTransient(refused)).toBe(refused);
+  });
 });
 
 describe('functions', () => {

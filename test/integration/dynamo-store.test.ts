@@ -91,3 +91,57 @@ describe('DynamoDB adapter: the outbox travels with the write', () => {
     expect(new Set(listed.map((e) => e.seq)).size).toBe(60);
   });
 });
+
+describe('DynamoDB adapter: an idempotency record whose write lost its answer', () => {
+  let dynamo: TestDynamo;
+  let store: Store;
+  /** What the next PutItem of an idempotency record does after it landed: lose its answer, or be sent again. */
+  let afterLanding: 'timeout' | 'sdk-retry' | undefined;
+  beforeAll(async () => {
+    dynamo = await startDynalite();
+    dynamo.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const item = (args.input as { Item?: { SK?: { S?: string }; status?: { S?: string } } }).Item;
+        const mode = afterLanding;
+        if (context.commandName !== 'PutItemCommand' || item?.status?.S !== 'in_progress' || mode === undefined)
+          return next(args);
+        afterLanding = undefined;
+        const result = await next(args);
+        // The SDK sends a timed-out request again: the copy finds the record there and loses its condition.
+        if (mode === 'sdk-retry') return next(args);
+        throw Object.assign(new Error(`no answer for ${String(item.SK?.S)}`), { name: 'TimeoutError', result });
+      },
+      { step: 'initialize', name: 'loseIdempotencyAnswers' },
+    );
+    store = createDynamoStore({ client: dynamo.client, tableName: dynamo.tableName });
+  });
+  afterAll(() => dynamo.stop());
+
+  for (const mode of ['timeout', 'sdk-retry'] as const) {
+    it(`is its writer's (${mode}), and still another caller's call in progress`, async () => {
+      const key = uniqueId('lost-answer');
+      afterLanding = mode;
+      expect(await store.beginIdempotent(key, 2_000_000_060, 2_000_000_000)).toBeUndefined();
+      expect(afterLanding).toBeUndefined();
+      expect(await store.beginIdempotent(key, 2_000_000_060, 2_000_000_001)).toMatchObject({ status: 'in_progress' });
+    });
+  }
+
+  it('leaves the error standing when the write did not land', async () => {
+    const key = uniqueId('never-landed');
+    const refusing = createDynamoStore({
+      client: {
+        send: async (command: { constructor: { name: string } }) => {
+          if (command.constructor.name === 'PutItemCommand')
+            throw Object.assign(new Error('no answer'), { name: 'TimeoutError' });
+          return dynamo.client.send(command as never);
+        },
+      } as unknown as typeof dynamo.client,
+      tableName: dynamo.tableName,
+    });
+    await expect(refusing.beginIdempotent(key, 2_000_000_060, 2_000_000_000)).rejects.toMatchObject({
+      name: 'TimeoutError',
+    });
+    expect(await store.beginIdempotent(key, 2_000_000_060, 2_000_000_000)).toBeUndefined();
+  });
+});

@@ -6,6 +6,7 @@
  * exists or the existing one has expired (an expired `in_progress` means its owner died: the key may be taken over).
  */
 
+import { randomUUID } from 'node:crypto';
 import { ConflictError, ValidationError } from '../../errors.ts';
 import type { OutboxEntry } from '../../events/outbox.ts';
 import type { ApprovalPosition, ApprovalRecord, IdempotencyRecord, Store } from '../../ports/store.ts';
@@ -60,6 +61,12 @@ type Decision = Pick<ApprovalRecord, 'status' | 'decidedAt' | 'decidedBy' | 'com
 
 /** A begin that loses to a record which then disappears (aborted in between) tries again this many times. */
 const BEGIN_ATTEMPTS = 3;
+/**
+ * Who wrote an in-progress record: a nonce of one `beginIdempotent` call. A begin whose write landed but whose
+ * answer was lost (a timeout; or the SDK's own retry of it, which then loses the condition) finds its own record by
+ * this, instead of taking it for another caller's call in progress.
+ */
+const OWNER_ATTRIBUTE = 'owner';
 
 const IN_PROGRESS = { S: 'in_progress' } as const;
 
@@ -141,15 +148,27 @@ export function approvalOperations(ctx: DynamoContext): ApprovalOperations {
     expiresAt: number,
     now: number,
   ): Promise<IdempotencyRecord | undefined> => {
+    const owner = randomUUID();
     for (let attempt = 0; attempt < BEGIN_ATTEMPTS; attempt++) {
       const scope = new ExpressionScope();
       const condition = scope.or(
         scope.notExists(PARTITION_KEY),
         scope.lessThan(TTL_ATTRIBUTE, { N: String(now) }, 'now'),
       );
-      if (await conditionalPut(ctx, idempotencyItem(key, 'in_progress', expiresAt), scope, condition)) return undefined;
+      const item = { ...idempotencyItem(key, 'in_progress', expiresAt), [OWNER_ATTRIBUTE]: { S: owner } };
+      let began: boolean;
+      try {
+        began = await conditionalPut(ctx, item, scope, condition);
+      } catch (error) {
+        // No answer: the record may be there all the same. Ours → this caller holds the key; else the error stands.
+        const landed = await getItem(ctx, itemKeys.idempotency(key)).catch(() => undefined);
+        if (landed?.[OWNER_ATTRIBUTE]?.S === owner) return undefined;
+        throw error;
+      }
+      if (began) return undefined;
       // dynalite returns no item on a lost condition: read the holder's record (consistently) instead.
       const existing = await getItem(ctx, itemKeys.idempotency(key));
+      if (existing?.[OWNER_ATTRIBUTE]?.S === owner) return undefined;
       if (existing !== undefined) return decodeIdempotency(existing);
     }
     throw new ConflictError(`idempotency key ${key} keeps changing hands`, { context: { key }, retryable: true });

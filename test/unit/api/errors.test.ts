@@ -45,6 +45,22 @@ describe('mapError', () => {
     expect(mapError(new ModelError('denied')).status).toBe(502);
   });
 
+  it('answers a throttled or timed-out platform call with a 503 the client may repeat', () => {
+    const throttle = Object.assign(new Error('rate exceeded'), {
+      name: 'ProvisionedThroughputExceededException',
+      $retryable: { throttling: true },
+    });
+    const timeout = Object.assign(new Error('connection timed out'), { name: 'TimeoutError' });
+    const retryableByMetadata = Object.assign(new Error('slow down'), { name: 'SlowDown', $retryable: {} });
+    for (const thrown of [throttle, timeout, retryableByMetadata]) {
+      expect(mapError(thrown)).toMatchObject({
+        status: 503,
+        body: { error: { code: 'E_UNAVAILABLE' } },
+        unexpected: false,
+      });
+    }
+  });
+
   it('hides anything unknown behind a generic 500', () => {
     for (const thrown of [new Error('at /srv/a.ts:1'), 'a string', undefined, { name: 'X' }]) {
       expect(mapError(thrown)).toEqual({
