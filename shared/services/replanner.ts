@@ -23,7 +23,7 @@ import type { ReplanRecord, RunRecord, StepRecord } from '../ports/store.ts';
 import { APPROVAL_EXPIRED_CODE, APPROVAL_EXPIRED_REASON } from './coordinator-approval.ts';
 import { failureKey } from './coordinator-replan.ts';
 import type { CoordinatorDeps } from './coordinator-types.ts';
-import { createInterpreter, event, type LoadedPlan } from './interpreter.ts';
+import { createInterpreter, event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 import { applyRevisionToRecords } from './replanner-apply.ts';
 import {
   declineFailure,
@@ -36,8 +36,9 @@ import {
   sleep,
 } from './replanner-support.ts';
 import { persistRevision } from './revisions.ts';
-import { pauseRun } from './run-end.ts';
+import { CANCELLED_ERROR, pauseRun } from './run-end.ts';
 import { isReopenable, reopenRun } from './run-reopen.ts';
+import { closeOpenSteps } from './step-follow-ups.ts';
 
 export interface ReplannerDeps extends CoordinatorDeps {
   /** The planning model: the HTN method library embedded, Bedrock when a model id is configured. */
@@ -137,17 +138,24 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       at: ctx.now(),
     };
     const fingerprint = fingerprintOf(run, failed);
-    const updated = await store.updateRun(run.runId, STEP_MOVING_RUN_STATUSES, {
-      revision,
-      replans: run.replans + 1,
-      replanFingerprints: [...new Set([...(run.replanFingerprints ?? []), fingerprint])],
-      replanLog: [...(run.replanLog ?? []), record],
-      updatedAt: ctx.now(),
-    });
+    // PlanRevised travels with the write that makes the revision current, which only an open run takes: a run
+    // cancelled meanwhile has nothing published after its RunFinished.
+    const updated = await ctx.updateRun(
+      run.runId,
+      STEP_MOVING_RUN_STATUSES,
+      {
+        revision,
+        replans: run.replans + 1,
+        replanFingerprints: [...new Set([...(run.replanFingerprints ?? []), fingerprint])],
+        replanLog: [...(run.replanLog ?? []), record],
+        updatedAt: ctx.now(),
+      },
+      { events: [event('PlanRevised', { runId: run.runId, revision, reason })] },
+    );
     // Cancelled or out of time meanwhile: the stored revision stays for audit, nothing more happens.
     if (!updated) return 'ended';
     await applyRevisionToRecords(ctx, run.runId, proposal, records);
-    await ctx.emit(run.runId, [event('PlanRevised', { runId: run.runId, revision, reason })]);
+    await closeIfCancelled(ctx, run.runId);
     return { revision };
   }
 
@@ -261,4 +269,13 @@ function replanTarget(run: RunRecord, loaded: LoadedPlan, records: readonly Step
   if (gate?.status !== 'awaiting_approval') return undefined;
   const message = String(run.terminal.evidence.detail ?? 'no decision before the approval deadline');
   return { ...gate, error: { code: APPROVAL_EXPIRED_CODE, message, retryable: false } };
+}
+
+/**
+ * A cancellation that landed while a revision's generations were being started may have closed the run's steps
+ * before some of them got their new generation: those are closed now, so no step of a cancelled run stays open.
+ */
+async function closeIfCancelled(ctx: Interpreter, runId: string): Promise<void> {
+  const run = await ctx.getRun(runId);
+  if (run.status === 'cancelled') await closeOpenSteps(ctx, runId, CANCELLED_ERROR);
 }
