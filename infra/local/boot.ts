@@ -21,6 +21,7 @@ import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
 import { type CatalogSource, deploymentCatalog } from '../../shared/adapters/catalog-from-env.ts';
 import { createLocalEventBus, type LocalEventBus } from '../../shared/adapters/local/event-bus.ts';
 import { createLocalOutboxStream, type LocalOutboxStream } from '../../shared/adapters/local/outbox-stream.ts';
+import { createInProcessPlanJobDispatcher } from '../../shared/adapters/local/plan-job-dispatcher.ts';
 import { createMemoryReplayGuard, secretsFrom } from '../../shared/adapters/local/webhooks.ts';
 import { createApp } from '../../shared/api/app.ts';
 import { conformanceCatalog, ledger, ledgerEntries } from '../../shared/capabilities/conformance.ts';
@@ -321,6 +322,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     catalog: () => catalog,
     webhookSecrets: () => secretsFrom(settings.webhooks.secrets),
     replayGuard: (_store, clock) => createMemoryReplayGuard({ clock }),
+    // Planning jobs run after the request, through the same handlers the deployed dispatcher invokes.
+    planJobDispatcher: () => planJobs,
     ...(metrics === undefined ? {} : { metrics: () => metrics }),
     // Extra bindings win over the demo pack's generated placeholders for the same targets.
     capabilities: { demo, ...(extraCapabilities === undefined ? {} : { extra: extraCapabilities.bindings }) },
@@ -328,6 +331,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   outbox = createLocalOutboxStream(root.relay);
   const stream = outbox;
 
+  const planJobs = createInProcessPlanJobDispatcher({
+    plan: (payload) => handlers.Planner?.(payload) ?? Promise.reject(new Error('the planner is not ready')),
+    replan: (payload) => replannerHandler(payload),
+  });
   const wrapHandler = options.wrapHandler ?? ((_key: string, handler: LocalHandler) => handler);
   Object.assign(handlers, {
     Planner: wrapHandler(
@@ -344,9 +351,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ),
     StepExecutor: wrapHandler('StepExecutor', createExecutorHandler({ runner: root.runner }) as LocalHandler),
   });
+  const replannerHandler = createReplannerHandler({
+    replanner: root.replanner,
+    jobs: { store: root.store, clock: root.clock },
+  });
   // The rules that drive cairn, matched in process with the deployed patterns (BUS_RULES).
   subscribeBusRules(bus, {
-    Replanner: createReplannerHandler({ replanner: root.replanner }),
+    Replanner: replannerHandler,
     Invalidator: createInvalidatorHandler({ invalidator: root.invalidator }),
   });
 
@@ -409,6 +420,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     async settled() {
       // Each may start work in another (a step announces events, a bus rule starts executions): a few passes.
       for (let pass = 0; pass < 3; pass++) {
+        await planJobs.idle();
         await executions.idle();
         await stream.drain();
         await bus.drain();

@@ -66,6 +66,11 @@ export interface Replanner {
    * A person's replan. Returns the revision made, or none when a concurrent replan made it first. ConflictError
    * (409) at the replan limit or with nothing to replan; PlannerError (422) when the planner finds no revision.
    */
+  /**
+   * Whether a person's replan of the run may go ahead now (the API asks before it hands the replan to a worker):
+   * ConflictError (409) at the replan limit, with nothing to replan, or for a run without a plan.
+   */
+  checkReplan(runId: string): Promise<void>;
   replanRun(request: {
     readonly runId: string;
     readonly reason: string;
@@ -222,6 +227,29 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
     return { outcome: 'ignored', why: 'lost_race' };
   }
 
+  /** What a person's replan revises, read now; ConflictError when the run's state says no. */
+  async function replannable(runId: string): Promise<Omit<Attempt, 'trigger'>> {
+    const run = await ctx.getRun(runId);
+    if (run.status === 'planning' || run.status === 'cancelled' || run.revision < 1)
+      throw new ConflictError(`run ${runId} is ${run.status}: it has no plan to revise`, {
+        context: { runId, code: 'E_NOT_REPLANNABLE' },
+      });
+    if (run.replans >= maxReplans)
+      throw new ConflictError(
+        `run ${runId} has reached its replan limit: ${run.replans} of ${maxReplans} replans made`,
+        { context: { runId, code: 'E_REPLAN_LIMIT', replans: run.replans, maxReplans } },
+      );
+    const loaded = await ctx.plan(run);
+    const records = await store.listSteps(runId);
+    const failed = replanTarget(run, loaded, records);
+    if (!failed)
+      throw new ConflictError(
+        `run ${runId} has nothing to replan: no step of revision ${run.revision} failed or waits on an expired approval`,
+        { context: { runId, code: 'E_NOTHING_TO_REPLAN' } },
+      );
+    return { run, loaded, records, failed };
+  }
+
   return {
     async onStepFailed(ref) {
       if (maxReplans === 0) return { outcome: 'ignored', why: 'disabled' };
@@ -230,26 +258,13 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       return answer(ref);
     },
 
+    async checkReplan(runId) {
+      await replannable(runId);
+    },
+
     async replanRun({ runId, reason }) {
-      const run = await ctx.getRun(runId);
-      if (run.status === 'planning' || run.status === 'cancelled' || run.revision < 1)
-        throw new ConflictError(`run ${runId} is ${run.status}: it has no plan to revise`, {
-          context: { runId, code: 'E_NOT_REPLANNABLE' },
-        });
-      if (run.replans >= maxReplans)
-        throw new ConflictError(
-          `run ${runId} has reached its replan limit: ${run.replans} of ${maxReplans} replans made`,
-          { context: { runId, code: 'E_REPLAN_LIMIT', replans: run.replans, maxReplans } },
-        );
-      const loaded = await ctx.plan(run);
-      const records = await store.listSteps(runId);
-      const failed = replanTarget(run, loaded, records);
-      if (!failed)
-        throw new ConflictError(
-          `run ${runId} has nothing to replan: no step of revision ${run.revision} failed or waits on an expired approval`,
-          { context: { runId, code: 'E_NOTHING_TO_REPLAN' } },
-        );
-      const result = await revise({ run, loaded, records, failed, trigger: 'manual', manual: reason });
+      const found = await replannable(runId);
+      const result = await revise({ ...found, trigger: 'manual', manual: reason });
       return typeof result === 'object' ? { runId, revision: result.revision } : { runId };
     },
   };

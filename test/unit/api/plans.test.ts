@@ -21,11 +21,69 @@ describe('POST /plans', () => {
     expect(res.status).toBe(200);
   });
 
-  it('maps planner errors to 422 with the planner code', async () => {
+  it('maps a DIRECT planner error to 422 with the planner code', async () => {
+    const h = await harness();
+    const res = await h.request('POST', '/plans', { body: { objective: 'x', directTarget: 'tool:nope' } });
+    expect(res.status).toBe(422);
+    expect(await res.json()).toEqual({ error: { code: 'E_UNKNOWN_TARGET', message: expect.any(String) } });
+  });
+
+  it('answers a DECOMPOSE request with 202 and a pending job before the planner is asked', async () => {
+    let asked = 0;
+    const h = await harness({
+      planner: {
+        plan: async (request) => {
+          asked++;
+          return planOf([echoStep('only')], request.objective);
+        },
+      },
+    });
+
+    const res = await h.request('POST', '/plans', { body: { objective: 'write a report', mode: 'DECOMPOSE' } });
+
+    expect(res.status).toBe(202);
+    const job = (await res.json()) as { jobId: string; status: string; kind: string };
+    expect(job).toMatchObject({ kind: 'plan', status: 'pending' });
+    expect(res.headers.get('location')).toBe(`/plans/${job.jobId}`);
+    expect(asked).toBe(0);
+    await h.jobsIdle();
+    const polled = await h.request('GET', `/plans/${job.jobId}`);
+    expect(polled.status).toBe(200);
+    expect(await polled.json()).toMatchObject({
+      jobId: job.jobId,
+      status: 'succeeded',
+      plan: { objective: 'write a report', steps: [{ id: 'only' }] },
+    });
+    expect(asked).toBe(1);
+    expect(h.executions.starts).toEqual([]);
+  });
+
+  it('fails the job with the planner code when no plan is possible', async () => {
     const h = await harness();
     const res = await h.request('POST', '/plans', { body: { objective: 'write a report' } });
-    expect(res.status).toBe(422);
-    expect(await res.json()).toEqual({ error: { code: 'E_NO_METHOD', message: expect.any(String) } });
+    expect(res.status).toBe(202);
+    const { jobId } = (await res.json()) as { jobId: string };
+    await h.jobsIdle();
+    expect(await (await h.request('GET', `/plans/${jobId}`)).json()).toMatchObject({
+      status: 'failed',
+      error: { code: 'E_NO_METHOD', retryable: false },
+    });
+  });
+
+  it('reports a job no worker answered as failed and retryable, and an unknown job as 404', async () => {
+    const h = await harness({
+      planJobs: undefined,
+    });
+    expect((await h.request('POST', '/plans', { body: { objective: 'write a report' } })).status).toBe(503);
+    const lost = await harness({ planner: { plan: () => new Promise(() => {}) } });
+    const res = await lost.request('POST', '/plans', { body: { objective: 'write a report' } });
+    const { jobId } = (await res.json()) as { jobId: string };
+    lost.now = new Date(lost.now.getTime() + 4 * 3600_000);
+    expect(await (await lost.request('GET', `/plans/${jobId}`)).json()).toMatchObject({
+      status: 'failed',
+      error: { code: 'E_PLAN_JOB_LOST', retryable: true },
+    });
+    expect((await lost.request('GET', '/plans/nope')).status).toBe(404);
   });
 
   it('rejects a bad body with 400 and details', async () => {
