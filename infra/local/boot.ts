@@ -429,6 +429,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     async close() {
       executions.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      // A planning job under way finishes on the store before the store goes.
+      await planJobs.idle();
       await stream.drain();
       await bus.drain();
       // MCP servers' connections and child processes: a stdio server would otherwise outlive the stack.

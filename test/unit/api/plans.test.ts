@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { runPlanJob } from '../../../shared/services/plan-jobs.ts';
 import { echoStep, harness, planOf } from './harness.ts';
 
 describe('POST /plans', () => {
@@ -56,6 +57,25 @@ describe('POST /plans', () => {
     });
     expect(asked).toBe(1);
     expect(h.executions.starts).toEqual([]);
+  });
+
+  it('runs a job once however often its worker is invoked (Lambda retries an async invocation)', async () => {
+    let asked = 0;
+    const planner = {
+      plan: async (request: { objective: string }) => {
+        asked++;
+        return planOf([echoStep('only')], request.objective);
+      },
+    };
+    const h = await harness({ planner });
+    const res = await h.request('POST', '/plans', { body: { objective: 'write a report' } });
+    const { jobId } = (await res.json()) as { jobId: string };
+    await h.jobsIdle();
+
+    const again = await runPlanJob({ store: h.store, clock: () => h.now, planner }, jobId);
+
+    expect(again).toMatchObject({ jobId, status: 'succeeded' });
+    expect(asked).toBe(1);
   });
 
   it('fails the job with the planner code when no plan is possible', async () => {
