@@ -185,6 +185,20 @@ describe('POST /plans/validate', () => {
     );
   });
 
+  it('refuses a plan over the step limit for its size alone, without checking its steps one by one', async () => {
+    const h = await harness({ limits: { maxSteps: 2, maxDepth: 4 } });
+    const steps = [echoStep('a'), echoStep('b', { target: 'tool:nope' }), echoStep('c', { dependsOn: ['zz'] })];
+
+    for (const path of ['/plans/validate', '/runs']) {
+      const res = await h.request('POST', path, { body: { plan: planOf(steps) } });
+      expect(res.status, path).toBe(422);
+      const body = (await res.json()) as { error: { code: string }; errors: { code: string; path: string }[] };
+      expect(body.error.code).toBe('E_INVALID_PLAN');
+      expect(body.errors.map((e) => [e.code, e.path])).toEqual([['E_TOO_MANY_STEPS', '/steps']]);
+    }
+    expect(await h.storedKeys()).toEqual([]);
+  });
+
   it('needs a plan field', async () => {
     const h = await harness();
     const res = await h.request('POST', '/plans/validate', { body: { generated: true } });
