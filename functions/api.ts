@@ -5,9 +5,9 @@
  *
  * Environment (read by shared/config/settings.ts): CAIRN_TABLE_NAME, CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN,
  * CAIRN_EVENT_BUS_NAME (required); CAIRN_CATALOG_FILE or CAIRN_CATALOG, CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH,
- * CAIRN_PLANNER_MODEL_ID (or CAIRN_MODEL_ID), CAIRN_API_TOKEN, CAIRN_CONSOLE_DIR (the console files in the bundle)
+ * CAIRN_PLANNER_FUNCTION_NAME and CAIRN_REPLANNER_FUNCTION_NAME (where planning jobs go), CAIRN_API_TOKEN, CAIRN_CONSOLE_DIR (the console files in the bundle)
  * and CAIRN_CONSOLE_OIDC_*, and the coordinator's settings (cancellation runs the coordinator's cancelRun in this
- * process, a manual replan the replanner with CAIRN_MAX_REPLANS, an invalidation the invalidator). Webhooks:
+ * process, a manual replan's checks the replanner with CAIRN_MAX_REPLANS, an invalidation the invalidator). Webhooks:
  * CAIRN_WEBHOOK_SECRET_PREFIX (Secrets Manager names `<prefix>/<source>`; absent: every delivery is refused) and
  * CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS.
  */

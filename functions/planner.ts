@@ -1,5 +1,6 @@
 /**
- * The run machine's `PlanRun` task: payload `{ runId }` → `{ runId }`. Reads the run, takes the submitted plan as
+ * The run machine's `PlanRun` task: payload `{ runId }` → `{ runId }`; and the worker of the API's plan jobs: an
+ * asynchronous invocation with `{ planJobId }` runs the job and records its plan or error on it (plan-jobs.ts). Reads the run, takes the submitted plan as
  * the candidate or asks the planner (the run's mode and directTarget), and stores `candidatePlan` on the run for
  * `ValidatePlan`, with the planner's validation stamp (a submitted plan keeps the one the API stored), so that
  * the plan the planner just validated is not validated again. Only the id travels through Step Functions. Every
@@ -8,12 +9,14 @@
  * Environment (read by shared/config/settings.ts): CAIRN_TABLE_NAME (required); CAIRN_CATALOG_FILE or CAIRN_CATALOG,
  * CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH, CAIRN_PLANNER_MODEL_ID or CAIRN_MODEL_ID (Bedrock; absent: the HTN planner).
  */
+import { z } from 'zod';
 import type { PlanRequest } from '../shared/api/deps.ts';
 import { parsePayload, runTaskPayload } from '../shared/api/lambda-support.ts';
 import type { Env } from '../shared/config/settings.ts';
 import { ConflictError, isCairnError, NotFoundError, PlannerError } from '../shared/errors.ts';
 import type { Plan } from '../shared/plan/schema.ts';
 import type { RunRecord, Store } from '../shared/ports/store.ts';
+import { runPlanJob } from '../shared/services/plan-jobs.ts';
 import { lambdaRoot, lazyHandler } from './root.ts';
 
 export interface PlannerHandlerDeps {
@@ -47,8 +50,17 @@ async function plan(deps: PlannerHandlerDeps, run: RunRecord): Promise<Pick<RunR
   }
 }
 
+/** An asynchronous invocation for a planning job (shared/adapters/aws/lambda-plan-jobs.ts). */
+const planJobEvent = z.strictObject({ planJobId: z.string().min(1) });
+
 export function createHandler(deps: PlannerHandlerDeps) {
-  return async (event: unknown): Promise<{ runId: string }> => {
+  return async (event: unknown): Promise<{ runId: string } | { planJobId: string; status?: string }> => {
+    const job = planJobEvent.safeParse(event);
+    if (job.success) {
+      const { planJobId } = job.data;
+      const after = await runPlanJob({ store: deps.store, clock: deps.clock, planner: deps.planner }, planJobId);
+      return { planJobId, ...(after === undefined ? {} : { status: after.status }) };
+    }
     const { runId } = parsePayload(runTaskPayload, event);
     const run = await deps.store.getRun(runId);
     if (!run) throw new NotFoundError(`run ${runId} not found`, { context: { runId } });

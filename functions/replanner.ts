@@ -1,5 +1,6 @@
 /**
- * The replanner Lambda: the target of the StepFailedToReplanner rule (shared/events/bus-rules.ts). The EventBridge
+ * The replanner Lambda: the target of the StepFailedToReplanner rule (shared/events/bus-rules.ts), and the worker
+ * of a person's replan (`POST /runs/{id}/replan`): an asynchronous invocation with `{ planJobId }` (plan-jobs.ts). The EventBridge
  * event (source `cairn`, detail-type `StepFailed`, detail checked against the event catalog) names a final step
  * failure; the replanner service answers it (a revision, a pause for a person, or the failure stands). Delivery is at
  * least once and out of order: the service takes each failure once and ignores stale ones. A malformed event is a
@@ -14,17 +15,27 @@ import { z } from 'zod';
 import type { Env } from '../shared/config/settings.ts';
 import { ValidationError } from '../shared/errors.ts';
 import { parseEventDetail } from '../shared/events/catalog.ts';
+import type { Store } from '../shared/ports/store.ts';
+import { runPlanJob } from '../shared/services/plan-jobs.ts';
 import type { Replanner, ReplanOutcome } from '../shared/services/replanner.ts';
 import { lambdaRoot, lazyHandler } from './root.ts';
 
 export interface ReplannerHandlerDeps {
-  readonly replanner: Pick<Replanner, 'onStepFailed'>;
+  readonly replanner: Pick<Replanner, 'onStepFailed' | 'replanRun'>;
+  /** Where replan jobs are read and finished; without it a `{ planJobId }` invocation is refused. */
+  readonly jobs?: { readonly store: Store; readonly clock: () => Date };
 }
+
+/** An asynchronous invocation for a person's replan job (shared/adapters/aws/lambda-plan-jobs.ts). */
+const planJobEvent = z.strictObject({ planJobId: z.string().min(1) });
 
 /** What arrives: an EventBridge event (or the embedded bus's identical envelope). */
 const envelopeSchema = z.object({ 'detail-type': z.string(), source: z.string().optional(), detail: z.unknown() });
 
-export type ReplannerAnswer = ReplanOutcome | { readonly outcome: 'ignored'; readonly why: 'not_final' };
+export type ReplannerAnswer =
+  | ReplanOutcome
+  | { readonly outcome: 'ignored'; readonly why: 'not_final' }
+  | { readonly planJobId: string; readonly status?: string };
 
 function invalid(message: string): ValidationError {
   return new ValidationError(`replanner event is invalid: ${message}`, [{ code: 'E_EVENT', path: '', message }]);
@@ -32,6 +43,14 @@ function invalid(message: string): ValidationError {
 
 export function createHandler(deps: ReplannerHandlerDeps) {
   return async (event: unknown): Promise<ReplannerAnswer> => {
+    const job = planJobEvent.safeParse(event);
+    if (job.success) {
+      if (!deps.jobs) throw invalid('this replanner takes no planning jobs');
+      const { planJobId } = job.data;
+      const replanRun = (request: { runId: string; reason: string }) => deps.replanner.replanRun(request);
+      const after = await runPlanJob({ ...deps.jobs, replanRun }, planJobId);
+      return { planJobId, ...(after === undefined ? {} : { status: after.status }) };
+    }
     const envelope = envelopeSchema.safeParse(event);
     if (!envelope.success) throw invalid('not an EventBridge event with a detail-type and a detail');
     const type = envelope.data['detail-type'];
@@ -47,7 +66,8 @@ export function createHandler(deps: ReplannerHandlerDeps) {
 
 /** The replanner of the container's root (the API's manual replans use the same one), built on first invocation. */
 export function defaultDeps(env: Env = process.env): ReplannerHandlerDeps {
-  return { replanner: lambdaRoot(env).replanner };
+  const root = lambdaRoot(env);
+  return { replanner: root.replanner, jobs: { store: root.store, clock: root.clock } };
 }
 
 export const handler = lazyHandler('replanner', () => createHandler(defaultDeps()));

@@ -35,7 +35,8 @@ export const EXECUTION_CALLS: Readonly<Record<FunctionKey, ExecutionCalls>> = {
   Coordinator: { start: ['run', 'step'], answer: ['run', 'step'], stop: ['step'] },
   // RunStep starts the dependents it releases and answers the run's waiter when its step settles the run.
   StepExecutor: { start: ['step'], answer: ['run'] },
-  // POST /runs, approvals (step tokens), cancel, and the replans and invalidations it runs in process.
+  // POST /runs, approvals (step tokens), cancel, and the invalidations it runs in process (a person's replan is
+  // checked here and made by the replanner, FUNCTION_INVOKES).
   Api: { start: ['run', 'step'], answer: ['run', 'step'], stop: ['step'] },
   // New generations and a reopened run's execution; superseded steps stopped; a run it reopens and that then
   // settles (invalidation-run → checkRunEnd → settleRun) answers its run execution's waiter.
@@ -43,6 +44,22 @@ export const EXECUTION_CALLS: Readonly<Record<FunctionKey, ExecutionCalls>> = {
   // A new revision's steps and a reopened run; superseded steps stopped; a run it pauses or settles answered.
   Replanner: { start: ['run', 'step'], answer: ['run'], stop: ['step'] },
   Outbox: {},
+};
+
+/**
+ * Which functions each function invokes asynchronously (`lambda:InvokeFunction`, InvocationType Event): the API
+ * hands its planning jobs to the planner (a plan) and the replanner (a person's replan) instead of calling the
+ * model in the request (shared/adapters/aws/lambda-plan-jobs.ts). functions.ts grants from this and sets the
+ * names in the caller's environment; test/infra/iam.test.ts checks the policies against it.
+ */
+export const FUNCTION_INVOKES: Readonly<Partial<Record<FunctionKey, readonly FunctionKey[]>>> = {
+  Api: ['Planner', 'Replanner'],
+};
+
+/** The environment variable naming each invoked function (read by shared/config/settings.ts). */
+export const INVOKED_FUNCTION_VARIABLE: Readonly<Partial<Record<FunctionKey, string>>> = {
+  Planner: 'CAIRN_PLANNER_FUNCTION_NAME',
+  Replanner: 'CAIRN_REPLANNER_FUNCTION_NAME',
 };
 
 /** The ARN a call names: the machine, or every execution of it. */

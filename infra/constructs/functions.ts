@@ -16,7 +16,7 @@ import { Construct } from 'constructs';
 import { GSI1_NAME } from '../../shared/adapters/aws/table-layout.ts';
 import { bundleFilesEnvironment, commandHooksOf } from './bundle-files.ts';
 import type { CairnConfig } from './config.ts';
-import { EXECUTION_CALLS, grantExecutions } from './execution-grants.ts';
+import { EXECUTION_CALLS, FUNCTION_INVOKES, grantExecutions, INVOKED_FUNCTION_VARIABLE } from './execution-grants.ts';
 import { FUNCTION_KEYS, type FunctionKey } from './state-names.ts';
 
 /** Lambda timeouts; the state machines give every Task a little more so the Lambda's own timeout reports first. */
@@ -180,14 +180,24 @@ export class Functions extends Construct {
     // Step Functions: what each function's services call, from the one table (execution-grants.ts).
     for (const key of FUNCTION_KEYS) grantExecutions(stack, this.byKey[key], EXECUTION_CALLS[key], props.machines);
 
+    // Planning jobs: the API invokes the planner and the replanner asynchronously, by the names it is given.
+    for (const key of FUNCTION_KEYS) {
+      for (const target of FUNCTION_INVOKES[key] ?? []) {
+        const invoked = this.byKey[target];
+        allow(this.byKey[key], ['lambda:InvokeFunction'], [invoked.functionArn]);
+        const variable = INVOKED_FUNCTION_VARIABLE[target];
+        if (variable !== undefined) this.byKey[key].addEnvironment(variable, invoked.functionName);
+      }
+    }
+
     const { modelId, bindings } = props.config;
-    // The API plans too (`POST /plans` answers with a plan without starting a run).
-    // The replanner (and a person's replan through the API) asks the same model for revisions.
-    if (modelId !== undefined) for (const fn of [Planner, Api, Replanner]) grantModelInvoke(fn, stack, [modelId]);
+    // The planner (the run's plan and the API's plan jobs) and the replanner (a failure's revision and a person's
+    // replan job) ask the model; the API never does (`POST /plans` DIRECT calls no model).
+    if (modelId !== undefined) for (const fn of [Planner, Replanner]) grantModelInvoke(fn, stack, [modelId]);
     // An OpenAI-compatible endpoint needs no grant, only its key: read by whoever plans, and by the step executor
     // for the agents bound to such endpoints.
     const plannerKey = props.config.modelEndpoint?.apiKeySecret;
-    if (plannerKey !== undefined) for (const fn of [Planner, Api, Replanner]) grantSecretRead(fn, stack, [plannerKey]);
+    if (plannerKey !== undefined) for (const fn of [Planner, Replanner]) grantSecretRead(fn, stack, [plannerKey]);
     const targets = bindingTargets(bindings);
     if (targets.apiKeySecrets.length > 0) grantSecretRead(StepExecutor, stack, targets.apiKeySecrets);
     if (targets.modelIds.length > 0) grantModelInvoke(StepExecutor, stack, targets.modelIds);
@@ -238,9 +248,10 @@ function environmentsOf(props: FunctionsProps): Record<FunctionKey, Record<strin
       ...coordinator,
       ...(config.bindings === undefined ? {} : { CAIRN_BINDINGS: JSON.stringify(config.bindings) }),
     },
-    // The API runs the coordinator's cancelRun and the replanner's replanRun in process: their settings too, and
-    // the bus, for the ResourceChanged events webhooks report.
-    Api: { ...common, ...coordinator, ...model, CAIRN_EVENT_BUS_NAME: props.bus.eventBusName },
+    // The API runs the coordinator's cancelRun, the replanner's checks and the invalidator in process: their
+    // settings too, and the bus, for the ResourceChanged events webhooks report. No model: its planning jobs run
+    // in the planner and the replanner (FUNCTION_INVOKES adds their names).
+    Api: { ...common, ...coordinator, CAIRN_EVENT_BUS_NAME: props.bus.eventBusName },
     // The invalidator settles the runs it reopens with the coordinator's rules (limits, replans, deadline).
     Invalidator: { ...common, ...coordinator },
     Replanner: { ...common, ...coordinator, ...model },

@@ -21,6 +21,7 @@ import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
 import { type CatalogSource, deploymentCatalog } from '../../shared/adapters/catalog-from-env.ts';
 import { type BusEnvelope, createLocalEventBus, type LocalEventBus } from '../../shared/adapters/local/event-bus.ts';
 import { createLocalOutboxStream, type LocalOutboxStream } from '../../shared/adapters/local/outbox-stream.ts';
+import { createInProcessPlanJobDispatcher } from '../../shared/adapters/local/plan-job-dispatcher.ts';
 import { createMemoryReplayGuard, secretsFrom } from '../../shared/adapters/local/webhooks.ts';
 import { createApp } from '../../shared/api/app.ts';
 import { conformanceCatalog, ledger, ledgerEntries } from '../../shared/capabilities/conformance.ts';
@@ -338,6 +339,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     catalog: () => catalog,
     webhookSecrets: () => secretsFrom(settings.webhooks.secrets),
     replayGuard: (_store, clock) => createMemoryReplayGuard({ clock }),
+    // Planning jobs run after the request, through the same handlers the deployed dispatcher invokes.
+    planJobDispatcher: () => planJobs,
     ...(metrics === undefined ? {} : { metrics: () => metrics }),
     // Extra bindings win over the demo pack's generated placeholders for the same targets.
     capabilities: {
@@ -351,6 +354,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   const wrapOwn = options.wrapHandler ?? ((_key: string, handler: LocalHandler) => handler);
   const wrapHandler = (key: string, handler: LocalHandler) => hooks.handler(key, wrapOwn(key, handler));
+  const planJobs = createInProcessPlanJobDispatcher({
+    plan: (payload) => handlers.Planner?.(payload) ?? Promise.reject(new Error('the planner is not ready')),
+    replan: (payload) => replannerHandler(payload),
+  });
   Object.assign(handlers, {
     Planner: wrapHandler(
       'Planner',
@@ -366,9 +373,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ),
     StepExecutor: wrapHandler('StepExecutor', createExecutorHandler({ runner: root.runner }) as LocalHandler),
   });
+  const replannerHandler = createReplannerHandler({
+    replanner: root.replanner,
+    jobs: { store: root.store, clock: root.clock },
+  });
   // The rules that drive cairn, matched in process with the deployed patterns (BUS_RULES).
   subscribeBusRules(bus, {
-    Replanner: createReplannerHandler({ replanner: root.replanner }),
+    Replanner: replannerHandler,
     Invalidator: createInvalidatorHandler({ invalidator: root.invalidator }),
   });
 
@@ -436,6 +447,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     async settled() {
       // Each may start work in another (a step announces events, a bus rule starts executions): a few passes.
       for (let pass = 0; pass < 3; pass++) {
+        await planJobs.idle();
         await executions.idle();
         await stream.drain();
         await bus.drain();
@@ -444,6 +456,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     async close() {
       executions.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      // A planning job under way finishes on the store before the store goes.
+      await planJobs.idle();
       await stream.drain();
       await bus.drain();
       // MCP servers' connections and child processes: a stdio server would otherwise outlive the stack.

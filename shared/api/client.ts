@@ -89,6 +89,17 @@ export interface ApiClient {
   ): Promise<{ runId: string; stepIds: string[]; reopened: boolean }>;
 }
 
+/** A planning job as `POST /runs/{id}/replan` and `GET /plans/{jobId}` answer it (plans.ts planJobView). */
+interface PlanJobAnswer {
+  readonly jobId: string;
+  readonly status: 'pending' | 'succeeded' | 'failed';
+  readonly revision?: number;
+  readonly error?: { readonly code: string; readonly message: string };
+}
+const JOB_POLL_MS = 250;
+/** How long the client waits for a planning job before it says it is still running. */
+const JOB_WAIT_MS = 10 * 60_000;
+
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function errorOf(status: number, body: unknown, text: string): ApiCallError {
@@ -165,7 +176,20 @@ export function createApiClient(connection: Connection, fetchImpl: FetchLike = f
       (await call<{ approval: ApprovalView }>('GET', `/approvals/${id(approvalId)}`)).approval,
     decide: async (approvalId, decision) =>
       (await call<{ approval: ApprovalView }>('POST', `/approvals/${id(approvalId)}`, decision)).approval,
-    replan: (runId, reason) => call('POST', `/runs/${id(runId)}/replan`, { reason }),
+    replan: async (runId, reason) => {
+      // The replan is a planning job (202): polled until its worker has recorded the revision or the refusal.
+      let job = await call<PlanJobAnswer>('POST', `/runs/${id(runId)}/replan`, { reason });
+      const deadline = Date.now() + JOB_WAIT_MS;
+      while (job.status === 'pending' && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, JOB_POLL_MS));
+        job = await call<PlanJobAnswer>('GET', `/plans/${id(job.jobId)}`);
+      }
+      if (job.status === 'pending')
+        throw new ApiCallError(504, 'E_PLAN_JOB_PENDING', `the replan job ${job.jobId} is still running`);
+      if (job.status === 'failed')
+        throw new ApiCallError(422, job.error?.code ?? 'E_PLANNER', job.error?.message ?? 'the replan failed');
+      return job.revision === undefined ? { runId } : { runId, revision: job.revision };
+    },
     invalidate: (runId, stepId, reason) =>
       call('POST', `/runs/${id(runId)}/steps/${id(stepId)}/invalidate`, reason === undefined ? {} : { reason }),
   };

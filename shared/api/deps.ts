@@ -10,6 +10,7 @@ import type { EventPublisher } from '../ports/events.ts';
 import type { Executions } from '../ports/executions.ts';
 import type { Store } from '../ports/store.ts';
 import type { WebhookConfig } from '../ports/webhooks.ts';
+import type { PlanJobs } from '../services/plan-jobs.ts';
 import type { AuthConfig, AuthVariables } from './auth.ts';
 
 export type PlanMode = 'DIRECT' | 'DECOMPOSE';
@@ -40,11 +41,16 @@ export interface ApiDeps {
   /** Signed webhooks; without it every delivery is refused (401), as for a source with no secret. */
   readonly webhooks?: WebhookConfig;
   /**
-   * A person's replan (the replanner's replanRun): the revision made, or none when a concurrent replan won. Throws
-   * ConflictError at the replan limit or with nothing to replan, PlannerError when no revision is possible. Without
-   * it `POST /runs/{id}/replan` answers 503.
+   * Planning jobs (shared/services/plan-jobs.ts): `POST /plans` in DECOMPOSE mode and `POST /runs/{id}/replan`
+   * store one and answer 202 at once, the model call runs in a worker, `GET /plans/{jobId}` answers its outcome.
+   * Without it those routes answer 503 (DIRECT planning calls no model and answers at once).
    */
-  readonly replanRun?: (request: { runId: string; reason: string }) => Promise<{ runId: string; revision?: number }>;
+  readonly planJobs?: Pick<PlanJobs, 'submit' | 'get'>;
+  /**
+   * Whether a person's replan may go ahead (the replanner's checkReplan), asked before the replan job is made:
+   * ConflictError at the replan limit or with nothing to replan. Without it `POST /runs/{id}/replan` answers 503.
+   */
+  readonly checkReplan?: (runId: string) => Promise<void>;
   /**
    * Invalidates a step (or a group) and its downstream closure (the invalidator's invalidateStep): the steps that
    * started a new generation, and whether a finished run reopened. Throws NotFoundError for an unknown step,

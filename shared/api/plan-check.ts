@@ -3,7 +3,7 @@
  * envelope's terms (`error.code` E_INVALID_PLAN) and in the validator's (`valid: false, errors`).
  */
 import type { Catalog } from '../plan/catalog.ts';
-import type { PlanIssue } from '../plan/issues.ts';
+import { issue, type PlanIssue } from '../plan/issues.ts';
 import type { Plan } from '../plan/schema.ts';
 import { type PlanLimits, type ValidationResult, validate, validateGenerated } from '../plan/validate.ts';
 import { ApiError, errorBody } from './errors.ts';
@@ -19,13 +19,27 @@ export const invalidPlanBody = (errors: readonly PlanIssue[]) => ({
   errors,
 });
 
+/**
+ * A plan with more steps than the limit is refused for its size alone, before its steps are checked one by one:
+ * validation runs on the API's event loop, and checking thousands of steps (every expression parsed) would let any
+ * client stall it for seconds (bench:hostile) for a plan that cannot run anyway.
+ */
+function tooLarge(plan: unknown, limits: PlanLimits): ValidationResult | undefined {
+  const steps = typeof plan === 'object' && plan !== null ? (plan as { steps?: unknown }).steps : undefined;
+  if (!Array.isArray(steps) || steps.length <= limits.maxSteps) return undefined;
+  const message = `${steps.length} steps exceed the limit of ${limits.maxSteps}; the steps were not checked`;
+  return { valid: false, errors: [issue('E_TOO_MANY_STEPS', '/steps', message)] };
+}
+
 export function checkPlan(plan: unknown, catalog: Catalog, limits: PlanLimits, generated: boolean): ValidationResult {
-  return generated ? validateGenerated(plan, catalog, limits) : validate(plan, catalog, limits);
+  return (
+    tooLarge(plan, limits) ?? (generated ? validateGenerated(plan, catalog, limits) : validate(plan, catalog, limits))
+  );
 }
 
 /** A plan from a client, validated as untrusted; throws the 422 when it is not fit to run. */
 export function validateUntrusted(plan: unknown, catalog: Catalog, limits: PlanLimits): Plan {
-  const result = validateGenerated(plan, catalog, limits);
+  const result = tooLarge(plan, limits) ?? validateGenerated(plan, catalog, limits);
   if (result.valid) return result.plan;
   throw new ApiError(422, INVALID_PLAN, message(result.errors), { extra: { valid: false, errors: result.errors } });
 }

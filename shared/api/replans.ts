@@ -1,7 +1,7 @@
 /**
  * Replanning from the outside: `POST /runs/{id}/replan {reason}` asks for a scoped replan of the run's failed step
- * (202 with the revision made; 409 at the replan limit or with nothing to replan; 422 when the planner finds no
- * revision), and `GET /runs/{id}/plan/diff?from=&to=` says what changed between two plan revisions (added, removed,
+ * (409 at once at the replan limit or with nothing to replan; else 202 with a planning job to poll at its Location,
+ * `GET /plans/{jobId}`, which ends with the revision made, or failed with the planner's code), and `GET /runs/{id}/plan/diff?from=&to=` says what changed between two plan revisions (added, removed,
  * changed, superseded steps; the console's diff).
  */
 import { Hono } from 'hono';
@@ -12,6 +12,7 @@ import { diffPlans } from './console/plan-diff.ts';
 import { requireRun } from './console/plan-lookup.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
 import { ApiError, notFound } from './errors.ts';
+import { planJobLocation, planJobView } from './plans.ts';
 
 export const replanBody = z.strictObject({
   reason: z
@@ -34,18 +35,22 @@ export function replanRoutes(deps: ApiDeps): Hono<ApiEnv> {
   app.post('/runs/:runId/replan', async (c) => {
     const { reason } = await readJson(c, replanBody);
     const run = await requireRun(store, c.req.param('runId'));
-    if (!deps.replanRun) throw new ApiError(503, 'E_UNAVAILABLE', 'replanning is not configured on this deployment');
+    if (!deps.checkReplan || !deps.planJobs)
+      throw new ApiError(503, 'E_UNAVAILABLE', 'replanning is not configured on this deployment');
     try {
-      const answer = await deps.replanRun({ runId: run.runId, reason });
-      return c.json(answer.revision === undefined ? { runId: run.runId } : answer, 202);
+      await deps.checkReplan(run.runId);
     } catch (error) {
-      // The limit, a cancelled run, nothing failed: the run's state says no, in its own words.
+      // The limit, a cancelled run, nothing failed: the run's state says no, in its own words, before any job.
       if (isConflictError(error)) {
         const code = typeof error.context.code === 'string' ? error.context.code : 'E_CONFLICT';
         throw new ApiError(409, code, error.message);
       }
       throw error;
     }
+    // The revision asks the planning model: a job, answered at once and polled for (plans.ts).
+    const job = await deps.planJobs.submit({ kind: 'replan', runId: run.runId, reason });
+    c.header('Location', planJobLocation(job.jobId));
+    return c.json(planJobView(job), 202);
   });
 
   app.get('/runs/:runId/plan/diff', async (c) => {

@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { createRuntimeRegistry } from '../adapters/bindings.ts';
 import { createWorkerEvaluator } from '../adapters/expressions/worker-evaluator.ts';
+import { createInProcessPlanJobDispatcher } from '../adapters/local/plan-job-dispatcher.ts';
 import { lazyOpenAIPlanModel } from '../adapters/openai/lazy-plan-model.ts';
 import type { AuthConfig } from '../api/auth.ts';
 import type { ApiDeps } from '../api/deps.ts';
@@ -25,6 +26,7 @@ import type { EventPublisher } from '../ports/events.ts';
 import type { Executions } from '../ports/executions.ts';
 import type { ExpressionEvaluator } from '../ports/expressions.ts';
 import type { Place } from '../ports/place.ts';
+import type { PlanJobDispatcher } from '../ports/plan-jobs.ts';
 import type { PlanModel } from '../ports/plan-model.ts';
 import type { Store } from '../ports/store.ts';
 import type { WebhookConfig } from '../ports/webhooks.ts';
@@ -32,6 +34,7 @@ import { type Coordinator, type CoordinatorDeps, createCoordinator } from '../se
 import type { CoordinatorConfig } from '../services/coordinator-types.ts';
 import { createInvalidator, type Invalidator } from '../services/invalidator.ts';
 import { createOutboxRelay, type OutboxRelay } from '../services/outbox/relay.ts';
+import { createPlanJobs, type PlanJobs, runPlanJob } from '../services/plan-jobs.ts';
 import { createReplanner, type Replanner } from '../services/replanner.ts';
 import type { CapabilityCallConfig } from '../services/step/capability-call.ts';
 import { createStepRunner, type StepRunner, type StepRunnerDeps } from '../services/step/run-step.ts';
@@ -157,6 +160,25 @@ export function createRoot(settings: Settings, place: Place): Root {
   const planner = once(() => createPlanner({ model: planModel(), catalog: catalog(), limits }));
   const replanner = once(() => createReplanner({ ...coordinatorDeps(), model: planModel() }));
   const invalidator = once(() => createInvalidator(coordinatorDeps()));
+  // Made on the first job, so that an API that never plans needs no worker function names.
+  const planJobDispatcher = once(
+    (): PlanJobDispatcher =>
+      place.planJobDispatcher?.() ??
+      createInProcessPlanJobDispatcher({
+        plan: ({ planJobId }) => runPlanJob({ store: store(), clock, planner: planner() }, planJobId),
+        replan: ({ planJobId }) =>
+          runPlanJob({ store: store(), clock, replanRun: (r) => replanner().replanRun(r) }, planJobId),
+      }),
+  );
+  const planJobs = once(
+    (): PlanJobs =>
+      createPlanJobs({
+        store: store(),
+        clock,
+        newId,
+        dispatcher: { dispatch: (job) => planJobDispatcher().dispatch(job) },
+      }),
+  );
   const relay = once(() =>
     createOutboxRelay({ events: events(), store: place.relayStore === undefined ? store() : place.relayStore() }),
   );
@@ -235,7 +257,8 @@ export function createRoot(settings: Settings, place: Place): Root {
       cancelRun: async (runId) => {
         await coordinator().cancelRun(runId);
       },
-      replanRun: (request) => replanner().replanRun(request),
+      planJobs: planJobs(),
+      checkReplan: (runId) => replanner().checkReplan(runId),
       invalidateStep: (request) => invalidator().invalidateStep(request),
       auth,
       clock,

@@ -59,6 +59,9 @@ export interface Settings {
     readonly stepMachineArn: string | undefined;
     /** CAIRN_EVENT_BUS_NAME */
     readonly eventBusName: string | undefined;
+    /** CAIRN_PLANNER_FUNCTION_NAME, CAIRN_REPLANNER_FUNCTION_NAME: the API's planning jobs go to these. */
+    readonly plannerFunctionName: string | undefined;
+    readonly replannerFunctionName: string | undefined;
   };
   /** CAIRN_CATALOG_FILE (wins), else CAIRN_CATALOG (inline JSON), else the bundled demo catalog. */
   readonly catalog: { readonly file: string | undefined; readonly json: string | undefined };
@@ -158,6 +161,8 @@ const AWS_VARIABLES = {
   runMachineArn: 'CAIRN_RUN_MACHINE_ARN',
   stepMachineArn: 'CAIRN_STEP_MACHINE_ARN',
   eventBusName: 'CAIRN_EVENT_BUS_NAME',
+  plannerFunctionName: 'CAIRN_PLANNER_FUNCTION_NAME',
+  replannerFunctionName: 'CAIRN_REPLANNER_FUNCTION_NAME',
 } as const satisfies Record<keyof Settings['aws'], string>;
 
 /** An AWS setting an adapter needs; a missing one fails the cold start loudly instead of the first request quietly. */
@@ -278,6 +283,8 @@ const envSchema = z.object({
   CAIRN_RUN_MACHINE_ARN: text,
   CAIRN_STEP_MACHINE_ARN: text,
   CAIRN_EVENT_BUS_NAME: text,
+  CAIRN_PLANNER_FUNCTION_NAME: text,
+  CAIRN_REPLANNER_FUNCTION_NAME: text,
   CAIRN_CATALOG_FILE: text,
   CAIRN_CATALOG: text,
   CAIRN_MAX_STEPS: positiveInteger(DEFAULT_LIMITS.maxSteps),
@@ -387,6 +394,8 @@ export function settingsFromEnv(env: Env): Settings {
       runMachineArn: v.CAIRN_RUN_MACHINE_ARN,
       stepMachineArn: v.CAIRN_STEP_MACHINE_ARN,
       eventBusName: v.CAIRN_EVENT_BUS_NAME,
+      plannerFunctionName: v.CAIRN_PLANNER_FUNCTION_NAME,
+      replannerFunctionName: v.CAIRN_REPLANNER_FUNCTION_NAME,
     },
     catalog: { file: v.CAIRN_CATALOG_FILE, json: v.CAIRN_CATALOG },
     limits: { maxSteps: v.CAIRN_MAX_STEPS, maxDepth: v.CAIRN_MAX_DEPTH },

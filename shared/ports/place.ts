@@ -15,6 +15,7 @@ import type { EventPublisher } from './events.ts';
 import type { Executions } from './executions.ts';
 import type { ExpressionEvaluator } from './expressions.ts';
 import type { MetricsSink } from './metrics.ts';
+import type { PlanJobDispatcher } from './plan-jobs.ts';
 import type { PlanModel } from './plan-model.ts';
 import type { Store } from './store.ts';
 import type { WebhookReplayGuard, WebhookSecretLookup } from './webhooks.ts';
@@ -27,6 +28,11 @@ export interface Place {
   readonly catalog: () => Catalog;
   /** The planning model; absent: the HTN method library (embedded, no provider). */
   readonly planModel?: () => PlanModel;
+  /**
+   * Where the API's planning jobs run (deployed: an asynchronous invocation of the planner or replanner Lambda);
+   * absent: in this process, after the request (the root's own planner and replanner).
+   */
+  readonly planJobDispatcher?: () => PlanJobDispatcher;
   readonly webhookSecrets: () => WebhookSecretLookup;
   readonly replayGuard: (store: Store, clock: () => Date) => WebhookReplayGuard;
   /**

@@ -6,6 +6,7 @@
 import type { OutboxEntry } from '../events/outbox.ts';
 import type { Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
 import type { ModelUsage } from './capabilities.ts';
+import type { PlanJobOutcome, PlanJobRecord } from './plan-jobs.ts';
 import type { PriorReplan } from './plan-model.ts';
 
 export type StepKindName = 'tool' | 'agent' | 'human' | 'group';
@@ -261,6 +262,12 @@ export interface ApprovalPosition {
 }
 
 export interface Store {
+  // planning jobs (plan-jobs.ts): kept for a day
+  putPlanJob(job: PlanJobRecord): Promise<void>; // ConflictError if the jobId exists
+  getPlanJob(jobId: string): Promise<PlanJobRecord | undefined>; // ConsistentRead
+  /** Records a pending job's outcome; undefined when the job is missing or already finished (the first word stays). */
+  finishPlanJob(jobId: string, outcome: PlanJobOutcome): Promise<PlanJobRecord | undefined>;
+
   // runs
   createRun(run: RunRecord): Promise<void>; // ConflictError if the runId exists
   /**

@@ -7,14 +7,15 @@
  * 2. every step of the scope gets its next generation before any starts (so no new result can be released into a
  *    dependent still on its old generation);
  * 3. the executions of superseded in-flight generations are stopped (their late results fail the generation
- *    condition anyway) and their gates closed; StepsInvalidated is published and appended to the run's events; a
- *    live run that finished meanwhile reopens now;
+ *    condition anyway) and their gates closed; a live run that finished meanwhile reopens now; StepsInvalidated is
+ *    announced by a write on the run conditioned on it letting steps move (a run cancelled meanwhile announces
+ *    nothing more, and the new generations are closed);
  * 4. steps that an upstream failure outside the scope keeps from ever running are blocked, upstream steps that
  *    finished meanwhile are counted, and every step with nothing left to wait for is started.
  */
 import { invalidationScope, isStaleAfterChange, nextGenerations, unreachableSteps } from '../engine/invalidation.ts';
 import { isStartable } from '../engine/scheduling.ts';
-import { IN_FLIGHT_STEP_STATUSES, RELEASING_STEP_STATUSES } from '../engine/statuses.ts';
+import { IN_FLIGHT_STEP_STATUSES, RELEASING_STEP_STATUSES, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
 import { transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
 import type { StepError } from '../plan/schema.ts';
@@ -92,15 +93,22 @@ export async function invalidateInRun(
   const stepIds = moved.map((m) => m.after.stepId);
 
   await stopSuperseded(ctx, runId, moved);
-  await ctx.emit(runId, [event('StepsInvalidated', { runId, stepIds, reason })]);
-
   // Re-read: a live run that finished while the generations were being started reopens here.
-  const current = await ctx.getRun(runId);
-  reopened = (await reopenIfFinished(ctx, current, reason)) || reopened;
-  if (current.status === 'cancelled') {
+  reopened = (await reopenIfFinished(ctx, await ctx.getRun(runId), reason)) || reopened;
+  // StepsInvalidated travels with a write only a run that lets steps move takes: a run cancelled meanwhile has
+  // nothing published after its RunFinished.
+  const announced = await ctx.updateRun(
+    runId,
+    STEP_MOVING_RUN_STATUSES,
+    { updatedAt: ctx.now() },
+    { events: [event('StepsInvalidated', { runId, stepIds, reason })] },
+  );
+  if (!announced) {
     // Cancelled while the generations were being started: the cancellation may have closed the old ones only.
-    const invalidated = new Set(stepIds);
-    await closeOpenSteps(ctx, runId, CANCELLED_ERROR, (s) => invalidated.has(s.stepId));
+    if ((await ctx.getRun(runId)).status === 'cancelled') {
+      const invalidated = new Set(stepIds);
+      await closeOpenSteps(ctx, runId, CANCELLED_ERROR, (s) => invalidated.has(s.stepId));
+    }
     return { runId, stepIds, reopened };
   }
 

@@ -23,7 +23,7 @@ import type { ReplanRecord, RunRecord, StepRecord } from '../ports/store.ts';
 import { APPROVAL_EXPIRED_CODE, APPROVAL_EXPIRED_REASON } from './coordinator-approval.ts';
 import { failureKey } from './coordinator-replan.ts';
 import type { CoordinatorDeps } from './coordinator-types.ts';
-import { createInterpreter, event, type LoadedPlan } from './interpreter.ts';
+import { createInterpreter, event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 import { applyRevisionToRecords } from './replanner-apply.ts';
 import {
   declineFailure,
@@ -36,8 +36,9 @@ import {
   sleep,
 } from './replanner-support.ts';
 import { persistRevision } from './revisions.ts';
-import { pauseRun } from './run-end.ts';
+import { CANCELLED_ERROR, pauseRun } from './run-end.ts';
 import { isReopenable, reopenRun } from './run-reopen.ts';
+import { closeOpenSteps } from './step-follow-ups.ts';
 
 export interface ReplannerDeps extends CoordinatorDeps {
   /** The planning model: the HTN method library embedded, Bedrock when a model id is configured. */
@@ -65,6 +66,11 @@ export interface Replanner {
    * A person's replan. Returns the revision made, or none when a concurrent replan made it first. ConflictError
    * (409) at the replan limit or with nothing to replan; PlannerError (422) when the planner finds no revision.
    */
+  /**
+   * Whether a person's replan of the run may go ahead now (the API asks before it hands the replan to a worker):
+   * ConflictError (409) at the replan limit, with nothing to replan, or for a run without a plan.
+   */
+  checkReplan(runId: string): Promise<void>;
   replanRun(request: {
     readonly runId: string;
     readonly reason: string;
@@ -137,17 +143,24 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       at: ctx.now(),
     };
     const fingerprint = fingerprintOf(run, failed);
-    const updated = await store.updateRun(run.runId, STEP_MOVING_RUN_STATUSES, {
-      revision,
-      replans: run.replans + 1,
-      replanFingerprints: [...new Set([...(run.replanFingerprints ?? []), fingerprint])],
-      replanLog: [...(run.replanLog ?? []), record],
-      updatedAt: ctx.now(),
-    });
+    // PlanRevised travels with the write that makes the revision current, which only an open run takes: a run
+    // cancelled meanwhile has nothing published after its RunFinished.
+    const updated = await ctx.updateRun(
+      run.runId,
+      STEP_MOVING_RUN_STATUSES,
+      {
+        revision,
+        replans: run.replans + 1,
+        replanFingerprints: [...new Set([...(run.replanFingerprints ?? []), fingerprint])],
+        replanLog: [...(run.replanLog ?? []), record],
+        updatedAt: ctx.now(),
+      },
+      { events: [event('PlanRevised', { runId: run.runId, revision, reason })] },
+    );
     // Cancelled or out of time meanwhile: the stored revision stays for audit, nothing more happens.
     if (!updated) return 'ended';
     await applyRevisionToRecords(ctx, run.runId, proposal, records);
-    await ctx.emit(run.runId, [event('PlanRevised', { runId: run.runId, revision, reason })]);
+    await closeIfCancelled(ctx, run.runId);
     return { revision };
   }
 
@@ -214,6 +227,29 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
     return { outcome: 'ignored', why: 'lost_race' };
   }
 
+  /** What a person's replan revises, read now; ConflictError when the run's state says no. */
+  async function replannable(runId: string): Promise<Omit<Attempt, 'trigger'>> {
+    const run = await ctx.getRun(runId);
+    if (run.status === 'planning' || run.status === 'cancelled' || run.revision < 1)
+      throw new ConflictError(`run ${runId} is ${run.status}: it has no plan to revise`, {
+        context: { runId, code: 'E_NOT_REPLANNABLE' },
+      });
+    if (run.replans >= maxReplans)
+      throw new ConflictError(
+        `run ${runId} has reached its replan limit: ${run.replans} of ${maxReplans} replans made`,
+        { context: { runId, code: 'E_REPLAN_LIMIT', replans: run.replans, maxReplans } },
+      );
+    const loaded = await ctx.plan(run);
+    const records = await store.listSteps(runId);
+    const failed = replanTarget(run, loaded, records);
+    if (!failed)
+      throw new ConflictError(
+        `run ${runId} has nothing to replan: no step of revision ${run.revision} failed or waits on an expired approval`,
+        { context: { runId, code: 'E_NOTHING_TO_REPLAN' } },
+      );
+    return { run, loaded, records, failed };
+  }
+
   return {
     async onStepFailed(ref) {
       if (maxReplans === 0) return { outcome: 'ignored', why: 'disabled' };
@@ -222,26 +258,13 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       return answer(ref);
     },
 
+    async checkReplan(runId) {
+      await replannable(runId);
+    },
+
     async replanRun({ runId, reason }) {
-      const run = await ctx.getRun(runId);
-      if (run.status === 'planning' || run.status === 'cancelled' || run.revision < 1)
-        throw new ConflictError(`run ${runId} is ${run.status}: it has no plan to revise`, {
-          context: { runId, code: 'E_NOT_REPLANNABLE' },
-        });
-      if (run.replans >= maxReplans)
-        throw new ConflictError(
-          `run ${runId} has reached its replan limit: ${run.replans} of ${maxReplans} replans made`,
-          { context: { runId, code: 'E_REPLAN_LIMIT', replans: run.replans, maxReplans } },
-        );
-      const loaded = await ctx.plan(run);
-      const records = await store.listSteps(runId);
-      const failed = replanTarget(run, loaded, records);
-      if (!failed)
-        throw new ConflictError(
-          `run ${runId} has nothing to replan: no step of revision ${run.revision} failed or waits on an expired approval`,
-          { context: { runId, code: 'E_NOTHING_TO_REPLAN' } },
-        );
-      const result = await revise({ run, loaded, records, failed, trigger: 'manual', manual: reason });
+      const found = await replannable(runId);
+      const result = await revise({ ...found, trigger: 'manual', manual: reason });
       return typeof result === 'object' ? { runId, revision: result.revision } : { runId };
     },
   };
@@ -261,4 +284,13 @@ function replanTarget(run: RunRecord, loaded: LoadedPlan, records: readonly Step
   if (gate?.status !== 'awaiting_approval') return undefined;
   const message = String(run.terminal.evidence.detail ?? 'no decision before the approval deadline');
   return { ...gate, error: { code: APPROVAL_EXPIRED_CODE, message, retryable: false } };
+}
+
+/**
+ * A cancellation that landed while a revision's generations were being started may have closed the run's steps
+ * before some of them got their new generation: those are closed now, so no step of a cancelled run stays open.
+ */
+async function closeIfCancelled(ctx: Interpreter, runId: string): Promise<void> {
+  const run = await ctx.getRun(runId);
+  if (run.status === 'cancelled') await closeOpenSteps(ctx, runId, CANCELLED_ERROR);
 }

@@ -6,7 +6,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { EXECUTION_CALLS, PORT_CALLS, type PortCall } from '../../infra/constructs/execution-grants.ts';
+import {
+  EXECUTION_CALLS,
+  FUNCTION_INVOKES,
+  INVOKED_FUNCTION_VARIABLE,
+  PORT_CALLS,
+  type PortCall,
+} from '../../infra/constructs/execution-grants.ts';
 import { TABLE_READ_ACTIONS, TABLE_WRITE_ACTIONS } from '../../infra/constructs/functions.ts';
 import { FUNCTION_KEYS } from '../../infra/constructs/state-names.ts';
 import {
@@ -273,5 +279,47 @@ describe('model grants', () => {
     const invoke = withAction(statementsFor(full, 'StepExecutor'), 'lambda:');
     expect(invoke.map((s) => s.Resource)).toEqual(['arn:aws:lambda:us-east-1:123456789012:function:build']);
     expect(withAction(statementsFor(plain, 'StepExecutor'), 'lambda:')).toEqual([]);
+  });
+});
+
+describe('planning jobs', () => {
+  const functionId = (template: Template, key: string) =>
+    logicalIdAt(template, 'AWS::Lambda::Function', `/Functions/${key}/Resource`);
+  const variablesOf = (template: Template, key: string): Record<string, unknown> => {
+    const properties = template.findResources('AWS::Lambda::Function')[functionId(template, key)]?.Properties as
+      | { Environment?: { Variables?: Record<string, unknown> } }
+      | undefined;
+    return properties?.Environment?.Variables ?? {};
+  };
+
+  it('let each function invoke exactly the functions the table names (the API: the planner and the replanner)', () => {
+    expect(FUNCTION_INVOKES).toEqual({ Api: ['Planner', 'Replanner'] });
+    for (const key of FUNCTION_KEYS) {
+      if (key === 'StepExecutor') continue; // its bound Lambda capabilities, above
+      const invoked = withAction(statementsFor(full, key), 'lambda:').map((s) => {
+        expect(actionsOf(s)).toEqual(['lambda:InvokeFunction']);
+        return text(s.Resource);
+      });
+      const expected = (FUNCTION_INVOKES[key] ?? []).map((target) =>
+        text({ 'Fn::GetAtt': [functionId(full, target), 'Arn'] }),
+      );
+      expect(invoked.sort(), key).toEqual(expected.sort());
+    }
+  });
+
+  it('name the invoked functions in the caller’s environment', () => {
+    for (const [key, targets] of Object.entries(FUNCTION_INVOKES)) {
+      for (const target of targets) {
+        const variable = INVOKED_FUNCTION_VARIABLE[target] ?? '';
+        expect(variablesOf(full, key)[variable], `${key} ${variable}`).toEqual({ Ref: functionId(full, target) });
+      }
+    }
+  });
+
+  it('keep the model away from the API: its planning jobs ask it in the planner and the replanner', () => {
+    expect(withAction(statementsFor(full, 'Api'), 'bedrock:')).toEqual([]);
+    expect(withAction(statementsFor(full, 'Planner'), 'bedrock:')).not.toEqual([]);
+    expect(withAction(statementsFor(full, 'Replanner'), 'bedrock:')).not.toEqual([]);
+    expect(Object.keys(variablesOf(full, 'Api')).filter((name) => name.startsWith('CAIRN_MODEL'))).toEqual([]);
   });
 });

@@ -60,6 +60,17 @@ async function events(runId: string, type: string): Promise<{ stepId?: string; d
   );
 }
 
+/** A person's replan through the API: the answer, then its planning job once the worker is done. */
+async function replanJob(runId: string, reason: string) {
+  const answer = await stack.request('POST', `/runs/${runId}/replan`, { reason });
+  if (answer.status !== 202) return { status: answer.status, json: answer.json, job: undefined };
+  await stack.settled();
+  const { jobId } = answer.json as { jobId: string };
+  const polled = await stack.request('GET', `/plans/${jobId}`);
+  const job = polled.json as { status: string; revision?: number; error?: { code: string } };
+  return { status: answer.status, json: answer.json, job };
+}
+
 async function planAt(runId: string, revision: number): Promise<PlanStep[]> {
   const { json } = await stack.request('GET', `/runs/${runId}/plan?revision=${revision}`);
   return (json as { plan: { steps: PlanStep[] } }).plan.steps;
@@ -178,13 +189,13 @@ describe('a person asks for a replan', () => {
     await waitForRun(stack, runId, settled);
 
     const answers = await Promise.all([
-      stack.request('POST', `/runs/${runId}/replan`, { reason: 'try the third provider' }),
-      stack.request('POST', `/runs/${runId}/replan`, { reason: 'try the third provider' }),
+      replanJob(runId, 'try the third provider'),
+      replanJob(runId, 'try the third provider'),
     ]);
 
-    const made = answers.filter((a) => (a.json as { revision?: number }).revision !== undefined);
+    const made = answers.filter((a) => a.job?.revision !== undefined);
     expect(made).toHaveLength(1);
-    expect(made[0]).toMatchObject({ status: 202, json: { runId, revision: 3 } });
+    expect(made[0]).toMatchObject({ status: 202, job: { runId, status: 'succeeded', revision: 3 } });
     for (const other of answers.filter((a) => !made.includes(a))) expect([202, 409]).toContain(other.status);
     const done = await waitForRun(stack, runId);
     expect(done.status, summary(done)).toBe('complete');
@@ -271,8 +282,8 @@ describe('the approval timeout policy', () => {
     const late = await stack.request('POST', `/approvals/${approvals[0]?.approvalId}`, { decision: 'approve' });
     expect(late.status).toBe(410);
     // A person may replan the gate; with no alternative for a person, the planner says so and the run stays.
-    const replan = await stack.request('POST', `/runs/${runId}/replan`, { reason: 'nobody answered' });
-    expect(replan).toMatchObject({ status: 422, json: { error: { code: 'E_NO_ALTERNATIVE' } } });
+    const replan = await replanJob(runId, 'nobody answered');
+    expect(replan).toMatchObject({ status: 202, job: { status: 'failed', error: { code: 'E_NO_ALTERNATIVE' } } });
     expect((await getRun(stack, runId)).status).toBe('paused');
   });
 
@@ -308,5 +319,21 @@ describe('the demo', () => {
     expect(paused.revision).toBe(3);
     expect((await events(runId, 'PlanRevised')).map((e) => e.detail.revision)).toEqual([2, 3]);
     await stack.request('POST', `/runs/${runId}/cancel`);
+  });
+});
+
+describe('planning out of the request', () => {
+  it('answers POST /plans DECOMPOSE with a job the planner handler finishes, and DIRECT with the plan at once', async () => {
+    const asked = await stack.request('POST', '/plans', { objective: 'Triage the incident in checkout-api' });
+    expect(asked).toMatchObject({ status: 202, json: { kind: 'plan', status: 'pending' } });
+    await stack.settled();
+    const { jobId } = asked.json as { jobId: string };
+    const polled = await stack.request('GET', `/plans/${jobId}`);
+    expect(polled).toMatchObject({ status: 200, json: { jobId, status: 'succeeded' } });
+    const steps = (polled.json as { plan: { steps: { id: string }[] } }).plan.steps;
+    expect(steps.map((s) => s.id)).toContain('diagnose');
+
+    const direct = await stack.request('POST', '/plans', { objective: 'x', mode: 'DIRECT', directTarget: T.echo });
+    expect(direct).toMatchObject({ status: 200, json: { plan: { steps: [{ target: T.echo }] } } });
   });
 });

@@ -9,6 +9,7 @@ import { approvalOperations } from './dynamo-approvals.ts';
 import { eventOperations } from './dynamo-events.ts';
 import { generationOperations } from './dynamo-generations.ts';
 import type { DynamoContext } from './dynamo-ops.ts';
+import { planJobOperations } from './dynamo-plan-jobs.ts';
 import { runOperations } from './dynamo-runs.ts';
 import { stepOperations } from './dynamo-steps.ts';
 import { watchOperations } from './dynamo-watches.ts';
@@ -36,5 +37,6 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
     ...generationOperations(ctx),
     ...approvalOperations(ctx),
     ...watchOperations(ctx),
+    ...planJobOperations(ctx),
   };
 }

@@ -4,12 +4,14 @@
  * have fails then, naming the variable (CAIRN_TABLE_NAME is not set).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { requireSetting, type Settings } from '../../config/settings.ts';
 import type { Place } from '../../ports/place.ts';
 import { deploymentCatalog } from '../catalog-from-env.ts';
 import { createBedrockPlanModel, defaultBedrockClient } from './bedrock-plan-model.ts';
 import { createDynamoStore } from './dynamo-store.ts';
 import { createEventBridgePublisher } from './eventbridge-publisher.ts';
+import { createLambdaPlanJobDispatcher } from './lambda-plan-jobs.ts';
 import { createSfnExecutions } from './sfn-executions.ts';
 import { createStoreReplayGuard } from './webhook-replay-guard.ts';
 import { webhookSecretsFor } from './webhook-secrets.ts';
@@ -32,6 +34,14 @@ export function awsPlace(settings: Settings): Place {
     ...(plannerModelId === undefined
       ? {}
       : { planModel: () => createBedrockPlanModel({ client: defaultBedrockClient(), modelId: plannerModelId }) }),
+    planJobDispatcher: () =>
+      createLambdaPlanJobDispatcher({
+        client: new LambdaClient({}),
+        functions: {
+          plan: requireSetting(settings, 'plannerFunctionName'),
+          replan: requireSetting(settings, 'replannerFunctionName'),
+        },
+      }),
     webhookSecrets: () => webhookSecretsFor(settings.webhooks.secretPrefix),
     replayGuard: createStoreReplayGuard,
   };

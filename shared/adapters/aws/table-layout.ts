@@ -82,6 +82,7 @@ export const itemKeys = {
   runKey: (key: string): ItemKey => ({ PK: `RUNKEY#${key}`, SK: 'RUNKEY' }),
   blobPart: (hash: string, part: number): ItemKey => ({ PK: `BLOB#${hash}`, SK: `PART#${pad(part, 4)}` }),
   idempotency: (key: string): ItemKey => ({ PK: `IDEMPOTENCY#${key}`, SK: 'IDEMPOTENCY' }),
+  planJob: (jobId: string): ItemKey => ({ PK: `PLANJOB#${jobId}`, SK: 'PLANJOB' }),
   watchPartition: (resourceKey: string): string => `WATCH#${resourceKey}`,
   watch: (resourceKey: string, runId: string, stepId: string): ItemKey => ({
     PK: `WATCH#${resourceKey}`,

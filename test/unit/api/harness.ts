@@ -3,6 +3,7 @@
  * Step Functions in memory behind the real adapter, and a request helper with the bearer token.
  */
 import { afterAll } from 'vitest';
+import { createInProcessPlanJobDispatcher } from '../../../shared/adapters/local/plan-job-dispatcher.ts';
 import { createApp } from '../../../shared/api/app.ts';
 import type { ApiDeps, PlanRequest } from '../../../shared/api/deps.ts';
 import { loadCatalog } from '../../../shared/plan/catalog.ts';
@@ -10,6 +11,7 @@ import type { Plan, PlanStep } from '../../../shared/plan/schema.ts';
 import { plannerError } from '../../../shared/planner/errors.ts';
 import { stepExecutionName } from '../../../shared/ports/executions.ts';
 import type { ApprovalRecord, RunRecord, StepRecord, Store } from '../../../shared/ports/store.ts';
+import { createPlanJobs, runPlanJob } from '../../../shared/services/plan-jobs.ts';
 import { startTestStore } from '../../support/dynalite.ts';
 import { RecordedExecutions } from '../../support/recorded-executions.ts';
 
@@ -94,6 +96,8 @@ export interface Harness {
   readonly deps: ApiDeps;
   readonly cancelled: string[];
   now: Date;
+  /** Resolves once the planning jobs dispatched so far have finished. */
+  jobsIdle(): Promise<void>;
   /** `PK SK` of every item in this harness's table. */
   storedKeys(): Promise<string[]>;
   request(
@@ -109,7 +113,16 @@ afterAll(async () => {
   await Promise.all(opened.splice(0).map((resource) => resource.stop()));
 });
 
-export async function harness(overrides: Partial<ApiDeps> = {}): Promise<Harness> {
+/** What a harness's replan jobs run: the replanner's replanRun (absent: replanning is not configured, 503). */
+export type HarnessReplan = (request: {
+  runId: string;
+  reason: string;
+}) => Promise<{ runId: string; revision?: number }>;
+
+export async function harness(
+  overrides: Partial<ApiDeps> & { readonly replanRun?: HarnessReplan } = {},
+): Promise<Harness> {
+  const { replanRun, ...deps } = overrides;
   // The store writes some timestamps itself (updatedAt, a revision's createdAt): on the harness clock.
   const tested = await startTestStore({ now: () => h.now });
   const executions = new RecordedExecutions();
@@ -117,6 +130,11 @@ export async function harness(overrides: Partial<ApiDeps> = {}): Promise<Harness
   const { store } = tested;
   const cancelled: string[] = [];
   let ids = 0;
+  const jobs = createInProcessPlanJobDispatcher({
+    plan: ({ planJobId }) => runPlanJob({ store, clock: () => h.now, planner: h.deps.planner }, planJobId),
+    replan: ({ planJobId }) =>
+      runPlanJob({ store, clock: () => h.now, ...(replanRun ? { replanRun } : {}) }, planJobId),
+  });
   const h: Harness = {
     store,
     executions,
@@ -135,8 +153,17 @@ export async function harness(overrides: Partial<ApiDeps> = {}): Promise<Harness
       auth: { kind: 'token', token: TOKEN },
       clock: () => h.now,
       newId: () => `run-${++ids}`,
-      ...overrides,
+      // Planning jobs run in process after the request, as embedded; `jobsIdle` waits for them.
+      planJobs: createPlanJobs({
+        store,
+        clock: () => h.now,
+        newId: () => `job-${++ids}`,
+        dispatcher: jobs,
+      }),
+      ...(replanRun === undefined ? {} : { checkReplan: async () => {} }),
+      ...deps,
     },
+    jobsIdle: () => jobs.idle(),
     storedKeys: () => tested.keys(),
     async request(method, path, options = {}) {
       const headers: Record<string, string> = { authorization: `Bearer ${TOKEN}`, ...options.headers };

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { runPlanJob } from '../../../shared/services/plan-jobs.ts';
 import { echoStep, harness, planOf } from './harness.ts';
 
 describe('POST /plans', () => {
@@ -21,11 +22,88 @@ describe('POST /plans', () => {
     expect(res.status).toBe(200);
   });
 
-  it('maps planner errors to 422 with the planner code', async () => {
+  it('maps a DIRECT planner error to 422 with the planner code', async () => {
+    const h = await harness();
+    const res = await h.request('POST', '/plans', { body: { objective: 'x', directTarget: 'tool:nope' } });
+    expect(res.status).toBe(422);
+    expect(await res.json()).toEqual({ error: { code: 'E_UNKNOWN_TARGET', message: expect.any(String) } });
+  });
+
+  it('answers a DECOMPOSE request with 202 and a pending job before the planner is asked', async () => {
+    let asked = 0;
+    const h = await harness({
+      planner: {
+        plan: async (request) => {
+          asked++;
+          return planOf([echoStep('only')], request.objective);
+        },
+      },
+    });
+
+    const res = await h.request('POST', '/plans', { body: { objective: 'write a report', mode: 'DECOMPOSE' } });
+
+    expect(res.status).toBe(202);
+    const job = (await res.json()) as { jobId: string; status: string; kind: string };
+    expect(job).toMatchObject({ kind: 'plan', status: 'pending' });
+    expect(res.headers.get('location')).toBe(`/plans/${job.jobId}`);
+    expect(asked).toBe(0);
+    await h.jobsIdle();
+    const polled = await h.request('GET', `/plans/${job.jobId}`);
+    expect(polled.status).toBe(200);
+    expect(await polled.json()).toMatchObject({
+      jobId: job.jobId,
+      status: 'succeeded',
+      plan: { objective: 'write a report', steps: [{ id: 'only' }] },
+    });
+    expect(asked).toBe(1);
+    expect(h.executions.starts).toEqual([]);
+  });
+
+  it('runs a job once however often its worker is invoked (Lambda retries an async invocation)', async () => {
+    let asked = 0;
+    const planner = {
+      plan: async (request: { objective: string }) => {
+        asked++;
+        return planOf([echoStep('only')], request.objective);
+      },
+    };
+    const h = await harness({ planner });
+    const res = await h.request('POST', '/plans', { body: { objective: 'write a report' } });
+    const { jobId } = (await res.json()) as { jobId: string };
+    await h.jobsIdle();
+
+    const again = await runPlanJob({ store: h.store, clock: () => h.now, planner }, jobId);
+
+    expect(again).toMatchObject({ jobId, status: 'succeeded' });
+    expect(asked).toBe(1);
+  });
+
+  it('fails the job with the planner code when no plan is possible', async () => {
     const h = await harness();
     const res = await h.request('POST', '/plans', { body: { objective: 'write a report' } });
-    expect(res.status).toBe(422);
-    expect(await res.json()).toEqual({ error: { code: 'E_NO_METHOD', message: expect.any(String) } });
+    expect(res.status).toBe(202);
+    const { jobId } = (await res.json()) as { jobId: string };
+    await h.jobsIdle();
+    expect(await (await h.request('GET', `/plans/${jobId}`)).json()).toMatchObject({
+      status: 'failed',
+      error: { code: 'E_NO_METHOD', retryable: false },
+    });
+  });
+
+  it('reports a job no worker answered as failed and retryable, and an unknown job as 404', async () => {
+    const h = await harness({
+      planJobs: undefined,
+    });
+    expect((await h.request('POST', '/plans', { body: { objective: 'write a report' } })).status).toBe(503);
+    const lost = await harness({ planner: { plan: () => new Promise(() => {}) } });
+    const res = await lost.request('POST', '/plans', { body: { objective: 'write a report' } });
+    const { jobId } = (await res.json()) as { jobId: string };
+    lost.now = new Date(lost.now.getTime() + 4 * 3600_000);
+    expect(await (await lost.request('GET', `/plans/${jobId}`)).json()).toMatchObject({
+      status: 'failed',
+      error: { code: 'E_PLAN_JOB_LOST', retryable: true },
+    });
+    expect((await lost.request('GET', '/plans/nope')).status).toBe(404);
   });
 
   it('rejects a bad body with 400 and details', async () => {
@@ -105,6 +183,20 @@ describe('POST /plans/validate', () => {
     expect(((await res.json()) as { errors: { code: string }[] }).errors.map((e) => e.code)).toContain(
       'E_TOO_MANY_STEPS',
     );
+  });
+
+  it('refuses a plan over the step limit for its size alone, without checking its steps one by one', async () => {
+    const h = await harness({ limits: { maxSteps: 2, maxDepth: 4 } });
+    const steps = [echoStep('a'), echoStep('b', { target: 'tool:nope' }), echoStep('c', { dependsOn: ['zz'] })];
+
+    for (const path of ['/plans/validate', '/runs']) {
+      const res = await h.request('POST', path, { body: { plan: planOf(steps) } });
+      expect(res.status, path).toBe(422);
+      const body = (await res.json()) as { error: { code: string }; errors: { code: string; path: string }[] };
+      expect(body.error.code).toBe('E_INVALID_PLAN');
+      expect(body.errors.map((e) => [e.code, e.path])).toEqual([['E_TOO_MANY_STEPS', '/steps']]);
+    }
+    expect(await h.storedKeys()).toEqual([]);
   });
 
   it('needs a plan field', async () => {

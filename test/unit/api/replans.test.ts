@@ -2,70 +2,94 @@ import { describe, expect, it } from 'vitest';
 import type { ApiDeps } from '../../../shared/api/deps.ts';
 import { ConflictError } from '../../../shared/errors.ts';
 import { plannerError } from '../../../shared/planner/errors.ts';
-import { echoStep, harness, planOf, runRecord, seedRun, stepRecord } from './harness.ts';
+import { echoStep, type Harness, harness, planOf, runRecord, seedRun, stepRecord } from './harness.ts';
 
-type ReplanRequest = Parameters<NonNullable<ApiDeps['replanRun']>>[0];
+type ReplanRequest = { runId: string; reason: string };
 
-/** A harness whose replanRun records its requests and answers as told. */
-async function withReplanner(answer: (request: ReplanRequest) => Promise<{ runId: string; revision?: number }>) {
+/** A harness whose replan jobs record their requests and answer as told. */
+async function withReplanner(
+  answer: (request: ReplanRequest) => Promise<{ runId: string; revision?: number }>,
+  checkReplan?: ApiDeps['checkReplan'],
+) {
   const requests: ReplanRequest[] = [];
   const h = await harness({
     replanRun: async (request) => {
       requests.push(request);
       return answer(request);
     },
+    ...(checkReplan === undefined ? {} : { checkReplan }),
   });
   return { h, requests };
 }
 
+/** Asks for a replan, then polls its job once the worker is done. */
+async function replan(h: Harness, runId: string, reason: string) {
+  const response = await h.request('POST', `/runs/${runId}/replan`, { body: { reason } });
+  const answer = (await response.json()) as Record<string, unknown>;
+  await h.jobsIdle();
+  const location = response.headers.get('location');
+  const job = location === null ? undefined : await h.request('GET', location);
+  return { response, answer, location, job: job && ((await job.json()) as Record<string, unknown>) };
+}
+
 describe('POST /runs/{runId}/replan', () => {
-  it('answers 202 with the revision made and passes the reason on', async () => {
+  it('answers 202 with a pending job at once, whose outcome is the revision made', async () => {
     const { h, requests } = await withReplanner(async (r) => ({ runId: r.runId, revision: 2 }));
     await h.store.createRun(runRecord('run-1'));
 
-    const response = await h.request('POST', '/runs/run-1/replan', { body: { reason: 'the provider is down' } });
+    const { response, answer, location, job } = await replan(h, 'run-1', 'the provider is down');
 
     expect(response.status).toBe(202);
-    expect(await response.json()).toEqual({ runId: 'run-1', revision: 2 });
+    expect(answer).toMatchObject({ kind: 'replan', status: 'pending', runId: 'run-1', jobId: expect.any(String) });
+    expect(location).toBe(`/plans/${String(answer.jobId)}`);
+    expect(job).toMatchObject({ jobId: answer.jobId, status: 'succeeded', runId: 'run-1', revision: 2 });
     expect(requests).toEqual([{ runId: 'run-1', reason: 'the provider is down' }]);
   });
 
-  it('answers 202 without a revision when a concurrent replan made it', async () => {
+  it('ends the job without a revision when a concurrent replan made it', async () => {
     const { h } = await withReplanner(async (r) => ({ runId: r.runId }));
     await h.store.createRun(runRecord('run-1'));
 
-    const response = await h.request('POST', '/runs/run-1/replan', { body: { reason: 'again' } });
+    const { job } = await replan(h, 'run-1', 'again');
 
-    expect(response.status).toBe(202);
-    expect(await response.json()).toEqual({ runId: 'run-1' });
+    expect(job).toMatchObject({ status: 'succeeded', runId: 'run-1' });
+    expect(job).not.toHaveProperty('revision');
   });
 
-  it('answers 409 with the conflict code and says so at the replan limit', async () => {
-    const { h } = await withReplanner(async () => {
-      throw new ConflictError('run run-1 has reached its replan limit: 3 of 3 replans made', {
-        context: { code: 'E_REPLAN_LIMIT' },
-      });
-    });
+  it('answers 409 with the conflict code at once at the replan limit, and makes no job', async () => {
+    const { h, requests } = await withReplanner(
+      async (r) => ({ runId: r.runId, revision: 2 }),
+      async () => {
+        throw new ConflictError('run run-1 has reached its replan limit: 3 of 3 replans made', {
+          context: { code: 'E_REPLAN_LIMIT' },
+        });
+      },
+    );
     await h.store.createRun(runRecord('run-1', { replans: 3 }));
 
-    const response = await h.request('POST', '/runs/run-1/replan', { body: { reason: 'once more' } });
+    const { response, answer } = await replan(h, 'run-1', 'once more');
 
     expect(response.status).toBe(409);
-    expect(await response.json()).toEqual({
+    expect(answer).toEqual({
       error: { code: 'E_REPLAN_LIMIT', message: 'run run-1 has reached its replan limit: 3 of 3 replans made' },
     });
+    expect(requests).toEqual([]);
+    expect((await h.storedKeys()).filter((k) => k.startsWith('PLANJOB#'))).toEqual([]);
   });
 
-  it('answers 422 with the planner code when no revision is possible', async () => {
+  it('fails the job with the planner code when no revision is possible', async () => {
     const { h } = await withReplanner(async () => {
       throw plannerError('E_NO_ALTERNATIVE', 'no alternative for step B');
     });
     await h.store.createRun(runRecord('run-1'));
 
-    const response = await h.request('POST', '/runs/run-1/replan', { body: { reason: 'try' } });
+    const { response, job } = await replan(h, 'run-1', 'try');
 
-    expect(response.status).toBe(422);
-    expect(await response.json()).toMatchObject({ error: { code: 'E_NO_ALTERNATIVE' } });
+    expect(response.status).toBe(202);
+    expect(job).toMatchObject({
+      status: 'failed',
+      error: { code: 'E_NO_ALTERNATIVE', message: 'no alternative for step B', retryable: false },
+    });
   });
 
   it('refuses a blank or missing reason and an unknown run before asking the replanner', async () => {
@@ -75,6 +99,7 @@ describe('POST /runs/{runId}/replan', () => {
     expect((await h.request('POST', '/runs/run-1/replan', { body: { reason: '  ' } })).status).toBe(400);
     expect((await h.request('POST', '/runs/run-1/replan', { body: {} })).status).toBe(400);
     expect((await h.request('POST', '/runs/nope/replan', { body: { reason: 'x' } })).status).toBe(404);
+    await h.jobsIdle();
     expect(requests).toEqual([]);
   });
 

@@ -5,7 +5,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../../shared/api/app.ts';
-import type { ApiDeps } from '../../../shared/api/deps.ts';
 import {
   approvalRecord,
   echoStep,
@@ -43,7 +42,7 @@ const INVALID: [string, Uint8Array][] = [
 ];
 
 async function deployment() {
-  const overrides: Partial<ApiDeps> = {
+  const overrides: Parameters<typeof harness>[0] = {
     replanRun: async ({ runId }) => ({ runId, revision: 2 }),
     invalidateStep: async ({ runId, stepId }) => ({ runId, stepIds: [stepId], reopened: false }),
   };

@@ -38,7 +38,14 @@ const thrown = (run: () => unknown): SettingsError => {
 describe('settingsFromEnv', () => {
   it('gives every default when nothing is set', () => {
     expect(settingsFromEnv({})).toEqual({
-      aws: { tableName: undefined, runMachineArn: undefined, stepMachineArn: undefined, eventBusName: undefined },
+      aws: {
+        tableName: undefined,
+        runMachineArn: undefined,
+        stepMachineArn: undefined,
+        eventBusName: undefined,
+        plannerFunctionName: undefined,
+        replannerFunctionName: undefined,
+      },
       catalog: { file: undefined, json: undefined },
       limits: { maxSteps: DEFAULT_LIMITS.maxSteps, maxDepth: DEFAULT_LIMITS.maxDepth },
       run: {
@@ -113,7 +120,14 @@ describe('settingsFromEnv', () => {
       PATH: '/usr/bin',
     });
     expect(settings).toEqual({
-      aws: { tableName: 'cairn-prod', runMachineArn: 'arn:run', stepMachineArn: 'arn:step', eventBusName: 'bus' },
+      aws: {
+        tableName: 'cairn-prod',
+        runMachineArn: 'arn:run',
+        stepMachineArn: 'arn:step',
+        eventBusName: 'bus',
+        plannerFunctionName: undefined,
+        replannerFunctionName: undefined,
+      },
       catalog: { file: '/var/task/catalog.json', json: undefined },
       limits: { maxSteps: 10, maxDepth: 3 },
       run: {

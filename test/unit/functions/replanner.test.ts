@@ -11,6 +11,7 @@ function handlerWithSpy() {
         calls.push(ref);
         return { outcome: 'revised', revision: 2 };
       },
+      replanRun: async ({ runId }) => ({ runId, revision: 2 }),
     },
   });
   return { handler, calls };

@@ -1,0 +1,112 @@
+/**
+ * Planning jobs (shared/ports/plan-jobs.ts): the API's side stores a `pending` job and dispatches it, answering at
+ * once; the worker's side (the planner or replanner Lambda, or the embedded runtime in process) runs the model call
+ * and records the outcome once. An outcome the synchronous route would have answered with an error status is a
+ * failed job with that code; an unexpected failure is `E_INTERNAL`, logged here, its words kept out of the job.
+ */
+import { planJobAsSeen } from '../engine/plan-jobs.ts';
+import {
+  isCairnError,
+  isConflictError,
+  isModelError,
+  isNotFoundError,
+  isPlannerError,
+  isValidationError,
+} from '../errors.ts';
+import type { Plan } from '../plan/schema.ts';
+import type {
+  PlanJobDispatcher,
+  PlanJobError,
+  PlanJobRecord,
+  PlanJobRequest,
+  PlanJobResult,
+} from '../ports/plan-jobs.ts';
+import type { Store } from '../ports/store.ts';
+
+/** Lambda's longest timeout (900 s) for each of an async invocation's three tries, with a margin. */
+export const DEFAULT_PLAN_JOB_LOST_AFTER_SECONDS = 3 * 900 + 300;
+
+export interface PlanJobsDeps {
+  readonly store: Store;
+  readonly dispatcher: PlanJobDispatcher;
+  readonly clock: () => Date;
+  readonly newId: () => string;
+  readonly lostAfterSeconds?: number;
+}
+
+export interface PlanJobs {
+  /** Stores the job `pending` and hands it to its worker; the job as stored. */
+  submit(request: PlanJobRequest): Promise<PlanJobRecord>;
+  /** The job as a poll sees it (a job whose worker was lost is failed, retryable); undefined when unknown. */
+  get(jobId: string): Promise<PlanJobRecord | undefined>;
+}
+
+export function createPlanJobs(deps: PlanJobsDeps): PlanJobs {
+  const lostAfter = deps.lostAfterSeconds ?? DEFAULT_PLAN_JOB_LOST_AFTER_SECONDS;
+  return {
+    async submit(request) {
+      const job: PlanJobRecord = {
+        jobId: deps.newId(),
+        request,
+        status: 'pending',
+        createdAt: deps.clock().toISOString(),
+      };
+      await deps.store.putPlanJob(job);
+      await deps.dispatcher.dispatch({ jobId: job.jobId, kind: request.kind });
+      return job;
+    },
+    async get(jobId) {
+      const job = await deps.store.getPlanJob(jobId);
+      return job === undefined ? undefined : planJobAsSeen(job, deps.clock(), lostAfter);
+    },
+  };
+}
+
+/** What a worker needs: the store, and the planner or the replanner for the jobs it takes. */
+export interface PlanJobWorkerDeps {
+  readonly store: Store;
+  readonly clock: () => Date;
+  readonly planner?: { plan(request: Omit<Extract<PlanJobRequest, { kind: 'plan' }>, 'kind'>): Promise<Plan> };
+  readonly replanRun?: (request: { runId: string; reason: string }) => Promise<{ revision?: number }>;
+}
+
+/** Runs a pending job and records its outcome; a finished or unknown job is left alone. Returns the job after. */
+export async function runPlanJob(deps: PlanJobWorkerDeps, jobId: string): Promise<PlanJobRecord | undefined> {
+  const job = await deps.store.getPlanJob(jobId);
+  if (job?.status !== 'pending') return job;
+  let result: PlanJobResult;
+  try {
+    result = await work(deps, job.request);
+  } catch (error) {
+    const why = jobErrorOf(error);
+    if (why.code === 'E_INTERNAL') console.error('cairn plan job: unexpected failure', { jobId, error });
+    const failed = { status: 'failed', error: why, finishedAt: deps.clock().toISOString() } as const;
+    return (await deps.store.finishPlanJob(jobId, failed)) ?? deps.store.getPlanJob(jobId);
+  }
+  const succeeded = { status: 'succeeded', result, finishedAt: deps.clock().toISOString() } as const;
+  return (await deps.store.finishPlanJob(jobId, succeeded)) ?? deps.store.getPlanJob(jobId);
+}
+
+async function work(deps: PlanJobWorkerDeps, request: PlanJobRequest): Promise<PlanJobResult> {
+  if (request.kind === 'plan') {
+    if (!deps.planner) throw new Error('this worker has no planner for plan jobs');
+    const { kind: _, ...planRequest } = request;
+    return { plan: await deps.planner.plan(planRequest) };
+  }
+  if (!deps.replanRun) throw new Error('this worker has no replanner for replan jobs');
+  const { revision } = await deps.replanRun({ runId: request.runId, reason: request.reason });
+  return revision === undefined ? {} : { revision };
+}
+
+/** The code and message the synchronous route gave for the same failure (shared/api/errors.ts). */
+export function jobErrorOf(error: unknown): PlanJobError {
+  const code = (fallback: string): string =>
+    isCairnError(error) && typeof error.context.code === 'string' ? error.context.code : fallback;
+  if (isPlannerError(error)) return { code: code('E_PLANNER'), message: error.message, retryable: error.retryable };
+  if (isConflictError(error)) return { code: code('E_CONFLICT'), message: error.message, retryable: false };
+  if (isNotFoundError(error)) return { code: 'E_NOT_FOUND', message: error.message, retryable: false };
+  if (isValidationError(error)) return { code: 'E_VALIDATION', message: error.message, retryable: false };
+  // The provider's words stay in the log, as the synchronous route kept them out of its answer.
+  if (isModelError(error)) return { code: 'E_MODEL', message: 'the planning model failed', retryable: error.retryable };
+  return { code: 'E_INTERNAL', message: 'internal error', retryable: isCairnError(error) && error.retryable };
+}
