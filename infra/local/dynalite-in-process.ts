@@ -12,6 +12,7 @@ import { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { cacheDynaliteExpressions } from '../../shared/adapters/local/dynalite-expression-cache.ts';
 import { createLocalTable } from '../../shared/adapters/local/dynalite-server.ts';
 
 type DynaliteFactory = (options: {
@@ -24,6 +25,7 @@ type RequestListener = (request: unknown, response: unknown) => void;
 
 // dynalite is CommonJS and ships no types: load it with require and type the one function cairn uses.
 const dynalite = createRequire(import.meta.url)('dynalite') as DynaliteFactory;
+cacheDynaliteExpressions();
 
 /** The parts of the SDK's HttpRequest / HttpResponse this transport reads and writes. */
 interface SdkRequest {
