@@ -30,6 +30,20 @@ describe('dynalite expression cache', () => {
     expect(await read('values-three')).toMatchObject({ v: { S: 'three' }, n: { N: '5' } });
   });
 
+  it('writes the attribute each request names when the same expression names another one', async () => {
+    for (const name of ['first', 'second;#b="x"'])
+      await update('names-differ', {
+        UpdateExpression: 'SET #a = :v',
+        ExpressionAttributeNames: { '#a': name },
+        ExpressionAttributeValues: { ':v': { S: name } },
+      });
+
+    expect(await read('names-differ')).toMatchObject({
+      first: { S: 'first' },
+      'second;#b="x"': { S: 'second;#b="x"' },
+    });
+  });
+
   it('evaluates a repeated condition against this request values', async () => {
     const setIf = (expected: string) =>
       update('condition', {
