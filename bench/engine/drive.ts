@@ -18,9 +18,18 @@ export interface Units {
   readonly auditWrites: number;
   readonly reads: number;
   readonly readItems: number;
+  /**
+   * CPU time of this process (the whole embedded stack but the expression worker processes), user + system, in ms:
+   * a cost that a busy machine distorts far less than wall time.
+   */
+  readonly cpuMs: number;
 }
 
-export function unitsBetween(a: LocalStackStats, b: LocalStackStats): Units {
+export function unitsBetween(
+  a: LocalStackStats,
+  b: LocalStackStats,
+  cpu: NodeJS.CpuUsage = { user: 0, system: 0 },
+): Units {
   const lambdaBy: Record<string, number> = {};
   for (const [name, count] of Object.entries(b.lambdaInvocations)) {
     const delta = count - (a.lambdaInvocations[name] ?? 0);
@@ -34,6 +43,7 @@ export function unitsBetween(a: LocalStackStats, b: LocalStackStats): Units {
     auditWrites: b.auditWrites - a.auditWrites,
     reads: b.dynamoReads - a.dynamoReads,
     readItems: b.dynamoReadItems - a.dynamoReadItems,
+    cpuMs: (cpu.user + cpu.system) / 1000,
   };
 }
 
@@ -186,24 +196,26 @@ export function createDriver(stack: LocalStack, options: { timeoutMs: number }):
     async run(steps, objective) {
       await settle();
       const before = stack.stats();
+      const cpu = process.cpuUsage();
       const t0 = performance.now();
       const epoch = Date.now();
       const runId = await post(steps, objective);
       const wallMs = (await finished(runId)) - t0;
       await settle();
-      const units = unitsBetween(before, stack.stats());
+      const units = unitsBetween(before, stack.stats(), process.cpuUsage(cpu));
       return { ...(await read(runId, wallMs, epoch)), units };
     },
     async runMany(plans) {
       await settle();
       const before = stack.stats();
+      const cpu = process.cpuUsage();
       const t0 = performance.now();
       const epoch = Date.now();
       const ids = await Promise.all(plans.map((p) => post(p.steps, p.objective)));
       const ends = await Promise.all(ids.map(finished));
       const wallMs = Math.max(...ends) - t0;
       await settle();
-      const units = unitsBetween(before, stack.stats());
+      const units = unitsBetween(before, stack.stats(), process.cpuUsage(cpu));
       const runs: RunResult[] = [];
       for (const runId of ids) runs.push(await read(runId, (finishedAt.get(runId) ?? Number.NaN) - t0, epoch));
       return { wallMs, runs, units };

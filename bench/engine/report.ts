@@ -21,7 +21,7 @@ export const passes = (row: Row): boolean =>
 /** Per step, in the order state transitions, Lambda invocations, DynamoDB writes, DynamoDB reads (items). */
 export function perStep(units: Units, steps: number): string {
   const d = (n: number) => fmt(n / steps);
-  return `${d(units.stateTransitions)} st, ${d(units.lambda)} λ, ${d(units.writes)} w (+${d(units.auditWrites)} audit-log batch), ${d(units.reads)} r (${d(units.readItems)} items)`;
+  return `${d(units.stateTransitions)} st, ${d(units.lambda)} λ, ${d(units.writes)} w (+${d(units.auditWrites)} audit-log batch), ${d(units.reads)} r (${d(units.readItems)} items), cpu ${d(units.cpuMs)} ms`;
 }
 
 const digitsOf = (row: Row): number =>

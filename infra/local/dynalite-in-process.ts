@@ -12,6 +12,7 @@ import { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { cacheDynaliteExpressions } from '../../shared/adapters/local/dynalite-expression-cache.ts';
 import { sizeDynaliteItemsAsDynamoDb } from '../../shared/adapters/local/dynalite-item-size.ts';
 import { createLocalTable } from '../../shared/adapters/local/dynalite-server.ts';
 
@@ -25,6 +26,7 @@ type RequestListener = (request: unknown, response: unknown) => void;
 
 // dynalite is CommonJS and ships no types: load it with require and type the one function cairn uses.
 const dynalite = createRequire(import.meta.url)('dynalite') as DynaliteFactory;
+cacheDynaliteExpressions();
 
 /** The parts of the SDK's HttpRequest / HttpResponse this transport reads and writes. */
 interface SdkRequest {
@@ -44,6 +46,8 @@ const PLACEHOLDER_AUTHORIZATION =
   'AWS4-HMAC-SHA256 Credential=local/20000101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=local';
 const PLACEHOLDER_DATE = '20000101T000000Z';
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+/** Middleware that only adds headers dynalite never reads. */
+const UNREAD_HEADER_MIDDLEWARE = ['getUserAgentMiddleware', 'recursionDetectionMiddleware'] as const;
 
 function bodyBytes(body: unknown): Buffer | undefined {
   if (body === undefined || body === null) return undefined;
@@ -152,6 +156,9 @@ export async function startInProcessDynamo(options: InProcessDynamoOptions): Pro
     ],
   } as unknown as DynamoDBClientConfig;
   const client = new DynamoDBClient(config);
+  // Headers for AWS's side only (who is calling, a Lambda's trace id): dynalite reads neither, and building the
+  // user agent was the most expensive middleware left on each call (~3 % of a zero-work run's CPU).
+  for (const name of UNREAD_HEADER_MIDDLEWARE) client.middlewareStack.remove(name);
   const { onCommand } = options;
   if (onCommand)
     client.middlewareStack.add(

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { tableDefinition } from '../aws/table-layout.ts';
+import { cacheDynaliteExpressions } from './dynalite-expression-cache.ts';
 import { sizeDynaliteItemsAsDynamoDb } from './dynalite-item-size.ts';
 
 interface DynaliteOptions {
@@ -21,6 +22,7 @@ type DynaliteFactory = (options: DynaliteOptions) => Server;
 
 // dynalite is CommonJS and ships no types: load it with require and type the one function cairn uses.
 const dynalite = createRequire(import.meta.url)('dynalite') as DynaliteFactory;
+cacheDynaliteExpressions();
 
 export interface LocalDynamo {
   readonly client: DynamoDBClient;
