@@ -1,7 +1,8 @@
 /**
  * Drives one chaos run as a client would: POST /runs with the generated plan (an Idempotency-Key, so a retried
- * POST is the same run), then, while it runs, the suite's cancel and invalidations at their times, until the run
- * has ended (terminal, or paused with the engine's reason) after the last action, or the bound has passed.
+ * POST is the same run), then, while it runs, the suite's cancel and invalidations at their times (from when its
+ * steps start moving), until the run has ended (terminal, or paused with the engine's reason) after the last
+ * action, or the bound has passed.
  */
 import type { ApiClient } from './client.ts';
 import type { ChaosAction, ChaosPlan } from './plan-generator.ts';
@@ -74,19 +75,24 @@ export async function driveRun(options: DriveOptions): Promise<DriveResult> {
 
   const timed = plan.actions.filter((a) => a.kind !== 'invalidate-after-finish').sort((a, b) => at(a) - at(b));
   const afterFinish = plan.actions.filter((a) => a.kind === 'invalidate-after-finish');
+  // Actions are timed from when the run's steps start moving: a run may plan for a while on a busy machine, and
+  // an invalidation before that is only refused.
+  let movingSince: number | undefined;
   for (;;) {
-    const elapsed = performance.now() - started;
-    while (timed.length > 0 && at(timed[0] as ChaosAction) <= elapsed)
-      await act(api, runId, timed.shift() as ChaosAction, counts);
     const run = await api.get<RunSnapshot>(`/runs/${runId}?limit=1`).catch(() => undefined);
-    const now = performance.now() - started;
+    const now = performance.now();
+    if (movingSince === undefined && run !== undefined && run.status !== 'planning') movingSince = now;
+    if (movingSince !== undefined && timed.length > 0 && at(timed[0] as ChaosAction) <= now - movingSince) {
+      await act(api, runId, timed.shift() as ChaosAction, counts);
+      continue;
+    }
     if (run && timed.length === 0 && hasEnded(run)) {
       const next = afterFinish.shift();
-      if (next === undefined) return { runId, endedAfterMs: Math.round(now) };
+      if (next === undefined) return { runId, endedAfterMs: Math.round(now - started) };
       await act(api, runId, next, counts);
       continue;
     }
-    if (now > options.boundMs) return { runId, endedAfterMs: null };
+    if (now - started > options.boundMs) return { runId, endedAfterMs: null };
     await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 50));
   }
 }

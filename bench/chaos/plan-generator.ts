@@ -12,7 +12,7 @@ import { between, chain, forkJoin, layered, type Node, random, randomParents } f
 export type StepKind = 'echo' | 'sleep' | 'ledger' | 'flaky' | 'fail' | 'gate' | 'review' | 'skipped';
 export type Shape = 'chain' | 'fork-join' | 'layered' | 'random';
 
-/** Something the suite does to a run: at `atMs` after its start, or once it has first finished. */
+/** Something the suite does to a run: `atMs` after its steps start moving, or once it has first finished. */
 export type ChaosAction =
   | { readonly kind: 'cancel'; readonly atMs: number }
   | { readonly kind: 'invalidate'; readonly stepId: string; readonly atMs: number }
