@@ -1,7 +1,8 @@
 /**
  * The suite's HTTP client: the stack's API over a real socket with its bearer token, as any client would call it.
- * Under faults the API itself may answer a throttle or a 5xx (its store calls fail too): a client retries those,
- * so the suite does, a few times with a short backoff, and reports what still failed.
+ * Under faults the API itself may answer a throttle or a 5xx (its store calls fail too, and a read of a step's
+ * details makes several): a client retries those, so the suite does, patiently (15 tries, backoff up to 400 ms),
+ * and reports what still failed.
  */
 export interface ApiAnswer {
   readonly status: number;
@@ -17,12 +18,12 @@ export interface ApiClient {
 const RETRIED = (status: number) => status === 429 || status >= 500;
 
 export function createApiClient(url: string, token: string, options: { attempts?: number } = {}): ApiClient {
-  const attempts = options.attempts ?? 6;
+  const attempts = options.attempts ?? 15;
   const call: ApiClient['call'] = async (method, path, body, headers = {}) => {
     let last: ApiAnswer | undefined;
     let failure: unknown;
     for (let attempt = 0; attempt < attempts; attempt++) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(400, 20 * 2 ** attempt)));
       try {
         const response = await fetch(`${url}${path}`, {
           method,

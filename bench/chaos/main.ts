@@ -4,6 +4,7 @@
  * drive, 2 on a bad command line.
  */
 
+import { writeFileSync } from 'node:fs';
 import { parseCommandLine, USAGE, UsageError } from './options.ts';
 import { formatReport } from './report.ts';
 import { runChaos } from './runner.ts';
@@ -30,6 +31,14 @@ async function main(): Promise<number> {
     ...(command.verbose ? { log: (line: string) => console.log(line) } : {}),
   });
   for (const line of formatReport(options, result)) console.log(line);
+  if (command.dump !== undefined) {
+    const failing = new Set([...result.violations].map((v) => v.runId));
+    const runs = result.runs
+      .filter((run) => failing.has(run.runId))
+      .map((run) => ({ ...run, plan: result.plans.get(run.runId) }));
+    writeFileSync(command.dump, `${JSON.stringify({ options, violations: result.violations, runs }, null, 2)}\n`);
+    console.log(`chaos: ${runs.length} run(s) with a violation written to ${command.dump}`);
+  }
   return result.violations.length > 0 || result.errors.length > 0 ? 1 : 0;
 }
 

@@ -11,8 +11,24 @@ import type { EventObservation, LedgerObservation, RunObservation, StepObservati
 interface ViewPage {
   status: string;
   terminal?: { state: string; reason: string };
-  steps: { id: string; target: string | null; dependsOn: string[]; status: string; generation: number | null }[];
+  steps: {
+    id: string;
+    target: string | null;
+    dependsOn: string[];
+    status: string;
+    generation: number | null;
+    error: { code: string; message: string } | null;
+  }[];
   nextCursor?: string;
+}
+
+interface AttemptView {
+  generation: number;
+  attempt: number;
+  outcome: string;
+  startedAt: string;
+  finishedAt?: string;
+  error?: { code: string; message: string } | null;
 }
 
 export interface LedgerEntryView extends LedgerObservation {
@@ -59,9 +75,7 @@ export async function observeRun(
   const steps: StepObservation[] = [];
   for (const step of viewSteps) {
     if (step.target === null) continue; // a group: no executions of its own
-    const detail = await api.get<{ attempts: { generation: number; attempt: number; outcome: string }[] }>(
-      `/runs/${runId}/steps/${encodeURIComponent(step.id)}`,
-    );
+    const detail = await api.get<{ attempts: AttemptView[] }>(`/runs/${runId}/steps/${encodeURIComponent(step.id)}`);
     const human = step.target.startsWith('human:');
     steps.push({
       id: step.id,
@@ -69,7 +83,15 @@ export async function observeRun(
       dependsOn: step.dependsOn,
       status: step.status,
       generation: step.generation,
-      attempts: detail.attempts.map((a) => ({ generation: a.generation, attempt: a.attempt, outcome: a.outcome })),
+      attempts: detail.attempts.map((a) => ({
+        generation: a.generation,
+        attempt: a.attempt,
+        outcome: a.outcome,
+        startedAt: a.startedAt,
+        ...(a.finishedAt === undefined ? {} : { finishedAt: a.finishedAt }),
+        ...(a.error ? { error: `${a.error.code}: ${a.error.message}` } : {}),
+      })),
+      ...(step.error ? { error: `${step.error.code}: ${step.error.message}` } : {}),
       mutating: MUTATING.has(step.target),
       ...(human ? {} : { maxAttempts: (planned.get(step.id)?.maxRetries ?? DEFAULT_MAX_RETRIES) + 1 }),
     });

@@ -14,6 +14,8 @@ export const USAGE = `usage: npm run chaos -- [--runs N] [--faults SPEC] [--seed
   --faults-seed S      CAIRN_FAULTS_SEED (default: the suite's seed)
   --cancel-rate P      chance of a cancel per run, 0..1 (default 0.2)
   --invalidate-rate P  chance of invalidations per run, 0..1 (default 0.3)
+  --dump FILE          write what the runs with a violation left (plan, actions, steps, attempts, events, ledger)
+                       to FILE as JSON
   --verbose            one line per run as it ends`;
 
 export class UsageError extends Error {
@@ -24,6 +26,7 @@ export interface CommandLine {
   readonly options: Omit<ChaosOptions, 'log'>;
   readonly verbose: boolean;
   readonly help: boolean;
+  readonly dump?: string;
 }
 
 const integer = (flag: string, raw: string, min: number): number => {
@@ -43,7 +46,7 @@ export function parseCommandLine(argv: readonly string[], randomSeed: () => numb
   const given = new Map<string, string>();
   let verbose = false;
   let help = false;
-  const valued = ['--runs', '--faults', '--seed', '--concurrency', '--bound-ms', '--only', '--faults-seed'];
+  const valued = ['--runs', '--faults', '--seed', '--concurrency', '--bound-ms', '--only', '--faults-seed', '--dump'];
   const rates = ['--cancel-rate', '--invalidate-rate'];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -64,9 +67,11 @@ export function parseCommandLine(argv: readonly string[], randomSeed: () => numb
   const faultsSeed = value('--faults-seed');
   const cancelRate = value('--cancel-rate');
   const invalidateRate = value('--invalidate-rate');
+  const dump = value('--dump');
   return {
     verbose,
     help,
+    ...(dump === undefined ? {} : { dump }),
     options: {
       runs: integer('--runs', value('--runs') ?? '30', 1),
       seed,

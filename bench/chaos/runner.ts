@@ -36,6 +36,8 @@ export interface ChaosOptions {
 
 export interface ChaosResult {
   readonly runs: readonly RunObservation[];
+  /** Each run's generated plan and actions, by run id. */
+  readonly plans: ReadonlyMap<string, ChaosPlan>;
   readonly violations: readonly Violation[];
   /** Runs the suite could not drive or read at all (an API that never answered), with why. */
   readonly errors: readonly { readonly label: string; readonly message: string }[];
@@ -150,11 +152,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       new Promise<boolean>((resolve) => setTimeout(() => resolve(false), options.boundMs).unref()),
     ]);
     await responder.stop();
-    const ledger = await readLedger(api);
+    // Reading under faults: one run's step details are many store reads, each of which may be throttled.
+    const reader = createApiClient(stack.url, stack.token, { attempts: 40 });
+    const ledger = await readLedger(reader);
     const runs: RunObservation[] = [];
     for (const run of driven) {
       try {
-        runs.push(await observeRun(api, { ...run, boundMs: options.boundMs }, ledger));
+        runs.push(await observeRun(reader, { ...run, boundMs: options.boundMs }, ledger));
       } catch (error) {
         errors.push({
           label: run.label,
@@ -165,6 +169,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const faultsInjected = injectedFaults(stack);
     return {
       runs,
+      plans: new Map(driven.map((run) => [run.runId, run.plan])),
       violations: runs.flatMap(checkRun),
       errors,
       actions,

@@ -23,6 +23,10 @@ export interface AttemptObservation {
   readonly generation: number;
   readonly attempt: number;
   readonly outcome: string;
+  /** For the reader of a dump: when it ran and how it failed. */
+  readonly startedAt?: string;
+  readonly finishedAt?: string;
+  readonly error?: string;
 }
 
 export interface StepObservation {
@@ -35,6 +39,8 @@ export interface StepObservation {
   readonly attempts: readonly AttemptObservation[];
   /** Whether the capability is mutating (its side effects land in the conformance ledger). */
   readonly mutating: boolean;
+  /** The step's error code, if it failed. */
+  readonly error?: string;
   /** The most attempts one generation may take (maxRetries + 1); absent: not checked (people and reviews). */
   readonly maxAttempts?: number;
 }
