@@ -44,7 +44,17 @@ export interface DriveOptions {
   readonly pollMs?: number;
 }
 
-async function act(api: ApiClient, runId: string, action: ChaosAction, counts: ActionCounts): Promise<void> {
+/**
+ * One action. An invalidation carries an Idempotency-Key of its own: the client retries a 5xx, and an invalidation
+ * whose answer was lost after it took effect must not invalidate again.
+ */
+async function act(
+  api: ApiClient,
+  runId: string,
+  action: ChaosAction,
+  key: string,
+  counts: ActionCounts,
+): Promise<void> {
   if (action.kind === 'cancel') {
     const answer = await api.call('POST', `/runs/${runId}/cancel`).catch(() => undefined);
     if (answer?.status === 200) counts.cancels += 1;
@@ -52,7 +62,12 @@ async function act(api: ApiClient, runId: string, action: ChaosAction, counts: A
     return;
   }
   const answer = await api
-    .call('POST', `/runs/${runId}/steps/${encodeURIComponent(action.stepId)}/invalidate`, { reason: 'chaos' })
+    .call(
+      'POST',
+      `/runs/${runId}/steps/${encodeURIComponent(action.stepId)}/invalidate`,
+      { reason: 'chaos' },
+      { 'idempotency-key': key },
+    )
     .catch(() => undefined);
   if (answer?.status === 202) counts.invalidations += 1;
   else if (answer?.status === 409) counts.invalidationsRefused += 1;
@@ -78,18 +93,19 @@ export async function driveRun(options: DriveOptions): Promise<DriveResult> {
   // Actions are timed from when the run's steps start moving: a run may plan for a while on a busy machine, and
   // an invalidation before that is only refused.
   let movingSince: number | undefined;
+  let done = 0;
   for (;;) {
     const run = await api.get<RunSnapshot>(`/runs/${runId}?limit=1`).catch(() => undefined);
     const now = performance.now();
     if (movingSince === undefined && run !== undefined && run.status !== 'planning') movingSince = now;
     if (movingSince !== undefined && timed.length > 0 && at(timed[0] as ChaosAction) <= now - movingSince) {
-      await act(api, runId, timed.shift() as ChaosAction, counts);
+      await act(api, runId, timed.shift() as ChaosAction, `${options.idempotencyKey}-action-${done++}`, counts);
       continue;
     }
     if (run && timed.length === 0 && hasEnded(run)) {
       const next = afterFinish.shift();
       if (next === undefined) return { runId, endedAfterMs: Math.round(now - started) };
-      await act(api, runId, next, counts);
+      await act(api, runId, next, `${options.idempotencyKey}-action-${done++}`, counts);
       continue;
     }
     if (now - started > options.boundMs) return { runId, endedAfterMs: null };
