@@ -61,7 +61,7 @@ export async function readLedger(api: ApiClient): Promise<LedgerEntryView[]> {
 
 export async function observeRun(
   api: ApiClient,
-  run: { runId: string; label: string; endedAfterMs: number | null; boundMs: number },
+  run: { runId: string; label: string; endedAfterMs: number | null; boundMs: number; quiet: boolean },
   ledger: readonly LedgerEntryView[],
 ): Promise<RunObservation> {
   const { runId } = run;
@@ -108,6 +108,7 @@ export async function observeRun(
     ...(first.terminal ? { terminal: { state: first.terminal.state, reason: first.terminal.reason } } : {}),
     endedAfterMs: run.endedAfterMs,
     boundMs: run.boundMs,
+    quiet: run.quiet,
     steps,
     events: events.map((e) => ({
       seq: e.seq,

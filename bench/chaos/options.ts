@@ -9,7 +9,7 @@ export const USAGE = `usage: npm run chaos -- [--runs N] [--faults SPEC] [--seed
   --faults SPEC        point:fault@probability,... (CAIRN_FAULTS; default: none)
   --seed S             the suite's seed (default: random, printed); a run is re-run by its seed and index
   --concurrency C      runs at a time (default 4)
-  --bound-ms MS        how long a run may take to end (default 30000)
+  --bound-ms MS        how long a run may take to end (default 60000)
   --only i,j           run only these run indexes of the seed
   --faults-seed S      CAIRN_FAULTS_SEED (default: the suite's seed)
   --cancel-rate P      chance of a cancel per run, 0..1 (default 0.2)
@@ -77,7 +77,7 @@ export function parseCommandLine(argv: readonly string[], randomSeed: () => numb
       seed,
       faults: value('--faults') ?? '',
       concurrency: integer('--concurrency', value('--concurrency') ?? '4', 1),
-      boundMs: integer('--bound-ms', value('--bound-ms') ?? '30000', 1),
+      boundMs: integer('--bound-ms', value('--bound-ms') ?? '60000', 1),
       ...(only === undefined ? {} : { only }),
       ...(faultsSeed === undefined ? {} : { faultsSeed: integer('--faults-seed', faultsSeed, 0) }),
       ...(cancelRate === undefined ? {} : { cancelRate: chance('--cancel-rate', cancelRate) }),

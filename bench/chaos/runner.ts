@@ -158,7 +158,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const runs: RunObservation[] = [];
     for (const run of driven) {
       try {
-        runs.push(await observeRun(reader, { ...run, boundMs: options.boundMs }, ledger));
+        runs.push(await observeRun(reader, { ...run, boundMs: options.boundMs, quiet: settled }, ledger));
       } catch (error) {
         errors.push({
           label: run.label,

@@ -11,8 +11,7 @@ import { type ChaosOptions, runChaos } from '../../bench/chaos/runner.ts';
 const OPTIONS: ChaosOptions = {
   runs: 8,
   seed: 20261201,
-  faults:
-    'store.write:throttle@0.02,lambda.invoke:crash-after@0.02,bus.deliver:duplicate@0.03,capability.call:error@0.02',
+  faults: 'store.write:throttle@0.02,sfn.start:duplicate@0.02,bus.deliver:duplicate@0.03,capability.call:error@0.02',
   concurrency: 4,
   boundMs: 45_000,
   cancelRate: 0.25,

@@ -85,6 +85,12 @@ describe('checkTerminal', () => {
     expect(found[0]?.detail).toContain('c=running');
   });
 
+  it('says a run is stuck when the stack went quiet with it open', () => {
+    const found = checkTerminal(soundRun({ status: 'running', endedAfterMs: null, terminal: undefined, quiet: true }));
+
+    expect(found[0]?.detail).toContain('stuck: the stack went quiet with the run open');
+  });
+
   it('reports a paused run without the engine reason', () => {
     const found = checkTerminal(soundRun({ status: 'paused', terminal: undefined }));
 

@@ -18,7 +18,7 @@ export const checkTerminal: InvariantCheck = (run) => {
       violation(
         run,
         'terminal',
-        `not terminal within ${run.boundMs} ms: status ${run.status}, open steps ${openSteps(run.steps)}`,
+        `not terminal within ${run.boundMs} ms: status ${run.status}, open steps ${openSteps(run.steps)}${run.quiet ? '; stuck: the stack went quiet with the run open' : ''}`,
       ),
     );
   } else if (!FINAL_RUN_STATUSES.has(run.status) && !pausedWithReason) {

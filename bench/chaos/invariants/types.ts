@@ -72,6 +72,8 @@ export interface RunObservation {
   /** How long the run took to reach its end (terminal, or paused with a reason); null: not within the bound. */
   readonly endedAfterMs: number | null;
   readonly boundMs: number;
+  /** The stack had gone quiet (nothing moving, the bus drained) when the run was read: an open run is stuck. */
+  readonly quiet?: boolean;
   /** The steps of the current plan revision, in plan order. */
   readonly steps: readonly StepObservation[];
   /** The run's audit log in its own order. */
