@@ -1,0 +1,116 @@
+/**
+ * Drives one chaos run as a client would: POST /runs with the generated plan (an Idempotency-Key, so a retried
+ * POST is the same run), then, while it runs, the suite's cancel and invalidations at their times (from when its
+ * steps start moving), until the run has ended (terminal, or paused with the engine's reason) after the last
+ * action, or the bound has passed.
+ */
+import type { ApiClient } from './client.ts';
+import type { ChaosAction, ChaosPlan } from './plan-generator.ts';
+
+export interface ActionCounts {
+  cancels: number;
+  invalidations: number;
+  /** Invalidations the API refused (409: a cancelled or not yet started run). */
+  invalidationsRefused: number;
+  /** Actions whose call failed otherwise (after the client's retries). */
+  actionsFailed: number;
+}
+
+export interface DriveResult {
+  readonly runId: string;
+  /** ms from POST /runs to the run's end after its last action; null: not within the bound. */
+  readonly endedAfterMs: number | null;
+}
+
+interface RunSnapshot {
+  readonly status: string;
+  readonly terminal?: { readonly state: string; readonly reason: string };
+}
+
+/** Terminal, or paused with the engine's terminal record (a reason); a gate waiting is paused without one. */
+export const hasEnded = (run: RunSnapshot): boolean =>
+  ['complete', 'failed', 'cancelled'].includes(run.status) ||
+  (run.status === 'paused' && run.terminal?.state === 'paused' && run.terminal.reason !== '');
+
+export interface DriveOptions {
+  readonly api: ApiClient;
+  readonly plan: ChaosPlan;
+  readonly objective: string;
+  readonly idempotencyKey: string;
+  readonly boundMs: number;
+  readonly counts: ActionCounts;
+  /** Told the run id as soon as it is known (the approval responder starts answering). */
+  readonly onStarted: (runId: string) => void;
+  readonly pollMs?: number;
+}
+
+/**
+ * One action. An invalidation carries an Idempotency-Key of its own: the client retries a 5xx, and an invalidation
+ * whose answer was lost after it took effect must not invalidate again.
+ */
+async function act(
+  api: ApiClient,
+  runId: string,
+  action: ChaosAction,
+  key: string,
+  counts: ActionCounts,
+): Promise<void> {
+  if (action.kind === 'cancel') {
+    const answer = await api.call('POST', `/runs/${runId}/cancel`).catch(() => undefined);
+    if (answer?.status === 200) counts.cancels += 1;
+    else counts.actionsFailed += 1;
+    return;
+  }
+  const answer = await api
+    .call(
+      'POST',
+      `/runs/${runId}/steps/${encodeURIComponent(action.stepId)}/invalidate`,
+      { reason: 'chaos' },
+      { 'idempotency-key': key },
+    )
+    .catch(() => undefined);
+  if (answer?.status === 202) counts.invalidations += 1;
+  else if (answer?.status === 409) counts.invalidationsRefused += 1;
+  else counts.actionsFailed += 1;
+}
+
+export async function driveRun(options: DriveOptions): Promise<DriveResult> {
+  const { api, plan, counts } = options;
+  const started = performance.now();
+  const posted = await api.call(
+    'POST',
+    '/runs',
+    { plan: { schemaVersion: 1, revision: 1, objective: options.objective, steps: plan.steps } },
+    { 'idempotency-key': options.idempotencyKey },
+  );
+  const runId = (posted.json as { runId?: string } | undefined)?.runId;
+  if (posted.status !== 202 || runId === undefined)
+    throw new Error(`POST /runs answered ${posted.status}: ${JSON.stringify(posted.json)}`);
+  options.onStarted(runId);
+
+  const timed = plan.actions.filter((a) => a.kind !== 'invalidate-after-finish').sort((a, b) => at(a) - at(b));
+  const afterFinish = plan.actions.filter((a) => a.kind === 'invalidate-after-finish');
+  // Actions are timed from when the run's steps start moving: a run may plan for a while on a busy machine, and
+  // an invalidation before that is only refused.
+  let movingSince: number | undefined;
+  let done = 0;
+  for (;;) {
+    const run = await api.get<RunSnapshot>(`/runs/${runId}?limit=1`).catch(() => undefined);
+    const now = performance.now();
+    if (movingSince === undefined && run !== undefined && run.status !== 'planning') movingSince = now;
+    if (movingSince !== undefined && timed.length > 0 && at(timed[0] as ChaosAction) <= now - movingSince) {
+      await act(api, runId, timed.shift() as ChaosAction, `${options.idempotencyKey}-action-${done++}`, counts);
+      continue;
+    }
+    if (run && timed.length === 0 && hasEnded(run)) {
+      const next = afterFinish.shift();
+      if (next === undefined) return { runId, endedAfterMs: Math.round(now - started) };
+      await act(api, runId, next, `${options.idempotencyKey}-action-${done++}`, counts);
+      continue;
+    }
+    if (now - started > options.boundMs) return { runId, endedAfterMs: null };
+    await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 50));
+  }
+}
+
+const at = (action: ChaosAction): number => ('atMs' in action ? action.atMs : Number.POSITIVE_INFINITY);

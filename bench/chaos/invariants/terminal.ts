@@ -1,0 +1,39 @@
+/**
+ * Every run reaches a terminal state (complete, failed, cancelled), or `paused` with the engine's reason, within
+ * the bound; and the state it shows is the one its terminal record holds.
+ */
+import { FINAL_RUN_STATUSES, type InvariantCheck, OPEN_STEP_STATUSES, type Violation, violation } from './types.ts';
+
+const openSteps = (steps: readonly { id: string; status: string }[]): string =>
+  steps
+    .filter((s) => OPEN_STEP_STATUSES.has(s.status))
+    .map((s) => `${s.id}=${s.status}`)
+    .join(', ') || 'none';
+
+export const checkTerminal: InvariantCheck = (run) => {
+  const found: Violation[] = [];
+  const pausedWithReason = run.status === 'paused' && run.terminal?.state === 'paused' && run.terminal.reason !== '';
+  if (run.endedAfterMs === null) {
+    found.push(
+      violation(
+        run,
+        'terminal',
+        `not terminal within ${run.boundMs} ms: status ${run.status}, open steps ${openSteps(run.steps)}${run.quiet ? '; stuck: the stack went quiet with the run open' : ''}`,
+      ),
+    );
+  } else if (!FINAL_RUN_STATUSES.has(run.status) && !pausedWithReason) {
+    found.push(
+      violation(
+        run,
+        'terminal',
+        `ended but now shows ${run.status}${run.terminal ? ` (terminal record ${run.terminal.state})` : ' without a terminal record'}, open steps ${openSteps(run.steps)}`,
+      ),
+    );
+  }
+  if (FINAL_RUN_STATUSES.has(run.status) && run.terminal?.state !== run.status) {
+    found.push(
+      violation(run, 'terminal', `status ${run.status} but terminal record ${run.terminal?.state ?? 'absent'}`),
+    );
+  }
+  return found;
+};

@@ -1,0 +1,87 @@
+/**
+ * `npm run chaos -- --runs N --faults SPEC [--seed S] [--concurrency C] [--bound-ms MS] [--only i,j]
+ * [--faults-seed S] [--cancel-rate P] [--invalidate-rate P] [--verbose]`: the command line, parsed and checked.
+ */
+import type { ChaosOptions } from './runner.ts';
+
+export const USAGE = `usage: npm run chaos -- [--runs N] [--faults SPEC] [--seed S] [--concurrency C]
+  --runs N             runs to drive (default 30)
+  --faults SPEC        point:fault@probability,... (CAIRN_FAULTS; default: none)
+  --seed S             the suite's seed (default: random, printed); a run is re-run by its seed and index
+  --concurrency C      runs at a time (default 4)
+  --bound-ms MS        how long a run may take to end (default 60000)
+  --only i,j           run only these run indexes of the seed
+  --faults-seed S      CAIRN_FAULTS_SEED (default: the suite's seed)
+  --cancel-rate P      chance of a cancel per run, 0..1 (default 0.2)
+  --invalidate-rate P  chance of invalidations per run, 0..1 (default 0.3)
+  --dump FILE          write what the runs with a violation left (plan, actions, steps, attempts, events, ledger)
+                       to FILE as JSON
+  --verbose            one line per run as it ends`;
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export interface CommandLine {
+  readonly options: Omit<ChaosOptions, 'log'>;
+  readonly verbose: boolean;
+  readonly help: boolean;
+  readonly dump?: string;
+}
+
+const integer = (flag: string, raw: string, min: number): number => {
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < min)
+    throw new UsageError(`${flag} must be an integer ≥ ${min}, not "${raw}"`);
+  return value;
+};
+
+const chance = (flag: string, raw: string): number => {
+  const value = Number(raw);
+  if (raw.trim() === '' || !(value >= 0 && value <= 1)) throw new UsageError(`${flag} must be in 0..1, not "${raw}"`);
+  return value;
+};
+
+export function parseCommandLine(argv: readonly string[], randomSeed: () => number): CommandLine {
+  const given = new Map<string, string>();
+  let verbose = false;
+  let help = false;
+  const valued = ['--runs', '--faults', '--seed', '--concurrency', '--bound-ms', '--only', '--faults-seed', '--dump'];
+  const rates = ['--cancel-rate', '--invalidate-rate'];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const [flag = '', inline] = arg.startsWith('--') && arg.includes('=') ? arg.split(/=(.*)/s, 2) : [arg, undefined];
+    if (flag === '--verbose') verbose = true;
+    else if (flag === '--help' || flag === '-h') help = true;
+    else if (valued.includes(flag) || rates.includes(flag)) {
+      const value = inline ?? argv[++i];
+      if (value === undefined) throw new UsageError(`${flag} needs a value`);
+      given.set(flag, value);
+    } else throw new UsageError(`unknown argument "${arg}"`);
+  }
+  const value = (flag: string) => given.get(flag);
+  const seed = value('--seed') === undefined ? randomSeed() : integer('--seed', value('--seed') as string, 0);
+  const only = value('--only')
+    ?.split(',')
+    .map((s) => integer('--only', s.trim(), 0));
+  const faultsSeed = value('--faults-seed');
+  const cancelRate = value('--cancel-rate');
+  const invalidateRate = value('--invalidate-rate');
+  const dump = value('--dump');
+  return {
+    verbose,
+    help,
+    ...(dump === undefined ? {} : { dump }),
+    options: {
+      runs: integer('--runs', value('--runs') ?? '30', 1),
+      seed,
+      faults: value('--faults') ?? '',
+      concurrency: integer('--concurrency', value('--concurrency') ?? '4', 1),
+      boundMs: integer('--bound-ms', value('--bound-ms') ?? '60000', 1),
+      ...(only === undefined ? {} : { only }),
+      ...(faultsSeed === undefined ? {} : { faultsSeed: integer('--faults-seed', faultsSeed, 0) }),
+      ...(cancelRate === undefined ? {} : { cancelRate: chance('--cancel-rate', cancelRate) }),
+      ...(invalidateRate === undefined ? {} : { invalidateRate: chance('--invalidate-rate', invalidateRate) }),
+    },
+  };
+}

@@ -1,0 +1,186 @@
+/**
+ * The chaos suite: boots the embedded stack in process (conformance pack, in memory, compressed backoff) with the
+ * fault spec, drives `runs` generated plans through the HTTP API, `concurrency` at a time, answers their approvals,
+ * then waits for the stack to go quiet and checks every invariant on what each run left.
+ *
+ * Faults are handed to the stack both ways, `CAIRN_FAULTS` / `CAIRN_FAULTS_SEED` in the environment and
+ * `faults` / `faultsSeed` options, so the suite injects them on any build that reads either; a build that knows
+ * neither runs fault-free, and the report says how many faults were injected when the stack tells.
+ */
+import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../infra/local/boot.ts';
+import { type ApprovalCounts, startApprovalResponder } from './approvals.ts';
+import { createApiClient } from './client.ts';
+import { type ActionCounts, driveRun } from './drive.ts';
+import { checkRun } from './invariants/index.ts';
+import type { RunObservation, Violation } from './invariants/types.ts';
+import { observeRun, readLedger } from './observe.ts';
+import { type ChaosPlan, generatePlan, runSeed } from './plan-generator.ts';
+
+export interface ChaosOptions {
+  readonly runs: number;
+  readonly seed: number;
+  /** `point:fault@probability,...` (CAIRN_FAULTS); empty: none. */
+  readonly faults: string;
+  /** Default: the suite's seed. */
+  readonly faultsSeed?: number;
+  readonly concurrency: number;
+  /** How long a run may take to end (ms). */
+  readonly boundMs: number;
+  /** Run only these run indexes of the seed (to re-run a failing one). */
+  readonly only?: readonly number[];
+  readonly cancelRate?: number;
+  readonly invalidateRate?: number;
+  /** One line per finished run and per stage (default: nothing). */
+  readonly log?: (line: string) => void;
+}
+
+export interface ChaosResult {
+  readonly runs: readonly RunObservation[];
+  /** Each run's generated plan and actions, by run id. */
+  readonly plans: ReadonlyMap<string, ChaosPlan>;
+  readonly violations: readonly Violation[];
+  /** Runs the suite could not drive or read at all (an API that never answered), with why. */
+  readonly errors: readonly { readonly label: string; readonly message: string }[];
+  readonly actions: ActionCounts;
+  readonly approvals: ApprovalCounts;
+  /** Faults injected by point and kind, when the stack reports them. */
+  readonly faultsInjected?: Readonly<Record<string, number>>;
+  readonly wallMs: number;
+  /** Whether the stack went quiet after the runs (every execution over, the bus drained) within the bound. */
+  readonly settled: boolean;
+}
+
+/** The faults a stack injected, if it says: `faults.counts()`/`faults.injected()` or `stats().faults`. */
+export function injectedFaults(stack: LocalStack): Record<string, number> | undefined {
+  const loose = stack as unknown as {
+    faults?: Record<string, unknown>;
+    stats(): Record<string, unknown>;
+  };
+  for (const name of ['counts', 'injected', 'stats']) {
+    const read = loose.faults?.[name];
+    if (typeof read === 'function') return (read as () => Record<string, number>).call(loose.faults);
+  }
+  const fromStats = loose.stats().faults;
+  return typeof fromStats === 'object' && fromStats !== null ? (fromStats as Record<string, number>) : undefined;
+}
+
+async function bootWithFaults(options: ChaosOptions): Promise<{ stack: LocalStack; restore: () => void }> {
+  const saved = { faults: process.env.CAIRN_FAULTS, seed: process.env.CAIRN_FAULTS_SEED };
+  const faultsSeed = options.faultsSeed ?? options.seed;
+  if (options.faults !== '') {
+    process.env.CAIRN_FAULTS = options.faults;
+    process.env.CAIRN_FAULTS_SEED = String(faultsSeed);
+  }
+  const restore = () => {
+    for (const [name, value] of [
+      ['CAIRN_FAULTS', saved.faults],
+      ['CAIRN_FAULTS_SEED', saved.seed],
+    ] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  };
+  const stackOptions = {
+    conformance: true,
+    backoffMs: 5,
+    demoDelayMs: 0,
+    ...(options.faults === '' ? {} : { faults: options.faults, faultsSeed }),
+  } as LocalStackOptions;
+  try {
+    return { stack: await startLocalStack(stackOptions), restore };
+  } catch (error) {
+    restore();
+    throw error;
+  }
+}
+
+/** Runs `work` over `items` with at most `limit` at a time. */
+async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  const queue = [...items];
+  const worker = async () => {
+    for (let item = queue.shift(); item !== undefined; item = queue.shift()) await work(item);
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+}
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
+  const log = options.log ?? (() => {});
+  const started = performance.now();
+  const { stack, restore } = await bootWithFaults(options);
+  const api = createApiClient(stack.url, stack.token);
+  const responder = startApprovalResponder(api);
+  const namespace = `chaos${Date.now().toString(36)}`;
+  const actions: ActionCounts = { cancels: 0, invalidations: 0, invalidationsRefused: 0, actionsFailed: 0 };
+  const driven: { runId: string; label: string; endedAfterMs: number | null; plan: ChaosPlan }[] = [];
+  const errors: { label: string; message: string }[] = [];
+  const indexes = options.only ?? Array.from({ length: options.runs }, (_, i) => i);
+  let settled = false;
+  try {
+    log(
+      `booted in ${Math.round(performance.now() - started)} ms; ${indexes.length} run(s), ${options.concurrency} at a time`,
+    );
+    await pool(indexes, options.concurrency, async (index) => {
+      const seed = runSeed(options.seed, index);
+      const label = `seed ${options.seed} run ${index}`;
+      const plan = generatePlan(seed, {
+        namespace,
+        ...(options.cancelRate === undefined ? {} : { cancelRate: options.cancelRate }),
+        ...(options.invalidateRate === undefined ? {} : { invalidateRate: options.invalidateRate }),
+      });
+      try {
+        const result = await driveRun({
+          api,
+          plan,
+          objective: `chaos ${label}: ${plan.shape} of ${plan.steps.length} steps`,
+          idempotencyKey: `${namespace}-${index}`,
+          boundMs: options.boundMs,
+          counts: actions,
+          onStarted: (runId) => responder.watch(runId, seed),
+        });
+        driven.push({ ...result, label, plan });
+        log(
+          `${label}: ${plan.shape}/${plan.steps.length} ${result.endedAfterMs === null ? 'NOT ENDED' : `ended after ${result.endedAfterMs} ms`}`,
+        );
+      } catch (error) {
+        errors.push({ label, message: error instanceof Error ? error.message : String(error) });
+      }
+    });
+    // Late work (a straggling attempt, a redelivered event) lands before the runs are read: that is what the
+    // after-finish and ledger invariants look for.
+    settled = await Promise.race([
+      stack.settled().then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), options.boundMs).unref()),
+    ]);
+    await responder.stop();
+    // Reading under faults: one run's step details are many store reads, each of which may be throttled.
+    const reader = createApiClient(stack.url, stack.token, { attempts: 40 });
+    const ledger = await readLedger(reader);
+    const runs: RunObservation[] = [];
+    for (const run of driven) {
+      try {
+        runs.push(await observeRun(reader, { ...run, boundMs: options.boundMs, quiet: settled }, ledger));
+      } catch (error) {
+        errors.push({
+          label: run.label,
+          message: `reading ${run.runId}: ${error instanceof Error ? error.message : String(error)}`,
+        });
+      }
+    }
+    const faultsInjected = injectedFaults(stack);
+    return {
+      runs,
+      plans: new Map(driven.map((run) => [run.runId, run.plan])),
+      violations: runs.flatMap(checkRun),
+      errors,
+      actions,
+      approvals: { ...responder.counts },
+      ...(faultsInjected === undefined ? {} : { faultsInjected }),
+      wallMs: Math.round(performance.now() - started),
+      settled,
+    };
+  } finally {
+    await responder.stop();
+    await stack.close();
+    restore();
+  }
+}
