@@ -174,6 +174,10 @@ function render(detail) {
       detail.children.length ? ['Contains', detail.children.join(', ')] : null,
     ]),
     errorView(record?.error),
+    // A mutating step says how to undo it; a person acting on a failure needs that next to the error.
+    step.rollbackHint
+      ? section('How to undo it', h('p', { class: 'rollback-hint', id: 'rollback-hint' }, step.rollbackHint))
+      : null,
     detail.kind === 'group'
       ? null
       : [
