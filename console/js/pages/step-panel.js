@@ -18,6 +18,14 @@ function confidenceText(confidence, threshold) {
   return `${value} (threshold ${Math.round(threshold * 100)}%${confidence < threshold ? ', below: held for review' : ''})`;
 }
 
+function expectedText(failure) {
+  const parts = [
+    failure.code ? `code /${failure.code}/` : null,
+    failure.message ? `message /${failure.message}/` : null,
+  ].filter(Boolean);
+  return parts.length ? `with ${parts.join(' and ')}` : 'any failure';
+}
+
 function errorView(error) {
   if (!error) return null;
   return h(
@@ -159,6 +167,15 @@ function render(detail) {
       ['Target', h('span', { class: 'mono' }, step.target ?? 'group')],
       step.description ? ['Description', step.description] : null,
       ['Depends on', step.dependsOn.length ? step.dependsOn.join(', ') : '—'],
+      step.successCriteria
+        ? [
+            'Success criteria',
+            step.successCriteria.assert
+              ? [step.successCriteria.description, ' ', h('code', null, step.successCriteria.assert)]
+              : `${step.successCriteria.description} (a note: nothing checks it)`,
+          ]
+        : null,
+      step.expect ? ['Expected to fail', expectedText(step.expect.failure)] : null,
       record ? ['Generation', String(record.generation)] : null,
       record
         ? ['Attempts', `${record.attempts}${step.maxRetries !== undefined ? ` (max retries ${step.maxRetries})` : ''}`]
