@@ -87,13 +87,15 @@ export function meetsConfidence(confidence: number | null | undefined, threshold
 }
 
 /**
- * The verdict, first rule that applies: a rejection fails; an output that breaks the contract fails; a success
- * assertion that does not hold (anything but `true`) or cannot be evaluated fails; without a person's decision, a
+ * The verdict, first rule that applies: a rejection fails; an output that breaks the contract fails; one that breaks
+ * the criteria's stricter schema fails; a success assertion that does not hold (anything but `true`) or cannot be evaluated fails; without a person's decision, a
  * confidence below the threshold goes to review (a decision has already been that review); otherwise pass.
  */
 export function decideVerdict(input: {
   readonly decision?: HumanDecision | undefined;
   readonly contract: ContractResult;
+  /** The output against `successCriteria.outputSchema` (absent when the step has none). */
+  readonly criteria?: ContractResult | undefined;
   readonly assertion?: AssertionResult | undefined;
   readonly confidence?: number | null | undefined;
   readonly confidenceThreshold?: number | undefined;
@@ -107,6 +109,13 @@ export function decideVerdict(input: {
     return fail(VERIFY_ERROR_CODES.contract, `output does not match the outputSchema: ${contract.errors.join('; ')}`, {
       errors: [...contract.errors],
     });
+  // A criterion that does not hold, whether a schema or an assertion, is one failure: the success check failed.
+  if (input.criteria !== undefined && !input.criteria.ok)
+    return fail(
+      VERIFY_ERROR_CODES.assertion,
+      `the output does not meet successCriteria.outputSchema: ${input.criteria.errors.join('; ')}`,
+      { errors: [...input.criteria.errors] },
+    );
   if (assertion !== undefined) {
     if (!assertion.ok && assertion.limit === true)
       return fail(VERIFY_ERROR_CODES.expressionLimit, `the success assertion hit a limit: ${assertion.message}`);

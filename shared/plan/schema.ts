@@ -58,6 +58,8 @@ export type StepError = z.infer<typeof stepErrorSchema>;
 export const successCriteriaSchema = z.strictObject({
   description: z.string(),
   assert: expression.optional(),
+  /** A stricter schema than the capability's outputSchema, which the output must also satisfy. */
+  outputSchema: jsonObject.optional(),
 });
 
 /** The longest pattern of an expected failure (a regular expression over a failure's code or message). */

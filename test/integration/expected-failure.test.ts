@@ -2,6 +2,7 @@
  * Expected-failure checkpoints end to end (issue 12 §3), through the synthesized ASL on the embedded runtime: a step
  * that must fail succeeds when its capability fails the expected way, with the failure as its output and as evidence
  * on the attempt; a capability that succeeds instead fails it with E_EXPECTED_FAILURE; another failure stays its own.
+ * And a criterion's stricter outputSchema is checked: "value must be exactly 2" no longer passes with 1.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
@@ -74,5 +75,23 @@ describe('an expected-failure step', () => {
 
     expect(done.status, summary(done)).toBe('failed');
     expect(stepOf(done, 'repro').error).toMatchObject({ code: 'E_CONFORMANCE_FAIL', message: 'something else broke' });
+  });
+});
+
+describe('successCriteria.outputSchema', () => {
+  it('fails a step whose output meets the contract but not the stricter criterion', async () => {
+    const exactlyTwo = {
+      description: 'value must be exactly 2',
+      outputSchema: { properties: { value: { const: 2 } } },
+    };
+    const runId = await run([
+      step(stack, 'one', T.echo, { input: { value: 1 }, successCriteria: exactlyTwo, maxRetries: 0 }),
+      step(stack, 'two', T.echo, { input: { value: 2 }, successCriteria: exactlyTwo }),
+    ]);
+
+    const done = await waitForRun(stack, runId);
+
+    expect(stepOf(done, 'one')).toMatchObject({ status: 'failed', error: { code: 'E_ASSERTION_FAILED' } });
+    expect(stepOf(done, 'two')).toMatchObject({ status: 'succeeded', output: { value: 2 } });
   });
 });

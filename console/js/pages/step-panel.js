@@ -170,8 +170,12 @@ function render(detail) {
       step.successCriteria
         ? [
             'Success criteria',
-            step.successCriteria.assert
-              ? [step.successCriteria.description, ' ', h('code', null, step.successCriteria.assert)]
+            step.successCriteria.assert || step.successCriteria.outputSchema
+              ? [
+                  step.successCriteria.description,
+                  step.successCriteria.assert ? [' ', h('code', null, step.successCriteria.assert)] : null,
+                  step.successCriteria.outputSchema ? ' (and a stricter output schema)' : null,
+                ]
               : `${step.successCriteria.description} (a note: nothing checks it)`,
           ]
         : null,

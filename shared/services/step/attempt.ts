@@ -12,7 +12,7 @@ import { decideExpectedFailure, decideVerdict, type HumanDecision, type Verdict 
 import type { PlanStep, StepError, StepExpectation } from '../../plan/schema.ts';
 import type { CapabilityCall } from '../../ports/capabilities.ts';
 import type { AttemptRecord, StepRecord, TraceEntry } from '../../ports/store.ts';
-import { evaluateAssertion, evaluatorOf } from '../coordinator-inputs.ts';
+import { checkCriteriaSchema, evaluateAssertion, evaluatorOf } from '../coordinator-inputs.ts';
 import { recordStepDuration } from '../coordinator-metrics.ts';
 import type { StepNext } from '../coordinator-types.ts';
 import { event, type Interpreter, isCurrent } from '../interpreter.ts';
@@ -123,6 +123,7 @@ export async function runAttempt(
     : attempt.outcome === 'succeeded'
       ? decideVerdict({
           contract: catalog.validateOutput(target, attempt.output),
+          criteria: checkCriteriaSchema(planStep, attempt.output),
           assertion: await evaluateAssertion(
             evaluatorOf(ctx.deps),
             planStep,

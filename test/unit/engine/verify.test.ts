@@ -150,3 +150,22 @@ describe('decideExpectedFailure', () => {
     );
   });
 });
+
+describe('decideVerdict with successCriteria.outputSchema', () => {
+  it('fails an output that meets the contract but not the stricter criteria schema, before the assertion', () => {
+    const verdict = decideVerdict({
+      contract: ok,
+      criteria: { ok: false, errors: ['/value must be equal to constant'] },
+      assertion: { ok: true, value: true },
+    });
+    expect(verdict).toMatchObject({
+      verdict: 'fail',
+      error: {
+        code: VERIFY_ERROR_CODES.assertion,
+        retryable: false,
+        details: { errors: ['/value must be equal to constant'] },
+      },
+    });
+    expect(decideVerdict({ contract: ok, criteria: ok })).toEqual({ verdict: 'pass' });
+  });
+});

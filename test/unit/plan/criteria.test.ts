@@ -29,6 +29,15 @@ describe('validate: E_CRITERIA on mutating steps and gates', () => {
     );
   });
 
+  it('accepts a stricter outputSchema as the machine-checkable part, and refuses one that is no JSON Schema', () => {
+    const stricter = { description: 'exactly 2', outputSchema: { properties: { value: { const: 2 } } } };
+    expect(check([step('d', [], { target: 'tool:deploy', successCriteria: stricter })]).valid).toBe(true);
+    const broken = { description: 'broken', outputSchema: { type: 'no-such-type' } };
+    expect(where(check([step('d', [], { target: 'tool:deploy', successCriteria: broken })]))).toEqual([
+      'E_FIELD /steps/0/successCriteria/outputSchema',
+    ]);
+  });
+
   it('keeps a description-only criterion as a note on a step without side effects', () => {
     expect(check([step('a', [], { successCriteria: noteOnly })]).valid).toBe(true);
   });
@@ -51,7 +60,7 @@ describe('validate: expect.failure', () => {
     expect(where(result)).toEqual([
       'E_CRITERIA /steps/0/expect',
       'E_CRITERIA /steps/1/expect',
-      'E_CRITERIA /steps/3/successCriteria/assert',
+      'E_CRITERIA /steps/3/successCriteria',
     ]);
   });
 
