@@ -48,3 +48,28 @@ export async function api(path, { method = 'GET', body, signOutOn401 = true } = 
 
 export const get = (path) => api(path);
 export const post = (path, body) => api(path, { method: 'POST', body });
+
+/** Runs are paged by step; more pages than this means the plan kept changing under the reader. */
+const MAX_STEP_PAGES = 100;
+
+/**
+ * A run with all its steps: `GET /runs/{id}` pages them (500 a page by default), so the pages are read in turn and
+ * joined. A page from another plan revision (a replan landed meanwhile) restarts the read, once.
+ */
+export async function getRun(runId, { restarted = false } = {}) {
+  const path = `/runs/${encodeURIComponent(runId)}`;
+  const first = await get(path);
+  const steps = [...first.steps];
+  let cursor = first.nextCursor;
+  for (let pages = 1; cursor && pages < MAX_STEP_PAGES; pages++) {
+    const page = await get(`${path}?cursor=${encodeURIComponent(cursor)}`);
+    if (page.revision !== first.revision) {
+      if (restarted) break;
+      return getRun(runId, { restarted: true });
+    }
+    steps.push(...page.steps);
+    cursor = page.nextCursor;
+  }
+  const { nextCursor: _read, ...run } = first;
+  return { ...run, steps };
+}

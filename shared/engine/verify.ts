@@ -4,7 +4,7 @@
  * decision (human gate or review) approve / reject / edit. Pure: the checks are run by the caller and passed in.
  */
 import { ExpressionLimitError } from '../errors.ts';
-import type { StepError } from '../plan/schema.ts';
+import type { StepError, StepExpectation } from '../plan/schema.ts';
 
 export type ContractResult = { readonly ok: true } | { readonly ok: false; readonly errors: readonly string[] };
 
@@ -35,6 +35,8 @@ export const VERIFY_ERROR_CODES = {
   noResult: 'E_NO_RESULT',
   // The assertion hit a bound of the expression sandbox (time, depth, size, memory): the same code as at the claim.
   expressionLimit: ExpressionLimitError.code,
+  // The step expected its capability to fail, and it succeeded.
+  expectedFailure: 'E_EXPECTED_FAILURE',
 } as const;
 
 const fail = (code: string, message: string, details?: StepError['details']): Verdict => ({
@@ -85,13 +87,15 @@ export function meetsConfidence(confidence: number | null | undefined, threshold
 }
 
 /**
- * The verdict, first rule that applies: a rejection fails; an output that breaks the contract fails; a success
- * assertion that does not hold (anything but `true`) or cannot be evaluated fails; without a person's decision, a
+ * The verdict, first rule that applies: a rejection fails; an output that breaks the contract fails; one that breaks
+ * the criteria's stricter schema fails; a success assertion that does not hold (anything but `true`) or cannot be evaluated fails; without a person's decision, a
  * confidence below the threshold goes to review (a decision has already been that review); otherwise pass.
  */
 export function decideVerdict(input: {
   readonly decision?: HumanDecision | undefined;
   readonly contract: ContractResult;
+  /** The output against `successCriteria.outputSchema` (absent when the step has none). */
+  readonly criteria?: ContractResult | undefined;
   readonly assertion?: AssertionResult | undefined;
   readonly confidence?: number | null | undefined;
   readonly confidenceThreshold?: number | undefined;
@@ -105,6 +109,13 @@ export function decideVerdict(input: {
     return fail(VERIFY_ERROR_CODES.contract, `output does not match the outputSchema: ${contract.errors.join('; ')}`, {
       errors: [...contract.errors],
     });
+  // A criterion that does not hold, whether a schema or an assertion, is one failure: the success check failed.
+  if (input.criteria !== undefined && !input.criteria.ok)
+    return fail(
+      VERIFY_ERROR_CODES.assertion,
+      `the output does not meet successCriteria.outputSchema: ${input.criteria.errors.join('; ')}`,
+      { errors: [...input.criteria.errors] },
+    );
   if (assertion !== undefined) {
     if (!assertion.ok && assertion.limit === true)
       return fail(VERIFY_ERROR_CODES.expressionLimit, `the success assertion hit a limit: ${assertion.message}`);
@@ -130,4 +141,49 @@ function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
   const text = JSON.stringify(value);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** The failure an expected-failure step records as its output (what dependents read) and its evidence. */
+export interface ExpectedFailureEvidence {
+  readonly failure: { readonly code: string; readonly message: string };
+  readonly expected: { readonly code?: string; readonly message?: string };
+}
+
+/**
+ * What an attempt's answer means to a step with `expect.failure`: a failure whose code and message match the
+ * patterns (unanchored regular expressions; an absent one matches anything) is the step's success, with that
+ * failure as output and evidence; a success is a permanent E_EXPECTED_FAILURE; any other failure stays what it is
+ * (retried or final by the usual policy), so a transient error does not pass for the expected one.
+ */
+export function decideExpectedFailure(
+  expectation: StepExpectation,
+  answer: { readonly ok: true; readonly output: unknown } | { readonly ok: false; readonly error: StepError },
+):
+  | { readonly kind: 'met'; readonly evidence: ExpectedFailureEvidence }
+  | { readonly kind: 'unmet'; readonly verdict: Verdict }
+  | { readonly kind: 'other' } {
+  const expected = expectation.failure;
+  if (answer.ok) {
+    return {
+      kind: 'unmet',
+      verdict: fail(
+        VERIFY_ERROR_CODES.expectedFailure,
+        `expected the capability to fail${describeExpected(expected)}, but it succeeded (output ${describe(answer.output)})`,
+        { expected: { ...expected } },
+      ),
+    };
+  }
+  const { code, message } = answer.error;
+  const matches = (pattern: string | undefined, text: string) =>
+    pattern === undefined || new RegExp(pattern).test(text);
+  if (!matches(expected.code, code) || !matches(expected.message, message)) return { kind: 'other' };
+  return { kind: 'met', evidence: { failure: { code, message }, expected: { ...expected } } };
+}
+
+function describeExpected(expected: StepExpectation['failure']): string {
+  const parts = [
+    expected.code === undefined ? '' : `code /${expected.code}/`,
+    expected.message === undefined ? '' : `message /${expected.message}/`,
+  ].filter((p) => p.length > 0);
+  return parts.length === 0 ? '' : ` with ${parts.join(' and ')}`;
 }

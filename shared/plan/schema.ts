@@ -58,7 +58,22 @@ export type StepError = z.infer<typeof stepErrorSchema>;
 export const successCriteriaSchema = z.strictObject({
   description: z.string(),
   assert: expression.optional(),
+  /** A stricter schema than the capability's outputSchema, which the output must also satisfy. */
+  outputSchema: jsonObject.optional(),
 });
+
+/** The longest pattern of an expected failure (a regular expression over a failure's code or message). */
+export const MAX_FAILURE_PATTERN_LENGTH = 500;
+const failurePattern = z.string().min(1).max(MAX_FAILURE_PATTERN_LENGTH);
+
+/**
+ * An expected-failure checkpoint: the step succeeds only when its capability fails, and fails the way these
+ * patterns say (JavaScript regular expressions, unanchored; an absent one matches anything).
+ */
+export const expectSchema = z.strictObject({
+  failure: z.strictObject({ code: failurePattern.optional(), message: failurePattern.optional() }),
+});
+export type StepExpectation = z.infer<typeof expectSchema>;
 
 /** What a gate or review does when nobody decides before its timeout: fail the step, or leave the run paused. */
 export const APPROVAL_TIMEOUT_POLICIES = ['fail', 'pause'] as const;
@@ -83,6 +98,7 @@ export const planStepSchema = z.strictObject({
   inputSchema: jsonObject.optional(),
   outputSchema: jsonObject.optional(),
   successCriteria: successCriteriaSchema.optional(),
+  expect: expectSchema.optional(),
   maxRetries: z.number().int().min(0).max(10).optional(),
   confidenceThreshold: z.number().min(0).max(1).optional(),
   rollbackHint: nonBlank(2000).optional(),

@@ -9,12 +9,14 @@
  *   well-formed step takes rules/fast-shape.ts instead of zod
  * - rules/structure.ts: ids, dependencies, groups, cycles, depth (graph.ts does the graph work)
  * - rules/steps.ts: catalog targets and contracts, approvals, rollback hints, lifecycle fields
+ * - rules/criteria.ts: checkpoints (machine-checkable criteria on mutating steps and gates, expected failures)
  * - rules/references.ts: JSONata expressions and the steps they read (rules/upstream.ts answers "upstream?")
  */
 import { DEFAULT_LIMITS } from '../config/defaults.ts';
 import type { Catalog } from './catalog.ts';
 import { issue, type PlanIssue } from './issues.ts';
 import { parseStrictJson } from './json.ts';
+import { checkCriteria } from './rules/criteria.ts';
 import { checkExpressions } from './rules/references.ts';
 import { checkShape } from './rules/shape.ts';
 import { checkSteps } from './rules/steps.ts';
@@ -74,6 +76,7 @@ function run(value: unknown, catalog: Catalog, limits: Partial<PlanLimits>, gene
   const structure = checkStructure(steps, errors);
   checkDepth(structure, maxDepth, errors);
   checkSteps(steps, catalog, { generated }, errors);
+  checkCriteria(steps, catalog, errors);
   // Past the step limit, only the checks that stay linear run: reads of distant steps are not traced.
   checkExpressions(steps, structure, { checkDistant: !tooMany }, errors);
 

@@ -43,7 +43,9 @@ const RULES = [
     'at run time with $objective and $outputs.<stepId> (quote ids with dots or dashes: $outputs.`research.acme`). ' +
     'An expression may only read steps the step (transitively) depends on.',
   'when (optional) is a "{% <JSONata> %}" condition; false at run time skips the step.',
-  'successCriteria { description, assert? } says what a good result is; assert is JSONata over $output.',
+  'successCriteria { description, assert?, outputSchema? } says what a good result is; assert is JSONata over ' +
+    '$output, outputSchema a stricter JSON Schema for it. On a mutating or human: step, give successCriteria an ' +
+    'assert or an outputSchema, or leave it out: a description alone is refused there.',
   'Agent steps may set confidenceThreshold (0..1): a result below it goes to human review.',
   'Every step whose target has sideEffect "mutating" needs a rollbackHint: how to compensate it.',
   'Every human: step needs approval { question, timeoutSeconds }: one bounded question.',

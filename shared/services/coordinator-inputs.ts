@@ -3,8 +3,9 @@
  * the capability's inputSchema before anything is called), and `successCriteria.assert` when its result is
  * verified. Bindings: `$objective`, `$outputs` (every upstream step, transitively) and, in assertions, `$output`.
  */
-import type { AssertionResult } from '../engine/verify.ts';
+import type { AssertionResult, ContractResult } from '../engine/verify.ts';
 import { ExpressionLimitError, isExpressionLimitError } from '../errors.ts';
+import { contractValidator } from '../plan/contracts.ts';
 import { createInProcessEvaluator } from '../plan/expression-limits.ts';
 import { containsExpression, type ExpressionBindings } from '../plan/expressions.ts';
 import type { PlanStep, StepError } from '../plan/schema.ts';
@@ -132,4 +133,16 @@ export async function evaluateAssertion(
   return outcome.ok
     ? { ok: true, value: outcome.value }
     : { ok: false, message: outcome.message, limit: outcome.limit };
+}
+
+/** The output against `successCriteria.outputSchema`; undefined when the step has none. */
+export function checkCriteriaSchema(planStep: PlanStep, output: unknown): ContractResult | undefined {
+  const schema = planStep.successCriteria?.outputSchema;
+  if (schema === undefined) return undefined;
+  const validateFn = contractValidator(schema);
+  if (validateFn(output)) return { ok: true };
+  return {
+    ok: false,
+    errors: (validateFn.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`),
+  };
 }

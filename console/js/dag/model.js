@@ -3,6 +3,8 @@
  * that takes over the edges of everything inside it. Pure: no DOM, no layout; the layout is recomputed only when
  * this structure changes (a new revision, a group folded or unfolded), never for a status change.
  */
+import { leafCounts, MAX_NODES } from './collapse.js';
+
 export const NODE_WIDTH = 220;
 export const NODE_HEIGHT = 60;
 export const GROUP_HEADER = 34;
@@ -12,9 +14,17 @@ const FOLDED_BY_DEFAULT = new Set(['succeeded', 'skipped', 'cancelled', 'superse
 
 export const isGroup = (step) => step.target === null;
 
-/** The groups to fold when the run is first shown. */
-export function defaultCollapsed(steps) {
-  return new Set(steps.filter((step) => isGroup(step) && FOLDED_BY_DEFAULT.has(step.status)).map((step) => step.id));
+/**
+ * The groups to fold when the run is first shown: finished ones, or every group in a large plan (one shaped by
+ * withOverviewGroups, or one that would still show more than `maxNodes` boxes), which opens as its top level only.
+ */
+export function defaultCollapsed(steps, maxNodes = MAX_NODES) {
+  const all = () => new Set(steps.filter(isGroup).map((step) => step.id));
+  if (steps.some((step) => step.virtual)) return all();
+  const finished = new Set(
+    steps.filter((step) => isGroup(step) && FOLDED_BY_DEFAULT.has(step.status)).map((step) => step.id),
+  );
+  return visibleGraph(steps, finished).nodes.length <= maxNodes ? finished : all();
 }
 
 function parents(steps) {
@@ -29,10 +39,12 @@ function parents(steps) {
 
 /**
  * The visible graph: `nodes` in plan order with their visible parent (an expanded group) and `kind` ('step',
- * 'group' for an expanded cluster, 'folded' for a collapsed one), and deduplicated `edges` between visible nodes.
+ * 'group' for an expanded cluster, 'folded' for a collapsed one; both with `counts`, their leaves' statuses), and
+ * deduplicated `edges` between visible nodes, each with the `count` of step dependencies it stands for.
  */
 export function visibleGraph(steps, collapsed) {
   const { byId, parentOf } = parents(steps);
+  const counts = leafCounts(steps, parentOf);
   // The outermost folded ancestor (or the step itself) stands for a step; a walk is bounded against parent cycles.
   const ownerOf = (id) => {
     let owner = id;
@@ -60,10 +72,11 @@ export function visibleGraph(steps, collapsed) {
   for (const step of steps) {
     if (ownerOf(step.id) !== step.id) continue;
     const kind = isGroup(step) ? (collapsed.has(step.id) ? 'folded' : 'group') : 'step';
-    nodes.push({ id: step.id, kind, parent: parentOf.get(step.id) ?? null, step, size: childCount.get(step.id) ?? 0 });
+    const node = { id: step.id, kind, parent: parentOf.get(step.id) ?? null, step, size: childCount.get(step.id) ?? 0 };
+    nodes.push(kind === 'step' ? node : { ...node, counts: counts.get(step.id) ?? {} });
   }
   const edges = [];
-  const seen = new Set();
+  const seen = new Map();
   for (const step of steps) {
     const to = ownerOf(step.id);
     for (const dependency of step.dependsOn) {
@@ -72,9 +85,14 @@ export function visibleGraph(steps, collapsed) {
       // A cluster cannot wait for itself, and an edge between a cluster and its own contents says nothing.
       if (from === to || ancestors(to).has(from) || ancestors(from).has(to)) continue;
       const key = `${from}\u0000${to}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      edges.push({ id: `e${edges.length}`, from, to });
+      const known = seen.get(key);
+      if (known) {
+        known.count += 1;
+        continue;
+      }
+      const edge = { id: `e${edges.length}`, from, to, count: 1 };
+      seen.set(key, edge);
+      edges.push(edge);
     }
   }
   return { nodes, edges };

@@ -9,11 +9,27 @@ const TITLE_CHARS = 27;
 
 const kindOf = (step) => (step.target === null ? 'group' : step.target.slice(0, step.target.indexOf(':')));
 
+/** The statuses of a group's leaves, most frequent first: "✓ 40 ▶ 3 ✗ 1". */
+export function countsText(counts, limit = 4) {
+  return Object.entries(counts ?? {})
+    .filter(([, n]) => n > 0)
+    .sort(([, a], [, b]) => b - a)
+    .slice(0, limit)
+    .map(([status, n]) => `${STATUS_MARKS[status] ?? status} ${n}`)
+    .join(' ');
+}
+
+const leavesOf = (node) => Object.values(node.counts ?? {}).reduce((sum, n) => sum + n, 0);
+
 function nodeLabel(node) {
   const step = node.step;
   if (node.kind === 'step') return `Step ${step.title} (${step.id}), ${statusLabel(step.status)}, ${step.target}`;
   const verb = node.kind === 'folded' ? 'folded, press Enter to unfold' : 'press Enter to fold';
-  return `Group ${step.title} (${step.id}), ${statusLabel(step.status)}, ${node.size} inside, ${verb}`;
+  const statuses = Object.entries(node.counts ?? {})
+    .map(([status, n]) => `${n} ${statusLabel(status)}`)
+    .join(', ');
+  const name = step.virtual ? step.title : `${step.title} (${step.id})`;
+  return `Group ${name}, ${statusLabel(step.status)}, ${leavesOf(node)} steps (${statuses}), ${verb}`;
 }
 
 function metaText(node) {
@@ -23,6 +39,8 @@ function metaText(node) {
     const tries = step.attempts > 1 ? ` · ${step.attempts} tries` : '';
     return `${mark} ${statusLabel(step.status)} · ${kindOf(step)}${tries}`;
   }
+  // A large group says how its steps stand; a small one keeps the plain "n inside".
+  if (leavesOf(node) > node.size || step.virtual) return `${leavesOf(node)} steps · ${countsText(node.counts)}`;
   return `${mark} ${statusLabel(step.status)} · ${node.size} inside`;
 }
 
@@ -78,6 +96,7 @@ const pathOf = (points) => points.map((p, i) => `${i === 0 ? 'M' : 'L'}${p.x},${
  */
 export function renderDag(container, graph, laidOut, onActivate) {
   const byId = new Map(graph.nodes.map((n) => [n.id, n]));
+  const edgeCount = new Map(graph.edges.map((e) => [e.id, e.count ?? 1]));
   const clusters = graph.nodes
     .filter((n) => n.kind === 'group' && laidOut.boxes.has(n.id))
     .sort((a, b) => laidOut.boxes.get(a.id).depth - laidOut.boxes.get(b.id).depth);
@@ -109,7 +128,19 @@ export function renderDag(container, graph, laidOut, onActivate) {
     s(
       'g',
       { class: 'edges' },
-      laidOut.edges.map((e) => s('path', { class: 'edge', d: pathOf(e.points), 'marker-end': 'url(#arrow)' })),
+      laidOut.edges.map((e) => {
+        const count = edgeCount.get(e.id) ?? 1;
+        return s(
+          'path',
+          {
+            class: ['edge', count > 1 ? 'bundle' : null],
+            d: pathOf(e.points),
+            'marker-end': 'url(#arrow)',
+            dataset: { count: String(count) },
+          },
+          count > 1 ? s('title', null, `${count} dependencies`) : null,
+        );
+      }),
     ),
     s(
       'g',

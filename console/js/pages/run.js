@@ -1,9 +1,12 @@
 /**
  * A run as a graph: the current plan laid out by ELK, nodes colored by status, clusters foldable (finished ones
- * folded at first), polled while the run moves. Selecting a step opens its details beside the graph.
+ * folded at first), polled while the run moves. Selecting a step opens its details beside the graph. A large plan
+ * (every page of its steps is read) is shown as an overview: wide sets of siblings split into synthesized groups,
+ * all folded, so at most about a hundred boxes are laid out until someone unfolds one.
  */
-import { get } from '../api.js';
+import { getRun } from '../api.js';
 import { getConfig } from '../auth.js';
+import { groupParents, withOverviewGroups } from '../dag/collapse.js';
 import { layout } from '../dag/layout.js';
 import { defaultCollapsed, structureKey, visibleGraph } from '../dag/model.js';
 import { legend, renderDag } from '../dag/view.js';
@@ -53,14 +56,25 @@ export function runPage(main, { runId, query }) {
     void draw(lastRun, node.id);
   };
 
+  /** A step asked for by the URL is shown even when it sits in a folded group. */
+  const unfoldAround = (steps, id) => {
+    const parentOf = groupParents(steps);
+    for (let at = parentOf.get(id), hops = 0; at !== undefined && hops <= steps.length; hops++) {
+      collapsed.delete(at);
+      at = parentOf.get(at);
+    }
+  };
+
   let lastRun;
   async function draw(run, focusId) {
     lastRun = run;
+    const steps = withOverviewGroups(run.steps);
     if (!collapsed || run.revision !== revision) {
-      collapsed = defaultCollapsed(run.steps);
+      collapsed = defaultCollapsed(steps);
       revision = run.revision;
+      if (selected) unfoldAround(steps, selected);
     }
-    const graph = visibleGraph(run.steps, collapsed);
+    const graph = visibleGraph(steps, collapsed);
     const nextKey = structureKey(graph);
     if (view && nextKey === key) {
       view.update(graph);
@@ -79,7 +93,7 @@ export function runPage(main, { runId, query }) {
   }
 
   const refresh = async () => {
-    const run = await get(`/runs/${encodeURIComponent(runId)}`);
+    const run = await getRun(runId);
     if (stopped) return false;
     header.update(run);
     await draw(run);

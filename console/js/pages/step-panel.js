@@ -18,6 +18,14 @@ function confidenceText(confidence, threshold) {
   return `${value} (threshold ${Math.round(threshold * 100)}%${confidence < threshold ? ', below: held for review' : ''})`;
 }
 
+function expectedText(failure) {
+  const parts = [
+    failure.code ? `code /${failure.code}/` : null,
+    failure.message ? `message /${failure.message}/` : null,
+  ].filter(Boolean);
+  return parts.length ? `with ${parts.join(' and ')}` : 'any failure';
+}
+
 function errorView(error) {
   if (!error) return null;
   return h(
@@ -159,6 +167,19 @@ function render(detail) {
       ['Target', h('span', { class: 'mono' }, step.target ?? 'group')],
       step.description ? ['Description', step.description] : null,
       ['Depends on', step.dependsOn.length ? step.dependsOn.join(', ') : '—'],
+      step.successCriteria
+        ? [
+            'Success criteria',
+            step.successCriteria.assert || step.successCriteria.outputSchema
+              ? [
+                  step.successCriteria.description,
+                  step.successCriteria.assert ? [' ', h('code', null, step.successCriteria.assert)] : null,
+                  step.successCriteria.outputSchema ? ' (and a stricter output schema)' : null,
+                ]
+              : `${step.successCriteria.description} (a note: nothing checks it)`,
+          ]
+        : null,
+      step.expect ? ['Expected to fail', expectedText(step.expect.failure)] : null,
       record ? ['Generation', String(record.generation)] : null,
       record
         ? ['Attempts', `${record.attempts}${step.maxRetries !== undefined ? ` (max retries ${step.maxRetries})` : ''}`]
@@ -174,6 +195,10 @@ function render(detail) {
       detail.children.length ? ['Contains', detail.children.join(', ')] : null,
     ]),
     errorView(record?.error),
+    // A mutating step says how to undo it; a person acting on a failure needs that next to the error.
+    step.rollbackHint
+      ? section('How to undo it', h('p', { class: 'rollback-hint', id: 'rollback-hint' }, step.rollbackHint))
+      : null,
     detail.kind === 'group'
       ? null
       : [

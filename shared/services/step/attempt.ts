@@ -8,11 +8,11 @@ import { retryPolicy } from '../../engine/retry.ts';
 import { IN_FLIGHT_STEP_STATUSES, letsStepsMove } from '../../engine/statuses.ts';
 import { type AttemptOutcome, decideAttemptOutcome, transitionCondition } from '../../engine/step-lifecycle.ts';
 import { appendAndRetain, traceEntry } from '../../engine/trace.ts';
-import { decideVerdict, type HumanDecision, type Verdict } from '../../engine/verify.ts';
-import type { PlanStep, StepError } from '../../plan/schema.ts';
+import { decideExpectedFailure, decideVerdict, type HumanDecision, type Verdict } from '../../engine/verify.ts';
+import type { PlanStep, StepError, StepExpectation } from '../../plan/schema.ts';
 import type { CapabilityCall } from '../../ports/capabilities.ts';
 import type { AttemptRecord, StepRecord, TraceEntry } from '../../ports/store.ts';
-import { evaluateAssertion, evaluatorOf } from '../coordinator-inputs.ts';
+import { checkCriteriaSchema, evaluateAssertion, evaluatorOf } from '../coordinator-inputs.ts';
 import { recordStepDuration } from '../coordinator-metrics.ts';
 import type { StepNext } from '../coordinator-types.ts';
 import { event, type Interpreter, isCurrent } from '../interpreter.ts';
@@ -116,10 +116,14 @@ export async function runAttempt(
           ...usage,
         };
   }
-  const verdict =
-    attempt.outcome === 'succeeded'
+  const expected = planStep.expect === undefined ? undefined : judgeExpectation(planStep.expect, attempt);
+  if (expected) attempt = expected.attempt;
+  const verdict = expected
+    ? expected.verdict
+    : attempt.outcome === 'succeeded'
       ? decideVerdict({
           contract: catalog.validateOutput(target, attempt.output),
+          criteria: checkCriteriaSchema(planStep, attempt.output),
           assertion: await evaluateAssertion(
             evaluatorOf(ctx.deps),
             planStep,
@@ -235,11 +239,44 @@ function failedAttempt(
   };
 }
 
+/**
+ * A step that expects its capability to fail: a matching failure becomes the attempt's success, the failure its
+ * output (`{ failure: { code, message } }`, what dependents read) and its evidence (`expectedFailure`); a success
+ * gets a failing verdict; another failure is left as it is. An attempt recorded as met already (a repeat) stays met.
+ */
+function judgeExpectation(
+  expectation: StepExpectation,
+  attempt: AttemptRecord,
+): { attempt: AttemptRecord; verdict: Verdict | undefined } {
+  if (attempt.evidence.expectedFailure !== undefined) return { attempt, verdict: { verdict: 'pass' } };
+  const decided = decideExpectedFailure(
+    expectation,
+    attempt.outcome === 'succeeded'
+      ? { ok: true, output: attempt.output }
+      : { ok: false, error: attempt.error ?? { code: 'E_UNKNOWN', message: 'no error was recorded' } },
+  );
+  if (decided.kind === 'other') return { attempt, verdict: undefined };
+  if (decided.kind === 'unmet') return { attempt, verdict: decided.verdict };
+  const { error: _met, ...rest } = attempt;
+  return {
+    attempt: {
+      ...rest,
+      outcome: 'succeeded',
+      output: { failure: decided.evidence.failure },
+      evidence: { ...attempt.evidence, expectedFailure: decided.evidence },
+    },
+    verdict: { verdict: 'pass' },
+  };
+}
+
 const withVerdict = (attempt: AttemptRecord, verdict: Verdict | undefined): AttemptRecord =>
   verdict === undefined ? attempt : { ...attempt, evidence: { ...attempt.evidence, verdict: verdict.verdict } };
 
 function execNote(attempt: AttemptRecord): string {
   const via = String(attempt.evidence.binding ?? 'binding');
+  const met = attempt.evidence.expectedFailure as { failure?: { code: string; message: string } } | undefined;
+  if (met?.failure)
+    return `attempt ${attempt.attempt} of ${attempt.target} failed as expected: ${met.failure.code} ${met.failure.message}`;
   if (attempt.outcome === 'failed') {
     const kind = attempt.error?.retryable === false ? 'permanent' : 'retryable';
     return `attempt ${attempt.attempt} of ${attempt.target} failed (${kind}): ${attempt.error?.code} ${attempt.error?.message}`;

@@ -22,6 +22,7 @@ import type { AttemptRecord, StepRecord } from '../../ports/store.ts';
 import { recordDecisionWait } from '../coordinator-approval.ts';
 import {
   CLAIM_ERROR_CODES,
+  checkCriteriaSchema,
   claimEvaluates,
   evaluateAssertion,
   evaluatorOf,
@@ -280,6 +281,7 @@ async function judge(
     verdict = decideVerdict({
       decision,
       contract: ctx.deps.catalog.validateOutput(target, candidate.output),
+      criteria: checkCriteriaSchema(planStep, candidate.output),
       assertion: await evaluateAssertion(
         evaluatorOf(ctx.deps),
         planStep,

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { candidateOutput, decideVerdict, meetsConfidence, VERIFY_ERROR_CODES } from '../../../shared/engine/verify.ts';
+import {
+  candidateOutput,
+  decideExpectedFailure,
+  decideVerdict,
+  meetsConfidence,
+  VERIFY_ERROR_CODES,
+} from '../../../shared/engine/verify.ts';
 
 const ok = { ok: true } as const;
 
@@ -106,5 +112,60 @@ describe('meetsConfidence', () => {
     expect(meetsConfidence(0.8, 0.8)).toBe(true);
     expect(meetsConfidence(0.79, 0.8)).toBe(false);
     expect(meetsConfidence(Number.NaN, 0)).toBe(false);
+  });
+});
+
+describe('decideExpectedFailure', () => {
+  const failure = (code: string, message: string) => ({
+    ok: false as const,
+    error: { code, message, retryable: true },
+  });
+
+  it('is met by a failure whose code and message match, with that failure as evidence', () => {
+    const expected = { code: '^E_HTTP_5', message: 'timed out' };
+    expect(decideExpectedFailure({ failure: expected }, failure('E_HTTP_503', 'the call timed out'))).toEqual({
+      kind: 'met',
+      evidence: { failure: { code: 'E_HTTP_503', message: 'the call timed out' }, expected },
+    });
+    expect(decideExpectedFailure({ failure: {} }, failure('E_ANY', 'whatever')).kind).toBe('met');
+  });
+
+  it('leaves a failure that does not match to the usual policy', () => {
+    expect(decideExpectedFailure({ failure: { code: '^E_HTTP_5' } }, failure('E_HTTP_404', 'x'))).toEqual({
+      kind: 'other',
+    });
+    expect(decideExpectedFailure({ failure: { message: 'timed out' } }, failure('E_HTTP_503', 'refused'))).toEqual({
+      kind: 'other',
+    });
+  });
+
+  it('fails a success for good with E_EXPECTED_FAILURE', () => {
+    const decided = decideExpectedFailure({ failure: { code: 'E_X' } }, { ok: true, output: { value: 1 } });
+    expect(decided).toMatchObject({
+      kind: 'unmet',
+      verdict: { verdict: 'fail', error: { code: 'E_EXPECTED_FAILURE', retryable: false } },
+    });
+    expect(decided.kind === 'unmet' && decided.verdict.verdict === 'fail' && decided.verdict.error.message).toMatch(
+      /expected the capability to fail with code \/E_X\/, but it succeeded/,
+    );
+  });
+});
+
+describe('decideVerdict with successCriteria.outputSchema', () => {
+  it('fails an output that meets the contract but not the stricter criteria schema, before the assertion', () => {
+    const verdict = decideVerdict({
+      contract: ok,
+      criteria: { ok: false, errors: ['/value must be equal to constant'] },
+      assertion: { ok: true, value: true },
+    });
+    expect(verdict).toMatchObject({
+      verdict: 'fail',
+      error: {
+        code: VERIFY_ERROR_CODES.assertion,
+        retryable: false,
+        details: { errors: ['/value must be equal to constant'] },
+      },
+    });
+    expect(decideVerdict({ contract: ok, criteria: ok })).toEqual({ verdict: 'pass' });
   });
 });
