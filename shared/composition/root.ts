@@ -76,6 +76,7 @@ export const coordinatorConfig = (settings: Settings): CoordinatorConfig => ({
 export const capabilityCallConfig = (settings: Settings): CapabilityCallConfig => ({
   maxOutputBytes: settings.capabilities.maxOutputBytes,
   idempotencyTtlSeconds: settings.capabilities.idempotencyTtlSeconds,
+  prices: settings.capabilities.prices,
 });
 
 function once<T>(make: () => T): () => T {

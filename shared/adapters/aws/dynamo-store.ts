@@ -11,6 +11,7 @@ import { generationOperations } from './dynamo-generations.ts';
 import type { DynamoContext } from './dynamo-ops.ts';
 import { runOperations } from './dynamo-runs.ts';
 import { stepOperations } from './dynamo-steps.ts';
+import { usageOperations } from './dynamo-usage.ts';
 import { watchOperations } from './dynamo-watches.ts';
 
 export interface DynamoStoreOptions {
@@ -36,5 +37,6 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
     ...generationOperations(ctx),
     ...approvalOperations(ctx),
     ...watchOperations(ctx),
+    ...usageOperations(ctx),
   };
 }

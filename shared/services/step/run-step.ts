@@ -32,6 +32,7 @@ import { createInterpreter, event, type Interpreter, isCurrent, kindOf } from '.
 import { afterFailure, afterSuccess, failStep } from '../step-follow-ups.ts';
 import { evaluateStepInput } from '../step-input.ts';
 import { done, follow, type InFlight, runAttempt } from './attempt.ts';
+import { claimRefusal, refuseClaim } from './budget-keeping.ts';
 import { type CapabilityCallConfig, type CapabilityCaller, createCapabilityCaller } from './capability-call.ts';
 import {
   approvalTimeoutSeconds,
@@ -110,9 +111,14 @@ async function enter(
   executionId: string,
 ): Promise<StepNext> {
   const { run, step, planStep } = records;
-  const decision = decideClaim(step, generation, executionId, letsStepsMove(run.status));
+  const refusal = claimRefusal(records, ctx.now());
+  const decision = decideClaim(step, generation, executionId, letsStepsMove(run.status), refusal);
   if (decision.kind === 'ignore' || !step || !planStep) return done(0);
   if (decision.kind === 'resume') return resume(ctx, call, records, step, executionId);
+  if (decision.kind === 'refuse') {
+    await refuseClaim(ctx, records, step, executionId, decision.reason);
+    return done(0);
+  }
 
   const { runId, stepId } = step;
   const context = await stepContext(ctx, records, step, claimEvaluates(planStep));
