@@ -35,6 +35,8 @@ export interface StepView {
   readonly usage?: Spend | null;
   /** The step's own budget, when the plan gives it one. */
   readonly budget?: Budget;
+  /** The step's free-form metadata from the plan, when it has some. */
+  readonly metadata?: Readonly<Record<string, unknown>>;
 }
 
 export interface Progress {
@@ -83,6 +85,7 @@ export function stepViews(plan: Plan | undefined, records: readonly StepRecord[]
       target: step.target,
       parentId: step.parentId ?? null,
       dependsOn: step.dependsOn,
+      ...(step.metadata === undefined ? {} : { metadata: step.metadata }),
     };
     if (step.target === null) {
       const status = graph ? groupStatus(graph, step.id, statuses) : 'pending';

@@ -22,6 +22,7 @@ export const ISSUE_CODES = [
   'E_APPROVAL',
   'E_RESERVED_KEY',
   'E_BUDGET',
+  'E_METADATA_TOO_LARGE',
 ] as const;
 export type IssueCode = (typeof ISSUE_CODES)[number];
 

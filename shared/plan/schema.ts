@@ -36,6 +36,8 @@ export const EXPRESSION_PATTERN = /^\{%([\s\S]*)%\}$/;
 export const MAX_OBJECTIVE_LENGTH = 4000;
 export const MAX_TITLE_LENGTH = 200;
 export const DEFAULT_MAX_RETRIES = 3;
+/** The largest `metadata` a step may carry, in bytes of JSON (UTF-8). */
+export const MAX_METADATA_BYTES = 4096;
 
 const nonBlank = (max: number) =>
   z
@@ -110,6 +112,8 @@ export const planStepSchema = z.strictObject({
   watches: z.array(z.string().min(1).max(512)).optional(),
   estimatedDurationSeconds: z.number().min(0).optional(),
   budget: budgetSchema.optional(),
+  /** Free-form notes for people and tools (at most MAX_METADATA_BYTES of JSON): kept, shown, never interpreted. */
+  metadata: jsonObject.optional(),
   status: z.enum(STEP_STATUSES).optional(),
   result: jsonValue.optional(),
   error: stepErrorSchema.nullable().optional(),
