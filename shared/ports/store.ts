@@ -174,6 +174,10 @@ export interface AttemptRecord {
    * when the model answered). Sum with shared/engine/usage.ts.
    */
   readonly usage?: ModelUsage;
+  /** The plan revision the attempt ran under (audit: which plan asked for it). */
+  readonly revision?: number;
+  /** What verification made of it: pass, review (held for a person) or fail (a failed call is a fail). */
+  readonly verdict?: 'pass' | 'review' | 'fail';
 }
 
 export interface RunEventRecord {

@@ -185,6 +185,8 @@ const attemptCodecs: FieldCodecs<AttemptRecord> = {
   error: nullableError,
   evidence: json<Readonly<Record<string, unknown>>>(),
   usage: json<ModelUsage>(),
+  revision: numberField,
+  verdict: enumField(['pass', 'review', 'fail'] as const),
 };
 
 export function encodeAttempt(attempt: AttemptRecord): Item {

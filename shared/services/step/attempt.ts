@@ -151,7 +151,7 @@ export async function runAttempt(
     policyOf(ctx, planStep),
   );
   if (recorded === undefined || recorded.outcome === 'running') {
-    if (!(await ctx.deps.store.putAttempt(withVerdict(attempt, verdict)))) {
+    if (!(await ctx.deps.store.putAttempt(withVerdict(attempt, verdict, records.run.revision)))) {
       // Another copy of this RunStep (a duplicated or repeated invocation) recorded the attempt first: its record
       // is the attempt's outcome, whatever this copy's call answered, so the step and its attempts agree.
       const first = await ctx.deps.store.getAttempt(step.runId, step.stepId, {
@@ -253,8 +253,11 @@ function failedAttempt(
   };
 }
 
-const withVerdict = (attempt: AttemptRecord, verdict: Verdict | undefined): AttemptRecord =>
-  verdict === undefined ? attempt : { ...attempt, evidence: { ...attempt.evidence, verdict: verdict.verdict } };
+/** The record as written: the plan revision it ran under and its verdict (a failed call is a `fail`). */
+const withVerdict = (attempt: AttemptRecord, verdict: Verdict | undefined, revision: number): AttemptRecord =>
+  verdict === undefined
+    ? { ...attempt, revision, verdict: 'fail' }
+    : { ...attempt, revision, verdict: verdict.verdict, evidence: { ...attempt.evidence, verdict: verdict.verdict } };
 
 function execNote(attempt: AttemptRecord): string {
   const via = String(attempt.evidence.binding ?? 'binding');

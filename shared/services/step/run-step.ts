@@ -252,6 +252,7 @@ async function awaitGate(ctx: Interpreter, flight: InFlight, input: unknown, exe
     startedAt: ctx.now(),
     outcome: 'running',
     input: evaluated,
+    revision: flight.records.run.revision,
     evidence: { gate: true, executionId },
   });
   return awaitPerson(ctx, flight, 1, 'approval');
@@ -311,6 +312,8 @@ async function judge(
       outcome: 'succeeded',
       finishedAt: now,
       output: candidate.output,
+      revision: record?.revision ?? records.run.revision,
+      verdict: 'pass',
       evidence: { ...record?.evidence, decision: decision.decision, decidedBy: decision.by ?? null, verdict: 'pass' },
     };
     if (record) await ctx.deps.store.updateAttempt(decided);
@@ -375,10 +378,12 @@ export async function recordFailedAttempt(
       finishedAt: ctx.now(),
       outcome: 'failed',
       error,
+      revision: records.run.revision,
+      verdict: 'fail',
       evidence: {},
     });
   else if (record.outcome !== 'failed')
-    await ctx.deps.store.updateAttempt({ ...record, outcome: 'failed', finishedAt: ctx.now(), error });
+    await ctx.deps.store.updateAttempt({ ...record, outcome: 'failed', finishedAt: ctx.now(), error, verdict: 'fail' });
   const flight: InFlight = { records, step, planStep };
   const outcome = decideAttemptOutcome(n, { error }, policyOf(ctx, flight));
   return follow(ctx, flight, n, outcome, `attempt ${n} failed: ${error.code} ${error.message}`, {
