@@ -3,9 +3,11 @@
  * shown as steps whose status is derived from their descendants. The run's own status and progress are derived by
  * the engine (engine/run-view.ts): a running run in which nothing moves and someone waits for a person is `paused`.
  */
+import { round, spentBy } from '../engine/budget.ts';
 import { deriveRunStatus, progress } from '../engine/run-view.ts';
 import { buildGraph, groupStatus } from '../plan/graph.ts';
-import type { Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
+import type { Budget, Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
+import type { Spend } from '../ports/capabilities.ts';
 import type { RunRecord, StepRecord, TerminalRecord, TraceEntry } from '../ports/store.ts';
 
 export interface StepView {
@@ -29,6 +31,12 @@ export interface StepView {
   readonly outputOmitted?: { readonly bytes: number };
   /** How many of the oldest trace entries were left out (the step's own view has them all). */
   readonly traceOmitted?: number;
+  /** What the step's attempts spent (all generations); null for a group. */
+  readonly usage?: Spend | null;
+  /** The step's own budget, when the plan gives it one. */
+  readonly budget?: Budget;
+  /** The step's free-form metadata from the plan, when it has some. */
+  readonly metadata?: Readonly<Record<string, unknown>>;
 }
 
 export interface Progress {
@@ -43,6 +51,10 @@ export interface RunView {
   readonly revision: number;
   readonly steps: readonly StepView[];
   readonly terminal?: Pick<TerminalRecord, 'state' | 'reason' | 'evidence'>;
+  /** What the run's attempts spent so far. */
+  readonly usage?: Spend;
+  /** The plan's budget, when it has one: the console shows the spend against it. */
+  readonly budget?: Budget;
 }
 
 export interface RunSummary {
@@ -73,6 +85,7 @@ export function stepViews(plan: Plan | undefined, records: readonly StepRecord[]
       target: step.target,
       parentId: step.parentId ?? null,
       dependsOn: step.dependsOn,
+      ...(step.metadata === undefined ? {} : { metadata: step.metadata }),
     };
     if (step.target === null) {
       const status = graph ? groupStatus(graph, step.id, statuses) : 'pending';
@@ -87,6 +100,7 @@ export function stepViews(plan: Plan | undefined, records: readonly StepRecord[]
         startedAt: null,
         finishedAt: null,
         trace: [],
+        usage: null,
       };
     }
     const record = byId.get(step.id);
@@ -102,9 +116,16 @@ export function stepViews(plan: Plan | undefined, records: readonly StepRecord[]
       startedAt: record?.startedAt ?? null,
       finishedAt: record?.finishedAt ?? null,
       trace: record?.trace ?? [],
+      usage: usageView(record ?? {}),
+      ...(step.budget === undefined ? {} : { budget: step.budget }),
     };
   });
 }
+
+const usageView = (record: { readonly usageTokens?: number; readonly usageCostUsd?: number }): Spend => {
+  const spent = spentBy(record);
+  return { tokens: spent.tokens, costUsd: round(spent.costUsd) };
+};
 
 export function buildRunView(run: RunRecord, plan: Plan | undefined, records: readonly StepRecord[]): RunView {
   return {
@@ -117,6 +138,8 @@ export function buildRunView(run: RunRecord, plan: Plan | undefined, records: re
     revision: run.revision,
     steps: stepViews(plan, records),
     ...terminalView(run),
+    usage: usageView(run),
+    ...(plan?.budget === undefined ? {} : { budget: plan.budget }),
   };
 }
 

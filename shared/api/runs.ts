@@ -204,7 +204,8 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
 
   app.post('/runs/:runId/cancel', async (c) => {
     const run = await requireRun(c.req.param('runId'));
-    await deps.cancelRun(run.runId);
+    // Who asked is part of the record: the JWT `sub`, or `local-token` for the embedded API's static token.
+    await deps.cancelRun(run.runId, c.get('principal'));
     const after = (await store.getRun(run.runId)) ?? run;
     return c.json({ runId: run.runId, status: after.status });
   });

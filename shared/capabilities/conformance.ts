@@ -5,7 +5,7 @@
  */
 import type { Capability, CatalogDocument } from '../plan/schema.ts';
 import type { CapabilityBinding, CapabilityCall } from '../ports/capabilities.ts';
-import { builtinAgent, builtinTool } from './builtin.ts';
+import { builtinAgent, builtinBinding, builtinTool } from './builtin.ts';
 import { capabilityError } from './capability-errors.ts';
 
 export const CONFORMANCE_TARGETS = {
@@ -14,6 +14,7 @@ export const CONFORMANCE_TARGETS = {
   fail: 'tool:conformance.fail',
   flaky: 'tool:conformance.flaky',
   ledger: 'tool:conformance.ledger',
+  spend: 'tool:conformance.spend',
   scripted: 'agent:conformance.scripted',
   approver: 'human:conformance.approver',
 } as const;
@@ -71,6 +72,16 @@ export function conformanceCatalog(): CatalogDocument {
         sideEffect: 'mutating',
         inputSchema: object({ entry: {} }, ['entry']),
         outputSchema: object({ entryId: { type: 'string' } }, ['entryId']),
+      },
+      {
+        target: CONFORMANCE_TARGETS.spend,
+        description: 'Reports exactly the given usage (tokens, US dollars) and returns {}: budgets made visible.',
+        sideEffect: 'none',
+        inputSchema: object({ tokens: { type: 'integer', minimum: 0 }, costUsd: { type: 'number', minimum: 0 } }, [
+          'tokens',
+          'costUsd',
+        ]),
+        outputSchema: object({}, []),
       },
       {
         target: CONFORMANCE_TARGETS.scripted,
@@ -196,6 +207,14 @@ export function createConformancePack(options: { clock?: () => Date } = {}): Con
     }),
     [CONFORMANCE_TARGETS.ledger]: builtinTool('conformance.ledger', async (input, call) => ({
       entryId: ledger.append(field(input, 'entry'), call).entryId,
+    })),
+    [CONFORMANCE_TARGETS.spend]: builtinBinding('conformance.spend', async ({ input }) => ({
+      output: {},
+      usage: {
+        inputTokens: Number(field(input, 'tokens')) || 0,
+        outputTokens: 0,
+        costUsd: Number(field(input, 'costUsd')) || 0,
+      },
     })),
     [CONFORMANCE_TARGETS.scripted]: builtinAgent('conformance.scripted', async (input) => ({
       output: field(input, 'output'),

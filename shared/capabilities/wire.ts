@@ -5,13 +5,16 @@
  *   { "target": "tool:x", "input": <evaluated step input>, "context": { runId, stepId, generation, attempt,
  *     idempotencyKey, objective, step: { title, description?, successCriteria? }, upstreamOutputs } }
  * Answer:
- *   - `{ "output": <value>, "confidence"?: 0..1, "note"?: "..." }` — the envelope: an object with an `output` key
- *     and no keys besides `output`, `confidence` and `note`. Agents use it to report their confidence.
+ *   - `{ "output": <value>, "confidence"?: 0..1, "note"?: "...", "usage"?: { "inputTokens"?, "outputTokens"?,
+ *     "tokens"?, "costUsd"? } }` — the envelope: an object with an `output` key and no keys besides these. Agents
+ *     use it to report their confidence; any capability may report what it spent (budgets count it).
  *   - `{ "error": { "code": "E_...", "message": "...", "retryable"?: boolean } }` — a failure the capability
  *     reports itself (Lambda only; HTTP endpoints answer with a status code). `retryable` defaults to false.
  *   - anything else: the output itself. A capability whose output happens to look like the envelope (an object with
  *     only an `output` key) must wrap it: `{ "output": { "output": ... } }`.
  */
+
+import { reportedUsage } from '../engine/usage.ts';
 import type { CapabilityCall, CapabilityResult } from '../ports/capabilities.ts';
 import { CAPABILITY_ERROR_CODES, capabilityError } from './capability-errors.ts';
 
@@ -47,7 +50,7 @@ export function capabilityRequest(call: CapabilityCall): CapabilityRequest {
   };
 }
 
-const ENVELOPE_KEYS = new Set(['output', 'confidence', 'note']);
+const ENVELOPE_KEYS = new Set(['output', 'confidence', 'note', 'usage']);
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export const isValidConfidence = (v: unknown): v is number =>
@@ -85,6 +88,13 @@ export function answerToResult(answer: unknown, source: string, evidence: Record
     isRecord(answer) && Object.hasOwn(answer, 'output') && Object.keys(answer).every((k) => ENVELOPE_KEYS.has(k));
   if (!isEnvelope) return { output: answer, evidence };
   const { output, confidence, note } = answer;
+  const usage = answer.usage === undefined ? undefined : reportedUsage(answer.usage);
+  if (answer.usage !== undefined && usage === undefined)
+    throw capabilityError(
+      CAPABILITY_ERROR_CODES.malformedAnswer,
+      `${source} answered with a usage that is not { inputTokens?, outputTokens?, tokens?, costUsd? } of counts`,
+      { retryable: false },
+    );
   if (confidence !== undefined && !isValidConfidence(confidence))
     throw capabilityError(
       CAPABILITY_ERROR_CODES.malformedAnswer,
@@ -100,5 +110,6 @@ export function answerToResult(answer: unknown, source: string, evidence: Record
     evidence,
     ...(confidence === undefined ? {} : { confidence }),
     ...(note === undefined ? {} : { note }),
+    ...(usage === undefined ? {} : { usage }),
   };
 }

@@ -79,6 +79,7 @@ export const coordinatorConfig = (settings: Settings): CoordinatorConfig => ({
 export const capabilityCallConfig = (settings: Settings): CapabilityCallConfig => ({
   maxOutputBytes: settings.capabilities.maxOutputBytes,
   idempotencyTtlSeconds: settings.capabilities.idempotencyTtlSeconds,
+  prices: settings.capabilities.prices,
 });
 
 function once<T>(make: () => T): () => T {
@@ -254,8 +255,8 @@ export function createRoot(settings: Settings, place: Place): Root {
       limits,
       // A cancellation, a person's replan and an invalidation run in the API's process, with the same services
       // the coordinator, replanner and invalidator run (built on the first request that needs one).
-      cancelRun: async (runId) => {
-        await coordinator().cancelRun(runId);
+      cancelRun: async (runId, requestedBy) => {
+        await coordinator().cancelRun(runId, requestedBy);
       },
       planJobs: planJobs(),
       checkReplan: (runId) => replanner().checkReplan(runId),

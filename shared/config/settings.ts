@@ -14,6 +14,7 @@
 import { z } from 'zod';
 import { type BindingsConfig, bindingsConfigFromJson } from '../capabilities/registry.ts';
 import { type BuiltinPack, parseBuiltinPacks } from '../capabilities/runtime-registry.ts';
+import type { PriceTable } from '../engine/budget.ts';
 import type { TraceRetention } from '../engine/trace.ts';
 import { CairnError } from '../errors.ts';
 import type { ExpressionLimits } from '../plan/expression-limits.ts';
@@ -34,6 +35,7 @@ import {
   DEFAULT_TRACE_RETENTION,
   MAX_REPLAY_WINDOW_SECONDS,
 } from './defaults.ts';
+import { parsePrices } from './prices.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -81,6 +83,8 @@ export interface Settings {
     readonly maxOutputBytes: number;
     /** CAIRN_IDEMPOTENCY_TTL_SECONDS */
     readonly idempotencyTtlSeconds: number;
+    /** CAIRN_PRICES: model id or target → US dollars per million tokens (shared/config/prices.ts). */
+    readonly prices: PriceTable;
   };
   /** CAIRN_API_TOKEN: a static bearer token; absent, the API trusts API Gateway's JWT authorizer. */
   readonly apiToken: string | undefined;
@@ -314,6 +318,7 @@ const envSchema = z.object({
   CAIRN_BUILTINS: parsedBy('CAIRN_BUILTINS', (raw) => parseBuiltinPacks(raw, DEFAULT_BUILTIN_PACKS)),
   CAIRN_MAX_OUTPUT_BYTES: positiveInteger(DEFAULT_MAX_OUTPUT_BYTES),
   CAIRN_IDEMPOTENCY_TTL_SECONDS: positiveInteger(DEFAULT_IDEMPOTENCY_TTL_SECONDS),
+  CAIRN_PRICES: parsedBy('CAIRN_PRICES', parsePrices),
   CAIRN_API_TOKEN: text,
   CAIRN_WEBHOOK_SECRET_PREFIX: text,
   CAIRN_WEBHOOK_SECRETS: webhookSecrets,
@@ -421,6 +426,7 @@ export function settingsFromEnv(env: Env): Settings {
       builtins: v.CAIRN_BUILTINS,
       maxOutputBytes: v.CAIRN_MAX_OUTPUT_BYTES,
       idempotencyTtlSeconds: v.CAIRN_IDEMPOTENCY_TTL_SECONDS,
+      prices: v.CAIRN_PRICES,
     },
     apiToken: v.CAIRN_API_TOKEN,
     webhooks: {

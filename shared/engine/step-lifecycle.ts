@@ -35,6 +35,8 @@ export const STEP_TRANSITIONS = {
   skip: { to: 'skipped', from: CLAIMABLE, unclaimed: true },
   /** The claim found the step cannot run (its `when` or input failed): failed before any attempt. */
   reject: { to: 'failed', from: CLAIMABLE, unclaimed: true },
+  /** The run's budget is spent: the step is closed unstarted (the run ends `budget_exhausted`). */
+  refuse: { to: 'cancelled', from: CLAIMABLE, unclaimed: true },
   /** A failed attempt with attempts left. */
   retry: { to: 'retrying', from: ['running', 'retrying'] },
   /** A person decides next (a gate, a review). */
@@ -81,19 +83,23 @@ export type ClaimDecision =
   /** This execution has it already (its task was retried): carry on from what the record says. */
   | { readonly kind: 'resume' }
   /** Another generation, another execution, a finished step or a finished run: nothing to do. */
-  | { readonly kind: 'ignore' };
+  | { readonly kind: 'ignore' }
+  /** The run's budget is spent: no new step starts (one already claimed carries on, see `resume`). */
+  | { readonly kind: 'refuse'; readonly reason: string };
 
 export function decideClaim(
   step: Pick<StepRecord, 'generation' | 'status' | 'claimedBy'> | undefined,
   generation: number,
   executionId: string,
   runLive: boolean,
+  budgetExhausted?: string,
 ): ClaimDecision {
   if (step === undefined || step.generation !== generation) return { kind: 'ignore' };
   if (step.claimedBy !== undefined) return step.claimedBy === executionId ? { kind: 'resume' } : { kind: 'ignore' };
   if (!STEP_TRANSITIONS.claim.from.some((s) => s === step.status)) return { kind: 'ignore' };
   // A finished or cancelled run starts nothing new; its open steps are closed by whoever finished it.
-  return runLive ? { kind: 'claim' } : { kind: 'ignore' };
+  if (!runLive) return { kind: 'ignore' };
+  return budgetExhausted === undefined ? { kind: 'claim' } : { kind: 'refuse', reason: budgetExhausted };
 }
 
 /** What follows an attempt: the verdict on its result, or its failure, against the step's retry policy. */

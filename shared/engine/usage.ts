@@ -7,10 +7,11 @@ import type { ModelUsage } from '../ports/capabilities.ts';
 
 export const NO_USAGE: ModelUsage = { inputTokens: 0, outputTokens: 0 };
 
-/** The sum of two usages. */
+/** The sum of two usages (a cost is kept when either has one). */
 export const addUsage = (a: ModelUsage, b: ModelUsage): ModelUsage => ({
   inputTokens: a.inputTokens + b.inputTokens,
   outputTokens: a.outputTokens + b.outputTokens,
+  ...(a.costUsd === undefined && b.costUsd === undefined ? {} : { costUsd: (a.costUsd ?? 0) + (b.costUsd ?? 0) }),
 });
 
 /** The total of every record that has a usage (attempts of a step, of a run); records without one count zero. */
@@ -28,4 +29,26 @@ export function usageOf(input: unknown, output: unknown): ModelUsage | undefined
   const inputTokens = count(input);
   const outputTokens = count(output);
   return inputTokens === undefined || outputTokens === undefined ? undefined : { inputTokens, outputTokens };
+}
+
+const cost = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+
+/**
+ * The `usage` a capability reports in its answer (the wire envelope, see shared/capabilities/wire.ts):
+ * `{ inputTokens?, outputTokens?, tokens?, costUsd? }`, counts whole and ≥ 0; `tokens` is a total when the split is
+ * unknown (counted as input). Undefined when it is not such an object: the caller says the answer is malformed.
+ */
+export function reportedUsage(value: unknown): ModelUsage | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const record = value as Record<string, unknown>;
+  const known = new Set(['inputTokens', 'outputTokens', 'tokens', 'costUsd']);
+  if (Object.keys(record).some((key) => !known.has(key))) return undefined;
+  const fields = ['inputTokens', 'outputTokens', 'tokens'].map((key) =>
+    record[key] === undefined ? 0 : count(record[key]),
+  );
+  const costUsd = record.costUsd === undefined ? undefined : cost(record.costUsd);
+  if (fields.some((n) => n === undefined) || (record.costUsd !== undefined && costUsd === undefined)) return undefined;
+  const [input = 0, output = 0, total = 0] = fields as number[];
+  return { inputTokens: input + total, outputTokens: output, ...(costUsd === undefined ? {} : { costUsd }) };
 }

@@ -37,6 +37,18 @@ export const EVENT_SCHEMAS = {
     state: z.enum(['complete', 'failed', 'paused', 'cancelled']),
     reason: z.string(),
   }),
+  /**
+   * A budget (the plan's, or a step's when `stepId` is given) reached its soft threshold (`warnAt` × `limit`) on one
+   * dimension: published once per budget and dimension.
+   */
+  BudgetThreshold: z.object({
+    ...runRef,
+    stepId: z.string().optional(),
+    dimension: z.enum(['tokens', 'costUsd']),
+    limit: z.number(),
+    spent: z.number(),
+    warnAt: z.number(),
+  }),
   ResourceChanged: z.object({
     resourceKey: z.string().min(1),
     source: z.string().optional(),

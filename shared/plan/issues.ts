@@ -22,6 +22,8 @@ export const ISSUE_CODES = [
   'E_APPROVAL',
   'E_RESERVED_KEY',
   'E_CRITERIA',
+  'E_BUDGET',
+  'E_METADATA_TOO_LARGE',
 ] as const;
 export type IssueCode = (typeof ISSUE_CODES)[number];
 

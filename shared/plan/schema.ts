@@ -36,6 +36,8 @@ export const EXPRESSION_PATTERN = /^\{%([\s\S]*)%\}$/;
 export const MAX_OBJECTIVE_LENGTH = 4000;
 export const MAX_TITLE_LENGTH = 200;
 export const DEFAULT_MAX_RETRIES = 3;
+/** The largest `metadata` a step may carry, in bytes of JSON (UTF-8). */
+export const MAX_METADATA_BYTES = 4096;
 
 const nonBlank = (max: number) =>
   z
@@ -86,6 +88,26 @@ export const approvalSchema = z.strictObject({
   onTimeout: z.enum(APPROVAL_TIMEOUT_POLICIES).optional(),
 });
 
+/** What a run does when its plan's budget runs out: end `failed` (default) or be left `paused` for a person. */
+export const BUDGET_EXHAUSTED_POLICIES = ['fail', 'pause'] as const;
+export type BudgetExhaustedPolicy = (typeof BUDGET_EXHAUSTED_POLICIES)[number];
+/** The share of a limit at which BudgetThreshold is published, unless the budget says otherwise. */
+export const DEFAULT_BUDGET_WARN_AT = 0.8;
+
+/**
+ * Hard limits on what a run (plan-level) or one step spends: tokens and money as reported by its capabilities
+ * (shared/engine/budget.ts), wall-clock seconds since it started. `warnAt` is the soft threshold (a share of each
+ * limit); `onExhausted` only applies to the plan's budget.
+ */
+export const budgetSchema = z.strictObject({
+  maxTokens: z.number().int().positive().optional(),
+  maxCostUsd: z.number().positive().optional(),
+  maxSeconds: z.number().positive().optional(),
+  warnAt: z.number().gt(0).max(1).optional(),
+  onExhausted: z.enum(BUDGET_EXHAUSTED_POLICIES).optional(),
+});
+export type Budget = z.infer<typeof budgetSchema>;
+
 export const planStepSchema = z.strictObject({
   id: z.string().regex(STEP_ID_PATTERN, { message: 'must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' }),
   title: nonBlank(MAX_TITLE_LENGTH),
@@ -105,6 +127,9 @@ export const planStepSchema = z.strictObject({
   approval: approvalSchema.optional(),
   watches: z.array(z.string().min(1).max(512)).optional(),
   estimatedDurationSeconds: z.number().min(0).optional(),
+  budget: budgetSchema.optional(),
+  /** Free-form notes for people and tools (at most MAX_METADATA_BYTES of JSON): kept, shown, never interpreted. */
+  metadata: jsonObject.optional(),
   status: z.enum(STEP_STATUSES).optional(),
   result: jsonValue.optional(),
   error: stepErrorSchema.nullable().optional(),
@@ -115,6 +140,7 @@ export const planSchema = z.strictObject({
   schemaVersion: z.literal(PLAN_SCHEMA_VERSION),
   revision: z.number().int().min(1),
   objective: nonBlank(MAX_OBJECTIVE_LENGTH),
+  budget: budgetSchema.optional(),
   steps: z.array(planStepSchema).min(1),
 });
 export type Plan = z.infer<typeof planSchema>;

@@ -11,12 +11,16 @@
  * - rules/steps.ts: catalog targets and contracts, approvals, rollback hints, lifecycle fields
  * - rules/criteria.ts: checkpoints (machine-checkable criteria on mutating steps and gates, expected failures)
  * - rules/references.ts: JSONata expressions and the steps they read (rules/upstream.ts answers "upstream?")
+ * - rules/budget.ts: budgets on the plan and its steps (E_BUDGET)
+ * - rules/metadata.ts: the size of a step's metadata (E_METADATA_TOO_LARGE)
  */
 import { DEFAULT_LIMITS } from '../config/defaults.ts';
 import type { Catalog } from './catalog.ts';
 import { issue, type PlanIssue } from './issues.ts';
 import { parseStrictJson } from './json.ts';
+import { checkBudgets } from './rules/budget.ts';
 import { checkCriteria } from './rules/criteria.ts';
+import { checkMetadata } from './rules/metadata.ts';
 import { checkExpressions } from './rules/references.ts';
 import { checkShape } from './rules/shape.ts';
 import { checkSteps } from './rules/steps.ts';
@@ -77,6 +81,8 @@ function run(value: unknown, catalog: Catalog, limits: Partial<PlanLimits>, gene
   checkDepth(structure, maxDepth, errors);
   checkSteps(steps, catalog, { generated }, errors);
   checkCriteria(steps, catalog, errors);
+  checkBudgets(value, steps, errors);
+  checkMetadata(steps, errors);
   // Past the step limit, only the checks that stay linear run: reads of distant steps are not traced.
   checkExpressions(steps, structure, { checkDistant: !tooMany }, errors);
 

@@ -32,6 +32,17 @@ export interface CapabilityCall {
 export interface ModelUsage {
   readonly inputTokens: number;
   readonly outputTokens: number;
+  /**
+   * What the call cost in US dollars, when the capability reported it (a `usage.costUsd` in its answer) or the
+   * deployment's price table priced it (CAIRN_PRICES); absent: unpriced, counted as 0.
+   */
+  readonly costUsd?: number;
+}
+
+/** What a run or a step has spent so far (the sums of its attempts' usage), as `GET /runs/{id}` shows it. */
+export interface Spend {
+  readonly tokens: number;
+  readonly costUsd: number;
 }
 
 export interface CapabilityResult {

@@ -5,7 +5,7 @@
  */
 import type { OutboxEntry } from '../events/outbox.ts';
 import type { Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
-import type { ModelUsage } from './capabilities.ts';
+import type { ModelUsage, Spend } from './capabilities.ts';
 import type { PlanJobOutcome, PlanJobRecord } from './plan-jobs.ts';
 import type { PriorReplan } from './plan-model.ts';
 
@@ -57,6 +57,9 @@ export interface RunRecord {
    * `ReplanDecline` per member: they stand, and the run's terminal evidence names the planner's reason.
    */
   readonly replanDeclines?: readonly string[];
+  /** What the run's attempts spent (Store.addUsage: each attempt counted once); absent = nothing yet. */
+  readonly usageTokens?: number;
+  readonly usageCostUsd?: number;
 }
 
 /**
@@ -119,6 +122,9 @@ export interface StepRecord {
   readonly claimedBy?: string;
   /** Earlier generations' results, oldest first: superseded by a new generation, kept for audit. */
   readonly history?: readonly StepGenerationRecord[];
+  /** What the step's attempts spent, over all generations (Store.addUsage); absent = nothing yet. */
+  readonly usageTokens?: number;
+  readonly usageCostUsd?: number;
 }
 
 /** What one earlier generation of a step ended with (its attempts, keyed by generation, stay as they were). */
@@ -169,6 +175,10 @@ export interface AttemptRecord {
    * when the model answered). Sum with shared/engine/usage.ts.
    */
   readonly usage?: ModelUsage;
+  /** The plan revision the attempt ran under (audit: which plan asked for it). */
+  readonly revision?: number;
+  /** What verification made of it: pass, review (held for a person) or fail (a failed call is a fail). */
+  readonly verdict?: 'pass' | 'review' | 'fail';
 }
 
 export interface RunEventRecord {
@@ -383,6 +393,14 @@ export interface Store {
   putAttempt(attempt: AttemptRecord): Promise<boolean>; // false if that attempt number already exists
   updateAttempt(attempt: AttemptRecord): Promise<void>; // replaces an existing attempt; NotFoundError if missing
   listAttempts(runId: string, stepId?: string): Promise<AttemptRecord[]>;
+
+  // usage sums
+  /**
+   * Adds an attempt's spend to its step's sums and to its run's, each exactly once per `key` (the attempt, see
+   * engine/budget.ts `usageKey`): each item's add is conditional on the key not being counted there yet, so a
+   * repeated attempt (a retried invocation) adds nothing. Returns both sums after the add (or as they stand).
+   */
+  addUsage(runId: string, stepId: string, key: string, spend: Spend): Promise<{ run: Spend; step: Spend }>;
 
   // the outbox: every write above that takes `announce` carries its events in the same item (see events/outbox.ts)
   /** Announces events that belong to no other write, in an item of their own (once per entry id). */

@@ -188,8 +188,9 @@ export async function finalizeRun(ctx: Interpreter, request: FinalizeRunRequest)
  * then the waiter answered. Steps go first: a closed step can no longer be claimed, start an attempt, pass the gate
  * before a side effect or announce anything, so once RunFinished is written nothing of the run moves or is
  * published any more. (A decision on the steps made meanwhile by someone else, see settleRun, ends it cancelled too.)
+ * The terminal evidence names who asked (`requestedBy`; null when the caller did not say, a direct coordinator call).
  */
-export async function cancelRun(ctx: Interpreter, runId: string): Promise<RunOutcome> {
+export async function cancelRun(ctx: Interpreter, runId: string, requestedBy?: string): Promise<RunOutcome> {
   let run = await ctx.getRun(runId);
   if (run.status === 'complete' || run.status === 'failed') return outcome(run);
   if (run.status !== 'cancelled') {
@@ -201,7 +202,9 @@ export async function cancelRun(ctx: Interpreter, runId: string): Promise<RunOut
     });
     if (decision.state === 'continue') return outcome(run);
     await closeOpenSteps(ctx, runId, CANCELLED_ERROR);
-    const cancelled = await finishRun(ctx, runId, decision);
+    const cancelled = await finishRun(ctx, runId, decision, {
+      evidence: { requestedBy: requestedBy ?? null },
+    });
     if (cancelled) {
       // A generation started between the two (a replan, an invalidation) is closed too.
       await closeOpenSteps(ctx, runId, CANCELLED_ERROR);

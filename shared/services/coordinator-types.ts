@@ -142,5 +142,6 @@ export interface Coordinator {
   requestApproval(request: RequestApprovalRequest): Promise<ApprovalRequested>;
   expireApproval(request: ExpireApprovalRequest): Promise<ExpireResult>;
   /** Idempotent: the run cancelled, its open steps cancelled and their executions stopped, its waiter answered. */
-  cancelRun(runId: string): Promise<RunOutcome>;
+  /** `requestedBy`: who asked (the API's caller: a JWT `sub`, or `local-token`), recorded in the terminal evidence. */
+  cancelRun(runId: string, requestedBy?: string): Promise<RunOutcome>;
 }

@@ -8,6 +8,7 @@ import { isTerminalRunStatus, LIVE_RUN_STATUSES, letsStepsMove, STEP_MOVING_RUN_
 import { decideTerminal, describeTerminal, type TerminalDecision } from '../engine/terminal.ts';
 import { isConflictError } from '../errors.ts';
 import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
+import { runBudgetState } from './budget-state.ts';
 import { awaitsReplan, declinedReplans } from './coordinator-replan.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 
@@ -87,7 +88,12 @@ export function writeEnding(
 }
 
 /** Pauses that hold a run for a person (pauseRun's reasons): nothing but a reopening moves such a run on. */
-const HELD_REASONS: ReadonlySet<string> = new Set(['max_replans', 'no_progress', 'approval_expired']);
+const HELD_REASONS: ReadonlySet<string> = new Set([
+  'max_replans',
+  'no_progress',
+  'approval_expired',
+  'budget_exhausted',
+]);
 
 /**
  * Leaves a live run paused for a person, with a terminal record saying why (the replan limit, no progress, an
@@ -97,7 +103,7 @@ const HELD_REASONS: ReadonlySet<string> = new Set(['max_replans', 'no_progress',
 export async function pauseRun(
   ctx: Interpreter,
   runId: string,
-  reason: 'max_replans' | 'no_progress' | 'approval_expired',
+  reason: 'max_replans' | 'no_progress' | 'approval_expired' | 'budget_exhausted',
   evidence: Record<string, unknown>,
 ): Promise<RunRecord | undefined> {
   const run = await ctx.deps.store.getRun(runId);
@@ -130,8 +136,19 @@ export async function settleRun(ctx: Interpreter, runId: string): Promise<void> 
   const byId = new Map(steps.map((s) => [s.stepId, s]));
   // A cancellation closes the steps before it finishes the run: a step it closed means the run is being cancelled.
   const cancelling = steps.some((s) => s.status === 'cancelled' && s.error?.code === CANCELLED_ERROR.code);
-  const decision = decideTerminal({ expected, steps: byId, cancelled: cancelling });
+  // Over budget, the steps already in flight finish first (no new one starts: the claim refuses); then the run ends.
+  const budget = runBudgetState(loaded.plan, run, ctx.now());
+  const inFlight = steps.some((s) => s.status === 'running' || s.status === 'retrying');
+  const stopping = budget !== undefined && !inFlight ? { budgetExhausted: budget.detail } : {};
+  const decision = decideTerminal({ expected, steps: byId, cancelled: cancelling, ...stopping });
   if (decision.state === 'continue') return;
+  if (decision.reason === 'budget_exhausted' && budget !== undefined) {
+    const evidence = { ...decision.evidence, summary: describeTerminal(decision), budget: budget.evidence };
+    if (loaded.plan.budget?.onExhausted === 'pause') await pauseRun(ctx, runId, 'budget_exhausted', evidence);
+    else
+      await finishRun(ctx, runId, decision, { from: STEP_MOVING_RUN_STATUSES, evidence: { budget: budget.evidence } });
+    return;
+  }
   // A final failure the replanner may still answer: the run goes on (failed step `failed`, downstream `blocked`).
   if (decision.state === 'failed' && awaitsReplan(run, byId, expected, ctx.deps.config.maxReplans)) return;
   const declined = declinedReplans(run);

@@ -2,6 +2,7 @@
  * The head shared by a run's pages (graph, timeline, revisions): objective, status, progress, revision, and tabs.
  */
 import { h, replaceChildren, statusBadge } from '../dom.js';
+import { spendText } from './spend.js';
 
 const TABS = [
   ['', 'Graph'],
@@ -14,6 +15,12 @@ const FINISHED = new Set(['succeeded', 'failed', 'skipped', 'blocked', 'cancelle
 export function progressOf(run) {
   const counted = run.steps.filter((s) => s.target !== null && s.status !== 'superseded');
   return { done: counted.filter((s) => FINISHED.has(s.status)).length, total: counted.length };
+}
+
+/** Spend against the plan's budget (GET /runs/{id} `usage` and `budget`), when there is any. */
+function spendOf(run) {
+  const text = spendText(run.usage, run.budget);
+  return text === '' ? null : h('span', { id: 'run-spend' }, ` · ${text}`);
 }
 
 export function runHeader(runId, active) {
@@ -45,6 +52,7 @@ export function runHeader(runId, active) {
         h('span', { id: 'run-progress' }, ` ${done}/${total} steps done`),
         ` · revision ${run.revision}`,
         run.terminal ? h('span', { class: 'muted' }, ` · ${run.terminal.reason}`) : null,
+        spendOf(run),
       );
     },
   };

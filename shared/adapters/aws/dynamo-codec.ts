@@ -90,6 +90,8 @@ export const runCodecs: FieldCodecs<RunRecord> = {
   previousTerminals: json<readonly TerminalRecord[]>(),
   replanLog: json<readonly ReplanRecord[]>(),
   replanDeclines: optionalStringSet,
+  usageTokens: numberField,
+  usageCostUsd: numberField,
 };
 
 export function encodeRun(run: RunRecord): Item {
@@ -154,6 +156,8 @@ export const stepCodecs: FieldCodecs<StepRecord> = {
   updatedAt: stringField,
   claimedBy: stringField,
   history: json<readonly StepGenerationRecord[]>(),
+  usageTokens: numberField,
+  usageCostUsd: numberField,
 };
 
 export function encodeStep(step: StepRecord): Item {
@@ -181,6 +185,8 @@ const attemptCodecs: FieldCodecs<AttemptRecord> = {
   error: nullableError,
   evidence: json<Readonly<Record<string, unknown>>>(),
   usage: json<ModelUsage>(),
+  revision: numberField,
+  verdict: enumField(['pass', 'review', 'fail'] as const),
 };
 
 export function encodeAttempt(attempt: AttemptRecord): Item {

@@ -12,6 +12,7 @@ import type { DynamoContext } from './dynamo-ops.ts';
 import { planJobOperations } from './dynamo-plan-jobs.ts';
 import { runOperations } from './dynamo-runs.ts';
 import { stepOperations } from './dynamo-steps.ts';
+import { usageOperations } from './dynamo-usage.ts';
 import { watchOperations } from './dynamo-watches.ts';
 
 export interface DynamoStoreOptions {
@@ -38,5 +39,6 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
     ...approvalOperations(ctx),
     ...watchOperations(ctx),
     ...planJobOperations(ctx),
+    ...usageOperations(ctx),
   };
 }

@@ -4,6 +4,7 @@
  * transition the engine decides (succeed, hold for a review, retry after a backoff, fail for good).
  */
 
+import { BUDGET_ERROR_CODE } from '../../engine/budget.ts';
 import { retryPolicy } from '../../engine/retry.ts';
 import { IN_FLIGHT_STEP_STATUSES, letsStepsMove } from '../../engine/statuses.ts';
 import { type AttemptOutcome, decideAttemptOutcome, transitionCondition } from '../../engine/step-lifecycle.ts';
@@ -17,6 +18,7 @@ import { recordStepDuration } from '../coordinator-metrics.ts';
 import type { StepNext } from '../coordinator-types.ts';
 import { event, type Interpreter, isCurrent } from '../interpreter.ts';
 import { afterSuccess, failStep } from '../step-follow-ups.ts';
+import { afterSpend, claimRefusal, countUsage, stepBudgetOutcome } from './budget-keeping.ts';
 import type { CapabilityCaller } from './capability-call.ts';
 import { idempotencyKey } from './idempotent-call.ts';
 import { approvalTimeoutSeconds, type StepRecords, stepContext } from './step-records.ts';
@@ -53,8 +55,21 @@ export async function runAttempt(
   const context = await stepContext(ctx, records, step, planStep.successCriteria?.assert !== undefined);
   const startedAt = recorded?.startedAt ?? ctx.now();
   let attempt: AttemptRecord;
+  // A later attempt is a new spend: once the run's budget is spent it is not made.
+  const refusal = n > 1 ? claimRefusal(records, ctx.now()) : undefined;
   if (recorded !== undefined && recorded.outcome !== 'running') {
     attempt = recorded;
+  } else if (refusal !== undefined) {
+    attempt = failedAttempt(
+      { step, n, target, startedAt, finishedAt: ctx.now() },
+      input,
+      {},
+      {
+        code: BUDGET_ERROR_CODE,
+        message: `not made: ${refusal}`,
+        retryable: false,
+      },
+    );
   } else if (!capability) {
     attempt = failedAttempt(
       { step, n, target, startedAt, finishedAt: ctx.now() },
@@ -140,7 +155,7 @@ export async function runAttempt(
     policyOf(ctx, planStep),
   );
   if (recorded === undefined || recorded.outcome === 'running') {
-    if (!(await ctx.deps.store.putAttempt(withVerdict(attempt, verdict)))) {
+    if (!(await ctx.deps.store.putAttempt(withVerdict(attempt, verdict, records.run.revision)))) {
       // Another copy of this RunStep (a duplicated or repeated invocation) recorded the attempt first: its record
       // is the attempt's outcome, whatever this copy's call answered, so the step and its attempts agree.
       const first = await ctx.deps.store.getAttempt(step.runId, step.stepId, {
@@ -150,7 +165,10 @@ export async function runAttempt(
       if (first && first.outcome !== 'running') return runAttempt(ctx, call, flight, n, input, first);
     }
   }
-  return follow(ctx, flight, n, outcome, execNote(attempt), {
+  // Counted once the attempt is recorded (a repeat of this entry finds it recorded and counts it, once).
+  const sums = await countUsage(ctx, records, planStep, attempt);
+  const decided = stepBudgetOutcome(outcome, planStep, step, sums?.step, ctx.now());
+  return follow(ctx, flight, n, decided, execNote(attempt), {
     output: attempt.output,
     confidence: attempt.confidence ?? null,
   });
@@ -269,8 +287,11 @@ function judgeExpectation(
   };
 }
 
-const withVerdict = (attempt: AttemptRecord, verdict: Verdict | undefined): AttemptRecord =>
-  verdict === undefined ? attempt : { ...attempt, evidence: { ...attempt.evidence, verdict: verdict.verdict } };
+/** The record as written: the plan revision it ran under and its verdict (a failed call is a `fail`). */
+const withVerdict = (attempt: AttemptRecord, verdict: Verdict | undefined, revision: number): AttemptRecord =>
+  verdict === undefined
+    ? { ...attempt, revision, verdict: 'fail' }
+    : { ...attempt, revision, verdict: verdict.verdict, evidence: { ...attempt.evidence, verdict: verdict.verdict } };
 
 function execNote(attempt: AttemptRecord): string {
   const via = String(attempt.evidence.binding ?? 'binding');
@@ -295,8 +316,25 @@ function execNote(attempt: AttemptRecord): string {
 const policyOf = (ctx: Interpreter, planStep: PlanStep) =>
   retryPolicy(planStep, { baseSeconds: ctx.deps.config.retryBaseSeconds, capSeconds: ctx.deps.config.retryCapSeconds });
 
-/** Writes what the engine decided after attempt `n`, and performs its effects. */
+/**
+ * Writes what the engine decided after attempt `n`, and performs its effects; then a run over its budget is looked
+ * at (it ends once nothing is in flight).
+ */
 export async function follow(
+  ctx: Interpreter,
+  flight: InFlight,
+  n: number,
+  outcome: AttemptOutcome,
+  note: string,
+  result: { readonly output: unknown; readonly confidence: number | null },
+  decision?: HumanDecision,
+): Promise<StepNext> {
+  const next = await followOutcome(ctx, flight, n, outcome, note, result, decision);
+  await afterSpend(ctx, flight.records);
+  return next;
+}
+
+async function followOutcome(
   ctx: Interpreter,
   flight: InFlight,
   n: number,

@@ -12,8 +12,9 @@ import {
 } from '../../capabilities/capability-errors.ts';
 import { isValidConfidence } from '../../capabilities/wire.ts';
 import { DEFAULT_IDEMPOTENCY_TTL_SECONDS, DEFAULT_MAX_OUTPUT_BYTES } from '../../config/defaults.ts';
+import { type PriceTable, priceUsage } from '../../engine/budget.ts';
 import type { SideEffect } from '../../plan/schema.ts';
-import type { CapabilityCall, CapabilityRegistry } from '../../ports/capabilities.ts';
+import type { CapabilityCall, CapabilityRegistry, ModelUsage } from '../../ports/capabilities.ts';
 import type { Store } from '../../ports/store.ts';
 import { type CheckedAnswer, callOnce, type OnceResult, type StartGate } from './idempotent-call.ts';
 
@@ -24,6 +25,8 @@ export interface CapabilityCallConfig {
   readonly idempotencyTtlSeconds?: number;
   /** How long an unfinished side-effecting call keeps others from calling (default 900 s, the Lambda maximum). */
   readonly idempotencyInProgressSeconds?: number;
+  /** CAIRN_PRICES: prices the usage of a binding that reports tokens but no cost. */
+  readonly prices?: PriceTable;
 }
 
 // The deployment's defaults have one owner; a caller that passes no config gets the same ones.
@@ -55,6 +58,13 @@ const jsonBytes = (text: string): number => Buffer.byteLength(text, 'utf8');
 export function createCapabilityCaller(deps: CapabilityCallDeps): CapabilityCaller {
   const { store, registry, clock } = deps;
   const maxOutputBytes = deps.config?.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  const prices = deps.config?.prices ?? {};
+  // Priced by the model the binding names (Bedrock's modelId, an OpenAI-compatible model), else by the target.
+  const priced = (usage: ModelUsage | undefined, evidence: Record<string, unknown>, target: string) => {
+    if (usage === undefined) return {};
+    const named = [evidence.modelId, evidence.model].map((v) => (typeof v === 'string' ? v : undefined));
+    return { usage: priceUsage(usage, prices, [...named, target]) };
+  };
   const times = {
     clock,
     ttlSeconds: deps.config?.idempotencyTtlSeconds ?? DEFAULT_IDEMPOTENCY_TTL_SECONDS,
@@ -79,17 +89,17 @@ export function createCapabilityCaller(deps: CapabilityCallDeps): CapabilityCall
     try {
       result = await binding.invoke(call);
     } catch (error) {
-      const usage = usageOfError(error);
+      const evidence = ran();
       return {
         ok: false,
         phase: 'call',
         failure: toCapabilityFailure(error),
-        evidence: ran(),
-        ...(usage === undefined ? {} : { usage }),
+        evidence,
+        ...priced(usageOfError(error), evidence, call.target),
       };
     }
     const evidence = { ...ran(), ...result.evidence };
-    const usage = result.usage === undefined ? {} : { usage: result.usage };
+    const usage = priced(result.usage, evidence, call.target);
     const unusable = (code: string, message: string): CheckedAnswer => ({
       ok: false,
       phase: 'answer',

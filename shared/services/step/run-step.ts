@@ -33,6 +33,7 @@ import { createInterpreter, event, type Interpreter, isCurrent, kindOf } from '.
 import { afterFailure, afterSuccess, failStep } from '../step-follow-ups.ts';
 import { evaluateStepInput } from '../step-input.ts';
 import { done, follow, type InFlight, runAttempt } from './attempt.ts';
+import { claimRefusal, refuseClaim } from './budget-keeping.ts';
 import { type CapabilityCallConfig, type CapabilityCaller, createCapabilityCaller } from './capability-call.ts';
 import {
   approvalTimeoutSeconds,
@@ -111,9 +112,14 @@ async function enter(
   executionId: string,
 ): Promise<StepNext> {
   const { run, step, planStep } = records;
-  const decision = decideClaim(step, generation, executionId, letsStepsMove(run.status));
+  const refusal = claimRefusal(records, ctx.now());
+  const decision = decideClaim(step, generation, executionId, letsStepsMove(run.status), refusal);
   if (decision.kind === 'ignore' || !step || !planStep) return done(0);
   if (decision.kind === 'resume') return resume(ctx, call, records, step, executionId);
+  if (decision.kind === 'refuse') {
+    await refuseClaim(ctx, records, step, executionId, decision.reason);
+    return done(0);
+  }
 
   const { runId, stepId } = step;
   const context = await stepContext(ctx, records, step, claimEvaluates(planStep));
@@ -247,6 +253,7 @@ async function awaitGate(ctx: Interpreter, flight: InFlight, input: unknown, exe
     startedAt: ctx.now(),
     outcome: 'running',
     input: evaluated,
+    revision: flight.records.run.revision,
     evidence: { gate: true, executionId },
   });
   return awaitPerson(ctx, flight, 1, 'approval');
@@ -307,6 +314,8 @@ async function judge(
       outcome: 'succeeded',
       finishedAt: now,
       output: candidate.output,
+      revision: record?.revision ?? records.run.revision,
+      verdict: 'pass',
       evidence: { ...record?.evidence, decision: decision.decision, decidedBy: decision.by ?? null, verdict: 'pass' },
     };
     if (record) await ctx.deps.store.updateAttempt(decided);
@@ -371,10 +380,12 @@ export async function recordFailedAttempt(
       finishedAt: ctx.now(),
       outcome: 'failed',
       error,
+      revision: records.run.revision,
+      verdict: 'fail',
       evidence: {},
     });
   else if (record.outcome !== 'failed')
-    await ctx.deps.store.updateAttempt({ ...record, outcome: 'failed', finishedAt: ctx.now(), error });
+    await ctx.deps.store.updateAttempt({ ...record, outcome: 'failed', finishedAt: ctx.now(), error, verdict: 'fail' });
   const flight: InFlight = { records, step, planStep };
   const outcome = decideAttemptOutcome(n, { error }, policyOf(ctx, flight));
   return follow(ctx, flight, n, outcome, `attempt ${n} failed: ${error.code} ${error.message}`, {

@@ -154,7 +154,14 @@ describe('GET /runs/{runId}', () => {
     const h = await harness();
     await h.store.createRun(runRecord('r1', { status: 'planning', revision: 0 }));
     const body = (await (await h.request('GET', '/runs/r1')).json()) as Json;
-    expect(body).toEqual({ runId: 'r1', status: 'planning', objective: 'objective of r1', revision: 0, steps: [] });
+    expect(body).toEqual({
+      runId: 'r1',
+      status: 'planning',
+      objective: 'objective of r1',
+      revision: 0,
+      steps: [],
+      usage: { tokens: 0, costUsd: 0 },
+    });
   });
 
   it('joins the plan and the step records in plan order, groups derived', async () => {
@@ -174,6 +181,8 @@ describe('GET /runs/{runId}', () => {
         startedAt: '2030-01-01T00:00:01.000Z',
         finishedAt: '2030-01-01T00:00:02.000Z',
         trace: [{ kind: 'exec', at: '2030-01-01T00:00:02.000Z', text: 'ok' }],
+        usageTokens: 12,
+        usageCostUsd: 0.5,
       }),
       stepRecord('r2', 'b', {
         status: 'failed',
@@ -208,7 +217,9 @@ describe('GET /runs/{runId}', () => {
       startedAt: '2030-01-01T00:00:01.000Z',
       finishedAt: '2030-01-01T00:00:02.000Z',
       trace: [{ kind: 'exec', at: '2030-01-01T00:00:02.000Z', text: 'ok' }],
+      usage: { tokens: 12, costUsd: 0.5 },
     });
+    expect(body.steps[0]).toMatchObject({ usage: null });
     expect(body.steps[1]).toMatchObject({ error: { code: 'E_X', message: 'boom', retryable: false }, attempts: 1 });
   });
 
