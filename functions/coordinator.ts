@@ -58,7 +58,7 @@ export const coordinatorPayloadSchema = z.discriminatedUnion('action', [
     taskToken: id,
   }),
   z.object({ action: z.literal('expireApproval'), ...stepRef, kind: optional(z.enum(['approval', 'review'])) }),
-  z.object({ action: z.literal('cancelRun'), runId: id }),
+  z.object({ action: z.literal('cancelRun'), runId: id, compensate: z.boolean().optional() }),
 ]);
 export type CoordinatorPayload = z.infer<typeof coordinatorPayloadSchema>;
 
@@ -104,7 +104,9 @@ export function createHandler(deps: CoordinatorHandlerDeps) {
       case 'expireApproval':
         return coordinator.expireApproval({ ...payload, kind: orUndefined(payload.kind) });
       case 'cancelRun':
-        return coordinator.cancelRun(payload.runId);
+        return payload.compensate === undefined
+          ? coordinator.cancelRun(payload.runId)
+          : coordinator.cancelRun(payload.runId, { compensate: payload.compensate });
     }
   };
 }

@@ -6,7 +6,7 @@
 import { deriveRunStatus, progress } from '../engine/run-view.ts';
 import { buildGraph, groupStatus } from '../plan/graph.ts';
 import type { Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
-import type { RunRecord, StepRecord, TerminalRecord, TraceEntry } from '../ports/store.ts';
+import type { CompensationRecord, RunRecord, StepRecord, TerminalRecord, TraceEntry } from '../ports/store.ts';
 
 export interface StepView {
   readonly id: string;
@@ -29,6 +29,10 @@ export interface StepView {
   readonly outputOmitted?: { readonly bytes: number };
   /** How many of the oldest trace entries were left out (the step's own view has them all). */
   readonly traceOmitted?: number;
+  /** Its saga segment, its rollbackHint and, once one started, its compensation: only when there is one. */
+  readonly segment?: string;
+  readonly rollbackHint?: string;
+  readonly compensation?: CompensationRecord;
 }
 
 export interface Progress {
@@ -102,6 +106,9 @@ export function stepViews(plan: Plan | undefined, records: readonly StepRecord[]
       startedAt: record?.startedAt ?? null,
       finishedAt: record?.finishedAt ?? null,
       trace: record?.trace ?? [],
+      ...(step.segment === undefined ? {} : { segment: step.segment }),
+      ...(step.rollbackHint === undefined ? {} : { rollbackHint: step.rollbackHint }),
+      ...(record?.compensation === undefined ? {} : { compensation: record.compensation }),
     };
   });
 }

@@ -14,6 +14,7 @@ export const CONFORMANCE_TARGETS = {
   fail: 'tool:conformance.fail',
   flaky: 'tool:conformance.flaky',
   ledger: 'tool:conformance.ledger',
+  unledger: 'tool:conformance.unledger',
   scripted: 'agent:conformance.scripted',
   approver: 'human:conformance.approver',
 } as const;
@@ -70,6 +71,16 @@ export function conformanceCatalog(): CatalogDocument {
           'Appends an entry to the conformance ledger (a side effect made visible by GET /conformance/ledger).',
         sideEffect: 'mutating',
         inputSchema: object({ entry: {} }, ['entry']),
+        outputSchema: object({ entryId: { type: 'string' } }, ['entryId']),
+        // Its compensation (saga segments): the entry this step appended is reversed by a new entry.
+        compensate: { target: CONFORMANCE_TARGETS.unledger, input: { entryId: '{% $output.entryId %}' } },
+      },
+      {
+        target: CONFORMANCE_TARGETS.unledger,
+        description:
+          'Reverses a ledger entry: appends an entry `{ "reverses": "<entryId>" }` (the compensation of the ledger).',
+        sideEffect: 'mutating',
+        inputSchema: object({ entryId: { type: 'string', minLength: 1 } }, ['entryId']),
         outputSchema: object({ entryId: { type: 'string' } }, ['entryId']),
       },
       {
@@ -196,6 +207,9 @@ export function createConformancePack(options: { clock?: () => Date } = {}): Con
     }),
     [CONFORMANCE_TARGETS.ledger]: builtinTool('conformance.ledger', async (input, call) => ({
       entryId: ledger.append(field(input, 'entry'), call).entryId,
+    })),
+    [CONFORMANCE_TARGETS.unledger]: builtinTool('conformance.unledger', async (input, call) => ({
+      entryId: ledger.append({ reverses: String(field(input, 'entryId')) }, call).entryId,
     })),
     [CONFORMANCE_TARGETS.scripted]: builtinAgent('conformance.scripted', async (input) => ({
       output: field(input, 'output'),

@@ -232,8 +232,8 @@ export function createRoot(settings: Settings, place: Place): Root {
       limits,
       // A cancellation, a person's replan and an invalidation run in the API's process, with the same services
       // the coordinator, replanner and invalidator run (built on the first request that needs one).
-      cancelRun: async (runId) => {
-        await coordinator().cancelRun(runId);
+      cancelRun: async (runId, options) => {
+        await coordinator().cancelRun(runId, options);
       },
       replanRun: (request) => replanner().replanRun(request),
       invalidateStep: (request) => invalidator().invalidateStep(request),

@@ -19,6 +19,10 @@ export const STEP_STATUSES = [
   'blocked',
   'superseded',
   'cancelled',
+  // A finished mutating step being undone by its capability's compensation (saga), and how that ended.
+  'compensating',
+  'compensated',
+  'compensation_failed',
 ] as const;
 export type StepStatus = (typeof STEP_STATUSES)[number];
 
@@ -28,6 +32,8 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
 export const SIDE_EFFECTS = ['none', 'idempotent', 'mutating'] as const;
 export type SideEffect = (typeof SIDE_EFFECTS)[number];
 
+/** A segment name: steps sharing one are compensated together when one of them fails for good. */
+export const SEGMENT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 export const STEP_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 export const TARGET_PATTERN = /^(tool|agent|human):[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}$/;
 /** `"{% <JSONata> %}"`: the whole string is one expression, as in Step Functions' JSONata syntax. */
@@ -86,6 +92,11 @@ export const planStepSchema = z.strictObject({
   maxRetries: z.number().int().min(0).max(10).optional(),
   confidenceThreshold: z.number().min(0).max(1).optional(),
   rollbackHint: nonBlank(2000).optional(),
+  /**
+   * The saga segment the step belongs to: when a step of the segment fails for good (or the run is cancelled with
+   * compensation), the segment's finished mutating steps are compensated in reverse completion order.
+   */
+  segment: z.string().regex(SEGMENT_PATTERN, { message: 'must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' }).optional(),
   approval: approvalSchema.optional(),
   watches: z.array(z.string().min(1).max(512)).optional(),
   estimatedDurationSeconds: z.number().min(0).optional(),
@@ -103,6 +114,16 @@ export const planSchema = z.strictObject({
 });
 export type Plan = z.infer<typeof planSchema>;
 
+/**
+ * How a capability's effect is undone: the `target` to call, with `input` a JSON template whose `"{% … %}"`
+ * expressions see `$input` and `$output` of the step being compensated (evaluated in the expression sandbox).
+ */
+export const compensationSchema = z.strictObject({
+  target: z.string().regex(TARGET_PATTERN),
+  input: jsonValue,
+});
+export type Compensation = z.infer<typeof compensationSchema>;
+
 export const capabilitySchema = z.strictObject({
   target: z.string().regex(TARGET_PATTERN),
   description: z.string(),
@@ -110,6 +131,7 @@ export const capabilitySchema = z.strictObject({
   outputSchema: jsonObject,
   sideEffect: z.enum(SIDE_EFFECTS),
   alternatives: z.array(z.string().regex(TARGET_PATTERN)).optional(),
+  compensate: compensationSchema.optional(),
 });
 export type Capability = z.infer<typeof capabilitySchema>;
 

@@ -56,6 +56,11 @@ export interface RunRecord {
    * `ReplanDecline` per member: they stand, and the run's terminal evidence names the planner's reason.
    */
   readonly replanDeclines?: readonly string[];
+  /**
+   * The run is being cancelled with compensation (`POST /runs/{id}/cancel {"compensate": true}`): its segments'
+   * finished mutating steps are undone before it ends cancelled.
+   */
+  readonly cancelCompensation?: boolean;
 }
 
 /**
@@ -118,6 +123,20 @@ export interface StepRecord {
   readonly claimedBy?: string;
   /** Earlier generations' results, oldest first: superseded by a new generation, kept for audit. */
   readonly history?: readonly StepGenerationRecord[];
+  /** Its compensation (saga), once one started: what was called with what, and how it ended. */
+  readonly compensation?: CompensationRecord;
+}
+
+/** The evidence of a step's compensation. */
+export interface CompensationRecord {
+  readonly target: string;
+  readonly input?: unknown;
+  readonly output?: unknown;
+  readonly error?: StepError | null;
+  readonly attempts: number;
+  readonly idempotencyKey: string;
+  readonly startedAt: string;
+  readonly finishedAt?: string;
 }
 
 /** What one earlier generation of a step ended with (its attempts, keyed by generation, stay as they were). */
@@ -230,6 +249,7 @@ export interface StepPatch {
   readonly startedAt?: string;
   readonly finishedAt?: string;
   readonly claimedBy?: string;
+  readonly compensation?: CompensationRecord;
 }
 
 /** Names one attempt of one generation of a step. */

@@ -3,13 +3,14 @@
  * step records, root steps), hold the run machine's waiter token, finalize (deadline) and cancel.
  */
 import { initialStepRecords, stepsToStart } from '../engine/scheduling.ts';
-import { isTerminalRunStatus, LIVE_RUN_STATUSES } from '../engine/statuses.ts';
+import { isTerminalRunStatus, LIVE_RUN_STATUSES, letsStepsMove, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
 import { decideTerminal } from '../engine/terminal.ts';
 import { isConflictError } from '../errors.ts';
 import type { Plan } from '../plan/schema.ts';
 import { RUN_STATUSES } from '../plan/schema.ts';
 import { validateUnlessStamped } from '../plan/stamp.ts';
 import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
+import { advanceCompensation } from './compensation.ts';
 import type {
   AwaitRunRequest,
   FailRunRequest,
@@ -189,9 +190,18 @@ export async function finalizeRun(ctx: Interpreter, request: FinalizeRunRequest)
  * before a side effect or announce anything, so once RunFinished is written nothing of the run moves or is
  * published any more. (A decision on the steps made meanwhile by someone else, see settleRun, ends it cancelled too.)
  */
-export async function cancelRun(ctx: Interpreter, runId: string): Promise<RunOutcome> {
+export async function cancelRun(
+  ctx: Interpreter,
+  runId: string,
+  options: { readonly compensate?: boolean } = {},
+): Promise<RunOutcome> {
   let run = await ctx.getRun(runId);
   if (run.status === 'complete' || run.status === 'failed') return outcome(run);
+  if (options.compensate === true && letsStepsMove(run.status)) {
+    const compensating = await cancelWithCompensation(ctx, run);
+    if (compensating) return outcome(compensating);
+    run = await ctx.getRun(runId);
+  }
   if (run.status !== 'cancelled') {
     const steps = await ctx.deps.store.listSteps(runId);
     const decision = decideTerminal({
@@ -214,4 +224,22 @@ export async function cancelRun(ctx: Interpreter, runId: string): Promise<RunOut
   await closeOpenSteps(ctx, runId, CANCELLED_ERROR);
   await answerWaiter(ctx, run);
   return outcome(run);
+}
+
+/**
+ * A cancellation that undoes first (`compensate: true`): the run is marked, its open steps are closed as by any
+ * cancellation, and its segments' finished mutating steps are compensated (services/compensation.ts) while the run
+ * stays live; the last compensation's end settles it `cancelled`, or a compensation that fails pauses it for a
+ * person. Returns the run while compensation goes on, undefined when there was nothing to compensate.
+ */
+async function cancelWithCompensation(ctx: Interpreter, run: RunRecord): Promise<RunRecord | undefined> {
+  const marked =
+    run.cancelCompensation === true
+      ? run
+      : await ctx.updateRun(run.runId, STEP_MOVING_RUN_STATUSES, { cancelCompensation: true, updatedAt: ctx.now() });
+  if (!marked) return undefined;
+  await closeOpenSteps(ctx, run.runId, CANCELLED_ERROR);
+  const progress = await advanceCompensation(ctx, run.runId);
+  if (progress === 'none') return undefined;
+  return ctx.getRun(run.runId);
 }

@@ -142,5 +142,6 @@ export interface Coordinator {
   requestApproval(request: RequestApprovalRequest): Promise<ApprovalRequested>;
   expireApproval(request: ExpireApprovalRequest): Promise<ExpireResult>;
   /** Idempotent: the run cancelled, its open steps cancelled and their executions stopped, its waiter answered. */
-  cancelRun(runId: string): Promise<RunOutcome>;
+  /** `compensate`: the run's segments are compensated first (saga), then it ends cancelled. */
+  cancelRun(runId: string, options?: { readonly compensate?: boolean }): Promise<RunOutcome>;
 }

@@ -167,6 +167,13 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       const found = await current(ref);
       if (!found) return { outcome: 'ignored', why: 'stale' };
       const { run, failed } = found;
+      const segment = found.loaded.byId.get(failed.stepId)?.segment;
+      if (segment !== undefined) {
+        // A failure inside a segment is answered by compensating the segment, not by revising the plan around it.
+        const why = { code: 'E_SEGMENT_COMPENSATED', message: `segment ${segment} is compensated instead` };
+        await declineFailure(ctx, failed, why);
+        return { outcome: 'declined', ...why };
+      }
       if (run.status !== 'running' || run.terminal !== undefined) {
         // Finished, or paused for a person: the failure stands until someone replans or invalidates.
         await declineFailure(ctx, failed, { code: 'E_RUN_NOT_RUNNING', message: `the run was ${run.status}` });

@@ -4,10 +4,13 @@
  * with its RunFinished announcement (`finishRun`, or `pauseRun` for a person) and answered to the run machine's
  * waiting task token (`answerWaiter`). Each is safe to repeat.
  */
+
+import { compensationPending, decideCompensation } from '../engine/compensation.ts';
 import { isTerminalRunStatus, LIVE_RUN_STATUSES, letsStepsMove, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
 import { decideTerminal, describeTerminal, type TerminalDecision } from '../engine/terminal.ts';
 import { isConflictError } from '../errors.ts';
 import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
+import { compensationInput } from './compensation-view.ts';
 import { awaitsReplan, declinedReplans } from './coordinator-replan.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 
@@ -87,17 +90,31 @@ export function writeEnding(
 }
 
 /** Pauses that hold a run for a person (pauseRun's reasons): nothing but a reopening moves such a run on. */
-const HELD_REASONS: ReadonlySet<string> = new Set(['max_replans', 'no_progress', 'approval_expired']);
+const HELD_REASONS: ReadonlySet<string> = new Set([
+  'max_replans',
+  'no_progress',
+  'approval_expired',
+  'rollback_required',
+  'compensation_failed',
+]);
+
+/** Why a run is held for a person: pauseRun's reasons. */
+export type HeldReason =
+  | 'max_replans'
+  | 'no_progress'
+  | 'approval_expired'
+  | 'rollback_required'
+  | 'compensation_failed';
 
 /**
  * Leaves a live run paused for a person, with a terminal record saying why (the replan limit, no progress, an
- * approval's timeout under the `pause` policy): RunFinished (state paused) is published and the waiter answered.
+ * approval's timeout under the `pause` policy, a compensation that failed or a rollbackHint to act on): RunFinished (state paused) is published and the waiter answered.
  * Open steps are left as they are. A run that already holds a terminal record keeps it (a repeat changes nothing).
  */
 export async function pauseRun(
   ctx: Interpreter,
   runId: string,
-  reason: 'max_replans' | 'no_progress' | 'approval_expired',
+  reason: HeldReason,
   evidence: Record<string, unknown>,
 ): Promise<RunRecord | undefined> {
   const run = await ctx.deps.store.getRun(runId);
@@ -128,15 +145,27 @@ export async function settleRun(ctx: Interpreter, runId: string): Promise<void> 
   const steps = await ctx.deps.store.listSteps(runId);
   const expected = loaded.graph.executableIds();
   const byId = new Map(steps.map((s) => [s.stepId, s]));
+  // Compensation under way (or due, or waiting for the segment's steps in flight): the run is not over yet; the
+  // compensation's end settles it again.
+  const compensation = decideCompensation(compensationInput(ctx, run, loaded, byId));
+  if (compensationPending(compensation)) return;
   // A cancellation closes the steps before it finishes the run: a step it closed means the run is being cancelled.
-  const cancelling = steps.some((s) => s.status === 'cancelled' && s.error?.code === CANCELLED_ERROR.code);
+  const cancelling =
+    run.cancelCompensation === true ||
+    steps.some((s) => s.status === 'cancelled' && s.error?.code === CANCELLED_ERROR.code);
   const decision = decideTerminal({ expected, steps: byId, cancelled: cancelling });
   if (decision.state === 'continue') return;
   // A final failure the replanner may still answer: the run goes on (failed step `failed`, downstream `blocked`).
-  if (decision.state === 'failed' && awaitsReplan(run, byId, expected, ctx.deps.config.maxReplans)) return;
+  // A failure inside a segment is answered by the segment's compensation instead.
+  const replannable = expected.filter((id) => loaded.byId.get(id)?.segment === undefined);
+  if (decision.state === 'failed' && awaitsReplan(run, byId, replannable, ctx.deps.config.maxReplans)) return;
   const declined = declinedReplans(run);
+  const compensated = compensation.kind === 'done' ? compensation.compensated : [];
   await finishRun(ctx, runId, decision, {
     from: STEP_MOVING_RUN_STATUSES,
-    ...(declined.length === 0 ? {} : { evidence: { replans: declined } }),
+    evidence: {
+      ...(declined.length === 0 ? {} : { replans: declined }),
+      ...(compensated.length === 0 ? {} : { compensated }),
+    },
   });
 }

@@ -1,7 +1,7 @@
 /**
  * What follows a step's transition, shared by every path that makes one: starting a step, releasing its dependents
  * exactly once per edge, blocking the downstream closure of a failure, failing a step for good, closing the open
- * steps of a run that ended. Each is safe to repeat: a retried or duplicated action runs it again and changes
+ * steps of a run that ended, moving an aborting segment's compensation on. Each is safe to repeat: a retried or duplicated action runs it again and changes
  * nothing twice.
  */
 import { dependentsOf, FIRST_GENERATION, isStartable, stepsToBlock } from '../engine/scheduling.ts';
@@ -12,6 +12,7 @@ import { downstreamClosure, effectiveUpstream } from '../plan/graph.ts';
 import type { StepError, StepStatus } from '../plan/schema.ts';
 import { stepExecutionInput, stepExecutionName } from '../ports/executions.ts';
 import type { StepRecord } from '../ports/store.ts';
+import { advanceCompensation } from './compensation.ts';
 import { recordStepDuration } from './coordinator-metrics.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 import { checkRunEnd } from './run-end.ts';
@@ -89,6 +90,8 @@ export async function releaseDependents(
  */
 export async function afterSuccess(ctx: Interpreter, loaded: LoadedPlan, step: StepRef): Promise<void> {
   const dependents = await releaseDependents(ctx, loaded, step.runId, step.stepId);
+  // A step of a segment may be the last one its aborting segment's compensation waits for.
+  if (loaded.byId.get(step.stepId)?.segment !== undefined) await advanceCompensation(ctx, step.runId);
   if (dependents.every((d) => !isOpenStepStatus(d.status))) await checkRunEnd(ctx, loaded, step.runId, [step]);
 }
 
@@ -183,6 +186,8 @@ export async function failStep(
 /** What follows a step's final failure (also redone by a repeated call): downstream blocked, the run settled. */
 export async function afterFailure(ctx: Interpreter, loaded: LoadedPlan, step: StepRecord): Promise<void> {
   const blocked = await blockDownstream(ctx, loaded, step.runId, step.stepId);
+  // A final failure in a segment aborts it: its finished mutating steps are compensated (services/compensation.ts).
+  if (loaded.byId.get(step.stepId)?.segment !== undefined) await advanceCompensation(ctx, step.runId);
   await checkRunEnd(ctx, loaded, step.runId, [step, ...blocked]);
 }
 

@@ -8,6 +8,7 @@ import type { ModelUsage } from '../../ports/capabilities.ts';
 import type {
   ApprovalRecord,
   AttemptRecord,
+  CompensationRecord,
   IdempotencyRecord,
   ReplanRecord,
   RunEventRecord,
@@ -90,6 +91,7 @@ export const runCodecs: FieldCodecs<RunRecord> = {
   previousTerminals: json<readonly TerminalRecord[]>(),
   replanLog: json<readonly ReplanRecord[]>(),
   replanDeclines: optionalStringSet,
+  cancelCompensation: json<boolean>(),
 };
 
 export function encodeRun(run: RunRecord): Item {
@@ -154,6 +156,7 @@ export const stepCodecs: FieldCodecs<StepRecord> = {
   updatedAt: stringField,
   claimedBy: stringField,
   history: json<readonly StepGenerationRecord[]>(),
+  compensation: json<CompensationRecord>(),
 };
 
 export function encodeStep(step: StepRecord): Item {

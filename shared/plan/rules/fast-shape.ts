@@ -27,6 +27,7 @@ import { MAX_JSON_DEPTH } from '../json.ts';
 import {
   APPROVAL_TIMEOUT_POLICIES,
   EXPRESSION_PATTERN,
+  SEGMENT_PATTERN,
   STEP_ID_PATTERN,
   STEP_STATUSES,
   TARGET_PATTERN,
@@ -120,6 +121,7 @@ const FIELD_TESTS: Readonly<Record<string, (v: unknown) => boolean>> = {
   maxRetries: (v) => optional(v, (n) => isSafeInt(n) && inRange(n, 0, 10)),
   confidenceThreshold: (v) => optional(v, (n) => inRange(n, 0, 1)),
   rollbackHint: (v) => optional(v, (s) => nonBlank(s, 2000)),
+  segment: (v) => optional(v, (s) => typeof s === 'string' && SEGMENT_PATTERN.test(s)),
   approval: (v) =>
     optional(
       v,
