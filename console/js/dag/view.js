@@ -174,6 +174,9 @@ export function legend() {
     'skipped',
     'superseded',
     'cancelled',
+    'compensating',
+    'compensated',
+    'compensation_failed',
   ];
   return h(
     'ul',
