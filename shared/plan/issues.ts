@@ -21,6 +21,7 @@ export const ISSUE_CODES = [
   'E_MISSING_ROLLBACK',
   'E_APPROVAL',
   'E_RESERVED_KEY',
+  'E_FAILURE_POLICY',
 ] as const;
 export type IssueCode = (typeof ISSUE_CODES)[number];
 

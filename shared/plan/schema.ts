@@ -66,6 +66,16 @@ export const successCriteriaSchema = z.strictObject({
   assert: expression.optional(),
 });
 
+/**
+ * What a step's final failure does (`onFailure`). `retry-then-fail` (default): retries, then the step fails, its
+ * downstream is blocked and the replanner (when on) may revise around it. `continue`: after its retries the failure
+ * is accepted: dependents run and see its output as null, and the run may still complete. `pause`: the run is left
+ * paused for a person. `replan`: no retries, the first failure goes to the replanner. `fail-run`: the run fails at
+ * once, its open steps cancelled, without a replan.
+ */
+export const FAILURE_POLICIES = ['retry-then-fail', 'continue', 'pause', 'replan', 'fail-run'] as const;
+export type FailurePolicy = (typeof FAILURE_POLICIES)[number];
+
 /** What a gate or review does when nobody decides before its timeout: fail the step, or leave the run paused. */
 export const APPROVAL_TIMEOUT_POLICIES = ['fail', 'pause'] as const;
 export type ApprovalTimeoutPolicy = (typeof APPROVAL_TIMEOUT_POLICIES)[number];
@@ -90,6 +100,7 @@ export const planStepSchema = z.strictObject({
   outputSchema: jsonObject.optional(),
   successCriteria: successCriteriaSchema.optional(),
   maxRetries: z.number().int().min(0).max(10).optional(),
+  onFailure: z.enum(FAILURE_POLICIES).optional(),
   confidenceThreshold: z.number().min(0).max(1).optional(),
   rollbackHint: nonBlank(2000).optional(),
   /**

@@ -21,7 +21,7 @@ import type {
 } from './coordinator-types.ts';
 import { describeWorkflowError, event, type Interpreter } from './interpreter.ts';
 import { persistRevision } from './revisions.ts';
-import { answerWaiter, CANCELLED_ERROR, finishRun, settleRun, writeEnding } from './run-end.ts';
+import { answerWaiter, CANCELLED_ERROR, failurePolicies, finishRun, settleRun, writeEnding } from './run-end.ts';
 import { currentRunExecutionName } from './run-reopen.ts';
 import { closeOpenSteps, startStep } from './step-follow-ups.ts';
 
@@ -171,6 +171,7 @@ export async function finalizeRun(ctx: Interpreter, request: FinalizeRunRequest)
   const decision = decideTerminal({
     expected: loaded.graph.executableIds(),
     steps: new Map(steps.map((s) => [s.stepId, s])),
+    policies: failurePolicies(loaded),
     timedOut,
     aborted:
       request.error === undefined || request.error === null

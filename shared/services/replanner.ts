@@ -36,7 +36,7 @@ import {
   sleep,
 } from './replanner-support.ts';
 import { persistRevision } from './revisions.ts';
-import { pauseRun } from './run-end.ts';
+import { failurePolicies, isReplannable, pauseRun } from './run-end.ts';
 import { isReopenable, reopenRun } from './run-reopen.ts';
 
 export interface ReplannerDeps extends CoordinatorDeps {
@@ -167,10 +167,15 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       const found = await current(ref);
       if (!found) return { outcome: 'ignored', why: 'stale' };
       const { run, failed } = found;
-      const segment = found.loaded.byId.get(failed.stepId)?.segment;
-      if (segment !== undefined) {
-        // A failure inside a segment is answered by compensating the segment, not by revising the plan around it.
-        const why = { code: 'E_SEGMENT_COMPENSATED', message: `segment ${segment} is compensated instead` };
+      const planStep = found.loaded.byId.get(failed.stepId);
+      const why =
+        planStep?.segment !== undefined
+          ? // A failure inside a segment is answered by compensating the segment, not by revising the plan around it.
+            { code: 'E_SEGMENT_COMPENSATED', message: `segment ${planStep.segment} is compensated instead` }
+          : !isReplannable(failurePolicies(found.loaded), failed.stepId)
+            ? { code: 'E_FAILURE_POLICY', message: `the step's onFailure policy is ${planStep?.onFailure}` }
+            : undefined;
+      if (why !== undefined) {
         await declineFailure(ctx, failed, why);
         return { outcome: 'declined', ...why };
       }

@@ -9,6 +9,7 @@ import { compensationPending, decideCompensation } from '../engine/compensation.
 import { isTerminalRunStatus, LIVE_RUN_STATUSES, letsStepsMove, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
 import { decideTerminal, describeTerminal, type TerminalDecision } from '../engine/terminal.ts';
 import { isConflictError } from '../errors.ts';
+import type { FailurePolicy } from '../plan/schema.ts';
 import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
 import { compensationInput } from './compensation-view.ts';
 import { awaitsReplan, declinedReplans } from './coordinator-replan.ts';
@@ -96,6 +97,7 @@ const HELD_REASONS: ReadonlySet<string> = new Set([
   'approval_expired',
   'rollback_required',
   'compensation_failed',
+  'failure_paused',
 ]);
 
 /** Why a run is held for a person: pauseRun's reasons. */
@@ -104,7 +106,8 @@ export type HeldReason =
   | 'no_progress'
   | 'approval_expired'
   | 'rollback_required'
-  | 'compensation_failed';
+  | 'compensation_failed'
+  | 'failure_paused';
 
 /**
  * Leaves a live run paused for a person, with a terminal record saying why (the replan limit, no progress, an
@@ -124,6 +127,24 @@ export async function pauseRun(
   if (updated) await answerWaiter(ctx, updated);
   return updated;
 }
+
+const policyMaps = new WeakMap<LoadedPlan, ReadonlyMap<string, FailurePolicy | undefined>>();
+
+/** The `onFailure` policy of each step of a plan revision (computed once per loaded revision). */
+export function failurePolicies(loaded: LoadedPlan): ReadonlyMap<string, FailurePolicy | undefined> {
+  let policies = policyMaps.get(loaded);
+  if (!policies) {
+    policies = new Map(loaded.plan.steps.filter((s) => s.onFailure !== undefined).map((s) => [s.id, s.onFailure]));
+    policyMaps.set(loaded, policies);
+  }
+  return policies;
+}
+
+/** Whether the replanner answers a final failure of the step: under the default policy or `replan`. */
+export const isReplannable = (policies: ReadonlyMap<string, FailurePolicy | undefined>, stepId: string): boolean => {
+  const policy = policies.get(stepId);
+  return policy === undefined || policy === 'retry-then-fail' || policy === 'replan';
+};
 
 /** Decides whether the run is finished now and, if so, records it. Safe to call after any step transition. */
 export async function settleRun(ctx: Interpreter, runId: string): Promise<void> {
@@ -153,11 +174,15 @@ export async function settleRun(ctx: Interpreter, runId: string): Promise<void> 
   const cancelling =
     run.cancelCompensation === true ||
     steps.some((s) => s.status === 'cancelled' && s.error?.code === CANCELLED_ERROR.code);
-  const decision = decideTerminal({ expected, steps: byId, cancelled: cancelling });
+  const policies = failurePolicies(loaded);
+  const decision = decideTerminal({ expected, steps: byId, cancelled: cancelling, policies });
   if (decision.state === 'continue') return;
   // A final failure the replanner may still answer: the run goes on (failed step `failed`, downstream `blocked`).
-  // A failure inside a segment is answered by the segment's compensation instead.
-  const replannable = expected.filter((id) => loaded.byId.get(id)?.segment === undefined);
+  // A failure inside a segment is answered by the segment's compensation instead, and a step whose onFailure says
+  // what its failure does is not replanned.
+  const replannable = expected.filter(
+    (id) => loaded.byId.get(id)?.segment === undefined && isReplannable(policies, id),
+  );
   if (decision.state === 'failed' && awaitsReplan(run, byId, replannable, ctx.deps.config.maxReplans)) return;
   const declined = declinedReplans(run);
   const compensated = compensation.kind === 'done' ? compensation.compensated : [];

@@ -11,7 +11,7 @@ import { child, issue, type PlanIssue } from '../issues.ts';
 import { STEP_STATUSES, TARGET_PATTERN } from '../schema.ts';
 import type { StepView } from './shape.ts';
 
-const GROUP_FORBIDDEN = ['inputSchema', 'outputSchema', 'input', 'approval', 'segment'] as const;
+const GROUP_FORBIDDEN = ['inputSchema', 'outputSchema', 'input', 'approval', 'segment', 'onFailure'] as const;
 const CONTRACT_SIDES = ['inputSchema', 'outputSchema'] as const;
 
 /** The JSON Pointer (relative) of the first place where two JSON values differ, for the error message. */
@@ -82,6 +82,15 @@ export function checkSteps(
         ),
       );
     }
+    // A failure inside a segment is answered by compensating the segment: it is not accepted, nor replanned.
+    if (raw.segment !== undefined && (raw.onFailure === 'continue' || raw.onFailure === 'replan'))
+      issues.push(
+        issue(
+          'E_FAILURE_POLICY',
+          child(path, 'onFailure'),
+          `onFailure "${String(raw.onFailure)}" does not fit a step of segment "${String(raw.segment)}": its failure is compensated`,
+        ),
+      );
     // In a segment, the capability's compensation undoes the step; without one (or outside a segment) a person
     // does, following the hint.
     const compensated = raw.segment !== undefined && capability.compensate !== undefined;

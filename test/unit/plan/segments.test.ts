@@ -72,3 +72,29 @@ describe('catalog: compensations', () => {
     expect(() => loadCatalog({ capabilities: [self] })).toThrow(/cannot compensate/);
   });
 });
+
+describe('validate: onFailure', () => {
+  it('accepts every policy on a step outside a segment', () => {
+    for (const onFailure of ['retry-then-fail', 'continue', 'pause', 'replan', 'fail-run'] as const)
+      expect(check([step('a', T.echo, { input: { value: 1 }, onFailure })]).errors).toEqual([]);
+  });
+
+  it('rejects an unknown policy, and a policy on a group', () => {
+    const unknown = step('a', T.echo, { input: { value: 1 }, onFailure: 'ignore' as never });
+    expect(where(check([unknown]))).toEqual(['E_FIELD /steps/0/onFailure']);
+    const grouped = [
+      group('g', [], { onFailure: 'continue' }),
+      step('a', T.echo, { input: { value: 1 }, parentId: 'g' }),
+    ];
+    expect(where(check(grouped))).toContain('E_FIELD /steps/0/onFailure');
+  });
+
+  it('E_FAILURE_POLICY for continue or replan inside a segment: its failure is compensated', () => {
+    const inSegment = (onFailure: PlanStep['onFailure']) =>
+      check([step('a', T.ledger, { input: { entry: 1 }, segment: 's', onFailure })]);
+    expect(where(inSegment('continue'))).toEqual(['E_FAILURE_POLICY /steps/0/onFailure']);
+    expect(where(inSegment('replan'))).toEqual(['E_FAILURE_POLICY /steps/0/onFailure']);
+    expect(inSegment('fail-run').errors).toEqual([]);
+    expect(inSegment('pause').errors).toEqual([]);
+  });
+});
