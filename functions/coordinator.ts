@@ -58,7 +58,12 @@ export const coordinatorPayloadSchema = z.discriminatedUnion('action', [
     taskToken: id,
   }),
   z.object({ action: z.literal('expireApproval'), ...stepRef, kind: optional(z.enum(['approval', 'review'])) }),
-  z.object({ action: z.literal('cancelRun'), runId: id, requestedBy: optional(z.string().min(1).max(512)) }),
+  z.object({
+    action: z.literal('cancelRun'),
+    runId: id,
+    requestedBy: optional(z.string().min(1).max(512)),
+    compensate: z.boolean().optional(),
+  }),
 ]);
 export type CoordinatorPayload = z.infer<typeof coordinatorPayloadSchema>;
 
@@ -104,7 +109,10 @@ export function createHandler(deps: CoordinatorHandlerDeps) {
       case 'expireApproval':
         return coordinator.expireApproval({ ...payload, kind: orUndefined(payload.kind) });
       case 'cancelRun':
-        return coordinator.cancelRun(payload.runId, payload.requestedBy ?? undefined);
+        return coordinator.cancelRun(payload.runId, {
+          ...(payload.requestedBy ? { requestedBy: payload.requestedBy } : {}),
+          ...(payload.compensate === undefined ? {} : { compensate: payload.compensate }),
+        });
     }
   };
 }

@@ -88,9 +88,12 @@ export const STATUS_MARKS = {
   blocked: '⊘',
   superseded: '✎',
   cancelled: '■',
+  compensating: '↶',
+  compensated: '↺',
+  compensation_failed: '⚠',
 };
 
-export const statusLabel = (status) => String(status).replace('_', ' ');
+export const statusLabel = (status) => String(status).replaceAll('_', ' ');
 
 export function statusBadge(status) {
   return h('span', { class: ['badge', `status-${status}`] }, `${STATUS_MARKS[status] ?? ''} ${statusLabel(status)}`);

@@ -28,7 +28,10 @@ export interface ApiDeps {
   readonly planner: { plan(request: PlanRequest): Promise<Plan> };
   readonly limits: PlanLimits;
   /** The coordinator's cancellation (idempotent): stops the run's executions and records the terminal state. */
-  readonly cancelRun: (runId: string, requestedBy?: string) => Promise<void>;
+  readonly cancelRun: (
+    runId: string,
+    options?: { readonly requestedBy?: string; readonly compensate?: boolean },
+  ) => Promise<void>;
   readonly auth: AuthConfig;
   readonly clock: () => Date;
   readonly newId: () => string;

@@ -8,7 +8,7 @@ import { deriveRunStatus, progress } from '../engine/run-view.ts';
 import { buildGraph, groupStatus } from '../plan/graph.ts';
 import type { Budget, Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
 import type { Spend } from '../ports/capabilities.ts';
-import type { RunRecord, StepRecord, TerminalRecord, TraceEntry } from '../ports/store.ts';
+import type { CompensationRecord, RunRecord, StepRecord, TerminalRecord, TraceEntry } from '../ports/store.ts';
 
 export interface StepView {
   readonly id: string;
@@ -37,6 +37,10 @@ export interface StepView {
   readonly budget?: Budget;
   /** The step's free-form metadata from the plan, when it has some. */
   readonly metadata?: Readonly<Record<string, unknown>>;
+  /** Its saga segment, its rollbackHint and, once one started, its compensation: only when there is one. */
+  readonly segment?: string;
+  readonly rollbackHint?: string;
+  readonly compensation?: CompensationRecord;
 }
 
 export interface Progress {
@@ -118,6 +122,9 @@ export function stepViews(plan: Plan | undefined, records: readonly StepRecord[]
       trace: record?.trace ?? [],
       usage: usageView(record ?? {}),
       ...(step.budget === undefined ? {} : { budget: step.budget }),
+      ...(step.segment === undefined ? {} : { segment: step.segment }),
+      ...(step.rollbackHint === undefined ? {} : { rollbackHint: step.rollbackHint }),
+      ...(record?.compensation === undefined ? {} : { compensation: record.compensation }),
     };
   });
 }

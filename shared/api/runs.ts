@@ -17,12 +17,24 @@ import { stampPlan } from '../plan/stamp.ts';
 import { resolveMode } from '../planner/planner.ts';
 import { runExecutionName } from '../ports/executions.ts';
 import type { RunRecord } from '../ports/store.ts';
-import { anyObject, parseWith, planRequestBody, readJson, readQuery, revisionQuery, submitBody } from './body.ts';
+import {
+  anyObject,
+  parseWith,
+  planRequestBody,
+  readJson,
+  readOptionalJson,
+  readQuery,
+  revisionQuery,
+  submitBody,
+} from './body.ts';
 import { cursorField, decodeCursor, encodeCursor, limitField } from './cursor.ts';
 import { type ApiDeps, type ApiEnv, modeOf } from './deps.ts';
 import { ApiError, notFound } from './errors.ts';
 import { validateUntrusted } from './plan-check.ts';
 import { buildRunSummary, buildRunView, pageOfSteps } from './run-view.ts';
+
+/** `POST /runs/{id}/cancel` takes an optional body: `compensate: true` undoes the run's segments before it ends. */
+const cancelBody = z.strictObject({ compensate: z.boolean().optional() });
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -204,8 +216,13 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
 
   app.post('/runs/:runId/cancel', async (c) => {
     const run = await requireRun(c.req.param('runId'));
+    const body = await readOptionalJson(c, cancelBody);
     // Who asked is part of the record: the JWT `sub`, or `local-token` for the embedded API's static token.
-    await deps.cancelRun(run.runId, c.get('principal'));
+    const requestedBy = c.get('principal');
+    await deps.cancelRun(run.runId, {
+      ...(requestedBy === undefined ? {} : { requestedBy }),
+      compensate: body?.compensate === true,
+    });
     const after = (await store.getRun(run.runId)) ?? run;
     return c.json({ runId: run.runId, status: after.status });
   });

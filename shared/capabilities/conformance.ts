@@ -15,6 +15,7 @@ export const CONFORMANCE_TARGETS = {
   flaky: 'tool:conformance.flaky',
   ledger: 'tool:conformance.ledger',
   spend: 'tool:conformance.spend',
+  unledger: 'tool:conformance.unledger',
   scripted: 'agent:conformance.scripted',
   approver: 'human:conformance.approver',
 } as const;
@@ -71,6 +72,16 @@ export function conformanceCatalog(): CatalogDocument {
           'Appends an entry to the conformance ledger (a side effect made visible by GET /conformance/ledger).',
         sideEffect: 'mutating',
         inputSchema: object({ entry: {} }, ['entry']),
+        outputSchema: object({ entryId: { type: 'string' } }, ['entryId']),
+        // Its compensation (saga segments): the entry this step appended is reversed by a new entry.
+        compensate: { target: CONFORMANCE_TARGETS.unledger, input: { entryId: '{% $output.entryId %}' } },
+      },
+      {
+        target: CONFORMANCE_TARGETS.unledger,
+        description:
+          'Reverses a ledger entry: appends an entry `{ "reverses": "<entryId>" }` (the compensation of the ledger).',
+        sideEffect: 'mutating',
+        inputSchema: object({ entryId: { type: 'string', minLength: 1 } }, ['entryId']),
         outputSchema: object({ entryId: { type: 'string' } }, ['entryId']),
       },
       {
@@ -215,6 +226,9 @@ export function createConformancePack(options: { clock?: () => Date } = {}): Con
         outputTokens: 0,
         costUsd: Number(field(input, 'costUsd')) || 0,
       },
+    })),
+    [CONFORMANCE_TARGETS.unledger]: builtinTool('conformance.unledger', async (input, call) => ({
+      entryId: ledger.append({ reverses: String(field(input, 'entryId')) }, call).entryId,
     })),
     [CONFORMANCE_TARGETS.scripted]: builtinAgent('conformance.scripted', async (input) => ({
       output: field(input, 'output'),

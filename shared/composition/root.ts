@@ -255,8 +255,8 @@ export function createRoot(settings: Settings, place: Place): Root {
       limits,
       // A cancellation, a person's replan and an invalidation run in the API's process, with the same services
       // the coordinator, replanner and invalidator run (built on the first request that needs one).
-      cancelRun: async (runId, requestedBy) => {
-        await coordinator().cancelRun(runId, requestedBy);
+      cancelRun: async (runId, options) => {
+        await coordinator().cancelRun(runId, options);
       },
       planJobs: planJobs(),
       checkReplan: (runId) => replanner().checkReplan(runId),

@@ -2,7 +2,7 @@
  * The per-step retry decision. A step gets `maxRetries + 1` attempts in all; only a retryable error spends one, a
  * permanent error fails the step at once. Backoff doubles per attempt up to a cap.
  */
-import { DEFAULT_MAX_RETRIES } from '../plan/schema.ts';
+import { DEFAULT_MAX_RETRIES, type FailurePolicy } from '../plan/schema.ts';
 
 export interface RetryPolicy {
   readonly maxRetries: number;
@@ -14,12 +14,15 @@ export type RetryDecision =
   | { readonly decision: 'retry'; readonly attempt: number; readonly delaySeconds: number }
   | { readonly decision: 'failed'; readonly reason: 'permanent' | 'exhausted' };
 
-/** The retry policy of a step: its own `maxRetries` (default 3) with the deployment's backoff numbers. */
+/**
+ * The retry policy of a step: its own `maxRetries` (default 3) with the deployment's backoff numbers; a step whose
+ * `onFailure` is `replan` is not retried (its first failure goes to the replanner).
+ */
 export function retryPolicy(
-  step: { readonly maxRetries?: number | undefined },
+  step: { readonly maxRetries?: number | undefined; readonly onFailure?: FailurePolicy | undefined },
   backoff: { readonly baseSeconds: number; readonly capSeconds: number },
 ): RetryPolicy {
-  return { maxRetries: step.maxRetries ?? DEFAULT_MAX_RETRIES, ...backoff };
+  return { maxRetries: step.onFailure === 'replan' ? 0 : (step.maxRetries ?? DEFAULT_MAX_RETRIES), ...backoff };
 }
 
 /**

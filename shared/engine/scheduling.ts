@@ -77,7 +77,8 @@ export function stepsToBlock(graph: PlanGraph, failedId: string, statuses: Reado
 
 /**
  * `$outputs` for a step: the outputs of every executable step it transitively depends on that succeeded (all of
- * them have finished by the time it runs, so the bindings are deterministic); skipped ones are bound to null.
+ * them have finished by the time it runs, so the bindings are deterministic); skipped ones, and failures a
+ * `continue` policy accepted, are bound to null.
  */
 export function upstreamOutputs(
   upstreamIds: Iterable<string>,
@@ -87,7 +88,8 @@ export function upstreamOutputs(
   for (const id of upstreamIds) {
     const step = steps.get(id);
     if (step?.status === 'succeeded') outputs[id] = step.output ?? null;
-    else if (step?.status === 'skipped') outputs[id] = null;
+    // A failure accepted by `onFailure: continue` (only such a failure lets a dependent run) reads as null too.
+    else if (step?.status === 'skipped' || step?.status === 'failed') outputs[id] = null;
   }
   return outputs;
 }

@@ -5,7 +5,10 @@
  */
 import type { RunStatus, StepStatus } from '../plan/schema.ts';
 
-/** A step in one of these will not change again in its generation. */
+/**
+ * A step in one of these does no more work of its own in its generation. Only the compensation path (saga) leaves
+ * one: succeeded → compensating → compensated | compensation_failed (COMPENSATION_TRANSITIONS).
+ */
 export const TERMINAL_STEP_STATUSES: ReadonlySet<StepStatus> = new Set([
   'succeeded',
   'failed',
@@ -13,6 +16,16 @@ export const TERMINAL_STEP_STATUSES: ReadonlySet<StepStatus> = new Set([
   'blocked',
   'superseded',
   'cancelled',
+  'compensating',
+  'compensated',
+  'compensation_failed',
+]);
+
+/** The compensation of a finished mutating step: started, done, or failed (a person has to act). */
+export const COMPENSATION_STEP_STATUSES: ReadonlySet<StepStatus> = new Set([
+  'compensating',
+  'compensated',
+  'compensation_failed',
 ]);
 
 /** Work left to do: waiting for upstream, started, running, between retries or waiting for a person. */
@@ -51,13 +64,24 @@ const STEP_TRANSITIONS: Readonly<Record<StepStatus, readonly StepStatus[]>> = {
   // the next attempt runs while the record still says retrying; its result comes from there
   retrying: ['running', 'retrying', 'awaiting_approval', 'succeeded', 'failed', 'cancelled', 'superseded'],
   awaiting_approval: ['running', 'retrying', 'succeeded', 'failed', 'cancelled', 'superseded'],
-  succeeded: [],
+  // A finished mutating step of a segment that failed (or of a run cancelled with compensation) is undone.
+  succeeded: ['compensating'],
   failed: [],
   skipped: [],
   blocked: [],
   superseded: [],
   cancelled: [],
+  compensating: ['compensated', 'compensation_failed'],
+  compensated: [],
+  compensation_failed: [],
 };
+
+/** The only ways out of a terminal status: the compensation path. */
+export const COMPENSATION_TRANSITIONS: readonly (readonly [StepStatus, StepStatus])[] = [
+  ['succeeded', 'compensating'],
+  ['compensating', 'compensated'],
+  ['compensating', 'compensation_failed'],
+];
 
 export const isTerminalStepStatus = (status: StepStatus): boolean => TERMINAL_STEP_STATUSES.has(status);
 export const isOpenStepStatus = (status: StepStatus): boolean => OPEN_STEP_STATUSES.has(status);

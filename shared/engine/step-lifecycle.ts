@@ -56,6 +56,12 @@ export const STEP_TRANSITIONS = {
    * it never started) is written onto the step as evidence; the step stays cancelled.
    */
   evidence: { to: null, from: ['cancelled'] },
+  /** A finished mutating step's compensation starts (its segment failed, or the run is cancelled with compensation). */
+  compensate: { to: 'compensating', from: ['succeeded'] },
+  /** The compensation's capability answered well. */
+  compensated: { to: 'compensated', from: ['compensating'] },
+  /** The compensation failed for good: a person has to act. */
+  compensationFailed: { to: 'compensation_failed', from: ['compensating'] },
 } as const satisfies Readonly<Record<string, StepTransition>>;
 
 export type StepTransitionName = keyof typeof STEP_TRANSITIONS;

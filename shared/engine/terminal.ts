@@ -3,9 +3,9 @@
  * deadline > retry/budget exhaustion > continue. A failure does not stop independent branches: while work is open
  * (and neither the deadline nor the budget has run out) the run continues, and the failure decides the state once
  * everything has settled. Completion is never vacuous: every expected step must be succeeded or skipped and at
- * least one must have succeeded.
+ * least one must have succeeded (a failure accepted by `onFailure: continue` counts as settled, not as succeeded).
  */
-import type { StepError, StepStatus } from '../plan/schema.ts';
+import type { FailurePolicy, StepError, StepStatus } from '../plan/schema.ts';
 import { OPEN_STEP_STATUSES } from './statuses.ts';
 import { VERIFY_ERROR_CODES } from './verify.ts';
 
@@ -25,6 +25,11 @@ export interface TerminalInput {
   readonly budgetExhausted?: string | undefined;
   /** Something outside the steps ended the run early (the run machine's wait failed), with the reason. */
   readonly aborted?: string | undefined;
+  /**
+   * The steps' `onFailure` policies (absent: `retry-then-fail`). A failure under `continue` is accepted (it does not
+   * keep the run from completing, and the evidence lists it); one under `fail-run` fails the run at once.
+   */
+  readonly policies?: ReadonlyMap<string, FailurePolicy | undefined> | undefined;
 }
 
 export type TerminalReason =
@@ -48,6 +53,8 @@ export interface TerminalEvidence {
   /** Steps still open when the decision was taken (a deadline, a budget). */
   readonly open: string[];
   readonly awaitingApproval: string[];
+  /** Failed steps whose `onFailure: continue` accepted the failure (not root causes). */
+  readonly continued?: string[];
   readonly detail?: string;
 }
 
@@ -69,6 +76,8 @@ function collect(input: TerminalInput) {
   const unknown: string[] = [];
   const open: string[] = [];
   const awaitingApproval: string[] = [];
+  const continued: string[] = [];
+  let failRun = false;
   let succeeded = 0;
   let settledWell = 0; // succeeded or skipped
   let expected = 0;
@@ -89,22 +98,39 @@ function collect(input: TerminalInput) {
     if (OPEN_STEP_STATUSES.has(step.status)) open.push(id);
     if (STILL_WORKING.has(step.status)) working += 1;
     if (step.status === 'awaiting_approval') awaitingApproval.push(id);
+    if (step.status === 'failed' && input.policies?.get(id) === 'continue') {
+      continued.push(id);
+      settledWell += 1;
+      if (step.error) errors[id] = step.error;
+      continue;
+    }
     if (step.status === 'failed') {
+      if (input.policies?.get(id) === 'fail-run') failRun = true;
       rootCauses.push(id);
       if (step.error) errors[id] = step.error;
       if (step.error?.code === VERIFY_ERROR_CODES.rejected) denied = true;
     }
   }
-  const evidence: TerminalEvidence = { rootCauses, errors, counts, unknown, open, awaitingApproval };
+  const evidence: TerminalEvidence = {
+    rootCauses,
+    errors,
+    counts,
+    unknown,
+    open,
+    awaitingApproval,
+    ...(continued.length === 0 ? {} : { continued }),
+  };
   const complete = expected > 0 && settledWell === expected && succeeded > 0;
-  return { evidence, complete, denied, working, allSettledWell: settledWell === expected };
+  return { evidence, complete, denied, failRun, working, allSettledWell: settledWell === expected };
 }
 
 /** The state a run should be in now, given its steps; 'continue' while it is neither finished nor out of time. */
 export function decideTerminal(input: TerminalInput): TerminalDecision {
-  const { evidence, complete, denied, working, allSettledWell } = collect(input);
+  const { evidence, complete, denied, failRun, working, allSettledWell } = collect(input);
   if (input.cancelled) return { state: 'cancelled', reason: 'cancelled', evidence };
   if (complete) return { state: 'complete', reason: 'completed', evidence };
+  // `onFailure: fail-run`: that failure ends the run now, whatever else is still open.
+  if (failRun) return { state: 'failed', reason: 'step_failed', evidence };
   const stopping = input.timedOut === true || input.budgetExhausted !== undefined || input.aborted !== undefined;
   if (evidence.open.length > 0 && !stopping) return { state: 'continue' };
   if (denied) return { state: 'failed', reason: 'approval_denied', evidence };

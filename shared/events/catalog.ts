@@ -16,6 +16,13 @@ export const EVENT_SCHEMAS = {
   StepFailed: z.object({ ...stepRef, attempts: z.number().int(), error, final: z.boolean() }),
   StepSkipped: z.object({ ...stepRef, reason: z.string() }),
   StepBlocked: z.object({ ...stepRef, blockedBy: z.array(z.string()) }),
+  /** A finished mutating step's compensation (saga): started, done, or failed for good (the run pauses). */
+  StepCompensation: z.object({
+    ...stepRef,
+    state: z.enum(['compensating', 'compensated', 'compensation_failed']),
+    target: z.string(),
+    error: error.optional(),
+  }),
   ApprovalRequested: z.object({
     ...stepRef,
     approvalId: z.string(),

@@ -217,6 +217,13 @@ export function loadCatalog(doc: unknown): Catalog {
       }
       for (const problem of problems) reasons.push(`${where}${problem}`);
     }
+    const compensation = capability.compensate;
+    if (compensation !== undefined) {
+      const undo = byTarget.get(compensation.target);
+      if (!undo) reasons.push(`/capabilities/${i}/compensate/target: unknown target ${compensation.target}`);
+      else if (undo.target === capability.target || undo.target.startsWith('human:'))
+        reasons.push(`/capabilities/${i}/compensate/target: ${undo.target} cannot compensate ${capability.target}`);
+    }
     for (const alternative of capability.alternatives ?? []) {
       const other = byTarget.get(alternative);
       if (!other) reasons.push(`/capabilities/${i}/alternatives: unknown target ${alternative}`);

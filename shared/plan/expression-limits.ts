@@ -16,11 +16,15 @@ import jsonata from 'jsonata';
 import { DEFAULT_EXPRESSION_LIMITS } from '../config/defaults.ts';
 import { ExpressionLimitError } from '../errors.ts';
 
-/** What a plan expression sees: `$objective`, `$outputs` and, in a success assertion, `$output`. */
+/**
+ * What a plan expression sees: `$objective`, `$outputs` and, in a success assertion, `$output`; a compensation's
+ * input sees `$input` and `$output` of the step it undoes.
+ */
 export interface ExpressionBindings {
   readonly objective: string;
   readonly outputs: Record<string, unknown>;
   readonly output?: unknown;
+  readonly input?: unknown;
 }
 
 export interface ExpressionLimits {
@@ -153,6 +157,7 @@ export async function evaluateBounded(
   const body = jsonataBody(source);
   const vars: Record<string, unknown> = { objective: bindings.objective, outputs: bindings.outputs };
   if ('output' in bindings) vars.output = bindings.output;
+  if ('input' in bindings) vars.input = bindings.input;
   return toJson(await compile(body, limits).evaluate(undefined, vars));
 }
 

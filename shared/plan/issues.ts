@@ -24,6 +24,7 @@ export const ISSUE_CODES = [
   'E_CRITERIA',
   'E_BUDGET',
   'E_METADATA_TOO_LARGE',
+  'E_FAILURE_POLICY',
 ] as const;
 export type IssueCode = (typeof ISSUE_CODES)[number];
 

@@ -19,6 +19,10 @@ export const STEP_STATUSES = [
   'blocked',
   'superseded',
   'cancelled',
+  // A finished mutating step being undone by its capability's compensation (saga), and how that ended.
+  'compensating',
+  'compensated',
+  'compensation_failed',
 ] as const;
 export type StepStatus = (typeof STEP_STATUSES)[number];
 
@@ -28,6 +32,8 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
 export const SIDE_EFFECTS = ['none', 'idempotent', 'mutating'] as const;
 export type SideEffect = (typeof SIDE_EFFECTS)[number];
 
+/** A segment name: steps sharing one are compensated together when one of them fails for good. */
+export const SEGMENT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 export const STEP_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 export const TARGET_PATTERN = /^(tool|agent|human):[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}$/;
 /** `"{% <JSONata> %}"`: the whole string is one expression, as in Step Functions' JSONata syntax. */
@@ -77,6 +83,16 @@ export const expectSchema = z.strictObject({
 });
 export type StepExpectation = z.infer<typeof expectSchema>;
 
+/**
+ * What a step's final failure does (`onFailure`). `retry-then-fail` (default): retries, then the step fails, its
+ * downstream is blocked and the replanner (when on) may revise around it. `continue`: after its retries the failure
+ * is accepted: dependents run and see its output as null, and the run may still complete. `pause`: the run is left
+ * paused for a person. `replan`: no retries, the first failure goes to the replanner. `fail-run`: the run fails at
+ * once, its open steps cancelled, without a replan.
+ */
+export const FAILURE_POLICIES = ['retry-then-fail', 'continue', 'pause', 'replan', 'fail-run'] as const;
+export type FailurePolicy = (typeof FAILURE_POLICIES)[number];
+
 /** What a gate or review does when nobody decides before its timeout: fail the step, or leave the run paused. */
 export const APPROVAL_TIMEOUT_POLICIES = ['fail', 'pause'] as const;
 export type ApprovalTimeoutPolicy = (typeof APPROVAL_TIMEOUT_POLICIES)[number];
@@ -122,8 +138,14 @@ export const planStepSchema = z.strictObject({
   successCriteria: successCriteriaSchema.optional(),
   expect: expectSchema.optional(),
   maxRetries: z.number().int().min(0).max(10).optional(),
+  onFailure: z.enum(FAILURE_POLICIES).optional(),
   confidenceThreshold: z.number().min(0).max(1).optional(),
   rollbackHint: nonBlank(2000).optional(),
+  /**
+   * The saga segment the step belongs to: when a step of the segment fails for good (or the run is cancelled with
+   * compensation), the segment's finished mutating steps are compensated in reverse completion order.
+   */
+  segment: z.string().regex(SEGMENT_PATTERN, { message: 'must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' }).optional(),
   approval: approvalSchema.optional(),
   watches: z.array(z.string().min(1).max(512)).optional(),
   estimatedDurationSeconds: z.number().min(0).optional(),
@@ -145,6 +167,16 @@ export const planSchema = z.strictObject({
 });
 export type Plan = z.infer<typeof planSchema>;
 
+/**
+ * How a capability's effect is undone: the `target` to call, with `input` a JSON template whose `"{% … %}"`
+ * expressions see `$input` and `$output` of the step being compensated (evaluated in the expression sandbox).
+ */
+export const compensationSchema = z.strictObject({
+  target: z.string().regex(TARGET_PATTERN),
+  input: jsonValue,
+});
+export type Compensation = z.infer<typeof compensationSchema>;
+
 export const capabilitySchema = z.strictObject({
   target: z.string().regex(TARGET_PATTERN),
   description: z.string(),
@@ -152,6 +184,7 @@ export const capabilitySchema = z.strictObject({
   outputSchema: jsonObject,
   sideEffect: z.enum(SIDE_EFFECTS),
   alternatives: z.array(z.string().regex(TARGET_PATTERN)).optional(),
+  compensate: compensationSchema.optional(),
 });
 export type Capability = z.infer<typeof capabilitySchema>;
 

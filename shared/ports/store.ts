@@ -60,6 +60,11 @@ export interface RunRecord {
   /** What the run's attempts spent (Store.addUsage: each attempt counted once); absent = nothing yet. */
   readonly usageTokens?: number;
   readonly usageCostUsd?: number;
+  /**
+   * The run is being cancelled with compensation (`POST /runs/{id}/cancel {"compensate": true}`): its segments'
+   * finished mutating steps are undone before it ends cancelled.
+   */
+  readonly cancelCompensation?: boolean;
 }
 
 /**
@@ -125,6 +130,20 @@ export interface StepRecord {
   /** What the step's attempts spent, over all generations (Store.addUsage); absent = nothing yet. */
   readonly usageTokens?: number;
   readonly usageCostUsd?: number;
+  /** Its compensation (saga), once one started: what was called with what, and how it ended. */
+  readonly compensation?: CompensationRecord;
+}
+
+/** The evidence of a step's compensation. */
+export interface CompensationRecord {
+  readonly target: string;
+  readonly input?: unknown;
+  readonly output?: unknown;
+  readonly error?: StepError | null;
+  readonly attempts: number;
+  readonly idempotencyKey: string;
+  readonly startedAt: string;
+  readonly finishedAt?: string;
 }
 
 /** What one earlier generation of a step ended with (its attempts, keyed by generation, stay as they were). */
@@ -241,6 +260,7 @@ export interface StepPatch {
   readonly startedAt?: string;
   readonly finishedAt?: string;
   readonly claimedBy?: string;
+  readonly compensation?: CompensationRecord;
 }
 
 /** Names one attempt of one generation of a step. */

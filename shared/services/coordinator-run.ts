@@ -3,13 +3,14 @@
  * step records, root steps), hold the run machine's waiter token, finalize (deadline) and cancel.
  */
 import { initialStepRecords, stepsToStart } from '../engine/scheduling.ts';
-import { isTerminalRunStatus, LIVE_RUN_STATUSES } from '../engine/statuses.ts';
+import { isTerminalRunStatus, LIVE_RUN_STATUSES, letsStepsMove, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
 import { decideTerminal } from '../engine/terminal.ts';
 import { isConflictError } from '../errors.ts';
 import type { Plan } from '../plan/schema.ts';
 import { RUN_STATUSES } from '../plan/schema.ts';
 import { validateUnlessStamped } from '../plan/stamp.ts';
 import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
+import { advanceCompensation } from './compensation.ts';
 import type {
   AwaitRunRequest,
   FailRunRequest,
@@ -20,7 +21,7 @@ import type {
 } from './coordinator-types.ts';
 import { describeWorkflowError, event, type Interpreter } from './interpreter.ts';
 import { persistRevision } from './revisions.ts';
-import { answerWaiter, CANCELLED_ERROR, finishRun, settleRun, writeEnding } from './run-end.ts';
+import { answerWaiter, CANCELLED_ERROR, failurePolicies, finishRun, settleRun, writeEnding } from './run-end.ts';
 import { currentRunExecutionName } from './run-reopen.ts';
 import { closeOpenSteps, startStep } from './step-follow-ups.ts';
 
@@ -170,6 +171,7 @@ export async function finalizeRun(ctx: Interpreter, request: FinalizeRunRequest)
   const decision = decideTerminal({
     expected: loaded.graph.executableIds(),
     steps: new Map(steps.map((s) => [s.stepId, s])),
+    policies: failurePolicies(loaded),
     timedOut,
     aborted:
       request.error === undefined || request.error === null
@@ -190,9 +192,18 @@ export async function finalizeRun(ctx: Interpreter, request: FinalizeRunRequest)
  * published any more. (A decision on the steps made meanwhile by someone else, see settleRun, ends it cancelled too.)
  * The terminal evidence names who asked (`requestedBy`; null when the caller did not say, a direct coordinator call).
  */
-export async function cancelRun(ctx: Interpreter, runId: string, requestedBy?: string): Promise<RunOutcome> {
+export async function cancelRun(
+  ctx: Interpreter,
+  runId: string,
+  options: { readonly requestedBy?: string; readonly compensate?: boolean } = {},
+): Promise<RunOutcome> {
   let run = await ctx.getRun(runId);
   if (run.status === 'complete' || run.status === 'failed') return outcome(run);
+  if (options.compensate === true && letsStepsMove(run.status)) {
+    const compensating = await cancelWithCompensation(ctx, run);
+    if (compensating) return outcome(compensating);
+    run = await ctx.getRun(runId);
+  }
   if (run.status !== 'cancelled') {
     const steps = await ctx.deps.store.listSteps(runId);
     const decision = decideTerminal({
@@ -203,7 +214,7 @@ export async function cancelRun(ctx: Interpreter, runId: string, requestedBy?: s
     if (decision.state === 'continue') return outcome(run);
     await closeOpenSteps(ctx, runId, CANCELLED_ERROR);
     const cancelled = await finishRun(ctx, runId, decision, {
-      evidence: { requestedBy: requestedBy ?? null },
+      evidence: { requestedBy: options.requestedBy ?? null },
     });
     if (cancelled) {
       // A generation started between the two (a replan, an invalidation) is closed too.
@@ -217,4 +228,22 @@ export async function cancelRun(ctx: Interpreter, runId: string, requestedBy?: s
   await closeOpenSteps(ctx, runId, CANCELLED_ERROR);
   await answerWaiter(ctx, run);
   return outcome(run);
+}
+
+/**
+ * A cancellation that undoes first (`compensate: true`): the run is marked, its open steps are closed as by any
+ * cancellation, and its segments' finished mutating steps are compensated (services/compensation.ts) while the run
+ * stays live; the last compensation's end settles it `cancelled`, or a compensation that fails pauses it for a
+ * person. Returns the run while compensation goes on, undefined when there was nothing to compensate.
+ */
+async function cancelWithCompensation(ctx: Interpreter, run: RunRecord): Promise<RunRecord | undefined> {
+  const marked =
+    run.cancelCompensation === true
+      ? run
+      : await ctx.updateRun(run.runId, STEP_MOVING_RUN_STATUSES, { cancelCompensation: true, updatedAt: ctx.now() });
+  if (!marked) return undefined;
+  await closeOpenSteps(ctx, run.runId, CANCELLED_ERROR);
+  const progress = await advanceCompensation(ctx, run.runId);
+  if (progress === 'none') return undefined;
+  return ctx.getRun(run.runId);
 }

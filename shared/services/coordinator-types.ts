@@ -142,6 +142,12 @@ export interface Coordinator {
   requestApproval(request: RequestApprovalRequest): Promise<ApprovalRequested>;
   expireApproval(request: ExpireApprovalRequest): Promise<ExpireResult>;
   /** Idempotent: the run cancelled, its open steps cancelled and their executions stopped, its waiter answered. */
-  /** `requestedBy`: who asked (the API's caller: a JWT `sub`, or `local-token`), recorded in the terminal evidence. */
-  cancelRun(runId: string, requestedBy?: string): Promise<RunOutcome>;
+  /**
+   * `requestedBy`: who asked (the API's caller: a JWT `sub`, or `local-token`), recorded in the terminal evidence;
+   * `compensate`: the run's segments are compensated first (saga), then it ends cancelled.
+   */
+  cancelRun(
+    runId: string,
+    options?: { readonly requestedBy?: string; readonly compensate?: boolean },
+  ): Promise<RunOutcome>;
 }

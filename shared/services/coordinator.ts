@@ -27,6 +27,6 @@ export function createCoordinator(deps: CoordinatorDeps): Coordinator {
     recordFailure: (request) => recordFailedAttempt(ctx, request, request.attempt, request.error),
     requestApproval: (request) => requestApproval(ctx, request),
     expireApproval: (request) => expireApproval(ctx, request),
-    cancelRun: (runId, requestedBy) => cancelRun(ctx, runId, requestedBy),
+    cancelRun: (runId, options) => cancelRun(ctx, runId, options),
   };
 }

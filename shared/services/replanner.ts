@@ -36,7 +36,7 @@ import {
   sleep,
 } from './replanner-support.ts';
 import { persistRevision } from './revisions.ts';
-import { CANCELLED_ERROR, pauseRun } from './run-end.ts';
+import { CANCELLED_ERROR, failurePolicies, isReplannable, pauseRun } from './run-end.ts';
 import { isReopenable, reopenRun } from './run-reopen.ts';
 import { closeOpenSteps } from './step-follow-ups.ts';
 
@@ -180,6 +180,18 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       const found = await current(ref);
       if (!found) return { outcome: 'ignored', why: 'stale' };
       const { run, failed } = found;
+      const planStep = found.loaded.byId.get(failed.stepId);
+      const why =
+        planStep?.segment !== undefined
+          ? // A failure inside a segment is answered by compensating the segment, not by revising the plan around it.
+            { code: 'E_SEGMENT_COMPENSATED', message: `segment ${planStep.segment} is compensated instead` }
+          : !isReplannable(failurePolicies(found.loaded), failed.stepId)
+            ? { code: 'E_FAILURE_POLICY', message: `the step's onFailure policy is ${planStep?.onFailure}` }
+            : undefined;
+      if (why !== undefined) {
+        await declineFailure(ctx, failed, why);
+        return { outcome: 'declined', ...why };
+      }
       if (run.status !== 'running' || run.terminal !== undefined) {
         // Finished, or paused for a person: the failure stands until someone replans or invalidates.
         await declineFailure(ctx, failed, { code: 'E_RUN_NOT_RUNNING', message: `the run was ${run.status}` });

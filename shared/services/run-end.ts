@@ -4,11 +4,15 @@
  * with its RunFinished announcement (`finishRun`, or `pauseRun` for a person) and answered to the run machine's
  * waiting task token (`answerWaiter`). Each is safe to repeat.
  */
+
+import { compensationPending, decideCompensation } from '../engine/compensation.ts';
 import { isTerminalRunStatus, LIVE_RUN_STATUSES, letsStepsMove, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
 import { decideTerminal, describeTerminal, type TerminalDecision } from '../engine/terminal.ts';
 import { isConflictError } from '../errors.ts';
+import type { FailurePolicy } from '../plan/schema.ts';
 import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
 import { runBudgetState } from './budget-state.ts';
+import { compensationInput } from './compensation-view.ts';
 import { awaitsReplan, declinedReplans } from './coordinator-replan.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 
@@ -93,17 +97,30 @@ const HELD_REASONS: ReadonlySet<string> = new Set([
   'no_progress',
   'approval_expired',
   'budget_exhausted',
+  'rollback_required',
+  'compensation_failed',
+  'failure_paused',
 ]);
+
+/** Why a run is held for a person: pauseRun's reasons. */
+export type HeldReason =
+  | 'max_replans'
+  | 'no_progress'
+  | 'approval_expired'
+  | 'budget_exhausted'
+  | 'rollback_required'
+  | 'compensation_failed'
+  | 'failure_paused';
 
 /**
  * Leaves a live run paused for a person, with a terminal record saying why (the replan limit, no progress, an
- * approval's timeout under the `pause` policy): RunFinished (state paused) is published and the waiter answered.
+ * approval's timeout under the `pause` policy, a compensation that failed or a rollbackHint to act on): RunFinished (state paused) is published and the waiter answered.
  * Open steps are left as they are. A run that already holds a terminal record keeps it (a repeat changes nothing).
  */
 export async function pauseRun(
   ctx: Interpreter,
   runId: string,
-  reason: 'max_replans' | 'no_progress' | 'approval_expired' | 'budget_exhausted',
+  reason: HeldReason,
   evidence: Record<string, unknown>,
 ): Promise<RunRecord | undefined> {
   const run = await ctx.deps.store.getRun(runId);
@@ -113,6 +130,24 @@ export async function pauseRun(
   if (updated) await answerWaiter(ctx, updated);
   return updated;
 }
+
+const policyMaps = new WeakMap<LoadedPlan, ReadonlyMap<string, FailurePolicy | undefined>>();
+
+/** The `onFailure` policy of each step of a plan revision (computed once per loaded revision). */
+export function failurePolicies(loaded: LoadedPlan): ReadonlyMap<string, FailurePolicy | undefined> {
+  let policies = policyMaps.get(loaded);
+  if (!policies) {
+    policies = new Map(loaded.plan.steps.filter((s) => s.onFailure !== undefined).map((s) => [s.id, s.onFailure]));
+    policyMaps.set(loaded, policies);
+  }
+  return policies;
+}
+
+/** Whether the replanner answers a final failure of the step: under the default policy or `replan`. */
+export const isReplannable = (policies: ReadonlyMap<string, FailurePolicy | undefined>, stepId: string): boolean => {
+  const policy = policies.get(stepId);
+  return policy === undefined || policy === 'retry-then-fail' || policy === 'replan';
+};
 
 /** Decides whether the run is finished now and, if so, records it. Safe to call after any step transition. */
 export async function settleRun(ctx: Interpreter, runId: string): Promise<void> {
@@ -134,13 +169,20 @@ export async function settleRun(ctx: Interpreter, runId: string): Promise<void> 
   const steps = await ctx.deps.store.listSteps(runId);
   const expected = loaded.graph.executableIds();
   const byId = new Map(steps.map((s) => [s.stepId, s]));
+  // Compensation under way (or due, or waiting for the segment's steps in flight): the run is not over yet; the
+  // compensation's end settles it again.
+  const compensation = decideCompensation(compensationInput(ctx, run, loaded, byId));
+  if (compensationPending(compensation)) return;
   // A cancellation closes the steps before it finishes the run: a step it closed means the run is being cancelled.
-  const cancelling = steps.some((s) => s.status === 'cancelled' && s.error?.code === CANCELLED_ERROR.code);
+  const cancelling =
+    run.cancelCompensation === true ||
+    steps.some((s) => s.status === 'cancelled' && s.error?.code === CANCELLED_ERROR.code);
   // Over budget, the steps already in flight finish first (no new one starts: the claim refuses); then the run ends.
   const budget = runBudgetState(loaded.plan, run, ctx.now());
   const inFlight = steps.some((s) => s.status === 'running' || s.status === 'retrying');
   const stopping = budget !== undefined && !inFlight ? { budgetExhausted: budget.detail } : {};
-  const decision = decideTerminal({ expected, steps: byId, cancelled: cancelling, ...stopping });
+  const policies = failurePolicies(loaded);
+  const decision = decideTerminal({ expected, steps: byId, cancelled: cancelling, policies, ...stopping });
   if (decision.state === 'continue') return;
   if (decision.reason === 'budget_exhausted' && budget !== undefined) {
     const evidence = { ...decision.evidence, summary: describeTerminal(decision), budget: budget.evidence };
@@ -150,10 +192,19 @@ export async function settleRun(ctx: Interpreter, runId: string): Promise<void> 
     return;
   }
   // A final failure the replanner may still answer: the run goes on (failed step `failed`, downstream `blocked`).
-  if (decision.state === 'failed' && awaitsReplan(run, byId, expected, ctx.deps.config.maxReplans)) return;
+  // A failure inside a segment is answered by the segment's compensation instead, and a step whose onFailure says
+  // what its failure does is not replanned.
+  const replannable = expected.filter(
+    (id) => loaded.byId.get(id)?.segment === undefined && isReplannable(policies, id),
+  );
+  if (decision.state === 'failed' && awaitsReplan(run, byId, replannable, ctx.deps.config.maxReplans)) return;
   const declined = declinedReplans(run);
+  const compensated = compensation.kind === 'done' ? compensation.compensated : [];
   await finishRun(ctx, runId, decision, {
     from: STEP_MOVING_RUN_STATUSES,
-    ...(declined.length === 0 ? {} : { evidence: { replans: declined } }),
+    evidence: {
+      ...(declined.length === 0 ? {} : { replans: declined }),
+      ...(compensated.length === 0 ? {} : { compensated }),
+    },
   });
 }

@@ -1,7 +1,7 @@
 /**
  * What follows a step's transition, shared by every path that makes one: starting a step, releasing its dependents
  * exactly once per edge, blocking the downstream closure of a failure, failing a step for good, closing the open
- * steps of a run that ended. Each is safe to repeat: a retried or duplicated action runs it again and changes
+ * steps of a run that ended, moving an aborting segment's compensation on. Each is safe to repeat: a retried or duplicated action runs it again and changes
  * nothing twice.
  */
 import { dependentsOf, FIRST_GENERATION, isStartable, stepsToBlock } from '../engine/scheduling.ts';
@@ -12,9 +12,10 @@ import { downstreamClosure, effectiveUpstream } from '../plan/graph.ts';
 import type { StepError, StepStatus } from '../plan/schema.ts';
 import { stepExecutionInput, stepExecutionName } from '../ports/executions.ts';
 import type { StepRecord } from '../ports/store.ts';
+import { advanceCompensation } from './compensation.ts';
 import { recordStepDuration } from './coordinator-metrics.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
-import { checkRunEnd } from './run-end.ts';
+import { checkRunEnd, pauseRun, settleRun } from './run-end.ts';
 
 export const BLOCKED_CODE = 'E_BLOCKED';
 
@@ -89,6 +90,8 @@ export async function releaseDependents(
  */
 export async function afterSuccess(ctx: Interpreter, loaded: LoadedPlan, step: StepRef): Promise<void> {
   const dependents = await releaseDependents(ctx, loaded, step.runId, step.stepId);
+  // A step of a segment may be the last one its aborting segment's compensation waits for.
+  if (loaded.byId.get(step.stepId)?.segment !== undefined) await advanceCompensation(ctx, step.runId);
   if (dependents.every((d) => !isOpenStepStatus(d.status))) await checkRunEnd(ctx, loaded, step.runId, [step]);
 }
 
@@ -182,9 +185,35 @@ export async function failStep(
 
 /** What follows a step's final failure (also redone by a repeated call): downstream blocked, the run settled. */
 export async function afterFailure(ctx: Interpreter, loaded: LoadedPlan, step: StepRecord): Promise<void> {
+  const planStep = loaded.byId.get(step.stepId);
+  // `onFailure: continue`: the failure is accepted, dependents go on and read its output as null.
+  if (planStep?.onFailure === 'continue') return afterSuccess(ctx, loaded, step);
   const blocked = await blockDownstream(ctx, loaded, step.runId, step.stepId);
+  // A final failure in a segment aborts it: its finished mutating steps are compensated (services/compensation.ts).
+  if (planStep?.segment !== undefined) await advanceCompensation(ctx, step.runId);
+  if (planStep?.onFailure === 'pause')
+    await pauseRun(ctx, step.runId, 'failure_paused', {
+      stepId: step.stepId,
+      generation: step.generation,
+      error: step.error ?? null,
+      detail: `step ${step.stepId} failed and its onFailure policy is pause: a person decides what happens next`,
+    });
+  if (planStep?.onFailure === 'fail-run') {
+    // The run fails now, whatever else is open. As for a cancellation, the open steps are closed first, so nothing
+    // of the run moves or is announced after its RunFinished; the terminal decision then says failed.
+    await closeOpenSteps(ctx, step.runId, FAIL_RUN_ERROR(step.stepId));
+    await settleRun(ctx, step.runId);
+    return;
+  }
   await checkRunEnd(ctx, loaded, step.runId, [step, ...blocked]);
 }
+
+/** The error a run failed by a step's `onFailure: fail-run` closes its open steps with. */
+const FAIL_RUN_ERROR = (stepId: string): StepError => ({
+  code: 'E_RUN_FAILED',
+  message: `the run failed: step ${stepId} failed under onFailure fail-run`,
+  retryable: false,
+});
 
 /**
  * Ends every open step of a run that matches `which` (cancelled, error `code`) and stops the executions that claimed

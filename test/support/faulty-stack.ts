@@ -53,7 +53,9 @@ export async function waitDespiteFaults(stack: LocalStack, runId: string, timeou
       }
     } else if (status !== 503) throw new Error(`GET /runs/${runId} answered ${status}: ${JSON.stringify(json)}`);
     if (Date.now() - started > timeoutMs)
-      throw new Error(`run ${runId} did not settle within ${timeoutMs} ms: ${last ? `${summary(last)} ${JSON.stringify(last.steps.map((s) => s.error))}` : 'never read'}`);
+      throw new Error(
+        `run ${runId} did not settle within ${timeoutMs} ms: ${last ? `${summary(last)} ${JSON.stringify(last.steps.map((s) => s.error))}` : 'never read'}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

@@ -205,6 +205,9 @@ export function legend() {
     'skipped',
     'superseded',
     'cancelled',
+    'compensating',
+    'compensated',
+    'compensation_failed',
   ];
   return h(
     'ul',

@@ -7,6 +7,28 @@ import { between, facts, formatDuration, formatTime, h, jsonBlock, replaceChildr
 
 const TRACE_TAGS = { plan: '[plan]', exec: '[exec]', judge: '[judge]', fail: '[fail]' };
 
+/** How a mutating step is undone: its rollbackHint (a person acts on it) and, once one ran, its compensation. */
+function compensationView(step, record) {
+  const done = record?.compensation;
+  return [
+    step.rollbackHint ? section('Rollback hint', h('p', null, step.rollbackHint)) : null,
+    done
+      ? section(
+          'Compensation',
+          facts([
+            ['Target', h('span', { class: 'mono' }, done.target)],
+            ['Attempts', String(done.attempts)],
+            ['Idempotency key', h('span', { class: 'mono' }, done.idempotencyKey)],
+            ['Started', formatTime(done.startedAt)],
+            ['Finished', formatTime(done.finishedAt)],
+          ]),
+          jsonBlock(done.input ?? null, 'Compensation input'),
+          done.error ? errorView(done.error) : jsonBlock(done.output ?? null, 'Compensation output'),
+        )
+      : null,
+  ];
+}
+
 function section(title, ...content) {
   return h('section', { class: 'panel-section' }, h('h3', null, title), ...content);
 }
@@ -180,6 +202,7 @@ function render(detail) {
           ]
         : null,
       step.expect ? ['Expected to fail', expectedText(step.expect.failure)] : null,
+      step.segment ? ['Segment', h('span', { class: 'mono' }, step.segment)] : null,
       record ? ['Generation', String(record.generation)] : null,
       record
         ? ['Attempts', `${record.attempts}${step.maxRetries !== undefined ? ` (max retries ${step.maxRetries})` : ''}`]
@@ -210,6 +233,7 @@ function render(detail) {
           section('Attempts', attemptsTable(detail.attempts)),
           section('Reasoning trace', traceList(record?.trace)),
         ],
+    compensationView(step, record),
     approvalsList(detail.approvals),
     history(detail),
     step.approval ? section('Approval question', h('p', null, step.approval.question)) : null,

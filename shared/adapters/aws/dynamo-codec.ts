@@ -8,6 +8,7 @@ import type { ModelUsage } from '../../ports/capabilities.ts';
 import type {
   ApprovalRecord,
   AttemptRecord,
+  CompensationRecord,
   IdempotencyRecord,
   ReplanRecord,
   RunEventRecord,
@@ -92,6 +93,7 @@ export const runCodecs: FieldCodecs<RunRecord> = {
   replanDeclines: optionalStringSet,
   usageTokens: numberField,
   usageCostUsd: numberField,
+  cancelCompensation: json<boolean>(),
 };
 
 export function encodeRun(run: RunRecord): Item {
@@ -158,6 +160,7 @@ export const stepCodecs: FieldCodecs<StepRecord> = {
   history: json<readonly StepGenerationRecord[]>(),
   usageTokens: numberField,
   usageCostUsd: numberField,
+  compensation: json<CompensationRecord>(),
 };
 
 export function encodeStep(step: StepRecord): Item {

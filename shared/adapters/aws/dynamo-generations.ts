@@ -60,7 +60,7 @@ export function generationOperations(ctx: DynamoContext): GenerationOperations {
         for (const [name, value] of Object.entries(fields)) update.set(name, value);
         // An empty set is not stored (DynamoDB has none): no releases yet means no attribute.
         if (fields.released === undefined) update.remove('released');
-        for (const name of ['claimedBy', 'output', 'error', 'confidence', 'startedAt', 'finishedAt']) {
+        for (const name of ['claimedBy', 'output', 'error', 'confidence', 'startedAt', 'finishedAt', 'compensation']) {
           update.remove(name);
         }
         const condition = scope.and(

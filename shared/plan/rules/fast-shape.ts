@@ -27,6 +27,8 @@ import { MAX_JSON_DEPTH } from '../json.ts';
 import {
   APPROVAL_TIMEOUT_POLICIES,
   EXPRESSION_PATTERN,
+  FAILURE_POLICIES,
+  SEGMENT_PATTERN,
   STEP_ID_PATTERN,
   STEP_STATUSES,
   TARGET_PATTERN,
@@ -94,6 +96,7 @@ const onlyKeys = (v: Record<string, unknown>, allowed: ReadonlySet<string>): boo
 const CRITERIA_KEYS = new Set(['description', 'assert']);
 const APPROVAL_KEYS = new Set(['question', 'timeoutSeconds', 'onTimeout']);
 const TIMEOUT_POLICIES: ReadonlySet<unknown> = new Set(APPROVAL_TIMEOUT_POLICIES);
+const FAILURE_POLICY_SET: ReadonlySet<unknown> = new Set(FAILURE_POLICIES);
 const ERROR_KEYS = new Set(['code', 'message', 'retryable', 'details']);
 
 // One test per field this file knows; a step with any other field is left to zod.
@@ -118,8 +121,10 @@ const FIELD_TESTS: Readonly<Record<string, (v: unknown) => boolean>> = {
         optional(c.assert, isExpression),
     ),
   maxRetries: (v) => optional(v, (n) => isSafeInt(n) && inRange(n, 0, 10)),
+  onFailure: (v) => optional(v, (p) => FAILURE_POLICY_SET.has(p)),
   confidenceThreshold: (v) => optional(v, (n) => inRange(n, 0, 1)),
   rollbackHint: (v) => optional(v, (s) => nonBlank(s, 2000)),
+  segment: (v) => optional(v, (s) => typeof s === 'string' && SEGMENT_PATTERN.test(s)),
   approval: (v) =>
     optional(
       v,

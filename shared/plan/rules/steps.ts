@@ -1,7 +1,8 @@
 /**
  * Rules about one step at a time against the catalog: known target, contracts equal to the catalog's, the fields
- * a kind of step needs (approval for human gates, rollbackHint for mutating targets, none of the executable
- * fields on a group), static inputs that already break the contract, and lifecycle data in untrusted plans.
+ * a kind of step needs (approval for human gates, rollbackHint for mutating targets unless a segment compensates
+ * them, none of the executable fields on a group), static inputs that already break the contract, and lifecycle
+ * data in untrusted plans.
  */
 import type { Catalog } from '../catalog.ts';
 import { contractsEqual } from '../catalog.ts';
@@ -10,7 +11,7 @@ import { child, issue, type PlanIssue } from '../issues.ts';
 import { STEP_STATUSES, TARGET_PATTERN } from '../schema.ts';
 import type { StepView } from './shape.ts';
 
-const GROUP_FORBIDDEN = ['inputSchema', 'outputSchema', 'input', 'approval'] as const;
+const GROUP_FORBIDDEN = ['inputSchema', 'outputSchema', 'input', 'approval', 'segment', 'onFailure'] as const;
 const CONTRACT_SIDES = ['inputSchema', 'outputSchema'] as const;
 
 /** The JSON Pointer (relative) of the first place where two JSON values differ, for the error message. */
@@ -81,12 +82,26 @@ export function checkSteps(
         ),
       );
     }
-    if (capability.sideEffect === 'mutating' && raw.rollbackHint === undefined)
+    // A failure inside a segment is answered by compensating the segment: it is not accepted, nor replanned.
+    if (raw.segment !== undefined && (raw.onFailure === 'continue' || raw.onFailure === 'replan'))
+      issues.push(
+        issue(
+          'E_FAILURE_POLICY',
+          child(path, 'onFailure'),
+          `onFailure "${String(raw.onFailure)}" does not fit a step of segment "${String(raw.segment)}": its failure is compensated`,
+        ),
+      );
+    // In a segment, the capability's compensation undoes the step; without one (or outside a segment) a person
+    // does, following the hint.
+    const compensated = raw.segment !== undefined && capability.compensate !== undefined;
+    if (capability.sideEffect === 'mutating' && raw.rollbackHint === undefined && !compensated)
       issues.push(
         issue(
           'E_MISSING_ROLLBACK',
           child(path, 'rollbackHint'),
-          `${target} is mutating: the step needs a rollbackHint`,
+          raw.segment === undefined
+            ? `${target} is mutating: the step needs a rollbackHint`
+            : `${target} is mutating and names no compensation: a step in segment "${String(raw.segment)}" needs a rollbackHint a person acts on`,
         ),
       );
     // Inputs may be completed at run time, so only an input without any expression is final enough to check; and

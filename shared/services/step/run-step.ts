@@ -10,6 +10,7 @@
  * retried invocation (a throttle, a timeout, a lost answer) carries on from what the records say.
  */
 
+import { isCompensationStepId } from '../../engine/compensation.ts';
 import { retryPolicy } from '../../engine/retry.ts';
 import { isTerminalStepStatus, letsStepsMove } from '../../engine/statuses.ts';
 import { decideAttemptOutcome, decideClaim, transitionCondition } from '../../engine/step-lifecycle.ts';
@@ -35,6 +36,7 @@ import { evaluateStepInput } from '../step-input.ts';
 import { done, follow, type InFlight, runAttempt } from './attempt.ts';
 import { claimRefusal, refuseClaim } from './budget-keeping.ts';
 import { type CapabilityCallConfig, type CapabilityCaller, createCapabilityCaller } from './capability-call.ts';
+import { recordCompensationFailure, runCompensation } from './compensation-step.ts';
 import {
   approvalTimeoutSeconds,
   loadStepRecords,
@@ -66,6 +68,7 @@ export function createStepRunner(deps: StepRunnerDeps): StepRunner {
   });
   return {
     async runStep(request) {
+      if (isCompensationStepId(request.stepId)) return runCompensation(ctx, call, request);
       const ref: StepRef = { runId: request.runId, stepId: request.stepId, generation: request.generation };
       const { previous } = request;
       if (previous === null)
@@ -353,6 +356,7 @@ export async function recordFailedAttempt(
   attempt: number | undefined,
   error: StepError,
 ): Promise<StepNext> {
+  if (isCompensationStepId(ref.stepId)) return recordCompensationFailure(ctx, ref, attempt, error);
   const memory: RevisionMemory = new Map();
   const first = await loadStepRecords(ctx, memory, ref, attempt);
   const { step, planStep } = first;

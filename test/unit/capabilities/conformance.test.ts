@@ -25,10 +25,20 @@ describe('conformanceCatalog', () => {
     expect(catalog.targets().sort()).toEqual(Object.values(CONFORMANCE_TARGETS).sort());
   });
 
-  it('marks only the ledger as mutating', () => {
+  it('marks only the ledger and its compensation as mutating', () => {
     const mutating = catalog.capabilities().filter((c) => c.sideEffect !== 'none');
 
-    expect(mutating.map((c) => [c.target, c.sideEffect])).toEqual([[CONFORMANCE_TARGETS.ledger, 'mutating']]);
+    expect(mutating.map((c) => [c.target, c.sideEffect])).toEqual([
+      [CONFORMANCE_TARGETS.ledger, 'mutating'],
+      [CONFORMANCE_TARGETS.unledger, 'mutating'],
+    ]);
+  });
+
+  it("names the unledger as the ledger's compensation, fed the entryId of the ledger step's output", () => {
+    expect(catalog.get(CONFORMANCE_TARGETS.ledger)?.compensate).toEqual({
+      target: CONFORMANCE_TARGETS.unledger,
+      input: { entryId: '{% $output.entryId %}' },
+    });
   });
 
   it('gives the approver a gate contract: optional note in, { approved, comment? } out', () => {
@@ -153,6 +163,15 @@ describe('conformance pack', () => {
     one.reset();
     expect(one.ledger.entries()).toHaveLength(0);
     expect(one.flakyCalls('x')).toBe(0);
+  });
+
+  it('unledger reverses an entry by appending { reverses: entryId }', async () => {
+    const pack = createConformancePack({ clock: () => new Date('2026-01-01T00:00:00Z') });
+    await invoke(pack.bindings, CONFORMANCE_TARGETS.ledger, { entry: { amount: 5 } }, 'pay');
+    const undone = await invoke(pack.bindings, CONFORMANCE_TARGETS.unledger, { entryId: 'ledger-000001' }, 'pay');
+
+    expect(undone.output).toEqual({ entryId: 'ledger-000002' });
+    expect(pack.ledger.entries().map((e) => e.entry)).toEqual([{ amount: 5 }, { reverses: 'ledger-000001' }]);
   });
 
   it('exposes the default pack ledger that conformanceBindings write to', async () => {

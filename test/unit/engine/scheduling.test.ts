@@ -135,12 +135,14 @@ describe('releasesDependents', () => {
 });
 
 describe('upstreamOutputs', () => {
-  it('binds succeeded outputs, skipped steps to null and leaves the rest out', () => {
+  it('binds succeeded outputs, skipped steps and accepted failures to null and leaves the rest out', () => {
     const steps = new Map([
       ['a', { status: 'succeeded' as const, output: { v: 1 } }],
       ['b', { status: 'skipped' as const }],
       ['c', { status: 'failed' as const }],
+      ['d', { status: 'blocked' as const }],
     ]);
-    expect(upstreamOutputs(['a', 'b', 'c', 'missing'], steps)).toEqual({ a: { v: 1 }, b: null });
+    // A failed upstream is only ever read by a dependent its `onFailure: continue` let run.
+    expect(upstreamOutputs(['a', 'b', 'c', 'd', 'missing'], steps)).toEqual({ a: { v: 1 }, b: null, c: null });
   });
 });

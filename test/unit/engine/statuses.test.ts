@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   CLAIMABLE_STEP_STATUSES,
+  COMPENSATION_TRANSITIONS,
   canTransition,
   IN_FLIGHT_STEP_STATUSES,
   isOpenStepStatus,
@@ -19,9 +20,18 @@ describe('step statuses', () => {
     expect(OPEN_STEP_STATUSES.size + TERMINAL_STEP_STATUSES.size).toBe(STEP_STATUSES.length);
   });
 
-  it('allows no transition out of a terminal status', () => {
+  it('allows no transition out of a terminal status but the compensation path', () => {
+    const compensation = new Set(COMPENSATION_TRANSITIONS.map(([from, to]) => `${from} -> ${to}`));
     for (const from of TERMINAL_STEP_STATUSES)
-      for (const to of STEP_STATUSES) expect(canTransition(from, to), `${from} -> ${to}`).toBe(false);
+      for (const to of STEP_STATUSES)
+        expect(canTransition(from, to), `${from} -> ${to}`).toBe(compensation.has(`${from} -> ${to}`));
+  });
+
+  it('compensates only a succeeded step, once', () => {
+    expect(canTransition('succeeded', 'compensating')).toBe(true);
+    expect(canTransition('failed', 'compensating')).toBe(false);
+    expect(canTransition('compensated', 'compensating')).toBe(false);
+    expect(canTransition('compensation_failed', 'compensating')).toBe(false);
   });
 
   it('allows the paths of the step machine', () => {
