@@ -5,6 +5,7 @@
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { awaitsDecision } from '../engine/statuses.ts';
 import type { OutboxEntry } from '../events/outbox.ts';
 import type { ApprovalRecord, Store } from '../ports/store.ts';
 import { decisionBody, readJson, readQuery } from './body.ts';
@@ -174,6 +175,19 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       );
       if (!expired) throw conflict(await store.getApproval(approval.approvalId));
       throw conflict(expired);
+    }
+    const [run, step] = await Promise.all([
+      store.getRun(approval.runId),
+      store.getStep(approval.runId, approval.stepId),
+    ]);
+    if (!awaitsDecision(run, step, approval.generation)) {
+      // Nothing waits for it any more: it is closed unannounced (its run may have ended), never decided.
+      await store.decideApproval(approval.approvalId, {
+        status: 'expired',
+        decidedAt,
+        comment: 'the step no longer waits',
+      });
+      throw new ApiError(410, 'E_APPROVAL_EXPIRED', 'the step no longer waits for this decision');
     }
     await checkOutput(approval, body);
     const by = c.get('principal');

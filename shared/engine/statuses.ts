@@ -53,6 +53,22 @@ export const TERMINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set(['complete'
 export const STEP_MOVING_RUN_STATUSES: readonly RunStatus[] = ['running', 'paused'];
 export const letsStepsMove = (status: RunStatus): boolean => STEP_MOVING_RUN_STATUSES.includes(status);
 
+/**
+ * Whether a person's decision on a gate's approval may still count: its run lets steps move and its step is still in
+ * flight in the approval's generation. A gate whose step was closed (a cancel) between creating the approval and
+ * holding the step leaves a pending approval behind; deciding it would announce a decision after the run's end.
+ */
+export const awaitsDecision = (
+  run: { readonly status: RunStatus } | undefined,
+  step: { readonly status: StepStatus; readonly generation: number } | undefined,
+  generation: number,
+): boolean =>
+  run !== undefined &&
+  step !== undefined &&
+  letsStepsMove(run.status) &&
+  step.generation === generation &&
+  IN_FLIGHT_STEP_STATUSES.includes(step.status);
+
 /** A run that may still change state (the ones a conditional run update starts from). */
 export const LIVE_RUN_STATUSES: readonly RunStatus[] = ['planning', 'running', 'paused'];
 

@@ -150,7 +150,11 @@ describe('POST /approvals/{id}', () => {
   });
 
   it('validates a review against the reviewed step target', async () => {
-    const h = await gateHarness();
+    const h = await harness();
+    // The reviewed step waits for the decision, as a low-confidence result's review holds it.
+    await seedRun(h, 'run-a', planOf([echoStep('before')]), [
+      stepRecord('run-a', 'before', { status: 'awaiting_approval' }),
+    ]);
     const token = await gateToken(h, 'run-a', 'before');
     await h.store.putApproval(
       approvalRecord('rv', { stepId: 'before', kind: 'review', heldOutput: { value: 'x' }, taskToken: token }),
@@ -176,6 +180,29 @@ describe('POST /approvals/{id}', () => {
     const res = await h.request('POST', '/approvals/ap1', { body: { decision: 'approve' } });
     expect(res.status).toBe(410);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('E_APPROVAL_EXPIRED');
+  });
+
+  it('closes unannounced, with 410, an approval whose step a cancel closed before the gate held it', async () => {
+    // The chaos suite's race: the cancel closed the step (no approval existed yet), then the gate wrote its approval.
+    const h = await harness();
+    const plan = planOf([echoStep('before'), gateStep('gate', { dependsOn: ['before'] })]);
+    await seedRun(
+      h,
+      'run-a',
+      plan,
+      [
+        stepRecord('run-a', 'before', { status: 'succeeded', output: { value: 'x' } }),
+        stepRecord('run-a', 'gate', { status: 'cancelled' }),
+      ],
+      { status: 'cancelled' },
+    );
+    const token = await gateToken(h, 'run-a', 'gate');
+    await h.store.putApproval(approvalRecord('ap1', { taskToken: token }));
+    const res = await h.request('POST', '/approvals/ap1', { body: { decision: 'approve' } });
+    expect(res.status).toBe(410);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('E_APPROVAL_EXPIRED');
+    expect((await h.store.getApproval('ap1'))?.status).toBe('expired');
+    expect(h.executions.successes).toEqual([]);
   });
 
   it('retries a transient failure to answer the token', async () => {
