@@ -43,14 +43,15 @@ const environmentOf = (key: FunctionKey): Record<string, unknown> => {
 };
 
 describe('an OpenAI-compatible planner model', () => {
-  it('is named to the functions that plan (planner, API, replanner), with the secret of its key', () => {
-    for (const key of ['Planner', 'Api', 'Replanner'] as const)
+  it('is named to the functions that plan (planner, replanner), with the secret of its key', () => {
+    for (const key of ['Planner', 'Replanner'] as const)
       expect(environmentOf(key), key).toMatchObject({
         CAIRN_MODEL_URL: CONTEXT.modelUrl,
         CAIRN_MODEL: CONTEXT.model,
         CAIRN_MODEL_API_KEY_SECRET: CONTEXT.modelApiKeySecret,
       });
-    for (const key of ['Coordinator', 'StepExecutor', 'Validator', 'Invalidator', 'Outbox'] as const)
+    // The API only starts planning jobs (an async invoke of the planner or the replanner): it never calls a model.
+    for (const key of ['Api', 'Coordinator', 'StepExecutor', 'Validator', 'Invalidator', 'Outbox'] as const)
       expect(
         Object.keys(environmentOf(key)).filter((name) => name.startsWith('CAIRN_MODEL')),
         key,
@@ -58,7 +59,7 @@ describe('an OpenAI-compatible planner model', () => {
   });
 
   it('lets exactly the functions that call a model read the secret of its key, and nothing else of Secrets Manager', () => {
-    for (const key of ['Planner', 'Api', 'Replanner'] as const) {
+    for (const key of ['Planner', 'Replanner'] as const) {
       const reads = secretReads(key);
       expect(reads.map(actionsOf), key).toEqual([['secretsmanager:GetSecretValue']]);
       expect(JSON.stringify(reads[0]?.Resource), key).toContain(':secret:cairn/test/planner-model-??????');
@@ -67,8 +68,8 @@ describe('an OpenAI-compatible planner model', () => {
     expect(executor.map((s) => s.Resource)).toEqual([
       'arn:aws:secretsmanager:us-east-1:123456789012:secret:cairn/agents-AbCdEf',
     ]);
-    // The API also reads webhook secrets when sources are configured; none are here.
-    for (const key of FUNCTION_KEYS.filter((k) => !['Planner', 'Api', 'Replanner', 'StepExecutor'].includes(k)))
+    // The API reads webhook secrets when sources are configured; none are here.
+    for (const key of FUNCTION_KEYS.filter((k) => !['Planner', 'Replanner', 'StepExecutor'].includes(k)))
       expect(secretReads(key), key).toEqual([]);
   });
 

@@ -156,7 +156,7 @@ describe('createRoot', () => {
     });
     expect(root.coordinatorDeps.config).toEqual(coordinatorConfig(settings));
     expect(root.runnerDeps.capabilityCall).toEqual(capabilityCallConfig(settings));
-    expect(root.runnerDeps.capabilityCall).toEqual({ maxOutputBytes: 1000, idempotencyTtlSeconds: 86_400 });
+    expect(root.runnerDeps.capabilityCall).toEqual({ maxOutputBytes: 1000, idempotencyTtlSeconds: 86_400, prices: {} });
     expect(root.planner.limits).toEqual({ maxSteps: 10, maxDepth: 16 });
     expect(root.apiDeps({ auth: { kind: 'gateway' } }).limits).toEqual({ maxSteps: 10, maxDepth: 16 });
     expect(root.webhooks.replayWindowSeconds).toBe(300);
