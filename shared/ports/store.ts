@@ -322,6 +322,11 @@ export interface Store {
    * for every repeat (and for an unknown run). A duplicate event answered by this is a no-op.
    */
   markRunOnce(runId: string, attribute: RunSetAttribute, member: string): Promise<boolean>;
+  /**
+   * Takes `member` out of one of the run's string sets (nothing for a member or run that is not there): a caller
+   * that marked work taken and could not finish it lets the repeat take it again.
+   */
+  unmarkRunOnce(runId: string, attribute: RunSetAttribute, member: string): Promise<void>;
   /** Newest first; `before` (a listed run's position) continues a listing after that run. */
   listRuns(options?: { status?: RunStatus; limit?: number; before?: RunPosition }): Promise<RunRecord[]>;
 

@@ -265,9 +265,17 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
   return {
     async onStepFailed(ref) {
       if (maxReplans === 0) return { outcome: 'ignored', why: 'disabled' };
-      if (!(await store.markRunOnce(ref.runId, 'handledFailures', failureKey(ref))))
+      const taken = failureKey(ref);
+      if (!(await store.markRunOnce(ref.runId, 'handledFailures', taken)))
         return { outcome: 'ignored', why: 'duplicate' };
-      return answer(ref);
+      try {
+        return await answer(ref);
+      } catch (error) {
+        // Taken but not answered (a throttled read or write on the way): the redelivery must answer it, else the
+        // run waits for a replan that never comes (awaitsReplan) with nothing left open to settle it.
+        await store.unmarkRunOnce(ref.runId, 'handledFailures', taken);
+        throw error;
+      }
     },
 
     async checkReplan(runId) {

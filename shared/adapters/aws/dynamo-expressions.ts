@@ -121,6 +121,7 @@ export class UpdateBuilder {
   private readonly sets: string[] = [];
   private readonly removes: string[] = [];
   private readonly adds: string[] = [];
+  private readonly deletes: string[] = [];
 
   constructor(private readonly scope: ExpressionScope) {}
 
@@ -148,8 +149,14 @@ export class UpdateBuilder {
     return this;
   }
 
+  /** DELETE on a set takes the members out (a value must not be empty; an absent member is no error). */
+  delete(attribute: string, value: AttributeValue, hint = attribute): this {
+    this.deletes.push(`${this.scope.name(attribute)} ${this.scope.value(hint, value)}`);
+    return this;
+  }
+
   get isEmpty(): boolean {
-    return this.sets.length + this.removes.length + this.adds.length === 0;
+    return this.sets.length + this.removes.length + this.adds.length + this.deletes.length === 0;
   }
 
   expression(): string {
@@ -157,6 +164,7 @@ export class UpdateBuilder {
     if (this.sets.length > 0) clauses.push(`SET ${this.sets.join(', ')}`);
     if (this.removes.length > 0) clauses.push(`REMOVE ${this.removes.join(', ')}`);
     if (this.adds.length > 0) clauses.push(`ADD ${this.adds.join(', ')}`);
+    if (this.deletes.length > 0) clauses.push(`DELETE ${this.deletes.join(', ')}`);
     return clauses.join(' ');
   }
 }

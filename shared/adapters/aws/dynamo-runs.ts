@@ -54,6 +54,7 @@ type RunOperations = Pick<
   | 'getRun'
   | 'updateRun'
   | 'markRunOnce'
+  | 'unmarkRunOnce'
   | 'listRuns'
   | 'putPlanRevision'
   | 'getPlanRevision'
@@ -136,6 +137,13 @@ export function runOperations(ctx: DynamoContext): RunOperations {
       scope.not(scope.contains(attribute, { S: member }, 'member')),
     );
     return (await conditionalUpdate(ctx, itemKeys.run(runId), scope, update, condition)) !== undefined;
+  };
+
+  const unmarkRunOnce = async (runId: string, attribute: RunSetAttribute, member: string): Promise<void> => {
+    // DELETE on a string set takes the member out; the condition keeps an unknown run from being created.
+    const scope = new ExpressionScope();
+    const update = new UpdateBuilder(scope).delete(attribute, { SS: [member] }, 'memberSet');
+    await conditionalUpdate(ctx, itemKeys.run(runId), scope, update, scope.exists(PARTITION_KEY));
   };
 
   const listRuns = async (
@@ -242,6 +250,7 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     },
     updateRun,
     markRunOnce,
+    unmarkRunOnce,
     listRuns,
     putPlanRevision,
     getPlanRevision,
