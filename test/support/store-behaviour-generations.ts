@@ -162,6 +162,17 @@ export function describeGenerationBehaviour(store: () => Store): void {
       expect(stored?.replanFingerprints).toEqual(['gather#1']);
     });
 
+    it('takes a member back out, so the next marker is told it is new again', async () => {
+      const run = aRun({ status: 'running' });
+      await store().createRun(run);
+      expect(await store().markRunOnce(run.runId, 'handledFailures', 'gather#1')).toBe(true);
+      await store().unmarkRunOnce(run.runId, 'handledFailures', 'gather#1');
+      await store().unmarkRunOnce(run.runId, 'handledFailures', 'never#1');
+      expect(await store().markRunOnce(run.runId, 'handledFailures', 'gather#1')).toBe(true);
+      await store().unmarkRunOnce('ghost', 'handledFailures', 'x#1');
+      expect(await store().getRun('ghost')).toBeUndefined();
+    });
+
     it('marks nothing on an unknown run', async () => {
       expect(await store().markRunOnce('ghost', 'handledFailures', 'x#1')).toBe(false);
       expect(await store().getRun('ghost')).toBeUndefined();
