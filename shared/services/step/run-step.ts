@@ -81,7 +81,7 @@ export function createStepRunner(deps: StepRunnerDeps): StepRunner {
           ctx.deps.store.getAttempt(ref.runId, ref.stepId, { generation: ref.generation, attempt: previous.attempt }),
         ]);
         const flight = inFlight(records, request.executionId);
-        if (!flight) return done(previous.attempt);
+        if (!flight) return endedBefore(ctx, call, records, request.executionId, previous.attempt);
         if (recorded && recorded.outcome !== 'running')
           return runAttempt(ctx, call, flight, previous.attempt, recorded.input, recorded);
         const input = await inputOf(ctx, records, flight);
@@ -91,7 +91,7 @@ export function createStepRunner(deps: StepRunnerDeps): StepRunner {
       if (previous.action === 'await') {
         const records = await loadStepRecords(ctx, memory, ref, previous.attempt);
         const flight = inFlight(records, request.executionId);
-        if (!flight) return done(previous.attempt);
+        if (!flight) return endedBefore(ctx, call, records, request.executionId, previous.attempt);
         return judge(ctx, flight, previous.attempt, records.attempt, request.decision ?? NO_DECISION);
       }
       return done(previous.attempt);
@@ -104,6 +104,23 @@ function inFlight(records: StepRecords, executionId: string): InFlight | undefin
   const { step, planStep } = records;
   if (!step || !planStep || step.claimedBy !== executionId || isTerminalStepStatus(step.status)) return undefined;
   return { records, step, planStep };
+}
+
+/**
+ * Not in flight any more. If this execution ended the step, this is its Task retried after the end was written
+ * (the follow-ups threw: a throttled release, a refused start): the follow-ups are redone, or a dependent waits for
+ * a release that never comes and the run stays open with nothing left to move it.
+ */
+function endedBefore(
+  ctx: Interpreter,
+  call: CapabilityCaller,
+  records: StepRecords,
+  executionId: string,
+  attempt: number,
+): Promise<StepNext> | StepNext {
+  const { step } = records;
+  if (step?.claimedBy !== executionId || !isTerminalStepStatus(step.status)) return done(attempt);
+  return resume(ctx, call, records, step, executionId);
 }
 
 /** The first entry: claim the step (or find it claimed by this execution, a retried task, and carry on). */
