@@ -6,10 +6,15 @@
  * - throughput: 50 concurrent 20-step zero-work runs, steps per second.
  * - step-units: what one tool step costs in AWS units (state transitions, Lambda invocations, DynamoDB writes and
  *   reads), apart from the run overhead; the other workloads print whole-run averages per step.
- * Everything printed is measured in this one run. BENCH_ONLY=name,name runs a subset; BENCH_SEED (default 7),
- * BENCH_STEPS (coarse-dag, default 200) and BENCH_CHAIN (zero-chain, default 60) change the workloads.
+ * Everything printed is measured in this one run. `--only name,name` (or BENCH_ONLY=name,name) runs a subset;
+ * BENCH_SEED (default 7), BENCH_STEPS (coarse-dag, default 200) and BENCH_CHAIN (zero-chain, default 60) change the
+ * workloads. `--cpu-prof FILE` writes a V8 CPU profile of the workloads alone (not the boot nor the warm-up);
+ * `node --import tsx bench/cpuprofile-summary.ts FILE` summarises it by self and inclusive time per file.
  */
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { availableParallelism, loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
 import { startLocalStack } from '../infra/local/boot.ts';
 import { CONFORMANCE_TARGETS as T } from '../shared/capabilities/conformance.ts';
 import { layered, random, sleepSteps } from './engine/dags.ts';
@@ -28,17 +33,35 @@ const load = (): string =>
     .map((n) => n.toFixed(2))
     .join(' ')} on ${availableParallelism()} cores`;
 
+const { values: args } = parseArgs({
+  options: { only: { type: 'string' }, 'cpu-prof': { type: 'string' } },
+});
+
 function selected() {
-  const only = (process.env.BENCH_ONLY ?? '')
+  const only = (args.only ?? process.env.BENCH_ONLY ?? '')
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
   const unknown = only.filter((name) => !WORKLOADS.some((w) => w.name === name));
   if (unknown.length > 0)
-    throw new Error(
-      `BENCH_ONLY: no workload ${unknown.join(', ')} (known: ${WORKLOADS.map((w) => w.name).join(', ')})`,
-    );
+    throw new Error(`--only: no workload ${unknown.join(', ')} (known: ${WORKLOADS.map((w) => w.name).join(', ')})`);
   return only.length === 0 ? WORKLOADS : WORKLOADS.filter((w) => only.includes(w.name));
+}
+
+/** Starts the V8 profiler in this process; the answer stops it and writes the profile to `file`. */
+async function startProfile(file: string | undefined): Promise<(() => Promise<void>) | undefined> {
+  if (file === undefined) return undefined;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    await writeFile(file, JSON.stringify(profile));
+    session.disconnect();
+    console.log(`cpu profile of the workloads: ${file}`);
+  };
 }
 
 async function main() {
@@ -62,6 +85,7 @@ async function main() {
       'per step: st state transitions (both machines), λ Lambda invocations, w DynamoDB writes, r DynamoDB read requests (items read)',
     );
     const ctx = { stack, driver, seed: SEED, coarseSteps: STEPS, chainSteps: CHAIN };
+    const profiler = await startProfile(args['cpu-prof']);
     for (const workload of workloads) {
       try {
         rows.push(...(await workload.run(ctx)));
@@ -72,6 +96,7 @@ async function main() {
         console.log(`${workload.name}: FAILED: ${message}`);
       }
     }
+    await profiler?.();
     console.log(`\n${table(rows)}`);
     const missed = rows.filter((row) => !passes(row)).length;
     const failed = failures.length > 0 ? `, failed: ${failures.join(', ')}` : '';

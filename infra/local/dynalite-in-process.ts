@@ -3,7 +3,9 @@
  * serialization, error mapping: everything the store adapter sees on AWS) and swaps only the transport, handing each
  * request to dynalite's own HTTP request listener in process. On a one-process stack that runs hundreds of store
  * calls per second, the HTTP round trip and SigV4 signing were most of each call's CPU; dynalite checks only that a
- * signature is present, so requests carry a fixed placeholder instead (nothing here ever reaches AWS).
+ * signature is present, so requests carry a fixed placeholder instead (nothing here ever reaches AWS). The store's
+ * item commands answered without an error skip the SDK's pipeline as well (dynamo-fast-path.ts); an error is still
+ * read, and retried, by the SDK.
  *
  * Tests keep using the socket-based dynalite (shared/adapters/local/dynalite-server.ts), which exercises the full
  * HTTP path.
@@ -15,6 +17,7 @@ import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynam
 import { cacheDynaliteExpressions } from '../../shared/adapters/local/dynalite-expression-cache.ts';
 import { sizeDynaliteItemsAsDynamoDb } from '../../shared/adapters/local/dynalite-item-size.ts';
 import { createLocalTable } from '../../shared/adapters/local/dynalite-server.ts';
+import { type FastPath, installFastPath, type SdkRequest, type SdkResponse } from './dynamo-fast-path.ts';
 
 type DynaliteFactory = (options: {
   createTableMs: number;
@@ -28,23 +31,16 @@ type RequestListener = (request: unknown, response: unknown) => void;
 const dynalite = createRequire(import.meta.url)('dynalite') as DynaliteFactory;
 cacheDynaliteExpressions();
 
-/** The parts of the SDK's HttpRequest / HttpResponse this transport reads and writes. */
-interface SdkRequest {
-  readonly method: string;
-  readonly path: string;
-  readonly headers: Record<string, string>;
-  readonly body?: unknown;
-}
-interface SdkResponse {
-  readonly statusCode: number;
-  readonly headers: Record<string, string>;
-  readonly body: Uint8Array;
-}
-
 /** The signature dynalite looks for (it parses the header's parts; it never verifies them). */
 const PLACEHOLDER_AUTHORIZATION =
   'AWS4-HMAC-SHA256 Credential=local/20000101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=local';
 const PLACEHOLDER_DATE = '20000101T000000Z';
+/** What every request carries besides its target: dynalite checks the content type and that a signature is there. */
+const FAST_PATH_HEADERS = {
+  'content-type': 'application/x-amz-json-1.0',
+  authorization: PLACEHOLDER_AUTHORIZATION,
+  'x-amz-date': PLACEHOLDER_DATE,
+};
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
 /** Middleware that only adds headers dynalite never reads. */
 const UNREAD_HEADER_MIDDLEWARE = ['getUserAgentMiddleware', 'recursionDetectionMiddleware'] as const;
@@ -56,11 +52,16 @@ function bodyBytes(body: unknown): Buffer | undefined {
   throw new TypeError('the in-process DynamoDB transport takes string or byte bodies only');
 }
 
-/** An SDK request handler that answers through dynalite's request listener (fake request and response objects). */
-function inProcessHandler(listener: RequestListener) {
+/**
+ * An SDK request handler that answers through dynalite's request listener (fake request and response objects), or
+ * with the response the fast path already received for the request (`replayed`).
+ */
+function inProcessHandler(listener: RequestListener, replayed: (request: SdkRequest) => SdkResponse | undefined) {
   return {
     metadata: { handlerProtocol: 'http/1.1' },
     handle(request: SdkRequest): Promise<{ response: SdkResponse }> {
+      const replay = replayed(request);
+      if (replay !== undefined) return Promise.resolve({ response: replay });
       return new Promise((resolve, reject) => {
         const headers: Record<string, string> = {};
         for (const [name, value] of Object.entries(request.headers)) headers[name.toLowerCase()] = value;
@@ -138,12 +139,14 @@ export async function startInProcessDynamo(options: InProcessDynamoOptions): Pro
     });
   }
   // The transport and signer implement the SDK's interfaces structurally (see SdkRequest / SdkResponse).
+  let fastPath: FastPath | undefined;
+  const requestHandler = inProcessHandler(listener, (request) => fastPath?.takeReplay(request));
   const config = {
     endpoint: 'http://dynalite.in-process',
     region: 'us-east-1',
     credentials: LOCAL_CREDENTIALS,
     maxAttempts: 3,
-    requestHandler: inProcessHandler(listener),
+    requestHandler,
     // Resolve each command's middleware stack once instead of on every call (the stack is complete before the
     // first call: see `onCommand`).
     cacheMiddleware: true,
@@ -175,6 +178,7 @@ export async function startInProcessDynamo(options: InProcessDynamoOptions): Pro
       },
       { step: 'initialize', name: 'cairnCommandObserver' },
     );
+  fastPath = installFastPath(client, { handle: requestHandler.handle, headers: FAST_PATH_HEADERS, onCommand });
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     // dynalite closes its store once its server has closed (and waits for the operations in flight).
