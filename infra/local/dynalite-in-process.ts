@@ -17,7 +17,14 @@ import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynam
 import { cacheDynaliteExpressions } from '../../shared/adapters/local/dynalite-expression-cache.ts';
 import { sizeDynaliteItemsAsDynamoDb } from '../../shared/adapters/local/dynalite-item-size.ts';
 import { createLocalTable } from '../../shared/adapters/local/dynalite-server.ts';
-import { type FastPath, installFastPath, type SdkRequest, type SdkResponse } from './dynamo-fast-path.ts';
+import {
+  type FastPath,
+  installFastPath,
+  type SdkRequest,
+  type SdkResponse,
+  sdkResponse,
+  type TextResponse,
+} from './dynamo-fast-path.ts';
 
 type DynaliteFactory = (options: {
   createTableMs: number;
@@ -45,48 +52,60 @@ const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as 
 /** Middleware that only adds headers dynalite never reads. */
 const UNREAD_HEADER_MIDDLEWARE = ['getUserAgentMiddleware', 'recursionDetectionMiddleware'] as const;
 
-function bodyBytes(body: unknown): Buffer | undefined {
+/** dynalite's request size bound, checked on what it receives: text below a third of it is within it in bytes too. */
+const TEXT_BODY_LIMIT = Math.floor((16 * 1024 * 1024) / 3);
+
+/** The body as dynalite's listener takes it: a short text as it is (no round trip through bytes), else its bytes. */
+function bodyData(body: unknown): string | Buffer | undefined {
   if (body === undefined || body === null) return undefined;
-  if (typeof body === 'string') return Buffer.from(body, 'utf8');
+  if (typeof body === 'string') return body.length < TEXT_BODY_LIMIT ? body : Buffer.from(body, 'utf8');
   if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   throw new TypeError('the in-process DynamoDB transport takes string or byte bodies only');
 }
 
+/** Asks dynalite's request listener (fake request and response objects); its answer is kept as text. */
+function answerWith(listener: RequestListener) {
+  return (request: SdkRequest): Promise<TextResponse> =>
+    new Promise((resolve, reject) => {
+      const headers: Record<string, string> = {};
+      for (const name in request.headers) headers[name.toLowerCase()] = request.headers[name] as string;
+      const incoming = Object.assign(new EventEmitter(), { method: request.method, url: request.path, headers });
+      const answer: Record<string, string> = {};
+      const outgoing = {
+        statusCode: 200,
+        contentType: '',
+        setHeader(name: string, value: unknown) {
+          answer[name.toLowerCase()] = String(value);
+        },
+        end(text?: string) {
+          resolve({ statusCode: outgoing.statusCode, headers: answer, text: text ?? '' });
+        },
+      };
+      try {
+        listener(incoming, outgoing);
+        const data = bodyData(request.body);
+        if (data !== undefined) incoming.emit('data', data);
+        incoming.emit('end');
+      } catch (error) {
+        reject(error);
+      }
+    });
+}
+
 /**
- * An SDK request handler that answers through dynalite's request listener (fake request and response objects), or
- * with the response the fast path already received for the request (`replayed`).
+ * An SDK request handler that answers through dynalite, or with the response the fast path already received for the
+ * request (`replayed`).
  */
-function inProcessHandler(listener: RequestListener, replayed: (request: SdkRequest) => SdkResponse | undefined) {
+function inProcessHandler(
+  answer: (request: SdkRequest) => Promise<TextResponse>,
+  replayed: (request: SdkRequest) => SdkResponse | undefined,
+) {
   return {
     metadata: { handlerProtocol: 'http/1.1' },
-    handle(request: SdkRequest): Promise<{ response: SdkResponse }> {
+    async handle(request: SdkRequest): Promise<{ response: SdkResponse }> {
       const replay = replayed(request);
-      if (replay !== undefined) return Promise.resolve({ response: replay });
-      return new Promise((resolve, reject) => {
-        const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(request.headers)) headers[name.toLowerCase()] = value;
-        const incoming = Object.assign(new EventEmitter(), { method: request.method, url: request.path, headers });
-        const answer: Record<string, string> = {};
-        const outgoing = {
-          statusCode: 200,
-          contentType: '',
-          setHeader(name: string, value: unknown) {
-            answer[name.toLowerCase()] = String(value);
-          },
-          end(text?: string) {
-            const body = Buffer.from(text ?? '', 'utf8');
-            resolve({ response: { statusCode: outgoing.statusCode, headers: answer, body } });
-          },
-        };
-        try {
-          listener(incoming, outgoing);
-          const bytes = bodyBytes(request.body);
-          if (bytes !== undefined) incoming.emit('data', bytes);
-          incoming.emit('end');
-        } catch (error) {
-          reject(error);
-        }
-      });
+      if (replay !== undefined) return { response: replay };
+      return { response: sdkResponse(await answer(request)) };
     },
     updateHttpClientConfig() {},
     httpHandlerConfigs: () => ({}),
@@ -140,7 +159,8 @@ export async function startInProcessDynamo(options: InProcessDynamoOptions): Pro
   }
   // The transport and signer implement the SDK's interfaces structurally (see SdkRequest / SdkResponse).
   let fastPath: FastPath | undefined;
-  const requestHandler = inProcessHandler(listener, (request) => fastPath?.takeReplay(request));
+  const answer = answerWith(listener);
+  const requestHandler = inProcessHandler(answer, (request) => fastPath?.takeReplay(request));
   const config = {
     endpoint: 'http://dynalite.in-process',
     region: 'us-east-1',
@@ -178,7 +198,7 @@ export async function startInProcessDynamo(options: InProcessDynamoOptions): Pro
       },
       { step: 'initialize', name: 'cairnCommandObserver' },
     );
-  fastPath = installFastPath(client, { handle: requestHandler.handle, headers: FAST_PATH_HEADERS, onCommand });
+  fastPath = installFastPath(client, { answer, headers: FAST_PATH_HEADERS, onCommand });
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     // dynalite closes its store once its server has closed (and waits for the operations in flight).

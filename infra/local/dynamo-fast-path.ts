@@ -27,6 +27,19 @@ export interface SdkResponse {
   readonly body: Uint8Array;
 }
 
+/** dynalite's answer as its listener gave it: the body still text. */
+export interface TextResponse {
+  readonly statusCode: number;
+  readonly headers: Record<string, string>;
+  readonly text: string;
+}
+
+export const sdkResponse = (answer: TextResponse): SdkResponse => ({
+  statusCode: answer.statusCode,
+  headers: answer.headers,
+  body: Buffer.from(answer.text, 'utf8'),
+});
+
 /** The request header that names a response to replay instead of asking dynalite again. */
 export const REPLAY_HEADER = 'x-cairn-replay';
 
@@ -50,7 +63,7 @@ type Observer = (commandName: string, input: unknown, output: unknown) => void;
 
 export interface FastPathOptions {
   /** Answers one request (dynalite's listener, in process). */
-  readonly handle: (request: SdkRequest) => Promise<{ response: SdkResponse }>;
+  readonly answer: (request: SdkRequest) => Promise<TextResponse>;
   /** The headers every request carries (content type and placeholder signature). */
   readonly headers: Readonly<Record<string, string>>;
   /** Called for every command answered by the fast path, as the client's observer middleware is on the SDK's path. */
@@ -92,10 +105,10 @@ export function installFastPath(client: DynamoDBClient, options: FastPathOptions
   }
 
   const sdkSend = client.send.bind(client) as Send;
-  const viaSdk = (command: { input: object }, response?: SdkResponse): Promise<unknown> => {
+  const viaSdk = (command: { input: object }, response?: TextResponse): Promise<unknown> => {
     if (response !== undefined) {
       const id = String(nextReplay++);
-      replays.set(id, response);
+      replays.set(id, sdkResponse(response));
       replayOf.set(command.input, id);
       // Taken by the first attempt; dropped here if the SDK failed before asking.
       return sdkSend(command).finally(() => replays.delete(id));
@@ -106,16 +119,15 @@ export function installFastPath(client: DynamoDBClient, options: FastPathOptions
   const send = async (command: { input: object }, name: string, operation: string): Promise<unknown> => {
     const body = JSON.stringify(command.input);
     if (BINARY.test(body)) return viaSdk(command);
-    const { response } = await options.handle({
+    const response = await options.answer({
       method: 'POST',
       path: '/',
       headers: { ...options.headers, 'x-amz-target': `DynamoDB_20120810.${operation}` },
       body,
     });
     if (response.statusCode !== 200) return viaSdk(command, response);
-    const text = Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength).toString('utf8');
-    if (BINARY.test(text)) return viaSdk(command, response);
-    const output = JSON.parse(text) as Record<string, unknown>;
+    if (BINARY.test(response.text)) return viaSdk(command, response);
+    const output = JSON.parse(response.text) as Record<string, unknown>;
     output.$metadata = {
       httpStatusCode: 200,
       requestId: response.headers['x-amzn-requestid'],
