@@ -108,3 +108,38 @@ describe('a decision that cannot fit the waiting step execution', () => {
     expect(failedExecutions(runId)).toEqual([]);
   }, 60_000);
 });
+
+describe("EventBridge's PutEvents limit on the embedded bus", () => {
+  const events = async (runId: string): Promise<{ type: string; stepId?: string }[]> => {
+    const { json } = await stack.request('GET', `/runs/${runId}/events`);
+    return (json as { events: { type: string; stepId?: string }[] }).events;
+  };
+
+  it('refuses a request whose entries are over 256 KB with the ValidationException EventBridge answers', async () => {
+    const publish = stack.bus.publish([{ detailType: 'StepStarted', detail: { pad: 'x'.repeat(256 * 1024) } }]);
+    await expect(publish).rejects.toMatchObject({
+      name: 'ValidationException',
+      message: 'Total size of the entries in the request is over the limit.',
+    });
+  });
+
+  it('publishes every event of a run whose outputs, failure message and objective are large', async () => {
+    // Outputs travel by reference (the store), a failure's message is clipped, an objective is at most 4,000
+    // characters: none of them makes an event EventBridge would refuse, so the audit log has them all.
+    const runId = await stack.startRun({
+      plan: plan('é'.repeat(3000), [
+        step(stack, 'produce', T.echo, { input: { value: 'b'.repeat(300 * 1024) } }),
+        step(stack, 'refuse', T.fail, {
+          dependsOn: ['produce'],
+          input: { message: 'm'.repeat(300 * 1024), retryable: false },
+        }),
+      ]),
+    });
+    const done = await waitForRun(stack, runId);
+
+    expect(done.status, summary(done)).toBe('failed');
+    expect((await events(runId)).map((e) => `${e.type}${e.stepId ? `:${e.stepId}` : ''}`)).toEqual(
+      expect.arrayContaining(['RunStarted', 'StepSucceeded:produce', 'StepFailed:refuse', 'RunFinished']),
+    );
+  }, 60_000);
+});
