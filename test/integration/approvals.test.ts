@@ -2,18 +2,17 @@
  * Human approvals and low-confidence reviews through the embedded runtime: the real step state machine parks on a
  * task token, the API decides, and exactly one decision counts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
 import {
-  type LocalStack,
   plan,
   type RunView,
-  startTestStack,
   statusOf,
   step,
   stepOf,
   summary,
+  useTestStack,
   waitForRun,
 } from '../support/local-stack.ts';
 
@@ -26,15 +25,7 @@ interface ApprovalView {
   question: string;
 }
 
-let stack: LocalStack;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useTestStack();
 
 const gatePlan = (objective: string, approval: PlanStep['approval'] = { question: 'Ship it?', timeoutSeconds: 300 }) =>
   plan(objective, [

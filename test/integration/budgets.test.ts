@@ -4,10 +4,10 @@
  * parallel steps at once ends the run `budget_exhausted` with exactly one ending and no further step started, a
  * step over its own budget fails, and a plan may ask to be paused instead.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { Plan } from '../../shared/plan/schema.ts';
-import { type LocalStack, plan, type RunView, startTestStack, step, waitForRun } from '../support/local-stack.ts';
+import { plan, type RunView, step, useTestStack, waitForRun } from '../support/local-stack.ts';
 
 interface Spend {
   tokens: number;
@@ -20,14 +20,7 @@ interface EventView {
   detail: Record<string, unknown>;
 }
 
-let stack: LocalStack;
-// The machine may be shared and slow: synthesizing the stack's state machines takes a while there.
-beforeAll(async () => {
-  stack = await startTestStack();
-}, 300_000);
-afterAll(async () => {
-  await stack.close();
-});
+const stack = useTestStack();
 
 const spend = (id: string, tokens: number, costUsd: number, fields: Parameters<typeof step>[3] = {}) =>
   step(stack, id, T.spend, { input: { tokens, costUsd }, ...fields });
