@@ -8,9 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
 import { createHtnPlanModel } from '../../shared/planner/htn/model.ts';
-import type { RunEventRecord, Store } from '../../shared/ports/store.ts';
+import type { Store } from '../../shared/ports/store.ts';
 import { createInvalidator } from '../../shared/services/invalidator.ts';
 import { createReplanner } from '../../shared/services/replanner.ts';
+import { auditLog } from '../support/api-reads.ts';
 import { plan, step, summary, useTestStack, waitForRun } from '../support/local-stack.ts';
 import { createReplanPack, PROVIDERS } from '../support/replan-pack.ts';
 import { interceptStore, secondProcessDeps } from '../support/second-process.ts';
@@ -39,15 +40,10 @@ const deps = (store: Store) => secondProcessDeps(stack, store, { maxReplans: 3 }
 
 const cancel = (runId: string) => () => stack.request('POST', `/runs/${runId}/cancel`);
 
-async function auditLog(runId: string): Promise<RunEventRecord[]> {
-  await stack.settled();
-  const { json } = await stack.request('GET', `/runs/${runId}/events`);
-  return (json as { events: RunEventRecord[] }).events;
-}
-
 /** The events the run's log holds after its (one) RunFinished. */
 async function afterFinish(runId: string): Promise<string[]> {
-  const events = await auditLog(runId);
+  await stack.settled();
+  const events = await auditLog(stack, runId);
   const finished = events.findIndex((e) => e.type === 'RunFinished');
   expect(finished, events.map((e) => e.type).join(' ')).toBeGreaterThanOrEqual(0);
   return events.slice(finished + 1).map((e) => `${e.type}${e.stepId ? ` ${e.stepId}` : ''}`);

@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { Plan } from '../../shared/plan/schema.ts';
+import { type AuditEvent, auditLog } from '../support/api-reads.ts';
 import { plan, type RunView, step, useTestStack, waitForRun } from '../support/local-stack.ts';
 
 interface Spend {
@@ -15,20 +16,13 @@ interface Spend {
 }
 type StepUsage = RunView['steps'][number] & { usage: Spend | null };
 type UsageView = Omit<RunView, 'steps'> & { usage: Spend; steps: StepUsage[] };
-interface EventView {
-  type: string;
-  detail: Record<string, unknown>;
-}
-
 const stack = useTestStack();
 
 const spend = (id: string, tokens: number, costUsd: number, fields: Parameters<typeof step>[3] = {}) =>
   step(stack, id, T.spend, { input: { tokens, costUsd }, ...fields });
 
-async function events(runId: string, type: string): Promise<EventView[]> {
-  const { json } = await stack.request('GET', `/runs/${runId}/events`);
-  return (json as { events: EventView[] }).events.filter((e) => e.type === type);
-}
+const events = async (runId: string, type: string): Promise<AuditEvent[]> =>
+  (await auditLog(stack, runId)).filter((e) => e.type === type);
 
 const usageOf = (run: UsageView, id: string) => run.steps.find((s) => s.id === id)?.usage;
 const withBudget = (p: ReturnType<typeof plan>, budget: Plan['budget']) => ({ ...p, budget });
