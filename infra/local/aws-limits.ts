@@ -11,6 +11,10 @@
  *   in a Task) and 6 MB response (the invocation fails with `Function.ResponseSizeTooLarge`).
  * - DynamoDB: 400 KB per item, attribute names plus values in UTF-8 (`ValidationException`, "Item size has exceeded
  *   the maximum allowed size"; dynamo-item-size.ts computes it as DynamoDB does).
+ * - EventBridge PutEvents: at most 10 entries, whose sizes together stay within 256 KB (an entry's size: the UTF-8
+ *   bytes of Source, DetailType, Detail and each of Resources, plus 14 for a Time). Beyond, the whole request is
+ *   refused with a `ValidationException` ("Total size of the entries in the request is over the limit."), not
+ *   answered with per-entry failures: nothing of it is put on the bus (bus-limits.ts).
  * - API Gateway in front of a Lambda: what the Lambda cannot take or give (6 MB) never reaches the client as it was
  *   (api-payload-limits.ts).
  */
@@ -27,6 +31,9 @@ export const AWS_LIMITS = Object.freeze({
   lambdaResponseBytes: 6_291_556,
   /** DynamoDB: one item, attribute names and values. */
   itemBytes: 409_600,
+  /** EventBridge PutEvents: entries per request, and their sizes added up. */
+  putEventsEntries: 10,
+  putEventsBytes: 262_144,
 });
 
 const EXECUTION_NAME_CHARS = /^[A-Za-z0-9_-]+$/;
@@ -104,6 +111,39 @@ export function checkLambdaResponse(response: unknown): void {
   const errorType = 'Function.ResponseSizeTooLarge';
   const errorMessage = `Response payload size (${bytes} bytes) exceeded maximum allowed payload size (${AWS_LIMITS.lambdaResponseBytes} bytes).`;
   throw new AslError(errorType, JSON.stringify({ errorType, errorMessage }));
+}
+
+// ---- EventBridge ---------------------------------------------------------------------------------------------
+
+/** A PutEvents request entry, as the SDK takes it (Time as a date, Detail as JSON text). */
+export interface PutEventsEntry {
+  readonly Source: string;
+  readonly DetailType: string;
+  readonly Detail?: string;
+  readonly Resources?: readonly string[];
+  readonly Time?: Date;
+}
+
+const utf8 = (text: string): number => Buffer.byteLength(text, 'utf8');
+
+/** An entry's size as EventBridge computes it against the request's limit. */
+export const putEventsEntryBytes = (entry: PutEventsEntry): number =>
+  (entry.Time === undefined ? 0 : 14) +
+  utf8(entry.Source) +
+  utf8(entry.DetailType) +
+  (entry.Detail === undefined ? 0 : utf8(entry.Detail)) +
+  (entry.Resources ?? []).reduce((sum, resource) => sum + utf8(resource), 0);
+
+/** PutEvents' request checks: 1 to 10 entries, and at most 256 KB of them together. */
+export function checkPutEvents(entries: readonly PutEventsEntry[]): void {
+  if (entries.length < 1 || entries.length > AWS_LIMITS.putEventsEntries)
+    throw new AwsServiceError(
+      'ValidationException',
+      `1 validation error detected: Value at 'entries' failed to satisfy constraint: Member must have length between 1 and ${AWS_LIMITS.putEventsEntries}`,
+    );
+  const bytes = entries.reduce((sum, entry) => sum + putEventsEntryBytes(entry), 0);
+  if (bytes > AWS_LIMITS.putEventsBytes)
+    throw new AwsServiceError('ValidationException', 'Total size of the entries in the request is over the limit.');
 }
 
 // ---- DynamoDB -------------------------------------------------------------------------------------------------

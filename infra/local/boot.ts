@@ -36,6 +36,7 @@ import type { CapabilityBinding } from '../../shared/ports/capabilities.ts';
 import type { MetricsSink } from '../../shared/ports/metrics.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import { withLambdaPayloadLimits } from './api-payload-limits.ts';
+import { withPutEventsLimits } from './bus-limits.ts';
 import { subscribeBusRules } from './bus-rules.ts';
 import { type DataDir, openDataDir } from './data-dir.ts';
 import { startInProcessDynamo } from './dynalite-in-process.ts';
@@ -269,7 +270,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const catalog = localCatalog(options.conformance === true, options.extraCapabilities?.capabilities, settings.catalog);
   const onBusError = (error: unknown, event: BusEnvelope) =>
     process.stderr.write(`cairn: a bus subscriber failed on ${event['detail-type']}: ${String(error)}\n`);
-  const bus = hooks.bus(createLocalEventBus({ onError: onBusError }), onBusError);
+  const bus = hooks.bus(withPutEventsLimits(createLocalEventBus({ onError: onBusError })), onBusError);
   const { maxReplans, runDeadlineSeconds } = settings.run;
   const { machines, outcome: synthesis } = await loadStateMachines(
     { ...settings.limits, maxReplans, runDeadlineSeconds },

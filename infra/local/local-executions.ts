@@ -5,29 +5,13 @@
  */
 import './polyfills.ts';
 import { randomUUID } from 'node:crypto';
-import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import type { MachineName, StartResult } from '../../shared/ports/executions.ts';
 import { STEP_STATES } from '../constructs/state-names.ts';
-import { AslError, lambdaError, RuntimeFailure } from './asl-errors.ts';
-import {
-  checkApiPayload,
-  checkExecutionName,
-  checkFailureFields,
-  checkLambdaRequest,
-  checkLambdaResponse,
-} from './aws-limits.ts';
+import { AslError, RuntimeFailure } from './asl-errors.ts';
+import { checkApiPayload, checkExecutionName, checkFailureFields } from './aws-limits.ts';
 import { executionKey, type OpenExecution } from './execution-journal.ts';
 import { deferred, followStates, type StateEvent, tokenNotOpen } from './execution-support.ts';
-import { type ConcurrencyLimit, limitConcurrency } from './lambda-concurrency.ts';
-import {
-  type LocalTask,
-  prepareDefinition,
-  startingAt,
-  TIMEOUT_FIELD,
-  TOKEN_PLACEHOLDER,
-  waitEndsAt,
-  withToken,
-} from './local-asl.ts';
+import { type LocalTask, TIMEOUT_FIELD, TOKEN_PLACEHOLDER, waitEndsAt, withToken } from './local-asl.ts';
 import type {
   LocalExecutionInfo,
   LocalExecutionStatus,
@@ -36,7 +20,9 @@ import type {
   LocalHandler,
   ResumedExecution,
 } from './local-executions-api.ts';
+import { compileMachines, invokeLambda, toJson } from './local-machines.ts';
 import { checkTaskResult, takeTaskInput } from './task-payloads.ts';
+import { PLACEHOLDER_ACCOUNT, PLACEHOLDER_REGION } from './template.ts';
 
 export type {
   LocalExecutionInfo,
@@ -46,8 +32,6 @@ export type {
   LocalHandler,
   ResumedExecution,
 } from './local-executions-api.ts';
-
-import { type AslDefinition, PLACEHOLDER_ACCOUNT, PLACEHOLDER_REGION } from './template.ts';
 
 interface Entry {
   info: LocalExecutionInfo;
@@ -71,15 +55,8 @@ interface Waiter {
   parked: boolean;
 }
 
-const toJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value ?? null));
-
 export function createLocalExecutions(options: LocalExecutionsOptions): LocalExecutions {
-  // One concurrency count per function, whichever machine's Task invokes it.
-  const limited = new Map<string, ConcurrencyLimit>();
-  const machines = {
-    run: compile('run', options.definitions.run),
-    step: compile('step', options.definitions.step),
-  };
+  const machines = compileMachines(options);
   const byKey = new Map<string, Entry>();
   const byId = new Map<string, Entry>();
   const waiters = new Map<string, Waiter>();
@@ -94,53 +71,6 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
     ((error: Error, execution: LocalExecutionInfo) => {
       process.stderr.write(`cairn: ${execution.machine} execution ${execution.name} failed: ${error.message}\n`);
     });
-
-  function compile(machine: MachineName, definition: AslDefinition) {
-    const prepared = prepareDefinition(definition);
-    const tasks = prepared.tasks.map((task) => bindHandler(machine, task));
-    const stateMachine = new StateMachine(prepared.definition as unknown as StateMachineDefinition);
-    // The same machine entered at another state: how a resumed execution carries on (built when first needed).
-    const variants = new Map<string, StateMachine>();
-    const at = (state: string | undefined): StateMachine => {
-      if (state === undefined || state === prepared.definition.StartAt) return stateMachine;
-      let variant = variants.get(state);
-      if (!variant) {
-        // Validated as a whole above; entered elsewhere, the states before `state` are unreachable, which the
-        // validator would refuse.
-        variant = new StateMachine(startingAt(prepared.definition, state) as unknown as StateMachineDefinition, {
-          validationOptions: { noValidate: true },
-        });
-        variants.set(state, variant);
-      }
-      return variant;
-    };
-    const { retryIntervalMs } = options;
-    const retryIntervals =
-      retryIntervalMs === undefined
-        ? undefined
-        : Object.fromEntries(
-            Object.entries(prepared.definition.States)
-              .filter(([, state]) => Array.isArray((state as { Retry?: unknown }).Retry))
-              .map(([name]) => [name, retryIntervalMs]),
-          );
-    return { stateMachine, tasks, definition: prepared.definition, at, retryIntervals };
-  }
-
-  function bindHandler(machine: MachineName, task: LocalTask): { task: LocalTask; handler: LocalHandler } {
-    if (task.kind === 'constant') return { task, handler: async () => task.value };
-    const key = options.functionOf(task.functionName);
-    if (key === undefined) throw new Error(`${machine} state ${task.stateName}: unknown function ${task.functionName}`);
-    const handler = options.handlers[key];
-    if (!handler) throw new Error(`${machine} state ${task.stateName}: no local handler for function key ${key}`);
-    const limit = options.concurrency?.[key];
-    if (limit === undefined) return { task, handler };
-    let throttled = limited.get(key);
-    if (!throttled) {
-      throttled = limitConcurrency(key, limit, handler);
-      limited.set(key, throttled);
-    }
-    return { task, handler: throttled.invoke };
-  }
 
   const { journal } = options;
   const finish = (entry: Entry, status: LocalExecutionStatus, extra: Partial<LocalExecutionInfo>): void => {
@@ -206,9 +136,9 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
     input: unknown,
   ): Promise<unknown> => {
     const parameters = input as { Payload?: unknown; [TIMEOUT_FIELD]?: unknown };
-    if (task.kind === 'function') return call(handler, input);
+    if (task.kind === 'function') return invokeLambda(handler, input);
     if (task.kind === 'invoke') {
-      return { Payload: await call(handler, parameters.Payload), StatusCode: 200, ExecutedVersion: '$LATEST' };
+      return { Payload: await invokeLambda(handler, parameters.Payload), StatusCode: 200, ExecutedVersion: '$LATEST' };
     }
     const timeoutSeconds = parameters[TIMEOUT_FIELD];
     if (typeof timeoutSeconds !== 'number' || !Number.isInteger(timeoutSeconds) || timeoutSeconds < 1) {
@@ -231,7 +161,7 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
     // It may also be settled (timeout, stop) while the handler still runs and never be awaited.
     answer.catch(() => undefined);
     // Whichever ends the Task first wins: the answer (or the timeout), or the handler failing while it waits.
-    const invoked = call(handler, withToken(parameters.Payload, token)).then(
+    const invoked = invokeLambda(handler, withToken(parameters.Payload, token)).then(
       () => {
         if (park(entry, token) && journal) void journalToken(entry, task.stateName, token, until);
         return answer;
@@ -352,19 +282,6 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
     return entry;
   };
 
-  /** A synchronous Lambda invocation: 6 MB each way; an error the platform raised (throttle, limit) stays as it is. */
-  const call = async (handler: LocalHandler, payload: unknown): Promise<unknown> => {
-    checkLambdaRequest(payload);
-    let response: unknown;
-    try {
-      response = await handler(payload);
-    } catch (error) {
-      throw error instanceof AslError ? error : lambdaError(error);
-    }
-    checkLambdaResponse(response);
-    return toJson(response);
-  };
-
   /**
    * StartExecution: the seam every start goes through (a wrapper may make it fail or repeat, as the service can).
    * AWS's checks come first: the name, then the input's size; then a duplicate name answers the execution it names.
@@ -388,7 +305,7 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
     resume() {
       const resumed: ResumedExecution[] = [];
       for (const open of journal?.recovered ?? []) {
-        if (byKey.has(`${open.machine}:${open.name}`) || !(open.machine in machines)) continue;
+        if (byKey.has(`${open.machine}:${open.name}`) || (open.machine !== 'run' && open.machine !== 'step')) continue;
         launch(open.machine, open.name, open.input, open);
         const { machine, name, parked } = open;
         const state = open.last?.state;
@@ -442,7 +359,7 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
     },
 
     throttles() {
-      return Object.fromEntries([...limited].map(([key, limit]) => [key, limit.throttled()]));
+      return machines.throttles();
     },
 
     close() {

@@ -35,6 +35,17 @@ import {
   DEFAULT_TRACE_RETENTION,
   MAX_REPLAY_WINDOW_SECONDS,
 } from './defaults.ts';
+import {
+  given,
+  httpsUrl,
+  httpUrl,
+  nonNegative,
+  numberOf,
+  parsedBy,
+  positiveInteger,
+  text,
+  webhookSecrets,
+} from './env-values.ts';
 import { parsePrices } from './prices.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -178,102 +189,6 @@ export function requireSetting(settings: Settings, key: keyof Settings['aws']): 
   }
   return value;
 }
-
-// Each variable: absent or blank → the default; otherwise checked, with a message that names it and the value.
-
-/** Blank counts as absent, as CDK and shells leave it. */
-const given = z.preprocess(
-  (raw) => (typeof raw === 'string' && raw.trim() !== '' ? raw : undefined),
-  z.string().optional(),
-);
-
-const text = given;
-
-function numberOf(check: (n: number) => boolean, what: string, fallback: number) {
-  return given.transform((raw, ctx) => {
-    if (raw === undefined) return fallback;
-    const value = Number(raw);
-    if (check(value)) return value;
-    ctx.addIssue({ code: 'custom', message: `must be ${what}, got ${JSON.stringify(raw)}` });
-    return z.NEVER;
-  });
-}
-
-const positiveInteger = (fallback: number) =>
-  numberOf((n) => Number.isInteger(n) && n >= 1, 'a positive integer', fallback);
-const nonNegative = (fallback: number) =>
-  numberOf((n) => Number.isFinite(n) && n >= 0, 'a non-negative number', fallback);
-
-/** Parses with a parser of a lower layer, whose error message becomes the issue's (without the name twice). */
-function parsedBy<T>(variable: string, parse: (raw: string | undefined) => T) {
-  return given.transform((raw, ctx) => {
-    try {
-      return parse(raw);
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      ctx.addIssue({
-        code: 'custom',
-        message: message.startsWith(`${variable} `) ? message.slice(variable.length + 1) : `is invalid: ${message}`,
-      });
-      return z.NEVER;
-    }
-  });
-}
-
-/** A Map, not an object: a source named `__proto__` or `constructor` is only ever a key. */
-const webhookSecrets = given.transform((raw, ctx): ReadonlyMap<string, string> => {
-  const secrets = new Map<string, string>();
-  if (raw === undefined) return secrets;
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    value = undefined;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    ctx.addIssue({ code: 'custom', message: 'must be a JSON object of source → secret' });
-    return z.NEVER;
-  }
-  for (const [source, secret] of Object.entries(value)) {
-    if (typeof secret !== 'string' || secret === '') {
-      ctx.addIssue({ code: 'custom', message: `: the secret of ${JSON.stringify(source)} must be a non-empty string` });
-      return z.NEVER;
-    }
-    secrets.set(source, secret);
-  }
-  return secrets;
-});
-
-const isLoopback = (host: string): boolean => host === 'localhost' || host === '[::1]' || host.startsWith('127.');
-
-/** An absolute https URL (http only for loopback hosts). */
-const httpsUrl = given.transform((raw, ctx) => {
-  if (raw === undefined) return undefined;
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    ctx.addIssue({ code: 'custom', message: `must be an absolute URL, got ${JSON.stringify(raw)}` });
-    return z.NEVER;
-  }
-  if (parsed.protocol === 'https:' || (parsed.protocol === 'http:' && isLoopback(parsed.hostname))) return raw;
-  ctx.addIssue({ code: 'custom', message: `must be an https URL, got ${JSON.stringify(raw)}` });
-  return z.NEVER;
-});
-
-/** An absolute http(s) URL: model servers on a laptop or a private network often speak plain http. */
-const httpUrl = given.transform((raw, ctx) => {
-  if (raw === undefined) return undefined;
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    parsed = undefined;
-  }
-  if (parsed !== undefined && (parsed.protocol === 'https:' || parsed.protocol === 'http:')) return raw;
-  ctx.addIssue({ code: 'custom', message: `must be an absolute http(s) URL, got ${JSON.stringify(raw)}` });
-  return z.NEVER;
-});
 
 const OIDC_TOGETHER = [
   'CAIRN_CONSOLE_OIDC_AUTHORIZE_URL',

@@ -4,36 +4,20 @@
  * would be) runs on the same embedded stack with a store that lets the cancel through between its reads and its
  * writes. The run's audit log must end with RunFinished.
  */
-import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStack } from '../../infra/local/boot.ts';
+import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
 import { createHtnPlanModel } from '../../shared/planner/htn/model.ts';
-import type { RunEventRecord, Store } from '../../shared/ports/store.ts';
-import type { CoordinatorDeps } from '../../shared/services/coordinator.ts';
+import type { Store } from '../../shared/ports/store.ts';
 import { createInvalidator } from '../../shared/services/invalidator.ts';
 import { createReplanner } from '../../shared/services/replanner.ts';
-import { type LocalStack, plan, step, summary, waitForRun } from '../support/local-stack.ts';
+import { auditLog } from '../support/api-reads.ts';
+import { plan, step, summary, useTestStack, waitForRun } from '../support/local-stack.ts';
 import { createReplanPack, PROVIDERS } from '../support/replan-pack.ts';
+import { interceptStore, secondProcessDeps } from '../support/second-process.ts';
 
-let stack: LocalStack;
-
-beforeAll(async () => {
-  // The stack's own replanner is off (maxReplans 0): the one under test is the second process below.
-  stack = await startLocalStack({
-    conformance: true,
-    backoffMs: 5,
-    demoDelayMs: 0,
-    token: 'test-token',
-    extraCapabilities: createReplanPack(),
-    limits: { maxReplans: 0 },
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+// The stack's own replanner is off (maxReplans 0): the one under test is the second process below.
+const stack = useTestStack({ extraCapabilities: createReplanPack(), limits: { maxReplans: 0 } });
 
 /** The stack's store, with a hook run once right after the first call of `method` that `when` accepts. */
 function storeWithCancelAfter<K extends keyof Store>(
@@ -42,53 +26,24 @@ function storeWithCancelAfter<K extends keyof Store>(
   cancel: () => Promise<unknown>,
 ): Store {
   let fired = false;
-  return new Proxy(stack.store, {
-    get(target, key, receiver) {
-      const value = Reflect.get(target, key, receiver) as unknown;
-      if (key !== method || typeof value !== 'function') return value;
-      return async (...args: Parameters<Store[K]>) => {
-        const result = (await (value as (...a: Parameters<Store[K]>) => Promise<unknown>).apply(
-          target,
-          args,
-        )) as unknown;
-        if (!fired && when(...args)) {
-          fired = true;
-          await cancel();
-        }
-        return result;
-      };
-    },
+  return interceptStore(stack.store, [method], async (call, args) => {
+    const result = await call();
+    if (!fired && when(...(args as Parameters<Store[K]>))) {
+      fired = true;
+      await cancel();
+    }
+    return result;
   });
 }
 
-const deps = (store: Store): CoordinatorDeps => ({
-  store,
-  executions: stack.executions,
-  catalog: stack.catalog,
-  clock: () => new Date(),
-  newId: randomUUID,
-  config: {
-    runDeadlineSeconds: 86_400,
-    retryBaseSeconds: 1,
-    retryCapSeconds: 60,
-    maxSteps: 64,
-    maxDepth: 16,
-    maxReplans: 3,
-    traceRetention: 'last',
-  },
-});
+const deps = (store: Store) => secondProcessDeps(stack, store, { maxReplans: 3 });
 
 const cancel = (runId: string) => () => stack.request('POST', `/runs/${runId}/cancel`);
 
-async function auditLog(runId: string): Promise<RunEventRecord[]> {
-  await stack.settled();
-  const { json } = await stack.request('GET', `/runs/${runId}/events`);
-  return (json as { events: RunEventRecord[] }).events;
-}
-
 /** The events the run's log holds after its (one) RunFinished. */
 async function afterFinish(runId: string): Promise<string[]> {
-  const events = await auditLog(runId);
+  await stack.settled();
+  const events = await auditLog(stack, runId);
   const finished = events.findIndex((e) => e.type === 'RunFinished');
   expect(finished, events.map((e) => e.type).join(' ')).toBeGreaterThanOrEqual(0);
   return events.slice(finished + 1).map((e) => `${e.type}${e.stepId ? ` ${e.stepId}` : ''}`);

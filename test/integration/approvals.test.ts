@@ -2,39 +2,22 @@
  * Human approvals and low-confidence reviews through the embedded runtime: the real step state machine parks on a
  * task token, the API decides, and exactly one decision counts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
+import { type ApprovalView, decide, pendingApproval } from '../support/api-reads.ts';
 import {
-  type LocalStack,
   plan,
   type RunView,
-  startTestStack,
   statusOf,
   step,
   stepOf,
   summary,
+  useTestStack,
   waitForRun,
 } from '../support/local-stack.ts';
 
-interface ApprovalView {
-  approvalId: string;
-  runId: string;
-  stepId: string;
-  kind: string;
-  status: string;
-  question: string;
-}
-
-let stack: LocalStack;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useTestStack();
 
 const gatePlan = (objective: string, approval: PlanStep['approval'] = { question: 'Ship it?', timeoutSeconds: 300 }) =>
   plan(objective, [
@@ -43,19 +26,6 @@ const gatePlan = (objective: string, approval: PlanStep['approval'] = { question
     step(stack, 'after', T.echo, { dependsOn: ['gate'], input: { value: 'after' } }),
   ]);
 
-async function pendingFor(runId: string, stepId: string): Promise<ApprovalView> {
-  for (let i = 0; i < 400; i++) {
-    const { json } = await stack.request('GET', `/approvals?status=pending&runId=${runId}`);
-    const found = (json as { approvals: ApprovalView[] }).approvals.find((a) => a.stepId === stepId);
-    if (found) return found;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`no pending approval for ${runId}/${stepId}`);
-}
-
-const decide = (approval: ApprovalView, body: Record<string, unknown>) =>
-  stack.request('POST', `/approvals/${encodeURIComponent(approval.approvalId)}`, body);
-
 // A run shows `paused` while its gate waits, so "settled" also needs the gate to have moved on.
 const settled = (run: RunView) =>
   statusOf(run, 'gate') !== 'awaiting_approval' && ['complete', 'failed', 'cancelled', 'paused'].includes(run.status);
@@ -63,10 +33,10 @@ const settled = (run: RunView) =>
 describe('approvals through the local runtime', () => {
   it('holds the steps after a gate until a person approves, then completes', async () => {
     const runId = await stack.startRun({ plan: gatePlan('approve') });
-    const approval = await pendingFor(runId, 'gate');
+    const approval = await pendingApproval(stack, runId, 'gate');
     const waiting = await waitForRun(stack, runId, (run) => statusOf(run, 'gate') === 'awaiting_approval');
 
-    const answer = await decide(approval, { decision: 'approve', comment: 'fine' });
+    const answer = await decide(stack, approval, { decision: 'approve', comment: 'fine' });
     const done = await waitForRun(stack, runId);
 
     expect(waiting.status).toBe('paused');
@@ -79,9 +49,9 @@ describe('approvals through the local runtime', () => {
 
   it('fails the gate on a rejection and blocks what depends on it', async () => {
     const runId = await stack.startRun({ plan: gatePlan('reject') });
-    const approval = await pendingFor(runId, 'gate');
+    const approval = await pendingApproval(stack, runId, 'gate');
 
-    const answer = await decide(approval, { decision: 'reject', comment: 'not yet' });
+    const answer = await decide(stack, approval, { decision: 'reject', comment: 'not yet' });
     const done = await waitForRun(stack, runId, settled);
 
     expect(answer.status).toBe(200);
@@ -92,22 +62,22 @@ describe('approvals through the local runtime', () => {
 
   it('refuses an edit whose output breaks the contract with 422 and keeps the approval pending', async () => {
     const runId = await stack.startRun({ plan: gatePlan('bad edit') });
-    const approval = await pendingFor(runId, 'gate');
+    const approval = await pendingApproval(stack, runId, 'gate');
 
-    const answer = await decide(approval, { decision: 'edit', output: { approved: 'yes' } });
+    const answer = await decide(stack, approval, { decision: 'edit', output: { approved: 'yes' } });
     const still = await stack.request('GET', `/approvals/${encodeURIComponent(approval.approvalId)}`);
 
     expect(answer.status).toBe(422);
     expect((still.json as { approval: ApprovalView }).approval.status).toBe('pending');
-    await decide(approval, { decision: 'approve' });
+    await decide(stack, approval, { decision: 'approve' });
     await waitForRun(stack, runId);
   });
 
   it('uses an edited output downstream', async () => {
     const runId = await stack.startRun({ plan: gatePlan('edit') });
-    const approval = await pendingFor(runId, 'gate');
+    const approval = await pendingApproval(stack, runId, 'gate');
 
-    const answer = await decide(approval, { decision: 'edit', output: { approved: true, comment: 'edited' } });
+    const answer = await decide(stack, approval, { decision: 'edit', output: { approved: true, comment: 'edited' } });
     const done = await waitForRun(stack, runId);
 
     expect(answer.status).toBe(200);
@@ -117,10 +87,10 @@ describe('approvals through the local runtime', () => {
 
   it('counts exactly one of several concurrent decisions; the others get 409', async () => {
     const runId = await stack.startRun({ plan: gatePlan('race') });
-    const approval = await pendingFor(runId, 'gate');
+    const approval = await pendingApproval(stack, runId, 'gate');
 
     const answers = await Promise.all(
-      ['approve', 'reject', 'approve', 'reject', 'approve'].map((decision) => decide(approval, { decision })),
+      ['approve', 'reject', 'approve', 'reject', 'approve'].map((decision) => decide(stack, approval, { decision })),
     );
     await waitForRun(stack, runId, settled);
 
@@ -129,7 +99,7 @@ describe('approvals through the local runtime', () => {
 
   it('answers 410 after the deadline and fails the gate under the default policy', async () => {
     const runId = await stack.startRun({ plan: gatePlan('expire', { question: 'Quick?', timeoutSeconds: 1 }) });
-    const approval = await pendingFor(runId, 'gate');
+    const approval = await pendingApproval(stack, runId, 'gate');
     const done = await waitForRun(
       stack,
       runId,
@@ -137,7 +107,7 @@ describe('approvals through the local runtime', () => {
       15_000,
     );
 
-    const late = await decide(approval, { decision: 'approve' });
+    const late = await decide(stack, approval, { decision: 'approve' });
 
     expect(late.status).toBe(410);
     expect(stepOf(done, 'gate').error?.code).toBe('E_APPROVAL_EXPIRED');
@@ -154,10 +124,10 @@ describe('approvals through the local runtime', () => {
         step(stack, 'use', T.echo, { dependsOn: ['guess'], input: { value: '{% $outputs.guess.answer %}' } }),
       ]),
     });
-    const review = await pendingFor(runId, 'guess');
+    const review = await pendingApproval(stack, runId, 'guess');
     const held = await waitForRun(stack, runId, (run) => statusOf(run, 'guess') === 'awaiting_approval');
 
-    await decide(review, { decision: 'edit', output: { answer: 42 } });
+    await decide(stack, review, { decision: 'edit', output: { answer: 42 } });
     const done = await waitForRun(stack, runId);
 
     expect(review.kind).toBe('review');

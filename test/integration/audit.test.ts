@@ -3,9 +3,9 @@
  * revision it ran under and its verdict, and a cancellation records who asked (the embedded API's static token is
  * `local-token`).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { type LocalStack, plan, startTestStack, statusOf, step, waitForRun } from '../support/local-stack.ts';
+import { plan, statusOf, step, useTestStack, waitForRun } from '../support/local-stack.ts';
 
 interface AttemptView {
   attempt: number;
@@ -14,14 +14,7 @@ interface AttemptView {
   verdict?: string;
 }
 
-let stack: LocalStack;
-// The machine may be shared and slow: synthesizing the stack's state machines takes a while there.
-beforeAll(async () => {
-  stack = await startTestStack();
-}, 300_000);
-afterAll(async () => {
-  await stack.close();
-});
+const stack = useTestStack();
 
 async function attemptsOf(runId: string, stepId: string): Promise<AttemptView[]> {
   const { status, json } = await stack.request('GET', `/runs/${runId}/steps/${stepId}`);

@@ -4,10 +4,11 @@
  * parallel steps at once ends the run `budget_exhausted` with exactly one ending and no further step started, a
  * step over its own budget fails, and a plan may ask to be paused instead.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { Plan } from '../../shared/plan/schema.ts';
-import { type LocalStack, plan, type RunView, startTestStack, step, waitForRun } from '../support/local-stack.ts';
+import { type AuditEvent, auditLog } from '../support/api-reads.ts';
+import { plan, type RunView, step, useTestStack, waitForRun } from '../support/local-stack.ts';
 
 interface Spend {
   tokens: number;
@@ -15,27 +16,13 @@ interface Spend {
 }
 type StepUsage = RunView['steps'][number] & { usage: Spend | null };
 type UsageView = Omit<RunView, 'steps'> & { usage: Spend; steps: StepUsage[] };
-interface EventView {
-  type: string;
-  detail: Record<string, unknown>;
-}
-
-let stack: LocalStack;
-// The machine may be shared and slow: synthesizing the stack's state machines takes a while there.
-beforeAll(async () => {
-  stack = await startTestStack();
-}, 300_000);
-afterAll(async () => {
-  await stack.close();
-});
+const stack = useTestStack();
 
 const spend = (id: string, tokens: number, costUsd: number, fields: Parameters<typeof step>[3] = {}) =>
   step(stack, id, T.spend, { input: { tokens, costUsd }, ...fields });
 
-async function events(runId: string, type: string): Promise<EventView[]> {
-  const { json } = await stack.request('GET', `/runs/${runId}/events`);
-  return (json as { events: EventView[] }).events.filter((e) => e.type === type);
-}
+const events = async (runId: string, type: string): Promise<AuditEvent[]> =>
+  (await auditLog(stack, runId)).filter((e) => e.type === type);
 
 const usageOf = (run: UsageView, id: string) => run.steps.find((s) => s.id === id)?.usage;
 const withBudget = (p: ReturnType<typeof plan>, budget: Plan['budget']) => ({ ...p, budget });

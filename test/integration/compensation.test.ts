@@ -5,23 +5,20 @@
  * a cancellation with `compensate: true` does the same; a sibling still running is waited for; a compensation that
  * fails pauses the run for a person, with the evidence.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStack } from '../../infra/local/boot.ts';
+import { describe, expect, it } from 'vitest';
 import { builtinTool } from '../../shared/capabilities/builtin.ts';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
 import {
-  type LocalStack,
   plan,
   type RunView,
   statusOf,
   step,
   stepOf,
   summary,
+  useTestStack,
   waitForRun,
 } from '../support/local-stack.ts';
-
-let stack: LocalStack;
 
 /** A charge whose refund (its compensation) is always refused, and a charge with no compensation at all. */
 const SAGA = { charge: 'tool:saga.charge', manual: 'tool:saga.manual' } as const;
@@ -60,19 +57,7 @@ const sagaPack = {
   },
 };
 
-beforeAll(async () => {
-  stack = await startLocalStack({
-    conformance: true,
-    backoffMs: 5,
-    demoDelayMs: 0,
-    token: 'test-token',
-    extraCapabilities: sagaPack,
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useTestStack({ extraCapabilities: sagaPack });
 
 interface Entry {
   entryId: string;

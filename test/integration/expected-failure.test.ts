@@ -4,19 +4,11 @@
  * on the attempt; a capability that succeeds instead fails it with E_EXPECTED_FAILURE; another failure stays its own.
  * And a criterion's stricter outputSchema is checked: "value must be exactly 2" no longer passes with 1.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { type LocalStack, plan, startTestStack, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
+import { plan, step, stepOf, summary, useTestStack, waitForRun } from '../support/local-stack.ts';
 
-let stack: LocalStack;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useTestStack();
 
 const run = (steps: Parameters<typeof plan>[1]) => stack.startRun({ plan: plan('reproduce bug 123', steps) });
 

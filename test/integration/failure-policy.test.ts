@@ -3,30 +3,21 @@
  * `continue` lets dependents run on a null output and the run complete, `fail-run` ends the run at once with its
  * open steps cancelled, `pause` leaves the run for a person.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
 import {
-  type LocalStack,
   plan,
   type RunView,
-  startTestStack,
   statusOf,
   step,
   stepOf,
   summary,
+  useTestStack,
   waitForRun,
 } from '../support/local-stack.ts';
 
-let stack: LocalStack;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useTestStack();
 
 const start = (objective: string, steps: PlanStep[]) => stack.startRun({ plan: plan(objective, steps) });
 const failing = (id: string, fields: Partial<PlanStep> = {}) =>

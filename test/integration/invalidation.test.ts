@@ -4,50 +4,19 @@
  * per generation, attempts per step and generation, run executions, the run's terminal states.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createHandler as createInvalidatorHandler } from '../../functions/invalidator.ts';
 import { createLocalEventBus } from '../../shared/adapters/local/event-bus.ts';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import { main } from '../../shared/cli/main.ts';
-import type { CoordinatorDeps } from '../../shared/services/coordinator.ts';
 import { createInvalidator } from '../../shared/services/invalidator.ts';
-import {
-  type LocalStack,
-  plan,
-  type RunView,
-  startTestStack,
-  step,
-  stepOf,
-  summary,
-  waitForRun,
-} from '../support/local-stack.ts';
+import { plan, type RunView, step, stepOf, summary, useTestStack, waitForRun } from '../support/local-stack.ts';
+import { secondProcessDeps } from '../support/second-process.ts';
 
-let stack: LocalStack;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useTestStack();
 
 /** Another process on the same stack (a second Lambda container): same store, executions and bus. */
-const deps = (): CoordinatorDeps => ({
-  store: stack.store,
-  executions: stack.executions,
-  catalog: stack.catalog,
-  clock: () => new Date(),
-  newId: randomUUID,
-  config: {
-    runDeadlineSeconds: 86_400,
-    retryBaseSeconds: 1,
-    retryCapSeconds: 60,
-    maxSteps: 64,
-    maxDepth: 16,
-    traceRetention: 'last',
-  },
-});
+const deps = () => secondProcessDeps(stack);
 
 const echo = (id: string, fields: Parameters<typeof step>[3] = {}) =>
   step(stack, id, T.echo, { input: { value: id }, ...fields });

@@ -3,41 +3,32 @@
  * kept out of the 256 KB Step Functions payloads and the 400 KB items, so a plan with large outputs still runs, and
  * what cannot fit is refused before anything is recorded rather than failing an execution that nothing catches.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AWS_LIMITS, jsonBytes } from '../../infra/local/aws-limits.ts';
-import { startLocalStack } from '../../infra/local/boot.ts';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import { settingsFromEnv } from '../../shared/config/settings.ts';
 import { nameSafe } from '../../shared/ports/executions.ts';
+import { auditLog, decide, pendingApproval } from '../support/api-reads.ts';
 import {
-  type LocalStack,
   plan,
   type RunView,
   statusOf,
   step,
   stepOf,
   summary,
+  useTestStack,
   waitForRun,
 } from '../support/local-stack.ts';
 
-let stack: LocalStack;
 const failures: string[] = [];
 
-beforeAll(async () => {
+const stack = useTestStack(() => {
   const base = settingsFromEnv(process.env);
-  stack = await startLocalStack({
-    conformance: true,
-    backoffMs: 5,
-    demoDelayMs: 0,
-    token: 'test-token',
+  return {
     // Outputs up to 1 MB: the store keeps them out of line, Step Functions never carries them.
     settings: { ...base, capabilities: { ...base.capabilities, maxOutputBytes: 1_000_000 } },
     onExecutionError: (message) => failures.push(message),
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
+  };
 });
 
 const failedExecutions = (runId: string) =>
@@ -62,20 +53,6 @@ describe('large step outputs', () => {
 });
 
 describe('a decision that cannot fit the waiting step execution', () => {
-  interface ApprovalView {
-    approvalId: string;
-    stepId: string;
-    status: string;
-  }
-  async function pendingFor(runId: string): Promise<ApprovalView> {
-    for (let i = 0; i < 400; i++) {
-      const { json } = await stack.request('GET', `/approvals?status=pending&runId=${runId}`);
-      const found = (json as { approvals: ApprovalView[] }).approvals[0];
-      if (found) return found;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    throw new Error(`no pending approval for ${runId}`);
-  }
   const settled = (run: RunView) =>
     statusOf(run, 'gate') !== 'awaiting_approval' && ['complete', 'failed', 'cancelled'].includes(run.status);
 
@@ -85,20 +62,20 @@ describe('a decision that cannot fit the waiting step execution', () => {
         step(stack, 'gate', T.approver, { input: {}, approval: { question: 'Ship it?', timeoutSeconds: 300 } }),
       ]),
     });
-    const approval = await pendingFor(runId);
+    const approval = await pendingApproval(stack, runId);
     const reply = { decision: 'edit', output: { approved: true, comment: '' }, by: 'api-token' };
     const comment = 'c'.repeat(AWS_LIMITS.statePayloadBytes - jsonBytes(reply) - 100);
 
     // Under 256 KB as a token's answer: on AWS the step execution would then fail with States.DataLimitExceeded
     // (RunStep's payload and AwaitDecision's output carry it beside the rest of the state), which nothing catches.
-    const answer = await stack.request('POST', `/approvals/${encodeURIComponent(approval.approvalId)}`, {
+    const answer = await decide(stack, approval, {
       decision: 'edit',
       output: { approved: true, comment },
     });
     expect(answer.status).toBe(413);
     expect((answer.json as { error: { code: string } }).error.code).toBe('E_TOO_LARGE');
 
-    const again = await stack.request('POST', `/approvals/${encodeURIComponent(approval.approvalId)}`, {
+    const again = await decide(stack, approval, {
       decision: 'edit',
       output: { approved: true, comment: 'c'.repeat(100 * 1024) },
     });
@@ -106,5 +83,35 @@ describe('a decision that cannot fit the waiting step execution', () => {
     const done = await waitForRun(stack, runId, settled);
     expect(done.status, summary(done)).toBe('complete');
     expect(failedExecutions(runId)).toEqual([]);
+  }, 60_000);
+});
+
+describe("EventBridge's PutEvents limit on the embedded bus", () => {
+  it('refuses a request whose entries are over 256 KB with the ValidationException EventBridge answers', async () => {
+    const publish = stack.bus.publish([{ detailType: 'StepStarted', detail: { pad: 'x'.repeat(256 * 1024) } }]);
+    await expect(publish).rejects.toMatchObject({
+      name: 'ValidationException',
+      message: 'Total size of the entries in the request is over the limit.',
+    });
+  });
+
+  it('publishes every event of a run whose outputs, failure message and objective are large', async () => {
+    // Outputs travel by reference (the store), a failure's message is clipped, an objective is at most 4,000
+    // characters: none of them makes an event EventBridge would refuse, so the audit log has them all.
+    const runId = await stack.startRun({
+      plan: plan('é'.repeat(3000), [
+        step(stack, 'produce', T.echo, { input: { value: 'b'.repeat(300 * 1024) } }),
+        step(stack, 'refuse', T.fail, {
+          dependsOn: ['produce'],
+          input: { message: 'm'.repeat(300 * 1024), retryable: false },
+        }),
+      ]),
+    });
+    const done = await waitForRun(stack, runId);
+
+    expect(done.status, summary(done)).toBe('failed');
+    expect((await auditLog(stack, runId)).map((e) => `${e.type}${e.stepId ? `:${e.stepId}` : ''}`)).toEqual(
+      expect.arrayContaining(['RunStarted', 'StepSucceeded:produce', 'StepFailed:refuse', 'RunFinished']),
+    );
   }, 60_000);
 });

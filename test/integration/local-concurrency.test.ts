@@ -4,14 +4,13 @@
  * one at a time, the first party would wait for ever, so the latch gives up after a while and the test fails
  * instead of hanging.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStack } from '../../infra/local/boot.ts';
+import { describe, expect, it } from 'vitest';
 import { createLocalEventBus } from '../../shared/adapters/local/event-bus.ts';
 import { builtinBinding } from '../../shared/capabilities/builtin.ts';
 import { capabilityError } from '../../shared/capabilities/capability-errors.ts';
 import type { Capability } from '../../shared/plan/schema.ts';
 import { EVENT_SOURCE } from '../../shared/ports/events.ts';
-import { type LocalStack, plan, step, summary, waitForRun } from '../support/local-stack.ts';
+import { plan, step, summary, useTestStack, waitForRun } from '../support/local-stack.ts';
 
 /** Long enough for a shared two-core machine, short enough to fail well before the test's own timeout. */
 const GIVE_UP_MS = 15_000;
@@ -46,31 +45,19 @@ const latchCapability: Capability = {
 };
 const latches = new Map<string, () => Promise<boolean>>();
 
-let stack: LocalStack;
-
-beforeAll(async () => {
-  stack = await startLocalStack({
-    conformance: true,
-    backoffMs: 5,
-    demoDelayMs: 0,
-    token: 'test-token',
-    limits: { maxReplans: 0 },
-    extraCapabilities: {
-      capabilities: [latchCapability],
-      bindings: {
-        [LATCH_TARGET]: builtinBinding(LATCH_TARGET, async (call) => {
-          const arrive = latches.get(String((call.input as { latch: string }).latch));
-          if (!arrive || !(await arrive()))
-            throw capabilityError('E_SERIALIZED', 'the other party never started', { retryable: false });
-          return { output: { met: true } };
-        }),
-      },
+const stack = useTestStack({
+  limits: { maxReplans: 0 },
+  extraCapabilities: {
+    capabilities: [latchCapability],
+    bindings: {
+      [LATCH_TARGET]: builtinBinding(LATCH_TARGET, async (call) => {
+        const arrive = latches.get(String((call.input as { latch: string }).latch));
+        if (!arrive || !(await arrive()))
+          throw capabilityError('E_SERIALIZED', 'the other party never started', { retryable: false });
+        return { output: { met: true } };
+      }),
     },
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
+  },
 });
 
 describe('concurrency in the embedded runtime', () => {

@@ -67,6 +67,17 @@ const rejection = (promise: Promise<unknown>) =>
 const infoOf = (ex: LocalExecutions, name: string) => ex.list().find((info) => info.name === name);
 const actions = () => calls.map((c) => (c.fn === 'Coordinator' ? String(c.action) : String(c.fn)));
 
+/** A step execution waiting at its gate (a step that asks for a decision, then is done with it), and its token. */
+async function awaitingGate(): Promise<{ ex: LocalExecutions; token: string }> {
+  const ex = boot(
+    (p) => (p.decision ? { action: 'done', attempt: 1 } : { action: 'await', kind: 'gate', timeoutSeconds: 60 }),
+    () => ({ approvalId: 'a1' }),
+  );
+  await ex.start('step', NAME, stepExecutionInput(STEP));
+  await ex.idle();
+  return { ex, token: String(calls.find((c) => c.action === 'requestApproval')?.taskToken) };
+}
+
 describe('StartExecution limits', () => {
   it('refuses a name over 80 characters with a ValidationException and starts nothing', async () => {
     const ex = boot(() => ({ action: 'done', attempt: 1 }));
@@ -119,13 +130,7 @@ describe('state payloads inside an execution', () => {
   it('fails with States.DataLimitExceeded when a result fits but the state output it makes does not', async () => {
     // AwaitDecision puts the answer at $.decision of its input: an answer within SendTaskSuccess's limit, plus the
     // rest of the state, is over it.
-    const ex = boot(
-      (p) => (p.decision ? { action: 'done', attempt: 1 } : { action: 'await', kind: 'gate', timeoutSeconds: 60 }),
-      () => ({ approvalId: 'a1' }),
-    );
-    await ex.start('step', NAME, stepExecutionInput(STEP));
-    await ex.idle();
-    const token = String(calls.find((c) => c.action === 'requestApproval')?.taskToken);
+    const { ex, token } = await awaitingGate();
     const envelope = jsonBytes({ decision: 'approve', output: { text: '' } });
     const answer = { decision: 'approve', output: { text: 'x'.repeat(AWS_LIMITS.statePayloadBytes - envelope - 20) } };
     expect(jsonBytes(answer)).toBe(AWS_LIMITS.statePayloadBytes - 20);
@@ -169,13 +174,7 @@ describe('state payloads inside an execution', () => {
 
 describe('task token limits', () => {
   it('refuses a SendTaskSuccess output over 256 KB with a ValidationException and leaves the token open', async () => {
-    const ex = boot(
-      (p) => (p.decision ? { action: 'done', attempt: 1 } : { action: 'await', kind: 'gate', timeoutSeconds: 60 }),
-      () => ({ approvalId: 'a1' }),
-    );
-    await ex.start('step', NAME, stepExecutionInput(STEP));
-    await ex.idle();
-    const token = String(calls.find((c) => c.action === 'requestApproval')?.taskToken);
+    const { ex, token } = await awaitingGate();
 
     const error = await rejection(ex.sendTaskSuccess(token, { text: ofBytes(AWS_LIMITS.statePayloadBytes) }));
     expect(error).toMatchObject({ name: 'ValidationException' });

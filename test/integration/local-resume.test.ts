@@ -11,27 +11,11 @@ import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../
 import { DataDirLockedError } from '../../infra/local/data-dir.ts';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import { stepExecutionName } from '../../shared/ports/executions.ts';
+import { pendingApproval } from '../support/api-reads.ts';
 import { plan, statusOf, step, summary, waitForRun } from '../support/local-stack.ts';
-
-interface ApprovalView {
-  readonly approvalId: string;
-  readonly stepId: string;
-  readonly status: string;
-  readonly deadline: string;
-}
 
 /** The default cap of a retry's backoff: attempt 2 waits exactly this long. */
 const BACKOFF_SECONDS = 60;
-
-async function pendingApproval(stack: LocalStack, runId: string): Promise<ApprovalView> {
-  for (let i = 0; i < 400; i++) {
-    const { json } = await stack.request('GET', `/approvals?status=pending&runId=${runId}`);
-    const found = (json as { approvals: ApprovalView[] }).approvals[0];
-    if (found) return found;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`no pending approval for ${runId}`);
-}
 
 describe('booting again on a data directory with work in flight', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cairn-resume-'));

@@ -2,30 +2,12 @@
  * Plans run end to end through the embedded runtime: the synthesized ASL on aws-local-stepfunctions, the real
  * handlers, dynalite. These are the engine semantics people depend on, observed from the API.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ledgerEntries, CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import { stepExecutionInput, stepExecutionName } from '../../shared/ports/executions.ts';
-import {
-  getRun,
-  type LocalStack,
-  plan,
-  startTestStack,
-  statusOf,
-  step,
-  stepOf,
-  summary,
-  waitForRun,
-} from '../support/local-stack.ts';
+import { getRun, plan, statusOf, step, stepOf, summary, useTestStack, waitForRun } from '../support/local-stack.ts';
 
-let stack: LocalStack;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useTestStack();
 
 const run = (steps: Parameters<typeof plan>[1], objective = 'integration') =>
   stack.startRun({ plan: plan(objective, steps) });

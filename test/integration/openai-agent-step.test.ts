@@ -5,7 +5,6 @@
  * client never); and the tokens each attempt consumed, recorded on its attempt.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startLocalStack } from '../../infra/local/boot.ts';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import { settingsFromEnv } from '../../shared/config/settings.ts';
 import { sumUsage } from '../../shared/engine/usage.ts';
@@ -17,7 +16,7 @@ import {
   startFakeOpenAI,
   status,
 } from '../support/fake-openai-server.ts';
-import { type LocalStack, plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
+import { type LocalStack, plan, startTestStack, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
 
 let fake: FakeOpenAI;
 let stack: LocalStack;
@@ -52,7 +51,7 @@ beforeAll(async () => {
     CAIRN_MAX_REPLANS: '0',
     CAIRN_BINDINGS: JSON.stringify({ [T.scripted]: { kind: 'openai', baseUrl: fake.baseUrl, model: 'fake-model' } }),
   });
-  stack = await startLocalStack({ settings, conformance: true, backoffMs: 5, demoDelayMs: 0, token: 'test-token' });
+  stack = await startTestStack({ settings });
 }, 120_000);
 
 afterAll(async () => {

@@ -3,9 +3,9 @@
  * API, the run machine's PlanRun, ValidatePlan and StartRun, the steps). Every entry point of shared/plan/validate.ts
  * is counted, so a new validation anywhere on the path shows up here.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { type LocalStack, plan, startTestStack, step, summary, waitForRun } from '../support/local-stack.ts';
+import { plan, step, summary, useTestStack, waitForRun } from '../support/local-stack.ts';
 
 const counted = vi.hoisted(() => ({ validations: 0 }));
 
@@ -25,15 +25,7 @@ vi.mock('../../shared/plan/validate.ts', async (importOriginal) => {
   };
 });
 
-let stack: LocalStack;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useTestStack();
 
 beforeEach(() => {
   counted.validations = 0;

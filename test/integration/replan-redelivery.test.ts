@@ -4,71 +4,32 @@
  * the run waited for a replan that never came (awaitsReplan) with nothing open left to settle it: the chaos suite's
  * "stuck: the stack went quiet with the run open" (seed 3, a rejected gate's failure).
  */
-import { randomUUID } from 'node:crypto';
-import { ThrottlingException } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStack } from '../../infra/local/boot.ts';
+import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
 import { createHtnPlanModel } from '../../shared/planner/htn/model.ts';
 import type { Store } from '../../shared/ports/store.ts';
-import type { CoordinatorDeps } from '../../shared/services/coordinator.ts';
 import { createReplanner } from '../../shared/services/replanner.ts';
-import { type LocalStack, plan, step, waitForRun } from '../support/local-stack.ts';
+import { plan, step, useTestStack, waitForRun } from '../support/local-stack.ts';
 import { createReplanPack, PROVIDERS } from '../support/replan-pack.ts';
+import { injectedThrottle, interceptStore, secondProcessDeps } from '../support/second-process.ts';
 
-let stack: LocalStack;
-
-beforeAll(async () => {
-  // The stack's own replanner is off (maxReplans 0): the one under test is the second process below.
-  stack = await startLocalStack({
-    conformance: true,
-    backoffMs: 5,
-    demoDelayMs: 0,
-    token: 'test-token',
-    extraCapabilities: createReplanPack(),
-    limits: { maxReplans: 0 },
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+// The stack's own replanner is off (maxReplans 0): the one under test is the second process below.
+const stack = useTestStack({ extraCapabilities: createReplanPack(), limits: { maxReplans: 0 } });
 
 /** The stack's store, whose first `getRun` of `runId` is throttled (as DynamoDB's, once the SDK gave up). */
 function storeThrottlingFirstRead(runId: string): Store {
   let fired = false;
-  return new Proxy(stack.store, {
-    get(target, key, receiver) {
-      const value = Reflect.get(target, key, receiver) as unknown;
-      if (key !== 'getRun' || typeof value !== 'function') return value;
-      return async (id: string) => {
-        if (!fired && id === runId) {
-          fired = true;
-          throw new ThrottlingException({ message: 'injected: Rate exceeded', $metadata: {} });
-        }
-        return (value as (id: string) => Promise<unknown>).call(target, id);
-      };
-    },
+  return interceptStore(stack.store, ['getRun'], async (call, [id]) => {
+    if (!fired && id === runId) {
+      fired = true;
+      throw injectedThrottle();
+    }
+    return call();
   });
 }
 
-const deps = (store: Store): CoordinatorDeps => ({
-  store,
-  executions: stack.executions,
-  catalog: stack.catalog,
-  clock: () => new Date(),
-  newId: randomUUID,
-  config: {
-    runDeadlineSeconds: 86_400,
-    retryBaseSeconds: 1,
-    retryCapSeconds: 60,
-    maxSteps: 64,
-    maxDepth: 16,
-    maxReplans: 3,
-    traceRetention: 'last',
-  },
-});
+const deps = (store: Store) => secondProcessDeps(stack, store, { maxReplans: 3 });
 
 describe('replanner.onStepFailed', () => {
   it('answers the redelivery of a failure whose first handling was throttled after it was taken', async () => {

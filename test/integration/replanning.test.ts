@@ -3,43 +3,26 @@
  * deployed rule's pattern), which revises the plan within the failure's scope, keeps finished work, pauses the run at
  * the limit or when a replan made no progress, and answers a person's replan through the API.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startLocalStack } from '../../infra/local/boot.ts';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
+import { type AuditEvent, auditLog } from '../support/api-reads.ts';
 import {
   getRun,
-  type LocalStack,
   plan,
   type RunView,
   statusOf,
   step,
   stepOf,
   summary,
+  useTestStack,
   waitForRun,
 } from '../support/local-stack.ts';
 import { createReplanPack, PROVIDER_DOWN_CODE, PROVIDERS, type ReplanPack } from '../support/replan-pack.ts';
 
-let stack: LocalStack;
-let pack: ReplanPack;
+const pack: ReplanPack = createReplanPack();
 const outage = new Set<string>();
-
-beforeAll(async () => {
-  pack = createReplanPack();
-  stack = await startLocalStack({
-    conformance: true,
-    backoffMs: 5,
-    demoDelayMs: 0,
-    token: 'test-token',
-    demoOutage: outage,
-    extraCapabilities: pack,
-    limits: { maxReplans: 3 },
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useTestStack({ demoOutage: outage, extraCapabilities: pack, limits: { maxReplans: 3 } });
 
 beforeEach(() => outage.clear());
 
@@ -53,12 +36,8 @@ async function revisions(runId: string): Promise<{ revision: number; reason: str
   return (json as { revisions: { revision: number; reason: string }[] }).revisions;
 }
 
-async function events(runId: string, type: string): Promise<{ stepId?: string; detail: Record<string, unknown> }[]> {
-  const { json } = await stack.request('GET', `/runs/${runId}/events`);
-  return (json as { events: { type: string; stepId?: string; detail: Record<string, unknown> }[] }).events.filter(
-    (e) => e.type === type,
-  );
-}
+const events = async (runId: string, type: string): Promise<AuditEvent[]> =>
+  (await auditLog(stack, runId)).filter((e) => e.type === type);
 
 /** A person's replan through the API: the answer, then its planning job once the worker is done. */
 async function replanJob(runId: string, reason: string) {

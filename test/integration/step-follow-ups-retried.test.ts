@@ -5,46 +5,25 @@
  * open with nothing left to move it (the chaos suite's "stuck", seed 3, behind a review and behind a flaky step).
  */
 import { randomUUID } from 'node:crypto';
-import { ThrottlingException } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStack } from '../../infra/local/boot.ts';
+import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { Store } from '../../shared/ports/store.ts';
-import { type LocalStack, plan, step, summary, waitForRun } from '../support/local-stack.ts';
+import { plan, step, summary, useTestStack, waitForRun } from '../support/local-stack.ts';
+import { injectedThrottle, interceptStore } from '../support/second-process.ts';
 
-let stack: LocalStack;
 let throttled = 0;
 
 /** The store whose first release of dependent `D` is throttled (as DynamoDB's, once the SDK gave up). */
-function throttleFirstReleaseOfD(store: Store): Store {
-  return new Proxy(store, {
-    get(target, key, receiver) {
-      const value = Reflect.get(target, key, receiver) as unknown;
-      if ((key !== 'releaseLastDependency' && key !== 'releaseDependency') || typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
-        if (args[1] === 'D' && throttled === 0) {
-          throttled += 1;
-          return Promise.reject(new ThrottlingException({ message: 'injected: Rate exceeded', $metadata: {} }));
-        }
-        return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-      };
-    },
+const throttleFirstReleaseOfD = (store: Store): Store =>
+  interceptStore(store, ['releaseLastDependency', 'releaseDependency'], async (call, args) => {
+    if (args[1] === 'D' && throttled === 0) {
+      throttled += 1;
+      throw injectedThrottle();
+    }
+    return call();
   });
-}
 
-beforeAll(async () => {
-  stack = await startLocalStack({
-    conformance: true,
-    backoffMs: 5,
-    demoDelayMs: 0,
-    token: 'test-token',
-    wrapStore: throttleFirstReleaseOfD,
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useTestStack({ wrapStore: throttleFirstReleaseOfD });
 
 describe('RunStep retried after a later attempt succeeded', () => {
   it('releases the dependent when the first release was throttled', async () => {

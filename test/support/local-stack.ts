@@ -2,13 +2,48 @@
  * The embedded stack for integration tests: one per test file, with the conformance pack, compressed retry backoff
  * and instant demo capabilities. Helpers build plans from the stack's own catalog contracts and wait on run status.
  */
-import { type LocalStack, startLocalStack } from '../../infra/local/boot.ts';
+import { afterAll, beforeAll } from 'vitest';
+import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../infra/local/boot.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
 
-export type { LocalStack };
+export type { LocalStack, LocalStackOptions };
 
-export const startTestStack = (): Promise<LocalStack> =>
-  startLocalStack({ conformance: true, backoffMs: 5, demoDelayMs: 0, token: 'test-token' });
+/** What every test stack has: the conformance pack, retries without their backoff, demo capabilities at once. */
+export const TEST_STACK_OPTIONS = {
+  conformance: true,
+  backoffMs: 5,
+  demoDelayMs: 0,
+  token: 'test-token',
+} as const satisfies LocalStackOptions;
+
+/** A test stack; `options` add to (or override) the test stack's. */
+export const startTestStack = (options: LocalStackOptions = {}): Promise<LocalStack> =>
+  startLocalStack({ ...TEST_STACK_OPTIONS, ...options });
+
+/**
+ * One test stack for the calling test file, started in its beforeAll and closed in its afterAll. What it returns
+ * stands for the stack inside the tests (each property is the started stack's), so a file keeps writing `stack.x`.
+ * `options` may be a function, called in beforeAll, for what the file only builds then.
+ */
+export function useTestStack(options: LocalStackOptions | (() => LocalStackOptions) = {}): LocalStack {
+  let started: LocalStack | undefined;
+  beforeAll(async () => {
+    started = await startTestStack(typeof options === 'function' ? options() : options);
+    // The machine may be shared and slow: synthesizing the stack's state machines takes a while there.
+  }, 300_000);
+  afterAll(async () => {
+    await started?.close();
+  });
+  return new Proxy({} as LocalStack, {
+    get(_, key) {
+      // Not a thenable: `await` on the stand-in must not reach for a stack that has not started.
+      if (key === 'then') return undefined;
+      if (!started) throw new Error(`useTestStack: stack.${String(key)} is used inside tests, once beforeAll ran`);
+      const value = Reflect.get(started, key) as unknown;
+      return typeof value === 'function' ? value.bind(started) : value;
+    },
+  });
+}
 
 export interface RunView {
   runId: string;
