@@ -65,6 +65,11 @@ export interface RunRecord {
    * finished mutating steps are undone before it ends cancelled.
    */
   readonly cancelCompensation?: boolean;
+  /**
+   * Who asked for that cancellation (a JWT `sub`, or `local-token`): the run ends later, from the last compensation's
+   * end, and its terminal evidence names them as a plain cancellation's does.
+   */
+  readonly cancelRequestedBy?: string;
 }
 
 /**

@@ -210,6 +210,8 @@ describe('cancelling with compensation', () => {
     expect(statusOf(run, 'one')).toBe('compensated');
     expect(statusOf(run, 'two')).toBe('compensated');
     expect(statusOf(run, 'wait')).toBe('cancelled');
+    // Who asked survives the compensation path: the run ends cancelled later, from the last compensation's end.
+    expect(run.terminal?.evidence.requestedBy).toBe('local-token');
     const entries = await ledgerOf(runId);
     const made = new Map(entries.filter((e) => reversed([e]).length === 0).map((e) => [e.stepId, e.entryId]));
     expect(reversed(entries)).toEqual([made.get('two'), made.get('one')]);
