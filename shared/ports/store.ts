@@ -171,6 +171,8 @@ export interface NextGeneration {
   /** Upstream steps still to finish; `released` holds the ones already counted. */
   readonly remaining: number;
   readonly released: readonly string[];
+  /** Entries appended to the step's trace with the new generation (a revision's `[plan]` entry: why it runs again). */
+  readonly appendTrace?: readonly TraceEntry[];
 }
 
 /** A step that watches an outside resource (`watches` in the plan): written with each plan revision. */
