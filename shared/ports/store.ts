@@ -149,6 +149,12 @@ export interface CompensationRecord {
   readonly idempotencyKey: string;
   readonly startedAt: string;
   readonly finishedAt?: string;
+  /** How often a person asked for it to be tried again after it failed (names its execution: `~undo~<id>~r<n>`). */
+  readonly round?: number;
+  /** A person resolved it by hand instead (`compensated` without a call): who, and their note. */
+  readonly resolution?: { readonly by: string | null; readonly note: string; readonly at: string };
+  /** Who asked for the last retry. */
+  readonly retriedBy?: string | null;
 }
 
 /** What one earlier generation of a step ended with (its attempts, keyed by generation, stay as they were). */
