@@ -8,6 +8,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { approvalsRoutes } from './approvals.ts';
 import { authMiddleware } from './auth.ts';
 import { MAX_BODY_BYTES } from './body.ts';
+import { compensationRoutes } from './compensations.ts';
 import { conformanceRoutes } from './conformance.ts';
 import { consoleDataRoutes, consoleRoutes } from './console/routes.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
@@ -42,6 +43,7 @@ export function createApp(deps: ApiDeps): Hono<ApiEnv> {
   app.route('/', plansRoutes(deps));
   app.route('/', runsRoutes(deps));
   app.route('/', invalidationRoutes(deps));
+  app.route('/', compensationRoutes(deps));
   app.route('/', replanRoutes(deps));
   app.route('/', approvalsRoutes(deps));
   app.route('/', consoleDataRoutes(deps));

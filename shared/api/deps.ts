@@ -10,6 +10,7 @@ import type { EventPublisher } from '../ports/events.ts';
 import type { Executions } from '../ports/executions.ts';
 import type { Store } from '../ports/store.ts';
 import type { WebhookConfig } from '../ports/webhooks.ts';
+import type { CompensationActionRequest, CompensationActionResult } from '../services/compensation-actions.ts';
 import type { PlanJobs } from '../services/plan-jobs.ts';
 import type { AuthConfig, AuthVariables } from './auth.ts';
 
@@ -59,6 +60,11 @@ export interface ApiDeps {
    * started a new generation, and whether a finished run reopened. Throws NotFoundError for an unknown step,
    * ConflictError for a run not started or cancelled. Without it `POST /runs/{id}/steps/{stepId}/invalidate` answers 503.
    */
+  /**
+   * A person's retry or resolution by hand of a compensation that failed (the coordinator's actOnCompensation).
+   * Without it `POST /runs/{id}/steps/{stepId}/compensation` answers 503.
+   */
+  readonly actOnCompensation?: (request: CompensationActionRequest) => Promise<CompensationActionResult>;
   readonly invalidateStep?: (request: {
     runId: string;
     stepId: string;

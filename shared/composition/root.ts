@@ -261,6 +261,7 @@ export function createRoot(settings: Settings, place: Place): Root {
       planJobs: planJobs(),
       checkReplan: (runId) => replanner().checkReplan(runId),
       invalidateStep: (request) => invalidator().invalidateStep(request),
+      actOnCompensation: (request) => coordinator().actOnCompensation(request),
       auth,
       clock,
       newId,

@@ -118,13 +118,38 @@ export const compensationPending = (decision: CompensationDecision): boolean =>
   decision.kind !== 'none' && decision.kind !== 'done';
 
 /**
- * A compensation runs as an execution of the step machine for a synthetic step id: `~undo~<stepId>`. `~` is not
- * allowed in plan step ids, so it can never name a plan step.
+ * A compensation runs as an execution of the step machine for a synthetic step id: `~undo~<stepId>`, and after a
+ * person's n-th retry `~undo~<stepId>~r<n>` (a new execution name: the first one has ended). `~` is not allowed in
+ * plan step ids, so it can never name a plan step, and the step id ends at the next `~`.
  */
 export const COMPENSATION_PREFIX = '~undo~';
-export const compensationStepId = (stepId: string): string => `${COMPENSATION_PREFIX}${stepId}`;
+export const compensationStepId = (stepId: string, round = 0): string =>
+  `${COMPENSATION_PREFIX}${stepId}${round > 0 ? `~r${round}` : ''}`;
 export const isCompensationStepId = (id: string): boolean => id.startsWith(COMPENSATION_PREFIX);
-export const compensatedStepId = (id: string): string => id.slice(COMPENSATION_PREFIX.length);
+export const compensatedStepId = (id: string): string => id.slice(COMPENSATION_PREFIX.length).split('~')[0] ?? '';
+
+/** What a person may do about a compensation that failed for good. */
+export type CompensationAction =
+  | { readonly kind: 'retry' }
+  /** The effect was undone by hand: the note says how. */
+  | { readonly kind: 'resolve'; readonly note: string };
+
+/**
+ * Whether a person's action on a step's compensation may go ahead: only a `compensation_failed` step is retried or
+ * resolved (anything else is a conflict: compensated already, under way, or never failed).
+ */
+export function checkCompensationAction(
+  status: StepStatus | undefined,
+): { readonly ok: true } | { readonly ok: false; readonly reason: string } {
+  if (status === 'compensation_failed') return { ok: true };
+  return {
+    ok: false,
+    reason:
+      status === undefined
+        ? 'the step has no record'
+        : `the step is ${status}: only a compensation_failed step can be retried or resolved`,
+  };
+}
 
 /** The members of a plan as the decision sees them: its executable steps, their segment and their capability. */
 export function compensationMembers(

@@ -10,7 +10,7 @@ import {
   effectiveUpstream,
   type PlanGraph,
 } from '../plan/graph.ts';
-import type { Plan, StepStatus } from '../plan/schema.ts';
+import type { Plan, PlanStep, StepStatus } from '../plan/schema.ts';
 import type { StepRecord, TraceEntry } from '../ports/store.ts';
 import { RELEASING_STEP_STATUSES } from './statuses.ts';
 import { traceEntry } from './trace.ts';
@@ -21,19 +21,34 @@ export const FIRST_GENERATION = 1;
 export const planGraph = (plan: Pick<Plan, 'steps'>): PlanGraph => buildGraph(plan.steps);
 
 /**
+ * The text of a step's `[plan]` trace entry: what it does and on which target, the revision that brought it when it
+ * is a later one, and the planner's reasoning for the plan (its `rationale`: the HTN methods chosen and why, or the
+ * model's own words), so a person reading one step sees why it is there. Clipped like every trace entry.
+ */
+export function planTraceText(
+  stepId: string,
+  step: Pick<PlanStep, 'title' | 'target'> | undefined,
+  plan: Pick<Plan, 'rationale' | 'revision'>,
+): string {
+  const what = `${step?.title ?? stepId} → ${step?.target ?? '?'}`;
+  const revision = plan.revision > 1 ? ` (revision ${plan.revision})` : '';
+  return plan.rationale ? `${what}${revision}. Why: ${plan.rationale}` : `${what}${revision}`;
+}
+
+/**
  * One record per executable step, `remaining` = how many effective upstream steps it waits for. A step that waits
  * for nothing is born `ready` (the run's start starts it right away): no write is spent moving it there.
  */
 export function initialStepRecords(
-  plan: Pick<Plan, 'steps'>,
+  plan: Pick<Plan, 'steps'> & Partial<Pick<Plan, 'rationale' | 'revision'>>,
   options: { runId: string; now: string; generation?: number },
 ): StepRecord[] {
   const graph = planGraph(plan);
   const byId = new Map(plan.steps.map((s) => [s.id, s]));
+  const header = { revision: plan.revision ?? 1, ...(plan.rationale ? { rationale: plan.rationale } : {}) };
   return graph.executableIds().map((stepId) => {
     const upstream = effectiveUpstream(graph, stepId);
-    const step = byId.get(stepId);
-    const trace: TraceEntry[] = [traceEntry('plan', `${step?.title ?? stepId} → ${step?.target ?? '?'}`, options.now)];
+    const trace: TraceEntry[] = [traceEntry('plan', planTraceText(stepId, byId.get(stepId), header), options.now)];
     return {
       runId: options.runId,
       stepId,

@@ -89,7 +89,8 @@ const STEP_TRANSITIONS: Readonly<Record<StepStatus, readonly StepStatus[]>> = {
   cancelled: [],
   compensating: ['compensated', 'compensation_failed'],
   compensated: [],
-  compensation_failed: [],
+  // A person retries the failed compensation, or resolves it by hand (with a note).
+  compensation_failed: ['compensating', 'compensated'],
 };
 
 /** The only ways out of a terminal status: the compensation path. */
@@ -97,6 +98,8 @@ export const COMPENSATION_TRANSITIONS: readonly (readonly [StepStatus, StepStatu
   ['succeeded', 'compensating'],
   ['compensating', 'compensated'],
   ['compensating', 'compensation_failed'],
+  ['compensation_failed', 'compensating'],
+  ['compensation_failed', 'compensated'],
 ];
 
 export const isTerminalStepStatus = (status: StepStatus): boolean => TERMINAL_STEP_STATUSES.has(status);

@@ -62,6 +62,10 @@ export const STEP_TRANSITIONS = {
   compensated: { to: 'compensated', from: ['compensating'] },
   /** The compensation failed for good: a person has to act. */
   compensationFailed: { to: 'compensation_failed', from: ['compensating'] },
+  /** A person asks for the failed compensation to be tried again. */
+  retryCompensation: { to: 'compensating', from: ['compensation_failed'] },
+  /** A person undid the effect by hand and says so, with a note. */
+  resolveCompensation: { to: 'compensated', from: ['compensation_failed'] },
 } as const satisfies Readonly<Record<string, StepTransition>>;
 
 export type StepTransitionName = keyof typeof STEP_TRANSITIONS;

@@ -22,6 +22,8 @@ export const EVENT_SCHEMAS = {
     state: z.enum(['compensating', 'compensated', 'compensation_failed']),
     target: z.string(),
     error: error.optional(),
+    /** A person's retry or resolution by hand of a compensation that failed: who acted. */
+    by: z.string().nullable().optional(),
   }),
   ApprovalRequested: z.object({
     ...stepRef,

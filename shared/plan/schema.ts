@@ -42,6 +42,8 @@ export const EXPRESSION_PATTERN = /^\{%([\s\S]*)%\}$/;
 export const MAX_OBJECTIVE_LENGTH = 4000;
 export const MAX_TITLE_LENGTH = 200;
 export const DEFAULT_MAX_RETRIES = 3;
+/** The longest `rationale` a plan may carry: a planner's reasoning, shown in the `[plan]` trace entries. */
+export const MAX_RATIONALE_LENGTH = 2000;
 /** The largest `metadata` a step may carry, in bytes of JSON (UTF-8). */
 export const MAX_METADATA_BYTES = 4096;
 
@@ -163,6 +165,19 @@ export const planSchema = z.strictObject({
   revision: z.number().int().min(1),
   objective: nonBlank(MAX_OBJECTIVE_LENGTH),
   budget: budgetSchema.optional(),
+  /**
+   * Why this plan: the planner's reasoning (the HTN methods chosen and what selected them, or a model's own
+   * rationale; for a revision, what it changed and why). Kept with the revision and shown in each step's `[plan]`
+   * trace entry; never interpreted.
+   */
+  rationale: z
+    .string()
+    .max(MAX_RATIONALE_LENGTH)
+    .optional()
+    .describe(
+      'Why this plan, in a few sentences: why this decomposition and these targets (for a revision: what changed ' +
+        'and why). At most 2000 characters.',
+    ),
   steps: z.array(planStepSchema).min(1),
 });
 export type Plan = z.infer<typeof planSchema>;

@@ -14,6 +14,7 @@ import { DEFAULT_LIMITS, type PlanLimits, validateGenerated } from '../plan/vali
 import type { PlanModel } from '../ports/plan-model.ts';
 import { buildDirectPlan } from './direct.ts';
 import { plannerError } from './errors.ts';
+import { withBoundedRationale } from './rationale.ts';
 
 export const PLANNER_MODES = ['DIRECT', 'DECOMPOSE'] as const;
 export type PlannerMode = (typeof PLANNER_MODES)[number];
@@ -94,10 +95,13 @@ export const invalidPlan = (source: string, issues: readonly PlanIssue[]) => {
   );
 };
 
-/** The application owns revision and objective: a model's plan gets them set before it is validated. */
+/**
+ * The application owns revision and objective: a model's plan gets them set before it is validated. Its rationale
+ * is bounded (clipped, or dropped when it is not a string): the model's reasoning never makes a plan invalid.
+ */
 const withOwnedFields = (candidate: unknown, objective: string): unknown =>
   typeof candidate === 'object' && candidate !== null && !Array.isArray(candidate)
-    ? { ...candidate, revision: 1, objective }
+    ? withBoundedRationale({ ...candidate, revision: 1, objective })
     : candidate;
 
 export function createPlanner(deps: PlannerDeps): Planner {

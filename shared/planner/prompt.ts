@@ -51,6 +51,8 @@ const RULES = [
   'Every human: step needs approval { question, timeoutSeconds }: one bounded question.',
   'watches lists resource keys a step reads from outside; estimatedDurationSeconds helps scheduling.',
   'Never set status, result or error (or set them to "pending", null, null).',
+  'rationale: say in a few sentences why you chose this decomposition and these targets (for a revision: what ' +
+    'you changed and why); at most 2000 characters. It is kept with the plan and shown to people.',
 ];
 
 const describeCapability = (c: Capability): string =>

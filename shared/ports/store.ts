@@ -65,6 +65,11 @@ export interface RunRecord {
    * finished mutating steps are undone before it ends cancelled.
    */
   readonly cancelCompensation?: boolean;
+  /**
+   * Who asked for that cancellation (a JWT `sub`, or `local-token`): the run ends later, from the last compensation's
+   * end, and its terminal evidence names them as a plain cancellation's does.
+   */
+  readonly cancelRequestedBy?: string;
 }
 
 /**
@@ -144,6 +149,12 @@ export interface CompensationRecord {
   readonly idempotencyKey: string;
   readonly startedAt: string;
   readonly finishedAt?: string;
+  /** How often a person asked for it to be tried again after it failed (names its execution: `~undo~<id>~r<n>`). */
+  readonly round?: number;
+  /** A person resolved it by hand instead (`compensated` without a call): who, and their note. */
+  readonly resolution?: { readonly by: string | null; readonly note: string; readonly at: string };
+  /** Who asked for the last retry. */
+  readonly retriedBy?: string | null;
 }
 
 /** What one earlier generation of a step ended with (its attempts, keyed by generation, stay as they were). */
@@ -166,6 +177,8 @@ export interface NextGeneration {
   /** Upstream steps still to finish; `released` holds the ones already counted. */
   readonly remaining: number;
   readonly released: readonly string[];
+  /** Entries appended to the step's trace with the new generation (a revision's `[plan]` entry: why it runs again). */
+  readonly appendTrace?: readonly TraceEntry[];
 }
 
 /** A step that watches an outside resource (`watches` in the plan): written with each plan revision. */

@@ -200,7 +200,7 @@ export async function cancelRun(
   let run = await ctx.getRun(runId);
   if (run.status === 'complete' || run.status === 'failed') return outcome(run);
   if (options.compensate === true && letsStepsMove(run.status)) {
-    const compensating = await cancelWithCompensation(ctx, run);
+    const compensating = await cancelWithCompensation(ctx, run, options.requestedBy);
     if (compensating) return outcome(compensating);
     run = await ctx.getRun(runId);
   }
@@ -236,11 +236,20 @@ export async function cancelRun(
  * stays live; the last compensation's end settles it `cancelled`, or a compensation that fails pauses it for a
  * person. Returns the run while compensation goes on, undefined when there was nothing to compensate.
  */
-async function cancelWithCompensation(ctx: Interpreter, run: RunRecord): Promise<RunRecord | undefined> {
+async function cancelWithCompensation(
+  ctx: Interpreter,
+  run: RunRecord,
+  requestedBy: string | undefined,
+): Promise<RunRecord | undefined> {
+  // The first requester is the one on record: a repeat (or a second person) finds the run already marked.
   const marked =
     run.cancelCompensation === true
       ? run
-      : await ctx.updateRun(run.runId, STEP_MOVING_RUN_STATUSES, { cancelCompensation: true, updatedAt: ctx.now() });
+      : await ctx.updateRun(run.runId, STEP_MOVING_RUN_STATUSES, {
+          cancelCompensation: true,
+          ...(requestedBy === undefined ? {} : { cancelRequestedBy: requestedBy }),
+          updatedAt: ctx.now(),
+        });
   if (!marked) return undefined;
   await closeOpenSteps(ctx, run.runId, CANCELLED_ERROR);
   const progress = await advanceCompensation(ctx, run.runId);

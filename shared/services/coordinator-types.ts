@@ -11,6 +11,7 @@ import type { Executions } from '../ports/executions.ts';
 import type { ExpressionEvaluator } from '../ports/expressions.ts';
 import type { MetricsSink } from '../ports/metrics.ts';
 import type { Store, TerminalRecord } from '../ports/store.ts';
+import type { CompensationActionRequest, CompensationActionResult } from './compensation-actions.ts';
 
 export interface CoordinatorConfig {
   /** How long a run may take from StartRun; the run machine's wait times out after this. */
@@ -150,4 +151,10 @@ export interface Coordinator {
     runId: string,
     options?: { readonly requestedBy?: string; readonly compensate?: boolean },
   ): Promise<RunOutcome>;
+  /**
+   * A person's answer to a compensation that failed (services/compensation-actions.ts): retry it, or resolve it by
+   * hand with a note; the paused run reopens and its saga goes on. NotFoundError for an unknown run or step,
+   * ConflictError (`E_NOT_COMPENSATION_FAILED`) for a step that is not `compensation_failed`.
+   */
+  actOnCompensation(request: CompensationActionRequest): Promise<CompensationActionResult>;
 }

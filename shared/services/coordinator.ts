@@ -8,6 +8,7 @@
  * step-follow-ups.ts (what follows a step transition), run-end.ts (how a run ends); a step's own path is in step/.
  */
 
+import { actOnCompensation } from './compensation-actions.ts';
 import { expireApproval, requestApproval } from './coordinator-approval.ts';
 import { awaitRun, cancelRun, failRun, finalizeRun, rejectPlan, startRun } from './coordinator-run.ts';
 import type { Coordinator, CoordinatorDeps } from './coordinator-types.ts';
@@ -28,5 +29,6 @@ export function createCoordinator(deps: CoordinatorDeps): Coordinator {
     requestApproval: (request) => requestApproval(ctx, request),
     expireApproval: (request) => expireApproval(ctx, request),
     cancelRun: (runId, options) => cancelRun(ctx, runId, options),
+    actOnCompensation: (request) => actOnCompensation(ctx, request),
   };
 }

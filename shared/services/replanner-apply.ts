@@ -8,7 +8,7 @@
  * pass (its own release may have hit the old generation), exactly once per edge as everywhere else.
  */
 import type { AppliedReplan } from '../engine/replan.ts';
-import { FIRST_GENERATION, planGraph } from '../engine/scheduling.ts';
+import { FIRST_GENERATION, planGraph, planTraceText } from '../engine/scheduling.ts';
 import { isTerminalStepStatus, RELEASING_STEP_STATUSES } from '../engine/statuses.ts';
 import { traceEntry } from '../engine/trace.ts';
 import { effectiveUpstream, type PlanGraph } from '../plan/graph.ts';
@@ -105,7 +105,7 @@ export async function applyRevisionToRecords(
   const graph = planGraph(revision);
   const byId = new Map(records.map((r) => [r.stepId, r]));
   const restarted = new Set([...applied.changed, ...applied.added]);
-  const titles = new Map(revision.steps.map((s) => [s.id, `${s.title} → ${s.target ?? '?'}`]));
+  const definitions = new Map(revision.steps.map((s) => [s.id, s]));
 
   await Promise.all(applied.removed.map((id) => supersede(ctx, byId.get(id), revision.revision)));
 
@@ -115,8 +115,9 @@ export async function applyRevisionToRecords(
     [...restarted].map(async (id) => {
       const next = nextGeneration(graph, id, byId, restarted);
       const existing = byId.get(id);
+      const planned = traceEntry('plan', planTraceText(id, definitions.get(id), revision), now);
       // A step a revision dropped earlier and this one brings back continues its own record's generations.
-      if (existing) await restart(ctx, existing, next, revision.revision);
+      if (existing) await restart(ctx, existing, { ...next, appendTrace: [planned] }, revision.revision);
       else
         fresh.push({
           runId,
@@ -124,7 +125,7 @@ export async function applyRevisionToRecords(
           generation: FIRST_GENERATION,
           ...next,
           attempts: 0,
-          trace: [traceEntry('plan', `${titles.get(id) ?? id} (revision ${revision.revision})`, now)],
+          trace: [planned],
           updatedAt: now,
         });
     }),

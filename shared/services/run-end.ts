@@ -205,6 +205,10 @@ export async function settleRun(ctx: Interpreter, runId: string): Promise<void> 
     evidence: {
       ...(declined.length === 0 ? {} : { replans: declined }),
       ...(compensated.length === 0 ? {} : { compensated }),
+      // A cancellation with compensation ends here, after the last compensation: it names who asked, as cancelRun does.
+      ...(run.cancelCompensation === true && decision.state === 'cancelled'
+        ? { requestedBy: run.cancelRequestedBy ?? null }
+        : {}),
     },
   });
 }

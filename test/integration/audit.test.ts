@@ -14,6 +14,11 @@ interface AttemptView {
   verdict?: string;
 }
 
+interface TraceView {
+  kind: string;
+  text: string;
+}
+
 const stack = useTestStack();
 
 async function attemptsOf(runId: string, stepId: string): Promise<AttemptView[]> {
@@ -37,6 +42,40 @@ describe('audit on the embedded stack', { timeout: 120_000 }, () => {
     expect(await attemptsOf(runId, 'bad')).toMatchObject([
       { attempt: 1, outcome: 'failed', revision: 1, verdict: 'fail' },
     ]);
+  });
+
+  it("shows the planner's reasoning in each step's [plan] trace entry: the HTN methods chosen and why", async () => {
+    const { status, json } = await stack.request('POST', '/runs', {
+      objective: 'Compile a competitor research report on Acme and Globex',
+    });
+    expect(status).toBe(202);
+    const { runId } = json as { runId: string };
+    const run = await waitForRun(stack, runId, (r) => r.steps.length > 0);
+    const review = run.steps.find((s) => s.id === 'review') as unknown as { trace: TraceView[] };
+    const planned = review.trace.find((e) => e.kind === 'plan');
+    expect(planned?.text).toMatch(/^Editorial review of the report → human:editor\.review\. Why: HTN: objective: /);
+    expect(planned?.text).toContain('method competitor-report, because the objective asks for competitor research');
+    const revision = await stack.request('GET', `/runs/${runId}/plan?revision=1`);
+    expect((revision.json as { plan: { rationale?: string } }).plan.rationale).toMatch(/^HTN: objective: /);
+    await stack.request('POST', `/runs/${runId}/cancel`);
+    await waitForRun(stack, runId);
+  });
+
+  it("keeps a submitted plan's rationale and shows it in the [plan] trace entry", async () => {
+    const runId = await stack.startRun({
+      plan: {
+        ...plan('a plan with its reasons', [step(stack, 'slow', T.sleep, { input: { ms: 20_000 } })]),
+        rationale: 'one slow step: nothing else is needed',
+      },
+    });
+    const run = await waitForRun(stack, runId, (r) => statusOf(r, 'slow') === 'running');
+    const slow = run.steps.find((s) => s.id === 'slow') as unknown as { trace: TraceView[] };
+    expect(slow.trace[0]).toMatchObject({
+      kind: 'plan',
+      text: 'Step slow → tool:conformance.sleep. Why: one slow step: nothing else is needed',
+    });
+    await stack.request('POST', `/runs/${runId}/cancel`);
+    await waitForRun(stack, runId);
   });
 
   it('records who cancelled a run', async () => {

@@ -7,8 +7,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { builtinTool } from '../../shared/capabilities/builtin.ts';
+import { capabilityError } from '../../shared/capabilities/capability-errors.ts';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import type { PlanStep } from '../../shared/plan/schema.ts';
+import type { Capability, PlanStep } from '../../shared/plan/schema.ts';
+import type { CapabilityBinding } from '../../shared/ports/capabilities.ts';
 import {
   plan,
   type RunView,
@@ -20,8 +22,17 @@ import {
   waitForRun,
 } from '../support/local-stack.ts';
 
-/** A charge whose refund (its compensation) is always refused, and a charge with no compensation at all. */
-const SAGA = { charge: 'tool:saga.charge', manual: 'tool:saga.manual' } as const;
+/**
+ * A charge whose refund (its compensation) is always refused, a charge with no compensation at all, and a charge
+ * whose refund is refused while the refund desk is down (a person retries it once it is back).
+ */
+const SAGA = {
+  charge: 'tool:saga.charge',
+  manual: 'tool:saga.manual',
+  desk: 'tool:saga.desk-charge',
+  refund: 'tool:saga.refund',
+} as const;
+const refundDesk = { down: true, refunds: [] as string[] };
 const chargeContracts = {
   inputSchema: {
     type: 'object',
@@ -37,7 +48,7 @@ const chargeContracts = {
   },
 };
 const charged = async (input: unknown) => ({ chargeId: `charge-${(input as { amount: number }).amount}` });
-const sagaPack = {
+const sagaPack: { capabilities: Capability[]; bindings: Record<string, CapabilityBinding> } = {
   capabilities: [
     {
       target: SAGA.charge,
@@ -50,10 +61,32 @@ const sagaPack = {
       },
     },
     { target: SAGA.manual, description: 'Charges an amount.', sideEffect: 'mutating' as const, ...chargeContracts },
+    {
+      target: SAGA.desk,
+      description: 'Charges an amount; the refund desk undoes it.',
+      sideEffect: 'mutating' as const,
+      ...chargeContracts,
+      compensate: { target: SAGA.refund, input: { chargeId: '{% $output.chargeId %}' } },
+    },
+    {
+      target: SAGA.refund,
+      description: 'Refunds a charge; refused while the desk is down.',
+      sideEffect: 'mutating' as const,
+      inputSchema: chargeContracts.outputSchema,
+      outputSchema: { type: 'object' },
+    },
   ],
   bindings: {
     [SAGA.charge]: builtinTool('saga.charge', charged),
     [SAGA.manual]: builtinTool('saga.manual', charged),
+    [SAGA.desk]: builtinTool('saga.desk-charge', charged),
+    [SAGA.refund]: builtinTool('saga.refund', async (input) => {
+      const { chargeId } = input as { chargeId: string };
+      if (refundDesk.down)
+        throw capabilityError('E_DESK_DOWN', `the refund desk is down: ${chargeId}`, { retryable: false });
+      refundDesk.refunds.push(chargeId);
+      return {};
+    }),
   },
 };
 
@@ -195,6 +228,8 @@ describe('cancelling with compensation', () => {
     expect(statusOf(run, 'one')).toBe('compensated');
     expect(statusOf(run, 'two')).toBe('compensated');
     expect(statusOf(run, 'wait')).toBe('cancelled');
+    // Who asked survives the compensation path: the run ends cancelled later, from the last compensation's end.
+    expect(run.terminal?.evidence.requestedBy).toBe('local-token');
     const entries = await ledgerOf(runId);
     const made = new Map(entries.filter((e) => reversed([e]).length === 0).map((e) => [e.stepId, e.entryId]));
     expect(reversed(entries)).toEqual([made.get('two'), made.get('one')]);
@@ -231,5 +266,78 @@ describe('a compensation that fails', () => {
       error: { code: 'E_CONFORMANCE_FAIL', message: 'refund of charge-5 refused' },
     });
     expect(reversed(await ledgerOf(runId))).toEqual([]);
+  });
+});
+
+describe("a person's answer to a compensation that failed", () => {
+  const deskRun = async (objective: string) => {
+    refundDesk.down = true;
+    refundDesk.refunds.length = 0;
+    const runId = await start(objective, [
+      ledger('debit'),
+      step(stack, 'charge', SAGA.desk, { input: { amount: 7 }, segment: 'release', dependsOn: ['debit'] }),
+      failing('boom', { dependsOn: ['charge'] }),
+    ]);
+    const paused = await waitForRun(stack, runId, settledOrPaused);
+    expect(paused.status, summary(paused)).toBe('paused');
+    expect(paused.terminal?.reason).toBe('compensation_failed');
+    expect(statusOf(paused, 'charge')).toBe('compensation_failed');
+    return runId;
+  };
+  const act = (runId: string, stepId: string, body: unknown) =>
+    stack.request('POST', `/runs/${runId}/steps/${stepId}/compensation`, body);
+
+  it('retries the compensation on request: the run reopens and its saga goes on to the end', async () => {
+    const runId = await deskRun('saga: a retried compensation');
+    refundDesk.down = false;
+    const answer = await act(runId, 'charge', { action: 'retry' });
+    expect(answer.status, JSON.stringify(answer.json)).toBe(202);
+    expect(answer.json).toMatchObject({ runId, stepId: 'charge', status: 'compensating', reopened: true });
+    const run = await waitForRun(stack, runId);
+    expect(run.status, summary(run)).toBe('failed');
+    expect(statusOf(run, 'charge')).toBe('compensated');
+    expect(statusOf(run, 'debit')).toBe('compensated');
+    expect(run.terminal?.evidence.compensated).toEqual(['charge', 'debit']);
+    expect(refundDesk.refunds).toContain('charge-7');
+    expect(stepOf(run, 'charge')).toMatchObject({
+      compensation: { target: SAGA.refund, round: 1, retriedBy: 'local-token' },
+    });
+    const entries = await ledgerOf(runId);
+    expect(reversed(entries)).toEqual([entries.find((e) => e.stepId === 'debit')?.entryId]);
+  });
+
+  it('takes a resolution by hand with a note, then compensates the rest and ends the run', async () => {
+    const runId = await deskRun('saga: a compensation resolved by hand');
+    const answer = await act(runId, 'charge', { action: 'resolve', note: 'refunded at the bank counter' });
+    expect(answer.status, JSON.stringify(answer.json)).toBe(202);
+    expect(answer.json).toMatchObject({ status: 'compensated', reopened: true });
+    const run = await waitForRun(stack, runId);
+    expect(run.status, summary(run)).toBe('failed');
+    expect(statusOf(run, 'charge')).toBe('compensated');
+    expect(statusOf(run, 'debit')).toBe('compensated');
+    expect(stepOf(run, 'charge')).toMatchObject({
+      compensation: { resolution: { by: 'local-token', note: 'refunded at the bank counter' } },
+    });
+    expect(refundDesk.refunds).not.toContain('charge-7');
+    // The console's step view shows it too, beside the buttons that act on a failed compensation.
+    const detail = await stack.request('GET', `/runs/${runId}/steps/charge`);
+    expect(detail.json).toMatchObject({
+      status: 'compensated',
+      record: { compensation: { target: SAGA.refund, resolution: { note: 'refunded at the bank counter' } } },
+    });
+  });
+
+  it('refuses (409) a step whose compensation has not failed, and a second answer to the same failure', async () => {
+    const runId = await deskRun('saga: refused compensation actions');
+    const notFailed = await act(runId, 'debit', { action: 'retry' });
+    expect(notFailed.status).toBe(409);
+    expect((notFailed.json as { error: { code: string } }).error.code).toBe('E_NOT_COMPENSATION_FAILED');
+    expect((await act(runId, 'charge', { action: 'resolve', note: 'done by hand' })).status).toBe(202);
+    const again = await act(runId, 'charge', { action: 'retry' });
+    expect(again.status).toBe(409);
+    expect((again.json as { error: { code: string } }).error.code).toBe('E_NOT_COMPENSATION_FAILED');
+    expect((await act(runId, 'charge', { action: 'resolve' })).status).toBe(400);
+    expect((await act(runId, 'ghost', { action: 'retry' })).status).toBe(404);
+    await waitForRun(stack, runId);
   });
 });

@@ -75,6 +75,11 @@ describe('replanning a failed step', () => {
     expect((await events(runId, 'StepSucceeded')).filter((e) => e.stepId === 'A')).toHaveLength(1);
     const revised = (await planAt(runId, 2)).find((s) => s.id === 'B');
     expect(revised?.target).toBe(PROVIDERS.secondary);
+    // The revision carries its own reasoning: the failure it answers and what it changed.
+    const { json } = await stack.request('GET', `/runs/${runId}/plan?revision=2`);
+    expect((json as { plan: { rationale?: string } }).plan.rationale).toMatch(
+      new RegExp(`^HTN replan: step B \\(${PROVIDERS.primary}\\) failed with .*; substituted ${PROVIDERS.secondary}`),
+    );
     const published = await events(runId, 'PlanRevised');
     expect(published.map((e) => e.detail.revision)).toEqual([2]);
   });

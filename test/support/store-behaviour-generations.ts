@@ -10,6 +10,16 @@ const NEXT = { status: 'pending', upstream: ['a', 'b'], remaining: 1, released: 
 
 export function describeGenerationBehaviour(store: () => Store): void {
   describe('generations', () => {
+    it("appends the new generation's trace entries (a revision's [plan] entry) to the step's trace", async () => {
+      const runId = uniqueId('run');
+      const trace = [{ kind: 'fail', at: at(1), text: 'provider down' }] as const;
+      await store().putSteps([aStep({ runId, stepId: 'c', status: 'failed', trace: [...trace] })]);
+      const planned = { kind: 'plan', at: at(2), text: 'C → tool:x (revision 2). Why: swapped' } as const;
+      const next = await store().startGeneration(runId, 'c', 1, { ...NEXT, appendTrace: [planned] });
+      expect(next?.trace).toEqual([...trace, planned]);
+      expect((await store().getStep(runId, 'c'))?.trace).toEqual([...trace, planned]);
+    });
+
     it('starts the next generation with the given counts and the ended one appended to history', async () => {
       const runId = uniqueId('run');
       const step = aStep({

@@ -2,13 +2,66 @@
  * The details of one step, beside the graph: definition and status, input and output, attempts with their errors
  * and evidence, confidence, the reasoning trace, approvals, and the generation history.
  */
-import { get } from '../api.js';
+import { get, post } from '../api.js';
 import { between, facts, formatDuration, formatTime, h, jsonBlock, replaceChildren, statusBadge } from '../dom.js';
 
 const TRACE_TAGS = { plan: '[plan]', exec: '[exec]', judge: '[judge]', fail: '[fail]' };
 
+/**
+ * A compensation that failed for good holds the run for a person: retry it, or say it was undone by hand (with a
+ * note). Either reopens the run (POST /runs/{id}/steps/{stepId}/compensation); a 409 (someone acted first, or it no
+ * longer failed) is said plainly.
+ */
+function compensationActions(detail, onActed) {
+  if (detail.status !== 'compensation_failed') return null;
+  const message = h('p', { class: 'muted', role: 'status' });
+  const note = h('textarea', {
+    id: 'compensation-note',
+    rows: 2,
+    maxlength: 2000,
+    'aria-label': 'How the effect was undone by hand',
+    placeholder: 'How the effect was undone by hand',
+  });
+  const act = async (body) => {
+    message.textContent = 'Sending…';
+    try {
+      await post(
+        `/runs/${encodeURIComponent(detail.runId)}/steps/${encodeURIComponent(detail.step.id)}/compensation`,
+        body,
+      );
+      message.textContent = body.action === 'retry' ? 'Compensation retried: the run goes on.' : 'Resolved by hand.';
+      await onActed();
+    } catch (error) {
+      message.textContent = error.status === 409 ? `Not done: ${error.message}` : `Could not send it: ${error.message}`;
+    }
+  };
+  return section(
+    'The compensation failed: a person must act',
+    h(
+      'button',
+      { type: 'button', id: 'retry-compensation', onclick: () => act({ action: 'retry' }) },
+      'Retry compensation',
+    ),
+    note,
+    h(
+      'button',
+      {
+        type: 'button',
+        id: 'resolve-compensation',
+        onclick: () => {
+          if (note.value.trim() === '') message.textContent = 'Say how it was undone first.';
+          else void act({ action: 'resolve', note: note.value });
+        },
+      },
+      'Mark resolved by hand',
+    ),
+    message,
+  );
+}
+
 /** How a mutating step is undone: its rollbackHint (a person acts on it) and, once one ran, its compensation. */
-function compensationView(step, record) {
+function compensationView(detail, onActed) {
+  const { step, record } = detail;
   const done = record?.compensation;
   return [
     step.rollbackHint ? section('Rollback hint', h('p', null, step.rollbackHint)) : null,
@@ -21,11 +74,14 @@ function compensationView(step, record) {
             ['Idempotency key', h('span', { class: 'mono' }, done.idempotencyKey)],
             ['Started', formatTime(done.startedAt)],
             ['Finished', formatTime(done.finishedAt)],
+            done.round ? ['Retried', `${done.round} time(s) by a person, last by ${done.retriedBy ?? '—'}`] : null,
+            done.resolution ? ['Resolved by hand', `${done.resolution.by ?? '—'}: ${done.resolution.note}`] : null,
           ]),
           jsonBlock(done.input ?? null, 'Compensation input'),
           done.error ? errorView(done.error) : jsonBlock(done.output ?? null, 'Compensation output'),
         )
       : null,
+    compensationActions(detail, onActed),
   ];
 }
 
@@ -173,7 +229,7 @@ function history(detail) {
   );
 }
 
-function render(detail) {
+function render(detail, onActed) {
   const { step, record } = detail;
   const lastAttempt = detail.attempts.at(-1);
   const input = lastAttempt?.input !== undefined ? lastAttempt.input : step.input;
@@ -233,7 +289,7 @@ function render(detail) {
           section('Attempts', attemptsTable(detail.attempts)),
           section('Reasoning trace', traceList(record?.trace)),
         ],
-    compensationView(step, record),
+    compensationView(detail, onActed),
     approvalsList(detail.approvals),
     history(detail),
     step.approval ? section('Approval question', h('p', null, step.approval.question)) : null,
@@ -268,7 +324,10 @@ export function stepPanel(runId, onClose) {
     const detail = await get(`/runs/${encodeURIComponent(runId)}/steps/${encodeURIComponent(stepId)}`);
     if (shown !== stepId) return;
     fingerprint = `${detail.status}/${detail.record?.generation ?? ''}/${detail.record?.attempts ?? 0}`;
-    replaceChildren(body, render(detail));
+    replaceChildren(
+      body,
+      render(detail, () => load(stepId, false)),
+    );
     if (focus) document.getElementById('panel-title')?.focus();
   };
 

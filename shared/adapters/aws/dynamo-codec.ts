@@ -94,6 +94,7 @@ export const runCodecs: FieldCodecs<RunRecord> = {
   usageTokens: numberField,
   usageCostUsd: numberField,
   cancelCompensation: json<boolean>(),
+  cancelRequestedBy: stringField,
 };
 
 export function encodeRun(run: RunRecord): Item {

@@ -4,6 +4,7 @@
  * the generation and on the version read (status and updatedAt): a concurrent write to the same generation (a late
  * completion, a release) makes the update retry with a fresh read; another generation means someone else won.
  */
+import { retainTrace } from '../../engine/trace.ts';
 import { ConflictError } from '../../errors.ts';
 import type { NextGeneration, StepGenerationRecord, StepRecord, Store } from '../../ports/store.ts';
 import { encodeFields } from './dynamo-attributes.ts';
@@ -55,6 +56,9 @@ export function generationOperations(ctx: DynamoContext): GenerationOperations {
           released: next.released,
           attempts: 0,
           history: [...(current.history ?? []), generationRecord(current)],
+          ...(next.appendTrace?.length
+            ? { trace: retainTrace([...current.trace, ...next.appendTrace], next.status, 'full') }
+            : {}),
           updatedAt: ctx.now().toISOString(),
         });
         for (const [name, value] of Object.entries(fields)) update.set(name, value);

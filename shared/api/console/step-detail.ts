@@ -37,6 +37,8 @@ export interface StepDetail {
     readonly finishedAt: string | null;
     readonly upstream: readonly string[];
     readonly trace: readonly TraceEntry[];
+    /** A finished mutating step's compensation (saga), when one ran or a person acted on it. */
+    readonly compensation?: StepRecord['compensation'];
   } | null;
   readonly attempts: readonly AttemptRecord[];
   readonly generations: readonly GenerationView[];
@@ -111,6 +113,7 @@ export function buildStepDetail(input: StepDetailInput): StepDetail {
           finishedAt: record.finishedAt ?? null,
           upstream: record.upstream,
           trace: record.trace,
+          ...(record.compensation === undefined ? {} : { compensation: record.compensation }),
         }
       : null,
     attempts,

@@ -10,6 +10,7 @@
 import { buildGraph, depth } from '../../plan/graph.ts';
 import { type Capability, PLAN_SCHEMA_VERSION, type Plan, type PlanStep, STEP_ID_PATTERN } from '../../plan/schema.ts';
 import { plannerError } from '../errors.ts';
+import { htnRationale } from '../rationale.ts';
 import { clip, outputRef } from './text.ts';
 import {
   type CompoundTask,
@@ -121,7 +122,7 @@ export function decompose(input: DecomposeInput): Decomposition {
 
   function expandPrimitive(node: PrimitiveTask, at: Placement, frame: Frame): Entry {
     const capability = resolveTarget(node.target);
-    if (!capability) throw new Dead(`no capability ${node.target}`);
+    if (!capability) throw new Dead(`needs ${node.target}, which the catalog lacks`);
     const refs = refsFor(frame);
     const input = typeof node.input === 'function' ? node.input(refs) : node.input;
     const step: PlanStep = {
@@ -179,7 +180,7 @@ export function decompose(input: DecomposeInput): Decomposition {
     scope: Frame | undefined,
     root: boolean,
   ): Entry {
-    if (nodes.length === 0) throw new Dead('empty network');
+    if (nodes.length === 0) throw new Dead('its network is empty');
     checkNetwork(nodes, at.id);
     const frame: Frame = { parent: scope, entries: new Map() };
     if (!root && nodes.length === 1) {
@@ -215,23 +216,37 @@ export function decompose(input: DecomposeInput): Decomposition {
   }
 
   function expandCompound(node: CompoundTask, at: Placement, scope: Frame | undefined, root: boolean): Entry {
+    // The methods tried before the one chosen, each with why it was passed over: part of the choice's reasoning.
+    const passedOver: string[] = [];
     for (const method of methodsByTask.get(node.task) ?? []) {
-      if (excluded.has(`${at.id}\u0000${method.name}`)) continue;
+      if (excluded.has(`${at.id}\u0000${method.name}`)) {
+        passedOver.push(`${method.name} (excluded by a replan)`);
+        continue;
+      }
       const base = context(node.task, at.id, node.params ?? {});
       const bound = method.bind ? method.bind(base) : {};
-      if (bound === undefined) continue;
+      if (bound === undefined) {
+        passedOver.push(`${method.name} (its precondition does not hold)`);
+        continue;
+      }
       const ctx = { ...base, params: { ...base.params, ...bound } };
       const stepMark = steps.length;
       const choiceMark = choices.length;
-      choices.push({ path: at.id, task: node.task, method: method.name });
+      choices.push({
+        path: at.id,
+        task: node.task,
+        method: method.name,
+        why: whyChosen(method, ctx, bound, passedOver),
+      });
       try {
         const entry = expandNetwork(method.expand(ctx), node, at, scope, root);
-        if (root && !fitsLimits()) throw new Dead('over the limits');
+        if (root && !fitsLimits()) throw new Dead('the plan would exceed the limits');
         return entry;
       } catch (error) {
         if (!(error instanceof Dead)) throw error;
         steps.length = stepMark;
         choices.length = choiceMark;
+        passedOver.push(`${method.name} (${error.message})`);
       }
     }
     throw new Dead(`no method decomposes ${node.task} at ${at.id || 'the root'}`);
@@ -248,5 +263,24 @@ export function decompose(input: DecomposeInput): Decomposition {
       { maxSteps: limits.maxSteps, maxDepth: limits.maxDepth },
     );
   }
-  return { plan: { schemaVersion: PLAN_SCHEMA_VERSION, revision: 1, objective, steps }, choices };
+  const rationale = htnRationale(choices);
+  return {
+    plan: { schemaVersion: PLAN_SCHEMA_VERSION, revision: 1, objective, ...(rationale ? { rationale } : {}), steps },
+    choices,
+  };
+}
+
+const WHY_PARAMS_MAX = 160;
+
+/** The condition that selected a method (its own words, else what `bind` bound) and what was passed over first. */
+function whyChosen(method: Method, ctx: MethodContext, bound: TaskParams, passedOver: readonly string[]): string {
+  const params = Object.entries(bound)
+    .map(([key, value]) => `${key}=${Array.isArray(value) ? value.join(', ') : value}`)
+    .join('; ');
+  const own =
+    method.why?.(ctx) ??
+    (method.bind
+      ? `its precondition holds${params ? ` (${clip(params, WHY_PARAMS_MAX)})` : ''}`
+      : 'the catalog has every target it needs');
+  return passedOver.length === 0 ? own : `${own}; passed over: ${passedOver.join(', ')}`;
 }

@@ -83,6 +83,11 @@ export interface Method {
   readonly task: string;
   /** Preconditions and parameter binding: undefined means the method does not apply. Default: applies as is. */
   readonly bind?: (context: MethodContext) => TaskParams | undefined;
+  /**
+   * Why the method was chosen, in words, given its bound parameters (the condition `bind` checked): recorded with
+   * the choice and carried into the plan's rationale. Default: its precondition held, or it is the first listed.
+   */
+  readonly why?: (context: MethodContext) => string;
   /** The subtasks, in an order where every `after` names an earlier sibling. */
   readonly expand: (context: MethodContext) => readonly TaskNode[];
 }
@@ -92,6 +97,8 @@ export interface MethodChoice {
   readonly path: string;
   readonly task: string;
   readonly method: string;
+  /** Why this method: the condition that selected it, and the methods passed over before it with their reason. */
+  readonly why?: string;
 }
 
 /** Knobs a replan turns; a first plan uses none. */

@@ -25,6 +25,7 @@ import { plannerError, plannerErrorCode } from '../errors.ts';
 import { type Decomposition, decompose } from '../htn/engine.ts';
 import { DEMO_METHODS } from '../htn/methods/demo.ts';
 import type { Method, MethodChoice } from '../htn/types.ts';
+import { boundRationale } from '../rationale.ts';
 
 export interface HtnReplanResult {
   /** The candidate revision: previous revision + 1, every step pending. */
@@ -104,6 +105,11 @@ function trySubstitution(ctx: Context): HtnReplanResult | undefined {
   const plan: Plan = {
     ...base,
     revision: ctx.previous.revision + 1,
+    ...rationale(
+      ctx,
+      `substituted ${alternative.target} for it: a catalog alternative of ${ctx.failed.target} with the same ` +
+        'contracts that this step has not tried; nothing else changes',
+    ),
     steps: base.steps.map((s) => (s.id === ctx.failed.id ? substituted(s, alternative) : s)),
   };
   if (checkReplan(ctx.previous, plan, ctx.scope, ctx.states).length > 0) return undefined;
@@ -193,7 +199,16 @@ function tryMethod(ctx: Context, choice: MethodChoice, excluded: readonly Exclus
   if (!plan || checkReplan(ctx.previous, plan, ctx.scope, ctx.states).length > 0) return undefined;
   const diff = diffPlans(ctx.previous, plan);
   if (diff.added.length + diff.removed.length + diff.changed.length === 0) return undefined;
-  const to = decomposition.choices.find((c) => c.path === choice.path)?.method;
+  const chosen = decomposition.choices.find((c) => c.path === choice.path);
+  const to = chosen?.method;
+  const reasoned: Plan = {
+    ...plan,
+    ...rationale(
+      ctx,
+      `${choice.path || 'the objective'} (${choice.task}) is decomposed by method ${to ?? '?'} instead of ` +
+        `${choice.method}${chosen?.why ? `, because ${chosen.why}` : ''}`,
+    ),
+  };
   const change: ReplanChange = {
     kind: 'method',
     path: choice.path,
@@ -201,7 +216,15 @@ function tryMethod(ctx: Context, choice: MethodChoice, excluded: readonly Exclus
     from: choice.method,
     ...(to === undefined ? {} : { to }),
   };
-  return { plan, change, replaces: replacements(ctx, plan, choice.path), scope: ctx.scope };
+  return { plan: reasoned, change, replaces: replacements(ctx, plan, choice.path), scope: ctx.scope };
+}
+
+/** The revision's own rationale (never the previous revision's): the failure it answers and what it changed. */
+function rationale(ctx: Context, what: string): Pick<Plan, 'rationale'> {
+  const diagnosis = ctx.request.diagnosis;
+  const failure = `step ${ctx.failed.id} (${ctx.failed.target}) failed${diagnosis ? ` with ${diagnosis.code}` : ''}`;
+  const text = boundRationale(`HTN replan: ${failure}; ${what}.`);
+  return text === undefined ? {} : { rationale: text };
 }
 
 /** Replans `request.previousPlan` around `request.diagnosis` (see the module comment). */

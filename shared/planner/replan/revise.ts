@@ -31,6 +31,7 @@ import type {
 } from '../../ports/plan-model.ts';
 import { plannerError } from '../errors.ts';
 import { invalidPlan, type PlannerDeps } from '../planner.ts';
+import { withBoundedRationale } from '../rationale.ts';
 
 export interface RevisionRequest {
   /** The current revision. */
@@ -83,7 +84,16 @@ function owned(candidate: unknown, previous: Plan): unknown {
         return definition;
       })
     : candidate.steps;
-  return { ...candidate, steps, revision: previous.revision + 1, objective: previous.objective };
+  // A rationale copied from the previous revision says nothing about this one: only a new one is kept.
+  const { rationale, ...rest } = candidate;
+  const own = rationale !== undefined && rationale !== previous.rationale ? { rationale } : {};
+  return withBoundedRationale({
+    ...rest,
+    ...own,
+    steps,
+    revision: previous.revision + 1,
+    objective: previous.objective,
+  });
 }
 
 const SUBSTITUTION_FIELDS: ReadonlySet<string> = new Set(['target', 'inputSchema', 'outputSchema']);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   type CompensationMember,
   type CompensationStepView,
+  checkCompensationAction,
   compensatedStepId,
   compensationPending,
   compensationStepId,
@@ -110,5 +111,22 @@ describe('compensation step ids', () => {
     expect(isCompensationStepId('ledger.1')).toBe(false);
     expect(compensatedStepId(id)).toBe('ledger.1');
     expect(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(id)).toBe(false);
+  });
+
+  it("names a person's n-th retry apart from the first run, and reads the step id back from either", () => {
+    expect(compensationStepId('ledger.1', 0)).toBe('~undo~ledger.1');
+    const retried = compensationStepId('ledger.1', 2);
+    expect(retried).toBe('~undo~ledger.1~r2');
+    expect(isCompensationStepId(retried)).toBe(true);
+    expect(compensatedStepId(retried)).toBe('ledger.1');
+  });
+});
+
+describe('checkCompensationAction', () => {
+  it('lets a person retry or resolve only a compensation_failed step', () => {
+    expect(checkCompensationAction('compensation_failed')).toEqual({ ok: true });
+    for (const status of ['succeeded', 'compensating', 'compensated', 'failed'] as const)
+      expect(checkCompensationAction(status)).toMatchObject({ ok: false, reason: expect.stringContaining(status) });
+    expect(checkCompensationAction(undefined)).toMatchObject({ ok: false });
   });
 });

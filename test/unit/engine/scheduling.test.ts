@@ -5,11 +5,13 @@ import {
   initialStepRecords,
   isStartable,
   planGraph,
+  planTraceText,
   releasesDependents,
   stepsToBlock,
   stepsToStart,
   upstreamOutputs,
 } from '../../../shared/engine/scheduling.ts';
+import { MAX_TRACE_TEXT } from '../../../shared/engine/trace.ts';
 import type { StepStatus } from '../../../shared/plan/schema.ts';
 import type { StepRecord } from '../../../shared/ports/store.ts';
 import { dagArbitrary, group, referenceDownstream, step } from './engine-testkit.ts';
@@ -17,6 +19,31 @@ import { dagArbitrary, group, referenceDownstream, step } from './engine-testkit
 const now = '2025-01-01T00:00:00.000Z';
 
 describe('initialStepRecords', () => {
+  it("puts the plan's rationale into each step's [plan] trace entry, and only the step when there is none", () => {
+    const plan = {
+      revision: 1,
+      rationale: 'HTN: objective: method m, because x.',
+      steps: [step('a', [], { title: 'A' })],
+    };
+    const [withWhy] = initialStepRecords(plan, { runId: 'r', now });
+    expect(withWhy?.trace).toEqual([
+      { kind: 'plan', at: now, text: 'A → tool:echo. Why: HTN: objective: method m, because x.' },
+    ]);
+    const [plain] = initialStepRecords({ steps: [step('a', [], { title: 'A' })] }, { runId: 'r', now });
+    expect(plain?.trace[0]?.text).toBe('A → tool:echo');
+  });
+
+  it('names a later revision in the [plan] entry and clips a long rationale like every trace entry', () => {
+    expect(planTraceText('s', { title: 'S', target: 'tool:x' }, { revision: 3, rationale: 'swapped' })).toBe(
+      'S → tool:x (revision 3). Why: swapped',
+    );
+    const [record] = initialStepRecords(
+      { rationale: 'y'.repeat(2000), steps: [step('a', [], { title: 'A' })] },
+      { runId: 'r', now },
+    );
+    expect(record?.trace[0]?.text.length).toBe(MAX_TRACE_TEXT);
+  });
+
   it('creates one record per executable step counting its upstream, ready when it waits for nothing', () => {
     const records = initialStepRecords({ steps: [step('a'), step('b'), step('c', ['a', 'b'])] }, { runId: 'r', now });
     expect(records.map((r) => [r.stepId, r.status, r.remaining, r.generation])).toEqual([

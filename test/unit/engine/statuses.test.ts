@@ -27,11 +27,14 @@ describe('step statuses', () => {
         expect(canTransition(from, to), `${from} -> ${to}`).toBe(compensation.has(`${from} -> ${to}`));
   });
 
-  it('compensates only a succeeded step, once', () => {
+  it('compensates only a succeeded step, once, unless a person retries a compensation that failed', () => {
     expect(canTransition('succeeded', 'compensating')).toBe(true);
     expect(canTransition('failed', 'compensating')).toBe(false);
     expect(canTransition('compensated', 'compensating')).toBe(false);
-    expect(canTransition('compensation_failed', 'compensating')).toBe(false);
+    // A person's answer to a failed compensation: try it again, or resolve it by hand.
+    expect(canTransition('compensation_failed', 'compensating')).toBe(true);
+    expect(canTransition('compensation_failed', 'compensated')).toBe(true);
+    expect(canTransition('compensation_failed', 'succeeded')).toBe(false);
   });
 
   it('allows the paths of the step machine', () => {

@@ -24,6 +24,7 @@ function recordingCoordinator() {
     requestApproval: record('requestApproval'),
     expireApproval: record('expireApproval'),
     cancelRun: record('cancelRun'),
+    actOnCompensation: record('actOnCompensation'),
   };
   return { coordinator, calls };
 }

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { isPlannerError, ModelError } from '../../../shared/errors.ts';
 import type { Plan } from '../../../shared/plan/schema.ts';
-import { planJsonSchema } from '../../../shared/plan/schema.ts';
+import { MAX_RATIONALE_LENGTH, planJsonSchema } from '../../../shared/plan/schema.ts';
 import { isStamped } from '../../../shared/plan/stamp.ts';
 import { DEFAULT_LIMITS, validateGenerated } from '../../../shared/plan/validate.ts';
 import { plannerErrorCode } from '../../../shared/planner/errors.ts';
 import { createHtnPlanModel } from '../../../shared/planner/htn/model.ts';
 import { createPlanner, type PlanRequest, resolveMode } from '../../../shared/planner/planner.ts';
+import { buildPlanPrompt } from '../../../shared/planner/prompt.ts';
 import type { PlanModel, PlanModelRequest } from '../../../shared/ports/plan-model.ts';
 import { demoCatalog } from './fixtures.ts';
 
@@ -160,6 +161,35 @@ describe('createPlanner: DECOMPOSE', () => {
       catalog,
     }).plan({ objective: 'plan the offsite' });
     expect(plan).toMatchObject({ revision: 1, objective: 'plan the offsite' });
+  });
+
+  it("keeps the model's rationale, clipped to its bound, and tolerates one that is absent or not a string", async () => {
+    const proposed = await htnPlan('plan the offsite');
+    const { rationale: _htn, ...bare } = proposed;
+    const planWith = (rationale: unknown) =>
+      createPlanner({ model: fakeModel(() => ({ ...bare, rationale })), catalog }).plan({
+        objective: 'plan the offsite',
+      });
+    expect((await planWith('  Web and KB   first, then a summary. ')).rationale).toBe(
+      'Web and KB first, then a summary.',
+    );
+    const long = await planWith('why '.repeat(1000));
+    expect(long.rationale).toHaveLength(MAX_RATIONALE_LENGTH);
+    expect(long.rationale?.endsWith('…')).toBe(true);
+    expect((await planWith(42)).rationale).toBeUndefined();
+    expect((await planWith('   ')).rationale).toBeUndefined();
+    const absent = await createPlanner({ model: fakeModel(() => bare), catalog }).plan({
+      objective: 'plan the offsite',
+    });
+    expect(absent.rationale).toBeUndefined();
+  });
+
+  it('asks the model for a rationale: the answer schema has the field and the brief says what it is for', async () => {
+    const model = fakeModel(() => htnPlan('plan the offsite'));
+    await createPlanner({ model, catalog }).plan({ objective: 'plan the offsite' });
+    const schema = model.calls[0]?.planSchema as { properties: Record<string, { maxLength?: number }> };
+    expect(schema.properties.rationale?.maxLength).toBe(MAX_RATIONALE_LENGTH);
+    expect(buildPlanPrompt(model.calls[0] as PlanModelRequest).system).toContain('rationale:');
   });
 
   it('lets a model failure propagate as it is', async () => {

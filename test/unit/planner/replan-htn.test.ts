@@ -150,6 +150,29 @@ describe('htnReplan: the demo research plan', () => {
     expectAcceptable(rev2, second.plan, FETCH);
   });
 
+  it('gives each revision its own rationale: the failure it answers and what it changed, and why', () => {
+    const start = annotated(firstPlan(), { [SEARCH]: 'succeeded', [FETCH]: 'failed' });
+    expect(start.rationale).toContain('objective: method competitor-report, because');
+    const first = htnReplan(replanRequest(start, FETCH, 'tool:web.fetch'));
+    expect(first.plan.rationale).toBe(
+      `HTN replan: step ${FETCH} (tool:web.fetch) failed with E_CAPABILITY_UNAVAILABLE; substituted ` +
+        'tool:web.fetch-archive for it: a catalog alternative of tool:web.fetch with the same contracts that this ' +
+        'step has not tried; nothing else changes.',
+    );
+    const prior: PriorReplan = {
+      revision: 2,
+      stepId: FETCH,
+      target: 'tool:web.fetch',
+      code: 'E_X',
+      change: first.change,
+    };
+    const rev2 = annotated(first.plan, { [SEARCH]: 'succeeded', [FETCH]: 'failed' });
+    const second = htnReplan(replanRequest(rev2, FETCH, 'tool:web.fetch-archive', demoCatalog(), [prior]));
+    expect(second.plan.rationale).toMatch(
+      /^HTN replan: step research\.acme\.fetch \(tool:web\.fetch-archive\) failed with E_CAPABILITY_UNAVAILABLE; research\.acme \(research-subject\) is decomposed by method search-snippets-extract instead of search-fetch-extract, because .*passed over: search-fetch-extract \(excluded by a replan\)/,
+    );
+  });
+
   it('is deterministic: the same request gives a byte-identical plan', () => {
     const request = replanRequest(rev1, SEARCH, 'tool:web.search');
     const a = JSON.stringify(htnReplan(request));

@@ -33,6 +33,7 @@ const kbSearch = (): TaskNode =>
 const generalResearch: Method = {
   name: 'research-and-summarize',
   task: ROOT_TASK,
+  why: () => 'no specific method recognises the objective: gather material and write a sourced summary',
   expand: () => [
     compound({
       key: 'gather',
@@ -64,6 +65,7 @@ const generalResearch: Method = {
 const directAnswer: Method = {
   name: 'direct-answer',
   task: ROOT_TASK,
+  why: () => 'no room (catalog or limits) to gather material first: one writing step answers directly',
   expand: () => [
     primitive({
       key: 'answer',

@@ -23,6 +23,7 @@ const incidentTriage: Method = {
     const service = trimName(firstMatch(PATTERNS, objective)?.service ?? '');
     return service && !NOT_SERVICES.has(service.toLowerCase()) ? { service } : undefined;
   },
+  why: ({ params }) => `the objective reports an incident in the service ${name(params.service)}`,
   expand: ({ params }) => {
     const service = name(params.service);
     return [

@@ -31,6 +31,7 @@ const release: Method = {
     if (!service || !version || NOT_SERVICES.has(service.toLowerCase())) return undefined;
     return { service, version };
   },
+  why: ({ params }) => `the objective asks to release ${value(params.service)} version ${value(params.version)}`,
   expand: ({ params }) => {
     const service = value(params.service);
     const version = value(params.version);

@@ -50,6 +50,9 @@ const competitorReport: Method = {
     if (subjects.length === 0 || branches < 1) return undefined;
     return { subject: clip(subjects.join(', '), 200), subjects, branches: String(branches) };
   },
+  why: ({ params }) =>
+    `the objective asks for competitor research on ${text(params.subject)} (${list(params.subjects).length} ` +
+    `subject(s), up to ${text(params.branches)} parallel branches within the step limit)`,
   expand: ({ params }) => {
     const subject = text(params.subject);
     return [

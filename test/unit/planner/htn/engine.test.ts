@@ -100,7 +100,7 @@ describe('decompose', () => {
   it('backtracks to the next method when a method needs a target the catalog lacks', () => {
     const lean = loadCatalog({ capabilities: [capability('tool:a'), capability('agent:join')] });
     const { plan, choices } = run(library(), {}, DEFAULT_LIMITS, lean);
-    expect(choices).toEqual([
+    expect(choices).toMatchObject([
       { path: '', task: ROOT_TASK, method: 'fan-out-and-join' },
       { path: 'fan', task: 'fan', method: 'one-leaf' },
     ]);
@@ -108,12 +108,70 @@ describe('decompose', () => {
   });
 
   it('records the method chosen for every compound task in expansion order', () => {
-    expect(run(library()).choices).toEqual([
+    expect(run(library()).choices).toMatchObject([
       { path: '', task: ROOT_TASK, method: 'fan-out-and-join' },
       { path: 'fan', task: 'fan', method: 'two-leaves' },
     ]);
   });
+});
 
+describe('decompose reasoning', () => {
+  it('says why each method was chosen: its own words, or that the catalog has its targets', () => {
+    const methods: Method[] = [
+      { ...(library()[0] as Method), why: () => 'the objective fans out' },
+      ...library().slice(1),
+    ];
+    expect(run(methods).choices.map((c) => c.why)).toEqual([
+      'the objective fans out',
+      'the catalog has every target it needs',
+    ]);
+  });
+
+  it('names the methods passed over before the chosen one, each with the reason', () => {
+    const lean = loadCatalog({ capabilities: [capability('tool:a'), capability('agent:join')] });
+    const { choices } = run(library(), {}, DEFAULT_LIMITS, lean);
+    expect(choices[1]?.why).toBe(
+      'the catalog has every target it needs; passed over: two-leaves (needs tool:b, which the catalog lacks)',
+    );
+    const excluded = run(library(), { excludeMethods: [{ path: 'fan', method: 'two-leaves' }] }).choices;
+    expect(excluded[1]?.why).toContain('passed over: two-leaves (excluded by a replan)');
+  });
+
+  it('names the condition a bound method checked, and a root method abandoned over the limits', () => {
+    const methods: Method[] = [
+      { name: 'never', task: ROOT_TASK, bind: () => undefined, expand: () => [] },
+      ...library(),
+      {
+        name: 'bound',
+        task: ROOT_TASK,
+        bind: ({ objective }) => ({ word: objective.split(' ')[0] ?? '' }),
+        expand: () => [primitive({ key: 'x', title: 'X', target: 'tool:a' })],
+      },
+    ];
+    const { choices } = run(methods, {}, { maxSteps: 2, maxDepth: 16 });
+    expect(choices).toEqual([
+      {
+        path: '',
+        task: ROOT_TASK,
+        method: 'bound',
+        why:
+          'its precondition holds (word=do); passed over: never (its precondition does not hold), ' +
+          'fan-out-and-join (the plan would exceed the limits)',
+      },
+    ]);
+  });
+
+  it('puts every choice and its reason into the plan rationale, which validates', () => {
+    const { plan } = run(library());
+    expect(plan.rationale).toBe(
+      'HTN: objective: method fan-out-and-join, because the catalog has every target it needs; ' +
+        'fan (fan): method two-leaves, because the catalog has every target it needs.',
+    );
+    expect(validateGenerated(plan, catalog).valid).toBe(true);
+  });
+});
+
+describe('decompose, continued', () => {
   it('abandons a root method whose plan exceeds the limits for the next root method', () => {
     const single: Method = {
       name: 'single',
