@@ -22,7 +22,7 @@
 
 import { triggerFor } from '../engine/replan/diagnosis.ts';
 import { applyReplan, checkReplan, decideReplan, diagnoseFailure, stepStates } from '../engine/replan.ts';
-import { STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
+import { RELEASING_STEP_STATUSES, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
 import { ConflictError, isConflictError } from '../errors.ts';
 import { plannerError } from '../planner/errors.ts';
 import type { RevisionOutcome } from '../planner/replan/revise.ts';
@@ -50,7 +50,7 @@ import {
   settleRevisionApproval,
 } from './revision-approvals.ts';
 import { persistRevision } from './revisions.ts';
-import { CANCELLED_ERROR, failurePolicies, isReplannable, pauseRun, settleRun } from './run-end.ts';
+import { CANCELLED_ERROR, checkRunEnd, failurePolicies, isReplannable, pauseRun, settleRun } from './run-end.ts';
 import { isReopenable, reopenRun } from './run-reopen.ts';
 import { closeOpenSteps } from './step-follow-ups.ts';
 
@@ -222,6 +222,7 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
     if (!updated) return 'ended';
     await applyRevisionToRecords(ctx, run.runId, proposal, records);
     await closeIfCancelled(ctx, run.runId);
+    await recordFinishedSinks(ctx, updated);
     // Nothing to run (a person's revision that only dropped open steps): the run ends again on its own.
     if (proposal.added.length + proposal.changed.length === 0) await settleRun(ctx, run.runId);
     return { revision };
@@ -415,6 +416,20 @@ function replanTarget(run: RunRecord, loaded: LoadedPlan, records: readonly Step
   if (gate?.status !== 'awaiting_approval') return undefined;
   const message = String(run.terminal.evidence.detail ?? 'no decision before the approval deadline');
   return { ...gate, error: { code: APPROVAL_EXPIRED_CODE, message, retryable: false } };
+}
+
+/**
+ * A finished step that the revision made a sink (what waited for it was dropped or no longer waits) ended its line
+ * of work before it was one, so it never went on the run's frontier: it is recorded now, else nobody would complete
+ * the set of sinks and the run would never end.
+ */
+async function recordFinishedSinks(ctx: Interpreter, run: RunRecord): Promise<void> {
+  const loaded = await ctx.plan(run);
+  const sinks = new Set(loaded.sinks);
+  const finished = (await ctx.deps.store.listSteps(run.runId)).filter(
+    (s) => sinks.has(s.stepId) && RELEASING_STEP_STATUSES.has(s.status),
+  );
+  if (finished.length > 0) await checkRunEnd(ctx, loaded, run.runId, finished);
 }
 
 /**
