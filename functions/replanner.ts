@@ -47,7 +47,8 @@ export function createHandler(deps: ReplannerHandlerDeps) {
     if (job.success) {
       if (!deps.jobs) throw invalid('this replanner takes no planning jobs');
       const { planJobId } = job.data;
-      const replanRun = (request: { runId: string; reason: string }) => deps.replanner.replanRun(request);
+      const replanRun = (request: { runId: string; reason: string; objective?: string }) =>
+        deps.replanner.replanRun(request);
       const after = await runPlanJob({ ...deps.jobs, replanRun }, planJobId);
       return { planJobId, ...(after === undefined ? {} : { status: after.status }) };
     }

@@ -6,6 +6,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { awaitsDecision } from '../engine/statuses.ts';
+import { isConflictError } from '../errors.ts';
 import type { OutboxEntry } from '../events/outbox.ts';
 import type { ApprovalRecord, Store } from '../ports/store.ts';
 import { decisionBody, readJson, readQuery } from './body.ts';
@@ -116,6 +117,35 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     }
   };
 
+  /**
+   * A held plan revision (revision-approvals.ts): approve makes it current, reject keeps the previous revision;
+   * no output to edit, and a decision after its deadline closes it (410) like any other.
+   */
+  const decideRevision = async (approval: ApprovalRecord, body: Decision, by: string): Promise<ApprovalRecord> => {
+    if (body.decision === 'edit' || body.output !== undefined)
+      throw new ApiError(422, 'E_INVALID_OUTPUT', 'a plan revision is approved or rejected, never edited');
+    if (!deps.decideRevision)
+      throw new ApiError(503, 'E_UNAVAILABLE', 'replanning is not configured on this deployment');
+    if (deps.clock().getTime() > Date.parse(approval.deadline)) {
+      await store.decideApproval(approval.approvalId, { status: 'expired', decidedAt: deps.clock().toISOString() });
+      throw conflict({ ...approval, status: 'expired' });
+    }
+    try {
+      await deps.decideRevision({
+        approvalId: approval.approvalId,
+        runId: approval.runId,
+        decision: body.decision,
+        by,
+        ...(body.comment === undefined ? {} : { comment: body.comment }),
+      });
+    } catch (error) {
+      if (!isConflictError(error)) throw error;
+      const code = typeof error.context.code === 'string' ? error.context.code : 'E_CONFLICT';
+      throw new ApiError(409, code, error.message);
+    }
+    return (await store.getApproval(approval.approvalId)) ?? approval;
+  };
+
   /** ApprovalDecided travels with the decision's write (the outbox): recorded and announced together. */
   const announceDecision = (
     approval: ApprovalRecord,
@@ -165,6 +195,8 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     const body = await readJson(c, decisionBody);
     const approval = await requireApproval(c.req.param('id'));
     if (approval.status !== 'pending') throw conflict(approval);
+    if (approval.kind === 'revision')
+      return c.json({ approval: approvalView(await decideRevision(approval, body, c.get('principal'))) });
     const now = deps.clock();
     const decidedAt = now.toISOString();
     if (now.getTime() > Date.parse(approval.deadline)) {

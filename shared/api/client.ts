@@ -79,8 +79,15 @@ export interface ApiClient {
   listApprovals(query?: { status?: string; runId?: string }): Promise<ApprovalView[]>;
   getApproval(approvalId: string): Promise<ApprovalView>;
   decide(approvalId: string, decision: Decision): Promise<ApprovalView>;
-  /** Asks for a replan of the run's failed step; `revision` is absent when a concurrent replan made it first. */
-  replan(runId: string, reason: string): Promise<{ runId: string; revision?: number }>;
+  /**
+   * Asks for a person's replan (a new objective optional); `revision` is absent when a concurrent replan made it
+   * first, `approvalId` present when the revision waits for approval (it adds a mutating target).
+   */
+  replan(
+    runId: string,
+    reason: string,
+    objective?: string,
+  ): Promise<{ runId: string; revision?: number; approvalId?: string }>;
   /** Starts a new generation of a step (a group: its descendants) and of everything downstream of it. */
   invalidate(
     runId: string,
@@ -94,6 +101,7 @@ interface PlanJobAnswer {
   readonly jobId: string;
   readonly status: 'pending' | 'succeeded' | 'failed';
   readonly revision?: number;
+  readonly approvalId?: string;
   readonly error?: { readonly code: string; readonly message: string };
 }
 const JOB_POLL_MS = 250;
@@ -176,9 +184,10 @@ export function createApiClient(connection: Connection, fetchImpl: FetchLike = f
       (await call<{ approval: ApprovalView }>('GET', `/approvals/${id(approvalId)}`)).approval,
     decide: async (approvalId, decision) =>
       (await call<{ approval: ApprovalView }>('POST', `/approvals/${id(approvalId)}`, decision)).approval,
-    replan: async (runId, reason) => {
+    replan: async (runId, reason, objective) => {
       // The replan is a planning job (202): polled until its worker has recorded the revision or the refusal.
-      let job = await call<PlanJobAnswer>('POST', `/runs/${id(runId)}/replan`, { reason });
+      const body = objective === undefined ? { reason } : { reason, objective };
+      let job = await call<PlanJobAnswer>('POST', `/runs/${id(runId)}/replan`, body);
       const deadline = Date.now() + JOB_WAIT_MS;
       while (job.status === 'pending' && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, JOB_POLL_MS));
@@ -188,7 +197,11 @@ export function createApiClient(connection: Connection, fetchImpl: FetchLike = f
         throw new ApiCallError(504, 'E_PLAN_JOB_PENDING', `the replan job ${job.jobId} is still running`);
       if (job.status === 'failed')
         throw new ApiCallError(422, job.error?.code ?? 'E_PLANNER', job.error?.message ?? 'the replan failed');
-      return job.revision === undefined ? { runId } : { runId, revision: job.revision };
+      return {
+        runId,
+        ...(job.revision === undefined ? {} : { revision: job.revision }),
+        ...(job.approvalId === undefined ? {} : { approvalId: job.approvalId }),
+      };
     },
     invalidate: (runId, stepId, reason) =>
       call('POST', `/runs/${id(runId)}/steps/${id(stepId)}/invalidate`, reason === undefined ? {} : { reason }),

@@ -12,6 +12,7 @@ import type { Store } from '../ports/store.ts';
 import type { WebhookConfig } from '../ports/webhooks.ts';
 import type { CompensationActionRequest, CompensationActionResult } from '../services/compensation-actions.ts';
 import type { PlanJobs } from '../services/plan-jobs.ts';
+import type { RevisionDecision } from '../services/revision-approvals.ts';
 import type { AuthConfig, AuthVariables } from './auth.ts';
 
 export type PlanMode = 'DIRECT' | 'DECOMPOSE';
@@ -52,9 +53,14 @@ export interface ApiDeps {
   readonly planJobs?: Pick<PlanJobs, 'submit' | 'get'>;
   /**
    * Whether a person's replan may go ahead (the replanner's checkReplan), asked before the replan job is made:
-   * ConflictError at the replan limit or with nothing to replan. Without it `POST /runs/{id}/replan` answers 503.
+   * ConflictError for a cancelled run or at the replan limit. Without it `POST /runs/{id}/replan` answers 503.
    */
   readonly checkReplan?: (runId: string) => Promise<void>;
+  /**
+   * A decision on a revision approval (the replanner's decideRevision): approve makes the held revision current,
+   * reject keeps the previous one. ConflictError when already decided or stale. Without it such a decision is 503.
+   */
+  readonly decideRevision?: (decision: RevisionDecision) => Promise<{ revision?: number }>;
   /**
    * Invalidates a step (or a group) and its downstream closure (the invalidator's invalidateStep): the steps that
    * started a new generation, and whether a finished run reopened. Throws NotFoundError for an unknown step,

@@ -28,6 +28,7 @@ export function planJobView(job: PlanJobRecord): Record<string, unknown> {
     ...(job.finishedAt === undefined ? {} : { finishedAt: job.finishedAt }),
     ...(job.result?.plan === undefined ? {} : { plan: job.result.plan }),
     ...(job.result?.revision === undefined ? {} : { revision: job.result.revision }),
+    ...(job.result?.approvalId === undefined ? {} : { approvalId: job.result.approvalId }),
     ...(job.error === undefined ? {} : { error: job.error }),
   };
 }

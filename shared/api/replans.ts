@@ -1,12 +1,16 @@
 /**
- * Replanning from the outside: `POST /runs/{id}/replan {reason}` asks for a scoped replan of the run's failed step
- * (409 at once at the replan limit or with nothing to replan; else 202 with a planning job to poll at its Location,
- * `GET /plans/{jobId}`, which ends with the revision made, or failed with the planner's code), and `GET /runs/{id}/plan/diff?from=&to=` says what changed between two plan revisions (added, removed,
- * changed, superseded steps; the console's diff).
+ * Replanning from the outside: `POST /runs/{id}/replan {reason, objective?}` asks for a person's replan of any run
+ * with a plan that is not cancelled (a finished one reopens on the new revision); the reason and the new objective
+ * reach the planner. 409 at once for a cancelled run, at the replan limit or while another revision waits for
+ * approval; else 202 with a planning job to poll at its Location, `GET /plans/{jobId}`, which ends with the revision
+ * made, the approval it waits for (it adds a mutating target), or failed with the planner's code. `GET
+ * /runs/{id}/plan/diff?from=&to=` says what changed between two plan revisions (added, removed, changed, superseded
+ * steps; the console's diff).
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { isConflictError } from '../errors.ts';
+import { MAX_OBJECTIVE_LENGTH } from '../plan/schema.ts';
 import { readJson, readQuery } from './body.ts';
 import { diffPlans } from './console/plan-diff.ts';
 import { requireRun } from './console/plan-lookup.ts';
@@ -14,11 +18,19 @@ import type { ApiDeps, ApiEnv } from './deps.ts';
 import { ApiError, notFound } from './errors.ts';
 import { planJobLocation, planJobView } from './plans.ts';
 
+/** Longest reason a person may give (it reaches the planner and the revision's record, clipped there to 200). */
+export const MAX_REPLAN_REASON_LENGTH = 2000;
+
 export const replanBody = z.strictObject({
   reason: z
     .string()
-    .max(2000)
+    .max(MAX_REPLAN_REASON_LENGTH)
     .refine((s) => s.trim().length > 0, { message: 'must not be blank' }),
+  objective: z
+    .string()
+    .max(MAX_OBJECTIVE_LENGTH)
+    .refine((s) => s.trim().length > 0, { message: 'must not be blank' })
+    .optional(),
 });
 
 const revisionNumber = z
@@ -33,14 +45,14 @@ export function replanRoutes(deps: ApiDeps): Hono<ApiEnv> {
   const { store } = deps;
 
   app.post('/runs/:runId/replan', async (c) => {
-    const { reason } = await readJson(c, replanBody);
+    const { reason, objective } = await readJson(c, replanBody);
     const run = await requireRun(store, c.req.param('runId'));
     if (!deps.checkReplan || !deps.planJobs)
       throw new ApiError(503, 'E_UNAVAILABLE', 'replanning is not configured on this deployment');
     try {
       await deps.checkReplan(run.runId);
     } catch (error) {
-      // The limit, a cancelled run, nothing failed: the run's state says no, in its own words, before any job.
+      // A cancelled run, the limit, a revision waiting: the run's state says no, in its own words, before any job.
       if (isConflictError(error)) {
         const code = typeof error.context.code === 'string' ? error.context.code : 'E_CONFLICT';
         throw new ApiError(409, code, error.message);
@@ -48,7 +60,12 @@ export function replanRoutes(deps: ApiDeps): Hono<ApiEnv> {
       throw error;
     }
     // The revision asks the planning model: a job, answered at once and polled for (plans.ts).
-    const job = await deps.planJobs.submit({ kind: 'replan', runId: run.runId, reason });
+    const job = await deps.planJobs.submit({
+      kind: 'replan',
+      runId: run.runId,
+      reason,
+      ...(objective === undefined ? {} : { objective }),
+    });
     c.header('Location', planJobLocation(job.jobId));
     return c.json(planJobView(job), 202);
   });

@@ -260,6 +260,7 @@ export function createRoot(settings: Settings, place: Place): Root {
       },
       planJobs: planJobs(),
       checkReplan: (runId) => replanner().checkReplan(runId),
+      decideRevision: (decision) => replanner().decideRevision(decision),
       invalidateStep: (request) => invalidator().invalidateStep(request),
       actOnCompensation: (request) => coordinator().actOnCompensation(request),
       auth,

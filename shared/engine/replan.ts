@@ -29,6 +29,7 @@ export {
   type ReplanIssueCode,
   type ReplanScope,
   replanScope,
+  requestScope,
 } from './replan/scope.ts';
 export {
   changedFields,

@@ -28,7 +28,7 @@ export const EVENT_SCHEMAS = {
   ApprovalRequested: z.object({
     ...stepRef,
     approvalId: z.string(),
-    kind: z.enum(['approval', 'review']),
+    kind: z.enum(['approval', 'review', 'revision']),
     deadline: z.string(),
   }),
   ApprovalDecided: z.object({

@@ -39,6 +39,8 @@ export const PLANNER_ERROR_CODES = [
   'E_NO_ALTERNATIVE',
   /** A replan broke the scope rule (a frozen or finished step changed or dropped); `context.issues` lists why. */
   'E_REPLAN_REJECTED',
+  /** A person's replan whose revision would change nothing (the HTN planner reads no free text). */
+  'E_NO_CHANGE',
 ] as const;
 export type PlannerErrorCode = (typeof PLANNER_ERROR_CODES)[number];
 

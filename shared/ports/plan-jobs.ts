@@ -6,7 +6,7 @@
  */
 import type { Plan } from '../plan/schema.ts';
 
-/** What a job asks for: a plan for an objective, or a scoped revision of a run's plan around its failed step. */
+/** What a job asks for: a plan for an objective, or a person's revision of a run's plan (reason, new objective). */
 export type PlanJobRequest =
   | {
       readonly kind: 'plan';
@@ -14,7 +14,7 @@ export type PlanJobRequest =
       readonly mode: 'DIRECT' | 'DECOMPOSE';
       readonly directTarget?: string;
     }
-  | { readonly kind: 'replan'; readonly runId: string; readonly reason: string };
+  | { readonly kind: 'replan'; readonly runId: string; readonly reason: string; readonly objective?: string };
 
 export type PlanJobKind = PlanJobRequest['kind'];
 export type PlanJobStatus = 'pending' | 'succeeded' | 'failed';
@@ -27,10 +27,15 @@ export interface PlanJobError {
   readonly retryable: boolean;
 }
 
-/** What a finished job found: the plan (a plan job), or the revision made (a replan; none: a concurrent one won). */
+/**
+ * What a finished job found: the plan (a plan job), or the revision made (a replan; none: a concurrent one won), or
+ * the approval the revision waits for.
+ */
 export interface PlanJobResult {
   readonly plan?: Plan;
   readonly revision?: number;
+  /** A replan whose revision adds a mutating target: the approval it waits for (GET /approvals/{id}). */
+  readonly approvalId?: string;
 }
 
 export interface PlanJobRecord {

@@ -44,12 +44,28 @@ export interface PlanDiagnosis {
   readonly blocked?: readonly string[];
 }
 
-/** The steps a replan may change: the failed steps and their downstream closure; every other step is frozen. */
+/**
+ * The steps a replan may change: the failed steps and their downstream closure; every other step is frozen. A
+ * person's replan without a failure to answer (or with a new objective) opens the whole plan instead.
+ */
 export interface ReplanScope {
   /** The failed steps the scope grew from (known executable ids, plan order). */
   readonly failed: readonly string[];
   /** Every step id in scope, executable steps and the groups all of whose executable descendants are in scope. */
   readonly steps: readonly string[];
+  /**
+   * A person's replan: finished steps in scope may change too (they run again, with what is downstream of them);
+   * none may be removed. Absent: finished steps are frozen.
+   */
+  readonly finishedMayChange?: boolean;
+  /** A person's replan with a new objective: the objective the revision is for. Absent: the run's objective. */
+  readonly objective?: string;
+}
+
+/** A person's replan (`POST /runs/{id}/replan`): why, and optionally the objective the run should now serve. */
+export interface RequestedReplan {
+  readonly reason: string;
+  readonly objective?: string;
 }
 
 /** What one replan changed, recorded so a later replan of the same run does not try it again. */
@@ -89,12 +105,14 @@ export interface PlanModelRequest {
   readonly previousPlan?: Plan;
   /** Replanning only: what already ran. */
   readonly history?: readonly PlanHistoryEntry[];
-  /** Replanning only: the failure that triggered the replan. */
+  /** Replanning only: the failure that triggered the replan (absent for a person's replan with no failure). */
   readonly diagnosis?: PlanDiagnosis;
   /** Replanning only: the steps the new plan may change (the rest must be copied verbatim). */
   readonly scope?: ReplanScope;
   /** Replanning only: the run's earlier replans, oldest first (what was already tried). */
   readonly replans?: readonly PriorReplan[];
+  /** Replanning only: a person asked for this replan, with this reason (and maybe a new objective). */
+  readonly requested?: RequestedReplan;
 }
 
 /** A model's answer to a replan: the candidate plan (untrusted) and, when the model can tell, what it changed. */

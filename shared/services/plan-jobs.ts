@@ -67,7 +67,11 @@ export interface PlanJobWorkerDeps {
   readonly store: Store;
   readonly clock: () => Date;
   readonly planner?: { plan(request: Omit<Extract<PlanJobRequest, { kind: 'plan' }>, 'kind'>): Promise<Plan> };
-  readonly replanRun?: (request: { runId: string; reason: string }) => Promise<{ revision?: number }>;
+  readonly replanRun?: (request: {
+    runId: string;
+    reason: string;
+    objective?: string;
+  }) => Promise<{ revision?: number; approvalId?: string }>;
 }
 
 /** Runs a pending job and records its outcome; a finished or unknown job is left alone. Returns the job after. */
@@ -94,8 +98,15 @@ async function work(deps: PlanJobWorkerDeps, request: PlanJobRequest): Promise<P
     return { plan: await deps.planner.plan(planRequest) };
   }
   if (!deps.replanRun) throw new Error('this worker has no replanner for replan jobs');
-  const { revision } = await deps.replanRun({ runId: request.runId, reason: request.reason });
-  return revision === undefined ? {} : { revision };
+  const { revision, approvalId } = await deps.replanRun({
+    runId: request.runId,
+    reason: request.reason,
+    ...(request.objective === undefined ? {} : { objective: request.objective }),
+  });
+  return {
+    ...(revision === undefined ? {} : { revision }),
+    ...(approvalId === undefined ? {} : { approvalId }),
+  };
 }
 
 /** The code and message the synchronous route gave for the same failure (shared/api/errors.ts). */

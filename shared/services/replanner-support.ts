@@ -23,16 +23,19 @@ const MODEL_RETRY_MS = 500;
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The run's earlier replans as the planner is told them, oldest first. */
+/** The run's earlier replans around a failure as the planner is told them, oldest first. */
 export function priorReplans(run: Pick<RunRecord, 'replanLog'>): PriorReplan[] {
-  return (run.replanLog ?? []).map((r) => ({
-    revision: r.revision,
-    stepId: r.stepId,
-    ...(r.target === undefined ? {} : { target: r.target }),
-    code: r.code,
-    change: r.change,
-    ...(r.replaces === undefined ? {} : { replaces: r.replaces }),
-  }));
+  // A person's replan with no failure (stepId '') tried nothing that failed.
+  return (run.replanLog ?? [])
+    .filter((r) => r.stepId !== '')
+    .map((r) => ({
+      revision: r.revision,
+      stepId: r.stepId,
+      ...(r.target === undefined ? {} : { target: r.target }),
+      code: r.code,
+      change: r.change,
+      ...(r.replaces === undefined ? {} : { replaces: r.replaces }),
+    }));
 }
 
 export const lineageOf = (run: Pick<RunRecord, 'replanLog'>): LineageMap =>
@@ -60,10 +63,13 @@ export function describeChange(change: ReplanChange): string {
 }
 
 /** The reason stored with revision n+1 and published with PlanRevised. */
-export function revisionReason(step: StepRecord, change: ReplanChange, manual: string | undefined): string {
-  const failure = `${step.stepId} failed (${step.error?.code ?? 'E_UNKNOWN'})`;
-  const head = manual === undefined ? `replan: ${failure}` : `manual replan (${clipText(manual, 200)}): ${failure}`;
-  return `${head}; ${describeChange(change)}`;
+export function revisionReason(step: StepRecord | undefined, change: ReplanChange, manual: string | undefined): string {
+  const failure = step === undefined ? undefined : `${step.stepId} failed (${step.error?.code ?? 'E_UNKNOWN'})`;
+  if (manual === undefined) return `replan: ${failure ?? 'no failure'}; ${describeChange(change)}`;
+  const head = `manual replan (${clipText(manual, 200)})`;
+  return failure === undefined
+    ? `${head}; ${describeChange(change)}`
+    : `${head}: ${failure}; ${describeChange(change)}`;
 }
 
 /** The planner's answer, asking again (a little later) while the model provider reports a transient failure. */

@@ -10,18 +10,26 @@
  * are superseded, changed ones start a new generation, added ones get a record, and what is due starts. No
  * alternative, or a revision that is invalid or breaks the scope: the failure stands and the run ends `failed`.
  *
- * A manual replan revises around the run's failed step (or a gate left waiting by its `pause` timeout policy),
- * reopens a finished run, and is refused (409) at the replan limit.
+ * A person's replan (`POST /runs/{id}/replan {reason, objective?}`) works on any run with a plan that is not
+ * cancelled: the planner gets the reason and the new objective, and may change the whole plan (requestScope:
+ * finished steps kept as they were keep their outputs, changed ones run again); its failed step (or a gate left
+ * waiting by its `pause` timeout policy), if any, is diagnosed for the planner. It reopens a finished run, and is
+ * refused (409) for a cancelled run and at the replan limit.
+ *
+ * A revision that brings in a mutating target the previous revision did not have is not made current: it waits for
+ * a person's approval (revision-approvals.ts), and is made then, if the run has not moved on meanwhile.
  */
 
 import { triggerFor } from '../engine/replan/diagnosis.ts';
-import { decideReplan, diagnoseFailure, stepStates } from '../engine/replan.ts';
-import { STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
+import { applyReplan, checkReplan, decideReplan, diagnoseFailure, stepStates } from '../engine/replan.ts';
+import { RELEASING_STEP_STATUSES, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
 import { ConflictError, isConflictError } from '../errors.ts';
-import type { PlanModel, ReplanTrigger } from '../ports/plan-model.ts';
-import type { ReplanRecord, RunRecord, StepRecord } from '../ports/store.ts';
+import { plannerError } from '../planner/errors.ts';
+import type { RevisionOutcome } from '../planner/replan/revise.ts';
+import type { PlanModel, ReplanTrigger, RequestedReplan } from '../ports/plan-model.ts';
+import type { HeldRevision, ReplanRecord, RunRecord, StepRecord } from '../ports/store.ts';
 import { APPROVAL_EXPIRED_CODE, APPROVAL_EXPIRED_REASON } from './coordinator-approval.ts';
-import { failureKey } from './coordinator-replan.ts';
+import { failureKey, replanDeclines } from './coordinator-replan.ts';
 import type { CoordinatorDeps } from './coordinator-types.ts';
 import { createInterpreter, event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 import { applyRevisionToRecords } from './replanner-apply.ts';
@@ -35,8 +43,14 @@ import {
   revisionReason,
   sleep,
 } from './replanner-support.ts';
+import {
+  holdRevision,
+  pendingRevisionApproval,
+  type RevisionDecision,
+  settleRevisionApproval,
+} from './revision-approvals.ts';
 import { persistRevision } from './revisions.ts';
-import { CANCELLED_ERROR, failurePolicies, isReplannable, pauseRun } from './run-end.ts';
+import { CANCELLED_ERROR, checkRunEnd, failurePolicies, isReplannable, pauseRun, settleRun } from './run-end.ts';
 import { isReopenable, reopenRun } from './run-reopen.ts';
 import { closeOpenSteps } from './step-follow-ups.ts';
 
@@ -57,24 +71,33 @@ export type ReplanOutcome =
   | { readonly outcome: 'revised'; readonly revision: number }
   | { readonly outcome: 'paused'; readonly reason: 'max_replans' | 'no_progress' }
   | { readonly outcome: 'declined'; readonly code: string; readonly message: string }
+  | { readonly outcome: 'awaiting_approval'; readonly approvalId: string }
   | { readonly outcome: 'ignored'; readonly why: 'disabled' | 'duplicate' | 'stale' | 'run_ended' | 'lost_race' };
 
 export interface Replanner {
   /** A final step failure (a StepFailed event). Idempotent: a repeat or a stale event changes nothing. */
   onStepFailed(ref: StepFailedRef): Promise<ReplanOutcome>;
   /**
-   * A person's replan. Returns the revision made, or none when a concurrent replan made it first. ConflictError
-   * (409) at the replan limit or with nothing to replan; PlannerError (422) when the planner finds no revision.
-   */
-  /**
    * Whether a person's replan of the run may go ahead now (the API asks before it hands the replan to a worker):
-   * ConflictError (409) at the replan limit, with nothing to replan, or for a run without a plan.
+   * ConflictError (409) for a cancelled run, at the replan limit, or for a run without a plan.
    */
   checkReplan(runId: string): Promise<void>;
+  /**
+   * A person's replan. Returns the revision made, none when a concurrent replan made it first, or the approval the
+   * revision waits for (it adds a mutating target). ConflictError (409) as checkReplan; PlannerError (422) when the
+   * planner finds no revision (E_NO_CHANGE: one that would change nothing).
+   */
   replanRun(request: {
     readonly runId: string;
     readonly reason: string;
-  }): Promise<{ runId: string; revision?: number }>;
+    readonly objective?: string;
+  }): Promise<{ runId: string; revision?: number; approvalId?: string }>;
+  /**
+   * A person's decision on a revision approval: approve makes the held revision current (ConflictError
+   * E_REVISION_STALE when the run moved on meanwhile: the approval is closed, nothing changes); reject keeps the
+   * previous revision (a failure the revision answered then stands).
+   */
+  decideRevision(decision: RevisionDecision): Promise<{ revision?: number }>;
 }
 
 /** Tries of one failure against revisions that keep moving under it (each lost race means another replan won). */
@@ -85,13 +108,14 @@ interface Attempt {
   readonly run: RunRecord;
   readonly loaded: LoadedPlan;
   readonly records: readonly StepRecord[];
-  readonly failed: StepRecord;
+  /** The failure to plan around; absent for a person's replan of a run with no failed step. */
+  readonly failed?: StepRecord;
   readonly trigger: ReplanTrigger;
-  /** A person's reason (manual replan). */
-  readonly manual?: string;
+  /** A person's replan: their reason and new objective. */
+  readonly requested?: RequestedReplan;
 }
 
-type Revised = { readonly revision: number } | 'lost' | 'ended';
+type Revised = { readonly revision: number } | { readonly approvalId: string } | 'lost' | 'ended';
 
 export function createReplanner(deps: ReplannerDeps): Replanner {
   const ctx = createInterpreter(deps);
@@ -104,25 +128,60 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
   };
   const raceDelay = (tries: number) => sleep((deps.raceDelayMs ?? DEFAULT_RACE_DELAY_MS) * tries);
 
-  /** Proposes, stores and applies revision n+1 around `attempt.failed`. Planner errors propagate. */
+  /**
+   * Proposes revision n+1 (around `attempt.failed`, or as a person asked), then makes it current, or holds it for a
+   * person's approval when it adds a mutating target. Planner errors propagate.
+   */
   async function revise(attempt: Attempt): Promise<Revised> {
-    const { run, loaded, records, failed } = attempt;
-    const planStep = loaded.byId.get(failed.stepId);
-    const diagnosis = diagnoseFailure({
-      plan: loaded.plan,
-      failed: { ...failed, target: planStep?.target },
-      states: stepStates(records),
-      trigger: attempt.trigger,
-      lineage: lineageOf(run),
-    });
+    const { run, loaded, records, failed, requested } = attempt;
+    const planStep = failed && loaded.byId.get(failed.stepId);
+    const diagnosis =
+      failed &&
+      diagnoseFailure({
+        plan: loaded.plan,
+        failed: { ...failed, target: planStep?.target },
+        states: stepStates(records),
+        trigger: attempt.trigger,
+        lineage: lineageOf(run),
+      });
     const proposal = await proposeWithRetry(plannerDeps, {
       previous: loaded.plan,
       records,
-      diagnosis,
+      ...(diagnosis === undefined ? {} : { diagnosis }),
       replans: priorReplans(run),
+      ...(requested === undefined ? {} : { requested }),
     });
+    if (requested !== undefined && proposal.added.length + proposal.changed.length + proposal.removed.length === 0)
+      throw plannerError('E_NO_CHANGE', 'the planner proposed the same plan again: there is nothing to revise');
+    const held: HeldRevision = {
+      baseRevision: run.revision,
+      plan: proposal.revision,
+      scope: proposal.scope,
+      change: proposal.change,
+      replaces: proposal.replaces,
+      reason: revisionReason(failed, proposal.change, requested?.reason),
+      ...(failed === undefined ? {} : { failure: { stepId: failed.stepId, generation: failed.generation } }),
+      ...(requested?.objective === undefined ? {} : { objective: requested.objective }),
+      ...(planStep?.target ? { failedTarget: planStep.target } : {}),
+      ...(failed?.error?.code === undefined ? {} : { failedCode: failed.error.code }),
+    };
+    const hold = await holdRevision(ctx, run, loaded.plan, held);
+    if (hold !== undefined) return { approvalId: hold.approvalId };
+    return commit(run, proposal, held, records);
+  }
+
+  /**
+   * Stores revision n+1, reopens a finished run, makes the revision current (with the PriorReplan record and, for a
+   * new objective, the run's objective) and brings the step records in line.
+   */
+  async function commit(
+    run: RunRecord,
+    proposal: Pick<RevisionOutcome, 'revision' | 'added' | 'removed' | 'changed' | 'kept'>,
+    held: HeldRevision,
+    records: readonly StepRecord[],
+  ): Promise<Revised> {
     const revision = proposal.revision.revision;
-    const reason = revisionReason(failed, proposal.change, attempt.manual);
+    const { reason } = held;
     try {
       await persistRevision(ctx, run.runId, proposal.revision, reason);
     } catch (error) {
@@ -133,16 +192,17 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
     if (isReopenable(run)) await reopenRun(ctx, run, reason);
     const record: ReplanRecord = {
       revision,
-      stepId: failed.stepId,
-      ...(planStep?.target ? { target: planStep.target } : {}),
-      code: failed.error?.code ?? 'E_UNKNOWN',
-      change: proposal.change,
-      ...(Object.keys(proposal.replaces).length === 0 ? {} : { replaces: { ...proposal.replaces } }),
-      failure: failureKey(failed),
+      stepId: held.failure?.stepId ?? '',
+      ...(held.failedTarget ? { target: held.failedTarget } : {}),
+      code: held.failure === undefined ? 'E_REQUESTED' : (held.failedCode ?? 'E_UNKNOWN'),
+      change: held.change,
+      ...(Object.keys(held.replaces).length === 0 ? {} : { replaces: { ...held.replaces } }),
+      ...(held.failure === undefined ? {} : { failure: failureKey(held.failure) }),
       reason,
       at: ctx.now(),
     };
-    const fingerprint = fingerprintOf(run, failed);
+    const failed = held.failure && records.find((r) => r.stepId === held.failure?.stepId);
+    const fingerprints = failed ? [fingerprintOf(run, failed)] : [];
     // PlanRevised travels with the write that makes the revision current, which only an open run takes: a run
     // cancelled meanwhile has nothing published after its RunFinished.
     const updated = await ctx.updateRun(
@@ -151,8 +211,9 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       {
         revision,
         replans: run.replans + 1,
-        replanFingerprints: [...new Set([...(run.replanFingerprints ?? []), fingerprint])],
+        replanFingerprints: [...new Set([...(run.replanFingerprints ?? []), ...fingerprints])],
         replanLog: [...(run.replanLog ?? []), record],
+        ...(held.objective === undefined ? {} : { objective: held.objective }),
         updatedAt: ctx.now(),
       },
       { events: [event('PlanRevised', { runId: run.runId, revision, reason })] },
@@ -161,11 +222,14 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
     if (!updated) return 'ended';
     await applyRevisionToRecords(ctx, run.runId, proposal, records);
     await closeIfCancelled(ctx, run.runId);
+    await recordFinishedSinks(ctx, updated);
+    // Nothing to run (a person's revision that only dropped open steps): the run ends again on its own.
+    if (proposal.added.length + proposal.changed.length === 0) await settleRun(ctx, run.runId);
     return { revision };
   }
 
   /** Reads the run as it is now; undefined when the failure is gone (a newer generation, a newer revision). */
-  async function current(ref: StepFailedRef): Promise<Omit<Attempt, 'trigger'> | undefined> {
+  async function current(ref: StepFailedRef): Promise<(Omit<Attempt, 'trigger'> & { failed: StepRecord }) | undefined> {
     const run = await store.getRun(ref.runId);
     if (!run || run.revision < 1) return undefined;
     const records = await store.listSteps(ref.runId);
@@ -226,6 +290,9 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
         return { outcome: 'declined', ...why };
       }
       if (result === 'ended') return { outcome: 'ignored', why: 'run_ended' };
+      // Held for a person: the failure waits for their decision (the run with it), unanswered until then.
+      if (typeof result === 'object' && 'approvalId' in result)
+        return { outcome: 'awaiting_approval', approvalId: result.approvalId };
       if (result !== 'lost') return { outcome: 'revised', revision: result.revision };
       await raceDelay(tries);
     }
@@ -239,10 +306,27 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
     return { outcome: 'ignored', why: 'lost_race' };
   }
 
+  /** Answers every final failure of the run's current revision that is neither answered nor declined yet. */
+  async function answerOutstanding(runId: string): Promise<void> {
+    if (maxReplans === 0) return;
+    const run = await store.getRun(runId);
+    if (!run || run.revision < 1 || run.status !== 'running') return;
+    const loaded = await ctx.plan(run);
+    const declined = new Set(replanDeclines(run).map((d) => d.failure));
+    const records = await store.listSteps(runId);
+    for (const step of records)
+      if (step.status === 'failed' && loaded.byId.has(step.stepId) && !declined.has(failureKey(step)))
+        await answer({ runId, stepId: step.stepId, generation: step.generation });
+  }
+
   /** What a person's replan revises, read now; ConflictError when the run's state says no. */
   async function replannable(runId: string): Promise<Omit<Attempt, 'trigger'>> {
     const run = await ctx.getRun(runId);
-    if (run.status === 'planning' || run.status === 'cancelled' || run.revision < 1)
+    if (run.status === 'cancelled')
+      throw new ConflictError(`run ${runId} is cancelled: a cancelled run is not replanned`, {
+        context: { runId, code: 'E_RUN_CANCELLED' },
+      });
+    if (run.status === 'planning' || run.revision < 1)
       throw new ConflictError(`run ${runId} is ${run.status}: it has no plan to revise`, {
         context: { runId, code: 'E_NOT_REPLANNABLE' },
       });
@@ -251,15 +335,16 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
         `run ${runId} has reached its replan limit: ${run.replans} of ${maxReplans} replans made`,
         { context: { runId, code: 'E_REPLAN_LIMIT', replans: run.replans, maxReplans } },
       );
+    const waiting = await pendingRevisionApproval(ctx, runId);
+    if (waiting)
+      throw new ConflictError(
+        `run ${runId} has revision ${waiting.generation} waiting for approval ${waiting.approvalId}: decide it first`,
+        { context: { runId, code: 'E_REVISION_PENDING', approvalId: waiting.approvalId } },
+      );
     const loaded = await ctx.plan(run);
     const records = await store.listSteps(runId);
     const failed = replanTarget(run, loaded, records);
-    if (!failed)
-      throw new ConflictError(
-        `run ${runId} has nothing to replan: no step of revision ${run.revision} failed or waits on an expired approval`,
-        { context: { runId, code: 'E_NOTHING_TO_REPLAN' } },
-      );
-    return { run, loaded, records, failed };
+    return { run, loaded, records, ...(failed === undefined ? {} : { failed }) };
   }
 
   return {
@@ -282,10 +367,37 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       await replannable(runId);
     },
 
-    async replanRun({ runId, reason }) {
+    async replanRun({ runId, reason, objective }) {
       const found = await replannable(runId);
-      const result = await revise({ ...found, trigger: 'manual', manual: reason });
-      return typeof result === 'object' ? { runId, revision: result.revision } : { runId };
+      const requested: RequestedReplan = { reason, ...(objective === undefined ? {} : { objective }) };
+      const result = await revise({ ...found, trigger: 'manual', requested });
+      if (typeof result !== 'object') return { runId };
+      return 'approvalId' in result ? { runId, approvalId: result.approvalId } : { runId, revision: result.revision };
+    },
+
+    async decideRevision(decision) {
+      try {
+        return await settleRevisionApproval(ctx, decision, {
+          async approve(run, plan, held) {
+            const records = await store.listSteps(run.runId);
+            const states = stepStates(records);
+            const issues = checkReplan(plan, held.plan, held.scope, states);
+            if (issues.length > 0) return 'stale';
+            const applied = applyReplan(plan, held.plan, states, { scope: held.scope });
+            const result = await commit(run, applied, held, records);
+            return typeof result === 'object' && 'revision' in result ? { revision: result.revision } : 'stale';
+          },
+          async reject(held, why) {
+            if (held.failure === undefined) return;
+            const failed = await store.getStep(decision.runId, held.failure.stepId);
+            if (failed?.status === 'failed' && failed.generation === held.failure.generation)
+              await declineFailure(ctx, failed, why);
+          },
+        });
+      } finally {
+        // Failures that came while the revision waited waited with it: they are answered now.
+        await answerOutstanding(decision.runId);
+      }
     },
   };
 }
@@ -304,6 +416,20 @@ function replanTarget(run: RunRecord, loaded: LoadedPlan, records: readonly Step
   if (gate?.status !== 'awaiting_approval') return undefined;
   const message = String(run.terminal.evidence.detail ?? 'no decision before the approval deadline');
   return { ...gate, error: { code: APPROVAL_EXPIRED_CODE, message, retryable: false } };
+}
+
+/**
+ * A finished step that the revision made a sink (what waited for it was dropped or no longer waits) ended its line
+ * of work before it was one, so it never went on the run's frontier: it is recorded now, else nobody would complete
+ * the set of sinks and the run would never end.
+ */
+async function recordFinishedSinks(ctx: Interpreter, run: RunRecord): Promise<void> {
+  const loaded = await ctx.plan(run);
+  const sinks = new Set(loaded.sinks);
+  const finished = (await ctx.deps.store.listSteps(run.runId)).filter(
+    (s) => sinks.has(s.stepId) && RELEASING_STEP_STATUSES.has(s.status),
+  );
+  if (finished.length > 0) await checkRunEnd(ctx, loaded, run.runId, finished);
 }
 
 /**

@@ -188,13 +188,14 @@ describe('a person asks for a replan', () => {
     expect((await revisions(runId)).at(-1)?.reason).toMatch(/^manual replan \(try the third provider\)/);
   });
 
-  it('answers 404 for an unknown run and 400 without a reason', async () => {
+  it('answers 404 for an unknown run and 400 without a reason; the HTN planner cannot act on a reason alone', async () => {
     expect((await stack.request('POST', '/runs/nope/replan', { reason: 'x' })).status).toBe(404);
     const runId = await start([step(stack, 'E', T.echo, { input: { value: 'e' } })]);
     expect((await stack.request('POST', `/runs/${runId}/replan`, {})).status).toBe(400);
     await waitForRun(stack, runId);
-    const nothing = await stack.request('POST', `/runs/${runId}/replan`, { reason: 'why not' });
-    expect(nothing).toMatchObject({ status: 409, json: { error: { code: 'E_NOTHING_TO_REPLAN' } } });
+    const nothing = await replanJob(runId, 'why not');
+    expect(nothing).toMatchObject({ status: 202, job: { status: 'failed', error: { code: 'E_NO_CHANGE' } } });
+    expect(await getRun(stack, runId)).toMatchObject({ status: 'complete', revision: 1 });
   });
 });
 

@@ -1,8 +1,10 @@
 /**
  * No event after RunFinished: once a run has finished (complete, failed or cancelled), its audit log holds nothing
- * later unless the run was reopened (RunReopened: an invalidation of a complete or failed run), which starts a new
- * stretch that ends with its own RunFinished. A cancelled run is never reopened. `RunFinished(paused)` does not
- * close the run: a person may still move it on.
+ * later unless the run was reopened (RunReopened: an invalidation of a complete or failed run, or a person's replan
+ * of one, made at once or on the approval of a held revision), which starts a new stretch that ends with its own
+ * RunFinished. A cancelled run is never reopened. A revision held for approval on a finished run is requested and
+ * decided unannounced (a rejection leaves the run finished, and nothing follows its RunFinished); an approval opens
+ * the new stretch with RunReopened. `RunFinished(paused)` does not close the run: a person may still move it on.
  *
  * Events are compared by their time (`at`, milliseconds), not by their place in the log: two writes in the same
  * millisecond have no order between them, so only an event strictly later than the RunFinished counts.

@@ -92,7 +92,11 @@ function card(approval, context, onDecided) {
       'header',
       null,
       h('h2', { id: `${domId}-q` }, approval.question),
-      h('span', { class: ['badge', `kind-${approval.kind}`] }, approval.kind === 'review' ? 'review' : 'approval'),
+      h(
+        'span',
+        { class: ['badge', `kind-${approval.kind}`] },
+        approval.kind === 'review' ? 'review' : approval.kind === 'revision' ? 'plan revision' : 'approval',
+      ),
     ),
     h(
       'p',
@@ -117,7 +121,12 @@ function card(approval, context, onDecided) {
     h(
       'div',
       { class: 'io' },
-      h('div', null, h('h3', null, 'Step input'), jsonBlock(approval.input ?? null, 'Step input')),
+      h(
+        'div',
+        null,
+        h('h3', null, approval.kind === 'revision' ? 'Revision' : 'Step input'),
+        jsonBlock(approval.input ?? null, 'Step input'),
+      ),
       h('div', null, h('h3', null, 'Upstream outputs'), jsonBlock(approval.upstreamOutputs ?? {}, 'Upstream outputs')),
     ),
     approval.kind === 'review'
@@ -135,7 +144,8 @@ function card(approval, context, onDecided) {
       { class: 'actions' },
       button('Approve', { class: 'primary' }, () => decide('approve')),
       button('Reject', { class: 'danger' }, () => decide('reject')),
-      editToggle,
+      // A plan revision is approved or rejected as a whole, never edited.
+      approval.kind === 'revision' ? null : editToggle,
     ),
     editArea,
     result,

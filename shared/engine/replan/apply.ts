@@ -3,11 +3,18 @@
  * removed ones are superseded, changed ones start a new generation, kept ones go on as they are. The lists speak of
  * executable steps only (groups have no record) and partition the executable ids of both plans.
  */
-import { buildGraph, effectiveUpstream, groupStatus, type PlanGraph } from '../../plan/graph.ts';
+import { buildGraph, downstreamClosure, effectiveUpstream, groupStatus, type PlanGraph } from '../../plan/graph.ts';
 import type { Plan, PlanStep, StepStatus } from '../../plan/schema.ts';
 import type { ReplanScope } from '../../ports/plan-model.ts';
 import { replanScope } from './scope.ts';
-import { type StepStates, sameDefinition, stateOf, stepsById, withoutLifecycle } from './step-definition.ts';
+import {
+  isFinishedStatus,
+  type StepStates,
+  sameDefinition,
+  stateOf,
+  stepsById,
+  withoutLifecycle,
+} from './step-definition.ts';
 
 export interface AppliedReplan {
   /** The new plan revision: finished steps carry their status and result, the rest their current state. */
@@ -16,7 +23,10 @@ export interface AppliedReplan {
   readonly added: string[];
   /** Executable steps the revision drops (previous plan order): their records become `superseded`. */
   readonly removed: string[];
-  /** Executable steps that start a new generation: definition or upstream changed, or in scope and not runnable. */
+  /**
+   * Executable steps that start a new generation: definition or upstream changed, in scope and not runnable, or
+   * finished downstream of a step that runs again.
+   */
   readonly changed: string[];
   /** Executable steps whose record goes on untouched. */
   readonly kept: string[];
@@ -83,6 +93,14 @@ export function applyReplan(
     else kept.push(id);
   }
   const removed = before.executableIds().filter((id) => !isExecutable.has(id));
+  // A finished step downstream of one that runs again would keep an output made from stale inputs: it runs again
+  // too. Only a person's replan can get here (it may change finished steps); a failure's scope never does.
+  const stale = new Set<string>();
+  for (const id of [...changed, ...added]) for (const d of downstreamClosure(after, id)) stale.add(d);
+  for (const id of kept.filter((k) => stale.has(k) && isFinishedStatus(stateOf(states, k)?.status))) {
+    kept.splice(kept.indexOf(id), 1);
+    changed.push(id);
+  }
 
   const keptSet = new Set(kept);
   const statuses = new Map<string, StepStatus>();

@@ -3,6 +3,9 @@
  * is frozen and must come back exactly as it was, and no finished step may be touched or dropped. "Exactly as it
  * was" includes what a frozen step waits for: a new step put into a group that a frozen step depends on would
  * change that step as surely as editing its dependsOn, so effective upstream sets are compared too.
+ *
+ * A person's replan (requestScope) opens the whole plan: any step may change, finished ones included (a changed
+ * finished step runs again), but no finished step may be dropped, and the objective may be the person's new one.
  */
 
 import { buildGraph, downstreamClosure, effectiveUpstream, type PlanGraph } from '../../plan/graph.ts';
@@ -61,17 +64,50 @@ export function replanScope(plan: Pick<Plan, 'steps'>, failedStepIds: Iterable<s
   return { failed, steps };
 }
 
+/**
+ * The scope of a person's replan: every step, finished ones included (`finishedMayChange`), and the new objective
+ * when one was asked for. `failed` names the failed executable steps, for the planner's diagnosis.
+ */
+export function requestScope(
+  plan: Pick<Plan, 'steps'>,
+  failedStepIds: Iterable<string> = [],
+  objective?: string,
+): ReplanScope {
+  const graph = buildGraph(plan.steps);
+  const requested = new Set(failedStepIds);
+  return {
+    failed: graph.executableIds().filter((id) => requested.has(id)),
+    steps: [...graph.ids],
+    finishedMayChange: true,
+    ...(objective === undefined ? {} : { objective }),
+  };
+}
+
 const sameSet = (a: readonly string[], b: readonly string[]): boolean => {
   if (a.length !== b.length) return false;
   const set = new Set(a);
   return b.every((x) => set.has(x));
 };
 
-/** The steps a replan must leave alone: every step out of scope, and every finished executable step. */
+/**
+ * The steps a replan must leave alone: every step out of scope, and every finished executable step (unless a
+ * person's replan lets finished steps change: `finishedMayChange`).
+ */
 export function frozenSteps(plan: Pick<Plan, 'steps'>, scope: ReplanScope, states: StepStates = new Map()): string[] {
   const graph = buildGraph(plan.steps);
   const inScope = new Set(scope.steps);
-  return graph.ids.filter((id) => !inScope.has(id) || (!graph.isGroup(id) && isFinishedStatus(statusOf(states, id))));
+  const finishedFrozen = scope.finishedMayChange !== true;
+  return graph.ids.filter(
+    (id) => !inScope.has(id) || (finishedFrozen && !graph.isGroup(id) && isFinishedStatus(statusOf(states, id))),
+  );
+}
+
+/** Finished executable steps a replan may change but never drop (a person's replan: finished work stays in the plan). */
+function keptFinished(plan: Pick<Plan, 'steps'>, scope: ReplanScope, states: StepStates): string[] {
+  if (scope.finishedMayChange !== true) return [];
+  const graph = buildGraph(plan.steps);
+  const inScope = new Set(scope.steps);
+  return graph.executableIds().filter((id) => inScope.has(id) && isFinishedStatus(statusOf(states, id)));
 }
 
 function upstreamChange(before: PlanGraph, after: PlanGraph, id: string): string | undefined {
@@ -101,12 +137,16 @@ export function checkReplan(
   states: StepStates = new Map(),
 ): ReplanIssue[] {
   const issues: ReplanIssue[] = [];
-  if (next.objective !== previous.objective)
+  const objective = scope.objective ?? previous.objective;
+  if (next.objective !== objective)
     issues.push({
       code: 'E_REPLAN_OBJECTIVE',
       stepId: '',
       path: '/objective',
-      message: 'a replan keeps the objective of the run',
+      message:
+        scope.objective === undefined
+          ? 'a replan keeps the objective of the run'
+          : 'a replan keeps the objective the person asked for',
     });
   const before = buildGraph(previous.steps);
   const after = buildGraph(next.steps);
@@ -115,6 +155,14 @@ export function checkReplan(
     if (!index.has(step.id)) index.set(step.id, i);
   });
   const previousById = new Map(previous.steps.map((s) => [s.id, s]));
+  for (const id of keptFinished(previous, scope, states))
+    if (!index.has(id))
+      issues.push({
+        code: 'E_REPLAN_REMOVED_FINISHED',
+        stepId: id,
+        path: '',
+        message: `step ${id} has finished (${statusOf(states, id)}): a replan keeps it (changed, it runs again)`,
+      });
   for (const id of frozenSteps(previous, scope, states)) {
     const finished = !before.isGroup(id) && isFinishedStatus(statusOf(states, id));
     const at = index.get(id);

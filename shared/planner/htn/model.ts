@@ -25,7 +25,7 @@ export interface HtnPlanModel extends PlanModel {
 }
 
 const isReplan = (request: PlanModelRequest): boolean =>
-  request.previousPlan !== undefined && request.diagnosis !== undefined;
+  request.previousPlan !== undefined && (request.diagnosis !== undefined || request.requested !== undefined);
 
 export function createHtnPlanModel(options: HtnPlanModelOptions = {}): HtnPlanModel {
   const methods = options.methods ?? DEMO_METHODS;

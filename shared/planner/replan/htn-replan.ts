@@ -12,11 +12,25 @@
  *    (checkReplan) or changes nothing is passed over too;
  * 3. otherwise a PlannerError E_NO_ALTERNATIVE.
  *
+ * A person's replan with a new objective, or of a run with no failed step, decomposes the (new) objective again
+ * instead: the whole plan may change (requestScope), finished steps the decomposition no longer has are kept as
+ * they were. The method library reads no free text: a reason alone (no new objective, no failed step) and a
+ * decomposition that changes nothing are E_NO_CHANGE.
+ *
  * The candidate has every step pending (no lifecycle data) and revision n+1; the planner validates it as usual.
  */
 
 import { canonicalJson, stepsById } from '../../engine/replan/step-definition.ts';
-import { checkReplan, diffPlans, mergeLineage, pendingPlan, replanScope, stepLineage } from '../../engine/replan.ts';
+import {
+  checkReplan,
+  diffPlans,
+  isFinishedStatus,
+  mergeLineage,
+  pendingPlan,
+  replanScope,
+  requestScope,
+  stepLineage,
+} from '../../engine/replan.ts';
 import { isPlannerError } from '../../errors.ts';
 import { buildGraph } from '../../plan/graph.ts';
 import type { Capability, Plan, PlanStep, StepStatus } from '../../plan/schema.ts';
@@ -227,9 +241,53 @@ function rationale(ctx: Context, what: string): Pick<Plan, 'rationale'> {
   return text === undefined ? {} : { rationale: text };
 }
 
+/** A person's replan: the (new) objective decomposed again, finished steps it drops kept (module comment). */
+function requestedReplan(request: PlanModelRequest, previous: Plan, methods: readonly Method[]): HtnReplanResult {
+  const objective = request.requested?.objective;
+  if (objective === undefined)
+    throw plannerError(
+      'E_NO_CHANGE',
+      'the HTN planner reads no free text: a reason alone, with no failed step to plan around, changes nothing; ' +
+        'give a new objective (or configure a planning model)',
+    );
+  const scope = request.scope ?? requestScope(previous, [], objective);
+  const decomposed = decompose({
+    objective,
+    catalog: request.catalog,
+    limits: request.limits,
+    methods,
+    options: {},
+  }).plan;
+  const ids = new Set(decomposed.steps.map((s) => s.id));
+  const keptFinished = previous.steps.filter(
+    (s) => s.target !== null && !ids.has(s.id) && isFinishedStatus(s.status ?? undefined),
+  );
+  const plan = pendingPlan({
+    ...previous,
+    objective,
+    revision: previous.revision + 1,
+    steps: [...decomposed.steps, ...keptFinished],
+  });
+  const diff = diffPlans(previous, plan);
+  if (diff.added.length + diff.removed.length + diff.changed.length === 0)
+    throw plannerError(
+      'E_NO_CHANGE',
+      'the HTN planner makes the same plan again: it reads no free text, so give a new objective (or configure a ' +
+        'planning model) to change the plan',
+      { objective },
+    );
+  return { plan, change: { kind: 'rewrite' }, replaces: {}, scope };
+}
+
 /** Replans `request.previousPlan` around `request.diagnosis` (see the module comment). */
 export function htnReplan(request: PlanModelRequest, methods: readonly Method[] = DEMO_METHODS): HtnReplanResult {
   const { previousPlan: previous, diagnosis } = request;
+  if (previous !== undefined && request.requested !== undefined) {
+    const failedStep = diagnosis && previous.steps.find((s) => s.id === diagnosis.stepId);
+    // A person's reason alone around a failure: the failure's own alternatives first, as an automatic replan.
+    if (request.requested.objective !== undefined || failedStep === undefined || failedStep.target === null)
+      return requestedReplan(request, previous, methods);
+  }
   if (previous === undefined || diagnosis === undefined)
     throw plannerError('E_REPLAN_REQUEST', 'a replan needs the previous plan and the failure diagnosis');
   const failed = previous.steps.find((s) => s.id === diagnosis.stepId);

@@ -1,14 +1,27 @@
 /**
  * The replan part of a model's brief: the current plan (definitions only: outputs travel in the bounded history,
  * never in the plan), the scope rule naming the steps that may change, what already ran, the failure diagnosis and
- * what earlier replans tried. Empty for a first plan.
+ * what earlier replans tried; for a person's replan, their reason and new objective. Empty for a first plan.
  */
 import { stripLifecycle } from '../../engine/replan.ts';
-import type { PlanDiagnosis, PlanModelRequest, PriorReplan, ReplanScope } from '../../ports/plan-model.ts';
+import type {
+  PlanDiagnosis,
+  PlanModelRequest,
+  PriorReplan,
+  ReplanScope,
+  RequestedReplan,
+} from '../../ports/plan-model.ts';
 
 const list = (ids: readonly string[]): string => (ids.length > 0 ? ids.join(', ') : '(none)');
 
 function scopeRule(revision: number, scope: ReplanScope | undefined): string {
+  if (scope?.finishedMayChange === true)
+    return (
+      `This is a replan of revision ${revision} that a person asked for: answer with the whole plan as revision ` +
+      `${revision + 1}. You may change, add or remove any step, but keep every finished step (same id): one you ` +
+      'leave exactly as it is keeps its output, one you change runs again, and so does everything that depends on ' +
+      'it. Change only what the request needs.'
+    );
   const head =
     `This is a replan of revision ${revision}: answer with the whole plan as revision ${revision + 1}. Keep every ` +
     'finished step (same id, unchanged) and change only the failed step and what depends on it.';
@@ -32,6 +45,15 @@ function diagnosisText(d: PlanDiagnosis): string {
   if (d.trace?.length) lines.push(`Its last trace entries:\n${d.trace.map((t) => `  ${t}`).join('\n')}`);
   if (d.finished) lines.push(`Finished steps (kept as they are): ${list(d.finished)}`);
   if (d.blocked) lines.push(`Steps waiting for this replan: ${list(d.blocked)}`);
+  return lines.join('\n');
+}
+
+function requestText(requested: RequestedReplan): string {
+  const lines = [`A person asked for this replan. Their reason: ${requested.reason}`];
+  if (requested.objective !== undefined)
+    lines.push(
+      `They set a new objective, the one given above (the current plan's was another): ${requested.objective}`,
+    );
   return lines.join('\n');
 }
 
@@ -60,6 +82,7 @@ export function replanSections(request: PlanModelRequest): string[] {
         .map((h) => `- ${h.stepId} [${h.status}] ${h.title}${h.summary ? `: ${h.summary}` : ''}`)
         .join('\n')}`,
     );
+  if (request.requested) sections.push(requestText(request.requested));
   if (request.diagnosis) sections.push(diagnosisText(request.diagnosis));
   if (request.replans?.length)
     sections.push(

@@ -14,6 +14,7 @@ import {
   type HistoryStepView,
   type ReplanScope,
   replanScope,
+  requestScope,
   type StepStates,
   stateOf,
   stepStates,
@@ -28,6 +29,7 @@ import type {
   PriorReplan,
   ReplanChange,
   ReplanProposal,
+  RequestedReplan,
 } from '../../ports/plan-model.ts';
 import { plannerError } from '../errors.ts';
 import { invalidPlan, type PlannerDeps } from '../planner.ts';
@@ -38,7 +40,13 @@ export interface RevisionRequest {
   readonly previous: Plan;
   /** The run's step records (status, output, error, attempts), for the statuses and the history. */
   readonly records: readonly HistoryStepView[];
-  readonly diagnosis: PlanDiagnosis;
+  /** The failure to plan around; absent only for a person's replan of a run with no failure. */
+  readonly diagnosis?: PlanDiagnosis;
+  /**
+   * A person's replan: the model is told the reason (and the new objective), and the scope is the whole plan
+   * (requestScope: finished steps may change and then run again, none may be dropped).
+   */
+  readonly requested?: RequestedReplan;
   /** The failed steps the scope grows from; default: the diagnosed step. */
   readonly failedStepIds?: readonly string[];
   /** The run's earlier replans, oldest first. */
@@ -75,7 +83,7 @@ export function annotatePlan(plan: Plan, states: StepStates): Plan {
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The candidate without lifecycle fields and with the fields the application owns. */
-function owned(candidate: unknown, previous: Plan): unknown {
+function owned(candidate: unknown, previous: Plan, objective: string): unknown {
   if (!isRecord(candidate)) return candidate;
   const steps = Array.isArray(candidate.steps)
     ? candidate.steps.map((step: unknown) => {
@@ -92,7 +100,7 @@ function owned(candidate: unknown, previous: Plan): unknown {
     ...own,
     steps,
     revision: previous.revision + 1,
-    objective: previous.objective,
+    objective,
   });
 }
 
@@ -113,25 +121,31 @@ export function inferChange(previous: Plan, next: Plan, failedStepId: string): R
 export async function proposeRevision(deps: PlannerDeps, request: RevisionRequest): Promise<RevisionOutcome> {
   const { model, catalog } = deps;
   const limits: PlanLimits = { ...DEFAULT_LIMITS, ...deps.limits };
-  const { previous, diagnosis } = request;
-  const scope = replanScope(previous, request.failedStepIds ?? [diagnosis.stepId]);
+  const { previous, diagnosis, requested } = request;
+  const failedIds = request.failedStepIds ?? (diagnosis === undefined ? [] : [diagnosis.stepId]);
+  if (requested === undefined && diagnosis === undefined)
+    throw plannerError('E_REPLAN_REQUEST', 'a replan needs a failure to plan around or a person asking for it');
+  const scope =
+    requested === undefined ? replanScope(previous, failedIds) : requestScope(previous, failedIds, requested.objective);
+  const objective = requested?.objective ?? previous.objective;
   const states = stepStates(request.records);
   const modelRequest: PlanModelRequest = {
-    objective: previous.objective,
+    objective,
     catalog: catalog.capabilities(),
     planSchema: planJsonSchema(),
     limits,
     previousPlan: annotatePlan(previous, states),
     history: summarizeHistory(previous, request.records, request.history),
-    diagnosis,
+    ...(diagnosis === undefined ? {} : { diagnosis }),
     scope,
     ...(request.replans === undefined ? {} : { replans: request.replans }),
+    ...(requested === undefined ? {} : { requested }),
   };
   const proposal: ReplanProposal = model.proposeReplan
     ? await model.proposeReplan(modelRequest)
     : { plan: await model.proposePlan(modelRequest) };
   const source = `model ${model.name}`;
-  const result = validateGenerated(owned(proposal.plan, previous), catalog, limits);
+  const result = validateGenerated(owned(proposal.plan, previous, objective), catalog, limits);
   if (!result.valid) throw invalidPlan(source, result.errors);
   const issues = checkReplan(previous, result.plan, scope, states);
   if (issues.length > 0)
@@ -147,7 +161,9 @@ export async function proposeRevision(deps: PlannerDeps, request: RevisionReques
   return {
     ...applied,
     scope,
-    change: proposal.change ?? inferChange(previous, result.plan, diagnosis.stepId),
+    change:
+      proposal.change ??
+      (diagnosis === undefined ? { kind: 'rewrite' } : inferChange(previous, result.plan, diagnosis.stepId)),
     replaces: proposal.replaces ?? {},
     model: model.name,
   };

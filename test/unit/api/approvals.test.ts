@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ConflictError } from '../../../shared/errors.ts';
 import { approvalRecord, echoStep, gateStep, gateToken, harness, planOf, seedRun, stepRecord } from './harness.ts';
 
 type Json = Record<string, unknown>;
@@ -254,5 +255,60 @@ describe('GET /conformance/ledger', () => {
     const res = await withLedger.request('GET', '/conformance/ledger');
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ entries });
+  });
+});
+
+describe('POST /approvals/{id} on a held plan revision', () => {
+  const revisionApproval = approvalRecord('run-a.revision.r2.1', {
+    stepId: '~revision~2',
+    generation: 2,
+    kind: 'revision',
+    taskToken: '-',
+    question: 'Plan revision 2 adds a mutating target, tool:conformance.ledger. Let it run?',
+  });
+  type Decided = { approvalId: string; runId: string; decision: string; by?: string; comment?: string };
+
+  async function revisionHarness(answer: () => Promise<{ revision?: number }> = async () => ({ revision: 2 })) {
+    const decisions: Decided[] = [];
+    const h = await harness({
+      decideRevision: async (decision) => {
+        decisions.push(decision);
+        return answer();
+      },
+    });
+    await h.store.putApproval(revisionApproval);
+    return { h, decisions };
+  }
+
+  it('hands approve and reject to the replanner with who decided, never a task token', async () => {
+    const { h, decisions } = await revisionHarness();
+
+    const response = await h.request('POST', `/approvals/${revisionApproval.approvalId}`, {
+      body: { decision: 'reject', comment: 'not now' },
+    });
+
+    expect(response.status).toBe(200);
+    expect(decisions).toEqual([
+      expect.objectContaining({ approvalId: revisionApproval.approvalId, runId: 'run-a', decision: 'reject' }),
+    ]);
+    expect(decisions[0]?.by).toEqual(expect.any(String));
+    expect(h.executions.successes).toEqual([]);
+  });
+
+  it('refuses an edit (422) and answers a stale revision with its code (409)', async () => {
+    const { h } = await revisionHarness(async () => {
+      throw new ConflictError('the run moved on', { context: { code: 'E_REVISION_STALE' } });
+    });
+
+    const edit = await h.request('POST', `/approvals/${revisionApproval.approvalId}`, {
+      body: { decision: 'edit', output: {} },
+    });
+    const approve = await h.request('POST', `/approvals/${revisionApproval.approvalId}`, {
+      body: { decision: 'approve' },
+    });
+
+    expect(edit.status).toBe(422);
+    expect(approve.status).toBe(409);
+    expect(((await approve.json()) as Json).error).toMatchObject({ code: 'E_REVISION_STALE' });
   });
 });

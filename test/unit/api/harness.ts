@@ -117,7 +117,8 @@ afterAll(async () => {
 export type HarnessReplan = (request: {
   runId: string;
   reason: string;
-}) => Promise<{ runId: string; revision?: number }>;
+  objective?: string;
+}) => Promise<{ runId: string; revision?: number; approvalId?: string }>;
 
 export async function harness(
   overrides: Partial<ApiDeps> & { readonly replanRun?: HarnessReplan } = {},

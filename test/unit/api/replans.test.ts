@@ -4,7 +4,7 @@ import { ConflictError } from '../../../shared/errors.ts';
 import { plannerError } from '../../../shared/planner/errors.ts';
 import { echoStep, type Harness, harness, planOf, runRecord, seedRun, stepRecord } from './harness.ts';
 
-type ReplanRequest = { runId: string; reason: string };
+type ReplanRequest = { runId: string; reason: string; objective?: string };
 
 /** A harness whose replan jobs record their requests and answer as told. */
 async function withReplanner(
@@ -23,8 +23,9 @@ async function withReplanner(
 }
 
 /** Asks for a replan, then polls its job once the worker is done. */
-async function replan(h: Harness, runId: string, reason: string) {
-  const response = await h.request('POST', `/runs/${runId}/replan`, { body: { reason } });
+async function replan(h: Harness, runId: string, reason: string, objective?: string) {
+  const body = objective === undefined ? { reason } : { reason, objective };
+  const response = await h.request('POST', `/runs/${runId}/replan`, { body });
   const answer = (await response.json()) as Record<string, unknown>;
   await h.jobsIdle();
   const location = response.headers.get('location');
@@ -99,6 +100,63 @@ describe('POST /runs/{runId}/replan', () => {
     expect((await h.request('POST', '/runs/run-1/replan', { body: { reason: '  ' } })).status).toBe(400);
     expect((await h.request('POST', '/runs/run-1/replan', { body: {} })).status).toBe(400);
     expect((await h.request('POST', '/runs/nope/replan', { body: { reason: 'x' } })).status).toBe(404);
+    await h.jobsIdle();
+    expect(requests).toEqual([]);
+  });
+
+  it('hands the reason and a new objective to the replanner', async () => {
+    const { h, requests } = await withReplanner(async (r) => ({ runId: r.runId, revision: 2 }));
+    await h.store.createRun(runRecord('run-1', { status: 'complete' }));
+
+    const { response } = await replan(h, 'run-1', 'add the summary', 'research and summarize');
+
+    expect(response.status).toBe(202);
+    expect(requests).toEqual([{ runId: 'run-1', reason: 'add the summary', objective: 'research and summarize' }]);
+  });
+
+  it('ends the job with the approval a revision adding a mutating target waits for', async () => {
+    const { h } = await withReplanner(async (r) => ({ runId: r.runId, approvalId: 'run-1.revision.r2.1' }));
+    await h.store.createRun(runRecord('run-1'));
+
+    const { job } = await replan(h, 'run-1', 'write it down');
+
+    expect(job).toMatchObject({ status: 'succeeded', approvalId: 'run-1.revision.r2.1' });
+    expect(job).not.toHaveProperty('revision');
+  });
+
+  it('answers 409 E_RUN_CANCELLED for a cancelled run, with no job', async () => {
+    const { h, requests } = await withReplanner(
+      async (r) => ({ runId: r.runId, revision: 2 }),
+      async () => {
+        throw new ConflictError('run run-1 is cancelled', { context: { code: 'E_RUN_CANCELLED' } });
+      },
+    );
+    await h.store.createRun(runRecord('run-1', { status: 'cancelled' }));
+
+    const { response, answer } = await replan(h, 'run-1', 'again');
+
+    expect(response.status).toBe(409);
+    expect(answer).toMatchObject({ error: { code: 'E_RUN_CANCELLED' } });
+    await h.jobsIdle();
+    expect(requests).toEqual([]);
+  });
+
+  it('refuses unknown keys, an over-long reason and a blank or over-long objective with coded 400s', async () => {
+    const { h, requests } = await withReplanner(async (r) => ({ runId: r.runId, revision: 2 }));
+    await h.store.createRun(runRecord('run-1'));
+    const bodies = [
+      { reason: 'x', why: 'y' },
+      { reason: 'x'.repeat(2001) },
+      { reason: 'x', objective: '   ' },
+      { reason: 'x', objective: 'o'.repeat(100_000) },
+      { reason: 'x', objective: 7 },
+    ];
+
+    for (const body of bodies) {
+      const response = await h.request('POST', '/runs/run-1/replan', { body });
+      expect(response.status, JSON.stringify(body).slice(0, 60)).toBe(400);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toMatch(/^E_/);
+    }
     await h.jobsIdle();
     expect(requests).toEqual([]);
   });

@@ -55,6 +55,24 @@ describe('cairn replan', () => {
     expect(JSON.parse(io.out[1] ?? '')).toEqual({ runId: 'run-1', revision: 4 });
   });
 
+  it('sends a new objective and says when the revision waits for approval', async () => {
+    const requests: { runId: string; reason: string; objective?: string }[] = [];
+    const h = await harness({
+      replanRun: async (request) => {
+        requests.push(request);
+        return { runId: request.runId, approvalId: 'run-1.revision.r2.1' };
+      },
+    });
+    await h.store.createRun(runRecord('run-1', { status: 'complete' }));
+    const io = await served(h);
+
+    expect(await main(['replan', 'run-1', '--reason', 'ship it', '--objective', 'build and ship'], io)).toBe(0);
+    expect(await main(['replan', 'run-1', '--reason', 'x', '--objective', ' '], io)).toBe(2);
+
+    expect(requests).toEqual([{ runId: 'run-1', reason: 'ship it', objective: 'build and ship' }]);
+    expect(io.out[0]).toMatch(/waits for approval run-1\.revision\.r2\.1/);
+  });
+
   it('exits 1 with the API message when the replan limit is reached', async () => {
     const h = await harness({
       replanRun: async () => {

@@ -253,3 +253,38 @@ describe('htnReplan: another method', () => {
     expect(codeOf(() => model.replan(request(previous, 'get.parse')))).toBe('E_NO_ALTERNATIVE');
   });
 });
+
+describe('htnReplan of a person’s request', () => {
+  const finishedAll = (plan: Plan): Plan =>
+    annotated(plan, Object.fromEntries(plan.steps.filter((s) => s.target !== null).map((s) => [s.id, 'succeeded'])));
+
+  it('refuses a reason alone with E_NO_CHANGE: the method library reads no free text', () => {
+    const previous = finishedAll(firstPlan());
+    const request = {
+      ...modelRequest(OBJECTIVE, demoCatalog()),
+      previousPlan: previous,
+      requested: { reason: 'more' },
+    };
+
+    expect(codeOf(() => htnReplan(request))).toBe('E_NO_CHANGE');
+  });
+
+  it('decomposes a new objective, keeping the ids (and so the outputs) of the branches it shares', () => {
+    const previous = finishedAll(firstPlan());
+    const objective = 'Compile a competitor research report on Acme, Globex, Initech and Hooli';
+    const request: PlanModelRequest = {
+      ...modelRequest(objective, demoCatalog()),
+      previousPlan: previous,
+      requested: { reason: 'Hooli too', objective },
+    };
+
+    const { plan } = htnReplan(request);
+
+    const diff = diffPlans(previous, plan);
+    expect(plan.objective).toBe(objective);
+    expect(diff.added).toContain('research.hooli.search');
+    expect(diff.removed).toEqual([]);
+    const search = (p: Plan) => stripLifecycle(p).steps.find((s) => s.id === SEARCH);
+    expect(search(plan)).toEqual(search(previous));
+  });
+});

@@ -1,0 +1,190 @@
+/**
+ * Revisions that wait for a person (issue 12 §5): a revision that brings in a mutating target the previous revision
+ * did not have (engine/replan/authority.ts) is not made current by the replanner. It is held in an approval of kind
+ * `revision` (GET /approvals, the console's approvals page), whose decision (POST /approvals/{id}) makes it current
+ * (approve) or drops it (reject: the previous revision stays, and the approval says so).
+ *
+ * One revision at a time: while a revision waits, no other is made (a replan finds the waiting one and waits for
+ * it too), so a person's request racing a step failure never gives two current revisions. A held revision is made
+ * current only if the run is still at the revision it was proposed against; else its approval is closed as stale.
+ *
+ * Nothing is announced for a run that has finished (its RunFinished is its last word until it reopens): the
+ * approval is then written and decided unannounced, and an approved revision reopens the run (RunReopened first).
+ */
+import { addedMutatingTargets, revisionQuestion } from '../engine/replan/authority.ts';
+import { ConflictError } from '../errors.ts';
+import type { Plan } from '../plan/schema.ts';
+import type { ApprovalRecord, HeldRevision, RunRecord } from '../ports/store.ts';
+import { event, type Interpreter } from './interpreter.ts';
+import { isReopenable } from './run-reopen.ts';
+
+/** The task token of a revision approval: none (nothing waits on a token; the decision is applied directly). */
+export const NO_TASK_TOKEN = '-';
+/** The stepId prefix of a revision approval (`~` is never in a plan step id). */
+export const REVISION_APPROVAL_STEP = '~revision~';
+/** Held revisions of one revision number after earlier ones were decided; far more than a run will see. */
+const MAX_HOLDS_PER_REVISION = 100;
+
+export const isRevisionApproval = (approval: Pick<ApprovalRecord, 'kind'>): boolean => approval.kind === 'revision';
+
+/** A person's decision on a revision approval, as the API hands it over. */
+export interface RevisionDecision {
+  readonly approvalId: string;
+  readonly runId: string;
+  readonly decision: 'approve' | 'reject';
+  readonly by?: string;
+  readonly comment?: string;
+}
+
+/** What the replanner does with a decided revision. */
+export interface RevisionActions {
+  /** Makes the held revision current; 'stale' when the run's state no longer fits it. */
+  approve(run: RunRecord, previous: Plan, held: HeldRevision): Promise<{ revision: number } | 'stale'>;
+  /** The previous revision stays: a failure the revision answered stands, with this reason. */
+  reject(held: HeldRevision, why: { code: string; message: string }): Promise<void>;
+}
+
+const stale = (runId: string, message: string) =>
+  new ConflictError(message, { context: { runId, code: 'E_REVISION_STALE' } });
+
+/** The run's revision approval still waiting, if any. */
+export async function pendingRevisionApproval(ctx: Interpreter, runId: string): Promise<ApprovalRecord | undefined> {
+  const approvals = await ctx.deps.store.listRunApprovals(runId);
+  return approvals.find((a) => isRevisionApproval(a) && a.status === 'pending');
+}
+
+/**
+ * Holds `held` for a person's approval when it adds a mutating target, or when another revision of the run already
+ * waits (that one is returned: revisions are made one at a time). Undefined: nothing to hold, make it current.
+ */
+export async function holdRevision(
+  ctx: Interpreter,
+  run: RunRecord,
+  previous: Plan,
+  held: HeldRevision,
+): Promise<{ readonly approvalId: string } | undefined> {
+  const { store, catalog, config } = ctx.deps;
+  const waiting = await pendingRevisionApproval(ctx, run.runId);
+  if (waiting) return { approvalId: waiting.approvalId };
+  const targets = addedMutatingTargets(previous, held.plan, (t) => catalog.get(t)?.sideEffect);
+  if (targets.length === 0) return undefined;
+  const revision = held.plan.revision;
+  const now = ctx.now();
+  const deadline = new Date(ctx.deps.clock().getTime() + config.runDeadlineSeconds * 1000).toISOString();
+  const stepId = `${REVISION_APPROVAL_STEP}${revision}`;
+  // A finished run says nothing until it reopens; an open one announces the request with the approval's write.
+  const announce = (approvalId: string) =>
+    isReopenable(run)
+      ? undefined
+      : ctx.announce(run.runId, [
+          event('ApprovalRequested', {
+            runId: run.runId,
+            stepId,
+            generation: revision,
+            approvalId,
+            kind: 'revision',
+            deadline,
+          }),
+        ]);
+  for (let n = 1; n <= MAX_HOLDS_PER_REVISION; n++) {
+    const approvalId = `${run.runId}.revision.r${revision}.${n}`;
+    const existing = await store.getApproval(approvalId);
+    if (existing?.status === 'pending') return { approvalId };
+    if (existing) continue; // decided earlier (rejected, stale): this proposal is another one
+    const record: ApprovalRecord = {
+      approvalId,
+      runId: run.runId,
+      stepId,
+      generation: revision,
+      kind: 'revision',
+      status: 'pending',
+      question: revisionQuestion(revision, targets, held.reason),
+      input: {
+        revision,
+        targets,
+        reason: held.reason,
+        ...(held.objective === undefined ? {} : { objective: held.objective }),
+      },
+      heldRevision: { ...held, targets },
+      taskToken: NO_TASK_TOKEN,
+      createdAt: now,
+      deadline,
+    };
+    if (await store.putApproval(record, announce(approvalId))) return { approvalId };
+    n -= 1; // written meanwhile by a concurrent proposal: look at it again
+  }
+  throw new ConflictError(`run ${run.runId}: too many held proposals of revision ${revision}`, {
+    context: { runId: run.runId, code: 'E_REVISION_STALE' },
+  });
+}
+
+/**
+ * Records a person's decision on a revision approval and acts on it. ConflictError E_ALREADY_DECIDED (another
+ * decision won) or E_REVISION_STALE (the run moved on or was cancelled: the approval is closed, nothing changes).
+ */
+export async function settleRevisionApproval(
+  ctx: Interpreter,
+  decision: RevisionDecision,
+  actions: RevisionActions,
+): Promise<{ revision?: number }> {
+  const { store } = ctx.deps;
+  const approval = await store.getApproval(decision.approvalId);
+  const held = approval?.heldRevision;
+  if (!approval || !held || approval.status !== 'pending')
+    throw new ConflictError(`approval ${decision.approvalId} was already decided (${approval?.status ?? 'unknown'})`, {
+      context: { runId: decision.runId, code: 'E_ALREADY_DECIDED' },
+    });
+  const run = await ctx.getRun(approval.runId);
+  const decidedAt = ctx.now();
+  const close = async (comment: string) => {
+    await store.decideApproval(approval.approvalId, { status: 'expired', decidedAt, comment });
+  };
+  if (run.status === 'cancelled' || run.revision !== held.baseRevision) {
+    const why = run.status === 'cancelled' ? 'the run was cancelled' : `the run is at revision ${run.revision} now`;
+    await close(`stale: ${why}`);
+    throw stale(
+      run.runId,
+      `revision ${approval.generation} was proposed against revision ${held.baseRevision}: ${why}`,
+    );
+  }
+  const decided = await store.decideApproval(
+    approval.approvalId,
+    {
+      status: decision.decision === 'approve' ? 'approved' : 'rejected',
+      decidedAt,
+      ...(decision.by === undefined ? {} : { decidedBy: decision.by }),
+      ...(decision.comment === undefined ? {} : { comment: decision.comment }),
+    },
+    // Announced only while the run is open; an approved revision of a finished run announces RunReopened instead.
+    isReopenable(run)
+      ? undefined
+      : ctx.announce(run.runId, [
+          event('ApprovalDecided', {
+            runId: run.runId,
+            stepId: approval.stepId,
+            generation: approval.generation,
+            approvalId: approval.approvalId,
+            decision: decision.decision,
+            ...(decision.by === undefined ? {} : { by: decision.by }),
+          }),
+        ]),
+  );
+  if (!decided)
+    throw new ConflictError(`approval ${decision.approvalId} was already decided`, {
+      context: { runId: run.runId, code: 'E_ALREADY_DECIDED' },
+    });
+  if (decision.decision === 'reject') {
+    await actions.reject(held, {
+      code: 'E_REVISION_REJECTED',
+      message: `revision ${approval.generation} (adding ${(held.targets ?? []).join(', ')}) was rejected${
+        decision.by === undefined ? '' : ` by ${decision.by}`
+      }: revision ${held.baseRevision} stays`,
+    });
+    return {};
+  }
+  const previous = (await ctx.plan(run)).plan;
+  const made = await actions.approve(run, previous, held);
+  if (made === 'stale')
+    throw stale(run.runId, `revision ${approval.generation} no longer fits the run: it moved on while it waited`);
+  return made;
+}
