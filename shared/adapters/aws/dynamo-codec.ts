@@ -209,6 +209,23 @@ export const decodeAttempt = (item: Item): AttemptRecord =>
     'evidence',
   ]);
 
+/**
+ * The step item's attribute holding the record of an attempt its transition ended (StepPatch.attemptRecord): one
+ * JSON string, so a large one goes out of line like any other value, read back through the attempt codecs.
+ */
+export const CARRIED_ATTEMPT_ATTRIBUTE = 'attemptRecord';
+
+export const encodeCarriedAttempt = (attempt: AttemptRecord): AttributeValue => ({ S: JSON.stringify(attempt) });
+
+/** The attempt record a step item carries, if any. */
+export function carriedAttempt(item: Item | undefined): AttemptRecord | undefined {
+  const value = item?.[CARRIED_ATTEMPT_ATTRIBUTE];
+  if (value === undefined) return undefined;
+  const parsed = json<AttemptRecord>().decode(value, CARRIED_ATTEMPT_ATTRIBUTE);
+  // Through the attempt codecs both ways: a carried record is checked and shaped exactly as one of its own item.
+  return decodeAttempt(encodeFields(attemptCodecs, parsed));
+}
+
 // events
 
 const eventCodecs: FieldCodecs<RunEventRecord> = {
