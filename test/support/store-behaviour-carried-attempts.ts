@@ -3,6 +3,7 @@
  * read back exactly like a record of its own, once per generation, kept when the step starts its next generation.
  */
 import { describe, expect, it } from 'vitest';
+import { isValidationError } from '../../shared/errors.ts';
 import type { AttemptRecord, StepRecord, Store } from '../../shared/ports/store.ts';
 import { anAttempt, aStep, at, payloadOf, uniqueId } from './store-fixtures.ts';
 
@@ -88,6 +89,32 @@ export function describeCarriedAttemptBehaviour(store: () => Store): void {
       await store().transitionStep(step.runId, 'gather', RUNNING, { status: 'succeeded', attemptRecord: carried });
       expect(await store().getAttempt(step.runId, 'gather', { generation: 1, attempt: 1 })).toEqual(carried);
       expect(await store().listAttempts(step.runId, 'gather')).toEqual([carried]);
+    });
+
+    it('keeps what the attempt says where the step says otherwise (its output, its confidence)', async () => {
+      const step = await runningStep();
+      const attempt = finished(step, { output: { raw: true } });
+      const { confidence: _none, ...unrated } = attempt;
+      await store().transitionStep(step.runId, 'gather', RUNNING, {
+        status: 'succeeded',
+        output: { shaped: true },
+        confidence: null,
+        attemptRecord: unrated,
+      });
+      expect(await store().getAttempt(step.runId, 'gather', { generation: 1, attempt: 1 })).toEqual(unrated);
+      expect(await store().getStep(step.runId, 'gather')).toMatchObject({ output: { shaped: true }, confidence: null });
+    });
+
+    it('refuses to carry an attempt of another step or generation', async () => {
+      const step = await runningStep();
+      const stray = [finished(step, { stepId: 'other' }), finished(step, { generation: 2 })];
+      for (const attemptRecord of stray) {
+        const error = await store()
+          .transitionStep(step.runId, 'gather', RUNNING, { status: 'succeeded', attemptRecord })
+          .catch((e: unknown) => e);
+        expect(isValidationError(error)).toBe(true);
+      }
+      expect((await store().getStep(step.runId, 'gather'))?.status).toBe('running');
     });
 
     it('keeps a large carried attempt whole', async () => {

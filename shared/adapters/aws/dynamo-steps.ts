@@ -58,7 +58,11 @@ function applyStepPatch(update: UpdateBuilder, patch: StepPatch, updatedAt: stri
   for (const [name, value] of Object.entries(encodeFields(stepCodecs, { ...fields, updatedAt }))) {
     update.set(name, value);
   }
-  if (attemptRecord !== undefined) update.set(CARRIED_ATTEMPT_ATTRIBUTE, encodeCarriedAttempt(attemptRecord));
+  if (attemptRecord !== undefined)
+    update.set(
+      CARRIED_ATTEMPT_ATTRIBUTE,
+      encodeCarriedAttempt(attemptRecord, { output: fields.output, confidence: fields.confidence }),
+    );
   if (trace !== undefined) {
     update.set('trace', encodeTraceEntries([...trace, ...(appendTrace ?? [])]));
   } else if (appendTrace !== undefined && appendTrace.length > 0) {
@@ -108,6 +112,12 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
     announce?: OutboxEntry,
   ): Promise<StepRecord | undefined> => {
     if (condition.from.length === 0) throw new ValidationError('transitionStep needs at least one `from` status', []);
+    const carried = patch.attemptRecord;
+    if (
+      carried &&
+      (carried.runId !== runId || carried.stepId !== stepId || carried.generation !== condition.generation)
+    )
+      throw new ValidationError('a step transition carries only an attempt of that step and generation', []);
     const scope = new ExpressionScope();
     const parts = [
       scope.equals('generation', { N: String(condition.generation) }),
