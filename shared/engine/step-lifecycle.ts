@@ -43,6 +43,12 @@ export const STEP_TRANSITIONS = {
   hold: { to: 'awaiting_approval', from: ['running', 'retrying'] },
   /** A verified result. */
   succeed: { to: 'succeeded', from: IN_FLIGHT },
+  /**
+   * A first attempt's verified result written with the attempt's record (see `attemptRecordPlace`): only while
+   * attempt 1 is in flight, so a duplicated invocation that recorded the attempt apart and moved the step on (to a
+   * retry, a review, a failure) keeps the step where that record put it.
+   */
+  succeedCarrying: { to: 'succeeded', from: ['running'] },
   /** A final failure of a claimed step. */
   fail: { to: 'failed', from: IN_FLIGHT },
   /** An upstream step failed before this one was claimed. */
@@ -138,4 +144,31 @@ function failure(attempt: number, error: StepError, policy: RetryPolicy): Attemp
   return decision.decision === 'retry'
     ? { kind: 'retry', attempt: decision.attempt, delaySeconds: decision.delaySeconds, error }
     : { kind: 'fail', error, why: decision.reason };
+}
+
+/**
+ * An attempt record of up to this many characters of JSON may ride on its step's item. Every dependent's load and
+ * every listing reads the step item, so a larger one (kept out of line by the store) would be fetched each time.
+ */
+export const CARRIED_ATTEMPT_MAX_CHARS = 16 * 1024;
+
+/**
+ * Where a freshly made attempt's record is written: `with-success`, by the step's success write itself (one write
+ * fewer per step), when the attempt is the first one, it succeeds, it spent nothing that must be counted before the
+ * step's outcome is decided (model usage under budgets) and it is small; otherwise `apart`, an item of its own
+ * written before the step moves (a retry reads attempt 1's input back, a review holds its result, a failure keeps
+ * its evidence). Either way a RunStep repeated after the record exists does not call the capability again.
+ */
+export function attemptRecordPlace(attempt: {
+  readonly number: number;
+  readonly outcome: AttemptOutcome;
+  readonly spends: boolean;
+  readonly chars: number;
+}): 'with-success' | 'apart' {
+  const carries =
+    attempt.number === 1 &&
+    attempt.outcome.kind === 'succeed' &&
+    !attempt.spends &&
+    attempt.chars <= CARRIED_ATTEMPT_MAX_CHARS;
+  return carries ? 'with-success' : 'apart';
 }

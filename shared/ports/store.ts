@@ -300,6 +300,15 @@ export interface StepPatch {
   readonly finishedAt?: string;
   readonly claimedBy?: string;
   readonly compensation?: CompensationRecord;
+  /**
+   * The record of the attempt this transition ends, written by the same write instead of a `putAttempt` of its own
+   * (a first attempt's success: one write fewer per step). Only if the step carries no attempt record yet. From then
+   * on `getAttempt`, `getStepWithRun` and `listAttempts` return it like any other; if a record of the same attempt
+   * was also put apart (a duplicated invocation that recorded another outcome), the carried one is the one returned,
+   * since it is the one the step's status was decided with. `startGeneration` keeps it as an attempt of the ended
+   * generation. It is never updated (`updateAttempt` is for attempts recorded apart).
+   */
+  readonly attemptRecord?: AttemptRecord;
 }
 
 /** Names one attempt of one generation of a step. */

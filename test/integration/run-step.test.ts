@@ -147,6 +147,28 @@ function crashOnce<K extends keyof Store>(
   return { [method]: wrapped } as Partial<Store>;
 }
 
+/** A store method that, the first time `when` holds, does its write and then throws (the Lambda dies right after). */
+function crashAfter<K extends keyof Store>(
+  method: K,
+  when: (...args: Parameters<Store[K]>) => boolean = () => true,
+): Partial<Store> {
+  let crashed = false;
+  const original = store[method] as (...args: Parameters<Store[K]>) => ReturnType<Store[K]>;
+  const wrapped = async (...args: Parameters<Store[K]>) => {
+    const result = await original(...args);
+    if (!crashed && when(...args)) {
+      crashed = true;
+      throw new Error(`Lambda died after ${String(method)}`);
+    }
+    return result;
+  };
+  return { [method]: wrapped } as Partial<Store>;
+}
+
+/** The step's success write: for a first attempt, the write that records the attempt too. */
+const successWrite = (_runId: string, _stepId: string, _condition: unknown, patch: { status?: string }) =>
+  patch.status === 'succeeded';
+
 /**
  * A running run with one plan revision and a record per step: steps without dependencies are ready, the others
  * pending; `records` overrides fields (an upstream step already succeeded, a step another execution claimed).
@@ -330,10 +352,10 @@ describe('RunStep on the DynamoDB store (dynalite)', () => {
     const ledger = counting(pack.bindings[CONFORMANCE_TARGETS.ledger] as CapabilityBinding);
     const runId = await seedRun([step('pay', CONFORMANCE_TARGETS.ledger, { entry: { invoice: 7 } })]);
     const bindings = { [CONFORMANCE_TARGETS.ledger]: ledger };
-    // The first invocation writes the ledger, then dies before it records the attempt.
-    const crashing = runner(bindings, { over: crashOnce('putAttempt') });
+    // The first invocation writes the ledger, then dies before it records the attempt (with the step's success).
+    const crashing = runner(bindings, { over: crashOnce('transitionStep', successWrite) });
 
-    await expect(crashing.runStep(firstCall(runId, 'pay'))).rejects.toThrow(/Lambda died in putAttempt/);
+    await expect(crashing.runStep(firstCall(runId, 'pay'))).rejects.toThrow(/Lambda died in transitionStep/);
     expect(pack.ledger.entries()).toHaveLength(1);
     expect(await attemptsOf(runId, 'pay')).toEqual([]);
     // The step machine retries the Task with the same payload; then a duplicate of that call arrives.
@@ -497,21 +519,93 @@ describe('RunStep on the DynamoDB store (dynalite)', () => {
 
   it('goes on from the recorded attempt, without calling again, when RunStep is repeated after recording it', async () => {
     const echo = echoOf();
-    const runId = await seedRun([step('a', CONFORMANCE_TARGETS.echo, { value: 1 })]);
+    const runId = await seedRun([
+      step('a', CONFORMANCE_TARGETS.echo, { value: 1 }),
+      step('b', CONFORMANCE_TARGETS.echo, { value: 2 }, ['a']),
+    ]);
     const bindings = { [CONFORMANCE_TARGETS.echo]: echo };
-    // Dies after the attempt record, before the step's transition to succeeded.
-    const crashing = runner(bindings, {
-      over: crashOnce('transitionStep', (_runId, _stepId, _condition, patch) => patch.status === 'succeeded'),
-    });
+    // A first attempt's success is recorded by the step's success write: dies right after it, before the release.
+    const crashing = runner(bindings, { over: crashAfter('transitionStep', successWrite) });
 
-    await expect(crashing.runStep(firstCall(runId, 'a'))).rejects.toThrow(/Lambda died in transitionStep/);
-    expect((await stepOf(runId, 'a')).status).toBe('running');
-    const repeated = await runner(bindings).runStep(firstCall(runId, 'a'));
+    await expect(crashing.runStep(firstCall(runId, 'a'))).rejects.toThrow(/Lambda died after transitionStep/);
+    expect((await attemptsOf(runId, 'a')).map((a) => [a.attempt, a.outcome])).toEqual([[1, 'succeeded']]);
+    expect((await stepOf(runId, 'b')).status).toBe('pending');
+    const { runStep, executions } = runner(bindings);
+    const repeated = await runStep(firstCall(runId, 'a'));
 
     expect(repeated).toEqual(DONE_1);
     expect(echo.calls).toBe(1);
     expect(await attemptsOf(runId, 'a')).toHaveLength(1);
     expect(await stepOf(runId, 'a')).toMatchObject({ status: 'succeeded', output: { value: 1 }, attempts: 1 });
+    expect((await stepOf(runId, 'b')).status).toBe('ready');
+    expect(executions.starts.map((s) => s.name)).toEqual([stepExecutionName(runId, 'b', 1)]);
+  });
+
+  it('records a first attempt that succeeds with the step’s success write, not with a write of its own', async () => {
+    const runId = await seedRun([step('a', CONFORMANCE_TARGETS.echo, { value: 1 })]);
+    let ownWrites = 0;
+    const putAttempt: Store['putAttempt'] = (attempt) => {
+      ownWrites++;
+      return store.putAttempt(attempt);
+    };
+
+    const next = await runner(createConformancePack().bindings, { over: { putAttempt } }).runStep(
+      firstCall(runId, 'a'),
+    );
+
+    expect(next).toEqual(DONE_1);
+    expect(ownWrites).toBe(0);
+    expect(await attemptsOf(runId, 'a')).toEqual([
+      expect.objectContaining({
+        attempt: 1,
+        outcome: 'succeeded',
+        input: { value: 1 },
+        output: { value: 1 },
+        verdict: 'pass',
+        revision: 1,
+        evidence: expect.objectContaining({ binding: 'builtin', sideEffect: 'none', verdict: 'pass' }),
+      }),
+    ]);
+    expect(await stepOf(runId, 'a')).toMatchObject({ status: 'succeeded', output: { value: 1 }, attempts: 1 });
+  });
+
+  it('keeps the step where a duplicated copy’s record of attempt 1 put it: a later success follows that record', async () => {
+    const runId = await seedRun([step('charge', CHARGE, { amount: 5 })]);
+    // While this copy calls, a duplicate of the invocation records attempt 1 as failed and moves the step to retrying.
+    const charge = builtinTool('charge', async () => {
+      await store.putAttempt({
+        runId,
+        stepId: 'charge',
+        generation: 1,
+        attempt: 1,
+        target: CHARGE,
+        startedAt: at(1),
+        finishedAt: at(1),
+        outcome: 'failed',
+        error: { code: 'E_GATEWAY', message: 'gateway timed out', retryable: true },
+        verdict: 'fail',
+        evidence: {},
+      });
+      await store.transitionStep(
+        runId,
+        'charge',
+        { generation: 1, from: ['running'] },
+        {
+          status: 'retrying',
+          attempts: 1,
+          error: { code: 'E_GATEWAY', message: 'gateway timed out', retryable: true },
+        },
+      );
+      return { chargeId: 'ch-1' };
+    });
+
+    const next = await runner({ [CHARGE]: charge }).runStep(firstCall(runId, 'charge'));
+
+    expect(next).toEqual({ action: 'retry', attempt: 2, delaySeconds: 1 });
+    expect((await attemptsOf(runId, 'charge')).map((a) => [a.attempt, a.outcome, a.error?.code])).toEqual([
+      [1, 'failed', 'E_GATEWAY'],
+    ]);
+    expect(await stepOf(runId, 'charge')).toMatchObject({ status: 'retrying', attempts: 1 });
   });
 
   it('goes on from the recorded attempt, without calling again, when a retry entry is repeated after recording it', async () => {

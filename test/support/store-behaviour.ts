@@ -7,6 +7,7 @@ import { isConflictError, isValidationError } from '../../shared/errors.ts';
 import type { OutboxEntry } from '../../shared/events/outbox.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import { describeBookkeepingBehaviour } from './store-behaviour-bookkeeping.ts';
+import { describeCarriedAttemptBehaviour } from './store-behaviour-carried-attempts.ts';
 import { describeGateBehaviour } from './store-behaviour-gates.ts';
 import { describeGenerationBehaviour } from './store-behaviour-generations.ts';
 import { describeStepBehaviour } from './store-behaviour-steps.ts';
@@ -39,6 +40,7 @@ export function describeStoreBehaviour(name: string, makeStore: () => Promise<St
     describeGateBehaviour(store);
     describeBookkeepingBehaviour(store);
     describeGenerationBehaviour(store);
+    describeCarriedAttemptBehaviour(store);
   });
 }
 

@@ -211,6 +211,51 @@ export const decodeAttempt = (item: Item): AttemptRecord =>
     'evidence',
   ]);
 
+/**
+ * The step item's attribute holding the record of an attempt its transition ended (StepPatch.attemptRecord): one
+ * JSON string, so a large one goes out of line like any other value, read back through the attempt codecs. What
+ * the step item holds already is not written twice: run, step and generation always come from the item (a new
+ * generation moves the record to an item of its own first), the output and confidence when the same write gives
+ * the step the same values (named in `fromStep`; a step's output does not change while it carries the record).
+ * So the record adds its input, evidence and times to the item, which mostly stays within one write unit (1 KB).
+ */
+export const CARRIED_ATTEMPT_ATTRIBUTE = 'attemptRecord';
+
+const SHARED_WITH_STEP = ['output', 'confidence'] as const;
+type SharedField = (typeof SHARED_WITH_STEP)[number];
+
+export function encodeCarriedAttempt(
+  attempt: AttemptRecord,
+  step: Partial<Pick<StepRecord, SharedField>>,
+): AttributeValue {
+  const { runId: _run, stepId: _step, generation: _generation, ...own } = attempt;
+  const record: Record<string, unknown> = { ...own };
+  const fromStep: SharedField[] = [];
+  for (const field of SHARED_WITH_STEP) {
+    const value = attempt[field];
+    if (value !== undefined && step[field] !== undefined && JSON.stringify(value) === JSON.stringify(step[field])) {
+      delete record[field];
+      fromStep.push(field);
+    }
+  }
+  return { S: JSON.stringify(fromStep.length === 0 ? record : { ...record, fromStep }) };
+}
+
+/** The attempt record a step item carries, if any. */
+export function carriedAttempt(item: Item | undefined): AttemptRecord | undefined {
+  const value = item?.[CARRIED_ATTEMPT_ATTRIBUTE];
+  if (item === undefined || value === undefined) return undefined;
+  const { fromStep, ...own } = json<Record<string, unknown> & { fromStep?: SharedField[] }>().decode(
+    value,
+    CARRIED_ATTEMPT_ATTRIBUTE,
+  );
+  const step = decodeFields(stepCodecs, item, ['runId', 'stepId', 'generation']);
+  const shared = Object.fromEntries((fromStep ?? []).map((field) => [field, step[field]]));
+  const record = { ...own, ...shared, runId: step.runId, stepId: step.stepId, generation: step.generation };
+  // Through the attempt codecs both ways: a carried record is checked and shaped exactly as one of its own item.
+  return decodeAttempt(encodeFields(attemptCodecs, record as Partial<AttemptRecord>));
+}
+
 // events
 
 const eventCodecs: FieldCodecs<RunEventRecord> = {

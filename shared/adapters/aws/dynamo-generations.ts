@@ -8,9 +8,9 @@ import { retainTrace } from '../../engine/trace.ts';
 import { ConflictError } from '../../errors.ts';
 import type { NextGeneration, StepGenerationRecord, StepRecord, Store } from '../../ports/store.ts';
 import { encodeFields } from './dynamo-attributes.ts';
-import { decodeStep, stepCodecs } from './dynamo-codec.ts';
+import { CARRIED_ATTEMPT_ATTRIBUTE, carriedAttempt, decodeStep, encodeAttempt, stepCodecs } from './dynamo-codec.ts';
 import { ExpressionScope, UpdateBuilder } from './dynamo-expressions.ts';
-import { conditionalUpdate, type DynamoContext, getItem } from './dynamo-ops.ts';
+import { conditionalPut, conditionalUpdate, type DynamoContext, getItem } from './dynamo-ops.ts';
 import { itemKeys } from './table-layout.ts';
 
 type GenerationOperations = Pick<Store, 'startGeneration'>;
@@ -46,6 +46,11 @@ export function generationOperations(ctx: DynamoContext): GenerationOperations {
         if (item === undefined) return undefined;
         const current = decodeStep(item);
         if (current.generation !== fromGeneration) return undefined;
+        // The ended generation's attempt record rides on the step item: it gets an item of its own first (the same
+        // content however often this is repeated, and it replaces a copy recorded apart: the carried one counted),
+        // so the next generation can carry its own.
+        const carried = carriedAttempt(item);
+        if (carried) await conditionalPut(ctx, encodeAttempt(carried), new ExpressionScope(), undefined);
         const scope = new ExpressionScope();
         const update = new UpdateBuilder(scope);
         const fields = encodeFields(stepCodecs, {
@@ -64,7 +69,8 @@ export function generationOperations(ctx: DynamoContext): GenerationOperations {
         for (const [name, value] of Object.entries(fields)) update.set(name, value);
         // An empty set is not stored (DynamoDB has none): no releases yet means no attribute.
         if (fields.released === undefined) update.remove('released');
-        for (const name of ['claimedBy', 'output', 'error', 'confidence', 'startedAt', 'finishedAt', 'compensation']) {
+        const cleared = ['claimedBy', 'output', 'error', 'confidence', 'startedAt', 'finishedAt', 'compensation'];
+        for (const name of [...cleared, CARRIED_ATTEMPT_ATTRIBUTE]) {
           update.remove(name);
         }
         const condition = scope.and(

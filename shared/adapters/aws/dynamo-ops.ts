@@ -64,12 +64,12 @@ async function guarded<T>(context: Readonly<Record<string, unknown>>, call: () =
 
 const keyContext = (key: ItemKey): Record<string, string> => ({ pk: key.PK, sk: key.SK });
 
-/** PutItem under `condition`; false when the condition failed. */
+/** PutItem under `condition` (none: unconditional); false when the condition failed. */
 export async function conditionalPut(
   ctx: DynamoContext,
   item: Item,
   scope: ExpressionScope,
-  condition: Condition,
+  condition: Condition | undefined,
 ): Promise<boolean> {
   const context = { pk: item.PK?.S, sk: item.SK?.S };
   const { value: stored, parts } = offload(item);
@@ -81,8 +81,7 @@ export async function conditionalPut(
         new PutItemCommand({
           TableName: ctx.tableName,
           Item: stored,
-          ConditionExpression: condition,
-          ...scope.parts(),
+          ...(condition === undefined ? {} : { ConditionExpression: condition, ...scope.parts() }),
         }),
       ),
     );

@@ -7,12 +7,15 @@ import { NotFoundError, ValidationError } from '../../errors.ts';
 import type { OutboxEntry } from '../../events/outbox.ts';
 import type { StepStatus } from '../../plan/schema.ts';
 import type { AttemptRecord, AttemptRef, StepPatch, StepRecord, StepWithRun, Store } from '../../ports/store.ts';
-import { encodeFields } from './dynamo-attributes.ts';
+import { encodeFields, type Item } from './dynamo-attributes.ts';
 import {
+  CARRIED_ATTEMPT_ATTRIBUTE,
+  carriedAttempt,
   decodeAttempt,
   decodeRun,
   decodeStep,
   encodeAttempt,
+  encodeCarriedAttempt,
   encodeStep,
   encodeTraceEntries,
   stepCodecs,
@@ -28,7 +31,7 @@ import {
   queryAll,
   runItemsQuery,
 } from './dynamo-ops.ts';
-import { attemptPrefix, itemKeys, PARTITION_KEY, SORT_PREFIX } from './table-layout.ts';
+import { attemptPrefix, type ItemKey, itemKeys, PARTITION_KEY, SORT_PREFIX } from './table-layout.ts';
 
 type StepOperations = Pick<
   Store,
@@ -51,15 +54,47 @@ const PUT_CONCURRENCY = 16;
 
 /** The SET/REMOVE clauses of a step patch, encoded exactly as a put encodes the same fields. */
 function applyStepPatch(update: UpdateBuilder, patch: StepPatch, updatedAt: string): void {
-  const { appendTrace, trace, ...fields } = patch;
+  const { appendTrace, trace, attemptRecord, ...fields } = patch;
   for (const [name, value] of Object.entries(encodeFields(stepCodecs, { ...fields, updatedAt }))) {
     update.set(name, value);
   }
+  if (attemptRecord !== undefined)
+    update.set(
+      CARRIED_ATTEMPT_ATTRIBUTE,
+      encodeCarriedAttempt(attemptRecord, { output: fields.output, confidence: fields.confidence }),
+    );
   if (trace !== undefined) {
     update.set('trace', encodeTraceEntries([...trace, ...(appendTrace ?? [])]));
   } else if (appendTrace !== undefined && appendTrace.length > 0) {
     update.appendToList('trace', encodeTraceEntries(appendTrace), 'appendTrace');
   }
+}
+
+const attemptSortKey = (a: AttemptRecord): string => itemKeys.attempt(a.runId, a.stepId, a.generation, a.attempt).SK;
+
+/** Attempt `ref` of a step: the one its step item carries, else its own item among `items`. */
+function attemptOf(
+  step: Item | undefined,
+  items: readonly Item[],
+  runId: string,
+  stepId: string,
+  ref: AttemptRef,
+): AttemptRecord | undefined {
+  const carried = carriedAttempt(step);
+  if (carried?.generation === ref.generation && carried.attempt === ref.attempt) return carried;
+  const key: ItemKey = itemKeys.attempt(runId, stepId, ref.generation, ref.attempt);
+  const own = itemWithKey(items, key);
+  return own === undefined ? undefined : decodeAttempt(own);
+}
+
+/** Attempts recorded apart plus those the step items carry (a carried one replaces its copy), in key order. */
+function withCarried(own: readonly AttemptRecord[], steps: readonly Item[]): AttemptRecord[] {
+  const byKey = new Map(own.map((a) => [attemptSortKey(a), a]));
+  for (const step of steps) {
+    const carried = carriedAttempt(step);
+    if (carried) byKey.set(attemptSortKey(carried), carried);
+  }
+  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, attempt]) => attempt);
 }
 
 export function stepOperations(ctx: DynamoContext): StepOperations {
@@ -77,6 +112,12 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
     announce?: OutboxEntry,
   ): Promise<StepRecord | undefined> => {
     if (condition.from.length === 0) throw new ValidationError('transitionStep needs at least one `from` status', []);
+    const carried = patch.attemptRecord;
+    if (
+      carried &&
+      (carried.runId !== runId || carried.stepId !== stepId || carried.generation !== condition.generation)
+    )
+      throw new ValidationError('a step transition carries only an attempt of that step and generation', []);
     const scope = new ExpressionScope();
     const parts = [
       scope.equals('generation', { N: String(condition.generation) }),
@@ -87,6 +128,8 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
       ),
     ];
     if (condition.unclaimed === true) parts.push(scope.notExists('claimedBy'));
+    // A step carries one attempt record per generation (startGeneration moves it to an item of its own).
+    if (patch.attemptRecord !== undefined) parts.push(scope.notExists(CARRIED_ATTEMPT_ATTRIBUTE));
     const update = new UpdateBuilder(scope);
     applyStepPatch(update, patch, ctx.now().toISOString());
     const item = await conditionalUpdate(
@@ -156,7 +199,7 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
     ]);
     const run = itemWithKey(items, keys.run);
     const step = itemWithKey(items, keys.step);
-    const found = keys.attempt && itemWithKey(items, keys.attempt);
+    const found = attempt && attemptOf(step, items, runId, stepId, attempt);
     const otherSteps =
       others === undefined
         ? undefined
@@ -167,7 +210,7 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
     return {
       ...(run ? { run: decodeRun(run) } : {}),
       ...(step ? { step: decodeStep(step) } : {}),
-      ...(found ? { attempt: decodeAttempt(found) } : {}),
+      ...(found ? { attempt: found } : {}),
       ...(otherSteps === undefined ? {} : { others: otherSteps.map(decodeStep) }),
     };
   };
@@ -192,8 +235,10 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
     releaseLastDependency: (runId, stepId, generation, upstreamId) =>
       release(runId, stepId, generation, upstreamId, true),
     async getAttempt(runId, stepId, ref) {
-      const item = await getItem(ctx, itemKeys.attempt(runId, stepId, ref.generation, ref.attempt));
-      return item === undefined ? undefined : decodeAttempt(item);
+      // The attempt may be carried by its step's item: both in one round trip.
+      const stepKey = itemKeys.step(runId, stepId);
+      const items = await batchGetItems(ctx, [itemKeys.attempt(runId, stepId, ref.generation, ref.attempt), stepKey]);
+      return attemptOf(itemWithKey(items, stepKey), items, runId, stepId, ref);
     },
     async putAttempt(attempt) {
       const scope = new ExpressionScope();
@@ -209,7 +254,13 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
       }
     },
     async listAttempts(runId, stepId) {
-      return (await queryAll(ctx, runItemsQuery(runId, attemptPrefix(stepId)))).map(decodeAttempt);
+      const [own, steps] = await Promise.all([
+        queryAll(ctx, runItemsQuery(runId, attemptPrefix(stepId))),
+        stepId === undefined
+          ? queryAll(ctx, runItemsQuery(runId, SORT_PREFIX.step))
+          : getItem(ctx, itemKeys.step(runId, stepId)).then((item) => (item === undefined ? [] : [item])),
+      ]);
+      return withCarried(own.map(decodeAttempt), steps);
     },
   };
 }

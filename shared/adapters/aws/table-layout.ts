@@ -5,7 +5,7 @@
  * Items (PK / SK):
  *   run            RUN#<runId>          / RUN
  *   plan revision  RUN#<runId>          / PLAN#<revision, 6 digits>
- *   step           RUN#<runId>          / STEP#<stepId>
+ *   step           RUN#<runId>          / STEP#<stepId>      (`attemptRecord`: a first attempt that succeeded it)
  *   attempt        RUN#<runId>          / ATTEMPT#<stepId>#<generation, 4 digits>#<attempt, 3 digits>
  *   event          RUN#<runId>          / EVENT#<at>~<announcement id>~<index, 4 digits>   (the audit log)
  *   frontier       RUN#<runId>          / FRONTIER       (string set `frontier`: the steps that ended a line of work)

@@ -1,27 +1,27 @@
 /**
- * One attempt of a claimed step, and what follows it: the capability's answer (capability-call.ts), the verdict on
- * the output (contract, success assertion, confidence), the attempt record written once with both, then the step's
- * transition the engine decides (succeed, hold for a review, retry after a backoff, fail for good).
+ * One attempt of a claimed step: the capability's answer (capability-call.ts), the verdict on the output (contract,
+ * success assertion, confidence), the attempt record written once with both — by the step's success write itself for
+ * a first attempt that succeeds, else as an item of its own before the step moves — then the step's transition the
+ * engine decides (outcome.ts).
  */
 
 import { BUDGET_ERROR_CODE } from '../../engine/budget.ts';
 import { retryPolicy } from '../../engine/retry.ts';
 import { IN_FLIGHT_STEP_STATUSES, letsStepsMove } from '../../engine/statuses.ts';
-import { type AttemptOutcome, decideAttemptOutcome, transitionCondition } from '../../engine/step-lifecycle.ts';
-import { appendAndRetain, traceEntry } from '../../engine/trace.ts';
-import { decideExpectedFailure, decideVerdict, type HumanDecision, type Verdict } from '../../engine/verify.ts';
+import { attemptRecordPlace, decideAttemptOutcome, transitionCondition } from '../../engine/step-lifecycle.ts';
+import { traceEntry } from '../../engine/trace.ts';
+import { decideExpectedFailure, decideVerdict, type Verdict } from '../../engine/verify.ts';
 import type { PlanStep, StepError, StepExpectation } from '../../plan/schema.ts';
 import type { CapabilityCall } from '../../ports/capabilities.ts';
-import type { AttemptRecord, StepRecord, TraceEntry } from '../../ports/store.ts';
+import type { AttemptRecord, StepRecord } from '../../ports/store.ts';
 import { checkCriteriaSchema, evaluateAssertion, evaluatorOf } from '../coordinator-inputs.ts';
-import { recordStepDuration } from '../coordinator-metrics.ts';
 import type { StepNext } from '../coordinator-types.ts';
-import { event, type Interpreter, isCurrent } from '../interpreter.ts';
-import { afterSuccess, failStep } from '../step-follow-ups.ts';
-import { afterSpend, claimRefusal, countUsage, stepBudgetOutcome } from './budget-keeping.ts';
+import { type Interpreter, isCurrent } from '../interpreter.ts';
+import { attemptSpends, claimRefusal, countUsage, stepBudgetOutcome } from './budget-keeping.ts';
 import type { CapabilityCaller } from './capability-call.ts';
 import { idempotencyKey } from './idempotent-call.ts';
-import { approvalTimeoutSeconds, type StepRecords, stepContext } from './step-records.ts';
+import { done, follow, type InFlight, succeedCarrying } from './outcome.ts';
+import { stepContext } from './step-records.ts';
 
 /** Inputs larger than this are not copied onto the attempt record (its size is noted instead). */
 export const MAX_RECORDED_INPUT_BYTES = 100_000;
@@ -29,15 +29,6 @@ const MAX_RETURNED_MESSAGE = 1000;
 
 const clip = (text: string): string =>
   text.length > MAX_RETURNED_MESSAGE ? `${text.slice(0, MAX_RETURNED_MESSAGE - 1)}…` : text;
-
-/** The step in flight and what it is checked against. */
-export interface InFlight {
-  readonly records: StepRecords;
-  readonly step: StepRecord;
-  readonly planStep: PlanStep;
-}
-
-export const done = (attempt: number): StepNext => ({ action: 'done', attempt });
 
 /** Runs attempt `n` with `input` (a repeat finds the attempt recorded and goes on from its outcome). */
 export async function runAttempt(
@@ -154,8 +145,26 @@ export async function runAttempt(
     verdict ? { verdict } : { error: attempt.error as StepError },
     policyOf(ctx, planStep),
   );
+  const record = withVerdict(attempt, verdict, records.run.revision);
+  const result = { output: attempt.output, confidence: attempt.confidence ?? null };
+  if (recorded === undefined) {
+    // Nothing to count (see attemptRecordPlace): the step's own sums are all the budget check has.
+    const decided = stepBudgetOutcome(outcome, planStep, step, undefined, ctx.now());
+    const place = attemptRecordPlace({
+      number: n,
+      outcome: decided,
+      spends: attemptSpends(record),
+      chars: JSON.stringify(record).length,
+    });
+    if (place === 'with-success') {
+      const next = await succeedCarrying(ctx, flight, n, result, execNote(attempt), record);
+      if (next !== undefined) return next;
+      // The step moved on without this result (a copy recorded the attempt first, a cancellation): the attempt is
+      // recorded apart below and followed like any attempt recorded that way.
+    }
+  }
   if (recorded === undefined || recorded.outcome === 'running') {
-    if (!(await ctx.deps.store.putAttempt(withVerdict(attempt, verdict, records.run.revision)))) {
+    if (!(await ctx.deps.store.putAttempt(record))) {
       // Another copy of this RunStep (a duplicated or repeated invocation) recorded the attempt first: its record
       // is the attempt's outcome, whatever this copy's call answered, so the step and its attempts agree.
       const first = await ctx.deps.store.getAttempt(step.runId, step.stepId, {
@@ -168,10 +177,7 @@ export async function runAttempt(
   // Counted once the attempt is recorded (a repeat of this entry finds it recorded and counts it, once).
   const sums = await countUsage(ctx, records, planStep, attempt);
   const decided = stepBudgetOutcome(outcome, planStep, step, sums?.step, ctx.now());
-  return follow(ctx, flight, n, decided, execNote(attempt), {
-    output: attempt.output,
-    confidence: attempt.confidence ?? null,
-  });
+  return follow(ctx, flight, n, decided, execNote(attempt), result);
 }
 
 /**
@@ -196,30 +202,6 @@ async function notStarted(ctx: Interpreter, step: StepRecord, n: number): Promis
     ],
   });
   return done(n);
-}
-
-/**
- * The step was cancelled while attempt `n` ran (the run was cancelled, or ended at its deadline): it stays cancelled,
- * and what the attempt really did is written onto it as evidence — its output when it succeeded, else the note — so
- * the step, its attempt record and any side effect agree. Nothing is announced: the run has finished.
- */
-async function recordLate(
-  ctx: Interpreter,
-  claimed: StepRecord,
-  current: StepRecord | undefined,
-  n: number,
-  note: string,
-  kept?: { readonly output: unknown; readonly confidence: number | null },
-): Promise<void> {
-  if (!isCurrent(current, claimed.generation) || current.status !== 'cancelled') return;
-  if (current.claimedBy !== claimed.claimedBy) return;
-  const text = `${note} — after the step was cancelled (${current.error?.code ?? 'cancelled'}); it stays cancelled`;
-  if (current.trace.some((entry) => entry.text === text)) return; // a repeat: written already
-  await ctx.transitionStep(current.runId, current.stepId, transitionCondition('evidence', current.generation), {
-    attempts: Math.max(current.attempts, n),
-    ...(kept === undefined ? {} : { output: kept.output, confidence: kept.confidence }),
-    appendTrace: [traceEntry('exec', text, ctx.now())],
-  });
 }
 
 /** The fields every attempt record has; an input too large to copy is noted by its size instead. */
@@ -315,138 +297,3 @@ function execNote(attempt: AttemptRecord): string {
 
 const policyOf = (ctx: Interpreter, planStep: PlanStep) =>
   retryPolicy(planStep, { baseSeconds: ctx.deps.config.retryBaseSeconds, capSeconds: ctx.deps.config.retryCapSeconds });
-
-/**
- * Writes what the engine decided after attempt `n`, and performs its effects; then a run over its budget is looked
- * at (it ends once nothing is in flight).
- */
-export async function follow(
-  ctx: Interpreter,
-  flight: InFlight,
-  n: number,
-  outcome: AttemptOutcome,
-  note: string,
-  result: { readonly output: unknown; readonly confidence: number | null },
-  decision?: HumanDecision,
-): Promise<StepNext> {
-  const next = await followOutcome(ctx, flight, n, outcome, note, result, decision);
-  await afterSpend(ctx, flight.records);
-  return next;
-}
-
-async function followOutcome(
-  ctx: Interpreter,
-  flight: InFlight,
-  n: number,
-  outcome: AttemptOutcome,
-  note: string,
-  result: { readonly output: unknown; readonly confidence: number | null },
-  decision?: HumanDecision,
-): Promise<StepNext> {
-  const { records, step, planStep } = flight;
-  const now = ctx.now();
-  const { runId, stepId, generation } = step;
-  switch (outcome.kind) {
-    case 'succeed':
-      return succeed(ctx, flight, n, result, [traceEntry(decision ? 'judge' : 'exec', note, now)]);
-    case 'review':
-      return {
-        action: 'await',
-        attempt: n,
-        kind: 'review',
-        timeoutSeconds: approvalTimeoutSeconds(planStep, ctx.deps.config),
-      };
-    case 'retry': {
-      const next: StepNext = { action: 'retry', attempt: outcome.attempt, delaySeconds: outcome.delaySeconds };
-      // A repeat of a failure already recorded: the same answer, nothing written twice.
-      if (step.status === 'retrying' && step.attempts === n) return next;
-      const text = `${note}; attempt ${outcome.attempt} in ${outcome.delaySeconds}s`;
-      const retrying = await ctx.transitionStep(
-        runId,
-        stepId,
-        transitionCondition('retry', generation),
-        { status: 'retrying', attempts: n, error: outcome.error, appendTrace: [traceEntry('fail', text, now)] },
-        [
-          event('StepRetrying', {
-            runId,
-            stepId,
-            generation,
-            attempt: outcome.attempt,
-            delaySeconds: outcome.delaySeconds,
-            error: outcome.error,
-          }),
-        ],
-      );
-      if (retrying) return next;
-      const current = await ctx.deps.store.getStep(runId, stepId);
-      if (isCurrent(current, generation) && current.status === 'retrying' && current.attempts === n) return next;
-      await recordLate(ctx, step, current, n, note);
-      return done(n);
-    }
-    case 'fail': {
-      const by = decision?.by ? ` by ${decision.by}` : '';
-      const why = decision
-        ? `${decision.decision}${by}`
-        : outcome.why === 'permanent'
-          ? 'permanent error'
-          : `after ${n} attempt(s)`;
-      const failed = await failStep(ctx, records.plan, step, outcome.error, {
-        attempts: n,
-        note: `failed (${why}): ${outcome.error.code} ${outcome.error.message}`,
-      });
-      if (!failed) await recordLate(ctx, step, await ctx.deps.store.getStep(runId, stepId), n, note);
-      return done(n);
-    }
-  }
-}
-
-/**
- * A verified result: the step succeeds with the attempt's output, only if it is still this generation (a superseded
- * generation's late result never overwrites), trace retention applies, dependents are released once per edge and
- * the run's end is checked. A repeat finds the step succeeded and only redoes the follow-ups.
- */
-async function succeed(
-  ctx: Interpreter,
-  flight: InFlight,
-  n: number,
-  result: { readonly output: unknown; readonly confidence: number | null },
-  notes: readonly TraceEntry[],
-): Promise<StepNext> {
-  const { records, step, planStep } = flight;
-  const { store, config } = ctx.deps;
-  const { runId, stepId, generation } = step;
-  const now = ctx.now();
-  const { confidence } = result;
-  const judged = traceEntry(
-    'judge',
-    `succeeded with attempt ${n}${confidence === null ? '' : ` (confidence ${confidence})`}`,
-    now,
-  );
-  const attempts = Math.max(step.attempts, n);
-  const succeeded = await ctx.transitionStep(
-    runId,
-    stepId,
-    transitionCondition('succeed', generation),
-    {
-      status: 'succeeded',
-      output: result.output,
-      confidence,
-      attempts,
-      error: null,
-      finishedAt: now,
-      trace: appendAndRetain(step.trace, [...notes, judged], 'succeeded', config.traceRetention),
-    },
-    [event('StepSucceeded', { runId, stepId, generation, attempts, confidence })],
-  );
-  if (succeeded) {
-    recordStepDuration(ctx.deps.metrics, succeeded, planStep.target, 'succeeded');
-  } else {
-    const current = await store.getStep(runId, stepId);
-    if (!isCurrent(current, generation) || current.status !== 'succeeded') {
-      await recordLate(ctx, step, current, n, notes.map((entry) => entry.text).join('; '), result);
-      return done(n);
-    }
-  }
-  await afterSuccess(ctx, records.plan, step);
-  return done(n);
-}

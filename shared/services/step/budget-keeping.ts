@@ -71,6 +71,10 @@ async function announceThresholds(
   );
 }
 
+/** Whether an attempt spent anything that counts against a budget (model usage with a price or tokens). */
+export const attemptSpends = (attempt: AttemptRecord): boolean =>
+  attempt.usage !== undefined && spendsAnything(spendOf(attempt.usage));
+
 /**
  * Adds a recorded attempt's usage to the sums (once per attempt) and announces thresholds it reached. Returns the
  * sums after it, or undefined when the attempt spent nothing.
@@ -81,9 +85,8 @@ export async function countUsage(
   planStep: PlanStep,
   attempt: AttemptRecord,
 ): Promise<{ run: Spend; step: Spend } | undefined> {
-  if (attempt.usage === undefined) return undefined;
+  if (attempt.usage === undefined || !attemptSpends(attempt)) return undefined;
   const spend = spendOf(attempt.usage);
-  if (!spendsAnything(spend)) return undefined;
   const { runId, stepId, generation } = attempt;
   const sums = await ctx.deps.store.addUsage(runId, stepId, usageKey(stepId, generation, attempt.attempt), spend);
   await Promise.all([

@@ -19,8 +19,8 @@ import type { RunStepRequest, StepNext, StepRef } from '../coordinator-types.ts'
 import { event, type Interpreter } from '../interpreter.ts';
 import { pauseRun } from '../run-end.ts';
 import { evaluateStepInput } from '../step-input.ts';
-import { done } from './attempt.ts';
 import { type CapabilityCaller, failureOf } from './capability-call.ts';
+import { done } from './outcome.ts';
 
 export const COMPENSATION_ERROR_CODES = {
   missing: 'E_NO_COMPENSATION',

@@ -33,10 +33,11 @@ import type { CoordinatorDeps, RunStepRequest, StepNext, StepRef } from '../coor
 import { createInterpreter, event, type Interpreter, isCurrent, kindOf } from '../interpreter.ts';
 import { afterFailure, afterSuccess, failStep } from '../step-follow-ups.ts';
 import { evaluateStepInput } from '../step-input.ts';
-import { done, follow, type InFlight, runAttempt } from './attempt.ts';
+import { runAttempt } from './attempt.ts';
 import { claimRefusal, refuseClaim } from './budget-keeping.ts';
 import { type CapabilityCallConfig, type CapabilityCaller, createCapabilityCaller } from './capability-call.ts';
 import { recordCompensationFailure, runCompensation } from './compensation-step.ts';
+import { done, follow, type InFlight } from './outcome.ts';
 import {
   approvalTimeoutSeconds,
   loadStepRecords,
