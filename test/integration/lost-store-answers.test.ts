@@ -1,0 +1,97 @@
+/**
+ * Store writes that land but lose their answer (`store.write:timeout`: the write reached the table, the caller
+ * heard a TimeoutError), through the embedded stack's real state machines: whoever repeats the call must find its
+ * own earlier write applied and go on to what follows it, or the run stays open with nothing left to move it (the
+ * chaos suite's "stuck", `store.write:timeout@0.03`).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalStack } from '../../infra/local/boot.ts';
+import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
+import { type LocalStack, plan, statusOf, step, summary, waitForRun } from '../support/local-stack.ts';
+import { createStoreFaults, type StoreFaults } from '../support/stack-faults.ts';
+
+let stack: LocalStack;
+let faults: StoreFaults;
+
+beforeAll(async () => {
+  faults = createStoreFaults();
+  stack = await startLocalStack({
+    conformance: true,
+    backoffMs: 5,
+    retryIntervalMs: 5,
+    demoDelayMs: 0,
+    token: 'test-token',
+    wrapStore: faults.wrap,
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+interface ApprovalView {
+  readonly approvalId: string;
+  readonly stepId: string;
+  readonly status: string;
+}
+
+async function pendingFor(runId: string, stepId: string): Promise<ApprovalView> {
+  for (let i = 0; i < 400; i++) {
+    const { json } = await stack.request('GET', `/approvals?status=pending&runId=${runId}`);
+    const found = (json as { approvals: ApprovalView[] }).approvals.find((a) => a.stepId === stepId);
+    if (found) return found;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`no pending approval for ${runId}/${stepId}`);
+}
+
+describe('a decision whose write landed but whose answer was lost', () => {
+  it('is answered to the waiting step when the client sends the same request again', async () => {
+    const objective = 'decision answer lost';
+    const runId = await stack.startRun({
+      plan: plan(objective, [
+        step(stack, 'gate', T.approver, { input: {}, approval: { question: 'Go?', timeoutSeconds: 300 } }),
+        step(stack, 'after', T.echo, { dependsOn: ['gate'], input: { value: 'after' } }),
+      ]),
+    });
+    const approval = await pendingFor(runId, 'gate');
+    // decideApproval's first argument is the approval id: the fault matches on it.
+    const lost = faults.throwOn({
+      method: 'decideApproval',
+      when: 'after',
+      name: 'TimeoutError',
+      match: (call) => call.args[0] === approval.approvalId,
+    });
+    const path = `/approvals/${encodeURIComponent(approval.approvalId)}`;
+    const body = { decision: 'approve', comment: 'go' };
+
+    const first = await stack.request('POST', path, body);
+    const again = await stack.request('POST', path, body);
+    const other = await stack.request('POST', path, { decision: 'reject', comment: 'go' });
+    const done = await waitForRun(stack, runId, undefined, 20_000);
+
+    expect(lost.count()).toBe(1);
+    expect(first.status).toBe(503);
+    expect(again.status, JSON.stringify(again.json)).toBe(200);
+    expect(other.status).toBe(409);
+    expect(done.status, summary(done)).toBe('complete');
+    expect(statusOf(done, 'after')).toBe('succeeded');
+  }, 60_000);
+
+  it('still refuses a repeat once the step has moved on', async () => {
+    const runId = await stack.startRun({
+      plan: plan('decision repeated late', [
+        step(stack, 'gate', T.approver, { input: {}, approval: { question: 'Go?', timeoutSeconds: 300 } }),
+      ]),
+    });
+    const approval = await pendingFor(runId, 'gate');
+    const path = `/approvals/${encodeURIComponent(approval.approvalId)}`;
+
+    const first = await stack.request('POST', path, { decision: 'approve' });
+    await waitForRun(stack, runId);
+    const late = await stack.request('POST', path, { decision: 'approve' });
+
+    expect(first.status).toBe(200);
+    expect(late.status).toBe(409);
+  }, 60_000);
+});
