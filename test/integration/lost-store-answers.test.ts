@@ -141,3 +141,38 @@ describe('a side effect whose idempotency completion is not written', () => {
     expect(ledger).toHaveLength(1);
   }, 60_000);
 });
+
+describe('a reopening whose write landed but whose answer was lost', () => {
+  it('goes on with the invalidation that reopened the finished run, which finishes again', async () => {
+    const objective = 'reopening answer lost';
+    const runId = await stack.startRun({
+      plan: plan(objective, [
+        step(stack, 'A', T.echo, { input: { value: 'a' } }),
+        step(stack, 'B', T.echo, { dependsOn: ['A'], input: { value: 'b' } }),
+      ]),
+    });
+    await waitForRun(stack, runId);
+    const lost = faults.throwOn({
+      method: 'updateRun',
+      when: 'after',
+      name: 'TimeoutError',
+      match: (call) => call.runId === runId && (call.args[2] as { reopened?: number }).reopened === 1,
+    });
+
+    const answer = await stack.request('POST', `/runs/${runId}/steps/B/invalidate`, { reason: 'changed' });
+    // Before, the invalidation stopped at the lost answer: the run was left running, B finished, nothing open.
+    const again = await waitForRun(
+      stack,
+      runId,
+      (run) => run.status === 'complete' && stepOf(run, 'B').generation === 2,
+    );
+    const events = await stack.request('GET', `/runs/${runId}/events`);
+    const finished = (events.json as { events: { type: string }[] }).events.filter((e) => e.type === 'RunFinished');
+
+    expect(lost.count()).toBe(1);
+    expect(answer.status, JSON.stringify(answer.json)).toBe(202);
+    expect(answer.json).toMatchObject({ stepIds: ['B'], reopened: true });
+    expect(again.status, summary(again)).toBe('complete');
+    expect(finished).toHaveLength(2);
+  }, 60_000);
+});

@@ -14,7 +14,7 @@
  * answer lives only in this invocation. A store timeout there used to throw, and the Task's retry found the record
  * still in progress and answered E_IDEMPOTENCY_IN_PROGRESS on every attempt, failing a step whose side effect was
  * made (the chaos suite under `store.write:timeout`). So the end is written again, here, while the store's failure is
- * retryable: a completion that landed without its answer makes the next try lose its condition, which is success.
+ * retryable (write-again.ts): a completion that landed without its answer makes the next try lose its condition.
  *
  * Why not let a retry take the record over and call again, as Powertools' idempotency does once an in-progress
  * record outlives its Lambda's timeout? That makes the side effect at-least-once, exactly-once only where the outside
@@ -26,9 +26,9 @@
  */
 
 import { CAPABILITY_ERROR_CODES, type CapabilityFailure } from '../../capabilities/capability-errors.ts';
-import { isRetryable } from '../../errors.ts';
 import type { ModelUsage } from '../../ports/capabilities.ts';
 import type { Store } from '../../ports/store.ts';
+import { writeAgainWhileRetryable as writeEnd } from '../write-again.ts';
 
 /** An answer after the executor's checks of its form; what an idempotency record stores. */
 export type CheckedAnswer =
@@ -87,23 +87,6 @@ export type StartGate = () => Promise<boolean>;
 export type OnceResult =
   | { readonly answer: CheckedAnswer; readonly replayed: boolean; readonly refused?: undefined }
   | { readonly refused: true };
-
-/** Tries of the record's end: the answer in hand is lost if every one fails (0.03⁵ under a 3 % fault rate). */
-const END_WRITE_ATTEMPTS = 5;
-const END_WRITE_PAUSE_MS = 25;
-
-/** Writes the record's end, again while the store's failure is retryable; the last failure stands. */
-async function writeEnd(write: () => Promise<void>): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await write();
-      return;
-    } catch (error) {
-      if (attempt >= END_WRITE_ATTEMPTS || !isRetryable(error)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, END_WRITE_PAUSE_MS * 2 ** (attempt - 1)));
-    }
-  }
-}
 
 export async function callOnce(
   store: Store,
