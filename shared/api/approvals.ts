@@ -1,10 +1,8 @@
 /**
  * Human approvals: list, read, decide. Exactly one decision counts: the store's conditional write on `pending`
  * picks the winner, everyone else gets 409; a decision after the deadline gets 410. Only the winner answers the
- * step execution's task token, or the winner's own request sent again while the step still waits (its first answer
- * was lost). Task tokens never leave the server.
+ * step execution's task token. Task tokens never leave the server.
  */
-import { isDeepStrictEqual } from 'node:util';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { awaitsDecision } from '../engine/statuses.ts';
@@ -57,28 +55,6 @@ const conflict = (record: ApprovalRecord | undefined): ApiError =>
   record?.status === 'expired'
     ? new ApiError(410, 'E_APPROVAL_EXPIRED', 'the approval expired before a decision was made')
     : new ApiError(409, 'E_ALREADY_DECIDED', `the approval was already decided (${record?.status ?? 'unknown'})`);
-
-/**
- * Whether a decided approval holds exactly the decision this request asks for, by the same person: the request is a
- * repeat of the one that recorded it (its answer was lost: a timed-out store write lands all the same).
- */
-function recordsRequest(approval: ApprovalRecord, body: Decision, by: string | undefined): boolean {
-  const output = body.decision === 'reject' ? undefined : body.output;
-  return (
-    approval.status === DECIDED_STATUS[body.decision] &&
-    approval.decidedBy === by &&
-    approval.comment === body.comment &&
-    isDeepStrictEqual(approval.output, output)
-  );
-}
-
-/** What the waiting step receives: the decision, the output it leaves, the comment and who decided. */
-const replyOf = (body: Decision, by: string | undefined) => ({
-  decision: body.decision,
-  ...(body.output === undefined || body.decision === 'reject' ? {} : { output: body.output }),
-  ...(body.comment === undefined ? {} : { comment: body.comment }),
-  by,
-});
 
 /** The target of the step an approval is about: a human gate, or the agent/tool whose result waits for review. */
 async function targetOf(store: Store, approval: ApprovalRecord): Promise<string | undefined> {
@@ -188,26 +164,7 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
   app.post('/approvals/:id', async (c) => {
     const body = await readJson(c, decisionBody);
     const approval = await requireApproval(c.req.param('id'));
-    if (approval.status !== 'pending') {
-      // A repeat of the request whose decision was recorded but whose answer was lost (a store timeout: the client
-      // is told to send it again) goes on to what follows the write: the step still waiting is answered, or it
-      // waits for a decision already made until its deadline and its run stays open with nothing to move it.
-      const by = c.get('principal');
-      if (!recordsRequest(approval, body, by)) throw conflict(approval);
-      const [run, step] = await Promise.all([
-        store.getRun(approval.runId),
-        store.getStep(approval.runId, approval.stepId),
-      ]);
-      if (!awaitsDecision(run, step, approval.generation)) throw conflict(approval);
-      try {
-        await answer(approval.taskToken, replyOf(body, by));
-      } catch (error) {
-        // The first request's answer got through after all (the step has moved on): it won, this repeat did not.
-        if (error instanceof ApiError && error.status === 410) throw conflict(approval);
-        throw error;
-      }
-      return c.json({ approval: approvalView(approval) });
-    }
+    if (approval.status !== 'pending') throw conflict(approval);
     const now = deps.clock();
     const decidedAt = now.toISOString();
     if (now.getTime() > Date.parse(approval.deadline)) {
@@ -234,7 +191,12 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     }
     await checkOutput(approval, body);
     const by = c.get('principal');
-    const reply = replyOf(body, by);
+    const reply = {
+      decision: body.decision,
+      ...(body.output === undefined || body.decision === 'reject' ? {} : { output: body.output }),
+      ...(body.comment === undefined ? {} : { comment: body.comment }),
+      by,
+    };
     // Checked before the decision is recorded: a decision the waiting step could never receive must not win.
     const replyBytes = Buffer.byteLength(JSON.stringify(reply), 'utf8');
     if (replyBytes > MAX_DECISION_BYTES) {
