@@ -109,3 +109,28 @@ describe('a reopening whose write landed but whose answer was lost', () => {
     expect(finished).toHaveLength(2);
   }, 60_000);
 });
+
+describe("the replanner's mark of a failure whose write landed but whose answer was lost", () => {
+  it('answers the redelivered failure, and the run ends', async () => {
+    const objective = 'failure mark answer lost';
+    const lost = faults.throwOn({
+      method: 'markRunOnce',
+      when: 'after',
+      name: 'TimeoutError',
+      match: (call) => call.runId === faults.runIdFor(objective) && call.args[1] === 'handledFailures',
+    });
+    const runId = await stack.startRun({
+      plan: plan(objective, [
+        step(stack, 'A', T.echo, { input: { value: 'a' } }),
+        step(stack, 'F', T.fail, { dependsOn: ['A'], input: { message: 'no', retryable: false } }),
+      ]),
+    });
+
+    // Before, the redelivery found the mark, took the failure for a duplicate, and the run waited for a replan.
+    const done = await waitForRun(stack, runId, undefined, 20_000);
+
+    expect(lost.count()).toBe(1);
+    expect(done.status, summary(done)).toBe('failed');
+    expect(statusOf(done, 'F')).toBe('failed');
+  }, 60_000);
+});
