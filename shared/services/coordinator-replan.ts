@@ -8,11 +8,33 @@
  * declines never overwrite each other) and then stands. If the replanner never comes, the run deadline still ends
  * the run.
  */
-import type { ReplanDecline, RunRecord, StepRecord } from '../ports/store.ts';
+import type { ReplanDecline, RunRecord, StepRecord, Store } from '../ports/store.ts';
+import { writeAgainWhileRetryable } from './write-again.ts';
 
 /** The key of a step generation's final failure, as the replanner and the coordinator name it. */
 export const failureKey = (step: Pick<StepRecord, 'stepId' | 'generation'>): string =>
   `${step.stepId}#${step.generation}`;
+
+type FailureRef = Pick<StepRecord, 'runId' | 'stepId' | 'generation'>;
+
+/**
+ * Takes a failure for the replanner to answer (`handledFailures`): true for the first taker, false for a duplicate.
+ * A mark whose write lost its answer (a store timeout: it may have landed) is taken back before the error goes on,
+ * or the redelivery would find it and ignore the failure as a duplicate, and the run would wait for a replan that
+ * never comes with nothing left open to settle it.
+ */
+export async function takeFailure(store: Store, ref: FailureRef): Promise<boolean> {
+  try {
+    return await store.markRunOnce(ref.runId, 'handledFailures', failureKey(ref));
+  } catch (error) {
+    await releaseFailure(store, ref);
+    throw error;
+  }
+}
+
+/** Gives a taken failure back so that its redelivery answers it (again while the store's failure may pass). */
+export const releaseFailure = (store: Store, ref: FailureRef): Promise<void> =>
+  writeAgainWhileRetryable(() => store.unmarkRunOnce(ref.runId, 'handledFailures', failureKey(ref)));
 
 /** The declined failures of a run, parsed (a member that is not a decline is left out). */
 export function replanDeclines(run: Pick<RunRecord, 'replanDeclines'>): ReplanDecline[] {

@@ -12,6 +12,7 @@ import type { RunRecord } from '../ports/store.ts';
 import type { CoordinatorDeps } from './coordinator-types.ts';
 import { createInterpreter, type Interpreter } from './interpreter.ts';
 import { invalidateInRun, type RunInvalidation } from './invalidation-run.ts';
+import { writeAgainWhileRetryable } from './write-again.ts';
 
 export type { RunInvalidation } from './invalidation-run.ts';
 
@@ -76,11 +77,14 @@ async function once<T>(ctx: Interpreter, key: string, work: () => Promise<T>): P
   try {
     result = await work();
   } catch (error) {
-    // Let the redelivery (or the client's retry) do it again: every step of the work is safe to repeat.
-    await store.abortIdempotent(key);
+    // Let the redelivery (or the client's retry) do it again: every step of the work is safe to repeat. A lost abort
+    // would leave the record in progress: every retry would be told the work is still being handled, and a run the
+    // work had reopened would stay open with nothing to move it.
+    await writeAgainWhileRetryable(() => store.abortIdempotent(key));
     throw error;
   }
-  await store.completeIdempotent(key, result, epochSeconds(ctx) + HANDLED_EVENT_RETENTION_SECONDS);
+  const expiresAt = epochSeconds(ctx) + HANDLED_EVENT_RETENTION_SECONDS;
+  await writeAgainWhileRetryable(() => store.completeIdempotent(key, result, expiresAt));
   return { first: true, result };
 }
 

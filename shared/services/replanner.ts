@@ -29,7 +29,7 @@ import type { RevisionOutcome } from '../planner/replan/revise.ts';
 import type { PlanModel, ReplanTrigger, RequestedReplan } from '../ports/plan-model.ts';
 import type { HeldRevision, ReplanRecord, RunRecord, StepRecord } from '../ports/store.ts';
 import { APPROVAL_EXPIRED_CODE, APPROVAL_EXPIRED_REASON } from './coordinator-approval.ts';
-import { failureKey, replanDeclines } from './coordinator-replan.ts';
+import { failureKey, releaseFailure, replanDeclines, takeFailure } from './coordinator-replan.ts';
 import type { CoordinatorDeps } from './coordinator-types.ts';
 import { createInterpreter, event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 import { applyRevisionToRecords } from './replanner-apply.ts';
@@ -350,15 +350,13 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
   return {
     async onStepFailed(ref) {
       if (maxReplans === 0) return { outcome: 'ignored', why: 'disabled' };
-      const taken = failureKey(ref);
-      if (!(await store.markRunOnce(ref.runId, 'handledFailures', taken)))
-        return { outcome: 'ignored', why: 'duplicate' };
+      if (!(await takeFailure(store, ref))) return { outcome: 'ignored', why: 'duplicate' };
       try {
         return await answer(ref);
       } catch (error) {
         // Taken but not answered (a throttled read or write on the way): the redelivery must answer it, else the
         // run waits for a replan that never comes (awaitsReplan) with nothing left open to settle it.
-        await store.unmarkRunOnce(ref.runId, 'handledFailures', taken);
+        await releaseFailure(store, ref);
         throw error;
       }
     },

@@ -46,18 +46,28 @@ export async function reopenRun(
   if (!isReopenable(run)) return { run, reopened: false };
   const reopened = (run.reopened ?? 0) + 1;
   const now = ctx.now();
-  const updated = await ctx.updateRun(
-    run.runId,
-    [run.status],
-    {
-      status: 'running',
-      reopened,
-      previousTerminals: [...(run.previousTerminals ?? []), ...(run.terminal ? [run.terminal] : [])],
-      updatedAt: now,
-    },
-    // The old waiter was answered when the run finished; the new execution brings its own.
-    { remove: ['terminal', 'waiterToken'], events: [event('RunReopened', { runId: run.runId, reopened, reason })] },
-  );
+  let updated: RunRecord | undefined;
+  try {
+    updated = await ctx.updateRun(
+      run.runId,
+      [run.status],
+      {
+        status: 'running',
+        reopened,
+        previousTerminals: [...(run.previousTerminals ?? []), ...(run.terminal ? [run.terminal] : [])],
+        updatedAt: now,
+      },
+      // The old waiter was answered when the run finished; the new execution brings its own.
+      { remove: ['terminal', 'waiterToken'], events: [event('RunReopened', { runId: run.runId, reopened, reason })] },
+    );
+  } catch (error) {
+    // No answer (a store timeout): the reopening may have landed all the same. If it is this call's, what follows
+    // it is this call's to do: a caller's retry finds the run running, reopens nothing, and the new opening would
+    // have no run execution; a caller that gives up would leave the run running with nothing open to finish it.
+    const landed = await ctx.deps.store.getRun(run.runId).catch(() => undefined);
+    if (landed?.status !== 'running' || landed.reopened !== reopened || landed.updatedAt !== now) throw error;
+    updated = landed;
+  }
   if (!updated) return { run: await ctx.getRun(run.runId), reopened: false };
   await ensureRunExecution(ctx, updated);
   return { run: updated, reopened: true };

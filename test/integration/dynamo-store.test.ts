@@ -97,10 +97,16 @@ describe('DynamoDB adapter: an idempotency record whose write lost its answer', 
   let store: Store;
   /** What the next PutItem of an idempotency record does after it landed: lose its answer, or be sent again. */
   let afterLanding: 'timeout' | 'sdk-retry' | undefined;
+  /** How many of the next GetItems fail (a read that times out too). */
+  let failingReads = 0;
   beforeAll(async () => {
     dynamo = await startDynalite();
     dynamo.client.middlewareStack.add(
       (next, context) => async (args) => {
+        if (context.commandName === 'GetItemCommand' && failingReads > 0) {
+          failingReads -= 1;
+          throw Object.assign(new Error('no answer for a read'), { name: 'TimeoutError' });
+        }
         const item = (args.input as { Item?: { SK?: { S?: string }; status?: { S?: string } } }).Item;
         const mode = afterLanding;
         if (context.commandName !== 'PutItemCommand' || item?.status?.S !== 'in_progress' || mode === undefined)
@@ -126,6 +132,18 @@ describe('DynamoDB adapter: an idempotency record whose write lost its answer', 
       expect(await store.beginIdempotent(key, 2_000_000_060, 2_000_000_001)).toMatchObject({ status: 'in_progress' });
     });
   }
+
+  it('takes its own record back when it cannot read whether the write landed, so a retry may begin', async () => {
+    const key = uniqueId('lost-unread');
+    afterLanding = 'timeout';
+    failingReads = 3;
+    await expect(store.beginIdempotent(key, 2_000_000_060, 2_000_000_000)).rejects.toMatchObject({
+      name: 'TimeoutError',
+    });
+    expect(failingReads).toBe(0);
+    // Left in progress, it would hold the key until it expires: every retry of the step would find it.
+    expect(await store.beginIdempotent(key, 2_000_000_060, 2_000_000_001)).toBeUndefined();
+  });
 
   it('leaves the error standing when the write did not land', async () => {
     const key = uniqueId('never-landed');

@@ -67,6 +67,8 @@ const BEGIN_ATTEMPTS = 3;
  * this, instead of taking it for another caller's call in progress.
  */
 const OWNER_ATTRIBUTE = 'owner';
+/** Reads of a record whose write lost its answer, before the write's error stands. */
+const READ_BACK_ATTEMPTS = 3;
 
 const IN_PROGRESS = { S: 'in_progress' } as const;
 
@@ -143,6 +145,28 @@ export function approvalOperations(ctx: DynamoContext): ApprovalOperations {
     return limit === undefined ? sorted : sorted.slice(0, limit);
   };
 
+  /** The record as it stands after a write without an answer (`item` undefined: none); undefined when unreadable. */
+  const readBack = async (key: string): Promise<{ item: Item | undefined } | undefined> => {
+    for (let attempt = 0; attempt < READ_BACK_ATTEMPTS; attempt++) {
+      try {
+        return { item: await getItem(ctx, itemKeys.idempotency(key)) };
+      } catch {
+        // A read that failed too: read again, the write's own error stands after the last one.
+      }
+    }
+    return undefined;
+  };
+
+  /** Deletes an in-progress record this begin wrote (its owner nonce), and nothing else. */
+  const dropOwn = async (key: string, owner: string): Promise<void> => {
+    const scope = new ExpressionScope();
+    const condition = scope.and(
+      scope.equals('status', IN_PROGRESS, 'inProgress'),
+      scope.equals(OWNER_ATTRIBUTE, { S: owner }, 'owner'),
+    );
+    await conditionalDelete(ctx, itemKeys.idempotency(key), scope, condition);
+  };
+
   const beginIdempotent = async (
     key: string,
     expiresAt: number,
@@ -161,8 +185,11 @@ export function approvalOperations(ctx: DynamoContext): ApprovalOperations {
         began = await conditionalPut(ctx, item, scope, condition);
       } catch (error) {
         // No answer: the record may be there all the same. Ours → this caller holds the key; else the error stands.
-        const landed = await getItem(ctx, itemKeys.idempotency(key)).catch(() => undefined);
-        if (landed?.[OWNER_ATTRIBUTE]?.S === owner) return undefined;
+        const landed = await readBack(key);
+        if (landed?.item?.[OWNER_ATTRIBUTE]?.S === owner) return undefined;
+        // Unread, it may be ours: taken back (only if it is), or the caller's retry would find a record in progress
+        // that nobody finishes, and wait on it until it expires.
+        if (landed === undefined) await dropOwn(key, owner).catch(() => undefined);
         throw error;
       }
       if (began) return undefined;

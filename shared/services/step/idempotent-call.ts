@@ -9,11 +9,26 @@
  * made (the step is still this execution's, its run still lets steps move): a run cancelled since the step was
  * claimed makes no side effect that had not started. The gate's read is the point that decides: a call that passed
  * it had started before the cancellation took hold, and is recorded as such.
+ *
+ * The record's end (completion or abort) is the one write that must not be lost: once the capability answered, the
+ * answer lives only in this invocation. A store timeout there used to throw, and the Task's retry found the record
+ * still in progress and answered E_IDEMPOTENCY_IN_PROGRESS on every attempt, failing a step whose side effect was
+ * made (the chaos suite under `store.write:timeout`). So the end is written again, here, while the store's failure is
+ * retryable (write-again.ts): a completion that landed without its answer makes the next try lose its condition.
+ *
+ * Why not let a retry take the record over and call again, as Powertools' idempotency does once an in-progress
+ * record outlives its Lambda's timeout? That makes the side effect at-least-once, exactly-once only where the outside
+ * system dedupes on the key it is sent; cairn promises at most once per step generation. And a record in progress
+ * cannot be told to be dead by who began it: copies of one execution's invocation may run at once (a duplicated
+ * delivery), so "my own execution began it" does not mean "nobody is calling". What is left is a process that dies
+ * between the call and its recorded end (or every try of the end failing): the step's retries answer
+ * E_IDEMPOTENCY_IN_PROGRESS and it fails rather than act twice (README, "Persistence and resume").
  */
 
 import { CAPABILITY_ERROR_CODES, type CapabilityFailure } from '../../capabilities/capability-errors.ts';
 import type { ModelUsage } from '../../ports/capabilities.ts';
 import type { Store } from '../../ports/store.ts';
+import { writeAgainWhileRetryable as writeEnd } from '../write-again.ts';
 
 /** An answer after the executor's checks of its form; what an idempotency record stores. */
 export type CheckedAnswer =
@@ -99,15 +114,15 @@ export async function callOnce(
   let answer: CheckedAnswer;
   try {
     if (mayStart && !(await mayStart())) {
-      await store.abortIdempotent(key);
+      await writeEnd(() => store.abortIdempotent(key));
       return { refused: true };
     }
     answer = await call();
   } catch (error) {
-    await store.abortIdempotent(key);
+    await writeEnd(() => store.abortIdempotent(key));
     throw error;
   }
-  if (!answer.ok && answer.phase === 'call') await store.abortIdempotent(key);
-  else await store.completeIdempotent(key, answer, epochSeconds(times.clock) + times.ttlSeconds);
+  if (!answer.ok && answer.phase === 'call') await writeEnd(() => store.abortIdempotent(key));
+  else await writeEnd(() => store.completeIdempotent(key, answer, epochSeconds(times.clock) + times.ttlSeconds));
   return { answer, replayed: false };
 }
