@@ -12,6 +12,8 @@
  * BENCH_HOSTILE_PROFILE=DIR writes the server's CPU profile there (`--cpu-prof`).
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -46,6 +48,15 @@ async function serve(): Promise<void> {
   if (!echo) throw new Error('no conformance echo capability');
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
+  // Profiling: the stalls' windows (monotonic µs, the CPU profile's clock), to find what ran in them.
+  const stalls: [number, number][] = [];
+  let last = process.hrtime.bigint();
+  if (process.env.BENCH_HOSTILE_PROFILE)
+    setInterval(() => {
+      const now = process.hrtime.bigint();
+      if (now - last > 150_000_000n) stalls.push([Number(last / 1000n), Number(now / 1000n)]);
+      last = now;
+    }, 10).unref();
   const send = (message: FromServer) => process.send?.(message);
   process.on('message', (message: ToServer) => {
     if (message.kind === 'reset') {
@@ -56,6 +67,8 @@ async function serve(): Promise<void> {
         send({ kind: 'settled', loopMaxMs: loop.max / 1e6, loopP99Ms: loop.percentile(99) / 1e6 });
       });
     } else {
+      if (process.env.BENCH_HOSTILE_PROFILE)
+        writeFileSync(join(process.env.BENCH_HOSTILE_PROFILE, 'stalls.json'), JSON.stringify(stalls));
       void stack.close().then(() => process.exit(0));
     }
   });

@@ -177,7 +177,8 @@ export function createPlanCheckPool(options: PlanCheckPoolOptions): PlanCheckPoo
   return {
     run(job) {
       if (closed || job.bytes.byteLength < inlineBelow) return inline.run(job);
-      if (queue.length >= queueLimit && running() >= max) return Promise.resolve(overloaded());
+      // Room for one job per worker and `queue` more: a worker still starting counts as busy.
+      if (queue.length + running() >= max + queueLimit) return Promise.resolve(overloaded());
       const own = { ...job, bytes: ownBuffer(job.bytes) };
       return new Promise((resolve, reject) => {
         queue.push({ id: nextId++, job: own, resolve, reject });
