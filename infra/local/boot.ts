@@ -45,6 +45,7 @@ import { faultsOf } from './faults/config.ts';
 import { faultHooks, type LocalStackFaults } from './faults/hooks.ts';
 import { LEDGER_FILE, type LedgerFile, openLedgerFile } from './ledger-file.ts';
 import { createLocalExecutions, type LocalExecutions, type LocalHandler } from './local-executions.ts';
+import { createPlanCheckPool } from './plan-check-pool.ts';
 import { type ResumeReport, resumeOpenWork } from './resume.ts';
 import { loadStateMachines, type SynthMissReason, type SynthOutcome } from './synth-cache.ts';
 
@@ -384,12 +385,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     Invalidator: createInvalidatorHandler({ invalidator: root.invalidator }),
   });
 
-  const app = createApp(
-    root.apiDeps({
+  // Large plan bodies are decoded and validated in worker threads: this event loop also answers /health.
+  const planChecks = createPlanCheckPool({ catalog: root.catalog, limits: root.limits });
+  const app = createApp({
+    ...root.apiDeps({
       auth: { kind: 'token', token },
       ...(options.conformance ? { ledger: { entries: () => ledgerEntries() } } : {}),
     }),
-  );
+    planChecks,
+  });
   // API Gateway and the API Lambda between the client and the app, with Lambda's 6 MB each way.
   const api = withLambdaPayloadLimits(app.fetch);
   const host = options.host ?? DEFAULT_LOCAL_HOST;
@@ -457,6 +461,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     async close() {
       executions.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await planChecks.close();
       // A planning job under way finishes on the store before the store goes.
       await planJobs.idle();
       await stream.drain();

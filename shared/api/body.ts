@@ -42,13 +42,21 @@ export function parseJsonBody(text: string): unknown {
   });
 }
 
-/** The body's text, from its bytes (read as text first, invalid UTF-8 would already be replaced). */
-const bodyText = async (c: Context): Promise<string> => decodeBody(new Uint8Array(await c.req.arrayBuffer()));
+/** The body's bytes, as they came (read as text, invalid UTF-8 would already be replaced). */
+export const bodyBytes = async (c: Context): Promise<Uint8Array> => new Uint8Array(await c.req.arrayBuffer());
 
-export async function readJson<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
-  const text = await bodyText(c);
+/** The body's text, from its bytes. */
+const bodyText = async (c: Context): Promise<string> => decodeBody(await bodyBytes(c));
+
+/** A required JSON body from its bytes: decoded strictly, parsed strictly, checked against the schema. */
+export function jsonFromBytes<S extends z.ZodType>(bytes: Uint8Array, schema: S): z.infer<S> {
+  const text = decodeBody(bytes);
   if (text.trim() === '') throw new ApiError(400, 'E_BAD_REQUEST', 'a JSON request body is required');
   return parseWith(schema, parseJsonBody(text));
+}
+
+export async function readJson<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
+  return jsonFromBytes(await bodyBytes(c), schema);
 }
 
 /** As readJson, for a route whose body may be left out: no body (or a blank one) is undefined. */

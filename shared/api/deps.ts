@@ -14,6 +14,7 @@ import type { CompensationActionRequest, CompensationActionResult } from '../ser
 import type { PlanJobs } from '../services/plan-jobs.ts';
 import type { RevisionDecision } from '../services/revision-approvals.ts';
 import type { AuthConfig, AuthVariables } from './auth.ts';
+import type { PlanRequestChecks } from './plan-requests.ts';
 
 export type PlanMode = 'DIRECT' | 'DECOMPOSE';
 
@@ -29,6 +30,12 @@ export interface ApiDeps {
   readonly catalog: Catalog;
   readonly planner: { plan(request: PlanRequest): Promise<Plan> };
   readonly limits: PlanLimits;
+  /**
+   * Who decodes and validates the bodies of `POST /plans/validate` and `POST /runs` (plan-requests.ts); absent,
+   * the request's own process does. The embedded server passes a pool of worker threads, so its event loop (which
+   * also answers `/health` and runs every step) never spends a large plan's validation.
+   */
+  readonly planChecks?: PlanRequestChecks;
   /** The coordinator's cancellation (idempotent): stops the run's executions and records the terminal state. */
   readonly cancelRun: (
     runId: string,

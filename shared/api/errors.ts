@@ -29,18 +29,25 @@ export class ApiError extends CairnError {
   readonly details: unknown;
   /** Extra top-level fields of the answer, beside `error` (e.g. `valid: false, errors` for an invalid plan). */
   readonly extra: Readonly<Record<string, unknown>>;
+  /** When the client may try again (the answer's Retry-After): the server was busy, the request was fine. */
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(
     status: ContentfulStatusCode,
     code: string,
     message: string,
-    options: CairnErrorOptions & { details?: unknown; extra?: Readonly<Record<string, unknown>> } = {},
+    options: CairnErrorOptions & {
+      details?: unknown;
+      extra?: Readonly<Record<string, unknown>>;
+      retryAfterSeconds?: number;
+    } = {},
   ) {
-    super('ApiError', message, { ...options, retryable: false });
+    super('ApiError', message, { ...options, retryable: options.retryAfterSeconds !== undefined });
     this.status = status;
     this.code = code;
     this.details = options.details;
     this.extra = options.extra ?? {};
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
 
@@ -144,6 +151,8 @@ export function mapError(error: unknown): Mapped & { unexpected: boolean } {
 /** Hono's onError: logs the unexpected ones on the server side only. */
 export function handleError(error: unknown, c: Context): Response {
   const mapped = mapError(error);
+  if (isApiError(error) && error.retryAfterSeconds !== undefined)
+    c.header('Retry-After', String(error.retryAfterSeconds));
   if (mapped.unexpected) console.error('cairn api: unexpected error', error);
   return c.json(mapped.body, mapped.status);
 }

@@ -9,10 +9,11 @@
  */
 import { Hono } from 'hono';
 import type { PlanJobRecord } from '../ports/plan-jobs.ts';
-import { planRequestBody, readJson, validateBody } from './body.ts';
+import { bodyBytes, planRequestBody, readJson } from './body.ts';
 import { type ApiDeps, type ApiEnv, modeOf } from './deps.ts';
 import { ApiError, notFound } from './errors.ts';
-import { checkPlan, invalidPlanBody } from './plan-check.ts';
+import { invalidPlanBody } from './plan-check.ts';
+import { validateRequest } from './plan-requests.ts';
 
 /** Where a job is polled. */
 export const planJobLocation = (jobId: string): string => `/plans/${encodeURIComponent(jobId)}`;
@@ -65,8 +66,8 @@ export function plansRoutes(deps: ApiDeps): Hono<ApiEnv> {
   });
 
   app.post('/plans/validate', async (c) => {
-    const body = await readJson(c, validateBody);
-    const result = checkPlan(body.plan, deps.catalog, deps.limits, body.generated ?? false);
+    // Decoded and validated where the deps say (plan-requests.ts): off the event loop when it serves many.
+    const result = await validateRequest(deps, await bodyBytes(c));
     if (result.valid) return c.json({ valid: true });
     return c.json(invalidPlanBody(result.errors), 422);
   });

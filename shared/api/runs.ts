@@ -7,30 +7,18 @@
  * order is no difference), and the same key with another body is refused (422 E_IDEMPOTENCY_MISMATCH) instead of
  * answered with a run that was asked for with other words.
  */
-import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { canonicalJson } from '../engine/replan/step-definition.ts';
 import { isConflictError } from '../errors.ts';
 import { RUN_STATUSES, type RunStatus } from '../plan/schema.ts';
-import { stampPlan } from '../plan/stamp.ts';
 import { resolveMode } from '../planner/planner.ts';
 import { runExecutionName } from '../ports/executions.ts';
 import type { RunRecord } from '../ports/store.ts';
-import {
-  anyObject,
-  parseWith,
-  planRequestBody,
-  readJson,
-  readOptionalJson,
-  readQuery,
-  revisionQuery,
-  submitBody,
-} from './body.ts';
+import { bodyBytes, readOptionalJson, readQuery, revisionQuery } from './body.ts';
 import { cursorField, decodeCursor, encodeCursor, limitField } from './cursor.ts';
 import { type ApiDeps, type ApiEnv, modeOf } from './deps.ts';
 import { ApiError, notFound } from './errors.ts';
-import { validateUntrusted } from './plan-check.ts';
+import { submitRequest } from './plan-requests.ts';
 import { buildRunSummary, buildRunView, pageOfSteps } from './run-view.ts';
 
 /** `POST /runs/{id}/cancel` takes an optional body: `compensate: true` undoes the run's segments before it ends. */
@@ -58,9 +46,7 @@ const stepsQuery = z.strictObject({ cursor: cursorField, limit: limitField(2000)
 
 type NewRun = Pick<RunRecord, 'objective' | 'mode' | 'directTarget' | 'submittedPlan' | 'planStamp'>;
 
-/** What an Idempotency-Key's claim remembers of the request: SHA-256 of the body as canonical JSON (sorted keys). */
-export const runRequestHash = (body: unknown): string =>
-  `sha256:${createHash('sha256').update(canonicalJson(body), 'utf8').digest('hex')}`;
+export { runRequestHash } from './plan-requests.ts';
 
 const keyMismatch = (): ApiError =>
   new ApiError(
@@ -103,25 +89,23 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
   };
 
   app.post('/runs', async (c) => {
-    const raw = await readJson(c, anyObject);
     const key = c.req.header(IDEMPOTENCY_HEADER);
+    // Decoded, validated, stamped and hashed where the deps say (plan-requests.ts): off the event loop when it
+    // serves many. Nothing is stored, no key is claimed, for an invalid plan.
+    const submitted = await submitRequest(deps, await bodyBytes(c), key !== undefined);
     if (key !== undefined && !KEY_PATTERN.test(key)) {
       throw new ApiError(400, 'E_BAD_REQUEST', 'Idempotency-Key must be 1..255 visible ASCII characters');
     }
     let fields: NewRun;
-    if (Object.hasOwn(raw, 'plan')) {
-      const { plan } = parseWith(submitBody, raw);
-      // Untrusted until proven otherwise: nothing is stored, no key is claimed, for an invalid plan. A valid one is
-      // stored with its stamp, so the run machine does not validate it again against the same catalog and limits.
-      const submitted = validateUntrusted(plan, deps.catalog, deps.limits);
+    if (submitted.kind === 'plan') {
       fields = {
-        objective: submitted.objective,
+        objective: submitted.plan.objective,
         mode: 'SUBMITTED',
-        submittedPlan: submitted,
-        planStamp: stampPlan(submitted, deps.catalog, deps.limits),
+        submittedPlan: submitted.plan,
+        planStamp: submitted.planStamp,
       };
     } else {
-      const body = parseWith(planRequestBody, raw);
+      const body = submitted.request;
       const mode = modeOf(body);
       // A mode that cannot plan (DIRECT without a target, an unknown target...) is refused now, not in the machine.
       resolveMode({ ...body, mode }, deps.catalog);
@@ -132,8 +116,8 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       };
     }
     let runId = deps.newId();
-    if (key !== undefined) {
-      const requestHash = runRequestHash(raw);
+    if (key !== undefined && submitted.requestHash !== undefined) {
+      const { requestHash } = submitted;
       const claim = await store.claimRunKey(key, runId, requestHash);
       const owner = claim.runId;
       if (owner !== runId) {

@@ -14,13 +14,10 @@
  * replaced at once, so the pool stays warm. Workers are unref'd: an idle pool does not keep a process alive.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, renameSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import type { EvaluationOutcome, EvaluationRequest, ExpressionLimits } from '../../plan/expression-limits.ts';
 import type { ExpressionEvaluator } from '../../ports/expressions.ts';
+import { bundledWorkerFile } from '../worker-bundle.ts';
 
 export interface WorkerEvaluatorOptions {
   readonly limits: ExpressionLimits;
@@ -54,39 +51,10 @@ const TS_WORKER = new URL('./worker.ts', import.meta.url);
 /** The worker's module as a file to fork: a bundle's built worker, or one built here from the sources. */
 type WorkerCode = { readonly file: string };
 
-/**
- * Running from the TypeScript sources (the embedded runtime, the tests), the worker is bundled once per process
- * with esbuild (tsx's own dependency) into a temporary file: loading it through tsx takes seconds, the bundle a few
- * hundred milliseconds.
- */
-async function workerCode(file: URL): Promise<WorkerCode> {
-  if (!file.pathname.endsWith('.ts')) return { file: fileURLToPath(file) };
-  // A specifier the Lambda bundler leaves alone: a bundle passes its built worker and never gets here.
-  const esbuildModule = 'esbuild';
-  const esbuild = (await import(esbuildModule)) as typeof import('esbuild');
-  const built = await esbuild.build({
-    entryPoints: [fileURLToPath(file)],
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    write: false,
-    logLevel: 'silent',
-  });
-  const code = built.outputFiles[0]?.text;
-  if (code === undefined) throw new Error(`esbuild built nothing from ${file.href}`);
-  // Named by its content: every process of the same sources shares one file instead of leaving one each.
-  const path = join(
-    tmpdir(),
-    `cairn-expression-worker-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.cjs`,
-  );
-  if (!existsSync(path)) {
-    const partial = `${path}.${process.pid}`;
-    writeFileSync(partial, code);
-    renameSync(partial, path);
-  }
-  return { file: path };
-}
+/** Running from the TypeScript sources, the worker is bundled once per process (../worker-bundle.ts). */
+const workerCode = async (file: URL): Promise<WorkerCode> => ({
+  file: await bundledWorkerFile(file, 'cairn-expression-worker'),
+});
 
 const limitOutcomes = (request: EvaluationRequest, message: string): EvaluationOutcome[] =>
   request.sources.map(() => ({ ok: false, limit: true, message }));
