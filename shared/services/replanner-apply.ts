@@ -7,33 +7,18 @@
  * generation starts; an upstream step that finishes while the generations are being started is counted by a second
  * pass (its own release may have hit the old generation), exactly once per edge as everywhere else.
  */
-import type { AppliedReplan } from '../engine/replan.ts';
-import { FIRST_GENERATION, planGraph } from '../engine/scheduling.ts';
+import { applicationWork } from '../engine/replan.ts';
+import { planGraph } from '../engine/scheduling.ts';
 import { isTerminalStepStatus, RELEASING_STEP_STATUSES } from '../engine/statuses.ts';
 import { traceEntry } from '../engine/trace.ts';
-import { effectiveUpstream, type PlanGraph } from '../plan/graph.ts';
-import type { StepError } from '../plan/schema.ts';
-import type { NextGeneration, StepRecord } from '../ports/store.ts';
+import type { PlanGraph } from '../plan/graph.ts';
+import type { Plan, StepError } from '../plan/schema.ts';
+import type { NextGeneration, RevisionApplication, StepRecord } from '../ports/store.ts';
 import type { Interpreter } from './interpreter.ts';
-import { startStep } from './step-follow-ups.ts';
+import { CANCELLED_ERROR } from './run-end.ts';
+import { closeOpenSteps, startStep } from './step-follow-ups.ts';
 
 export const SUPERSEDED_CODE = 'E_SUPERSEDED';
-
-/** How a restarted or added step starts: finished upstream steps that go on as they are count as released. */
-function nextGeneration(
-  graph: PlanGraph,
-  stepId: string,
-  byId: ReadonlyMap<string, StepRecord>,
-  restarted: ReadonlySet<string>,
-): NextGeneration {
-  const upstream = effectiveUpstream(graph, stepId);
-  const released = upstream.filter((id) => {
-    const status = byId.get(id)?.status;
-    return !restarted.has(id) && status !== undefined && RELEASING_STEP_STATUSES.has(status);
-  });
-  const remaining = upstream.length - released.length;
-  return { status: remaining === 0 ? 'ready' : 'pending', upstream, remaining, released };
-}
 
 /** Stops the execution that claimed a generation which no longer counts (already finished: nothing to stop). */
 async function stopClaimed(ctx: Interpreter, step: StepRecord, error: StepError): Promise<void> {
@@ -50,14 +35,14 @@ async function stopClaimed(ctx: Interpreter, step: StepRecord, error: StepError)
 }
 
 /** The step's record becomes `superseded` from wherever it is now (it may have moved since it was read). */
-async function supersede(ctx: Interpreter, read: StepRecord | undefined, revision: number): Promise<void> {
+async function supersede(ctx: Interpreter, read: StepRecord, revision: number): Promise<void> {
   const now = ctx.now();
   const error: StepError = {
     code: SUPERSEDED_CODE,
     message: `superseded: plan revision ${revision} no longer has this step`,
     retryable: false,
   };
-  let step = read;
+  let step: StepRecord | undefined = read;
   for (let tries = 0; tries < 3 && step; tries++) {
     if (step.status === 'superseded' || RELEASING_STEP_STATUSES.has(step.status)) return;
     const done = await ctx.deps.store.transitionStep(
@@ -91,46 +76,35 @@ async function restart(
 }
 
 /**
- * Brings the step records in line with `applied` (revision n+1, already stored and made current on the run) and
- * starts what is due. `records` are the run's step records as read before the revision was made.
+ * Brings the step records in line with `plan` (revision n+1, already stored and made current on the run, with its
+ * `application` recorded) and starts what is due. `records` are the run's step records: as read before the revision
+ * was made on the first pass, as read now on a repeat. Only what has not landed yet is written (applicationWork), so
+ * a repeat after a throw finishes the revision instead of doing it twice.
  */
-export async function applyRevisionToRecords(
+export async function finishRevision(
   ctx: Interpreter,
   runId: string,
-  applied: AppliedReplan,
+  plan: Plan,
+  application: RevisionApplication,
   records: readonly StepRecord[],
 ): Promise<void> {
-  const { store } = ctx.deps;
-  const { revision } = applied;
-  const graph = planGraph(revision);
-  const byId = new Map(records.map((r) => [r.stepId, r]));
-  const restarted = new Set([...applied.changed, ...applied.added]);
-  const titles = new Map(revision.steps.map((s) => [s.id, `${s.title} → ${s.target ?? '?'}`]));
+  const graph = planGraph(plan);
+  const titles = new Map(plan.steps.map((s) => [s.id, `${s.title} → ${s.target ?? '?'}`]));
+  const work = applicationWork({ runId, application, graph, records, revision: plan.revision, titles, now: ctx.now() });
+  await Promise.all(work.supersede.map((step) => supersede(ctx, step, plan.revision)));
+  await Promise.all(work.restart.map(({ step, next }) => restart(ctx, step, next, plan.revision)));
+  if (work.create.length > 0) await ctx.deps.store.putSteps(work.create);
+  await startDue(ctx, runId, graph, work.fresh);
+  await closeIfCancelled(ctx, runId);
+}
 
-  await Promise.all(applied.removed.map((id) => supersede(ctx, byId.get(id), revision.revision)));
-
-  const now = ctx.now();
-  const fresh: StepRecord[] = [];
-  await Promise.all(
-    [...restarted].map(async (id) => {
-      const next = nextGeneration(graph, id, byId, restarted);
-      const existing = byId.get(id);
-      // A step a revision dropped earlier and this one brings back continues its own record's generations.
-      if (existing) await restart(ctx, existing, next, revision.revision);
-      else
-        fresh.push({
-          runId,
-          stepId: id,
-          generation: FIRST_GENERATION,
-          ...next,
-          attempts: 0,
-          trace: [traceEntry('plan', `${titles.get(id) ?? id} (revision ${revision.revision})`, now)],
-          updatedAt: now,
-        });
-    }),
-  );
-  if (fresh.length > 0) await store.putSteps(fresh);
-  await startDue(ctx, runId, graph, restarted);
+/**
+ * A cancellation that landed while a revision's generations were being started may have closed the run's steps
+ * before some of them got their new generation: those are closed now, so no step of a cancelled run stays open.
+ */
+async function closeIfCancelled(ctx: Interpreter, runId: string): Promise<void> {
+  const run = await ctx.getRun(runId);
+  if (run.status === 'cancelled') await closeOpenSteps(ctx, runId, CANCELLED_ERROR);
 }
 
 /**

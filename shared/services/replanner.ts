@@ -15,16 +15,17 @@
  */
 
 import { triggerFor } from '../engine/replan/diagnosis.ts';
-import { decideReplan, diagnoseFailure, stepStates } from '../engine/replan.ts';
-import { STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
-import { ConflictError, isConflictError } from '../errors.ts';
+import { decideReplan, diagnoseFailure, revisionApplication, stepStates } from '../engine/replan.ts';
+import { letsStepsMove, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
+import { ConflictError, isConflictError, isTransientPlatformError } from '../errors.ts';
+import type { Plan } from '../plan/schema.ts';
 import type { PlanModel, ReplanTrigger } from '../ports/plan-model.ts';
-import type { ReplanRecord, RunRecord, StepRecord } from '../ports/store.ts';
+import type { ReplanRecord, RevisionApplication, RunRecord, StepRecord } from '../ports/store.ts';
 import { APPROVAL_EXPIRED_CODE, APPROVAL_EXPIRED_REASON } from './coordinator-approval.ts';
 import { failureKey } from './coordinator-replan.ts';
 import type { CoordinatorDeps } from './coordinator-types.ts';
-import { createInterpreter, event, type Interpreter, type LoadedPlan } from './interpreter.ts';
-import { applyRevisionToRecords } from './replanner-apply.ts';
+import { createInterpreter, event, type LoadedPlan } from './interpreter.ts';
+import { finishRevision } from './replanner-apply.ts';
 import {
   declineFailure,
   describeReplanError,
@@ -36,9 +37,8 @@ import {
   sleep,
 } from './replanner-support.ts';
 import { persistRevision } from './revisions.ts';
-import { CANCELLED_ERROR, failurePolicies, isReplannable, pauseRun } from './run-end.ts';
+import { failurePolicies, isReplannable, pauseRun } from './run-end.ts';
 import { isReopenable, reopenRun } from './run-reopen.ts';
-import { closeOpenSteps } from './step-follow-ups.ts';
 
 export interface ReplannerDeps extends CoordinatorDeps {
   /** The planning model: the HTN method library embedded, Bedrock when a model id is configured. */
@@ -91,7 +91,14 @@ interface Attempt {
   readonly manual?: string;
 }
 
-type Revised = { readonly revision: number } | 'lost' | 'ended';
+/** Revision n+1 made current: what finishing it takes. */
+interface Made {
+  readonly revision: number;
+  readonly plan: Plan;
+  readonly application: RevisionApplication;
+}
+
+type Revised = Made | 'lost' | 'ended';
 
 export function createReplanner(deps: ReplannerDeps): Replanner {
   const ctx = createInterpreter(deps);
@@ -104,8 +111,11 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
   };
   const raceDelay = (tries: number) => sleep((deps.raceDelayMs ?? DEFAULT_RACE_DELAY_MS) * tries);
 
-  /** Proposes, stores and applies revision n+1 around `attempt.failed`. Planner errors propagate. */
-  async function revise(attempt: Attempt): Promise<Revised> {
+  /**
+   * Proposes, stores and makes current revision n+1 around `attempt.failed`, recording on the run what it does to
+   * the step records; finishRevision then brings them in line. Planner errors propagate.
+   */
+  async function makeRevision(attempt: Attempt): Promise<Revised> {
     const { run, loaded, records, failed } = attempt;
     const planStep = loaded.byId.get(failed.stepId);
     const diagnosis = diagnoseFailure({
@@ -126,8 +136,11 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
     try {
       await persistRevision(ctx, run.runId, proposal.revision, reason);
     } catch (error) {
-      if (isConflictError(error)) return 'lost';
-      throw error;
+      if (!isConflictError(error)) throw error;
+      // Only a failure's own answer may take a stored revision for its own: a person's replans of one run may
+      // propose the same revision with the same reason at once, and exactly one of them may make it.
+      const own = attempt.manual === undefined && (await isOwnStoredRevision(run.runId, proposal.revision, reason));
+      if (!own) return 'lost';
     }
     // A person's replan of a finished run opens it again (a new run execution waits for it).
     if (isReopenable(run)) await reopenRun(ctx, run, reason);
@@ -142,6 +155,7 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       reason,
       at: ctx.now(),
     };
+    const application = revisionApplication(proposal, records);
     const fingerprint = fingerprintOf(run, failed);
     // PlanRevised travels with the write that makes the revision current, which only an open run takes: a run
     // cancelled meanwhile has nothing published after its RunFinished.
@@ -152,16 +166,54 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
         revision,
         replans: run.replans + 1,
         replanFingerprints: [...new Set([...(run.replanFingerprints ?? []), fingerprint])],
-        replanLog: [...(run.replanLog ?? []), record],
+        replanLog: [...(run.replanLog ?? []), { ...record, application }],
         updatedAt: ctx.now(),
       },
       { events: [event('PlanRevised', { runId: run.runId, revision, reason })] },
     );
     // Cancelled or out of time meanwhile: the stored revision stays for audit, nothing more happens.
     if (!updated) return 'ended';
-    await applyRevisionToRecords(ctx, run.runId, proposal, records);
-    await closeIfCancelled(ctx, run.runId);
-    return { revision };
+    return { revision, plan: proposal.revision, application };
+  }
+
+  /**
+   * Whether revision `plan.revision`, found stored, is the one this answer to a failure proposed: an earlier try
+   * stored it and threw before the write that makes it current (a store timeout whose write landed). One failure is
+   * answered by one holder of its `handledFailures` mark at a time, and the reason names the failed step, so the same
+   * reason and plan at a revision the run has not reached yet can only be that earlier try's: the repeat makes it
+   * current instead of losing to itself.
+   */
+  async function isOwnStoredRevision(runId: string, plan: Plan, reason: string): Promise<boolean> {
+    const stored = await store.getPlanRevision(runId, plan.revision);
+    if (stored?.reason !== reason || JSON.stringify(stored.plan) !== JSON.stringify(plan)) return false;
+    const run = await store.getRun(runId);
+    return run !== undefined && run.revision < plan.revision;
+  }
+
+  /** Revision n+1 made current: the step records brought in line (a throw here is the retry's to finish). */
+  async function revise(attempt: Attempt): Promise<Revised> {
+    const made = await makeRevision(attempt);
+    if (typeof made === 'object')
+      await finishRevision(ctx, attempt.run.runId, made.plan, made.application, attempt.records);
+    return made;
+  }
+
+  /**
+   * The revision an earlier try of this answer made current, finished: the write that made it current recorded what
+   * it does to the step records, and some of those writes may not have landed (a throttle, a store timeout). The
+   * failed step may already have its new generation, so this is looked up before the failure itself.
+   */
+  async function resumeRevision(ref: StepFailedRef): Promise<ReplanOutcome | undefined> {
+    const run = await store.getRun(ref.runId);
+    const key = failureKey(ref);
+    const made = run?.replanLog?.find((r) => r.failure === key);
+    if (!run || !made) return undefined;
+    if (!letsStepsMove(run.status)) return { outcome: 'ignored', why: 'run_ended' };
+    if (made.revision !== run.revision || made.application === undefined)
+      return { outcome: 'ignored', why: 'duplicate' };
+    const loaded = await ctx.plan(run);
+    await finishRevision(ctx, run.runId, loaded.plan, made.application, await store.listSteps(run.runId));
+    return { outcome: 'revised', revision: made.revision };
   }
 
   /** Reads the run as it is now; undefined when the failure is gone (a newer generation, a newer revision). */
@@ -176,6 +228,8 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
   }
 
   async function answer(ref: StepFailedRef): Promise<ReplanOutcome> {
+    const resumed = await resumeRevision(ref);
+    if (resumed) return resumed;
     for (let tries = 1; tries <= RACE_TRIES; tries++) {
       const found = await current(ref);
       if (!found) return { outcome: 'ignored', why: 'stale' };
@@ -218,15 +272,22 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       }
       let result: Revised;
       try {
-        result = await revise({ ...found, trigger: triggerFor(failed.error?.code ?? 'E_UNKNOWN') });
+        result = await makeRevision({ ...found, trigger: triggerFor(failed.error?.code ?? 'E_UNKNOWN') });
       } catch (error) {
+        // A platform error on the way (a throttled or timed-out store call) is no answer from the planner: the
+        // retry answers the failure, finding whatever of this try landed.
+        if (isTransientPlatformError(error)) throw error;
         const why = describeReplanError(error);
         if (why.code === 'E_REPLAN_FAILED') console.error('cairn replanner: replanning failed', { ref, error });
         await declineFailure(ctx, failed, why);
         return { outcome: 'declined', ...why };
       }
       if (result === 'ended') return { outcome: 'ignored', why: 'run_ended' };
-      if (result !== 'lost') return { outcome: 'revised', revision: result.revision };
+      if (result !== 'lost') {
+        // Current now: whatever throws from here on is the retry's to finish (resumeRevision), never a decline.
+        await finishRevision(ctx, run.runId, result.plan, result.application, found.records);
+        return { outcome: 'revised', revision: result.revision };
+      }
       await raceDelay(tries);
     }
     // Still losing: the failure stands rather than keeping the run waiting for an answer that does not come.
@@ -304,13 +365,4 @@ function replanTarget(run: RunRecord, loaded: LoadedPlan, records: readonly Step
   if (gate?.status !== 'awaiting_approval') return undefined;
   const message = String(run.terminal.evidence.detail ?? 'no decision before the approval deadline');
   return { ...gate, error: { code: APPROVAL_EXPIRED_CODE, message, retryable: false } };
-}
-
-/**
- * A cancellation that landed while a revision's generations were being started may have closed the run's steps
- * before some of them got their new generation: those are closed now, so no step of a cancelled run stays open.
- */
-async function closeIfCancelled(ctx: Interpreter, runId: string): Promise<void> {
-  const run = await ctx.getRun(runId);
-  if (run.status === 'cancelled') await closeOpenSteps(ctx, runId, CANCELLED_ERROR);
 }

@@ -1,4 +1,10 @@
 /**
+ * Applying a plan revision is repeatable: once revision n+1 is current, a throw while the step records are brought in
+ * line with it (a throttled `startGeneration`, an `updateRun` that landed and lost its answer) is not a decline; it
+ * propagates, and the redelivery finishes the revision from what the run recorded (its ReplanRecord's application).
+ * Before, the throw was recorded as a decline (E_REPLAN_FAILED) while the revision stayed current with its steps
+ * pending and nothing to move them: the chaos suite's "stuck `running` with no open step" (seed 5).
+ *
  * A StepFailed the replanner took (`handledFailures`) but could not answer, because a store call on the way was
  * throttled, is answered by its redelivery: the mark is taken back, so the repeat is not told "duplicate". Before,
  * the run waited for a replan that never came (awaitsReplan) with nothing open left to settle it: the chaos suite's
@@ -35,23 +41,36 @@ afterAll(async () => {
   await stack?.close();
 });
 
-/** The stack's store, whose first `getRun` of `runId` is throttled (as DynamoDB's, once the SDK gave up). */
-function storeThrottlingFirstRead(runId: string): Store {
+const throttle = () => new ThrottlingException({ message: 'injected: Rate exceeded', $metadata: {} });
+
+function timeout(): Error {
+  const error = new Error('injected: the write landed, its answer was lost');
+  error.name = 'TimeoutError';
+  return error;
+}
+
+/**
+ * The stack's store whose first call of `method` for `runId` fails as DynamoDB's does once the SDK gave up: before
+ * the call (`before`, nothing written) or after it landed (`after`, the answer lost).
+ */
+function storeFailingOnce(runId: string, method: keyof Store, when: 'before' | 'after', error: () => Error): Store {
   let fired = false;
   return new Proxy(stack.store, {
     get(target, key, receiver) {
       const value = Reflect.get(target, key, receiver) as unknown;
-      if (key !== 'getRun' || typeof value !== 'function') return value;
-      return async (id: string) => {
-        if (!fired && id === runId) {
-          fired = true;
-          throw new ThrottlingException({ message: 'injected: Rate exceeded', $metadata: {} });
-        }
-        return (value as (id: string) => Promise<unknown>).call(target, id);
+      if (key !== method || typeof value !== 'function') return value;
+      return async (id: string, ...rest: unknown[]) => {
+        const call = () => (value as (...args: unknown[]) => Promise<unknown>).call(target, id, ...rest);
+        if (fired || id !== runId) return call();
+        fired = true;
+        if (when === 'after') await call();
+        throw error();
       };
     },
   });
 }
+
+const storeThrottlingFirstRead = (runId: string): Store => storeFailingOnce(runId, 'getRun', 'before', throttle);
 
 const deps = (store: Store): CoordinatorDeps => ({
   store,
@@ -85,6 +104,41 @@ describe('replanner.onStepFailed', () => {
     const redelivered = await replanner.onStepFailed(ref);
 
     expect(redelivered).toMatchObject({ outcome: 'revised', revision: 2 });
+    await stack.request('POST', `/runs/${runId}/cancel`);
+  });
+
+  /** A run whose step B fails for good (its primary provider is down) while S keeps the run open. */
+  async function runWithFailedStep(objective: string): Promise<string> {
+    const steps: PlanStep[] = [
+      step(stack, 'B', PROVIDERS.primary, { input: { value: 'b', fail: ['primary'] } }),
+      step(stack, 'S', T.sleep, { input: { ms: 20_000 } }),
+    ];
+    const runId = await stack.startRun({ plan: plan(objective, steps) });
+    await waitForRun(stack, runId, (run) => run.steps.find((s) => s.id === 'B')?.status === 'failed');
+    return runId;
+  }
+
+  it.each([
+    ['startGeneration throttled after the revision became current', 'startGeneration', 'before', throttle],
+    ['updateRun making the revision current timed out after it landed', 'updateRun', 'after', timeout],
+    ['putPlanRevision timed out after it stored the revision', 'putPlanRevision', 'after', timeout],
+  ] as const)('finishes the revision on the redelivery when %s', async (_, method, when, error) => {
+    const runId = await runWithFailedStep(`replan with ${method} failing`);
+    const replanner = createReplanner({
+      ...deps(storeFailingOnce(runId, method, when, error)),
+      model: createHtnPlanModel(),
+    });
+    const ref = { runId, stepId: 'B', generation: 1 };
+
+    await expect(replanner.onStepFailed(ref)).rejects.toThrow(/injected/);
+    const redelivered = await replanner.onStepFailed(ref);
+
+    expect(redelivered).toMatchObject({ outcome: 'revised', revision: 2 });
+    const run = await waitForRun(stack, runId, (r) => r.steps.find((s) => s.id === 'B')?.status === 'succeeded');
+    expect(run).toMatchObject({ status: 'running', revision: 2 });
+    const record = await stack.store.getRun(runId);
+    expect(record?.replanDeclines ?? []).toEqual([]);
+    expect((await stack.store.getStep(runId, 'B'))?.generation).toBe(2);
     await stack.request('POST', `/runs/${runId}/cancel`);
   });
 });
