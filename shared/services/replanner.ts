@@ -80,6 +80,8 @@ export interface Replanner {
 /** Tries of one failure against revisions that keep moving under it (each lost race means another replan won). */
 const RACE_TRIES = 8;
 const DEFAULT_RACE_DELAY_MS = 100;
+/** Tries, in one invocation, of bringing the step records in line with a revision made current. */
+export const FINISH_TRIES = 3;
 
 interface Attempt {
   readonly run: RunRecord;
@@ -190,11 +192,29 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
     return run !== undefined && run.revision < plan.revision;
   }
 
-  /** Revision n+1 made current: the step records brought in line (a throw here is the retry's to finish). */
+  /**
+   * Brings the step records in line with a revision made current. A platform error on the way is tried again here a
+   * few times, each time from the records as they are then; what still fails is the caller's retry's to finish
+   * (resumeRevision), and a person's replan, which has no redelivery, gets most of its chance here.
+   */
+  async function finish(runId: string, made: Made, records: readonly StepRecord[]): Promise<void> {
+    let read = records;
+    for (let tries = 1; ; tries++) {
+      try {
+        await finishRevision(ctx, runId, made.plan, made.application, read);
+        return;
+      } catch (error) {
+        if (!isTransientPlatformError(error) || tries >= FINISH_TRIES) throw error;
+        await sleep((deps.raceDelayMs ?? DEFAULT_RACE_DELAY_MS) * tries);
+        read = await store.listSteps(runId);
+      }
+    }
+  }
+
+  /** Revision n+1 made current and the step records brought in line. */
   async function revise(attempt: Attempt): Promise<Revised> {
     const made = await makeRevision(attempt);
-    if (typeof made === 'object')
-      await finishRevision(ctx, attempt.run.runId, made.plan, made.application, attempt.records);
+    if (typeof made === 'object') await finish(attempt.run.runId, made, attempt.records);
     return made;
   }
 
@@ -212,7 +232,8 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
     if (made.revision !== run.revision || made.application === undefined)
       return { outcome: 'ignored', why: 'duplicate' };
     const loaded = await ctx.plan(run);
-    await finishRevision(ctx, run.runId, loaded.plan, made.application, await store.listSteps(run.runId));
+    const current = { revision: made.revision, plan: loaded.plan, application: made.application };
+    await finish(run.runId, current, await store.listSteps(run.runId));
     return { outcome: 'revised', revision: made.revision };
   }
 
@@ -285,7 +306,7 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       if (result === 'ended') return { outcome: 'ignored', why: 'run_ended' };
       if (result !== 'lost') {
         // Current now: whatever throws from here on is the retry's to finish (resumeRevision), never a decline.
-        await finishRevision(ctx, run.runId, result.plan, result.application, found.records);
+        await finish(run.runId, result, found.records);
         return { outcome: 'revised', revision: result.revision };
       }
       await raceDelay(tries);

@@ -19,7 +19,7 @@ import type { PlanStep } from '../../shared/plan/schema.ts';
 import { createHtnPlanModel } from '../../shared/planner/htn/model.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import type { CoordinatorDeps } from '../../shared/services/coordinator.ts';
-import { createReplanner } from '../../shared/services/replanner.ts';
+import { createReplanner, FINISH_TRIES } from '../../shared/services/replanner.ts';
 import { type LocalStack, plan, step, waitForRun } from '../support/local-stack.ts';
 import { createReplanPack, PROVIDERS } from '../support/replan-pack.ts';
 
@@ -50,19 +50,25 @@ function timeout(): Error {
 }
 
 /**
- * The stack's store whose first call of `method` for `runId` fails as DynamoDB's does once the SDK gave up: before
- * the call (`before`, nothing written) or after it landed (`after`, the answer lost).
+ * The stack's store whose first `times` calls of `method` for `runId` fail as DynamoDB's do once the SDK gave up:
+ * before the call (`before`, nothing written) or after it landed (`after`, the answer lost).
  */
-function storeFailingOnce(runId: string, method: keyof Store, when: 'before' | 'after', error: () => Error): Store {
-  let fired = false;
+function storeFailing(
+  runId: string,
+  method: keyof Store,
+  when: 'before' | 'after',
+  error: () => Error,
+  times = 1,
+): Store {
+  let fired = 0;
   return new Proxy(stack.store, {
     get(target, key, receiver) {
       const value = Reflect.get(target, key, receiver) as unknown;
       if (key !== method || typeof value !== 'function') return value;
       return async (id: string, ...rest: unknown[]) => {
         const call = () => (value as (...args: unknown[]) => Promise<unknown>).call(target, id, ...rest);
-        if (fired || id !== runId) return call();
-        fired = true;
+        if (fired >= times || id !== runId) return call();
+        fired += 1;
         if (when === 'after') await call();
         throw error();
       };
@@ -70,7 +76,7 @@ function storeFailingOnce(runId: string, method: keyof Store, when: 'before' | '
   });
 }
 
-const storeThrottlingFirstRead = (runId: string): Store => storeFailingOnce(runId, 'getRun', 'before', throttle);
+const storeThrottlingFirstRead = (runId: string): Store => storeFailing(runId, 'getRun', 'before', throttle);
 
 const deps = (store: Store): CoordinatorDeps => ({
   store,
@@ -118,14 +124,21 @@ describe('replanner.onStepFailed', () => {
     return runId;
   }
 
+  // startGeneration fails more often than the replanner tries to finish a revision in one invocation.
   it.each([
-    ['startGeneration throttled after the revision became current', 'startGeneration', 'before', throttle],
-    ['updateRun making the revision current timed out after it landed', 'updateRun', 'after', timeout],
-    ['putPlanRevision timed out after it stored the revision', 'putPlanRevision', 'after', timeout],
-  ] as const)('finishes the revision on the redelivery when %s', async (_, method, when, error) => {
+    [
+      'startGeneration throttled after the revision became current',
+      'startGeneration',
+      'before',
+      throttle,
+      FINISH_TRIES,
+    ],
+    ['updateRun making the revision current timed out after it landed', 'updateRun', 'after', timeout, 1],
+    ['putPlanRevision timed out after it stored the revision', 'putPlanRevision', 'after', timeout, 1],
+  ] as const)('finishes the revision on the redelivery when %s', async (_, method, when, error, times) => {
     const runId = await runWithFailedStep(`replan with ${method} failing`);
     const replanner = createReplanner({
-      ...deps(storeFailingOnce(runId, method, when, error)),
+      ...deps(storeFailing(runId, method, when, error, times)),
       model: createHtnPlanModel(),
     });
     const ref = { runId, stepId: 'B', generation: 1 };
@@ -139,6 +152,20 @@ describe('replanner.onStepFailed', () => {
     const record = await stack.store.getRun(runId);
     expect(record?.replanDeclines ?? []).toEqual([]);
     expect((await stack.store.getStep(runId, 'B'))?.generation).toBe(2);
+    await stack.request('POST', `/runs/${runId}/cancel`);
+  });
+
+  it('finishes the revision in the same invocation when a throttle on the way passes', async () => {
+    const runId = await runWithFailedStep('replan with one startGeneration throttled');
+    const replanner = createReplanner({
+      ...deps(storeFailing(runId, 'startGeneration', 'before', throttle)),
+      model: createHtnPlanModel(),
+    });
+
+    const answered = await replanner.onStepFailed({ runId, stepId: 'B', generation: 1 });
+
+    expect(answered).toMatchObject({ outcome: 'revised', revision: 2 });
+    await waitForRun(stack, runId, (r) => r.steps.find((s) => s.id === 'B')?.status === 'succeeded');
     await stack.request('POST', `/runs/${runId}/cancel`);
   });
 });
