@@ -80,8 +80,8 @@ export interface Replanner {
 /** Tries of one failure against revisions that keep moving under it (each lost race means another replan won). */
 const RACE_TRIES = 8;
 const DEFAULT_RACE_DELAY_MS = 100;
-/** Tries, in one invocation, of bringing the step records in line with a revision made current. */
-export const FINISH_TRIES = 3;
+/** Tries, in one invocation, of an answer (or of finishing a revision) that a platform error interrupted. */
+export const PLATFORM_TRIES = 3;
 
 interface Attempt {
   readonly run: RunRecord;
@@ -192,29 +192,30 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
     return run !== undefined && run.revision < plan.revision;
   }
 
-  /**
-   * Brings the step records in line with a revision made current. A platform error on the way is tried again here a
-   * few times, each time from the records as they are then; what still fails is the caller's retry's to finish
-   * (resumeRevision), and a person's replan, which has no redelivery, gets most of its chance here.
-   */
-  async function finish(runId: string, made: Made, records: readonly StepRecord[]): Promise<void> {
-    let read = records;
+  /** `action` again, a little later, while it fails with a platform error (PLATFORM_TRIES in all). */
+  async function withPlatformRetries<T>(action: (tries: number) => Promise<T>): Promise<T> {
     for (let tries = 1; ; tries++) {
       try {
-        await finishRevision(ctx, runId, made.plan, made.application, read);
-        return;
+        return await action(tries);
       } catch (error) {
-        if (!isTransientPlatformError(error) || tries >= FINISH_TRIES) throw error;
+        if (!isTransientPlatformError(error) || tries >= PLATFORM_TRIES) throw error;
         await sleep((deps.raceDelayMs ?? DEFAULT_RACE_DELAY_MS) * tries);
-        read = await store.listSteps(runId);
       }
     }
   }
 
-  /** Revision n+1 made current and the step records brought in line. */
+  /**
+   * Revision n+1 made current and the step records brought in line; a platform error while bringing them in line is
+   * tried again, from the records as they are then (a person's replan has no redelivery to finish it).
+   */
   async function revise(attempt: Attempt): Promise<Revised> {
     const made = await makeRevision(attempt);
-    if (typeof made === 'object') await finish(attempt.run.runId, made, attempt.records);
+    if (typeof made !== 'object') return made;
+    const { runId } = attempt.run;
+    await withPlatformRetries(async (tries) => {
+      const records = tries === 1 ? attempt.records : await store.listSteps(runId);
+      await finishRevision(ctx, runId, made.plan, made.application, records);
+    });
     return made;
   }
 
@@ -232,8 +233,7 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
     if (made.revision !== run.revision || made.application === undefined)
       return { outcome: 'ignored', why: 'duplicate' };
     const loaded = await ctx.plan(run);
-    const current = { revision: made.revision, plan: loaded.plan, application: made.application };
-    await finish(run.runId, current, await store.listSteps(run.runId));
+    await finishRevision(ctx, run.runId, loaded.plan, made.application, await store.listSteps(run.runId));
     return { outcome: 'revised', revision: made.revision };
   }
 
@@ -306,7 +306,7 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       if (result === 'ended') return { outcome: 'ignored', why: 'run_ended' };
       if (result !== 'lost') {
         // Current now: whatever throws from here on is the retry's to finish (resumeRevision), never a decline.
-        await finish(run.runId, result, found.records);
+        await finishRevision(ctx, run.runId, result.plan, result.application, found.records);
         return { outcome: 'revised', revision: result.revision };
       }
       await raceDelay(tries);
@@ -348,14 +348,23 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
     async onStepFailed(ref) {
       if (maxReplans === 0) return { outcome: 'ignored', why: 'disabled' };
       const taken = failureKey(ref);
-      if (!(await store.markRunOnce(ref.runId, 'handledFailures', taken)))
-        return { outcome: 'ignored', why: 'duplicate' };
+      // Taken but not answered (a throttled read or write on the way, or the mark's own write timed out after it
+      // landed): the mark is taken back so that the redelivery answers it, else the run waits for a replan that
+      // never comes (awaitsReplan) with nothing left open to settle it.
+      const release = () => withPlatformRetries(() => store.unmarkRunOnce(ref.runId, 'handledFailures', taken));
+      let marked: boolean;
       try {
-        return await answer(ref);
+        marked = await store.markRunOnce(ref.runId, 'handledFailures', taken);
       } catch (error) {
-        // Taken but not answered (a throttled read or write on the way): the redelivery must answer it, else the
-        // run waits for a replan that never comes (awaitsReplan) with nothing left open to settle it.
-        await store.unmarkRunOnce(ref.runId, 'handledFailures', taken);
+        await release();
+        throw error;
+      }
+      if (!marked) return { outcome: 'ignored', why: 'duplicate' };
+      try {
+        // Every answer is idempotent: a platform error on the way is tried again here before the redelivery's turn.
+        return await withPlatformRetries(() => answer(ref));
+      } catch (error) {
+        await release();
         throw error;
       }
     },

@@ -19,7 +19,7 @@ import type { PlanStep } from '../../shared/plan/schema.ts';
 import { createHtnPlanModel } from '../../shared/planner/htn/model.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import type { CoordinatorDeps } from '../../shared/services/coordinator.ts';
-import { createReplanner, FINISH_TRIES } from '../../shared/services/replanner.ts';
+import { createReplanner, PLATFORM_TRIES } from '../../shared/services/replanner.ts';
 import { type LocalStack, plan, step, waitForRun } from '../support/local-stack.ts';
 import { createReplanPack, PROVIDERS } from '../support/replan-pack.ts';
 
@@ -76,7 +76,9 @@ function storeFailing(
   });
 }
 
-const storeThrottlingFirstRead = (runId: string): Store => storeFailing(runId, 'getRun', 'before', throttle);
+/** Every read of the run throttled for as long as the replanner tries in one invocation. */
+const storeThrottlingReads = (runId: string): Store =>
+  storeFailing(runId, 'getRun', 'before', throttle, PLATFORM_TRIES);
 
 const deps = (store: Store): CoordinatorDeps => ({
   store,
@@ -103,7 +105,7 @@ describe('replanner.onStepFailed', () => {
     ];
     const runId = await stack.startRun({ plan: plan('replan after a throttled read', steps) });
     await waitForRun(stack, runId, (run) => run.steps.find((s) => s.id === 'B')?.status === 'failed');
-    const replanner = createReplanner({ ...deps(storeThrottlingFirstRead(runId)), model: createHtnPlanModel() });
+    const replanner = createReplanner({ ...deps(storeThrottlingReads(runId)), model: createHtnPlanModel() });
     const ref = { runId, stepId: 'B', generation: 1 };
 
     await expect(replanner.onStepFailed(ref)).rejects.toThrow(/Rate exceeded/);
@@ -124,21 +126,49 @@ describe('replanner.onStepFailed', () => {
     return runId;
   }
 
-  // startGeneration fails more often than the replanner tries to finish a revision in one invocation.
   it.each([
-    [
-      'startGeneration throttled after the revision became current',
-      'startGeneration',
-      'before',
-      throttle,
-      FINISH_TRIES,
-    ],
-    ['updateRun making the revision current timed out after it landed', 'updateRun', 'after', timeout, 1],
-    ['putPlanRevision timed out after it stored the revision', 'putPlanRevision', 'after', timeout, 1],
-  ] as const)('finishes the revision on the redelivery when %s', async (_, method, when, error, times) => {
+    ['startGeneration is throttled after the revision became current', 'startGeneration', 'before', throttle],
+    ['updateRun making the revision current timed out after it landed', 'updateRun', 'after', timeout],
+    ['putPlanRevision timed out after it stored the revision', 'putPlanRevision', 'after', timeout],
+  ] as const)('finishes the revision instead of declining the failure when %s', async (_, method, when, error) => {
     const runId = await runWithFailedStep(`replan with ${method} failing`);
     const replanner = createReplanner({
-      ...deps(storeFailing(runId, method, when, error, times)),
+      ...deps(storeFailing(runId, method, when, error)),
+      model: createHtnPlanModel(),
+    });
+
+    const answered = await replanner.onStepFailed({ runId, stepId: 'B', generation: 1 });
+
+    expect(answered).toMatchObject({ outcome: 'revised', revision: 2 });
+    const run = await waitForRun(stack, runId, (r) => r.steps.find((s) => s.id === 'B')?.status === 'succeeded');
+    expect(run).toMatchObject({ status: 'running', revision: 2 });
+    expect((await stack.store.getRun(runId))?.replanDeclines ?? []).toEqual([]);
+    expect((await stack.store.getStep(runId, 'B'))?.generation).toBe(2);
+    await stack.request('POST', `/runs/${runId}/cancel`);
+  });
+
+  it('finishes on the redelivery a revision whose records kept failing in the first invocation', async () => {
+    const runId = await runWithFailedStep('replan with startGeneration throttled for a while');
+    const replanner = createReplanner({
+      ...deps(storeFailing(runId, 'startGeneration', 'before', throttle, PLATFORM_TRIES)),
+      model: createHtnPlanModel(),
+    });
+    const ref = { runId, stepId: 'B', generation: 1 };
+
+    await expect(replanner.onStepFailed(ref)).rejects.toThrow(/injected/);
+    expect((await stack.store.getRun(runId))?.revision).toBe(2);
+    const redelivered = await replanner.onStepFailed(ref);
+
+    expect(redelivered).toMatchObject({ outcome: 'revised', revision: 2 });
+    await waitForRun(stack, runId, (r) => r.steps.find((s) => s.id === 'B')?.status === 'succeeded');
+    expect((await stack.store.getRun(runId))?.replanDeclines ?? []).toEqual([]);
+    await stack.request('POST', `/runs/${runId}/cancel`);
+  });
+
+  it('answers the redelivery when taking the failure timed out after the mark landed', async () => {
+    const runId = await runWithFailedStep('replan with the mark lost');
+    const replanner = createReplanner({
+      ...deps(storeFailing(runId, 'markRunOnce', 'after', timeout)),
       model: createHtnPlanModel(),
     });
     const ref = { runId, stepId: 'B', generation: 1 };
@@ -147,25 +177,6 @@ describe('replanner.onStepFailed', () => {
     const redelivered = await replanner.onStepFailed(ref);
 
     expect(redelivered).toMatchObject({ outcome: 'revised', revision: 2 });
-    const run = await waitForRun(stack, runId, (r) => r.steps.find((s) => s.id === 'B')?.status === 'succeeded');
-    expect(run).toMatchObject({ status: 'running', revision: 2 });
-    const record = await stack.store.getRun(runId);
-    expect(record?.replanDeclines ?? []).toEqual([]);
-    expect((await stack.store.getStep(runId, 'B'))?.generation).toBe(2);
-    await stack.request('POST', `/runs/${runId}/cancel`);
-  });
-
-  it('finishes the revision in the same invocation when a throttle on the way passes', async () => {
-    const runId = await runWithFailedStep('replan with one startGeneration throttled');
-    const replanner = createReplanner({
-      ...deps(storeFailing(runId, 'startGeneration', 'before', throttle)),
-      model: createHtnPlanModel(),
-    });
-
-    const answered = await replanner.onStepFailed({ runId, stepId: 'B', generation: 1 });
-
-    expect(answered).toMatchObject({ outcome: 'revised', revision: 2 });
-    await waitForRun(stack, runId, (r) => r.steps.find((s) => s.id === 'B')?.status === 'succeeded');
     await stack.request('POST', `/runs/${runId}/cancel`);
   });
 });
