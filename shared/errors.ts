@@ -124,3 +124,25 @@ export const isPayloadTooLargeError = (e: unknown): e is PayloadTooLargeError =>
 
 /** Whether a failure may succeed on a later attempt; unknown errors are treated as transient. */
 export const isRetryable = (error: unknown): boolean => (isCairnError(error) ? error.retryable : true);
+
+/**
+ * The AWS SDK's "try again" (a throttle, a call that got no answer, a service error), once its own retries are
+ * spent: the platform failed, not the work, and a repeat of an idempotent action settles it.
+ */
+const TRANSIENT_PLATFORM_NAMES: ReadonlySet<string> = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'TimeoutError',
+  'InternalServerError',
+  'ServiceUnavailable',
+]);
+
+export function isTransientPlatformError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null || isCairnError(error)) return false;
+  const { name, $retryable } = error as { name?: unknown; $retryable?: unknown };
+  return (
+    (typeof name === 'string' && TRANSIENT_PLATFORM_NAMES.has(name)) ||
+    ($retryable !== undefined && $retryable !== null)
+  );
+}

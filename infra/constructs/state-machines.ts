@@ -66,14 +66,23 @@ export const TRANSIENT_ERRORS = [
 export const LAMBDA_TIMEOUT = 'Sandbox.Timedout';
 
 /**
+ * An error the function did not handle itself: its process ran out of memory or died on its way out (AWS: "Unhandled
+ * errors in Lambda are reported as Lambda.Unknown ... These include out-of-memory errors and function timeouts").
+ * Like a timeout, its effects may have happened, and every handler (coordinator, step executor, planner, validator)
+ * answers a repeat idempotently; a crash that repeats runs out of Retry and takes the Task's Catch.
+ */
+export const LAMBDA_UNKNOWN = 'Lambda.Unknown';
+
+/**
  * What says "the platform, not the work": Lambda's service errors and throttle, an invocation that timed out on
- * either side, and cairn's own retryable errors. Every Task retries them with the same payload; for RunStep they are
+ * either side or whose function died (Lambda.Unknown), and cairn's own retryable errors. Every Task retries them with the same payload; for RunStep they are
  * never counted as attempts of the step.
  */
 export const PLATFORM_ERRORS = [
   ...LAMBDA_SERVICE_ERRORS,
   'Lambda.ClientExecutionTimeoutException',
   LAMBDA_TIMEOUT,
+  LAMBDA_UNKNOWN,
   ...TRANSIENT_ERRORS,
 ] as const;
 

@@ -1,7 +1,8 @@
 /**
  * Human approvals: list, read, decide. Exactly one decision counts: the store's conditional write on `pending`
  * picks the winner, everyone else gets 409; a decision after the deadline gets 410. Only the winner answers the
- * step execution's task token. Task tokens never leave the server.
+ * step execution's task token, and the winner's own repeat of it (a request whose answer was lost) answers it again.
+ * Task tokens never leave the server.
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
@@ -46,6 +47,25 @@ const GONE_TOKEN_ERRORS = new Set(['ConflictError', 'TaskTimedOut', 'TaskDoesNot
 const SEND_ATTEMPTS = 3;
 
 export type ApprovalView = Omit<ApprovalRecord, 'taskToken'>;
+
+/** What the waiting step is answered with (SendTaskSuccess). */
+const decisionReply = (body: Decision, by: string) => ({
+  decision: body.decision,
+  ...(body.output === undefined || body.decision === 'reject' ? {} : { output: body.output }),
+  ...(body.comment === undefined ? {} : { comment: body.comment }),
+  by,
+});
+
+/** Whether the approval records exactly this decision by this person (a repeat of the request that made it). */
+function isSameDecision(approval: ApprovalRecord, body: Decision, by: string): boolean {
+  const output = body.decision === 'reject' ? undefined : body.output;
+  return (
+    approval.status === DECIDED_STATUS[body.decision] &&
+    approval.decidedBy === by &&
+    approval.comment === body.comment &&
+    JSON.stringify(approval.output) === JSON.stringify(output)
+  );
+}
 
 export function approvalView(record: ApprovalRecord): ApprovalView {
   const { taskToken: _secret, ...visible } = record;
@@ -191,10 +211,30 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
 
   app.get('/approvals/:id', async (c) => c.json({ approval: approvalView(await requireApproval(c.req.param('id'))) }));
 
+  /**
+   * The same decision sent again by the person who made it: the first request's write landed but its answer was lost
+   * (a store timeout: 503, "send the request again"), or its answer to the step never got through. The step may
+   * still wait for it, so the token is answered again; a token already answered is the first answer having landed.
+   */
+  const repeatDecision = async (approval: ApprovalRecord, body: Decision, by: string): Promise<boolean> => {
+    if (!isSameDecision(approval, body, by)) return false;
+    try {
+      await answer(approval.taskToken, decisionReply(body, by));
+    } catch (error) {
+      if (!(error instanceof ApiError && error.status === 410)) throw error;
+    }
+    return true;
+  };
+
   app.post('/approvals/:id', async (c) => {
     const body = await readJson(c, decisionBody);
     const approval = await requireApproval(c.req.param('id'));
-    if (approval.status !== 'pending') throw conflict(approval);
+    if (approval.status !== 'pending') {
+      // A revision approval has no task token to answer again: another decision on it, a repeat or not, is 409.
+      if (approval.kind !== 'revision' && (await repeatDecision(approval, body, c.get('principal'))))
+        return c.json({ approval: approvalView(approval) });
+      throw conflict(approval);
+    }
     if (approval.kind === 'revision')
       return c.json({ approval: approvalView(await decideRevision(approval, body, c.get('principal'))) });
     const now = deps.clock();
@@ -223,12 +263,7 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     }
     await checkOutput(approval, body);
     const by = c.get('principal');
-    const reply = {
-      decision: body.decision,
-      ...(body.output === undefined || body.decision === 'reject' ? {} : { output: body.output }),
-      ...(body.comment === undefined ? {} : { comment: body.comment }),
-      by,
-    };
+    const reply = decisionReply(body, by);
     // Checked before the decision is recorded: a decision the waiting step could never receive must not win.
     const replyBytes = Buffer.byteLength(JSON.stringify(reply), 'utf8');
     if (replyBytes > MAX_DECISION_BYTES) {

@@ -80,7 +80,28 @@ export type ReplanRecord = PriorReplan & {
   readonly failure?: string;
   readonly reason: string;
   readonly at: string;
+  /** What the revision does to the step records (absent on records written before it was kept). */
+  readonly application?: RevisionApplication;
 };
+
+/** A record that starts its next generation, from the generation it had when the revision was made. */
+export interface RestartedRecord {
+  readonly stepId: string;
+  readonly from: number;
+}
+
+/**
+ * What revision n+1 does to the step records, recorded with the write that makes the revision current so that
+ * whoever comes next (the replanner's retry) can finish it: see engine/replan/application.ts.
+ */
+export interface RevisionApplication {
+  /** Records the revision drops: they become `superseded` (unless they already ended with an output). */
+  readonly removed: readonly string[];
+  /** Existing records that start a new generation (changed steps, and dropped steps the revision brings back). */
+  readonly restarted: readonly RestartedRecord[];
+  /** Steps new to the run: they get a first record. */
+  readonly added: readonly string[];
+}
 
 /** A failure the replanner answered without a revision (`replanDeclines`). */
 export interface ReplanDecline {

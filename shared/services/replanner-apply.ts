@@ -7,33 +7,18 @@
  * generation starts; an upstream step that finishes while the generations are being started is counted by a second
  * pass (its own release may have hit the old generation), exactly once per edge as everywhere else.
  */
-import type { AppliedReplan } from '../engine/replan.ts';
-import { FIRST_GENERATION, planGraph, planTraceText } from '../engine/scheduling.ts';
+import { applicationWork } from '../engine/replan.ts';
+import { planGraph } from '../engine/scheduling.ts';
 import { isTerminalStepStatus, RELEASING_STEP_STATUSES } from '../engine/statuses.ts';
 import { traceEntry } from '../engine/trace.ts';
-import { effectiveUpstream, type PlanGraph } from '../plan/graph.ts';
-import type { StepError } from '../plan/schema.ts';
-import type { NextGeneration, StepRecord } from '../ports/store.ts';
+import type { PlanGraph } from '../plan/graph.ts';
+import type { Plan, StepError } from '../plan/schema.ts';
+import type { NextGeneration, RevisionApplication, RunRecord, StepRecord } from '../ports/store.ts';
 import type { Interpreter } from './interpreter.ts';
-import { startStep } from './step-follow-ups.ts';
+import { CANCELLED_ERROR, checkRunEnd, settleRun } from './run-end.ts';
+import { closeOpenSteps, startStep } from './step-follow-ups.ts';
 
 export const SUPERSEDED_CODE = 'E_SUPERSEDED';
-
-/** How a restarted or added step starts: finished upstream steps that go on as they are count as released. */
-function nextGeneration(
-  graph: PlanGraph,
-  stepId: string,
-  byId: ReadonlyMap<string, StepRecord>,
-  restarted: ReadonlySet<string>,
-): NextGeneration {
-  const upstream = effectiveUpstream(graph, stepId);
-  const released = upstream.filter((id) => {
-    const status = byId.get(id)?.status;
-    return !restarted.has(id) && status !== undefined && RELEASING_STEP_STATUSES.has(status);
-  });
-  const remaining = upstream.length - released.length;
-  return { status: remaining === 0 ? 'ready' : 'pending', upstream, remaining, released };
-}
 
 /** Stops the execution that claimed a generation which no longer counts (already finished: nothing to stop). */
 async function stopClaimed(ctx: Interpreter, step: StepRecord, error: StepError): Promise<void> {
@@ -50,14 +35,14 @@ async function stopClaimed(ctx: Interpreter, step: StepRecord, error: StepError)
 }
 
 /** The step's record becomes `superseded` from wherever it is now (it may have moved since it was read). */
-async function supersede(ctx: Interpreter, read: StepRecord | undefined, revision: number): Promise<void> {
+async function supersede(ctx: Interpreter, read: StepRecord, revision: number): Promise<void> {
   const now = ctx.now();
   const error: StepError = {
     code: SUPERSEDED_CODE,
     message: `superseded: plan revision ${revision} no longer has this step`,
     retryable: false,
   };
-  let step = read;
+  let step: StepRecord | undefined = read;
   for (let tries = 0; tries < 3 && step; tries++) {
     if (step.status === 'superseded' || RELEASING_STEP_STATUSES.has(step.status)) return;
     const done = await ctx.deps.store.transitionStep(
@@ -91,47 +76,45 @@ async function restart(
 }
 
 /**
- * Brings the step records in line with `applied` (revision n+1, already stored and made current on the run) and
- * starts what is due. `records` are the run's step records as read before the revision was made.
+ * Brings the step records in line with `plan` (revision n+1, already stored and made current on the run, with its
+ * `application` recorded) and starts what is due. `records` are the run's step records: as read before the revision
+ * was made on the first pass, as read now on a repeat. Only what has not landed yet is written (applicationWork), so
+ * a repeat after a throw finishes the revision instead of doing it twice.
  */
-export async function applyRevisionToRecords(
+export async function finishRevision(
   ctx: Interpreter,
   runId: string,
-  applied: AppliedReplan,
+  plan: Plan,
+  application: RevisionApplication,
   records: readonly StepRecord[],
 ): Promise<void> {
-  const { store } = ctx.deps;
-  const { revision } = applied;
-  const graph = planGraph(revision);
-  const byId = new Map(records.map((r) => [r.stepId, r]));
-  const restarted = new Set([...applied.changed, ...applied.added]);
-  const definitions = new Map(revision.steps.map((s) => [s.id, s]));
+  const graph = planGraph(plan);
+  const work = applicationWork({ runId, application, graph, records, plan, now: ctx.now() });
+  await Promise.all(work.supersede.map((step) => supersede(ctx, step, plan.revision)));
+  await Promise.all(work.restart.map(({ step, next }) => restart(ctx, step, next, plan.revision)));
+  if (work.create.length > 0) await ctx.deps.store.putSteps(work.create);
+  await startDue(ctx, runId, graph, work.fresh);
+  const run = await ctx.getRun(runId);
+  // A cancellation that landed while the generations were being started may have closed the run's steps before some
+  // of them got their new generation: those are closed now, so no step of a cancelled run stays open.
+  if (run.status === 'cancelled') await closeOpenSteps(ctx, runId, CANCELLED_ERROR);
+  await recordFinishedSinks(ctx, run);
+  // Nothing to run (a person's revision that only dropped open steps): the run ends again on its own.
+  if (application.restarted.length + application.added.length === 0) await settleRun(ctx, runId);
+}
 
-  await Promise.all(applied.removed.map((id) => supersede(ctx, byId.get(id), revision.revision)));
-
-  const now = ctx.now();
-  const fresh: StepRecord[] = [];
-  await Promise.all(
-    [...restarted].map(async (id) => {
-      const next = nextGeneration(graph, id, byId, restarted);
-      const existing = byId.get(id);
-      const planned = traceEntry('plan', planTraceText(id, definitions.get(id), revision), now);
-      // A step a revision dropped earlier and this one brings back continues its own record's generations.
-      if (existing) await restart(ctx, existing, { ...next, appendTrace: [planned] }, revision.revision);
-      else
-        fresh.push({
-          runId,
-          stepId: id,
-          generation: FIRST_GENERATION,
-          ...next,
-          attempts: 0,
-          trace: [planned],
-          updatedAt: now,
-        });
-    }),
+/**
+ * A finished step that the revision made a sink (what waited for it was dropped or no longer waits) ended its line
+ * of work before it was one, so it never went on the run's frontier: it is recorded now, else nobody would complete
+ * the set of sinks and the run would never end.
+ */
+async function recordFinishedSinks(ctx: Interpreter, run: RunRecord): Promise<void> {
+  const loaded = await ctx.plan(run);
+  const sinks = new Set(loaded.sinks);
+  const finished = (await ctx.deps.store.listSteps(run.runId)).filter(
+    (s) => sinks.has(s.stepId) && RELEASING_STEP_STATUSES.has(s.status),
   );
-  if (fresh.length > 0) await store.putSteps(fresh);
-  await startDue(ctx, runId, graph, restarted);
+  if (finished.length > 0) await checkRunEnd(ctx, loaded, run.runId, finished);
 }
 
 /**

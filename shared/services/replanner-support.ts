@@ -6,12 +6,13 @@
 import { clipText } from '../engine/replan/step-definition.ts';
 import { failureFingerprint, type LineageMap, mergeLineage, stepLineage } from '../engine/replan.ts';
 import { traceEntry } from '../engine/trace.ts';
-import { isModelError, isPlannerError } from '../errors.ts';
+import { isModelError, isPlannerError, isTransientPlatformError } from '../errors.ts';
+import type { Plan } from '../plan/schema.ts';
 import { plannerErrorCode } from '../planner/errors.ts';
 import type { PlannerDeps } from '../planner/planner.ts';
 import { proposeRevision, type RevisionOutcome, type RevisionRequest } from '../planner/replan/revise.ts';
 import type { PriorReplan, ReplanChange } from '../ports/plan-model.ts';
-import type { RunRecord, StepRecord } from '../ports/store.ts';
+import type { RunRecord, StepRecord, Store } from '../ports/store.ts';
 import { declineMember, failureKey } from './coordinator-replan.ts';
 import type { Interpreter } from './interpreter.ts';
 import { settleRun } from './run-end.ts';
@@ -22,6 +23,35 @@ const MODEL_TRIES = 3;
 const MODEL_RETRY_MS = 500;
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Tries, in one invocation, of an answer (or of finishing a revision) that a platform error interrupted. */
+export const PLATFORM_TRIES = 3;
+
+/** `action` again, a little later each time, while it fails with a platform error (PLATFORM_TRIES in all). */
+export async function withPlatformRetries<T>(delayMs: number, action: (tries: number) => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await action(tries);
+    } catch (error) {
+      if (!isTransientPlatformError(error) || tries >= PLATFORM_TRIES) throw error;
+      await sleep(delayMs * tries);
+    }
+  }
+}
+
+/**
+ * Whether revision `plan.revision`, found stored, is the one this answer to a failure proposed: an earlier try
+ * stored it and threw before the write that makes it current (a store timeout whose write landed). One failure is
+ * answered by one holder of its `handledFailures` mark at a time, and the reason names the failed step, so the same
+ * reason and plan at a revision the run has not reached yet can only be that earlier try's: the repeat makes it
+ * current instead of losing to itself.
+ */
+export async function isOwnStoredRevision(store: Store, runId: string, plan: Plan, reason: string): Promise<boolean> {
+  const stored = await store.getPlanRevision(runId, plan.revision);
+  if (stored?.reason !== reason || JSON.stringify(stored.plan) !== JSON.stringify(plan)) return false;
+  const run = await store.getRun(runId);
+  return run !== undefined && run.revision < plan.revision;
+}
 
 /** The run's earlier replans around a failure as the planner is told them, oldest first. */
 export function priorReplans(run: Pick<RunRecord, 'replanLog'>): PriorReplan[] {

@@ -18,91 +18,57 @@
  *
  * A revision that brings in a mutating target the previous revision did not have is not made current: it waits for
  * a person's approval (revision-approvals.ts), and is made then, if the run has not moved on meanwhile.
+ *
+ * Making a revision current is repeatable: the write that makes it current records what it does to the step
+ * records (its application), and finishRevision writes only what has not landed; a platform error after that write
+ * is never a decline: it is tried again here (PLATFORM_TRIES), then by the failure's redelivery (resumeRevision).
  */
 
 import { triggerFor } from '../engine/replan/diagnosis.ts';
-import { applyReplan, checkReplan, decideReplan, diagnoseFailure, stepStates } from '../engine/replan.ts';
-import { RELEASING_STEP_STATUSES, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
-import { ConflictError, isConflictError } from '../errors.ts';
+import {
+  applyReplan,
+  checkReplan,
+  decideReplan,
+  diagnoseFailure,
+  revisionApplication,
+  stepStates,
+} from '../engine/replan.ts';
+import { letsStepsMove, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
+import { ConflictError, isConflictError, isTransientPlatformError } from '../errors.ts';
+import type { Plan } from '../plan/schema.ts';
 import { plannerError } from '../planner/errors.ts';
 import type { RevisionOutcome } from '../planner/replan/revise.ts';
-import type { PlanModel, ReplanTrigger, RequestedReplan } from '../ports/plan-model.ts';
-import type { HeldRevision, ReplanRecord, RunRecord, StepRecord } from '../ports/store.ts';
+import type { ReplanTrigger, RequestedReplan } from '../ports/plan-model.ts';
+import type { HeldRevision, ReplanRecord, RevisionApplication, RunRecord, StepRecord } from '../ports/store.ts';
 import { APPROVAL_EXPIRED_CODE, APPROVAL_EXPIRED_REASON } from './coordinator-approval.ts';
 import { failureKey, releaseFailure, replanDeclines, takeFailure } from './coordinator-replan.ts';
-import type { CoordinatorDeps } from './coordinator-types.ts';
-import { createInterpreter, event, type Interpreter, type LoadedPlan } from './interpreter.ts';
-import { applyRevisionToRecords } from './replanner-apply.ts';
+import { createInterpreter, event, type LoadedPlan } from './interpreter.ts';
+import { finishRevision } from './replanner-apply.ts';
+import type { Replanner, ReplannerDeps, ReplanOutcome, StepFailedRef } from './replanner-contract.ts';
 import {
   declineFailure,
   describeReplanError,
   fingerprintOf,
+  isOwnStoredRevision,
   lineageOf,
   priorReplans,
   proposeWithRetry,
   revisionReason,
   sleep,
+  withPlatformRetries,
 } from './replanner-support.ts';
-import {
-  holdRevision,
-  pendingRevisionApproval,
-  type RevisionDecision,
-  settleRevisionApproval,
-} from './revision-approvals.ts';
+import { holdRevision, pendingRevisionApproval, settleRevisionApproval } from './revision-approvals.ts';
 import { persistRevision } from './revisions.ts';
-import { CANCELLED_ERROR, checkRunEnd, failurePolicies, isReplannable, pauseRun, settleRun } from './run-end.ts';
+import { failurePolicies, isReplannable, pauseRun } from './run-end.ts';
 import { isReopenable, reopenRun } from './run-reopen.ts';
-import { closeOpenSteps } from './step-follow-ups.ts';
 
-export interface ReplannerDeps extends CoordinatorDeps {
-  /** The planning model: the HTN method library embedded, Bedrock when a model id is configured. */
-  readonly model: PlanModel;
-  /** Wait before looking again after losing a revision race, per try (ms; default 100). */
-  readonly raceDelayMs?: number;
-}
-
-export interface StepFailedRef {
-  readonly runId: string;
-  readonly stepId: string;
-  readonly generation: number;
-}
-
-export type ReplanOutcome =
-  | { readonly outcome: 'revised'; readonly revision: number }
-  | { readonly outcome: 'paused'; readonly reason: 'max_replans' | 'no_progress' }
-  | { readonly outcome: 'declined'; readonly code: string; readonly message: string }
-  | { readonly outcome: 'awaiting_approval'; readonly approvalId: string }
-  | { readonly outcome: 'ignored'; readonly why: 'disabled' | 'duplicate' | 'stale' | 'run_ended' | 'lost_race' };
-
-export interface Replanner {
-  /** A final step failure (a StepFailed event). Idempotent: a repeat or a stale event changes nothing. */
-  onStepFailed(ref: StepFailedRef): Promise<ReplanOutcome>;
-  /**
-   * Whether a person's replan of the run may go ahead now (the API asks before it hands the replan to a worker):
-   * ConflictError (409) for a cancelled run, at the replan limit, or for a run without a plan.
-   */
-  checkReplan(runId: string): Promise<void>;
-  /**
-   * A person's replan. Returns the revision made, none when a concurrent replan made it first, or the approval the
-   * revision waits for (it adds a mutating target). ConflictError (409) as checkReplan; PlannerError (422) when the
-   * planner finds no revision (E_NO_CHANGE: one that would change nothing).
-   */
-  replanRun(request: {
-    readonly runId: string;
-    readonly reason: string;
-    readonly objective?: string;
-  }): Promise<{ runId: string; revision?: number; approvalId?: string }>;
-  /**
-   * A person's decision on a revision approval: approve makes the held revision current (ConflictError
-   * E_REVISION_STALE when the run moved on meanwhile: the approval is closed, nothing changes); reject keeps the
-   * previous revision (a failure the revision answered then stands).
-   */
-  decideRevision(decision: RevisionDecision): Promise<{ revision?: number }>;
-}
+export type { Replanner, ReplannerDeps, ReplanOutcome, StepFailedRef } from './replanner-contract.ts';
 
 /** Tries of one failure against revisions that keep moving under it (each lost race means another replan won). */
 const RACE_TRIES = 8;
 const DEFAULT_RACE_DELAY_MS = 100;
+
+export { PLATFORM_TRIES } from './replanner-support.ts';
 
 interface Attempt {
   readonly run: RunRecord;
@@ -115,7 +81,16 @@ interface Attempt {
   readonly requested?: RequestedReplan;
 }
 
-type Revised = { readonly revision: number } | { readonly approvalId: string } | 'lost' | 'ended';
+/** Revision n+1 made current: what finishing it takes. */
+interface Made {
+  readonly revision: number;
+  readonly plan: Plan;
+  readonly application: RevisionApplication;
+}
+
+type Revised = Made | { readonly approvalId: string } | 'lost' | 'ended';
+
+const isMade = (result: Revised): result is Made => typeof result === 'object' && 'application' in result;
 
 export function createReplanner(deps: ReplannerDeps): Replanner {
   const ctx = createInterpreter(deps);
@@ -126,13 +101,15 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
     catalog: deps.catalog,
     limits: { maxSteps: deps.config.maxSteps, maxDepth: deps.config.maxDepth },
   };
-  const raceDelay = (tries: number) => sleep((deps.raceDelayMs ?? DEFAULT_RACE_DELAY_MS) * tries);
+  const raceDelayMs = deps.raceDelayMs ?? DEFAULT_RACE_DELAY_MS;
+  const raceDelay = (tries: number) => sleep(raceDelayMs * tries);
 
   /**
-   * Proposes revision n+1 (around `attempt.failed`, or as a person asked), then makes it current, or holds it for a
-   * person's approval when it adds a mutating target. Planner errors propagate.
+   * Proposes revision n+1 (around `attempt.failed`, or as a person asked), then makes it current (commit), or holds
+   * it for a person's approval when it adds a mutating target; finishRevision then brings the step records in line.
+   * Planner errors propagate.
    */
-  async function revise(attempt: Attempt): Promise<Revised> {
+  async function makeRevision(attempt: Attempt): Promise<Revised> {
     const { run, loaded, records, failed, requested } = attempt;
     const planStep = failed && loaded.byId.get(failed.stepId);
     const diagnosis =
@@ -167,26 +144,31 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
     };
     const hold = await holdRevision(ctx, run, loaded.plan, held);
     if (hold !== undefined) return { approvalId: hold.approvalId };
-    return commit(run, proposal, held, records);
+    // Only a failure's own answer may take a stored revision for its own: a person's replans of one run may propose
+    // the same revision with the same reason at once, and exactly one of them may make it.
+    return commit(run, proposal, held, records, requested === undefined);
   }
 
   /**
-   * Stores revision n+1, reopens a finished run, makes the revision current (with the PriorReplan record and, for a
-   * new objective, the run's objective) and brings the step records in line.
+   * Stores revision n+1, reopens a finished run, and makes the revision current (with the PriorReplan record, what
+   * the revision does to the step records, and for a new objective the run's objective). `mayBeOwn`: revision n+1
+   * found stored may be this answer's own from an earlier try (isOwnStoredRevision).
    */
   async function commit(
     run: RunRecord,
     proposal: Pick<RevisionOutcome, 'revision' | 'added' | 'removed' | 'changed' | 'kept'>,
     held: HeldRevision,
     records: readonly StepRecord[],
+    mayBeOwn: boolean,
   ): Promise<Revised> {
     const revision = proposal.revision.revision;
     const { reason } = held;
     try {
       await persistRevision(ctx, run.runId, proposal.revision, reason);
     } catch (error) {
-      if (isConflictError(error)) return 'lost';
-      throw error;
+      if (!isConflictError(error)) throw error;
+      const own = mayBeOwn && (await isOwnStoredRevision(store, run.runId, proposal.revision, reason));
+      if (!own) return 'lost';
     }
     // A person's replan of a finished run opens it again (a new run execution waits for it).
     if (isReopenable(run)) await reopenRun(ctx, run, reason);
@@ -203,6 +185,7 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
     };
     const failed = held.failure && records.find((r) => r.stepId === held.failure?.stepId);
     const fingerprints = failed ? [fingerprintOf(run, failed)] : [];
+    const application = revisionApplication(proposal, records);
     // PlanRevised travels with the write that makes the revision current, which only an open run takes: a run
     // cancelled meanwhile has nothing published after its RunFinished.
     const updated = await ctx.updateRun(
@@ -212,7 +195,7 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
         revision,
         replans: run.replans + 1,
         replanFingerprints: [...new Set([...(run.replanFingerprints ?? []), ...fingerprints])],
-        replanLog: [...(run.replanLog ?? []), record],
+        replanLog: [...(run.replanLog ?? []), { ...record, application }],
         ...(held.objective === undefined ? {} : { objective: held.objective }),
         updatedAt: ctx.now(),
       },
@@ -220,12 +203,43 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
     );
     // Cancelled or out of time meanwhile: the stored revision stays for audit, nothing more happens.
     if (!updated) return 'ended';
-    await applyRevisionToRecords(ctx, run.runId, proposal, records);
-    await closeIfCancelled(ctx, run.runId);
-    await recordFinishedSinks(ctx, updated);
-    // Nothing to run (a person's revision that only dropped open steps): the run ends again on its own.
-    if (proposal.added.length + proposal.changed.length === 0) await settleRun(ctx, run.runId);
-    return { revision };
+    return { revision, plan: proposal.revision, application };
+  }
+
+  /**
+   * Brings the step records in line with a revision made current; a platform error on the way is tried again, from
+   * the records as they are then (a person's replan or decision has no redelivery to finish it).
+   */
+  async function finish(runId: string, made: Made, records: readonly StepRecord[]): Promise<void> {
+    await withPlatformRetries(raceDelayMs, async (tries) => {
+      const current = tries === 1 ? records : await store.listSteps(runId);
+      await finishRevision(ctx, runId, made.plan, made.application, current);
+    });
+  }
+
+  /** Revision n+1 made current (or held for approval) and the step records brought in line. */
+  async function revise(attempt: Attempt): Promise<Revised> {
+    const made = await makeRevision(attempt);
+    if (isMade(made)) await finish(attempt.run.runId, made, attempt.records);
+    return made;
+  }
+
+  /**
+   * The revision an earlier try of this answer made current, finished: the write that made it current recorded what
+   * it does to the step records, and some of those writes may not have landed (a throttle, a store timeout). The
+   * failed step may already have its new generation, so this is looked up before the failure itself.
+   */
+  async function resumeRevision(ref: StepFailedRef): Promise<ReplanOutcome | undefined> {
+    const run = await store.getRun(ref.runId);
+    const key = failureKey(ref);
+    const made = run?.replanLog?.find((r) => r.failure === key);
+    if (!run || !made) return undefined;
+    if (!letsStepsMove(run.status)) return { outcome: 'ignored', why: 'run_ended' };
+    if (made.revision !== run.revision || made.application === undefined)
+      return { outcome: 'ignored', why: 'duplicate' };
+    const loaded = await ctx.plan(run);
+    await finishRevision(ctx, run.runId, loaded.plan, made.application, await store.listSteps(run.runId));
+    return { outcome: 'revised', revision: made.revision };
   }
 
   /** Reads the run as it is now; undefined when the failure is gone (a newer generation, a newer revision). */
@@ -240,6 +254,8 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
   }
 
   async function answer(ref: StepFailedRef): Promise<ReplanOutcome> {
+    const resumed = await resumeRevision(ref);
+    if (resumed) return resumed;
     for (let tries = 1; tries <= RACE_TRIES; tries++) {
       const found = await current(ref);
       if (!found) return { outcome: 'ignored', why: 'stale' };
@@ -282,8 +298,11 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       }
       let result: Revised;
       try {
-        result = await revise({ ...found, trigger: triggerFor(failed.error?.code ?? 'E_UNKNOWN') });
+        result = await makeRevision({ ...found, trigger: triggerFor(failed.error?.code ?? 'E_UNKNOWN') });
       } catch (error) {
+        // A platform error on the way (a throttled or timed-out store call) is no answer from the planner: the
+        // retry answers the failure, finding whatever of this try landed.
+        if (isTransientPlatformError(error)) throw error;
         const why = describeReplanError(error);
         if (why.code === 'E_REPLAN_FAILED') console.error('cairn replanner: replanning failed', { ref, error });
         await declineFailure(ctx, failed, why);
@@ -293,7 +312,11 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       // Held for a person: the failure waits for their decision (the run with it), unanswered until then.
       if (typeof result === 'object' && 'approvalId' in result)
         return { outcome: 'awaiting_approval', approvalId: result.approvalId };
-      if (result !== 'lost') return { outcome: 'revised', revision: result.revision };
+      if (isMade(result)) {
+        // Current now: whatever throws from here on is the retry's to finish (resumeRevision), never a decline.
+        await finishRevision(ctx, run.runId, result.plan, result.application, found.records);
+        return { outcome: 'revised', revision: result.revision };
+      }
       await raceDelay(tries);
     }
     // Still losing: the failure stands rather than keeping the run waiting for an answer that does not come.
@@ -352,7 +375,8 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       if (maxReplans === 0) return { outcome: 'ignored', why: 'disabled' };
       if (!(await takeFailure(store, ref))) return { outcome: 'ignored', why: 'duplicate' };
       try {
-        return await answer(ref);
+        // Every answer is idempotent: a platform error on the way is tried again here before the redelivery's turn.
+        return await withPlatformRetries(raceDelayMs, () => answer(ref));
       } catch (error) {
         // Taken but not answered (a throttled read or write on the way): the redelivery must answer it, else the
         // run waits for a replan that never comes (awaitsReplan) with nothing left open to settle it.
@@ -382,8 +406,10 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
             const issues = checkReplan(plan, held.plan, held.scope, states);
             if (issues.length > 0) return 'stale';
             const applied = applyReplan(plan, held.plan, states, { scope: held.scope });
-            const result = await commit(run, applied, held, records);
-            return typeof result === 'object' && 'revision' in result ? { revision: result.revision } : 'stale';
+            const made = await commit(run, applied, held, records, false);
+            if (!isMade(made)) return 'stale';
+            await finish(run.runId, made, records);
+            return { revision: made.revision };
           },
           async reject(held, why) {
             if (held.failure === undefined) return;
@@ -414,27 +440,4 @@ function replanTarget(run: RunRecord, loaded: LoadedPlan, records: readonly Step
   if (gate?.status !== 'awaiting_approval') return undefined;
   const message = String(run.terminal.evidence.detail ?? 'no decision before the approval deadline');
   return { ...gate, error: { code: APPROVAL_EXPIRED_CODE, message, retryable: false } };
-}
-
-/**
- * A finished step that the revision made a sink (what waited for it was dropped or no longer waits) ended its line
- * of work before it was one, so it never went on the run's frontier: it is recorded now, else nobody would complete
- * the set of sinks and the run would never end.
- */
-async function recordFinishedSinks(ctx: Interpreter, run: RunRecord): Promise<void> {
-  const loaded = await ctx.plan(run);
-  const sinks = new Set(loaded.sinks);
-  const finished = (await ctx.deps.store.listSteps(run.runId)).filter(
-    (s) => sinks.has(s.stepId) && RELEASING_STEP_STATUSES.has(s.status),
-  );
-  if (finished.length > 0) await checkRunEnd(ctx, loaded, run.runId, finished);
-}
-
-/**
- * A cancellation that landed while a revision's generations were being started may have closed the run's steps
- * before some of them got their new generation: those are closed now, so no step of a cancelled run stays open.
- */
-async function closeIfCancelled(ctx: Interpreter, runId: string): Promise<void> {
-  const run = await ctx.getRun(runId);
-  if (run.status === 'cancelled') await closeOpenSteps(ctx, runId, CANCELLED_ERROR);
 }

@@ -379,6 +379,9 @@ describe('every Task', () => {
         'Lambda.AWSLambdaException',
         'Lambda.SdkClientException',
         LAMBDA_TIMEOUT,
+        // A function whose process died after its work (out of memory, a crash on its way out): every handler is
+        // idempotent, so its Task tries again instead of failing the run or counting an attempt.
+        'Lambda.Unknown',
         TRANSIENT_ERROR_NAME,
         ...TRANSIENT_ERRORS,
       ])

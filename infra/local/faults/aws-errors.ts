@@ -52,11 +52,13 @@ export const lambdaTimeout = (key: string): Error =>
 
 /**
  * The function did its work and its answer never reached Step Functions: the Lambda service failed to return it
- * (`Lambda.ServiceException`, which the machines retry). A process that dies on its way out is reported as
- * `Lambda.Unknown` instead, which no Task retries: not injected, see the README's "Fault injection".
+ * (`Lambda.ServiceException`), or the function's process died on its way out (out of memory, a crash after its
+ * writes), which Step Functions reports as `Lambda.Unknown`. `pick` in [0, 1) chooses which; the machines retry both.
  */
-export const lambdaLostAnswer = (key: string): Error =>
-  taskError('Lambda.ServiceException', `${key}: the invocation's answer was lost (Status Code: 500)`);
+export const lambdaLostAnswer = (key: string, pick: number): Error =>
+  pick < 0.5
+    ? taskError('Lambda.ServiceException', `${key}: the invocation's answer was lost (Status Code: 500)`)
+    : taskError('Lambda.Unknown', `${key}: the function's process exited before it answered (Runtime.ExitError)`);
 
 /** Step Functions refusing StartExecution for its API rate (a 400 the SDK names ThrottlingException). */
 export function sfnThrottle(name: string): Error {

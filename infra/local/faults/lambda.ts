@@ -2,7 +2,7 @@
  * `lambda.invoke`: faults on the invocations the state machines' Tasks make, raised with the names Step Functions
  * reports, so the machines' own Retry and Catch decide what follows. `throttle`: Lambda refused the invocation and
  * nothing ran. `timeout`: the function ran out of time, before its work or after it (seeded). `crash-after`: the
- * function did its work and its answer was lost.
+ * function did its work and its answer was lost (the Lambda service's error, or its process died: Lambda.Unknown).
  */
 import type { LocalHandler } from '../local-executions.ts';
 import { lambdaLostAnswer, lambdaThrottle, lambdaTimeout } from './aws-errors.ts';
@@ -24,7 +24,7 @@ export function faultyHandler(faults: FaultInjector, key: string, handler: Local
         throw lambdaTimeout(key);
       case 'crash-after':
         await handler(payload).catch(() => undefined);
-        throw lambdaLostAnswer(key);
+        throw lambdaLostAnswer(key, faults.detail('lambda.invoke'));
     }
   };
 }

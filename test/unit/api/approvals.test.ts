@@ -87,11 +87,21 @@ describe('POST /approvals/{id}', () => {
     expect(h.executions.successes).toHaveLength(1);
   });
 
-  it('answers 409 to a repeated decision', async () => {
+  it('answers 409 to another decision after the first', async () => {
     const h = await gateHarness();
     await h.request('POST', '/approvals/ap1', { body: { decision: 'approve' } });
-    const again = await h.request('POST', '/approvals/ap1', { body: { decision: 'approve' } });
-    expect(again.status).toBe(409);
+    const other = await h.request('POST', '/approvals/ap1', { body: { decision: 'reject' } });
+    expect(other.status).toBe(409);
+    expect(h.executions.successes).toHaveLength(1);
+  });
+
+  it("answers its maker's repeat of the same decision with 200, the step's token sent again", async () => {
+    const h = await gateHarness();
+    await h.request('POST', '/approvals/ap1', { body: { decision: 'approve', comment: 'ok' } });
+    const again = await h.request('POST', '/approvals/ap1', { body: { decision: 'approve', comment: 'ok' } });
+    expect(again.status).toBe(200);
+    expect(((await again.json()) as { approval: { status: string } }).approval.status).toBe('approved');
+    // Here the first answer reached the step, so the token refuses the second (closed): still the maker's 200.
     expect(h.executions.successes).toHaveLength(1);
   });
 

@@ -78,4 +78,22 @@ describe('faultyHandler', () => {
       name: 'Sandbox.Timedout',
     });
   });
+
+  it('loses a crash-after answer either way Step Functions reports it: the service error or a process that died', async () => {
+    let calls = 0;
+    const crashing = faultyHandler(faults('lambda.invoke:crash-after@1', 7), 'Coordinator', async () => {
+      calls += 1;
+      return { ok: true };
+    });
+    const names = new Set<string>();
+    for (let i = 0; i < 20; i++)
+      names.add(
+        await crashing({}).then(
+          () => 'answered',
+          (error: Error) => error.name,
+        ),
+      );
+    expect([...names].sort()).toEqual(['Lambda.ServiceException', 'Lambda.Unknown']);
+    expect(calls).toBe(20);
+  });
 });

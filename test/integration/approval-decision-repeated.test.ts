@@ -1,0 +1,95 @@
+/**
+ * A decision whose write landed but whose answer was lost (a store timeout after `decideApproval`: the API answers 503,
+ * "send the request again") is sent again by the same person: the repeat answers the waiting step's token and gets
+ * 200. Before, the repeat got 409 `E_ALREADY_DECIDED` and nobody ever answered the token, so the step stayed
+ * `awaiting_approval` and its run open until its deadline (the chaos suite's stuck run, seed 5: a review approved,
+ * its step never moving on).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalStack } from '../../infra/local/boot.ts';
+import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
+import type { Store } from '../../shared/ports/store.ts';
+import { type LocalStack, plan, step, summary, waitForRun } from '../support/local-stack.ts';
+
+let stack: LocalStack;
+let lost = 0;
+
+/** The store whose first decision on an approval (not an expiry) lands, then loses its answer. */
+function losingFirstDecision(store: Store): Store {
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver) as unknown;
+      if (key !== 'decideApproval' || typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        const status = (args[1] as { status?: string } | undefined)?.status;
+        if (lost === 0 && status !== 'expired') {
+          lost += 1;
+          const error = new Error('injected: the write landed, its answer was lost');
+          error.name = 'TimeoutError';
+          throw error;
+        }
+        return result;
+      };
+    },
+  });
+}
+
+beforeAll(async () => {
+  stack = await startLocalStack({
+    conformance: true,
+    backoffMs: 5,
+    demoDelayMs: 0,
+    token: 'test-token',
+    wrapStore: losingFirstDecision,
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+describe('POST /approvals/{id} sent again', () => {
+  it('answers the waiting step when the first decision was recorded but its answer lost', async () => {
+    const runId = await stack.startRun({
+      plan: plan('a decision sent twice', [
+        step(stack, 'G', T.approver, { approval: { question: 'May G go ahead?', timeoutSeconds: 120 } }),
+        step(stack, 'D', T.echo, { dependsOn: ['G'], input: { value: 'd' } }),
+      ]),
+    });
+    await waitForRun(stack, runId, (run) => run.steps.find((s) => s.id === 'G')?.status === 'awaiting_approval');
+    const [approval] = await stack.store.listApprovals({ runId, status: 'pending' });
+    if (!approval) throw new Error('no pending approval');
+    const decide = () =>
+      stack.request('POST', `/approvals/${encodeURIComponent(approval.approvalId)}`, {
+        decision: 'approve',
+        comment: 'ok',
+      });
+
+    expect((await decide()).status).toBe(503);
+    const again = await decide();
+
+    expect(again).toMatchObject({ status: 200, json: { approval: { status: 'approved' } } });
+    const done = await waitForRun(stack, runId, undefined, 60_000);
+    expect(done.status, summary(done)).toBe('complete');
+    expect(lost).toBe(1);
+  }, 90_000);
+
+  it('still refuses a different decision on a decided approval with 409', async () => {
+    const runId = await stack.startRun({
+      plan: plan('a decision then another', [
+        step(stack, 'G', T.approver, { approval: { question: 'May G go ahead?', timeoutSeconds: 120 } }),
+      ]),
+    });
+    await waitForRun(stack, runId, (run) => run.steps.find((s) => s.id === 'G')?.status === 'awaiting_approval');
+    const [approval] = await stack.store.listApprovals({ runId, status: 'pending' });
+    if (!approval) throw new Error('no pending approval');
+    const path = `/approvals/${encodeURIComponent(approval.approvalId)}`;
+
+    expect((await stack.request('POST', path, { decision: 'approve' })).status).toBe(200);
+    const other = await stack.request('POST', path, { decision: 'reject', comment: 'no' });
+
+    expect(other).toMatchObject({ status: 409, json: { error: { code: 'E_ALREADY_DECIDED' } } });
+    await waitForRun(stack, runId);
+  }, 90_000);
+});
