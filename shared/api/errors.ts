@@ -15,6 +15,7 @@ import {
   isNotFoundError,
   isPayloadTooLargeError,
   isPlannerError,
+  isTransientPlatformError,
   isValidationError,
 } from '../errors.ts';
 
@@ -77,29 +78,6 @@ const detailsOf = (error: CairnError): unknown => {
   if (Array.isArray(issues)) return issues;
   return Array.isArray(reasons) ? reasons : undefined;
 };
-
-/**
- * A service the API depends on refused or dropped the call for a moment, as the AWS SDK reports it once its own
- * retries are spent: a throttle (`$retryable`, or the throttling names) or a request that timed out. The client may
- * send the same request again (with its Idempotency-Key, a repeated POST creates nothing twice).
- */
-const TRANSIENT_PLATFORM_ERRORS = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-  'TimeoutError',
-  'InternalServerError',
-  'ServiceUnavailable',
-]);
-
-function isTransientPlatformError(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const { name, $retryable } = error as { name?: unknown; $retryable?: unknown };
-  return (
-    (typeof name === 'string' && TRANSIENT_PLATFORM_ERRORS.has(name)) ||
-    ($retryable !== undefined && $retryable !== null)
-  );
-}
 
 interface Mapped {
   readonly status: ContentfulStatusCode;
