@@ -16,11 +16,15 @@ import type { RunRecord, StepRecord, Store } from '../ports/store.ts';
 import { declineMember, failureKey } from './coordinator-replan.ts';
 import type { Interpreter } from './interpreter.ts';
 import { settleRun } from './run-end.ts';
+import { type TryAgainPolicy, tryAgain } from './write-again.ts';
 
 /** Characters of a planner's reason kept in a decline (it ends up in the terminal evidence). */
 const DECLINE_MESSAGE_CHARS = 1000;
-const MODEL_TRIES = 3;
-const MODEL_RETRY_MS = 500;
+const MODEL_POLICY: TryAgainPolicy = {
+  tries: 3,
+  pauseMs: (tries) => 500 * tries,
+  when: (error) => isModelError(error) && error.retryable,
+};
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -28,15 +32,11 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
 export const PLATFORM_TRIES = 3;
 
 /** `action` again, a little later each time, while it fails with a platform error (PLATFORM_TRIES in all). */
-export async function withPlatformRetries<T>(delayMs: number, action: (tries: number) => Promise<T>): Promise<T> {
-  for (let tries = 1; ; tries++) {
-    try {
-      return await action(tries);
-    } catch (error) {
-      if (!isTransientPlatformError(error) || tries >= PLATFORM_TRIES) throw error;
-      await sleep(delayMs * tries);
-    }
-  }
+export function withPlatformRetries<T>(delayMs: number, action: (tries: number) => Promise<T>): Promise<T> {
+  return tryAgain(
+    { tries: PLATFORM_TRIES, pauseMs: (tries) => delayMs * tries, when: isTransientPlatformError },
+    action,
+  );
 }
 
 /**
@@ -103,15 +103,8 @@ export function revisionReason(step: StepRecord | undefined, change: ReplanChang
 }
 
 /** The planner's answer, asking again (a little later) while the model provider reports a transient failure. */
-export async function proposeWithRetry(deps: PlannerDeps, request: RevisionRequest): Promise<RevisionOutcome> {
-  for (let tries = 1; ; tries++) {
-    try {
-      return await proposeRevision(deps, request);
-    } catch (error) {
-      if (!isModelError(error) || !error.retryable || tries >= MODEL_TRIES) throw error;
-      await sleep(MODEL_RETRY_MS * tries);
-    }
-  }
+export function proposeWithRetry(deps: PlannerDeps, request: RevisionRequest): Promise<RevisionOutcome> {
+  return tryAgain(MODEL_POLICY, () => proposeRevision(deps, request));
 }
 
 /** A planner or model failure as the code and message a decline records. */

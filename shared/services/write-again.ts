@@ -12,15 +12,32 @@ import { isRetryable } from '../errors.ts';
 const WRITE_ATTEMPTS = 5;
 const FIRST_PAUSE_MS = 25;
 
-/** Runs `write`, again while its failure is retryable, up to WRITE_ATTEMPTS tries; the last failure stands. */
-export async function writeAgainWhileRetryable(write: () => Promise<unknown>): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
+/** How `tryAgain` repeats: how many tries in all, the pause before try n + 1, and which failures are worth it. */
+export interface TryAgainPolicy {
+  readonly tries: number;
+  readonly pauseMs: (triesSoFar: number) => number;
+  readonly when: (error: unknown) => boolean;
+}
+
+/** Runs `action`, again after a pause while its failure passes `policy.when`, up to `policy.tries`; the last stands. */
+export async function tryAgain<T>(policy: TryAgainPolicy, action: (tries: number) => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
     try {
-      await write();
-      return;
+      return await action(tries);
     } catch (error) {
-      if (attempt >= WRITE_ATTEMPTS || !isRetryable(error)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, FIRST_PAUSE_MS * 2 ** (attempt - 1)));
+      if (tries >= policy.tries || !policy.when(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, policy.pauseMs(tries)));
     }
   }
+}
+
+const WRITE_POLICY: TryAgainPolicy = {
+  tries: WRITE_ATTEMPTS,
+  pauseMs: (tries) => FIRST_PAUSE_MS * 2 ** (tries - 1),
+  when: isRetryable,
+};
+
+/** Runs `write`, again while its failure is retryable, up to WRITE_ATTEMPTS tries; the last failure stands. */
+export async function writeAgainWhileRetryable(write: () => Promise<unknown>): Promise<void> {
+  await tryAgain(WRITE_POLICY, write);
 }
