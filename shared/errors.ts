@@ -103,6 +103,29 @@ export class ExpressionLimitError extends CairnError {
   }
 }
 
+/**
+ * Events that no EventBridge PutEvents request can carry: each alone is over the request's size limit. Never
+ * retryable (the same event is as large next time); a publisher raises it after it has put every other event, so
+ * one event that should have been bounded (events/bounded-lists.ts) costs only itself.
+ */
+export class EventTooLargeError extends CairnError {
+  static readonly code = 'E_EVENT_TOO_LARGE';
+  constructor(
+    oversized: readonly { readonly detailType: string; readonly runId?: unknown; readonly bytes: number }[],
+    limit: number,
+  ) {
+    const names = oversized.map((o) => `${o.detailType} (${o.bytes} bytes)`).join(', ');
+    super('EventTooLargeError', `${oversized.length} event(s) over the PutEvents limit of ${limit} bytes: ${names}`, {
+      retryable: false,
+      context: {
+        code: EventTooLargeError.code,
+        limit,
+        events: oversized.map((o) => ({ detailType: o.detailType, runId: o.runId, bytes: o.bytes })),
+      },
+    });
+  }
+}
+
 const hasName = (error: unknown, name: string): boolean =>
   typeof error === 'object' && error !== null && (error as { name?: unknown }).name === name;
 
@@ -120,6 +143,7 @@ export const isConflictError = (e: unknown): e is ConflictError => hasName(e, 'C
 export const isNotFoundError = (e: unknown): e is NotFoundError => hasName(e, 'NotFoundError');
 export const isCapabilityError = (e: unknown): e is CapabilityError => hasName(e, 'CapabilityError');
 export const isExpressionLimitError = (e: unknown): e is ExpressionLimitError => hasName(e, 'ExpressionLimitError');
+export const isEventTooLargeError = (e: unknown): e is EventTooLargeError => hasName(e, 'EventTooLargeError');
 export const isPayloadTooLargeError = (e: unknown): e is PayloadTooLargeError => hasName(e, 'PayloadTooLargeError');
 
 /** Whether a failure may succeed on a later attempt; unknown errors are treated as transient. */

@@ -14,10 +14,17 @@
  * - EventBridge PutEvents: at most 10 entries, whose sizes together stay within 256 KB (an entry's size: the UTF-8
  *   bytes of Source, DetailType, Detail and each of Resources, plus 14 for a Time). Beyond, the whole request is
  *   refused with a `ValidationException` ("Total size of the entries in the request is over the limit."), not
- *   answered with per-entry failures: nothing of it is put on the bus (bus-limits.ts).
+ *   answered with per-entry failures: nothing of it is put on the bus (bus-limits.ts). The size calculation and the
+ *   limits are shared/events/put-events.ts's, which the publishers fill their requests with.
  * - API Gateway in front of a Lambda: what the Lambda cannot take or give (6 MB) never reaches the client as it was
  *   (api-payload-limits.ts).
  */
+import {
+  PUT_EVENTS_LIMITS,
+  type PutEventsEntry,
+  type PutEventsLimits,
+  putEventsEntryBytes,
+} from '../../shared/events/put-events.ts';
 import { AslError, AwsServiceError, TerminalAslError } from './asl-errors.ts';
 
 export const AWS_LIMITS = Object.freeze({
@@ -32,8 +39,8 @@ export const AWS_LIMITS = Object.freeze({
   /** DynamoDB: one item, attribute names and values. */
   itemBytes: 409_600,
   /** EventBridge PutEvents: entries per request, and their sizes added up. */
-  putEventsEntries: 10,
-  putEventsBytes: 262_144,
+  putEventsEntries: PUT_EVENTS_LIMITS.entries,
+  putEventsBytes: PUT_EVENTS_LIMITS.bytes,
 });
 
 const EXECUTION_NAME_CHARS = /^[A-Za-z0-9_-]+$/;
@@ -115,34 +122,20 @@ export function checkLambdaResponse(response: unknown): void {
 
 // ---- EventBridge ---------------------------------------------------------------------------------------------
 
-/** A PutEvents request entry, as the SDK takes it (Time as a date, Detail as JSON text). */
-export interface PutEventsEntry {
-  readonly Source: string;
-  readonly DetailType: string;
-  readonly Detail?: string;
-  readonly Resources?: readonly string[];
-  readonly Time?: Date;
-}
+export { type PutEventsEntry, putEventsEntryBytes } from '../../shared/events/put-events.ts';
 
-const utf8 = (text: string): number => Buffer.byteLength(text, 'utf8');
-
-/** An entry's size as EventBridge computes it against the request's limit. */
-export const putEventsEntryBytes = (entry: PutEventsEntry): number =>
-  (entry.Time === undefined ? 0 : 14) +
-  utf8(entry.Source) +
-  utf8(entry.DetailType) +
-  (entry.Detail === undefined ? 0 : utf8(entry.Detail)) +
-  (entry.Resources ?? []).reduce((sum, resource) => sum + utf8(resource), 0);
-
-/** PutEvents' request checks: 1 to 10 entries, and at most 256 KB of them together. */
-export function checkPutEvents(entries: readonly PutEventsEntry[]): void {
-  if (entries.length < 1 || entries.length > AWS_LIMITS.putEventsEntries)
+/** PutEvents' request checks: 1 to 10 entries, and at most 256 KB of them together (lower `limits`: tests). */
+export function checkPutEvents(
+  entries: readonly PutEventsEntry[],
+  limits: PutEventsLimits = { entries: AWS_LIMITS.putEventsEntries, bytes: AWS_LIMITS.putEventsBytes },
+): void {
+  if (entries.length < 1 || entries.length > limits.entries)
     throw new AwsServiceError(
       'ValidationException',
-      `1 validation error detected: Value at 'entries' failed to satisfy constraint: Member must have length between 1 and ${AWS_LIMITS.putEventsEntries}`,
+      `1 validation error detected: Value at 'entries' failed to satisfy constraint: Member must have length between 1 and ${limits.entries}`,
     );
   const bytes = entries.reduce((sum, entry) => sum + putEventsEntryBytes(entry), 0);
-  if (bytes > AWS_LIMITS.putEventsBytes)
+  if (bytes > limits.bytes)
     throw new AwsServiceError('ValidationException', 'Total size of the entries in the request is over the limit.');
 }
 

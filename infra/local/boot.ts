@@ -29,6 +29,7 @@ import demoCatalog from '../../shared/catalog/demo.json' with { type: 'json' };
 import { createRoot } from '../../shared/composition/root.ts';
 import { DEFAULT_BUILTIN_PACKS, DEFAULT_LOCAL_HOST } from '../../shared/config/defaults.ts';
 import { type Settings, settingsFromEnv } from '../../shared/config/settings.ts';
+import type { PutEventsLimits } from '../../shared/events/put-events.ts';
 import { type Catalog, loadCatalog } from '../../shared/plan/catalog.ts';
 import type { Capability, CatalogDocument } from '../../shared/plan/schema.ts';
 import type { PlanLimits } from '../../shared/plan/validate.ts';
@@ -116,6 +117,8 @@ export interface LocalStackOptions {
   readonly faults?: string;
   /** Their seed (same seed and spec: same decisions in the same call order); absent: CAIRN_FAULTS_SEED, else random. */
   readonly faultsSeed?: number;
+  /** EventBridge's PutEvents limits on the bus (bus-limits.ts); lowered only by tests. */
+  readonly putEventsLimits?: PutEventsLimits;
 }
 
 /** What a workload cost, in the units AWS bills: counted while `instrument` is on. */
@@ -271,7 +274,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const catalog = localCatalog(options.conformance === true, options.extraCapabilities?.capabilities, settings.catalog);
   const onBusError = (error: unknown, event: BusEnvelope) =>
     process.stderr.write(`cairn: a bus subscriber failed on ${event['detail-type']}: ${String(error)}\n`);
-  const bus = hooks.bus(withPutEventsLimits(createLocalEventBus({ onError: onBusError })), onBusError);
+  const bus = hooks.bus(
+    withPutEventsLimits(createLocalEventBus({ onError: onBusError }), undefined, options.putEventsLimits),
+    onBusError,
+  );
   const { maxReplans, runDeadlineSeconds } = settings.run;
   const { machines, outcome: synthesis } = await loadStateMachines(
     { ...settings.limits, maxReplans, runDeadlineSeconds },

@@ -1,28 +1,36 @@
 /**
- * EventBridge's PutEvents limits on the embedded bus. The deployed publisher (adapters/aws/eventbridge-publisher.ts)
- * puts a call's events in requests of 10; this bus takes the same requests and refuses, as EventBridge does, one
- * whose entries add up to more than 256 KB (aws-limits.ts): the request throws a `ValidationException` and none of
- * its events is delivered, while the requests before it were. So an event cairn could publish embedded but not on
- * AWS fails here too, where a test sees it.
+ * EventBridge's PutEvents limits on the embedded bus. This bus fills its requests exactly as the deployed publisher
+ * (adapters/aws/eventbridge-publisher.ts) does, with the same function (events/put-events.ts): at most 10 entries
+ * and 256 KB together per request, an event over 256 KB alone left out and reported as `EventTooLargeError` after
+ * the others are delivered. Each request then meets EventBridge's own check (aws-limits.ts `checkPutEvents`), which
+ * refuses a request over either limit with a `ValidationException` and delivers none of it: the publisher's filling
+ * is what keeps that from happening. So an event cairn could publish embedded but not on AWS fails here too, where a
+ * test sees it. The limits can be lowered (tests), to see the filling at small sizes.
  */
 import type { LocalEventBus } from '../../shared/adapters/local/event-bus.ts';
+import { PUT_EVENTS_LIMITS, type PutEventsLimits, putInRequests } from '../../shared/events/put-events.ts';
 import { EVENT_SOURCE } from '../../shared/ports/events.ts';
-import { AWS_LIMITS, checkPutEvents } from './aws-limits.ts';
+import { checkPutEvents } from './aws-limits.ts';
 
-export function withPutEventsLimits(bus: LocalEventBus, source: string = EVENT_SOURCE): LocalEventBus {
+export function withPutEventsLimits(
+  bus: LocalEventBus,
+  source: string = EVENT_SOURCE,
+  limits: PutEventsLimits = PUT_EVENTS_LIMITS,
+): LocalEventBus {
   return {
     async publish(events) {
-      for (let i = 0; i < events.length; i += AWS_LIMITS.putEventsEntries) {
-        const request = events.slice(i, i + AWS_LIMITS.putEventsEntries);
-        checkPutEvents(
-          request.map((event) => ({
-            Source: source,
-            DetailType: event.detailType,
-            Detail: JSON.stringify(event.detail),
-          })),
-        );
-        await bus.publish(request);
-      }
+      await putInRequests(
+        events,
+        source,
+        async (request) => {
+          checkPutEvents(
+            request.map(({ entry }) => entry),
+            limits,
+          );
+          await bus.publish(request.map(({ event }) => event));
+        },
+        limits,
+      );
     },
     subscribe: (pattern, subscriber) => bus.subscribe(pattern, subscriber),
     drain: () => bus.drain(),

@@ -72,7 +72,7 @@ function describe(type: string, d: Record<string, unknown>): string {
     case 'StepSkipped':
       return `${step} skipped: ${String(d.reason ?? '')}`;
     case 'StepBlocked':
-      return `${step} blocked by ${Array.isArray(d.blockedBy) ? d.blockedBy.join(', ') : '?'}`;
+      return `${step} blocked by ${Array.isArray(d.blockedBy) ? d.blockedBy.join(', ') : '?'}${moreOf(d)}`;
     case 'ApprovalRequested':
       return `${step} waits for a person: approval ${String(d.approvalId)} (cairn approve ${String(d.approvalId)})`;
     case 'ApprovalDecided':
@@ -80,10 +80,22 @@ function describe(type: string, d: Record<string, unknown>): string {
     case 'PlanRevised':
       return `plan revised to revision ${String(d.revision)}: ${String(d.reason ?? '')}`;
     case 'StepsInvalidated':
-      return `stale: ${Array.isArray(d.stepIds) ? d.stepIds.join(', ') : ''} (${String(d.reason ?? '')})`;
+      return `stale: ${Array.isArray(d.stepIds) ? d.stepIds.join(', ') : ''} (${String(d.reason ?? '')})${partOf(d)}`;
     case 'RunFinished':
       return `run ${String(d.runId)} ${String(d.state)}: ${String(d.reason ?? '')}`;
     default:
       return `${type} ${step}`;
   }
 }
+
+/** An invalidation announced in several events (events/bounded-lists.ts) says which part a line shows. */
+const partOf = (d: Record<string, unknown>): string =>
+  typeof d.parts === 'number' && d.parts > 1 ? ` [part ${String(d.part)} of ${d.parts}, ${String(d.total)} steps]` : '';
+
+/** A block names a sample of its causes: how many more there are. */
+const moreOf = (d: Record<string, unknown>): string => {
+  const named = Array.isArray(d.blockedBy) ? d.blockedBy.length : 0;
+  return typeof d.blockedByCount === 'number' && d.blockedByCount > named
+    ? ` and ${d.blockedByCount - named} more`
+    : '';
+};

@@ -3,6 +3,7 @@
  * their own EventBridge rules; cairn's own rules (bus-rules.ts) use them too. Parse at the edges with `parseEvent`.
  */
 import { z } from 'zod';
+import { BLOCKED_BY_SAMPLE, idsBytes, LISTED_IDS_BYTES } from './bounded-lists.ts';
 
 const runRef = { runId: z.string().min(1) };
 const stepRef = { ...runRef, stepId: z.string().min(1), generation: z.number().int().min(1) };
@@ -15,7 +16,12 @@ export const EVENT_SCHEMAS = {
   StepSucceeded: z.object({ ...stepRef, attempts: z.number().int(), confidence: z.number().nullable().optional() }),
   StepFailed: z.object({ ...stepRef, attempts: z.number().int(), error, final: z.boolean() }),
   StepSkipped: z.object({ ...stepRef, reason: z.string() }),
-  StepBlocked: z.object({ ...stepRef, blockedBy: z.array(z.string()) }),
+  /** The upstream causes that keep the step from ever running: a sample of them and their count (bounded-lists.ts). */
+  StepBlocked: z.object({
+    ...stepRef,
+    blockedBy: z.array(z.string()).min(1).max(BLOCKED_BY_SAMPLE),
+    blockedByCount: z.number().int().min(1),
+  }),
   /** A finished mutating step's compensation (saga): started, done, or failed for good (the run pauses). */
   StepCompensation: z.object({
     ...stepRef,
@@ -38,7 +44,20 @@ export const EVENT_SCHEMAS = {
     by: z.string().optional(),
   }),
   PlanRevised: z.object({ ...runRef, revision: z.number().int(), reason: z.string() }),
-  StepsInvalidated: z.object({ ...runRef, stepIds: z.array(z.string()), reason: z.string() }),
+  /**
+   * Steps that start a new generation: one invalidation is announced in `parts` events, each naming a slice of its
+   * `total` steps (bounded-lists.ts says why), so that no detail grows with the plan.
+   */
+  StepsInvalidated: z.object({
+    ...runRef,
+    stepIds: z
+      .array(z.string())
+      .refine((ids) => idsBytes(ids) <= LISTED_IDS_BYTES, { message: `lists more than ${LISTED_IDS_BYTES} bytes` }),
+    part: z.number().int().min(1),
+    parts: z.number().int().min(1),
+    total: z.number().int().min(0),
+    reason: z.string(),
+  }),
   /** A finished run reopened (invalidation, a person's replan): it runs again and will finish again. */
   RunReopened: z.object({ ...runRef, reopened: z.number().int().min(1), reason: z.string() }),
   RunFinished: z.object({

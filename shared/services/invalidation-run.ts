@@ -18,6 +18,7 @@ import { isStartable } from '../engine/scheduling.ts';
 import { IN_FLIGHT_STEP_STATUSES, RELEASING_STEP_STATUSES, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
 import { transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
+import { blockedByOf, stepsInvalidatedParts } from '../events/bounded-lists.ts';
 import type { StepError } from '../plan/schema.ts';
 import type { RunRecord, StepRecord } from '../ports/store.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
@@ -101,7 +102,8 @@ export async function invalidateInRun(
     runId,
     STEP_MOVING_RUN_STATUSES,
     { updatedAt: ctx.now() },
-    { events: [event('StepsInvalidated', { runId, stepIds, reason })] },
+    // In parts, each naming a bounded slice of the steps (events/bounded-lists.ts): no event grows with the plan.
+    { events: stepsInvalidatedParts(runId, stepIds, reason).map((part) => event('StepsInvalidated', part)) },
   );
   if (!announced) {
     // Cancelled while the generations were being started: the cancellation may have closed the old ones only.
@@ -167,11 +169,14 @@ async function blockUnreachable(
     moved.map(async ({ after }) => {
       const causes = unreachable.get(after.stepId);
       if (!causes) return;
+      // A step waiting on many failed upstream steps names a sample of them: neither its record nor its event grows
+      // with the plan (events/bounded-lists.ts).
+      const { blockedBy, blockedByCount, message } = blockedByOf(causes);
       const error: StepError = {
         code: BLOCKED_CODE,
-        message: `blocked: upstream step ${causes.join(', ')} did not succeed`,
+        message,
         retryable: false,
-        details: { blockedBy: causes },
+        details: { blockedBy, blockedByCount },
       };
       const { runId, stepId, generation } = after;
       const blocked = await ctx.transitionStep(
@@ -179,7 +184,7 @@ async function blockUnreachable(
         stepId,
         transitionCondition('block', generation),
         { status: 'blocked', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
-        [event('StepBlocked', { runId, stepId, generation, blockedBy: causes })],
+        [event('StepBlocked', { runId, stepId, generation, blockedBy, blockedByCount })],
       );
       if (blocked) keys.push(blocked);
     }),

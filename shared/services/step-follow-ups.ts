@@ -131,7 +131,15 @@ export async function blockDownstream(
         id,
         transitionCondition('block', step.generation),
         { status: 'blocked', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
-        [event('StepBlocked', { runId, stepId: id, generation: step.generation, blockedBy: [failedId] })],
+        [
+          event('StepBlocked', {
+            runId,
+            stepId: id,
+            generation: step.generation,
+            blockedBy: [failedId],
+            blockedByCount: 1,
+          }),
+        ],
       );
       if (moved) blocked.push(moved);
     }),

@@ -87,11 +87,11 @@ describe('a decision that cannot fit the waiting step execution', () => {
 });
 
 describe("EventBridge's PutEvents limit on the embedded bus", () => {
-  it('refuses a request whose entries are over 256 KB with the ValidationException EventBridge answers', async () => {
+  it('refuses an event over 256 KB alone with a coded error naming it, as the deployed publisher does', async () => {
     const publish = stack.bus.publish([{ detailType: 'StepStarted', detail: { pad: 'x'.repeat(256 * 1024) } }]);
     await expect(publish).rejects.toMatchObject({
-      name: 'ValidationException',
-      message: 'Total size of the entries in the request is over the limit.',
+      name: 'EventTooLargeError',
+      context: { code: 'E_EVENT_TOO_LARGE', events: [{ detailType: 'StepStarted' }] },
     });
   });
 

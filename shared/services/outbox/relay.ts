@@ -4,6 +4,7 @@
  * a batch that fails is delivered again whole (Lambda's stream retries; the embedded stream's retry below), so a
  * consumer may see an event twice — every consumer is idempotent — and the audit log keys make a repeat a no-op.
  */
+import { isEventTooLargeError } from '../../errors.ts';
 import { announcementsOf, type OutboxEntry, type StreamRecord } from '../../events/outbox.ts';
 import type { DomainEvent, EventPublisher } from '../../ports/events.ts';
 import type { Store } from '../../ports/store.ts';
@@ -31,7 +32,14 @@ export function createOutboxRelay(deps: OutboxRelayDeps): OutboxRelay {
       if (entries.length === 0) return { announcements: 0, events: 0 };
       const events = domainEventsOf(entries);
       // Published first: a crash before the audit write redelivers the batch, and a repeat on the bus is allowed.
-      await deps.events.publish(events);
+      try {
+        await deps.events.publish(events);
+      } catch (error) {
+        // An event no PutEvents request can carry fails every redelivery the same way: the others were put, so the
+        // audit log records the batch before the failure goes on to the stream's retries and dead-letter queue.
+        if (isEventTooLargeError(error)) await deps.store.recordEvents(entries);
+        throw error;
+      }
       await deps.store.recordEvents(entries);
       return { announcements: entries.length, events: events.length };
     },

@@ -19,14 +19,6 @@ function busSeeing() {
   return { bus, seen };
 }
 
-describe('putEventsEntryBytes', () => {
-  it('counts the UTF-8 bytes of source, detail-type, detail and resources, and 14 for a time', () => {
-    const entry = { Source: 'cairn', DetailType: 'Été', Detail: '{"a":"é"}', Resources: ['r1', 'ré'] };
-    expect(putEventsEntryBytes(entry)).toBe(5 + 5 + 10 + 2 + 3);
-    expect(putEventsEntryBytes({ ...entry, Time: new Date() })).toBe(5 + 5 + 10 + 2 + 3 + 14);
-  });
-});
-
 describe('checkPutEvents', () => {
   const entry = { Source: 'cairn', DetailType: 'StepStarted', Detail: '{}' };
 
@@ -47,32 +39,78 @@ describe('withPutEventsLimits', () => {
     expect(seen).toHaveLength(1);
   });
 
-  it('refuses a request over 256 KB as EventBridge does, and delivers none of its events', async () => {
+  it('delivers the other events and refuses one over 256 KB alone with a coded error, as the deployed publisher does', async () => {
     const { bus, seen } = busSeeing();
     const refused = bus.publish([{ detailType: 'Small', detail: {} }, eventOf(AWS_LIMITS.putEventsBytes + 1)]);
     await expect(refused).rejects.toMatchObject({
-      name: 'ValidationException',
-      message: 'Total size of the entries in the request is over the limit.',
-      $metadata: { httpStatusCode: 400 },
+      name: 'EventTooLargeError',
+      retryable: false,
+      context: { code: 'E_EVENT_TOO_LARGE', limit: AWS_LIMITS.putEventsBytes },
     });
     await bus.drain();
-    expect(seen).toEqual([]);
+    expect(seen.map((event) => event['detail-type'])).toEqual(['Small']);
   });
 
-  it('adds the entries of one request up: two events that each fit do not fit together', async () => {
+  it('puts two events that each fit but not together in two requests, and delivers both', async () => {
     const { bus, seen } = busSeeing();
     const half = eventOf(AWS_LIMITS.putEventsBytes / 2 + 1);
-    await expect(bus.publish([half, half])).rejects.toMatchObject({ name: 'ValidationException' });
+    await bus.publish([half, half]);
     await bus.drain();
-    expect(seen).toEqual([]);
+    expect(seen).toHaveLength(2);
   });
 
-  it('puts events in requests of 10 as the deployed publisher does: the requests before a refused one land', async () => {
-    const { bus, seen } = busSeeing();
-    const small = Array.from({ length: 10 }, (_, i) => ({ detailType: 'Small', detail: { i } }));
-    const refused = bus.publish([...small, eventOf(AWS_LIMITS.putEventsBytes + 1)]);
-    await expect(refused).rejects.toMatchObject({ name: 'ValidationException' });
+  it('fills requests under lowered limits: each request within them, every event delivered in order', async () => {
+    const limits = { entries: 3, bytes: 1000 };
+    const requests: number[] = [];
+    const inner = createLocalEventBus();
+    const counting = {
+      ...inner,
+      publish: (events: readonly DomainEvent[]) => {
+        requests.push(events.length);
+        return inner.publish(events);
+      },
+    };
+    const bus = withPutEventsLimits(counting, 'cairn', limits);
+    const seen: unknown[] = [];
+    bus.subscribe({ source: ['cairn'] }, (event) => {
+      seen.push(event.detail.i);
+    });
+
+    await bus.publish(
+      Array.from({ length: 7 }, (_, i) => ({ detailType: 'Mid', detail: { i, pad: 'x'.repeat(400) } })),
+    );
     await bus.drain();
-    expect(seen.map((event) => event.detail.i)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+
+    expect(requests).toEqual([2, 2, 2, 1]);
+    expect(seen).toEqual([0, 1, 2, 3, 4, 5, 6]);
+  });
+
+  it('puts events in requests of 10 as the deployed publisher does', async () => {
+    const requests: number[] = [];
+    const inner = createLocalEventBus();
+    const counting = {
+      ...inner,
+      publish: (events: readonly DomainEvent[]) => {
+        requests.push(events.length);
+        return inner.publish(events);
+      },
+    };
+    await withPutEventsLimits(counting).publish(
+      Array.from({ length: 23 }, (_, i) => ({ detailType: 'Small', detail: { i } })),
+    );
+    expect(requests).toEqual([10, 10, 3]);
+  });
+});
+
+describe('checkPutEvents under lowered limits', () => {
+  it('refuses a request over the lowered size with the ValidationException EventBridge answers', () => {
+    const entry = { Source: 'cairn', DetailType: 'Big', Detail: 'x'.repeat(100) };
+    expect(() => checkPutEvents([entry, entry], { entries: 10, bytes: 200 })).toThrow(
+      expect.objectContaining({
+        name: 'ValidationException',
+        message: 'Total size of the entries in the request is over the limit.',
+      }),
+    );
+    expect(() => checkPutEvents([entry], { entries: 10, bytes: 200 })).not.toThrow();
   });
 });

@@ -57,4 +57,23 @@ describe('createProgressPrinter', () => {
 
     expect(lines.at(-1)).toMatch(/^\[0\/1\]\s+⟲ stale: a/);
   });
+
+  it('opens the steps of every part of an invalidation announced in parts, and says which part a line shows', () => {
+    const lines = feed([
+      envelope('RunStarted', { objective: 'o', steps: 3, revision: 1 }),
+      envelope('StepSucceeded', { stepId: 'a', attempts: 1 }),
+      envelope('StepSucceeded', { stepId: 'b', attempts: 1 }),
+      envelope('StepSucceeded', { stepId: 'c', attempts: 1 }),
+      envelope('StepsInvalidated', { stepIds: ['a', 'b'], part: 1, parts: 2, total: 3, reason: 'changed' }),
+      envelope('StepsInvalidated', { stepIds: ['c'], part: 2, parts: 2, total: 3, reason: 'changed' }),
+    ]);
+
+    expect(lines.at(-2)).toMatch(/^\[1\/3\]\s+⟲ stale: a, b \(changed\) \[part 1 of 2, 3 steps\]$/);
+    expect(lines.at(-1)).toMatch(/^\[0\/3\]\s+⟲ stale: c/);
+  });
+
+  it('says how many more causes a block has than it names', () => {
+    const lines = feed([envelope('StepBlocked', { stepId: 'z', blockedBy: ['a', 'b'], blockedByCount: 30 })]);
+    expect(lines[0]).toMatch(/z blocked by a, b and 28 more$/);
+  });
 });
