@@ -3,6 +3,7 @@
  * the capability's inputSchema before anything is called), and `successCriteria.assert` when its result is
  * verified. Bindings: `$objective`, `$outputs` (every upstream step, transitively) and, in assertions, `$output`.
  */
+import { clipText } from '../engine/replan/step-definition.ts';
 import type { AssertionResult, ContractResult } from '../engine/verify.ts';
 import { ExpressionLimitError, isExpressionLimitError } from '../errors.ts';
 import { contractValidator } from '../plan/contracts.ts';
@@ -91,7 +92,7 @@ export async function prepareClaim(
         ),
       };
     }
-    if (!isTruthy(when.value)) return { outcome: 'skip', reason: `when ${planStep.when} is false` };
+    if (!isTruthy(when.value)) return { outcome: 'skip', reason: `when ${whenInReason(planStep.when)} is false` };
   }
   let input: unknown;
   try {
@@ -146,3 +147,11 @@ export function checkCriteriaSchema(planStep: PlanStep, output: unknown): Contra
     errors: (validateFn.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`),
   };
 }
+
+/**
+ * A skip's reason names the `when` expression, which a plan may make as long as it likes; the reason travels in
+ * StepSkipped and the step's trace, so a long one is clipped there (the plan keeps it whole).
+ */
+const WHEN_IN_REASON_CHARS = 500;
+const whenInReason = (when: string | undefined): string =>
+  when !== undefined && when.length > WHEN_IN_REASON_CHARS ? clipText(when, WHEN_IN_REASON_CHARS) : String(when);

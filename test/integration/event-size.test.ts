@@ -111,3 +111,23 @@ describe('a step blocked by many failed upstream steps', () => {
     expect(z?.error?.message).toMatch(new RegExp(`and ${causes.length - BLOCKED_BY_SAMPLE} more did not succeed$`));
   }, 300_000);
 });
+
+describe('a step skipped by a long when expression', () => {
+  it('publishes its StepSkipped with the expression clipped in the reason', async () => {
+    watchBus();
+    const when = `{% $length("${'w'.repeat(6000)}") < 0 %}`;
+    const runId = await stack.startRun({
+      plan: plan('long when', [
+        step(stack, 'first', T.echo, { input: { value: 1 } }),
+        step(stack, 'maybe', T.echo, { input: { value: 2 }, when }),
+      ]),
+    });
+    const done = await waitForRun(stack, runId, finished, 120_000);
+    expect(done.steps.find((s) => s.id === 'maybe')?.status, summary(done)).toBe('skipped');
+
+    const skipped = seen.filter((e) => e['detail-type'] === 'StepSkipped' && e.detail.runId === runId);
+    expect(skipped).toHaveLength(1);
+    expect(entryBytes(skipped[0] as BusEnvelope)).toBeLessThanOrEqual(LOWERED.bytes);
+    expect(String(skipped[0]?.detail.reason).length).toBeLessThan(600);
+  }, 300_000);
+});
