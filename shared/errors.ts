@@ -106,7 +106,7 @@ export class ExpressionLimitError extends CairnError {
 /**
  * Events that no EventBridge PutEvents request can carry: each alone is over the request's size limit. Never
  * retryable (the same event is as large next time); a publisher raises it after it has put every other event, so
- * one event that should have been bounded (events/bounded-lists.ts) costs only itself.
+ * one event that should have been bounded (events/bounded-details.ts) costs only itself.
  */
 export class EventTooLargeError extends CairnError {
   static readonly code = 'E_EVENT_TOO_LARGE';

@@ -88,7 +88,7 @@ function describe(type: string, d: Record<string, unknown>): string {
   }
 }
 
-/** An invalidation announced in several events (events/bounded-lists.ts) says which part a line shows. */
+/** An invalidation announced in several events (events/bounded-details.ts) says which part a line shows. */
 const partOf = (d: Record<string, unknown>): string =>
   typeof d.parts === 'number' && d.parts > 1 ? ` [part ${String(d.part)} of ${d.parts}, ${String(d.total)} steps]` : '';
 

@@ -3,11 +3,16 @@
  * their own EventBridge rules; cairn's own rules (bus-rules.ts) use them too. Parse at the edges with `parseEvent`.
  */
 import { z } from 'zod';
-import { BLOCKED_BY_SAMPLE, idsBytes, LISTED_IDS_BYTES } from './bounded-lists.ts';
+import { BLOCKED_BY_SAMPLE, EVENT_MESSAGE_CHARS, idsBytes, LISTED_IDS_BYTES } from './bounded-details.ts';
 
 const runRef = { runId: z.string().min(1) };
 const stepRef = { ...runRef, stepId: z.string().min(1), generation: z.number().int().min(1) };
-const error = z.object({ code: z.string(), message: z.string(), retryable: z.boolean().optional() });
+/** A step's error as events carry it: no `details`, the message clipped (bounded-details.ts). */
+const error = z.object({
+  code: z.string(),
+  message: z.string().max(EVENT_MESSAGE_CHARS),
+  retryable: z.boolean().optional(),
+});
 
 export const EVENT_SCHEMAS = {
   RunStarted: z.object({ ...runRef, objective: z.string(), revision: z.number().int(), steps: z.number().int() }),
@@ -16,7 +21,7 @@ export const EVENT_SCHEMAS = {
   StepSucceeded: z.object({ ...stepRef, attempts: z.number().int(), confidence: z.number().nullable().optional() }),
   StepFailed: z.object({ ...stepRef, attempts: z.number().int(), error, final: z.boolean() }),
   StepSkipped: z.object({ ...stepRef, reason: z.string() }),
-  /** The upstream causes that keep the step from ever running: a sample of them and their count (bounded-lists.ts). */
+  /** The upstream causes that keep the step from ever running: a sample of them and their count (bounded-details.ts). */
   StepBlocked: z.object({
     ...stepRef,
     blockedBy: z.array(z.string()).min(1).max(BLOCKED_BY_SAMPLE),
@@ -46,7 +51,7 @@ export const EVENT_SCHEMAS = {
   PlanRevised: z.object({ ...runRef, revision: z.number().int(), reason: z.string() }),
   /**
    * Steps that start a new generation: one invalidation is announced in `parts` events, each naming a slice of its
-   * `total` steps (bounded-lists.ts says why), so that no detail grows with the plan.
+   * `total` steps (bounded-details.ts says why), so that no detail grows with the plan.
    */
   StepsInvalidated: z.object({
     ...runRef,

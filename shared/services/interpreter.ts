@@ -5,6 +5,7 @@
  */
 import { dependentsOf, planGraph } from '../engine/scheduling.ts';
 import { NotFoundError } from '../errors.ts';
+import { boundedDetail } from '../events/bounded-details.ts';
 import type { EventDetail, EventType } from '../events/catalog.ts';
 import type { OutboxEntry } from '../events/outbox.ts';
 import type { PlanGraph } from '../plan/graph.ts';
@@ -79,8 +80,14 @@ export interface LoadedStep {
   readonly attempt: AttemptRecord | undefined;
 }
 
-/** Builds one event with its detail checked against the event catalog's type. */
-export const event = <T extends EventType>(type: T, detail: EventDetail<T>): RunEvent<T> => ({ type, detail });
+/**
+ * Builds one event with its detail checked against the event catalog's type, and bounded: an error travels as the
+ * catalog's fields with its message clipped (events/bounded-details.ts), whatever the step's record keeps.
+ */
+export const event = <T extends EventType>(type: T, detail: EventDetail<T>): RunEvent<T> => ({
+  type,
+  detail: boundedDetail(detail),
+});
 
 // Plan revisions never change once written, so a warm Lambda keeps the ones it has read.
 const PLAN_CACHE_LIMIT = 64;

@@ -18,7 +18,7 @@ import { isStartable } from '../engine/scheduling.ts';
 import { IN_FLIGHT_STEP_STATUSES, RELEASING_STEP_STATUSES, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
 import { transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
-import { blockedByOf, stepsInvalidatedParts } from '../events/bounded-lists.ts';
+import { blockedByOf, stepsInvalidatedParts } from '../events/bounded-details.ts';
 import type { StepError } from '../plan/schema.ts';
 import type { RunRecord, StepRecord } from '../ports/store.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
@@ -102,7 +102,7 @@ export async function invalidateInRun(
     runId,
     STEP_MOVING_RUN_STATUSES,
     { updatedAt: ctx.now() },
-    // In parts, each naming a bounded slice of the steps (events/bounded-lists.ts): no event grows with the plan.
+    // In parts, each naming a bounded slice of the steps (events/bounded-details.ts): no event grows with the plan.
     { events: stepsInvalidatedParts(runId, stepIds, reason).map((part) => event('StepsInvalidated', part)) },
   );
   if (!announced) {
@@ -170,7 +170,7 @@ async function blockUnreachable(
       const causes = unreachable.get(after.stepId);
       if (!causes) return;
       // A step waiting on many failed upstream steps names a sample of them: neither its record nor its event grows
-      // with the plan (events/bounded-lists.ts).
+      // with the plan (events/bounded-details.ts).
       const { blockedBy, blockedByCount, message } = blockedByOf(causes);
       const error: StepError = {
         code: BLOCKED_CODE,

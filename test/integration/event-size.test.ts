@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { putEventsEntryBytes } from '../../infra/local/aws-limits.ts';
 import type { BusEnvelope } from '../../shared/adapters/local/event-bus.ts';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { BLOCKED_BY_SAMPLE } from '../../shared/events/bounded-lists.ts';
+import { BLOCKED_BY_SAMPLE } from '../../shared/events/bounded-details.ts';
 import { parseEventDetail } from '../../shared/events/catalog.ts';
 import { plan, type RunView, step, summary, useTestStack, waitForRun } from '../support/local-stack.ts';
 

@@ -1,5 +1,7 @@
 /**
- * Lists of step ids in event details, bounded by construction, so that no event grows with the plan. EventBridge
+ * Event details bounded by construction, so that no event grows with the plan or with what a capability answers.
+ *
+ * Lists of step ids. EventBridge
  * takes at most 256 KB per PutEvents request, and a detail that named every step an invalidation touched passed that
  * alone at about 3,900 steps of 64-character ids (and the publisher could then put none of its request).
  *
@@ -15,6 +17,10 @@
  *   person reads a cause, and the whole set is the plan's failed upstream steps, which the run's steps list shows.
  *
  * Step ids are ASCII of at most 64 characters (plan/schema.ts), far below a slice's budget, so every slice keeps to it.
+ *
+ * Errors. A step's error may carry a capability's message and `details` of any size; an event carries the catalog's
+ * `{ code, message, retryable }` only, the message clipped to `EVENT_MESSAGE_CHARS` (the step's record keeps the
+ * error whole). Every event the services build goes through `boundedDetail` (services/interpreter.ts `event`).
  * Pure.
  */
 
@@ -98,4 +104,37 @@ export function blockedByOf(causes: readonly string[], sample: number = BLOCKED_
     blockedByCount: causes.length,
     message: `blocked: upstream step ${list} did not succeed`,
   };
+}
+
+/** Characters of an error message an event carries at most. */
+export const EVENT_MESSAGE_CHARS = 1000;
+
+interface ErrorLike {
+  readonly code: string;
+  readonly message: string;
+  readonly retryable?: boolean | undefined;
+}
+
+const isErrorLike = (value: unknown): value is ErrorLike =>
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as ErrorLike).code === 'string' &&
+  typeof (value as ErrorLike).message === 'string';
+
+/** An error as events carry it: the catalog's fields, the message clipped (never splitting a surrogate pair). */
+export function eventError(error: ErrorLike): ErrorLike {
+  let message = error.message;
+  if (message.length > EVENT_MESSAGE_CHARS) {
+    let cut = EVENT_MESSAGE_CHARS - 1;
+    const last = message.charCodeAt(cut - 1);
+    if (last >= 0xd800 && last <= 0xdbff) cut -= 1;
+    message = `${message.slice(0, cut)}…`;
+  }
+  return { code: error.code, message, ...(error.retryable === undefined ? {} : { retryable: error.retryable }) };
+}
+
+/** A detail with its `error`, if it has one, as events carry it; everything else as it is. */
+export function boundedDetail<D extends object>(detail: D): D {
+  const error = (detail as { error?: unknown }).error;
+  return isErrorLike(error) ? { ...detail, error: eventError(error) } : detail;
 }

@@ -2,14 +2,17 @@ import { describe, expect, it } from 'vitest';
 import {
   BLOCKED_BY_SAMPLE,
   blockedByOf,
+  boundedDetail,
+  EVENT_MESSAGE_CHARS,
   idsBytes,
   LISTED_IDS_BYTES,
   sliceIds,
   stepsInvalidatedParts,
-} from '../../../shared/events/bounded-lists.ts';
+} from '../../../shared/events/bounded-details.ts';
 import { parseEventDetail } from '../../../shared/events/catalog.ts';
 import { PUT_EVENTS_LIMITS, putEventsEntryBytes } from '../../../shared/events/put-events.ts';
 import { STEP_ID_PATTERN } from '../../../shared/plan/schema.ts';
+import { event } from '../../../shared/services/interpreter.ts';
 
 /** `n` step ids of the longest length a plan allows (64 characters), in plan order. */
 const longIds = (n: number): string[] => Array.from({ length: n }, (_, i) => `s${String(i).padStart(63, '0')}`);
@@ -102,5 +105,49 @@ describe('the event catalog', () => {
     expect(idsBytes(ids)).toBeGreaterThan(LISTED_IDS_BYTES);
     const detail = { runId: 'r', stepIds: ids, part: 1, parts: 1, total: 200, reason: 'x' };
     expect(parseEventDetail('StepsInvalidated', detail).ok).toBe(false);
+  });
+});
+
+describe('boundedDetail', () => {
+  const failure = {
+    code: 'E_TOOL',
+    message: `${'m'.repeat(300_000)}`,
+    retryable: false,
+    details: { body: 'd'.repeat(300_000) },
+  };
+
+  it('carries an error as the catalog has it: its message clipped, no details', () => {
+    const detail = boundedDetail({ runId: 'r', stepId: 's', generation: 1, attempts: 1, error: failure, final: true });
+    expect(detail.error).toEqual({
+      code: 'E_TOOL',
+      message: `${'m'.repeat(EVENT_MESSAGE_CHARS - 1)}…`,
+      retryable: false,
+    });
+    expect(parseEventDetail('StepFailed', detail).ok).toBe(true);
+    expect(entryBytes('StepFailed', detail)).toBeLessThan(2048);
+  });
+
+  it('never splits a surrogate pair, and leaves a short message and a detail without an error as they are', () => {
+    const message = `${'x'.repeat(EVENT_MESSAGE_CHARS - 2)}😀😀`;
+    const clipped = boundedDetail({ error: { code: 'E', message } }).error.message;
+    expect(clipped).toBe(`${'x'.repeat(EVENT_MESSAGE_CHARS - 2)}…`);
+    expect(boundedDetail({ error: { code: 'E', message: 'short' } })).toEqual({
+      error: { code: 'E', message: 'short' },
+    });
+    const plain = { runId: 'r', reason: 'x' };
+    expect(boundedDetail(plain)).toBe(plain);
+  });
+
+  it('is applied to every event the services build', () => {
+    const built = event('StepCompensation', {
+      runId: 'r',
+      stepId: 's',
+      generation: 1,
+      state: 'compensation_failed',
+      target: 'tool:undo',
+      error: failure,
+    });
+    expect(built.detail.error?.message).toHaveLength(EVENT_MESSAGE_CHARS);
+    expect(built.detail.error).not.toHaveProperty('details');
   });
 });
