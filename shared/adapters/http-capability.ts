@@ -74,7 +74,11 @@ export function httpCapability(options: HttpCapabilityOptions): CapabilityBindin
           },
           body: JSON.stringify(capabilityRequest(call)),
           redirect: 'follow',
-          signal: AbortSignal.timeout(timeoutMs),
+          // The executor's signal too: a step out of time stops its request rather than leave it running.
+          signal:
+            call.signal === undefined
+              ? AbortSignal.timeout(timeoutMs)
+              : AbortSignal.any([AbortSignal.timeout(timeoutMs), call.signal]),
         });
         status = response.status;
         text = await response.text();
