@@ -62,6 +62,36 @@ describe("a step's budget.maxSeconds while it runs", { timeout: 120_000 }, () =>
   });
 });
 
+describe("a step's budget.maxSeconds over its retries", { timeout: 120_000 }, () => {
+  const flaky = (id: string, failures: number, maxSeconds: number) =>
+    step(stack, id, T.flaky, {
+      input: { key: `${id}-${Date.now()}`, failures },
+      maxRetries: 3,
+      budget: { maxSeconds },
+    });
+
+  it('does not schedule a retry whose backoff would end past the budget', async () => {
+    // The engine's backoff before attempt 2 is 1 s (the test stack only shortens the wait itself): no time is left.
+    const runId = await stack.startRun({ plan: plan('a flaky step on 1 s', [flaky('short', 5, 1)]) });
+    const run = await waitForRun(stack, runId);
+
+    expect(stepOf(run, 'short')).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(errorOf(run, 'short')).toMatchObject({
+      code: 'E_BUDGET_EXHAUSTED',
+      details: { scope: 'step', backoffSeconds: 1, exhausted: [{ dimension: 'seconds', limit: 1 }] },
+    });
+    expect(await attemptsOf(runId, 'short')).toHaveLength(1);
+  });
+
+  it('retries while the budget leaves time for it', async () => {
+    const runId = await stack.startRun({ plan: plan('a flaky step on 60 s', [flaky('roomy', 2, 60)]) });
+    const run = await waitForRun(stack, runId);
+
+    expect(run.status, summary(run)).toBe('complete');
+    expect(stepOf(run, 'roomy')).toMatchObject({ status: 'succeeded', attempts: 3, output: { attempts: 3 } });
+  });
+});
+
 describe("a plan's maxSeconds crossed while steps run", { timeout: 120_000 }, () => {
   it('abandons the running steps, starts nothing more and ends the run budget_exhausted', async () => {
     const budget: Plan['budget'] = { maxSeconds: 5 };
@@ -93,5 +123,19 @@ describe("a plan's maxSeconds crossed while steps run", { timeout: 120_000 }, ()
     const log = await auditLog(stack, runId);
     expect(log.filter((e) => e.type === 'StepStarted')).toHaveLength(2);
     expect(log.filter((e) => e.type === 'RunFinished')).toHaveLength(1);
+  });
+
+  it('abandons them too under onExhausted: pause, and leaves the run paused', async () => {
+    const runId = await stack.startRun({
+      plan: {
+        ...plan('a long sleep, paused when out of time', [sleep('long', 30_000)]),
+        budget: { maxSeconds: 3, onExhausted: 'pause' },
+      },
+    });
+    const run = await waitForRun(stack, runId, (r) => r.terminal !== undefined);
+
+    expect(run.status, summary(run)).toBe('paused');
+    expect(run.terminal?.reason).toBe('budget_exhausted');
+    expect(errorOf(run, 'long')).toMatchObject({ code: 'E_BUDGET_EXHAUSTED', details: { scope: 'run' } });
   });
 });
