@@ -165,6 +165,9 @@ export function createCapabilityCaller(deps: CapabilityCallDeps): CapabilityCall
       : callOnce(store, call.idempotencyKey, times, () => invoke(call, limit), mayStart);
 }
 
+/** setTimeout's ceiling (2^31 - 1 ms): a longer delay is taken as 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** A call its time limit abandoned, with the failure it answers. */
 class Abandoned {
   constructor(readonly failure: CapabilityFailure) {}
@@ -176,7 +179,8 @@ async function bounded(
   call: CapabilityCall,
   limit: CallTimeLimit | undefined,
 ): Promise<CapabilityResult | Abandoned> {
-  if (limit === undefined) return binding.invoke(call);
+  // A limit past what a timer can hold (about 24.8 days) would fire at once; no call outlives one anyway.
+  if (limit === undefined || limit.ms > MAX_TIMER_MS) return binding.invoke(call);
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = new Promise<Abandoned>((resolve) => {

@@ -78,3 +78,11 @@ describe('capability caller time limit', () => {
     expect(completed).toEqual([expect.objectContaining({ ok: false, failure: BUDGET_FAILURE })]);
   });
 });
+
+describe('capability caller time limit beyond a timer', () => {
+  it("keeps waiting for a call under a limit longer than setTimeout can hold (a long run's budget)", async () => {
+    const result = await callerWith(slowBinding(20))(aCall(), 'none', undefined, limit(2 ** 31));
+    if (result.refused) throw new Error('refused');
+    expect(result.answer).toMatchObject({ ok: true, output: { sleptMs: 20 } });
+  });
+});
