@@ -83,6 +83,12 @@ export function httpCapability(options: HttpCapabilityOptions): CapabilityBindin
         status = response.status;
         text = await response.text();
       } catch (error) {
+        if (call.signal?.aborted === true)
+          throw capabilityError(CAPABILITY_ERROR_CODES.timeout, `${source}: the request was stopped by its step`, {
+            retryable: true,
+            cause: error,
+            context: { url },
+          });
         throw transportError(error, source, url, timeoutMs);
       }
       if (status < 200 || status > 299) throw statusError(status, text, source, url);
