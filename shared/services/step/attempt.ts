@@ -208,10 +208,10 @@ export async function runAttempt(
   return follow(ctx, flight, n, decided, execNote(attempt), result);
 }
 
-/** The call's bound: what is left of the limit now; past it the call is abandoned with the figures. */
+/** The call's bound: what is left of the limit when it starts; past it the call is abandoned with the figures. */
 function abandonAt(ctx: Interpreter, limit: AttemptTimeLimit, what: string): CallTimeLimit {
   return {
-    ms: remainingMs(limit, ctx.now()),
+    remainingMs: () => remainingMs(limit, ctx.now()),
     failure: () => {
       const error = timeExhausted(limit, ctx.now(), `${what} was abandoned at the limit (its work may still finish)`);
       return { code: error.code, message: error.message, retryable: false, details: error.details };

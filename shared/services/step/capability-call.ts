@@ -47,13 +47,14 @@ export interface CapabilityCallDeps {
 }
 
 /**
- * A bound on one call (the step's or the run's seconds, shared/engine/step-seconds.ts): at `ms` the call is abandoned
- * and answers `failure()`. The binding is sent an AbortSignal so one that can stop (an HTTP request) does; one that
+ * A bound on one call (the step's or the run's seconds, shared/engine/step-seconds.ts): once `remainingMs()` (asked
+ * as the binding is invoked, after a side effect's record and gate) has passed, the call is abandoned and answers
+ * `failure()`. The binding is sent an AbortSignal so one that can stop (an HTTP request) does; one that
  * cannot is raced and left behind. The abandoned answer is recorded like an unusable one (phase `answer`): a
  * side-effecting call may still act after it, so a replay must not call again.
  */
 export interface CallTimeLimit {
-  readonly ms: number;
+  readonly remainingMs: () => number;
   readonly failure: () => CapabilityFailure;
 }
 
@@ -180,7 +181,10 @@ async function bounded(
   limit: CallTimeLimit | undefined,
 ): Promise<CapabilityResult | Abandoned> {
   // A limit past what a timer can hold (about 24.8 days) would fire at once; no call outlives one anyway.
-  if (limit === undefined || limit.ms > MAX_TIMER_MS) return binding.invoke(call);
+  const ms = limit?.remainingMs();
+  if (limit === undefined || ms === undefined || ms > MAX_TIMER_MS) return binding.invoke(call);
+  // Spent while the side effect's record and gate were read: it is not started at all.
+  if (ms <= 0) return new Abandoned(limit.failure());
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = new Promise<Abandoned>((resolve) => {
@@ -188,7 +192,7 @@ async function bounded(
       const abandoned = new Abandoned(limit.failure());
       controller.abort(abandoned.failure);
       resolve(abandoned);
-    }, limit.ms);
+    }, ms);
   });
   const answered = binding.invoke({ ...call, signal: controller.signal });
   // An answer (or failure) that comes after the limit is dropped: nothing is waiting for it any more.

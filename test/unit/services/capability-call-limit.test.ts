@@ -31,7 +31,7 @@ function slowBinding(ms: number): CapabilityBinding & { signals: (AbortSignal | 
   };
 }
 
-const limit = (ms: number): CallTimeLimit => ({ ms, failure: () => BUDGET_FAILURE });
+const limit = (ms: number): CallTimeLimit => ({ remainingMs: () => ms, failure: () => BUDGET_FAILURE });
 
 describe('capability caller time limit', () => {
   beforeEach(() => {
@@ -51,6 +51,14 @@ describe('capability caller time limit', () => {
     expect(result.answer).toMatchObject({ ok: false, phase: 'answer', failure: BUDGET_FAILURE });
     expect(result.answer.evidence).toMatchObject({ abandoned: true, binding: 'builtin' });
     expect(binding.signals[0]?.aborted).toBe(true);
+  });
+
+  it('does not start a call whose limit is spent by the time it would start', async () => {
+    const binding = slowBinding(10);
+    const result = await callerWith(binding)(aCall(), 'none', undefined, limit(0));
+    if (result.refused) throw new Error('refused');
+    expect(result.answer).toMatchObject({ ok: false, failure: BUDGET_FAILURE });
+    expect(binding.signals).toEqual([]);
   });
 
   it('keeps an answer that comes before the limit', async () => {
