@@ -14,6 +14,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { GSI1_NAME } from '../../shared/adapters/aws/table-layout.ts';
+import { STEP_EXECUTOR_TIMEOUT_SECONDS } from '../../shared/config/defaults.ts';
 import { bundleFilesEnvironment, commandHooksOf } from './bundle-files.ts';
 import type { CairnConfig } from './config.ts';
 import { EXECUTION_CALLS, FUNCTION_INVOKES, grantExecutions, INVOKED_FUNCTION_VARIABLE } from './execution-grants.ts';
@@ -24,7 +25,8 @@ export const FUNCTION_TIMEOUT_SECONDS: Readonly<Record<FunctionKey, number>> = {
   Planner: 300,
   Validator: 60,
   Coordinator: 60,
-  StepExecutor: 900,
+  // A step's budget.maxSeconds is validated against this (MAX_STEP_BUDGET_SECONDS): one attempt fits one invocation.
+  StepExecutor: STEP_EXECUTOR_TIMEOUT_SECONDS,
   Api: 29,
   Invalidator: 120,
   // A replan may wait for the planning model (Bedrock), like the planner.

@@ -74,11 +74,21 @@ export function httpCapability(options: HttpCapabilityOptions): CapabilityBindin
           },
           body: JSON.stringify(capabilityRequest(call)),
           redirect: 'follow',
-          signal: AbortSignal.timeout(timeoutMs),
+          // The executor's signal too: a step out of time stops its request rather than leave it running.
+          signal:
+            call.signal === undefined
+              ? AbortSignal.timeout(timeoutMs)
+              : AbortSignal.any([AbortSignal.timeout(timeoutMs), call.signal]),
         });
         status = response.status;
         text = await response.text();
       } catch (error) {
+        if (call.signal?.aborted === true)
+          throw capabilityError(CAPABILITY_ERROR_CODES.timeout, `${source}: the request was stopped by its step`, {
+            retryable: true,
+            cause: error,
+            context: { url },
+          });
         throw transportError(error, source, url, timeoutMs);
       }
       if (status < 200 || status > 299) throw statusError(status, text, source, url);

@@ -195,10 +195,17 @@ export function createConformancePack(options: { clock?: () => Date } = {}): Con
   const flaky = new Map<string, number>();
   const bindings: Record<string, CapabilityBinding> = {
     [CONFORMANCE_TARGETS.echo]: builtinTool('conformance.echo', async (input) => ({ value: field(input, 'value') })),
-    [CONFORMANCE_TARGETS.sleep]: builtinTool('conformance.sleep', async (input) => {
+    [CONFORMANCE_TARGETS.sleep]: builtinTool('conformance.sleep', async (input, call) => {
       const ms = Math.min(Math.max(Number(field(input, 'ms')) || 0, 0), MAX_CONFORMANCE_SLEEP_MS);
       const started = performance.now();
-      await new Promise((resolve) => setTimeout(resolve, ms));
+      // Stops early when the executor gives up on it (a step out of time), so no timer outlives its step.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        call.signal?.addEventListener('abort', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
       return { sleptMs: Math.max(ms, Math.round(performance.now() - started)) };
     }),
     [CONFORMANCE_TARGETS.fail]: builtinTool('conformance.fail', async (input) => {

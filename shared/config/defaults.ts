@@ -20,6 +20,23 @@ export const DEFAULT_LIMITS: { readonly maxSteps: number; readonly maxDepth: num
 /** Replans a run may make (CAIRN_MAX_REPLANS, context maxReplans); 0 turns replanning off. */
 export const DEFAULT_MAX_REPLANS = 3;
 
+/** The step executor Lambda's timeout: the longest one RunStep invocation (one attempt of a step) may take. */
+export const STEP_EXECUTOR_TIMEOUT_SECONDS = 900;
+
+/**
+ * What RunStep keeps of its invocation for itself around a capability call: loading and claiming before it, and after
+ * a call abandoned at its step's time limit, recording the attempt, failing the step and its follow-ups.
+ */
+export const STEP_EXECUTOR_MARGIN_SECONDS = 60;
+
+/**
+ * The largest `budget.maxSeconds` a step may carry (the validator's E_BUDGET above it). A step's seconds bound each of
+ * its attempts, and an attempt runs inside one RunStep invocation: a longer limit would be cut by the Lambda's
+ * timeout (a platform error RunStep retries by calling again) before the executor could enforce it. The embedded
+ * stack refuses the same, so a plan means the same in both places.
+ */
+export const MAX_STEP_BUDGET_SECONDS = STEP_EXECUTOR_TIMEOUT_SECONDS - STEP_EXECUTOR_MARGIN_SECONDS;
+
 /** The step machine's retry backoff: base × 2^(attempt−1), at most the cap (CAIRN_RETRY_BASE/CAP_SECONDS). */
 export const DEFAULT_RETRY_BASE_SECONDS = 1;
 export const DEFAULT_RETRY_CAP_SECONDS = 60;

@@ -23,6 +23,11 @@ export interface CapabilityCall {
   readonly objective: string;
   readonly upstreamOutputs: Readonly<Record<string, unknown>>;
   readonly idempotencyKey: string;
+  /**
+   * Aborted when the executor stops waiting (the step's or the run's `budget.maxSeconds` ran out): a binding that can
+   * stop its work stops; the executor does not wait for one that cannot.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**

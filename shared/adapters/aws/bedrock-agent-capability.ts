@@ -116,7 +116,11 @@ export function bedrockAgentCapability(options: BedrockAgentCapabilityOptions): 
       const source = `Bedrock model ${modelId} (${call.target})`;
       let response: ConverseResponse;
       try {
-        response = await client.send(new ConverseCommand(converseInput(call, modelId, maxTokens)));
+        response = await client.send(
+          new ConverseCommand(converseInput(call, modelId, maxTokens)),
+          // A step out of time stops the model call rather than leave it generating.
+          call.signal === undefined ? {} : { abortSignal: call.signal },
+        );
       } catch (error) {
         throw sdkCallError(error, `Calling ${source}`, { modelId });
       }

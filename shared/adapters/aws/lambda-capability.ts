@@ -50,6 +50,8 @@ export function lambdaCapability(options: LambdaCapabilityOptions): CapabilityBi
             InvocationType: 'RequestResponse',
             Payload: JSON.stringify(capabilityRequest(call)),
           }),
+          // A step out of time stops waiting for the function (the function itself runs on to its own end).
+          call.signal === undefined ? {} : { abortSignal: call.signal },
         );
       } catch (error) {
         throw sdkCallError(error, `Invoking ${source}`, { functionArn });

@@ -2,8 +2,10 @@
  * Budgets (`budget` on the plan and on steps): the shape is the schema's; what needs more than one field is here.
  * A budget names at least one limit, `onExhausted` is the plan's (a step over its budget fails, see
  * shared/engine/budget.ts), and a step's limit is never above the plan's (the run would stop first, so such a limit
- * says something that cannot happen).
+ * says something that cannot happen). A step's `maxSeconds` bounds each of its attempts while it runs, so it is
+ * never above what one step executor invocation can honour (MAX_STEP_BUDGET_SECONDS).
  */
+import { MAX_STEP_BUDGET_SECONDS } from '../../config/defaults.ts';
 import { child, issue, type PlanIssue } from '../issues.ts';
 import { budgetSchema } from '../schema.ts';
 import type { StepView } from './shape.ts';
@@ -38,6 +40,15 @@ export function checkBudgets(plan: unknown, steps: readonly StepView[], issues: 
           'E_BUDGET',
           child(path, 'onExhausted'),
           'onExhausted belongs to the plan budget; a step over its own fails',
+        ),
+      );
+    if (budget.maxSeconds !== undefined && budget.maxSeconds > MAX_STEP_BUDGET_SECONDS)
+      issues.push(
+        issue(
+          'E_BUDGET',
+          child(path, 'maxSeconds'),
+          `maxSeconds ${budget.maxSeconds} is above ${MAX_STEP_BUDGET_SECONDS}: one attempt of a step runs in one ` +
+            'step executor invocation, which cannot outlast it; bound the whole run with the plan budget instead',
         ),
       );
     for (const limit of LIMITS) {

@@ -9,6 +9,13 @@ import { BUDGET_ERROR_CODE } from '../../engine/budget.ts';
 import { retryPolicy } from '../../engine/retry.ts';
 import { IN_FLIGHT_STEP_STATUSES, letsStepsMove } from '../../engine/statuses.ts';
 import { attemptRecordPlace, decideAttemptOutcome, transitionCondition } from '../../engine/step-lifecycle.ts';
+import {
+  type AttemptTimeLimit,
+  attemptTimeLimit,
+  boundRetry,
+  remainingMs,
+  timeExhausted,
+} from '../../engine/step-seconds.ts';
 import { traceEntry } from '../../engine/trace.ts';
 import { decideExpectedFailure, decideVerdict, type Verdict } from '../../engine/verify.ts';
 import type { PlanStep, StepError, StepExpectation } from '../../plan/schema.ts';
@@ -18,7 +25,7 @@ import { checkCriteriaSchema, evaluateAssertion, evaluatorOf } from '../coordina
 import type { StepNext } from '../coordinator-types.ts';
 import { type Interpreter, isCurrent } from '../interpreter.ts';
 import { attemptSpends, claimRefusal, countUsage, stepBudgetOutcome } from './budget-keeping.ts';
-import type { CapabilityCaller } from './capability-call.ts';
+import type { CallTimeLimit, CapabilityCaller } from './capability-call.ts';
 import { idempotencyKey } from './idempotent-call.ts';
 import { done, follow, type InFlight, succeedCarrying } from './outcome.ts';
 import { stepContext } from './step-records.ts';
@@ -48,6 +55,15 @@ export async function runAttempt(
   let attempt: AttemptRecord;
   // A later attempt is a new spend: once the run's budget is spent it is not made.
   const refusal = n > 1 ? claimRefusal(records, ctx.now()) : undefined;
+  const timeLimit = attemptTimeLimit(
+    {
+      step: planStep.budget,
+      stepStartedAt: step.startedAt,
+      run: records.plan.plan.budget,
+      runCreatedAt: records.run.createdAt,
+    },
+    ctx.now(),
+  );
   if (recorded !== undefined && recorded.outcome !== 'running') {
     attempt = recorded;
   } else if (refusal !== undefined) {
@@ -60,6 +76,13 @@ export async function runAttempt(
         message: `not made: ${refusal}`,
         retryable: false,
       },
+    );
+  } else if (timeLimit !== undefined && remainingMs(timeLimit, ctx.now()) === 0) {
+    attempt = failedAttempt(
+      { step, n, target, startedAt, finishedAt: ctx.now() },
+      input,
+      {},
+      timeExhausted(timeLimit, ctx.now(), `attempt ${n} was not made`),
     );
   } else if (!capability) {
     attempt = failedAttempt(
@@ -90,7 +113,12 @@ export async function runAttempt(
       upstreamOutputs: context.direct,
       idempotencyKey: idempotencyKey(step.runId, step.stepId, step.generation),
     };
-    const called = await call(request, capability.sideEffect, () => stillInFlight(ctx, step));
+    const called = await call(
+      request,
+      capability.sideEffect,
+      () => stillInFlight(ctx, step),
+      timeLimit === undefined ? undefined : abandonAt(ctx, timeLimit, `attempt ${n} of ${target}`),
+    );
     if (called.refused) return notStarted(ctx, step, n);
     const { answer, replayed } = called;
     const evidence = {
@@ -140,10 +168,10 @@ export async function runAttempt(
           confidenceThreshold: planStep.confidenceThreshold,
         })
       : undefined;
-  const outcome = decideAttemptOutcome(
-    n,
-    verdict ? { verdict } : { error: attempt.error as StepError },
-    policyOf(ctx, planStep),
+  const outcome = boundRetry(
+    decideAttemptOutcome(n, verdict ? { verdict } : { error: attempt.error as StepError }, policyOf(ctx, planStep)),
+    timeLimit,
+    ctx.now(),
   );
   const record = withVerdict(attempt, verdict, records.run.revision);
   const result = { output: attempt.output, confidence: attempt.confidence ?? null };
@@ -178,6 +206,17 @@ export async function runAttempt(
   const sums = await countUsage(ctx, records, planStep, attempt);
   const decided = stepBudgetOutcome(outcome, planStep, step, sums?.step, ctx.now());
   return follow(ctx, flight, n, decided, execNote(attempt), result);
+}
+
+/** The call's bound: what is left of the limit when it starts; past it the call is abandoned with the figures. */
+function abandonAt(ctx: Interpreter, limit: AttemptTimeLimit, what: string): CallTimeLimit {
+  return {
+    remainingMs: () => remainingMs(limit, ctx.now()),
+    failure: () => {
+      const error = timeExhausted(limit, ctx.now(), `${what} was abandoned at the limit (its work may still finish)`);
+      return { code: error.code, message: error.message, retryable: false, details: error.details };
+    },
+  };
 }
 
 /**

@@ -14,7 +14,13 @@ import { isValidConfidence } from '../../capabilities/wire.ts';
 import { DEFAULT_IDEMPOTENCY_TTL_SECONDS, DEFAULT_MAX_OUTPUT_BYTES } from '../../config/defaults.ts';
 import { type PriceTable, priceUsage } from '../../engine/budget.ts';
 import type { SideEffect } from '../../plan/schema.ts';
-import type { CapabilityCall, CapabilityRegistry, ModelUsage } from '../../ports/capabilities.ts';
+import type {
+  CapabilityBinding,
+  CapabilityCall,
+  CapabilityRegistry,
+  CapabilityResult,
+  ModelUsage,
+} from '../../ports/capabilities.ts';
 import type { Store } from '../../ports/store.ts';
 import { type CheckedAnswer, callOnce, type OnceResult, type StartGate } from './idempotent-call.ts';
 
@@ -41,6 +47,18 @@ export interface CapabilityCallDeps {
 }
 
 /**
+ * A bound on one call (the step's or the run's seconds, shared/engine/step-seconds.ts): once `remainingMs()` (asked
+ * as the binding is invoked, after a side effect's record and gate) has passed, the call is abandoned and answers
+ * `failure()`. The binding is sent an AbortSignal so one that can stop (an HTTP request) does; one that
+ * cannot is raced and left behind. The abandoned answer is recorded like an unusable one (phase `answer`): a
+ * side-effecting call may still act after it, so a replay must not call again.
+ */
+export interface CallTimeLimit {
+  readonly remainingMs: () => number;
+  readonly failure: () => CapabilityFailure;
+}
+
+/**
  * The answer (`replayed`: it came from the idempotency record, the side effect was not made again), or `refused`:
  * the gate said a side effect may no longer start, and nothing was called.
  */
@@ -51,6 +69,7 @@ export type CapabilityCaller = (
   call: CapabilityCall,
   sideEffect: SideEffect,
   mayStart?: StartGate,
+  limit?: CallTimeLimit,
 ) => Promise<CallResult>;
 
 const jsonBytes = (text: string): number => Buffer.byteLength(text, 'utf8');
@@ -71,7 +90,7 @@ export function createCapabilityCaller(deps: CapabilityCallDeps): CapabilityCall
     inProgressSeconds: deps.config?.idempotencyInProgressSeconds ?? DEFAULT_IDEMPOTENCY_IN_PROGRESS_SECONDS,
   };
 
-  async function invoke(call: CapabilityCall): Promise<CheckedAnswer> {
+  async function invoke(call: CapabilityCall, limit: CallTimeLimit | undefined): Promise<CheckedAnswer> {
     const binding = registry.binding(call.target);
     if (!binding)
       return {
@@ -85,9 +104,9 @@ export function createCapabilityCaller(deps: CapabilityCallDeps): CapabilityCall
       };
     const started = performance.now();
     const ran = () => ({ binding: binding.kind, durationMs: Math.round(performance.now() - started) });
-    let result: Awaited<ReturnType<typeof binding.invoke>>;
+    let result: Awaited<ReturnType<typeof binding.invoke>> | Abandoned;
     try {
-      result = await binding.invoke(call);
+      result = await bounded(binding, call, limit);
     } catch (error) {
       const evidence = ran();
       return {
@@ -98,6 +117,8 @@ export function createCapabilityCaller(deps: CapabilityCallDeps): CapabilityCall
         ...priced(usageOfError(error), evidence, call.target),
       };
     }
+    if (result instanceof Abandoned)
+      return { ok: false, phase: 'answer', failure: result.failure, evidence: { ...ran(), abandoned: true } };
     const evidence = { ...ran(), ...result.evidence };
     const usage = priced(result.usage, evidence, call.target);
     const unusable = (code: string, message: string): CheckedAnswer => ({
@@ -139,10 +160,48 @@ export function createCapabilityCaller(deps: CapabilityCallDeps): CapabilityCall
     };
   }
 
-  return async (call, sideEffect, mayStart) =>
+  return async (call, sideEffect, mayStart, limit) =>
     sideEffect === 'none'
-      ? { answer: await invoke(call), replayed: false }
-      : callOnce(store, call.idempotencyKey, times, () => invoke(call), mayStart);
+      ? { answer: await invoke(call, limit), replayed: false }
+      : callOnce(store, call.idempotencyKey, times, () => invoke(call, limit), mayStart);
+}
+
+/** setTimeout's ceiling (2^31 - 1 ms): a longer delay is taken as 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A call its time limit abandoned, with the failure it answers. */
+class Abandoned {
+  constructor(readonly failure: CapabilityFailure) {}
+}
+
+/** The binding's answer, or Abandoned once the limit passes first (the binding's signal is aborted then). */
+async function bounded(
+  binding: CapabilityBinding,
+  call: CapabilityCall,
+  limit: CallTimeLimit | undefined,
+): Promise<CapabilityResult | Abandoned> {
+  // A limit past what a timer can hold (about 24.8 days) would fire at once; no call outlives one anyway.
+  const ms = limit?.remainingMs();
+  if (limit === undefined || ms === undefined || ms > MAX_TIMER_MS) return binding.invoke(call);
+  // Spent while the side effect's record and gate were read: it is not started at all.
+  if (ms <= 0) return new Abandoned(limit.failure());
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<Abandoned>((resolve) => {
+    timer = setTimeout(() => {
+      const abandoned = new Abandoned(limit.failure());
+      controller.abort(abandoned.failure);
+      resolve(abandoned);
+    }, ms);
+  });
+  const answered = binding.invoke({ ...call, signal: controller.signal });
+  // An answer (or failure) that comes after the limit is dropped: nothing is waiting for it any more.
+  answered.catch(() => undefined);
+  try {
+    return await Promise.race([answered, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A failure of the call as a step error. */

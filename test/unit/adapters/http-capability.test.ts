@@ -112,6 +112,25 @@ describe('httpCapability', () => {
     expect(codeOf(error)).toBe('E_CAPABILITY_TIMEOUT');
   });
 
+  it("stops the request when the executor aborts the call's signal (a step out of time)", async () => {
+    let closed = false;
+    server.respondWith((_request, response) => {
+      response.on('close', () => {
+        closed = true;
+      });
+    });
+    const controller = new AbortController();
+
+    const pending = caught(binding(10_000).invoke(aCall({ signal: controller.signal })));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    controller.abort();
+    const error = await pending;
+
+    expect(error).toMatchObject({ name: 'CapabilityError', message: expect.stringContaining('stopped by its step') });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(closed).toBe(true);
+  });
+
   it('fails retryably when nothing listens', async () => {
     const url = await refusedUrl();
 

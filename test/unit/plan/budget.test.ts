@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_STEP_BUDGET_SECONDS } from '../../../shared/config/defaults.ts';
 import { planJsonSchema } from '../../../shared/plan/schema.ts';
 import { validate } from '../../../shared/plan/validate.ts';
 import { catalog, plan, step, where } from './plan-testkit.ts';
@@ -24,6 +25,17 @@ describe('validate: budgets', () => {
       'E_BUDGET /steps/0/budget/onExhausted',
       'E_BUDGET /steps/0/budget/maxCostUsd',
     ]);
+  });
+
+  it('E_BUDGET for a step maxSeconds above what one step executor invocation can honour', () => {
+    const over = plan([step('a', [], { budget: { maxSeconds: MAX_STEP_BUDGET_SECONDS + 1 } })], {
+      budget: { maxSeconds: 3600 },
+    });
+    expect(where(validate(over, catalog))).toEqual(['E_BUDGET /steps/0/budget/maxSeconds']);
+    const at = plan([step('a', [], { budget: { maxSeconds: MAX_STEP_BUDGET_SECONDS } })], {
+      budget: { maxSeconds: 3600 },
+    });
+    expect(validate(at, catalog)).toMatchObject({ valid: true });
   });
 
   it('E_FIELD for a malformed budget (negative, fractional tokens, unknown key)', () => {
