@@ -10,6 +10,7 @@ import { awaitsDecision } from '../engine/statuses.ts';
 import { isConflictError } from '../errors.ts';
 import type { OutboxEntry } from '../events/outbox.ts';
 import type { ApprovalRecord, Store } from '../ports/store.ts';
+import { CLOSED_BY_CANCEL } from '../services/revision-approvals.ts';
 import { decisionBody, readJson, readQuery } from './body.ts';
 import { cursorField, decodeCursor, encodeCursor, limitField } from './cursor.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
@@ -233,6 +234,8 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       // A revision approval has no task token to answer again: another decision on it, a repeat or not, is 409.
       if (approval.kind !== 'revision' && (await repeatDecision(approval, body, c.get('principal'))))
         return c.json({ approval: approvalView(approval) });
+      if (approval.kind === 'revision' && approval.comment === CLOSED_BY_CANCEL)
+        throw new ApiError(409, 'E_RUN_CANCELLED', 'the run was cancelled: its revision is not made');
       throw conflict(approval);
     }
     if (approval.kind === 'revision')

@@ -57,7 +57,13 @@ import {
   sleep,
   withPlatformRetries,
 } from './replanner-support.ts';
-import { holdRevision, pendingRevisionApproval, settleRevisionApproval } from './revision-approvals.ts';
+import {
+  holdRevision,
+  isCancelling,
+  pendingRevisionApproval,
+  runCancelled,
+  settleRevisionApproval,
+} from './revision-approvals.ts';
 import { persistRevision } from './revisions.ts';
 import { failurePolicies, isReplannable, pauseRun } from './run-end.ts';
 import { isReopenable, reopenRun } from './run-reopen.ts';
@@ -272,8 +278,8 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
         await declineFailure(ctx, failed, why);
         return { outcome: 'declined', ...why };
       }
-      if (run.status !== 'running' || run.terminal !== undefined) {
-        // Finished, or paused for a person: the failure stands until someone replans or invalidates.
+      if (run.status !== 'running' || run.terminal !== undefined || isCancelling(run)) {
+        // Finished, paused for a person or being cancelled: the failure stands until someone replans or invalidates.
         await declineFailure(ctx, failed, { code: 'E_RUN_NOT_RUNNING', message: `the run was ${run.status}` });
         return { outcome: 'ignored', why: 'run_ended' };
       }
@@ -303,6 +309,8 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
         // A platform error on the way (a throttled or timed-out store call) is no answer from the planner: the
         // retry answers the failure, finding whatever of this try landed.
         if (isTransientPlatformError(error)) throw error;
+        if (isConflictError(error) && error.context.code === 'E_RUN_CANCELLED')
+          return { outcome: 'ignored', why: 'run_ended' };
         const why = describeReplanError(error);
         if (why.code === 'E_REPLAN_FAILED') console.error('cairn replanner: replanning failed', { ref, error });
         await declineFailure(ctx, failed, why);
@@ -345,10 +353,7 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
   /** What a person's replan revises, read now; ConflictError when the run's state says no. */
   async function replannable(runId: string): Promise<Omit<Attempt, 'trigger'>> {
     const run = await ctx.getRun(runId);
-    if (run.status === 'cancelled')
-      throw new ConflictError(`run ${runId} is cancelled: a cancelled run is not replanned`, {
-        context: { runId, code: 'E_RUN_CANCELLED' },
-      });
+    if (isCancelling(run)) throw runCancelled(runId, `run ${runId} is cancelled: a cancelled run is not replanned`);
     if (run.status === 'planning' || run.revision < 1)
       throw new ConflictError(`run ${runId} is ${run.status}: it has no plan to revise`, {
         context: { runId, code: 'E_NOT_REPLANNABLE' },

@@ -10,6 +10,10 @@
  *
  * Nothing is announced for a run that has finished (its RunFinished is its last word until it reopens): the
  * approval is then written and decided unannounced, and an approved revision reopens the run (RunReopened first).
+ *
+ * A cancellation closes the run's waiting revision approvals (closeRevisionApprovals, status `expired` with the
+ * reason): a cancelled run, or one cancelling with compensation, takes no revision, and a decision that comes later
+ * is refused with E_RUN_CANCELLED.
  */
 import { addedMutatingTargets, revisionQuestion } from '../engine/replan/authority.ts';
 import { ConflictError } from '../errors.ts';
@@ -47,6 +51,28 @@ export interface RevisionActions {
 const stale = (runId: string, message: string) =>
   new ConflictError(message, { context: { runId, code: 'E_REVISION_STALE' } });
 
+/** The comment a revision approval closed by its run's cancellation carries. */
+export const CLOSED_BY_CANCEL = 'closed: the run was cancelled';
+
+/** Whether the run is cancelled or being cancelled (compensating first): it takes no revision any more. */
+export const isCancelling = (run: Pick<RunRecord, 'status' | 'cancelCompensation'>): boolean =>
+  run.status === 'cancelled' || run.cancelCompensation === true;
+
+/** The refusal of a revision (held, decided or proposed) for a cancelled run; one code, whoever asks. */
+export const runCancelled = (runId: string, message = `run ${runId} is cancelled: it takes no revision`) =>
+  new ConflictError(message, { context: { runId, code: 'E_RUN_CANCELLED' } });
+
+/**
+ * Closes the run's waiting revision approvals, unannounced (a cancelled run's RunFinished is its last word), so that
+ * none stays pending in GET /approvals and none can be decided any more. Repeatable: a closed one is left as it is.
+ */
+export async function closeRevisionApprovals(ctx: Interpreter, runId: string, comment: string): Promise<void> {
+  const { store } = ctx.deps;
+  const decidedAt = ctx.now();
+  const pending = (await store.listRunApprovals(runId)).filter((a) => isRevisionApproval(a) && a.status === 'pending');
+  await Promise.all(pending.map((a) => store.decideApproval(a.approvalId, { status: 'expired', decidedAt, comment })));
+}
+
 /** The run's revision approval still waiting, if any. */
 export async function pendingRevisionApproval(ctx: Interpreter, runId: string): Promise<ApprovalRecord | undefined> {
   const approvals = await ctx.deps.store.listRunApprovals(runId);
@@ -64,6 +90,7 @@ export async function holdRevision(
   held: HeldRevision,
 ): Promise<{ readonly approvalId: string } | undefined> {
   const { store, catalog, config } = ctx.deps;
+  if (isCancelling(run)) throw runCancelled(run.runId);
   const waiting = await pendingRevisionApproval(ctx, run.runId);
   if (waiting) return { approvalId: waiting.approvalId };
   const targets = addedMutatingTargets(previous, held.plan, (t) => catalog.get(t)?.sideEffect);
@@ -110,7 +137,14 @@ export async function holdRevision(
       createdAt: now,
       deadline,
     };
-    if (await store.putApproval(record, announce(approvalId))) return { approvalId };
+    if (await store.putApproval(record, announce(approvalId))) {
+      // A cancellation that came between the read of the run and this write closed what it found, not this one.
+      if (isCancelling(await ctx.getRun(run.runId))) {
+        await closeRevisionApprovals(ctx, run.runId, CLOSED_BY_CANCEL);
+        throw runCancelled(run.runId);
+      }
+      return { approvalId };
+    }
     n -= 1; // written meanwhile by a concurrent proposal: look at it again
   }
   throw new ConflictError(`run ${run.runId}: too many held proposals of revision ${revision}`, {
@@ -120,7 +154,8 @@ export async function holdRevision(
 
 /**
  * Records a person's decision on a revision approval and acts on it. ConflictError E_ALREADY_DECIDED (another
- * decision won) or E_REVISION_STALE (the run moved on or was cancelled: the approval is closed, nothing changes).
+ * decision won), E_RUN_CANCELLED (the run was cancelled) or E_REVISION_STALE (the run moved on): in the last two
+ * the approval is closed and nothing changes.
  */
 export async function settleRevisionApproval(
   ctx: Interpreter,
@@ -139,8 +174,12 @@ export async function settleRevisionApproval(
   const close = async (comment: string) => {
     await store.decideApproval(approval.approvalId, { status: 'expired', decidedAt, comment });
   };
-  if (run.status === 'cancelled' || run.revision !== held.baseRevision) {
-    const why = run.status === 'cancelled' ? 'the run was cancelled' : `the run is at revision ${run.revision} now`;
+  if (isCancelling(run)) {
+    await close(CLOSED_BY_CANCEL);
+    throw runCancelled(run.runId, `run ${run.runId} was cancelled: revision ${approval.generation} is not made`);
+  }
+  if (run.revision !== held.baseRevision) {
+    const why = `the run is at revision ${run.revision} now`;
     await close(`stale: ${why}`);
     throw stale(
       run.runId,
