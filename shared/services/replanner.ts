@@ -416,12 +416,6 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
             await finish(run.runId, made, records);
             return { revision: made.revision };
           },
-          async reject(held, why) {
-            if (held.failure === undefined) return;
-            const failed = await store.getStep(decision.runId, held.failure.stepId);
-            if (failed?.status === 'failed' && failed.generation === held.failure.generation)
-              await declineFailure(ctx, failed, why);
-          },
         });
       } finally {
         // Failures that came while the revision waited waited with it: they are answered now.

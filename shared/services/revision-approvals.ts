@@ -18,9 +18,12 @@
 import { addedMutatingTargets, revisionQuestion } from '../engine/replan/authority.ts';
 import { ConflictError } from '../errors.ts';
 import type { Plan } from '../plan/schema.ts';
+import { stepExecutionInput, stepExecutionName } from '../ports/executions.ts';
 import type { ApprovalRecord, HeldRevision, RunRecord } from '../ports/store.ts';
 import { event, type Interpreter } from './interpreter.ts';
+import { declineFailure } from './replanner-support.ts';
 import { isReopenable } from './run-reopen.ts';
+import { approvalTimeoutSeconds } from './step/step-records.ts';
 
 /** The task token of a revision approval: none (nothing waits on a token; the decision is applied directly). */
 export const NO_TASK_TOKEN = '-';
@@ -31,6 +34,43 @@ const MAX_HOLDS_PER_REVISION = 100;
 
 export const isRevisionApproval = (approval: Pick<ApprovalRecord, 'kind'>): boolean => approval.kind === 'revision';
 
+/**
+ * The wait of the n-th held proposal of revision r: an execution of the step machine for the synthetic step
+ * `~revision~<r>`, generation n, whose task-token wait ends at the approval's deadline (services/revision-wait.ts),
+ * the same timer a step's approval has. Its id and the approval's id follow from each other.
+ */
+export interface RevisionWaitRef {
+  readonly runId: string;
+  readonly stepId: string;
+  readonly generation: number;
+}
+export const isRevisionWaitStepId = (stepId: string): boolean => stepId.startsWith(REVISION_APPROVAL_STEP);
+export const revisionApprovalId = (ref: RevisionWaitRef): string =>
+  `${ref.runId}.revision.r${ref.stepId.slice(REVISION_APPROVAL_STEP.length)}.${ref.generation}`;
+
+/** Starts (once: the execution's name is deterministic) the timer of a revision approval's deadline. */
+async function startRevisionWait(ctx: Interpreter, ref: RevisionWaitRef): Promise<void> {
+  await ctx.deps.executions.start('step', stepExecutionName(ref.runId, ref.stepId, ref.generation), {
+    ...stepExecutionInput(ref),
+  });
+}
+
+/**
+ * A held revision that no person approved: the previous revision stays, and a failure the revision answered stands
+ * with `why` (the run settles as for any failure the replanner declined). For a rejection and an expiry alike.
+ */
+export async function rejectHeldRevision(
+  ctx: Interpreter,
+  runId: string,
+  held: HeldRevision,
+  why: { code: string; message: string },
+): Promise<void> {
+  if (held.failure === undefined) return;
+  const failed = await ctx.deps.store.getStep(runId, held.failure.stepId);
+  if (failed?.status === 'failed' && failed.generation === held.failure.generation)
+    await declineFailure(ctx, failed, why);
+}
+
 /** A person's decision on a revision approval, as the API hands it over. */
 export interface RevisionDecision {
   readonly approvalId: string;
@@ -40,12 +80,10 @@ export interface RevisionDecision {
   readonly comment?: string;
 }
 
-/** What the replanner does with a decided revision. */
+/** What the replanner does with an approved revision (a rejection is rejectHeldRevision's). */
 export interface RevisionActions {
   /** Makes the held revision current; 'stale' when the run's state no longer fits it. */
   approve(run: RunRecord, previous: Plan, held: HeldRevision): Promise<{ revision: number } | 'stale'>;
-  /** The previous revision stays: a failure the revision answered stands, with this reason. */
-  reject(held: HeldRevision, why: { code: string; message: string }): Promise<void>;
 }
 
 const stale = (runId: string, message: string) =>
@@ -92,12 +130,16 @@ export async function holdRevision(
   const { store, catalog, config } = ctx.deps;
   if (isCancelling(run)) throw runCancelled(run.runId);
   const waiting = await pendingRevisionApproval(ctx, run.runId);
-  if (waiting) return { approvalId: waiting.approvalId };
+  // A repeat of a hold whose wait did not start (the start failed) starts it now.
+  if (waiting) return started(ctx, waiting);
   const targets = addedMutatingTargets(previous, held.plan, (t) => catalog.get(t)?.sideEffect);
   if (targets.length === 0) return undefined;
   const revision = held.plan.revision;
   const now = ctx.now();
-  const deadline = new Date(ctx.deps.clock().getTime() + config.runDeadlineSeconds * 1000).toISOString();
+  // The same deadline as a step's approval that names no timeout of its own (and the same timer: startRevisionWait).
+  const deadline = new Date(
+    ctx.deps.clock().getTime() + approvalTimeoutSeconds(undefined, config) * 1000,
+  ).toISOString();
   const stepId = `${REVISION_APPROVAL_STEP}${revision}`;
   // A finished run says nothing until it reopens; an open one announces the request with the approval's write.
   const announce = (approvalId: string) =>
@@ -114,9 +156,9 @@ export async function holdRevision(
           }),
         ]);
   for (let n = 1; n <= MAX_HOLDS_PER_REVISION; n++) {
-    const approvalId = `${run.runId}.revision.r${revision}.${n}`;
+    const approvalId = revisionApprovalId({ runId: run.runId, stepId, generation: n });
     const existing = await store.getApproval(approvalId);
-    if (existing?.status === 'pending') return { approvalId };
+    if (existing?.status === 'pending') return started(ctx, existing);
     if (existing) continue; // decided earlier (rejected, stale): this proposal is another one
     const record: ApprovalRecord = {
       approvalId,
@@ -143,13 +185,23 @@ export async function holdRevision(
         await closeRevisionApprovals(ctx, run.runId, CLOSED_BY_CANCEL);
         throw runCancelled(run.runId);
       }
-      return { approvalId };
+      return started(ctx, record);
     }
     n -= 1; // written meanwhile by a concurrent proposal: look at it again
   }
   throw new ConflictError(`run ${run.runId}: too many held proposals of revision ${revision}`, {
     context: { runId: run.runId, code: 'E_REVISION_STALE' },
   });
+}
+
+/** The approval's deadline timer started; the approval's id. */
+async function started(
+  ctx: Interpreter,
+  approval: Pick<ApprovalRecord, 'approvalId' | 'runId' | 'stepId'>,
+): Promise<{ readonly approvalId: string }> {
+  const n = Number(approval.approvalId.slice(approval.approvalId.lastIndexOf('.') + 1));
+  await startRevisionWait(ctx, { runId: approval.runId, stepId: approval.stepId, generation: n });
+  return { approvalId: approval.approvalId };
 }
 
 /**
@@ -213,7 +265,7 @@ export async function settleRevisionApproval(
       context: { runId: run.runId, code: 'E_ALREADY_DECIDED' },
     });
   if (decision.decision === 'reject') {
-    await actions.reject(held, {
+    await rejectHeldRevision(ctx, run.runId, held, {
       code: 'E_REVISION_REJECTED',
       message: `revision ${approval.generation} (adding ${(held.targets ?? []).join(', ')}) was rejected${
         decision.by === undefined ? '' : ` by ${decision.by}`
