@@ -10,13 +10,21 @@ import { startLocalStack } from '../../infra/local/boot.ts';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import { settingsFromEnv } from '../../shared/config/settings.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
-import { completion, type FakeChatRequest, type FakeOpenAI, startFakeOpenAI } from '../support/fake-openai-server.ts';
+import {
+  completion,
+  type FakeChatRequest,
+  type FakeOpenAI,
+  formatName,
+  startFakeOpenAI,
+} from '../support/fake-openai-server.ts';
 import { getRun, type LocalStack, plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
 
 let fake: FakeOpenAI;
 let stack: LocalStack;
 /** The revision the fake model proposes, given the current plan's steps (as the prompt carries them). */
 let revise: (steps: PlanStep[]) => PlanStep[] = (steps) => steps;
+/** Held before the model answers (a race's barrier); resolved by the test. */
+let hold: Promise<void> = Promise.resolve();
 
 const userText = (request: FakeChatRequest): string =>
   request.body.messages.find((m) => m.role === 'user')?.content ?? '';
@@ -24,6 +32,7 @@ const userText = (request: FakeChatRequest): string =>
 beforeAll(async () => {
   fake = await startFakeOpenAI({
     reply: async (request) => {
+      await hold;
       const text = userText(request);
       const objective = /Objective:\n(.*)/.exec(text)?.[1] ?? '';
       const current = /Current plan:\n(.*)/.exec(text)?.[1];
@@ -42,6 +51,7 @@ afterAll(async () => {
 
 beforeEach(() => {
   fake.requests.length = 0;
+  hold = Promise.resolve();
   // The failed step F is replaced by a ledger write: a mutating target the plan did not have.
   revise = (steps) =>
     steps.map((s) =>
@@ -154,4 +164,43 @@ describe('cancelling a run whose revision waits for a person', () => {
       expect(await approvalOf(approval.approvalId)).toMatchObject({ status: 'expired' });
     }, 60_000);
   }
+});
+
+describe('a replan request racing a step failure whose revision adds a mutating target', () => {
+  it('holds one revision for one approval, and its approval makes one revision', async () => {
+    let release = () => {};
+    hold = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const runId = await stack.startRun({
+      plan: plan('echo, then fail, raced', [
+        step(stack, 'A', T.echo, { input: { value: 'A' } }),
+        step(stack, 'F', T.fail, { input: { message: 'down', retryable: false }, dependsOn: ['A'] }),
+      ]),
+    });
+    // The failure's replan is with the model (held) when the person's request arrives.
+    await waitForRun(stack, runId, (r) => r.steps.some((s) => s.id === 'F' && s.status === 'failed'), 10_000);
+    const asked = stack.request('POST', `/runs/${runId}/replan`, { reason: 'F needs the ledger' });
+    for (let i = 0; i < 200 && fake.requests.filter((r) => formatName(r) === 'submit_plan').length < 2; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    // Both asked the model before either answered: the race is real.
+    expect(fake.requests.filter((r) => formatName(r) === 'submit_plan').length).toBe(2);
+    release();
+    expect([202, 409]).toContain((await asked).status);
+    await stack.settled();
+
+    const { json } = await stack.request('GET', `/approvals?runId=${runId}`);
+    const approvals = (json as { approvals: ApprovalView[] }).approvals.filter((a) => a.kind === 'revision');
+    expect(approvals.map((a) => a.status)).toEqual(['pending']);
+    const decided = await stack.request('POST', `/approvals/${approvals[0]?.approvalId}`, { decision: 'approve' });
+    expect(decided.status).toBe(200);
+
+    const done = await waitForRun(stack, runId);
+    expect(done.status, summary(done)).toBe('complete');
+    expect(await revisions(runId)).toEqual([1, 2]);
+    expect(stepOf(done, 'F')).toMatchObject({ status: 'succeeded', generation: 2 });
+    expect((await stack.store.getRun(runId))?.replans).toBe(1);
+    const events = (await stack.request('GET', `/runs/${runId}/events`)).json as { events: { type: string }[] };
+    expect(events.events.filter((e) => e.type === 'PlanRevised')).toHaveLength(1);
+  }, 60_000);
 });
