@@ -61,9 +61,11 @@ import {
   holdRevision,
   isCancelling,
   pendingRevisionApproval,
+  rejectHeldRevision,
   runCancelled,
   settleRevisionApproval,
 } from './revision-approvals.ts';
+import { revisionExpiry } from './revision-wait.ts';
 import { persistRevision } from './revisions.ts';
 import { failurePolicies, isReplannable, pauseRun } from './run-end.ts';
 import { isReopenable, reopenRun } from './run-reopen.ts';
@@ -400,6 +402,13 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       const result = await revise({ ...found, trigger: 'manual', requested });
       if (typeof result !== 'object') return { runId };
       return 'approvalId' in result ? { runId, approvalId: result.approvalId } : { runId, revision: result.revision };
+    },
+
+    async onRevisionExpired({ runId, approvalId }) {
+      const approval = await store.getApproval(approvalId);
+      if (approval?.heldRevision === undefined || approval.status !== 'expired') return;
+      await rejectHeldRevision(ctx, runId, approval.heldRevision, revisionExpiry(approval, approval.heldRevision));
+      await answerOutstanding(runId);
     },
 
     async decideRevision(decision) {

@@ -17,6 +17,7 @@
  */
 import { addedMutatingTargets, revisionQuestion } from '../engine/replan/authority.ts';
 import { ConflictError } from '../errors.ts';
+import { REVISION_APPROVAL_STEP } from '../events/bus-rules.ts';
 import type { Plan } from '../plan/schema.ts';
 import { stepExecutionInput, stepExecutionName } from '../ports/executions.ts';
 import type { ApprovalRecord, HeldRevision, RunRecord } from '../ports/store.ts';
@@ -27,8 +28,8 @@ import { approvalTimeoutSeconds } from './step/step-records.ts';
 
 /** The task token of a revision approval: none (nothing waits on a token; the decision is applied directly). */
 export const NO_TASK_TOKEN = '-';
-/** The stepId prefix of a revision approval (`~` is never in a plan step id). */
-export const REVISION_APPROVAL_STEP = '~revision~';
+export { REVISION_APPROVAL_STEP };
+
 /** Held revisions of one revision number after earlier ones were decided; far more than a run will see. */
 const MAX_HOLDS_PER_REVISION = 100;
 

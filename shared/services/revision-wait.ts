@@ -4,12 +4,13 @@
  * revision r), started when the approval is written. RunStep answers it `await` (kind `revision`) for the time left
  * until the approval's deadline; AwaitDecision's task-token wait then times out there, and DecisionExpired expires
  * the approval here: the revision is rejected as a person's rejection would (rejectHeldRevision), with
- * E_APPROVAL_EXPIRED, and the run goes on or ends as it does then.
+ * E_APPROVAL_EXPIRED, and the run goes on or ends as it does then. The expiry's ApprovalDecided takes the replanner
+ * (RevisionExpiredToReplanner) to the failures that waited with the revision, as a person's decision does.
  *
  * A person's decision does not answer the wait (the approval holds no task token): the wait runs out at the
  * deadline and, finding the approval decided, changes nothing.
  */
-import type { ApprovalRecord } from '../ports/store.ts';
+import type { ApprovalRecord, HeldRevision } from '../ports/store.ts';
 import { APPROVAL_EXPIRED_CODE } from './coordinator-approval.ts';
 import type { ApprovalRequested, ExpireResult, RunStepRequest, StepNext, StepRef } from './coordinator-types.ts';
 import { event, type Interpreter } from './interpreter.ts';
@@ -83,9 +84,12 @@ export async function expireRevisionWait(ctx: Interpreter, ref: StepRef): Promis
     // A person's decision won the race: theirs stands.
     if (!expired) return { outcome: 'noop' };
   }
-  await rejectHeldRevision(ctx, run.runId, held, {
-    code: APPROVAL_EXPIRED_CODE,
-    message: `revision ${approval.generation} (adding ${(held.targets ?? []).join(', ')}) had no decision before its deadline (${approval.deadline}): revision ${held.baseRevision} stays`,
-  });
+  await rejectHeldRevision(ctx, run.runId, held, revisionExpiry(approval, held));
   return { outcome: 'failed' };
 }
+
+/** Why a revision that nobody approved in time is not made (one code: an approval's expiry). */
+export const revisionExpiry = (approval: Pick<ApprovalRecord, 'generation' | 'deadline'>, held: HeldRevision) => ({
+  code: APPROVAL_EXPIRED_CODE,
+  message: `revision ${approval.generation} (adding ${(held.targets ?? []).join(', ')}) had no decision before its deadline (${approval.deadline}): revision ${held.baseRevision} stays`,
+});
