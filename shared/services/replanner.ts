@@ -40,7 +40,6 @@ import { plannerError } from '../planner/errors.ts';
 import type { RevisionOutcome } from '../planner/replan/revise.ts';
 import type { ReplanTrigger, RequestedReplan } from '../ports/plan-model.ts';
 import type { HeldRevision, ReplanRecord, RevisionApplication, RunRecord, StepRecord } from '../ports/store.ts';
-import { APPROVAL_EXPIRED_CODE, APPROVAL_EXPIRED_REASON } from './coordinator-approval.ts';
 import { failureKey, releaseFailure, replanDeclines, takeFailure } from './coordinator-replan.ts';
 import { createInterpreter, event, type LoadedPlan } from './interpreter.ts';
 import { finishRevision } from './replanner-apply.ts';
@@ -53,6 +52,7 @@ import {
   lineageOf,
   priorReplans,
   proposeWithRetry,
+  replanTarget,
   revisionReason,
   sleep,
   withPlatformRetries,
@@ -432,20 +432,4 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       }
     },
   };
-}
-
-/**
- * The step a manual replan revises around: the first failed step of the current revision (plan order), else the
- * gate the run was paused for by its `pause` timeout policy (still waiting, its approval expired), given that error.
- */
-function replanTarget(run: RunRecord, loaded: LoadedPlan, records: readonly StepRecord[]): StepRecord | undefined {
-  const byId = new Map(records.map((r) => [r.stepId, r]));
-  const steps = loaded.graph.executableIds().flatMap((id) => byId.get(id) ?? []);
-  const failed = steps.find((s) => s.status === 'failed');
-  if (failed) return failed;
-  if (run.terminal?.reason !== APPROVAL_EXPIRED_REASON) return undefined;
-  const gate = byId.get(String(run.terminal.evidence.stepId));
-  if (gate?.status !== 'awaiting_approval') return undefined;
-  const message = String(run.terminal.evidence.detail ?? 'no decision before the approval deadline');
-  return { ...gate, error: { code: APPROVAL_EXPIRED_CODE, message, retryable: false } };
 }

@@ -11,6 +11,9 @@
  * Nothing is announced for a run that has finished (its RunFinished is its last word until it reopens): the
  * approval is then written and decided unannounced, and an approved revision reopens the run (RunReopened first).
  *
+ * A revision approval has the deadline of a step's approval without a timeout of its own, kept by the same timer
+ * (revision-wait.ts): nobody deciding by then rejects the revision (E_APPROVAL_EXPIRED).
+ *
  * A cancellation closes the run's waiting revision approvals (closeRevisionApprovals, status `expired` with the
  * reason): a cancelled run, or one cancelling with compensation, takes no revision, and a decision that comes later
  * is refused with E_RUN_CANCELLED.
