@@ -54,10 +54,14 @@ export const coordinatorPayloadSchema = z.discriminatedUnion('action', [
   z.object({
     action: z.literal('requestApproval'),
     ...stepRef,
-    kind: z.enum(['approval', 'review']),
+    kind: z.enum(['approval', 'review', 'revision']),
     taskToken: id,
   }),
-  z.object({ action: z.literal('expireApproval'), ...stepRef, kind: optional(z.enum(['approval', 'review'])) }),
+  z.object({
+    action: z.literal('expireApproval'),
+    ...stepRef,
+    kind: optional(z.enum(['approval', 'review', 'revision'])),
+  }),
   z.object({
     action: z.literal('cancelRun'),
     runId: id,

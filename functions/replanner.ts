@@ -1,5 +1,6 @@
 /**
- * The replanner Lambda: the target of the StepFailedToReplanner rule (shared/events/bus-rules.ts), and the worker
+ * The replanner Lambda: the target of the StepFailedToReplanner and RevisionExpiredToReplanner rules
+ * (shared/events/bus-rules.ts: a final step failure, an expired revision approval's ApprovalDecided), and the worker
  * of a person's replan (`POST /runs/{id}/replan`): an asynchronous invocation with `{ planJobId }` (plan-jobs.ts). The EventBridge
  * event (source `cairn`, detail-type `StepFailed`, detail checked against the event catalog) names a final step
  * failure; the replanner service answers it (a revision, a pause for a person, or the failure stands). Delivery is at
@@ -21,7 +22,7 @@ import type { Replanner, ReplanOutcome } from '../shared/services/replanner.ts';
 import { lambdaRoot, lazyHandler } from './root.ts';
 
 export interface ReplannerHandlerDeps {
-  readonly replanner: Pick<Replanner, 'onStepFailed' | 'replanRun'>;
+  readonly replanner: Pick<Replanner, 'onStepFailed' | 'replanRun' | 'onRevisionExpired'>;
   /** Where replan jobs are read and finished; without it a `{ planJobId }` invocation is refused. */
   readonly jobs?: { readonly store: Store; readonly clock: () => Date };
 }
@@ -35,6 +36,7 @@ const envelopeSchema = z.object({ 'detail-type': z.string(), source: z.string().
 export type ReplannerAnswer =
   | ReplanOutcome
   | { readonly outcome: 'ignored'; readonly why: 'not_final' }
+  | { readonly outcome: 'revision_expired'; readonly approvalId: string }
   | { readonly planJobId: string; readonly status?: string };
 
 function invalid(message: string): ValidationError {
@@ -55,7 +57,16 @@ export function createHandler(deps: ReplannerHandlerDeps) {
     const envelope = envelopeSchema.safeParse(event);
     if (!envelope.success) throw invalid('not an EventBridge event with a detail-type and a detail');
     const type = envelope.data['detail-type'];
-    if (type !== 'StepFailed') throw invalid(`detail-type ${type} is not StepFailed`);
+    if (type === 'ApprovalDecided') {
+      const decided = parseEventDetail('ApprovalDecided', envelope.data.detail);
+      if (!decided.ok) throw invalid(decided.message);
+      const { runId, approvalId, decision } = decided.detail;
+      // The rule routes only expired revision approvals; anything else is none of the replanner's business.
+      if (decision !== 'expired') return { outcome: 'ignored', why: 'not_final' };
+      await deps.replanner.onRevisionExpired({ runId, approvalId });
+      return { outcome: 'revision_expired', approvalId };
+    }
+    if (type !== 'StepFailed') throw invalid(`detail-type ${type} is not StepFailed nor ApprovalDecided`);
     const parsed = parseEventDetail('StepFailed', envelope.data.detail);
     if (!parsed.ok) throw invalid(parsed.message);
     // The rule only routes final failures; a retry on its way is none of the replanner's business.

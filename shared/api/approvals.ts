@@ -10,6 +10,9 @@ import { awaitsDecision } from '../engine/statuses.ts';
 import { isConflictError } from '../errors.ts';
 import type { OutboxEntry } from '../events/outbox.ts';
 import type { ApprovalRecord, Store } from '../ports/store.ts';
+import { CLOSED_BY_CANCEL } from '../services/revision-approvals.ts';
+import { REVISION_EXPIRED_COMMENT } from '../services/revision-wait.ts';
+import { isReopenable } from '../services/run-reopen.ts';
 import { decisionBody, readJson, readQuery } from './body.ts';
 import { cursorField, decodeCursor, encodeCursor, limitField } from './cursor.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
@@ -147,8 +150,16 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     if (!deps.decideRevision)
       throw new ApiError(503, 'E_UNAVAILABLE', 'replanning is not configured on this deployment');
     if (deps.clock().getTime() > Date.parse(approval.deadline)) {
-      await store.decideApproval(approval.approvalId, { status: 'expired', decidedAt: deps.clock().toISOString() });
-      throw conflict({ ...approval, status: 'expired' });
+      // Closed as its deadline's wait closes it (announced while the run is open); that wait, due now, then rejects
+      // the revision (services/revision-wait.ts).
+      const run = await store.getRun(approval.runId);
+      const decidedAt = deps.clock().toISOString();
+      const expired = await store.decideApproval(
+        approval.approvalId,
+        { status: 'expired', decidedAt, comment: REVISION_EXPIRED_COMMENT },
+        run === undefined || isReopenable(run) ? undefined : announceDecision(approval, 'expired', decidedAt),
+      );
+      throw conflict(expired ?? (await store.getApproval(approval.approvalId)));
     }
     try {
       await deps.decideRevision({
@@ -233,6 +244,8 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       // A revision approval has no task token to answer again: another decision on it, a repeat or not, is 409.
       if (approval.kind !== 'revision' && (await repeatDecision(approval, body, c.get('principal'))))
         return c.json({ approval: approvalView(approval) });
+      if (approval.kind === 'revision' && approval.comment === CLOSED_BY_CANCEL)
+        throw new ApiError(409, 'E_RUN_CANCELLED', 'the run was cancelled: its revision is not made');
       throw conflict(approval);
     }
     if (approval.kind === 'revision')

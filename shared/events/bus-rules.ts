@@ -6,6 +6,9 @@
 import { EVENT_SOURCE } from '../ports/events.ts';
 import type { EventPattern } from './pattern-match.ts';
 
+/** The stepId prefix of a revision approval (services/revision-approvals.ts; `~` is never in a plan step id). */
+export const REVISION_APPROVAL_STEP = '~revision~';
+
 export interface BusRule {
   /** Construct id / local subscriber key. */
   readonly name: string;
@@ -20,6 +23,17 @@ export const BUS_RULES: readonly BusRule[] = [
     name: 'StepFailedToReplanner',
     description: 'A step failed after its retries, failed verification or was rejected: ask for a scoped replan.',
     pattern: { source: [EVENT_SOURCE], 'detail-type': ['StepFailed'], detail: { final: [true] } },
+    target: 'Replanner',
+  },
+  {
+    name: 'RevisionExpiredToReplanner',
+    description:
+      'A revision approval expired: its revision is rejected, and failures that waited with it are answered now.',
+    pattern: {
+      source: [EVENT_SOURCE],
+      'detail-type': ['ApprovalDecided'],
+      detail: { decision: ['expired'], stepId: [{ prefix: REVISION_APPROVAL_STEP }] },
+    },
     target: 'Replanner',
   },
   {

@@ -20,6 +20,7 @@ import type {
   StartRunResult,
 } from './coordinator-types.ts';
 import { describeWorkflowError, event, type Interpreter } from './interpreter.ts';
+import { CLOSED_BY_CANCEL, closeRevisionApprovals } from './revision-approvals.ts';
 import { persistRevision } from './revisions.ts';
 import { answerWaiter, CANCELLED_ERROR, failurePolicies, finishRun, settleRun, writeEnding } from './run-end.ts';
 import { currentRunExecutionName } from './run-reopen.ts';
@@ -191,6 +192,7 @@ export async function finalizeRun(ctx: Interpreter, request: FinalizeRunRequest)
  * before a side effect or announce anything, so once RunFinished is written nothing of the run moves or is
  * published any more. (A decision on the steps made meanwhile by someone else, see settleRun, ends it cancelled too.)
  * The terminal evidence names who asked (`requestedBy`; null when the caller did not say, a direct coordinator call).
+ * A revision waiting for a person's approval is closed with the steps: a cancelled run takes no revision.
  */
 export async function cancelRun(
   ctx: Interpreter,
@@ -213,6 +215,7 @@ export async function cancelRun(
     });
     if (decision.state === 'continue') return outcome(run);
     await closeOpenSteps(ctx, runId, CANCELLED_ERROR);
+    await closeRevisionApprovals(ctx, runId, CLOSED_BY_CANCEL);
     const cancelled = await finishRun(ctx, runId, decision, {
       evidence: { requestedBy: options.requestedBy ?? null },
     });
@@ -226,6 +229,7 @@ export async function cancelRun(
   }
   // A repeat (or a lost race with another cancel): whatever an earlier call did not get to is done now.
   await closeOpenSteps(ctx, runId, CANCELLED_ERROR);
+  await closeRevisionApprovals(ctx, runId, CLOSED_BY_CANCEL);
   await answerWaiter(ctx, run);
   return outcome(run);
 }
@@ -252,6 +256,7 @@ async function cancelWithCompensation(
         });
   if (!marked) return undefined;
   await closeOpenSteps(ctx, run.runId, CANCELLED_ERROR);
+  await closeRevisionApprovals(ctx, run.runId, CLOSED_BY_CANCEL);
   const progress = await advanceCompensation(ctx, run.runId);
   if (progress === 'none') return undefined;
   return ctx.getRun(run.runId);

@@ -94,7 +94,7 @@ export interface RecordFailureRequest extends StepRef {
 }
 
 export interface RequestApprovalRequest extends StepRef {
-  readonly kind: 'approval' | 'review';
+  readonly kind: 'approval' | 'review' | 'revision';
   readonly taskToken: string;
 }
 export interface ApprovalRequested {
@@ -103,7 +103,7 @@ export interface ApprovalRequested {
 }
 
 export interface ExpireApprovalRequest extends StepRef {
-  readonly kind?: 'approval' | 'review' | undefined;
+  readonly kind?: 'approval' | 'review' | 'revision' | undefined;
 }
 export interface ExpireResult {
   /** 'paused': the step's approval policy is `pause`, so the step waits on and the run is left paused. */
@@ -120,7 +120,8 @@ export type StepNext =
   | {
       readonly action: 'await';
       readonly attempt: number;
-      readonly kind: 'approval' | 'review';
+      /** `revision`: the wait of a revision approval's deadline (services/revision-wait.ts). */
+      readonly kind: 'approval' | 'review' | 'revision';
       /** Step Functions TimeoutSecondsPath: a positive whole number. */
       readonly timeoutSeconds: number;
     };

@@ -13,6 +13,8 @@ import { expireApproval, requestApproval } from './coordinator-approval.ts';
 import { awaitRun, cancelRun, failRun, finalizeRun, rejectPlan, startRun } from './coordinator-run.ts';
 import type { Coordinator, CoordinatorDeps } from './coordinator-types.ts';
 import { createInterpreter } from './interpreter.ts';
+import { isRevisionWaitStepId } from './revision-approvals.ts';
+import { expireRevisionWait, requestRevisionWait } from './revision-wait.ts';
 import { recordFailedAttempt } from './step/run-step.ts';
 
 export type * from './coordinator-types.ts';
@@ -26,8 +28,11 @@ export function createCoordinator(deps: CoordinatorDeps): Coordinator {
     awaitRun: (request) => awaitRun(ctx, request),
     finalizeRun: (request) => finalizeRun(ctx, request),
     recordFailure: (request) => recordFailedAttempt(ctx, request, request.attempt, request.error),
-    requestApproval: (request) => requestApproval(ctx, request),
-    expireApproval: (request) => expireApproval(ctx, request),
+    // A revision approval's deadline keeps a wait of its own (revision-wait.ts); a step's approval, the step's.
+    requestApproval: (request) =>
+      isRevisionWaitStepId(request.stepId) ? requestRevisionWait(ctx, request) : requestApproval(ctx, request),
+    expireApproval: (request) =>
+      isRevisionWaitStepId(request.stepId) ? expireRevisionWait(ctx, request) : expireApproval(ctx, request),
     cancelRun: (runId, options) => cancelRun(ctx, runId, options),
     actOnCompensation: (request) => actOnCompensation(ctx, request),
   };

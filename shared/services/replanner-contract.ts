@@ -50,4 +50,9 @@ export interface Replanner {
    * previous revision (a failure the revision answered then stands).
    */
   decideRevision(decision: RevisionDecision): Promise<{ revision?: number }>;
+  /**
+   * A revision approval expired (its ApprovalDecided `expired`): its revision is rejected, as its wait's expiry does
+   * (either may come first), and the run's failures that waited with it are answered. Idempotent.
+   */
+  onRevisionExpired(ref: { readonly runId: string; readonly approvalId: string }): Promise<void>;
 }

@@ -1,7 +1,7 @@
 /**
  * The replanner's small pieces: what a run's earlier replans tell the next one (PriorReplan records, lineage,
  * fingerprints), the reason text of a revision, asking the model with a bounded retry of transient model errors,
- * and recording a failure the replanner could not replan around.
+ * recording a failure the replanner could not replan around, and the step a person's replan revises around.
  */
 import { clipText } from '../engine/replan/step-definition.ts';
 import { failureFingerprint, type LineageMap, mergeLineage, stepLineage } from '../engine/replan.ts';
@@ -13,8 +13,9 @@ import type { PlannerDeps } from '../planner/planner.ts';
 import { proposeRevision, type RevisionOutcome, type RevisionRequest } from '../planner/replan/revise.ts';
 import type { PriorReplan, ReplanChange } from '../ports/plan-model.ts';
 import type { RunRecord, StepRecord, Store } from '../ports/store.ts';
+import { APPROVAL_EXPIRED_CODE, APPROVAL_EXPIRED_REASON } from './coordinator-approval.ts';
 import { declineMember, failureKey } from './coordinator-replan.ts';
-import type { Interpreter } from './interpreter.ts';
+import type { Interpreter, LoadedPlan } from './interpreter.ts';
 import { settleRun } from './run-end.ts';
 import { type TryAgainPolicy, tryAgain } from './write-again.ts';
 
@@ -145,4 +146,24 @@ export async function declineFailure(
     );
   }
   await settleRun(ctx, step.runId);
+}
+
+/**
+ * The step a manual replan revises around: the first failed step of the current revision (plan order), else the
+ * gate the run was paused for by its `pause` timeout policy (still waiting, its approval expired), given that error.
+ */
+export function replanTarget(
+  run: RunRecord,
+  loaded: LoadedPlan,
+  records: readonly StepRecord[],
+): StepRecord | undefined {
+  const byId = new Map(records.map((r) => [r.stepId, r]));
+  const steps = loaded.graph.executableIds().flatMap((id) => byId.get(id) ?? []);
+  const failed = steps.find((s) => s.status === 'failed');
+  if (failed) return failed;
+  if (run.terminal?.reason !== APPROVAL_EXPIRED_REASON) return undefined;
+  const gate = byId.get(String(run.terminal.evidence.stepId));
+  if (gate?.status !== 'awaiting_approval') return undefined;
+  const message = String(run.terminal.evidence.detail ?? 'no decision before the approval deadline');
+  return { ...gate, error: { code: APPROVAL_EXPIRED_CODE, message, retryable: false } };
 }

@@ -40,7 +40,6 @@ import { plannerError } from '../planner/errors.ts';
 import type { RevisionOutcome } from '../planner/replan/revise.ts';
 import type { ReplanTrigger, RequestedReplan } from '../ports/plan-model.ts';
 import type { HeldRevision, ReplanRecord, RevisionApplication, RunRecord, StepRecord } from '../ports/store.ts';
-import { APPROVAL_EXPIRED_CODE, APPROVAL_EXPIRED_REASON } from './coordinator-approval.ts';
 import { failureKey, releaseFailure, replanDeclines, takeFailure } from './coordinator-replan.ts';
 import { createInterpreter, event, type LoadedPlan } from './interpreter.ts';
 import { finishRevision } from './replanner-apply.ts';
@@ -53,11 +52,20 @@ import {
   lineageOf,
   priorReplans,
   proposeWithRetry,
+  replanTarget,
   revisionReason,
   sleep,
   withPlatformRetries,
 } from './replanner-support.ts';
-import { holdRevision, pendingRevisionApproval, settleRevisionApproval } from './revision-approvals.ts';
+import {
+  holdRevision,
+  isCancelling,
+  pendingRevisionApproval,
+  rejectHeldRevision,
+  runCancelled,
+  settleRevisionApproval,
+} from './revision-approvals.ts';
+import { revisionExpiry } from './revision-wait.ts';
 import { persistRevision } from './revisions.ts';
 import { failurePolicies, isReplannable, pauseRun } from './run-end.ts';
 import { isReopenable, reopenRun } from './run-reopen.ts';
@@ -272,8 +280,8 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
         await declineFailure(ctx, failed, why);
         return { outcome: 'declined', ...why };
       }
-      if (run.status !== 'running' || run.terminal !== undefined) {
-        // Finished, or paused for a person: the failure stands until someone replans or invalidates.
+      if (run.status !== 'running' || run.terminal !== undefined || isCancelling(run)) {
+        // Finished, paused for a person or being cancelled: the failure stands until someone replans or invalidates.
         await declineFailure(ctx, failed, { code: 'E_RUN_NOT_RUNNING', message: `the run was ${run.status}` });
         return { outcome: 'ignored', why: 'run_ended' };
       }
@@ -303,6 +311,8 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
         // A platform error on the way (a throttled or timed-out store call) is no answer from the planner: the
         // retry answers the failure, finding whatever of this try landed.
         if (isTransientPlatformError(error)) throw error;
+        if (isConflictError(error) && error.context.code === 'E_RUN_CANCELLED')
+          return { outcome: 'ignored', why: 'run_ended' };
         const why = describeReplanError(error);
         if (why.code === 'E_REPLAN_FAILED') console.error('cairn replanner: replanning failed', { ref, error });
         await declineFailure(ctx, failed, why);
@@ -345,10 +355,7 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
   /** What a person's replan revises, read now; ConflictError when the run's state says no. */
   async function replannable(runId: string): Promise<Omit<Attempt, 'trigger'>> {
     const run = await ctx.getRun(runId);
-    if (run.status === 'cancelled')
-      throw new ConflictError(`run ${runId} is cancelled: a cancelled run is not replanned`, {
-        context: { runId, code: 'E_RUN_CANCELLED' },
-      });
+    if (isCancelling(run)) throw runCancelled(runId, `run ${runId} is cancelled: a cancelled run is not replanned`);
     if (run.status === 'planning' || run.revision < 1)
       throw new ConflictError(`run ${runId} is ${run.status}: it has no plan to revise`, {
         context: { runId, code: 'E_NOT_REPLANNABLE' },
@@ -397,6 +404,13 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       return 'approvalId' in result ? { runId, approvalId: result.approvalId } : { runId, revision: result.revision };
     },
 
+    async onRevisionExpired({ runId, approvalId }) {
+      const approval = await store.getApproval(approvalId);
+      if (approval?.heldRevision === undefined || approval.status !== 'expired') return;
+      await rejectHeldRevision(ctx, runId, approval.heldRevision, revisionExpiry(approval, approval.heldRevision));
+      await answerOutstanding(runId);
+    },
+
     async decideRevision(decision) {
       try {
         return await settleRevisionApproval(ctx, decision, {
@@ -411,12 +425,6 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
             await finish(run.runId, made, records);
             return { revision: made.revision };
           },
-          async reject(held, why) {
-            if (held.failure === undefined) return;
-            const failed = await store.getStep(decision.runId, held.failure.stepId);
-            if (failed?.status === 'failed' && failed.generation === held.failure.generation)
-              await declineFailure(ctx, failed, why);
-          },
         });
       } finally {
         // Failures that came while the revision waited waited with it: they are answered now.
@@ -424,20 +432,4 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       }
     },
   };
-}
-
-/**
- * The step a manual replan revises around: the first failed step of the current revision (plan order), else the
- * gate the run was paused for by its `pause` timeout policy (still waiting, its approval expired), given that error.
- */
-function replanTarget(run: RunRecord, loaded: LoadedPlan, records: readonly StepRecord[]): StepRecord | undefined {
-  const byId = new Map(records.map((r) => [r.stepId, r]));
-  const steps = loaded.graph.executableIds().flatMap((id) => byId.get(id) ?? []);
-  const failed = steps.find((s) => s.status === 'failed');
-  if (failed) return failed;
-  if (run.terminal?.reason !== APPROVAL_EXPIRED_REASON) return undefined;
-  const gate = byId.get(String(run.terminal.evidence.stepId));
-  if (gate?.status !== 'awaiting_approval') return undefined;
-  const message = String(run.terminal.evidence.detail ?? 'no decision before the approval deadline');
-  return { ...gate, error: { code: APPROVAL_EXPIRED_CODE, message, retryable: false } };
 }

@@ -10,22 +10,70 @@
  *
  * Nothing is announced for a run that has finished (its RunFinished is its last word until it reopens): the
  * approval is then written and decided unannounced, and an approved revision reopens the run (RunReopened first).
+ *
+ * A revision approval has the deadline of a step's approval without a timeout of its own, kept by the same timer
+ * (revision-wait.ts): nobody deciding by then rejects the revision (E_APPROVAL_EXPIRED).
+ *
+ * A cancellation closes the run's waiting revision approvals (closeRevisionApprovals, status `expired` with the
+ * reason): a cancelled run, or one cancelling with compensation, takes no revision, and a decision that comes later
+ * is refused with E_RUN_CANCELLED.
  */
 import { addedMutatingTargets, revisionQuestion } from '../engine/replan/authority.ts';
 import { ConflictError } from '../errors.ts';
+import { REVISION_APPROVAL_STEP } from '../events/bus-rules.ts';
 import type { Plan } from '../plan/schema.ts';
+import { stepExecutionInput, stepExecutionName } from '../ports/executions.ts';
 import type { ApprovalRecord, HeldRevision, RunRecord } from '../ports/store.ts';
 import { event, type Interpreter } from './interpreter.ts';
+import { declineFailure } from './replanner-support.ts';
 import { isReopenable } from './run-reopen.ts';
+import { approvalTimeoutSeconds } from './step/step-records.ts';
 
 /** The task token of a revision approval: none (nothing waits on a token; the decision is applied directly). */
 export const NO_TASK_TOKEN = '-';
-/** The stepId prefix of a revision approval (`~` is never in a plan step id). */
-export const REVISION_APPROVAL_STEP = '~revision~';
+export { REVISION_APPROVAL_STEP };
+
 /** Held revisions of one revision number after earlier ones were decided; far more than a run will see. */
 const MAX_HOLDS_PER_REVISION = 100;
 
 export const isRevisionApproval = (approval: Pick<ApprovalRecord, 'kind'>): boolean => approval.kind === 'revision';
+
+/**
+ * The wait of the n-th held proposal of revision r: an execution of the step machine for the synthetic step
+ * `~revision~<r>`, generation n, whose task-token wait ends at the approval's deadline (services/revision-wait.ts),
+ * the same timer a step's approval has. Its id and the approval's id follow from each other.
+ */
+export interface RevisionWaitRef {
+  readonly runId: string;
+  readonly stepId: string;
+  readonly generation: number;
+}
+export const isRevisionWaitStepId = (stepId: string): boolean => stepId.startsWith(REVISION_APPROVAL_STEP);
+export const revisionApprovalId = (ref: RevisionWaitRef): string =>
+  `${ref.runId}.revision.r${ref.stepId.slice(REVISION_APPROVAL_STEP.length)}.${ref.generation}`;
+
+/** Starts (once: the execution's name is deterministic) the timer of a revision approval's deadline. */
+async function startRevisionWait(ctx: Interpreter, ref: RevisionWaitRef): Promise<void> {
+  await ctx.deps.executions.start('step', stepExecutionName(ref.runId, ref.stepId, ref.generation), {
+    ...stepExecutionInput(ref),
+  });
+}
+
+/**
+ * A held revision that no person approved: the previous revision stays, and a failure the revision answered stands
+ * with `why` (the run settles as for any failure the replanner declined). For a rejection and an expiry alike.
+ */
+export async function rejectHeldRevision(
+  ctx: Interpreter,
+  runId: string,
+  held: HeldRevision,
+  why: { code: string; message: string },
+): Promise<void> {
+  if (held.failure === undefined) return;
+  const failed = await ctx.deps.store.getStep(runId, held.failure.stepId);
+  if (failed?.status === 'failed' && failed.generation === held.failure.generation)
+    await declineFailure(ctx, failed, why);
+}
 
 /** A person's decision on a revision approval, as the API hands it over. */
 export interface RevisionDecision {
@@ -36,16 +84,36 @@ export interface RevisionDecision {
   readonly comment?: string;
 }
 
-/** What the replanner does with a decided revision. */
+/** What the replanner does with an approved revision (a rejection is rejectHeldRevision's). */
 export interface RevisionActions {
   /** Makes the held revision current; 'stale' when the run's state no longer fits it. */
   approve(run: RunRecord, previous: Plan, held: HeldRevision): Promise<{ revision: number } | 'stale'>;
-  /** The previous revision stays: a failure the revision answered stands, with this reason. */
-  reject(held: HeldRevision, why: { code: string; message: string }): Promise<void>;
 }
 
 const stale = (runId: string, message: string) =>
   new ConflictError(message, { context: { runId, code: 'E_REVISION_STALE' } });
+
+/** The comment a revision approval closed by its run's cancellation carries. */
+export const CLOSED_BY_CANCEL = 'closed: the run was cancelled';
+
+/** Whether the run is cancelled or being cancelled (compensating first): it takes no revision any more. */
+export const isCancelling = (run: Pick<RunRecord, 'status' | 'cancelCompensation'>): boolean =>
+  run.status === 'cancelled' || run.cancelCompensation === true;
+
+/** The refusal of a revision (held, decided or proposed) for a cancelled run; one code, whoever asks. */
+export const runCancelled = (runId: string, message = `run ${runId} is cancelled: it takes no revision`) =>
+  new ConflictError(message, { context: { runId, code: 'E_RUN_CANCELLED' } });
+
+/**
+ * Closes the run's waiting revision approvals, unannounced (a cancelled run's RunFinished is its last word), so that
+ * none stays pending in GET /approvals and none can be decided any more. Repeatable: a closed one is left as it is.
+ */
+export async function closeRevisionApprovals(ctx: Interpreter, runId: string, comment: string): Promise<void> {
+  const { store } = ctx.deps;
+  const decidedAt = ctx.now();
+  const pending = (await store.listRunApprovals(runId)).filter((a) => isRevisionApproval(a) && a.status === 'pending');
+  await Promise.all(pending.map((a) => store.decideApproval(a.approvalId, { status: 'expired', decidedAt, comment })));
+}
 
 /** The run's revision approval still waiting, if any. */
 export async function pendingRevisionApproval(ctx: Interpreter, runId: string): Promise<ApprovalRecord | undefined> {
@@ -64,13 +132,18 @@ export async function holdRevision(
   held: HeldRevision,
 ): Promise<{ readonly approvalId: string } | undefined> {
   const { store, catalog, config } = ctx.deps;
+  if (isCancelling(run)) throw runCancelled(run.runId);
   const waiting = await pendingRevisionApproval(ctx, run.runId);
-  if (waiting) return { approvalId: waiting.approvalId };
+  // A repeat of a hold whose wait did not start (the start failed) starts it now.
+  if (waiting) return started(ctx, waiting);
   const targets = addedMutatingTargets(previous, held.plan, (t) => catalog.get(t)?.sideEffect);
   if (targets.length === 0) return undefined;
   const revision = held.plan.revision;
   const now = ctx.now();
-  const deadline = new Date(ctx.deps.clock().getTime() + config.runDeadlineSeconds * 1000).toISOString();
+  // The same deadline as a step's approval that names no timeout of its own (and the same timer: startRevisionWait).
+  const deadline = new Date(
+    ctx.deps.clock().getTime() + approvalTimeoutSeconds(undefined, config) * 1000,
+  ).toISOString();
   const stepId = `${REVISION_APPROVAL_STEP}${revision}`;
   // A finished run says nothing until it reopens; an open one announces the request with the approval's write.
   const announce = (approvalId: string) =>
@@ -87,9 +160,9 @@ export async function holdRevision(
           }),
         ]);
   for (let n = 1; n <= MAX_HOLDS_PER_REVISION; n++) {
-    const approvalId = `${run.runId}.revision.r${revision}.${n}`;
+    const approvalId = revisionApprovalId({ runId: run.runId, stepId, generation: n });
     const existing = await store.getApproval(approvalId);
-    if (existing?.status === 'pending') return { approvalId };
+    if (existing?.status === 'pending') return started(ctx, existing);
     if (existing) continue; // decided earlier (rejected, stale): this proposal is another one
     const record: ApprovalRecord = {
       approvalId,
@@ -110,7 +183,14 @@ export async function holdRevision(
       createdAt: now,
       deadline,
     };
-    if (await store.putApproval(record, announce(approvalId))) return { approvalId };
+    if (await store.putApproval(record, announce(approvalId))) {
+      // A cancellation that came between the read of the run and this write closed what it found, not this one.
+      if (isCancelling(await ctx.getRun(run.runId))) {
+        await closeRevisionApprovals(ctx, run.runId, CLOSED_BY_CANCEL);
+        throw runCancelled(run.runId);
+      }
+      return started(ctx, record);
+    }
     n -= 1; // written meanwhile by a concurrent proposal: look at it again
   }
   throw new ConflictError(`run ${run.runId}: too many held proposals of revision ${revision}`, {
@@ -118,9 +198,20 @@ export async function holdRevision(
   });
 }
 
+/** The approval's deadline timer started; the approval's id. */
+async function started(
+  ctx: Interpreter,
+  approval: Pick<ApprovalRecord, 'approvalId' | 'runId' | 'stepId'>,
+): Promise<{ readonly approvalId: string }> {
+  const n = Number(approval.approvalId.slice(approval.approvalId.lastIndexOf('.') + 1));
+  await startRevisionWait(ctx, { runId: approval.runId, stepId: approval.stepId, generation: n });
+  return { approvalId: approval.approvalId };
+}
+
 /**
  * Records a person's decision on a revision approval and acts on it. ConflictError E_ALREADY_DECIDED (another
- * decision won) or E_REVISION_STALE (the run moved on or was cancelled: the approval is closed, nothing changes).
+ * decision won), E_RUN_CANCELLED (the run was cancelled) or E_REVISION_STALE (the run moved on): in the last two
+ * the approval is closed and nothing changes.
  */
 export async function settleRevisionApproval(
   ctx: Interpreter,
@@ -139,8 +230,12 @@ export async function settleRevisionApproval(
   const close = async (comment: string) => {
     await store.decideApproval(approval.approvalId, { status: 'expired', decidedAt, comment });
   };
-  if (run.status === 'cancelled' || run.revision !== held.baseRevision) {
-    const why = run.status === 'cancelled' ? 'the run was cancelled' : `the run is at revision ${run.revision} now`;
+  if (isCancelling(run)) {
+    await close(CLOSED_BY_CANCEL);
+    throw runCancelled(run.runId, `run ${run.runId} was cancelled: revision ${approval.generation} is not made`);
+  }
+  if (run.revision !== held.baseRevision) {
+    const why = `the run is at revision ${run.revision} now`;
     await close(`stale: ${why}`);
     throw stale(
       run.runId,
@@ -174,7 +269,7 @@ export async function settleRevisionApproval(
       context: { runId: run.runId, code: 'E_ALREADY_DECIDED' },
     });
   if (decision.decision === 'reject') {
-    await actions.reject(held, {
+    await rejectHeldRevision(ctx, run.runId, held, {
       code: 'E_REVISION_REJECTED',
       message: `revision ${approval.generation} (adding ${(held.targets ?? []).join(', ')}) was rejected${
         decision.by === undefined ? '' : ` by ${decision.by}`

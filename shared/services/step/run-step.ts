@@ -31,6 +31,8 @@ import {
 } from '../coordinator-inputs.ts';
 import type { CoordinatorDeps, RunStepRequest, StepNext, StepRef } from '../coordinator-types.ts';
 import { createInterpreter, event, type Interpreter, isCurrent, kindOf } from '../interpreter.ts';
+import { isRevisionWaitStepId } from '../revision-approvals.ts';
+import { revisionWaitNext } from '../revision-wait.ts';
 import { afterFailure, afterSuccess, failStep } from '../step-follow-ups.ts';
 import { evaluateStepInput } from '../step-input.ts';
 import { runAttempt } from './attempt.ts';
@@ -70,6 +72,7 @@ export function createStepRunner(deps: StepRunnerDeps): StepRunner {
   return {
     async runStep(request) {
       if (isCompensationStepId(request.stepId)) return runCompensation(ctx, call, request);
+      if (isRevisionWaitStepId(request.stepId)) return revisionWaitNext(ctx, request);
       const ref: StepRef = { runId: request.runId, stepId: request.stepId, generation: request.generation };
       const { previous } = request;
       if (previous === null)

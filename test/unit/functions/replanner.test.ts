@@ -5,6 +5,7 @@ import type { StepFailedRef } from '../../../shared/services/replanner.ts';
 
 function handlerWithSpy() {
   const calls: StepFailedRef[] = [];
+  const expired: { runId: string; approvalId: string }[] = [];
   const handler = createHandler({
     replanner: {
       onStepFailed: async (ref) => {
@@ -12,9 +13,12 @@ function handlerWithSpy() {
         return { outcome: 'revised', revision: 2 };
       },
       replanRun: async ({ runId }) => ({ runId, revision: 2 }),
+      onRevisionExpired: async (ref) => {
+        expired.push(ref);
+      },
     },
   });
-  return { handler, calls };
+  return { handler, calls, expired };
 }
 
 const envelope = (detail: Record<string, unknown>, type = 'StepFailed') => ({
@@ -46,6 +50,21 @@ describe('the replanner handler', () => {
 
     expect(answer).toEqual({ outcome: 'revised', revision: 2 });
     expect(calls).toEqual([{ runId: 'run-1', stepId: 'B', generation: 2 }]);
+  });
+
+  it('hands an expired revision approval (ApprovalDecided) to the replanner, and ignores another decision', async () => {
+    const { handler, calls, expired } = handlerWithSpy();
+    const decided = { runId: 'run-1', stepId: '~revision~2', generation: 2, approvalId: 'run-1.revision.r2.1' };
+
+    expect(await handler(envelope({ ...decided, decision: 'expired' }, 'ApprovalDecided'))).toEqual({
+      outcome: 'revision_expired',
+      approvalId: 'run-1.revision.r2.1',
+    });
+    expect(await handler(envelope({ ...decided, decision: 'approve' }, 'ApprovalDecided'))).toMatchObject({
+      outcome: 'ignored',
+    });
+    expect(expired).toEqual([{ runId: 'run-1', approvalId: 'run-1.revision.r2.1' }]);
+    expect(calls).toEqual([]);
   });
 
   it('ignores a failure that is not final', async () => {
