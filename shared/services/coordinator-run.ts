@@ -39,16 +39,22 @@ async function failBeforeStart(
   evidence: Record<string, unknown>,
 ): Promise<RunOutcome> {
   const run = await ctx.getRun(runId);
+  // A repeat after a lost answer finds its own failure written: what follows the write is still to do.
+  if (run.status === 'failed' && run.terminal?.reason === reason) return afterFailedBeforeStart(ctx, run);
   if (isTerminalRunStatus(run.status)) return outcome(run);
   const terminal: TerminalRecord = { state: 'failed', reason, evidence, at: ctx.now() };
   const updated = await writeEnding(ctx, runId, LIVE_RUN_STATUSES, terminal);
-  if (updated) {
-    // StartRun failing half-way leads here too: steps it already started must not run on.
-    if (run.status !== 'planning') await closeOpenSteps(ctx, runId, RUN_ENDED_ERROR);
-    await answerWaiter(ctx, updated);
-    return outcome(updated);
-  }
+  if (updated) return afterFailedBeforeStart(ctx, updated);
   return outcome(await ctx.getRun(runId));
+}
+
+/** What follows failBeforeStart's write, redone by a repeat: no step runs on, the waiter (if any) is answered. */
+async function afterFailedBeforeStart(ctx: Interpreter, run: RunRecord): Promise<RunOutcome> {
+  // StartRun failing half-way leads here too: steps it already started must not run on. (A run failed while
+  // planning has no steps: the list is empty.)
+  if (run.revision >= 1) await closeOpenSteps(ctx, run.runId, RUN_ENDED_ERROR);
+  await answerWaiter(ctx, run);
+  return outcome(run);
 }
 
 export function rejectPlan(ctx: Interpreter, request: RejectPlanRequest): Promise<RunOutcome> {
