@@ -524,9 +524,10 @@ export interface Store {
   ): Promise<ApprovalRecord | undefined>;
   /**
    * A run's approvals, oldest first, read consistently (from the run's own items, not an index): what a decision
-   * that closes steps or runs reads, so an approval created a moment ago is never missed.
+   * that closes steps or runs reads, so an approval created a moment ago is never missed. `stepId`: only that
+   * step's approvals, and only theirs are read in full.
    */
-  listRunApprovals(runId: string): Promise<ApprovalRecord[]>;
+  listRunApprovals(runId: string, options?: { readonly stepId?: string }): Promise<ApprovalRecord[]>;
   /** Oldest first; `after` (a listed approval's position) continues a listing after that approval. */
   listApprovals(options?: {
     status?: ApprovalRecord['status'];
