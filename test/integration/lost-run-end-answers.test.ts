@@ -112,3 +112,34 @@ describe('a failure before the start whose write landed but whose answer was los
     ).toEqual(['cancelled', 'cancelled']);
   }, 60_000);
 });
+
+describe('a cancellation with compensation whose end landed but whose answer was lost', () => {
+  it("answers the run execution's waiter when the repeat finds the run cancelled", async () => {
+    const objective = 'compensated cancel answer lost';
+    const lost = faults.throwOn({
+      method: 'updateRun',
+      when: 'after',
+      name: 'TimeoutError',
+      match: (call) =>
+        call.runId === faults.runIdFor(objective) &&
+        (call.args[2] as Partial<RunRecord>).terminal?.state === 'cancelled',
+    });
+    const runId = await stack.startRun({
+      plan: plan(objective, [
+        step(stack, 'one', T.ledger, { input: { entry: { id: 'one' } }, segment: 'release' }),
+        step(stack, 'wait', T.sleep, { input: { ms: 30_000 }, dependsOn: ['one'], segment: 'release' }),
+      ]),
+    });
+    await waitForRun(stack, runId, (run) => statusOf(run, 'wait') === 'running');
+
+    const cancel = await stack.request('POST', `/runs/${runId}/cancel`, { compensate: true });
+    const cancelled = await waitForRun(stack, runId, undefined, 20_000);
+
+    expect(cancel.status).toBe(200);
+    expect(lost.count()).toBe(1);
+    expect(cancelled.status, summary(cancelled)).toBe('cancelled');
+    expect(statusOf(cancelled, 'one')).toBe('compensated');
+    // Before, the repeat's settling saw the run cancelled and answered nobody: the execution waited for its deadline.
+    expect(await runExecutionStatus(runId)).toBe('SUCCEEDED');
+  }, 60_000);
+});
