@@ -143,3 +143,45 @@ describe('a cancellation with compensation whose end landed but whose answer was
     expect(await runExecutionStatus(runId)).toBe('SUCCEEDED');
   }, 60_000);
 });
+
+describe('a deadline failure whose write landed but whose answer was lost', () => {
+  let short: LocalStack;
+  let shortFaults: StoreFaults;
+  beforeAll(async () => {
+    shortFaults = createStoreFaults();
+    short = await startLocalStack({
+      conformance: true,
+      backoffMs: 5,
+      retryIntervalMs: 5,
+      demoDelayMs: 0,
+      token: 'test-token',
+      limits: { runDeadlineSeconds: 2 },
+      wrapStore: shortFaults.wrap,
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await short?.close();
+  });
+
+  it('still closes the open steps when FinalizeRun is repeated', async () => {
+    const objective = 'deadline answer lost';
+    const lost = shortFaults.throwOn({
+      method: 'updateRun',
+      when: 'after',
+      name: 'TimeoutError',
+      match: (call) =>
+        call.runId === shortFaults.runIdFor(objective) &&
+        (call.args[2] as Partial<RunRecord>).terminal?.reason === 'deadline',
+    });
+    const runId = await short.startRun({
+      plan: plan(objective, [step(short, 'S', T.sleep, { input: { ms: 20_000 } })]),
+    });
+
+    // Before, the repeat found the run failed and returned: S ran on in a failed run, and succeeded after it.
+    const failed = await waitForRun(short, runId, (run) => run.status === 'failed' && statusOf(run, 'S') !== 'running');
+
+    expect(lost.count()).toBe(1);
+    expect(failed.terminal?.reason).toBe('deadline');
+    expect(statusOf(failed, 'S'), summary(failed)).toBe('cancelled');
+  }, 60_000);
+});
