@@ -114,3 +114,31 @@ export function isStaleAfterChange(
   if (changedAt === undefined || began === undefined) return true;
   return Date.parse(began) <= changeBound(changedAt);
 }
+
+/**
+ * The steps whose current generation the invalidation `key` started itself. A repeat of that invalidation (a
+ * redelivery, a client's retry, after a first try that failed part-way) takes them as already moved: it neither
+ * starts them a generation again nor, since a new generation has not run, finds them fresh and leaves them out
+ * (which would skip the rest of the scope).
+ */
+export function startedByKey(records: Iterable<StepRecord>, key: string | undefined): Set<string> {
+  const own = new Set<string>();
+  if (key === undefined) return own;
+  for (const record of records) if (record.generationKey === key) own.add(record.stepId);
+  return own;
+}
+
+/**
+ * The step as it was before the generation it is in began, from the ended generation's history entry: what a
+ * repeat needs of it (its status and, if it was in flight, the execution to stop).
+ */
+export function generationBefore(step: StepRecord): StepRecord {
+  const { claimedBy: _current, ...rest } = step;
+  const ended = step.history?.at(-1);
+  return {
+    ...rest,
+    generation: ended?.generation ?? step.generation - 1,
+    status: ended?.status ?? 'succeeded',
+    ...(ended?.claimedBy === undefined ? {} : { claimedBy: ended.claimedBy }),
+  };
+}

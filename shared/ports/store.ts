@@ -153,6 +153,11 @@ export interface StepRecord {
   readonly claimedBy?: string;
   /** Earlier generations' results, oldest first: superseded by a new generation, kept for audit. */
   readonly history?: readonly StepGenerationRecord[];
+  /**
+   * The key of the change that started this generation (`NextGeneration.key`): a repeat of that change after a
+   * partial first try recognises its own write by it. Absent on a first generation and one started without a key.
+   */
+  readonly generationKey?: string;
   /** What the step's attempts spent, over all generations (Store.addUsage); absent = nothing yet. */
   readonly usageTokens?: number;
   readonly usageCostUsd?: number;
@@ -188,6 +193,8 @@ export interface StepGenerationRecord {
   readonly confidence?: number | null;
   readonly startedAt?: string;
   readonly finishedAt?: string;
+  /** The execution that had claimed it, when it was still in flight as it ended (a repeat stops it by this). */
+  readonly claimedBy?: string;
 }
 
 /** How a step's next generation starts (see `Store.startGeneration`). */
@@ -200,6 +207,8 @@ export interface NextGeneration {
   readonly released: readonly string[];
   /** Entries appended to the step's trace with the new generation (a revision's `[plan]` entry: why it runs again). */
   readonly appendTrace?: readonly TraceEntry[];
+  /** Kept on the new generation as `generationKey`: the change that started it (an invalidation's key). */
+  readonly key?: string;
 }
 
 /** A step that watches an outside resource (`watches` in the plan): written with each plan revision. */
@@ -515,9 +524,10 @@ export interface Store {
   ): Promise<ApprovalRecord | undefined>;
   /**
    * A run's approvals, oldest first, read consistently (from the run's own items, not an index): what a decision
-   * that closes steps or runs reads, so an approval created a moment ago is never missed.
+   * that closes steps or runs reads, so an approval created a moment ago is never missed. `stepId`: only that
+   * step's approvals, and only theirs are read in full.
    */
-  listRunApprovals(runId: string): Promise<ApprovalRecord[]>;
+  listRunApprovals(runId: string, options?: { readonly stepId?: string }): Promise<ApprovalRecord[]>;
   /** Oldest first; `after` (a listed approval's position) continues a listing after that approval. */
   listApprovals(options?: {
     status?: ApprovalRecord['status'];

@@ -6,7 +6,7 @@ import { initialStepRecords, stepsToStart } from '../engine/scheduling.ts';
 import { isTerminalRunStatus, LIVE_RUN_STATUSES, letsStepsMove, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
 import { decideTerminal } from '../engine/terminal.ts';
 import { isConflictError } from '../errors.ts';
-import type { Plan } from '../plan/schema.ts';
+import type { Plan, StepError } from '../plan/schema.ts';
 import { RUN_STATUSES } from '../plan/schema.ts';
 import { validateUnlessStamped } from '../plan/stamp.ts';
 import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
@@ -40,16 +40,22 @@ async function failBeforeStart(
   evidence: Record<string, unknown>,
 ): Promise<RunOutcome> {
   const run = await ctx.getRun(runId);
+  // A repeat after a lost answer finds its own failure written: what follows the write is still to do.
+  if (run.status === 'failed' && run.terminal?.reason === reason) return afterFailedBeforeStart(ctx, run);
   if (isTerminalRunStatus(run.status)) return outcome(run);
   const terminal: TerminalRecord = { state: 'failed', reason, evidence, at: ctx.now() };
   const updated = await writeEnding(ctx, runId, LIVE_RUN_STATUSES, terminal);
-  if (updated) {
-    // StartRun failing half-way leads here too: steps it already started must not run on.
-    if (run.status !== 'planning') await closeOpenSteps(ctx, runId, RUN_ENDED_ERROR);
-    await answerWaiter(ctx, updated);
-    return outcome(updated);
-  }
+  if (updated) return afterFailedBeforeStart(ctx, updated);
   return outcome(await ctx.getRun(runId));
+}
+
+/** What follows failBeforeStart's write, redone by a repeat: no step runs on, the waiter (if any) is answered. */
+async function afterFailedBeforeStart(ctx: Interpreter, run: RunRecord): Promise<RunOutcome> {
+  // StartRun failing half-way leads here too: steps it already started must not run on. (A run failed while
+  // planning has no steps: the list is empty.)
+  if (run.revision >= 1) await closeOpenSteps(ctx, run.runId, RUN_ENDED_ERROR);
+  await answerWaiter(ctx, run);
+  return outcome(run);
 }
 
 export function rejectPlan(ctx: Interpreter, request: RejectPlanRequest): Promise<RunOutcome> {
@@ -154,6 +160,12 @@ export async function awaitRun(ctx: Interpreter, request: AwaitRunRequest): Prom
 
 const DEADLINE_ERROR = { code: 'E_DEADLINE', message: 'the run deadline passed', retryable: false } as const;
 
+/** The failures only finalizeRun writes, and the error each closes the open steps with. */
+const FINALIZE_ERRORS: ReadonlyMap<string, StepError> = new Map<string, StepError>([
+  ['deadline', DEADLINE_ERROR],
+  ['aborted', RUN_ENDED_ERROR],
+]);
+
 /**
  * The run machine's last word. A run already finished is left as it is. At the deadline the run fails (open steps
  * cancelled, their executions stopped) or, when only people are left to answer, is left paused for them. When the
@@ -161,6 +173,9 @@ const DEADLINE_ERROR = { code: 'E_DEADLINE', message: 'the run deadline passed',
  */
 export async function finalizeRun(ctx: Interpreter, request: FinalizeRunRequest): Promise<RunOutcome> {
   const run = await ctx.getRun(request.runId);
+  // A repeat after a lost answer finds the failure it wrote: the open steps it was to close are closed now.
+  const ownFailure = run.status === 'failed' ? FINALIZE_ERRORS.get(run.terminal?.reason ?? '') : undefined;
+  if (ownFailure !== undefined) await closeOpenSteps(ctx, run.runId, ownFailure);
   if (isTerminalRunStatus(run.status) || run.terminal !== undefined) return outcome(run);
   // After a reopening, only the new execution may finalize: the old one's late word must not end the new opening.
   const outlived = (run.reopened ?? 0) > 0 && typeof request.execution === 'string';

@@ -12,18 +12,29 @@
  *    nothing more, and the new generations are closed);
  * 4. steps that an upstream failure outside the scope keeps from ever running are blocked, upstream steps that
  *    finished meanwhile are counted, and every step with nothing left to wait for is started.
+ *
+ * An invalidation with a key (its event id, a request's idempotency key) is repeatable: each new generation carries
+ * the key, so a repeat after a first try that failed part-way (a throttle, a lost answer) takes the steps it already
+ * moved as moved and moves only the rest, once each, and then does everything that follows.
  */
-import { invalidationScope, isStaleAfterChange, nextGenerations, unreachableSteps } from '../engine/invalidation.ts';
+import {
+  generationBefore,
+  invalidationScope,
+  isStaleAfterChange,
+  nextGenerations,
+  startedByKey,
+  unreachableSteps,
+} from '../engine/invalidation.ts';
 import { isStartable } from '../engine/scheduling.ts';
 import { IN_FLIGHT_STEP_STATUSES, RELEASING_STEP_STATUSES, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
 import { transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
 import { blockedByOf, stepsInvalidatedParts } from '../events/bounded-details.ts';
 import type { StepError } from '../plan/schema.ts';
-import type { RunRecord, StepRecord } from '../ports/store.ts';
+import type { NextGeneration, RunRecord, StepRecord } from '../ports/store.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 import { CANCELLED_ERROR, checkRunEnd } from './run-end.ts';
-import { isReopenable, reopenRun } from './run-reopen.ts';
+import { ensureRunExecution, isReopenable, reopenRun } from './run-reopen.ts';
 import { BLOCKED_CODE, closeOpenSteps, expireApprovals, startStep } from './step-follow-ups.ts';
 
 export interface RunInvalidation {
@@ -40,6 +51,8 @@ export interface InvalidationOptions {
    * event delivered after a newer one changes nothing). `changedAt` undefined: every watcher that ran is stale.
    */
   readonly resourceChange?: { readonly changedAt?: string | undefined };
+  /** What names this invalidation across its tries: kept on each generation it starts (see the top of the file). */
+  readonly key?: string;
 }
 
 export const SUPERSEDED_CODE = 'E_SUPERSEDED';
@@ -63,10 +76,13 @@ export async function invalidateInRun(
   const { graph } = loaded;
   const records = new Map((await store.listSteps(runId)).map((s) => [s.stepId, s]));
   const candidates = roots.flatMap((id) => (graph.isGroup(id) ? graph.executableDescendants(id) : [id]));
-  const { resourceChange } = options;
+  const { resourceChange, key } = options;
+  // Moved by an earlier try of this same invalidation: stale as they were then, whatever their new generation says.
+  const own = startedByKey(records.values(), key);
   const stale = candidates.filter((id) => {
     const record = records.get(id);
-    return record !== undefined && (!resourceChange || isStaleAfterChange(record, resourceChange.changedAt));
+    if (record === undefined) return false;
+    return own.has(id) || !resourceChange || isStaleAfterChange(record, resourceChange.changedAt);
   });
   const scope = invalidationScope(graph, stale).filter((id) => {
     const status = records.get(id)?.status;
@@ -76,17 +92,20 @@ export async function invalidateInRun(
 
   // A finished run reopens first, so that nobody sees it finished with steps of a new generation waiting.
   let reopened = await reopenIfFinished(ctx, run, reason);
+  // A repeat: the first try reopened the run, and may have failed before its new run execution started.
+  if (own.size > 0 && run.status === 'running') await ensureRunExecution(ctx, run);
   const statuses = new Map([...records.values()].map((s) => [s.stepId, s.status]));
   const next = nextGenerations(graph, scope, statuses);
   const moved = (
     await Promise.all(
       scope.map(async (id): Promise<Moved | undefined> => {
-        const before = records.get(id);
+        const current = records.get(id);
         const plan = next.get(id);
-        if (!before || !plan) return undefined;
+        if (!current || !plan) return undefined;
+        if (own.has(id)) return { before: generationBefore(current), after: current };
         // Lost: a concurrent invalidation or replan started this step's next generation; it carries it on.
-        const after = await store.startGeneration(runId, id, before.generation, plan);
-        return after && { before, after };
+        const after = await startGeneration(ctx, current, key === undefined ? plan : { ...plan, key });
+        return after && { before: current, after };
       }),
     )
   ).filter((m): m is Moved => m !== undefined);
@@ -122,6 +141,26 @@ export async function invalidateInRun(
   // Blocked steps are settled steps: with nothing else left open, the run finishes again here.
   if (blockedSteps.length > 0) await checkRunEnd(ctx, loaded, runId, blockedSteps);
   return { runId, stepIds, reopened };
+}
+
+/**
+ * Starts the step's next generation from the one it is in. A write that landed although its answer was lost (a
+ * timeout) is found by its key, and counts as this call's.
+ */
+async function startGeneration(
+  ctx: Interpreter,
+  step: StepRecord,
+  next: NextGeneration,
+): Promise<StepRecord | undefined> {
+  const { store } = ctx.deps;
+  try {
+    return await store.startGeneration(step.runId, step.stepId, step.generation, next);
+  } catch (error) {
+    if (next.key === undefined) throw error;
+    const landed = await store.getStep(step.runId, step.stepId).catch(() => undefined);
+    if (landed?.generation !== step.generation + 1 || landed.generationKey !== next.key) throw error;
+    return landed;
+  }
 }
 
 /** Reopens the run if it is finished; true when this call reopened it. */

@@ -96,7 +96,8 @@ async function invalidateResource(
   request: InvalidateResourceRequest,
 ): Promise<InvalidateResourceResult> {
   const { resourceKey } = request;
-  const handled = await once(ctx, `invalidation#${request.eventId}`, async () => {
+  const key = `invalidation#${request.eventId}`;
+  const handled = await once(ctx, key, async () => {
     const watchers = await ctx.deps.store.listWatchers(resourceKey);
     const byRun = new Map<string, string[]>();
     for (const w of watchers) byRun.set(w.runId, [...(byRun.get(w.runId) ?? []), w.stepId]);
@@ -110,7 +111,8 @@ async function invalidateResource(
       const roots = stepIds.filter((id) => byId.get(id)?.watches?.includes(resourceKey) === true);
       if (roots.length === 0) continue;
       const reason = `resource changed: ${resourceKey}`;
-      runs.push(await invalidateInRun(ctx, run, roots, reason, { resourceChange: { changedAt: request.changedAt } }));
+      const resourceChange = { changedAt: request.changedAt };
+      runs.push(await invalidateInRun(ctx, run, roots, reason, { resourceChange, key }));
     }
     return runs;
   });
@@ -118,6 +120,11 @@ async function invalidateResource(
 }
 
 async function invalidateStep(ctx: Interpreter, request: InvalidateStepRequest): Promise<RunInvalidation> {
+  // A request without a key is its own invalidation: its key only lets it find a write whose answer it lost.
+  const key =
+    request.requestId === undefined
+      ? `invalidation#request#${ctx.deps.newId()}`
+      : `invalidation#request#${request.runId}#${request.requestId}`;
   const work = async (): Promise<RunInvalidation> => {
     const { runId, stepId } = request;
     const run = await ctx.getRun(runId);
@@ -130,10 +137,10 @@ async function invalidateStep(ctx: Interpreter, request: InvalidateStepRequest):
     if (!graph.has(stepId)) {
       throw new NotFoundError(`run ${runId} has no step ${stepId}`, { context: { runId, stepId } });
     }
-    return invalidateInRun(ctx, run, [stepId], request.reason ?? DEFAULT_INVALIDATION_REASON);
+    return invalidateInRun(ctx, run, [stepId], request.reason ?? DEFAULT_INVALIDATION_REASON, { key });
   };
   if (request.requestId === undefined) return work();
-  const handled = await once(ctx, `invalidation#request#${request.runId}#${request.requestId}`, work);
+  const handled = await once(ctx, key, work);
   if (handled.result !== undefined) return handled.result;
   throw new ConflictError('the same invalidation request is still being handled', {
     context: { runId: request.runId, requestId: request.requestId },

@@ -112,10 +112,16 @@ export type HeldReason =
   | 'compensation_failed'
   | 'failure_paused';
 
+/** Whether the run already holds this pause: a repeat's own earlier write (its answer lost), or an equal one. */
+export const holdsPause = (run: RunRecord, reason: HeldReason): boolean =>
+  run.status === 'paused' && run.terminal?.state === 'paused' && run.terminal.reason === reason;
+
 /**
  * Leaves a live run paused for a person, with a terminal record saying why (the replan limit, no progress, an
- * approval's timeout under the `pause` policy, a compensation that failed or a rollbackHint to act on): RunFinished (state paused) is published and the waiter answered.
- * Open steps are left as they are. A run that already holds a terminal record keeps it (a repeat changes nothing).
+ * approval's timeout under the `pause` policy, a compensation that failed or a rollbackHint to act on): RunFinished
+ * (state paused) is published and the waiter answered. Open steps are left as they are. A run that already holds a
+ * terminal record keeps it; when that record is this same pause, the repeat still answers the waiter, since the
+ * earlier call may have lost its answer between the write and the answer (the write is not made again).
  */
 export async function pauseRun(
   ctx: Interpreter,
@@ -124,7 +130,12 @@ export async function pauseRun(
   evidence: Record<string, unknown>,
 ): Promise<RunRecord | undefined> {
   const run = await ctx.deps.store.getRun(runId);
-  if (!run || run.terminal !== undefined || !letsStepsMove(run.status)) return undefined;
+  if (!run) return undefined;
+  if (holdsPause(run, reason)) {
+    await answerWaiter(ctx, run);
+    return run;
+  }
+  if (run.terminal !== undefined || !letsStepsMove(run.status)) return undefined;
   const terminal: TerminalRecord = { state: 'paused', reason, evidence, at: ctx.now() };
   const updated = await writeEnding(ctx, runId, STEP_MOVING_RUN_STATUSES, terminal);
   if (updated) await answerWaiter(ctx, updated);
@@ -154,8 +165,9 @@ export async function settleRun(ctx: Interpreter, runId: string): Promise<void> 
   const run = await ctx.deps.store.getRun(runId);
   if (!run || run.status === 'planning') return;
   if (isTerminalRunStatus(run.status)) {
-    // A repeat after a crash between writing the terminal state and answering the waiter: answer again.
-    if (run.status !== 'cancelled') await answerWaiter(ctx, run);
+    // A repeat after a crash between writing the terminal state and answering the waiter: answer again. A cancelled
+    // run too: a cancellation with compensation ends here, and nobody else answers for it (a closed token is no error).
+    await answerWaiter(ctx, run);
     return;
   }
   // Held for a person (replan limit, no progress, an approval's timeout): only a person moves it on, by reopening

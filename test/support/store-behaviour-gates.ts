@@ -80,6 +80,17 @@ export function describeGateBehaviour(store: () => Store): void {
       expect(await store().listRunApprovals(uniqueId('run'))).toEqual([]);
     });
 
+    it("lists one step's approvals of a run, and none of its other steps", async () => {
+      const runId = uniqueId('run');
+      const gate = anApproval({ runId, stepId: 'gate', createdAt: at(2) });
+      const other = anApproval({ runId, stepId: 'gate2', createdAt: at(1) });
+      for (const approval of [gate, other]) await store().putApproval(approval);
+      expect((await store().listRunApprovals(runId, { stepId: 'gate' })).map((a) => a.approvalId)).toEqual([
+        gate.approvalId,
+      ]);
+      expect(await store().listRunApprovals(runId, { stepId: 'none' })).toEqual([]);
+    });
+
     it('pages approvals oldest first, each page after the last approval of the one before', async () => {
       const runId = uniqueId('run');
       const approvals = [3, 1, 4, 0, 2].map((i) => anApproval({ runId, createdAt: at(10 + i) }));

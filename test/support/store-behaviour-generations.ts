@@ -77,6 +77,18 @@ export function describeGenerationBehaviour(store: () => Store): void {
       ]);
     });
 
+    it("keeps the key of the change that started a generation, and an in-flight ended generation's claimant", async () => {
+      const step = aStep({ status: 'running', claimedBy: 'exec-1' });
+      await store().putSteps([step]);
+      const keyed = await store().startGeneration(step.runId, step.stepId, 1, { ...NEXT, key: 'invalidation#e1' });
+      expect(keyed).toMatchObject({ generation: 2, generationKey: 'invalidation#e1' });
+      expect(keyed?.history).toEqual([{ generation: 1, status: 'running', claimedBy: 'exec-1' }]);
+      // A generation started without a key does not inherit the one before's.
+      const plain = await store().startGeneration(step.runId, step.stepId, 2, NEXT);
+      expect(plain).not.toHaveProperty('generationKey');
+      expect(await store().getStep(step.runId, step.stepId)).toEqual(plain);
+    });
+
     it('lets exactly one of concurrent starters from the same generation win', async () => {
       const step = aStep({ status: 'succeeded', output: { v: 1 } });
       await store().putSteps([step]);

@@ -30,6 +30,7 @@ import {
   type DynamoContext,
   getItem,
   outboxAttribute,
+  type QueryInput,
   queryAll,
   runItemsQuery,
 } from './dynamo-ops.ts';
@@ -76,6 +77,24 @@ function idempotencyItem(key: string, status: IdempotencyRecord['status'], expir
   return {
     ...stringItem({ ...itemKeys.idempotency(key), [ENTITY_ATTRIBUTE]: 'idempotency', key, status }),
     [TTL_ATTRIBUTE]: { N: String(expiresAt) },
+  };
+}
+
+/**
+ * The references of a run's approvals (small items of the run's partition, read consistently); with `stepId`, only
+ * that step's, and references written before they named their step, which the caller filters once read in full.
+ */
+function approvalRefsQuery(runId: string, stepId: string | undefined): QueryInput {
+  const query = runItemsQuery(runId, SORT_PREFIX.approvalRef);
+  if (stepId === undefined) return query;
+  const scope = new ExpressionScope();
+  const filter = scope.or(scope.equals('stepId', { S: stepId }, 'stepId'), scope.notExists('stepId'));
+  const parts = scope.parts();
+  return {
+    ...query,
+    FilterExpression: filter,
+    ExpressionAttributeNames: { ...query.ExpressionAttributeNames, ...parts.ExpressionAttributeNames },
+    ExpressionAttributeValues: { ...query.ExpressionAttributeValues, ...parts.ExpressionAttributeValues },
   };
 }
 
@@ -207,17 +226,20 @@ export function approvalOperations(ctx: DynamoContext): ApprovalOperations {
       // partition, never by the eventually consistent index. A reference without its approval (a crash between the
       // two writes) reads as nothing.
       const ref = itemKeys.approvalRef(approval.runId, approval.approvalId);
-      await batchPutItems(ctx, [stringItem({ ...ref, [ENTITY_ATTRIBUTE]: 'approvalRef' })]);
+      // The step on the reference: a step's approvals are found without reading the run's others in full.
+      await batchPutItems(ctx, [stringItem({ ...ref, [ENTITY_ATTRIBUTE]: 'approvalRef', stepId: approval.stepId })]);
       const scope = new ExpressionScope();
       const item = { ...encodeApproval(approval), ...outboxAttribute(announce) };
       return conditionalPut(ctx, item, scope, scope.notExists(PARTITION_KEY));
     },
-    async listRunApprovals(runId) {
-      const refs = await queryAll(ctx, runItemsQuery(runId, SORT_PREFIX.approvalRef));
+    async listRunApprovals(runId, options = {}) {
+      const { stepId } = options;
+      const refs = await queryAll(ctx, approvalRefsQuery(runId, stepId));
       const ids = refs.flatMap((ref) => ref[SORT_KEY]?.S?.slice(SORT_PREFIX.approvalRef.length) ?? []);
       const items = await batchGetItems(ctx, ids.map(itemKeys.approval));
       return items
         .map(decodeApproval)
+        .filter((approval) => stepId === undefined || approval.stepId === stepId)
         .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.approvalId.localeCompare(b.approvalId));
     },
     async getApproval(approvalId) {

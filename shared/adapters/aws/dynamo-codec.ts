@@ -160,6 +160,7 @@ export const stepCodecs: FieldCodecs<StepRecord> = {
   updatedAt: stringField,
   claimedBy: stringField,
   history: json<readonly StepGenerationRecord[]>(),
+  generationKey: stringField,
   usageTokens: numberField,
   usageCostUsd: numberField,
   compensation: json<CompensationRecord>(),

@@ -4,6 +4,7 @@
  * the generation and on the version read (status and updatedAt): a concurrent write to the same generation (a late
  * completion, a release) makes the update retry with a fresh read; another generation means someone else won.
  */
+import { IN_FLIGHT_STEP_STATUSES } from '../../engine/statuses.ts';
 import { retainTrace } from '../../engine/trace.ts';
 import { ConflictError } from '../../errors.ts';
 import type { NextGeneration, StepGenerationRecord, StepRecord, Store } from '../../ports/store.ts';
@@ -34,6 +35,9 @@ export function generationRecord(step: StepRecord): StepGenerationRecord {
     ...(step.confidence === undefined ? {} : { confidence: step.confidence }),
     ...(step.startedAt === undefined ? {} : { startedAt: step.startedAt }),
     ...(step.finishedAt === undefined ? {} : { finishedAt: step.finishedAt }),
+    ...(step.claimedBy === undefined || !IN_FLIGHT_STEP_STATUSES.includes(step.status)
+      ? {}
+      : { claimedBy: step.claimedBy }),
   };
 }
 
@@ -61,6 +65,7 @@ export function generationOperations(ctx: DynamoContext): GenerationOperations {
           released: next.released,
           attempts: 0,
           history: [...(current.history ?? []), generationRecord(current)],
+          ...(next.key === undefined ? {} : { generationKey: next.key }),
           ...(next.appendTrace?.length
             ? { trace: retainTrace([...current.trace, ...next.appendTrace], next.status, 'full') }
             : {}),
@@ -70,6 +75,7 @@ export function generationOperations(ctx: DynamoContext): GenerationOperations {
         // An empty set is not stored (DynamoDB has none): no releases yet means no attribute.
         if (fields.released === undefined) update.remove('released');
         const cleared = ['claimedBy', 'output', 'error', 'confidence', 'startedAt', 'finishedAt', 'compensation'];
+        if (fields.generationKey === undefined) cleared.push('generationKey');
         for (const name of [...cleared, CARRIED_ATTEMPT_ATTRIBUTE]) {
           update.remove(name);
         }

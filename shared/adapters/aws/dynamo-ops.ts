@@ -239,7 +239,7 @@ async function untilProcessed<T>(kind: 'read' | 'write', batch: T[], send: (pend
 export const itemWithKey = (items: readonly Item[], key: ItemKey): Item | undefined =>
   items.find((item) => item[PARTITION_KEY]?.S === key.PK && item[SORT_KEY]?.S === key.SK);
 
-type QueryInput = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>;
+export type QueryInput = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>;
 
 /** Query every page (or stop once `limit` items were collected). */
 export async function queryAll(

@@ -6,13 +6,13 @@
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { approvalView } from '../approvals.ts';
 import { parseWith, readJson, readQuery } from '../body.ts';
 import type { ApiDeps, ApiEnv } from '../deps.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { countDiff, diffPlans } from './plan-diff.ts';
 import { currentPlan, findPlanStep, requireRun } from './plan-lookup.ts';
 import { buildStepDetail } from './step-detail.ts';
+import { readStepDetail } from './step-reads.ts';
 import { buildTimeline } from './timeline-model.ts';
 
 const revisionParam = z
@@ -41,24 +41,7 @@ export function consoleDataRoutes(deps: ApiDeps): Hono<ApiEnv> {
     const stepId = c.req.param('stepId');
     const found = await findPlanStep(store, run, stepId);
     if (!found) throw notFound(`run ${run.runId} has no step ${stepId}`);
-    const [records, attempts, approvals, events] = await Promise.all([
-      store.listSteps(run.runId),
-      store.listAttempts(run.runId, stepId),
-      store.listApprovals({ runId: run.runId }),
-      store.listEvents(run.runId),
-    ]);
-    return c.json(
-      buildStepDetail({
-        run,
-        revision: found.revision,
-        steps: found.plan.steps,
-        step: found.step,
-        records,
-        attempts,
-        approvals: approvals.map(approvalView),
-        events,
-      }),
-    );
+    return c.json(buildStepDetail(await readStepDetail(store, run, found)));
   });
 
   app.get('/runs/:runId/revisions', async (c) => {

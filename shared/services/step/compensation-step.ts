@@ -17,7 +17,7 @@ import { advanceCompensation, compensationEvidence, compensationKey } from '../c
 import { evaluatorOf } from '../coordinator-inputs.ts';
 import type { RunStepRequest, StepNext, StepRef } from '../coordinator-types.ts';
 import { event, type Interpreter } from '../interpreter.ts';
-import { pauseRun } from '../run-end.ts';
+import { pauseRun, settleRun } from '../run-end.ts';
 import { evaluateStepInput } from '../step-input.ts';
 import { type CapabilityCaller, failureOf } from './capability-call.ts';
 import { done } from './outcome.ts';
@@ -43,7 +43,14 @@ export async function runCompensation(
   const stepId = compensatedStepId(request.stepId);
   const { store, catalog } = ctx.deps;
   const { run, step } = await ctx.loadStep(request.runId, stepId);
-  if (step?.generation !== request.generation || step.status !== 'compensating') return done(attempt);
+  if (step?.generation !== request.generation || step.status !== 'compensating') {
+    // A repeat after the end was written but what follows it was lost (a store answer): the next compensation, or
+    // the run's end; a run that already ended (the last compensation of a cancel) still has its waiter answered.
+    if (step?.generation === request.generation && step.status === 'compensated') {
+      if ((await advanceCompensation(ctx, step.runId)) === 'none') await settleRun(ctx, step.runId);
+    }
+    return done(attempt);
+  }
   const loaded = await ctx.plan(run);
   const planStep = loaded.byId.get(stepId);
   const compensation = planStep?.target ? catalog.get(planStep.target)?.compensate : undefined;

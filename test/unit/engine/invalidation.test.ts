@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import {
+  generationBefore,
   invalidationScope,
   isStaleAfterChange,
   nextGenerations,
+  startedByKey,
   unreachableSteps,
 } from '../../../shared/engine/invalidation.ts';
 import { buildGraph } from '../../../shared/plan/graph.ts';
 import type { StepStatus } from '../../../shared/plan/schema.ts';
+import type { StepRecord } from '../../../shared/ports/store.ts';
 
 const s = (id: string, dependsOn: string[] = [], parentId?: string, group = false) => ({
   id,
@@ -112,5 +115,40 @@ describe('isStaleAfterChange', () => {
       isStaleAfterChange({ status: 'skipped', finishedAt: '2030-01-01T00:00:30.000Z' }, '2030-01-01T00:00:20Z'),
     ).toBe(false);
     expect(isStaleAfterChange(ran, 'not a time')).toBe(true);
+  });
+});
+
+const record = (stepId: string, fields: Partial<StepRecord> = {}): StepRecord => ({
+  runId: 'r',
+  stepId,
+  status: 'ready',
+  generation: 2,
+  upstream: [],
+  remaining: 0,
+  released: [],
+  attempts: 0,
+  trace: [],
+  updatedAt: 't',
+  ...fields,
+});
+
+describe('startedByKey', () => {
+  it("finds the steps whose current generation this invalidation's key started, and none without a key", () => {
+    const records = [record('w', { generationKey: 'k' }), record('d', { generationKey: 'other' }), record('e')];
+    expect([...startedByKey(records, 'k')]).toEqual(['w']);
+    expect(startedByKey(records, undefined).size).toBe(0);
+  });
+});
+
+describe('generationBefore', () => {
+  it('gives the ended generation with its status and, when it was in flight, the execution that claimed it', () => {
+    const step = record('w', {
+      claimedBy: 'exec-2',
+      history: [{ generation: 1, status: 'running', claimedBy: 'exec-1' }],
+    });
+    expect(generationBefore(step)).toMatchObject({ generation: 1, status: 'running', claimedBy: 'exec-1' });
+    expect(
+      generationBefore(record('w', { claimedBy: 'exec-2', history: [{ generation: 1, status: 'succeeded' }] })),
+    ).not.toHaveProperty('claimedBy');
   });
 });

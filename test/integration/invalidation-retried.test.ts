@@ -1,0 +1,129 @@
+/**
+ * An invalidation whose first try failed part-way, through the embedded stack: some steps got their next generation,
+ * then a store call failed (a throttle before it, or a write whose answer was lost). The repeat — the bus's
+ * redelivery, or a client's retry with the same Idempotency-Key — must move each step of the scope exactly once:
+ * neither skip the steps the first try did not reach (the run would stay open with a step nobody starts) nor start
+ * a generation twice.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalStack } from '../../infra/local/boot.ts';
+import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
+import { type LocalStack, plan, type RunView, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
+import { createStoreFaults, type StoreFaults } from '../support/stack-faults.ts';
+
+let stack: LocalStack;
+let faults: StoreFaults;
+
+beforeAll(async () => {
+  faults = createStoreFaults();
+  stack = await startLocalStack({
+    conformance: true,
+    backoffMs: 5,
+    retryIntervalMs: 5,
+    demoDelayMs: 0,
+    token: 'test-token',
+    wrapStore: faults.wrap,
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+const echo = (id: string, fields: Parameters<typeof step>[3] = {}) =>
+  step(stack, id, T.echo, { input: { value: id }, ...fields });
+
+/** A finished chain a → w → d → e, where w watches `key`. */
+async function finishedChain(objective: string, key: string): Promise<string> {
+  const runId = await stack.startRun({
+    plan: plan(objective, [
+      echo('a'),
+      echo('w', { dependsOn: ['a'], watches: [key] }),
+      echo('d', { dependsOn: ['w'] }),
+      echo('e', { dependsOn: ['d'] }),
+    ]),
+  });
+  const done = await waitForRun(stack, runId);
+  expect(done.status, summary(done)).toBe('complete');
+  return runId;
+}
+
+/** The generations each step's executions ran, by step id. */
+function executedGenerations(runId: string): Record<string, number[]> {
+  const out: Record<string, number[]> = {};
+  for (const info of stack.executions.list()) {
+    const match = info.machine === 'step' ? /^(.*)-g(\d+)$/.exec(info.name.slice(runId.length + 1)) : null;
+    if (!info.name.startsWith(`${runId}-`) || !match) continue;
+    const [, stepId = '', generation = '0'] = match;
+    out[stepId] = [...(out[stepId] ?? []), Number(generation)].sort();
+  }
+  return out;
+}
+
+const regenerated = (run: RunView) =>
+  run.status === 'complete' && ['w', 'd', 'e'].every((id) => stepOf(run, id).generation === 2);
+
+describe('a ResourceChanged whose invalidation failed after its first writes', () => {
+  it('moves the rest of the scope on redelivery, each step once, and the run finishes again', async () => {
+    const key = `repo:${randomUUID()}`;
+    const runId = await finishedChain('invalidation throttled part-way', key);
+    const throttled = faults.throwOn({
+      method: 'startGeneration',
+      when: 'before',
+      match: (call) => call.runId === runId && call.args[1] === 'd',
+    });
+
+    await stack.bus.publish([
+      { detailType: 'ResourceChanged', detail: { resourceKey: key, deliveryId: randomUUID() } },
+    ]);
+    // Before, the redelivery found w in a generation that had not run, took it for fresh and invalidated nothing:
+    // the run stayed open, w ready with no execution, d and e on their old results.
+    const again = await waitForRun(stack, runId, regenerated, 20_000);
+    await stack.settled();
+
+    expect(throttled.count()).toBe(1);
+    expect(
+      again.steps.map((s) => `${s.id}${s.generation}`),
+      summary(again),
+    ).toEqual(['a1', 'w2', 'd2', 'e2']);
+    expect(executedGenerations(runId)).toEqual({ a: [1], w: [1, 2], d: [1, 2], e: [1, 2] });
+  }, 60_000);
+});
+
+describe('an invalidation request whose step write landed but whose answer was lost', () => {
+  it('starts each generation once, whether the call finds its own write or the client retries', async () => {
+    const runId = await finishedChain('invalidation answer lost', `repo:${randomUUID()}`);
+    const lost = faults.throwOn({
+      method: 'startGeneration',
+      when: 'after',
+      name: 'TimeoutError',
+      match: (call) => call.runId === runId && call.args[1] === 'd',
+    });
+    const idempotencyKey = randomUUID();
+    const invalidate = () =>
+      fetch(`${stack.url}/runs/${runId}/steps/w/invalidate`, {
+        method: 'POST',
+        headers: {
+          authorization: 'Bearer test-token',
+          'content-type': 'application/json',
+          'idempotency-key': idempotencyKey,
+        },
+        body: JSON.stringify({ reason: 'changed' }),
+      });
+
+    let answer = await invalidate();
+    // A client retries a 503 with the same key (what a retry without the fix met: w and d moved twice).
+    if (answer.status === 503) answer = await invalidate();
+    const again = await waitForRun(stack, runId, regenerated, 20_000);
+    await stack.settled();
+
+    expect(lost.count()).toBe(1);
+    expect(answer.status).toBe(202);
+    expect(
+      again.steps.map((s) => `${s.id}${s.generation}`),
+      summary(again),
+    ).toEqual(['a1', 'w2', 'd2', 'e2']);
+    expect(executedGenerations(runId)).toEqual({ a: [1], w: [1, 2], d: [1, 2], e: [1, 2] });
+  }, 60_000);
+});
