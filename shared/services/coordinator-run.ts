@@ -31,7 +31,10 @@ const outcome = (run: RunRecord): RunOutcome => ({ runId: run.runId, status: run
 
 const INITIAL_PLAN_REASON = 'initial plan';
 
-/** Fails a run that never started executing (planning failed, plan invalid); a finished run is left as it is. */
+/**
+ * Fails a run that never started executing (planning failed, plan invalid), or whose StartRun spent its retries
+ * after it moved the run to running and started steps; a finished run is left as it is.
+ */
 async function failBeforeStart(
   ctx: Interpreter,
   runId: string,
@@ -39,12 +42,22 @@ async function failBeforeStart(
   evidence: Record<string, unknown>,
 ): Promise<RunOutcome> {
   const run = await ctx.getRun(runId);
-  if (isTerminalRunStatus(run.status)) return outcome(run);
+  if (isTerminalRunStatus(run.status)) {
+    // A repeat (the Task retried): what an earlier try did not get to after the ending landed is done now.
+    if (run.status === 'failed' && run.terminal?.reason === reason) {
+      await closeOpenSteps(ctx, runId, RUN_ENDED_ERROR);
+      await answerWaiter(ctx, run);
+    }
+    return outcome(run);
+  }
+  // Steps StartRun started are closed first, as a cancellation does: a claim that read the run as running cannot
+  // land, and nothing of the run is announced, after its RunFinished.
+  const started = run.status !== 'planning';
+  if (started) await closeOpenSteps(ctx, runId, RUN_ENDED_ERROR);
   const terminal: TerminalRecord = { state: 'failed', reason, evidence, at: ctx.now() };
   const updated = await writeEnding(ctx, runId, LIVE_RUN_STATUSES, terminal);
   if (updated) {
-    // StartRun failing half-way leads here too: steps it already started must not run on.
-    if (run.status !== 'planning') await closeOpenSteps(ctx, runId, RUN_ENDED_ERROR);
+    if (started) await closeOpenSteps(ctx, runId, RUN_ENDED_ERROR);
     await answerWaiter(ctx, updated);
     return outcome(updated);
   }
