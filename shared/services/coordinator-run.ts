@@ -31,10 +31,7 @@ const outcome = (run: RunRecord): RunOutcome => ({ runId: run.runId, status: run
 
 const INITIAL_PLAN_REASON = 'initial plan';
 
-/**
- * Fails a run that never started executing (planning failed, plan invalid), or whose StartRun spent its retries
- * after it moved the run to running and started steps; a finished run is left as it is.
- */
+/** Fails a run that never started executing (planning failed, plan invalid); a finished run is left as it is. */
 async function failBeforeStart(
   ctx: Interpreter,
   runId: string,
@@ -42,26 +39,25 @@ async function failBeforeStart(
   evidence: Record<string, unknown>,
 ): Promise<RunOutcome> {
   const run = await ctx.getRun(runId);
-  if (isTerminalRunStatus(run.status)) {
-    // A repeat (the Task retried): what an earlier try did not get to after the ending landed is done now.
-    if (run.status === 'failed' && run.terminal?.reason === reason) {
-      await closeOpenSteps(ctx, runId, RUN_ENDED_ERROR);
-      await answerWaiter(ctx, run);
-    }
-    return outcome(run);
-  }
-  // Steps StartRun started are closed first, as a cancellation does: a claim that read the run as running cannot
-  // land, and nothing of the run is announced, after its RunFinished.
-  const started = run.status !== 'planning';
-  if (started) await closeOpenSteps(ctx, runId, RUN_ENDED_ERROR);
+  // A repeat after a lost answer finds its own failure written: what follows the write is still to do.
+  if (run.status === 'failed' && run.terminal?.reason === reason) return afterFailedBeforeStart(ctx, run);
+  if (isTerminalRunStatus(run.status)) return outcome(run);
+  // StartRun failing half-way (its Retry spent once the run was running) leads here too: the steps it started are
+  // closed before the ending is written, as a cancellation does, so no claim that read the run as running lands,
+  // and nothing of the run is announced, after its RunFinished.
+  if (run.revision >= 1) await closeOpenSteps(ctx, runId, RUN_ENDED_ERROR);
   const terminal: TerminalRecord = { state: 'failed', reason, evidence, at: ctx.now() };
   const updated = await writeEnding(ctx, runId, LIVE_RUN_STATUSES, terminal);
-  if (updated) {
-    if (started) await closeOpenSteps(ctx, runId, RUN_ENDED_ERROR);
-    await answerWaiter(ctx, updated);
-    return outcome(updated);
-  }
+  if (updated) return afterFailedBeforeStart(ctx, updated);
   return outcome(await ctx.getRun(runId));
+}
+
+/** What follows failBeforeStart's write, redone by a repeat: no step runs on, the waiter (if any) is answered. */
+async function afterFailedBeforeStart(ctx: Interpreter, run: RunRecord): Promise<RunOutcome> {
+  // A run failed while planning has no steps: the list is empty.
+  if (run.revision >= 1) await closeOpenSteps(ctx, run.runId, RUN_ENDED_ERROR);
+  await answerWaiter(ctx, run);
+  return outcome(run);
 }
 
 export function rejectPlan(ctx: Interpreter, request: RejectPlanRequest): Promise<RunOutcome> {
