@@ -1,6 +1,7 @@
 /**
  * `npm run chaos -- --runs N --faults SPEC [--seed S] [--concurrency C] [--bound-ms MS] [--only i,j]
- * [--faults-seed S] [--cancel-rate P] [--invalidate-rate P] [--verbose]`: the command line, parsed and checked.
+ * [--faults-seed S] [--cancel-rate P] [--invalidate-rate P] [--retry-interval-ms MS|asl] [--read-under-faults]
+ * [--verbose]`: the command line, parsed and checked.
  */
 import type { ChaosOptions } from './runner.ts';
 
@@ -10,6 +11,10 @@ export const USAGE = `usage: npm run chaos -- [--runs N] [--faults SPEC] [--seed
   --seed S             the suite's seed (default: random, printed); a run is re-run by its seed and index
   --concurrency C      runs at a time (default 4)
   --bound-ms MS        how long a run may take to end (default 60000)
+  --retry-interval-ms MS|asl
+                       every Task's Retry pause (default 50); asl: the machines' own (1 s doubling, jittered)
+  --read-under-faults  read the runs back with the faults on (default: paused once the stack is quiet; a run
+                       that cannot be read is then not checked)
   --only i,j           run only these run indexes of the seed
   --faults-seed S      CAIRN_FAULTS_SEED (default: the suite's seed)
   --cancel-rate P      chance of a cancel per run, 0..1 (default 0.2)
@@ -46,12 +51,24 @@ export function parseCommandLine(argv: readonly string[], randomSeed: () => numb
   const given = new Map<string, string>();
   let verbose = false;
   let help = false;
-  const valued = ['--runs', '--faults', '--seed', '--concurrency', '--bound-ms', '--only', '--faults-seed', '--dump'];
+  let readUnderFaults = false;
+  const valued = [
+    '--runs',
+    '--faults',
+    '--seed',
+    '--concurrency',
+    '--bound-ms',
+    '--only',
+    '--faults-seed',
+    '--dump',
+    '--retry-interval-ms',
+  ];
   const rates = ['--cancel-rate', '--invalidate-rate'];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     const [flag = '', inline] = arg.startsWith('--') && arg.includes('=') ? arg.split(/=(.*)/s, 2) : [arg, undefined];
     if (flag === '--verbose') verbose = true;
+    else if (flag === '--read-under-faults') readUnderFaults = true;
     else if (flag === '--help' || flag === '-h') help = true;
     else if (valued.includes(flag) || rates.includes(flag)) {
       const value = inline ?? argv[++i];
@@ -68,6 +85,7 @@ export function parseCommandLine(argv: readonly string[], randomSeed: () => numb
   const cancelRate = value('--cancel-rate');
   const invalidateRate = value('--invalidate-rate');
   const dump = value('--dump');
+  const retryInterval = value('--retry-interval-ms');
   return {
     verbose,
     help,
@@ -82,6 +100,10 @@ export function parseCommandLine(argv: readonly string[], randomSeed: () => numb
       ...(faultsSeed === undefined ? {} : { faultsSeed: integer('--faults-seed', faultsSeed, 0) }),
       ...(cancelRate === undefined ? {} : { cancelRate: chance('--cancel-rate', cancelRate) }),
       ...(invalidateRate === undefined ? {} : { invalidateRate: chance('--invalidate-rate', invalidateRate) }),
+      ...(retryInterval === undefined
+        ? {}
+        : { retryIntervalMs: retryInterval === 'asl' ? 'asl' : integer('--retry-interval-ms', retryInterval, 0) }),
+      ...(readUnderFaults ? { readUnderFaults } : {}),
     },
   };
 }

@@ -43,6 +43,10 @@ async function failBeforeStart(
   // A repeat after a lost answer finds its own failure written: what follows the write is still to do.
   if (run.status === 'failed' && run.terminal?.reason === reason) return afterFailedBeforeStart(ctx, run);
   if (isTerminalRunStatus(run.status)) return outcome(run);
+  // StartRun failing half-way (its Retry spent once the run was running) leads here too: the steps it started are
+  // closed before the ending is written, as a cancellation does, so no claim that read the run as running lands,
+  // and nothing of the run is announced, after its RunFinished.
+  if (run.revision >= 1) await closeOpenSteps(ctx, runId, RUN_ENDED_ERROR);
   const terminal: TerminalRecord = { state: 'failed', reason, evidence, at: ctx.now() };
   const updated = await writeEnding(ctx, runId, LIVE_RUN_STATUSES, terminal);
   if (updated) return afterFailedBeforeStart(ctx, updated);

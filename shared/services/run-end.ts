@@ -35,9 +35,18 @@ export async function checkRunEnd(
   runId: string,
   ended: readonly StepRef[],
 ): Promise<void> {
-  const frontier = await ctx.deps.store.recordFrontier(runId, ended.map(frontierKey));
+  const frontier = await recordEnded(ctx, runId, ended);
   const settled = new Set(frontier.map((key) => key.slice(0, key.lastIndexOf('#'))));
   if (loaded.sinks.every((sink) => settled.has(sink))) await settleRun(ctx, runId);
+}
+
+/**
+ * Puts steps that ended on the run's frontier without a look at the run (closed with their ended run, failed
+ * under `fail-run`): were the run reopened later, a sink missing from it would keep every later look from
+ * happening, and the reopened run would stay open once its new generations ended. Returns the frontier.
+ */
+export function recordEnded(ctx: Interpreter, runId: string, ended: readonly StepRef[]): Promise<readonly string[]> {
+  return ctx.deps.store.recordFrontier(runId, ended.map(frontierKey));
 }
 
 /** Answers the run machine's wait; a token already answered or expired is no error (someone else finished). */

@@ -15,7 +15,7 @@ import type { StepRecord } from '../ports/store.ts';
 import { advanceCompensation } from './compensation.ts';
 import { recordStepDuration } from './coordinator-metrics.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
-import { checkRunEnd, pauseRun, settleRun } from './run-end.ts';
+import { checkRunEnd, pauseRun, recordEnded, settleRun } from './run-end.ts';
 
 export const BLOCKED_CODE = 'E_BLOCKED';
 
@@ -210,6 +210,7 @@ export async function afterFailure(ctx: Interpreter, loaded: LoadedPlan, step: S
     // The run fails now, whatever else is open. As for a cancellation, the open steps are closed first, so nothing
     // of the run moves or is announced after its RunFinished; the terminal decision then says failed.
     await closeOpenSteps(ctx, step.runId, FAIL_RUN_ERROR(step.stepId));
+    await recordEnded(ctx, step.runId, [step, ...blocked]);
     await settleRun(ctx, step.runId);
     return;
   }
@@ -236,6 +237,7 @@ export async function closeOpenSteps(
   const { store, executions } = ctx.deps;
   const now = ctx.now();
   const steps = (await store.listSteps(runId)).filter((s) => isOpenStepStatus(s.status) && which(s));
+  const ended: StepRecord[] = [];
   await Promise.all(
     steps.map(async (step) => {
       const closed = await store.transitionStep(
@@ -244,6 +246,7 @@ export async function closeOpenSteps(
         { generation: step.generation, from: [...OPEN_STEP_STATUSES] },
         { status: 'cancelled', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
       );
+      if (closed) ended.push(closed);
       const claimedBy = (closed ?? step).claimedBy;
       if (closed && claimedBy) {
         try {
@@ -256,6 +259,7 @@ export async function closeOpenSteps(
     }),
   );
   await expireApprovals(ctx, runId, new Set(steps.map((s) => s.stepId)), error.message);
+  if (ended.length > 0) await recordEnded(ctx, runId, ended);
 }
 
 /** Pending approvals of steps that no longer wait for a person expire, so nobody can decide them any more. */

@@ -91,6 +91,13 @@ describe('checkTerminal', () => {
     expect(found[0]?.detail).toContain('stuck: the stack went quiet with the run open');
   });
 
+  it('says a run that ended only after the bound was slow, not stuck', () => {
+    const found = checkTerminal(soundRun({ status: 'failed', endedAfterMs: null, quiet: true, terminal: undefined }));
+
+    expect(found[0]?.detail).toContain('slow, not stuck');
+    expect(found[0]?.detail).not.toContain('stuck: the stack went quiet');
+  });
+
   it('reports a paused run without the engine reason', () => {
     const found = checkTerminal(soundRun({ status: 'paused', terminal: undefined }));
 

@@ -66,6 +66,16 @@ describe('parseCommandLine', () => {
     expect(parseCommandLine([], () => 1234).options.seed).toBe(1234);
   });
 
+  it('reads the retry pause (ms, or the machines own) and reading back under faults', () => {
+    expect(parseCommandLine(['--retry-interval-ms', '20', '--read-under-faults'], () => 1).options).toMatchObject({
+      retryIntervalMs: 20,
+      readUnderFaults: true,
+    });
+    expect(parseCommandLine(['--retry-interval-ms=asl'], () => 1).options.retryIntervalMs).toBe('asl');
+    expect(parseCommandLine([], () => 1).options.retryIntervalMs).toBeUndefined();
+    expect(() => parseCommandLine(['--retry-interval-ms', 'soon'], () => 1)).toThrow('--retry-interval-ms must be');
+  });
+
   it('refuses unknown flags, missing values and bad numbers', () => {
     expect(() => parseCommandLine(['--run', '5'], () => 1)).toThrow(UsageError);
     expect(() => parseCommandLine(['--runs'], () => 1)).toThrow('--runs needs a value');

@@ -19,6 +19,12 @@ export interface FaultInjector {
   detail(point: FaultPoint): number;
   /** How often each `point:fault` fired so far. */
   injected(): Readonly<Record<string, number>>;
+  /**
+   * Stops (true) or resumes (false) injecting: while paused every call goes through untouched and draws nothing, so
+   * the decisions after a pause are those the same calls would have met without it. The chaos suite pauses once the
+   * stack has gone quiet, to read back what the runs left.
+   */
+  pause(paused: boolean): void;
 }
 
 export interface FaultInjectorOptions {
@@ -35,13 +41,14 @@ export function createFaultInjector(
   const byPoint = new Map<FaultPoint, FaultRule[]>();
   for (const rule of rules) byPoint.set(rule.point, [...(byPoint.get(rule.point) ?? []), rule]);
   const counts: Record<string, number> = {};
+  let paused = false;
   return {
     seed,
     rules,
     covers: (point) => byPoint.has(point),
     draw<P extends FaultPoint>(point: P) {
       const candidates = byPoint.get(point);
-      if (!candidates) return undefined;
+      if (!candidates || paused) return undefined;
       const next = streams.stream(point);
       let fired: FaultRule | undefined;
       // Every rule draws on every call, whether an earlier one fired or not: a call costs the stream the same.
@@ -58,5 +65,8 @@ export function createFaultInjector(
     },
     detail: (point) => streams.stream(`${point}/detail`)(),
     injected: () => ({ ...counts }),
+    pause: (value) => {
+      paused = value;
+    },
   };
 }

@@ -142,6 +142,23 @@ describe('createFaultInjector', () => {
     expect(faults.draw('sfn.start')).toBeUndefined();
     expect(faults.covers('sfn.start')).toBe(false);
   });
+
+  it('injects nothing while paused, and resumes the decisions where it left them', () => {
+    const spec = 'store.write:throttle@1';
+    const paused = createFaultInjector(parseFaultSpec(spec), 3);
+    const plain = createFaultInjector(parseFaultSpec('store.write:throttle@0.5'), 3);
+    const halfPaused = createFaultInjector(parseFaultSpec('store.write:throttle@0.5'), 3);
+    paused.pause(true);
+    expect(Array.from({ length: 20 }, () => paused.draw('store.write'))).toEqual(Array(20).fill(undefined));
+    expect(paused.injected()).toEqual({});
+    paused.pause(false);
+    expect(paused.draw('store.write')?.fault).toBe('throttle');
+    const first = Array.from({ length: 10 }, () => plain.draw('store.write')?.fault);
+    halfPaused.pause(true);
+    for (let i = 0; i < 7; i++) halfPaused.draw('store.write');
+    halfPaused.pause(false);
+    expect(Array.from({ length: 10 }, () => halfPaused.draw('store.write')?.fault)).toEqual(first);
+  });
 });
 
 describe('mulberry32', () => {
