@@ -1,9 +1,10 @@
 /**
  * The run machine's `PlanRun` task: payload `{ runId }` → `{ runId }`; and the worker of the API's plan jobs: an
- * asynchronous invocation with `{ planJobId }` runs the job and records its plan or error on it (plan-jobs.ts). Reads the run, takes the submitted plan as
- * the candidate or asks the planner (the run's mode and directTarget), and stores `candidatePlan` on the run for
- * `ValidatePlan`, with the planner's validation stamp (a submitted plan keeps the one the API stored), so that
- * the plan the planner just validated is not validated again. Only the id travels through Step Functions. Every
+ * asynchronous invocation with `{ planJobId }` runs the job and records its plan or error on it (plan-jobs.ts).
+ * Reads the run; a submitted plan is left where it is (`submittedPlan` with the API's stamp is the candidate, not
+ * written again), otherwise asks the planner (the run's mode and directTarget) and stores `candidatePlan` on the run
+ * for `ValidatePlan`, with the planner's validation stamp, so that the plan the planner just validated is not
+ * validated again. Only the id travels through Step Functions. Every
  * failure is a CairnError, so the ASL's Catch sends it to `FailRun` with a stable name.
  *
  * Environment (read by shared/config/settings.ts): CAIRN_TABLE_NAME (required); CAIRN_CATALOG_FILE or CAIRN_CATALOG,
@@ -35,7 +36,6 @@ function requestOf(run: RunRecord): PlanRequest {
 }
 
 async function plan(deps: PlannerHandlerDeps, run: RunRecord): Promise<Pick<RunRecord, 'candidatePlan' | 'planStamp'>> {
-  if (run.submittedPlan !== undefined) return { candidatePlan: run.submittedPlan };
   try {
     const candidatePlan = await deps.planner.plan(requestOf(run));
     const planStamp = deps.planner.stamp?.(candidatePlan);
@@ -69,6 +69,9 @@ export function createHandler(deps: PlannerHandlerDeps) {
         context: { runId, status: run.status },
       });
     }
+    // A submitted plan is its own candidate where it is: ValidatePlan and StartRun read `submittedPlan` when there
+    // is no `candidatePlan`, so a second copy of a large plan is neither written here nor read back by them.
+    if (run.submittedPlan !== undefined) return { runId };
     const updated = await deps.store.updateRun(runId, ['planning'], {
       ...(await plan(deps, run)),
       updatedAt: deps.clock().toISOString(),

@@ -1,8 +1,8 @@
 /**
- * The run machine's `ValidatePlan` task: payload `{ runId }` → `{ valid, errors }`. The run's candidate plan is
- * validated as untrusted (validateGenerated) against the catalog and the deployment's limits, unless the run's
- * validation stamp shows that this plan already passed exactly that check (the API or the planner validated it;
- * shared/plan/stamp.ts). Nothing is stored: the run machine routes an invalid plan to RejectPlan with these errors.
+ * The run machine's `ValidatePlan` task: payload `{ runId }` → `{ valid, errors }`. The run's candidate plan (its
+ * `candidatePlan`, else its `submittedPlan`) is validated as untrusted (validateGenerated) against the catalog and
+ * the deployment's limits, unless the run's validation stamp shows that this plan already passed exactly that check
+ * (the API or the planner validated it; shared/plan/stamp.ts). Nothing is stored: the run machine routes an invalid plan to RejectPlan with these errors.
  *
  * Environment (read by shared/config/settings.ts): CAIRN_TABLE_NAME (required); CAIRN_CATALOG_FILE or CAIRN_CATALOG,
  * CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH.
@@ -49,9 +49,11 @@ export function createHandler(deps: ValidatorHandlerDeps) {
     const { runId } = parsePayload(runTaskPayload, event);
     const run = await deps.store.getRun(runId);
     if (!run) throw new NotFoundError(`run ${runId} not found`, { context: { runId } });
-    if (run.candidatePlan === undefined) return answer([issue('E_FIELD', '', 'the run has no candidate plan')]);
-    if (isStamped(run.planStamp, run.candidatePlan, deps.catalog, deps.limits)) return { valid: true, errors: [] };
-    const result = validateGenerated(run.candidatePlan, deps.catalog, deps.limits);
+    // A submitted plan is not copied to `candidatePlan` (PlanRun): it is its own candidate.
+    const candidate = run.candidatePlan ?? run.submittedPlan;
+    if (candidate === undefined) return answer([issue('E_FIELD', '', 'the run has no candidate plan')]);
+    if (isStamped(run.planStamp, candidate, deps.catalog, deps.limits)) return { valid: true, errors: [] };
+    const result = validateGenerated(candidate, deps.catalog, deps.limits);
     return result.valid ? { valid: true, errors: [] } : answer(result.errors);
   };
 }

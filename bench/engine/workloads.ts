@@ -205,7 +205,7 @@ const zeroDagExpressions: Workload = {
     const result = await ctx.driver.run(steps, 'bench zero-dag-expressions: 10 layers × 20 zero-work steps');
     const perStepMs = result.wallMs / steps.length;
     console.log(
-      `zero-dag-expressions: 10 layers × 20 zero-work steps with input expressions (seed ${ctx.seed}), ${result.status}: wall ${fmt(result.wallMs, 0)} ms / ${steps.length} steps = ${fmt(perStepMs, 1)} ms/step`,
+      `zero-dag-expressions: 10 layers × 20 zero-work steps with input expressions (seed ${ctx.seed}), ${result.status}: wall ${fmt(result.wallMs, 0)} ms / ${steps.length} steps = ${fmt(perStepMs, 1)} ms/step; per step ${perStep(result.units, steps.length)}`,
     );
     return [
       {

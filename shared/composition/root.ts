@@ -10,6 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createRuntimeRegistry } from '../adapters/bindings.ts';
+import { withPlainPaths } from '../adapters/expressions/plain-path-evaluator.ts';
 import { createWorkerEvaluator } from '../adapters/expressions/worker-evaluator.ts';
 import { createInProcessPlanJobDispatcher } from '../adapters/local/plan-job-dispatcher.ts';
 import { lazyOpenAIPlanModel } from '../adapters/openai/lazy-plan-model.ts';
@@ -102,11 +103,13 @@ export function createRoot(settings: Settings, place: Place): Root {
   const expressions = once(
     (): ExpressionEvaluator =>
       place.expressions?.() ??
-      createWorkerEvaluator({
-        limits: settings.expressions.limits,
-        workers: settings.expressions.workers,
-        workerFile: settings.expressions.workerFile,
-      }),
+      withPlainPaths(
+        createWorkerEvaluator({
+          limits: settings.expressions.limits,
+          workers: settings.expressions.workers,
+          workerFile: settings.expressions.workerFile,
+        }),
+      ),
   );
 
   const coordinatorDeps = once((): CoordinatorDeps => {

@@ -5,11 +5,12 @@
  */
 import { upstreamOutputs } from '../engine/scheduling.ts';
 import { ExpressionLimitError } from '../errors.ts';
+import { namedOutputSteps } from '../plan/bound-outputs.ts';
 import type { EvaluationOutcome } from '../plan/expression-limits.ts';
 import { collectExpressions, type ExpressionBindings } from '../plan/expressions.ts';
 import { buildGraph, type PlanGraph, upstreamClosure } from '../plan/graph.ts';
 import { child } from '../plan/issues.ts';
-import type { Plan } from '../plan/schema.ts';
+import type { Plan, PlanStep } from '../plan/schema.ts';
 import type { ExpressionEvaluator } from '../ports/expressions.ts';
 import type { StepRecord, Store } from '../ports/store.ts';
 
@@ -34,9 +35,14 @@ export function graphOf(plan: Pick<Plan, 'steps'>): PlanGraph {
   return graph;
 }
 
-/** The executable steps a step transitively waits for: whose outputs `$outputs` binds. */
-export function upstreamStepIds(graph: PlanGraph, stepId: string): string[] {
-  return [...upstreamClosure(graph, stepId)].filter((id) => graph.has(id) && !graph.isGroup(id));
+/**
+ * The executable steps a step transitively waits for whose outputs `$outputs` binds: all of them, or, given the
+ * step's definition, only those its expressions can read (../plan/bound-outputs.ts).
+ */
+export function upstreamStepIds(graph: PlanGraph, stepId: string, definition?: PlanStep): string[] {
+  const closure = [...upstreamClosure(graph, stepId)].filter((id) => graph.has(id) && !graph.isGroup(id));
+  const named = definition === undefined ? undefined : namedOutputSteps(definition);
+  return named === undefined ? closure : closure.filter((id) => named.has(id));
 }
 
 /** The step records `$outputs` (when `withOutputs`) and the direct upstream outputs of a step are made of. */
@@ -45,14 +51,16 @@ export function contextStepIds(
   stepId: string,
   upstream: readonly string[],
   withOutputs: boolean,
+  definition?: PlanStep,
 ): string[] {
-  return [...new Set([...(withOutputs ? upstreamStepIds(graph, stepId) : []), ...upstream])];
+  return [...new Set([...(withOutputs ? upstreamStepIds(graph, stepId, definition) : []), ...upstream])];
 }
 
 /**
  * `$outputs` and the direct upstream outputs of a step, reading only the step records they need and of those only
  * the ones not in `known` (records read along with the step). `withOutputs` false: only the direct ones, for a step
- * whose input binds nothing.
+ * whose input binds nothing. With the step's `definition`, `$outputs` holds only the outputs its expressions can
+ * read.
  */
 export async function loadStepContext(
   store: Pick<Store, 'getSteps' | 'listSteps'>,
@@ -60,10 +68,13 @@ export async function loadStepContext(
   step: StepRecord,
   withOutputs = true,
   known: readonly StepRecord[] = [],
+  definition?: PlanStep,
 ): Promise<StepContext> {
-  const closure = withOutputs ? upstreamStepIds(graph, step.stepId) : [];
+  const closure = withOutputs ? upstreamStepIds(graph, step.stepId, definition) : [];
   const byId = new Map(known.map((s) => [s.stepId, s]));
-  const missing = contextStepIds(graph, step.stepId, step.upstream, withOutputs).filter((id) => !byId.has(id));
+  const missing = contextStepIds(graph, step.stepId, step.upstream, withOutputs, definition).filter(
+    (id) => !byId.has(id),
+  );
   if (missing.length > 0) {
     const records =
       missing.length > UPSTREAM_READ_LIMIT

@@ -39,7 +39,7 @@ function likelyContext(ctx: Interpreter, memory: RevisionMemory, ref: StepRef): 
   const definition = loaded?.byId.get(ref.stepId);
   if (!loaded || !definition) return [];
   const withOutputs = needsOutputs(definition);
-  return contextStepIds(loaded.graph, ref.stepId, effectiveUpstream(loaded.graph, ref.stepId), withOutputs);
+  return contextStepIds(loaded.graph, ref.stepId, effectiveUpstream(loaded.graph, ref.stepId), withOutputs, definition);
 }
 
 /** Whether anything of the step binds `$outputs`: its `when`, its input or its success assertion. */
@@ -82,7 +82,14 @@ export function stepContext(
   step: StepRecord,
   withOutputs: boolean,
 ): Promise<StepContext> {
-  return loadStepContext(ctx.deps.store, records.plan.graph, step, withOutputs, records.others);
+  return loadStepContext(
+    ctx.deps.store,
+    records.plan.graph,
+    step,
+    withOutputs,
+    records.others,
+    records.plan.byId.get(step.stepId),
+  );
 }
 
 /** How long a person may take on this step's gate or review: a positive whole number of seconds. */

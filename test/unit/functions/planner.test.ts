@@ -59,13 +59,17 @@ describe('planner task (PlanRun)', () => {
     expect(run?.status).toBe('planning');
   });
 
-  it('takes a submitted plan as the candidate without planning', async () => {
+  it('leaves a submitted plan where it is, without planning or writing a copy', async () => {
     const { store, handler, requests } = await setup();
     const plan = planOf([echoStep('a')], 'submitted');
     await store.createRun(runRecord('r', { status: 'planning', revision: 0, mode: 'SUBMITTED', submittedPlan: plan }));
-    await handler({ runId: 'r' });
+    const before = await store.getRun('r');
+    expect(await handler({ runId: 'r' })).toEqual({ runId: 'r' });
     expect(requests).toEqual([]);
-    expect((await store.getRun('r'))?.candidatePlan).toEqual(plan);
+    const after = await store.getRun('r');
+    expect(after?.candidatePlan).toBeUndefined();
+    expect(after?.submittedPlan).toEqual(plan);
+    expect(after?.updatedAt).toBe(before?.updatedAt);
   });
 
   it('asks for DECOMPOSE when the run has no direct target', async () => {
@@ -157,6 +161,6 @@ describe('planner task (PlanRun)', () => {
     );
     await handler({ runId: 'r' });
     expect(stamp).not.toHaveBeenCalled();
-    expect(await store.getRun('r')).toMatchObject({ candidatePlan: plan, planStamp: 'api stamp' });
+    expect(await store.getRun('r')).toMatchObject({ submittedPlan: plan, planStamp: 'api stamp' });
   });
 });

@@ -80,6 +80,15 @@ describe('validator task (ValidatePlan)', () => {
     expect(isNotFoundError(await handler({ runId: 'nope' }).catch((e: unknown) => e))).toBe(true);
   });
 
+  it('takes a submitted plan as the candidate when PlanRun left it where it is', async () => {
+    const { store, handler } = await setup({ maxSteps: 1, maxDepth: 4 });
+    const submittedPlan = planOf([echoStep('a'), echoStep('b')]);
+    await store.createRun(runRecord('r', { status: 'planning', revision: 0, mode: 'SUBMITTED', submittedPlan }));
+    const answer = await handler({ runId: 'r' });
+    expect(counted.validations).toBe(1);
+    expect(answer.errors.map((e) => e.code)).toContain('E_TOO_MANY_STEPS');
+  });
+
   describe('with a validation stamp', () => {
     const limits = { maxSteps: 8, maxDepth: 4 };
     const candidate = planOf([echoStep('a'), echoStep('b', { dependsOn: ['a'] })]);
@@ -88,6 +97,16 @@ describe('validator task (ValidatePlan)', () => {
       const { store, handler } = await setup(limits);
       const planStamp = stampPlan(candidate, catalog, limits);
       await store.createRun(runRecord('r', { status: 'planning', revision: 0, candidatePlan: candidate, planStamp }));
+      expect(await handler({ runId: 'r' })).toEqual({ valid: true, errors: [] });
+      expect(counted.validations).toBe(0);
+    });
+
+    it('answers valid without validating again for a stamped submitted plan', async () => {
+      const { store, handler } = await setup(limits);
+      const planStamp = stampPlan(candidate, catalog, limits);
+      await store.createRun(
+        runRecord('r', { status: 'planning', revision: 0, mode: 'SUBMITTED', submittedPlan: candidate, planStamp }),
+      );
       expect(await handler({ runId: 'r' })).toEqual({ valid: true, errors: [] });
       expect(counted.validations).toBe(0);
     });
