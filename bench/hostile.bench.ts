@@ -22,6 +22,12 @@ import { CONFORMANCE_TARGETS as T } from '../shared/capabilities/conformance.ts'
 import type { PlanStep } from '../shared/plan/schema.ts';
 
 const ROUNDS = Math.max(1, Number(process.env.BENCH_HOSTILE_ROUNDS ?? 2));
+/** BENCH_HOSTILE_ONLY=text,text: only the cases whose name contains one of them (profiling one at a time). */
+const ONLY = (process.env.BENCH_HOSTILE_ONLY ?? '')
+  .split(',')
+  .map((text) => text.trim())
+  .filter((text) => text !== '');
+const chosen = (name: string) => ONLY.length === 0 || ONLY.some((text) => name.includes(text));
 const PROBE_MS = 50;
 const TARGET_MAX_MS = 1_000;
 const MB = 1024 * 1024;
@@ -115,8 +121,8 @@ async function drive(): Promise<void> {
   });
   const plan = (steps: PlanStep[]) => ({ schemaVersion: 1, revision: 1, objective: 'hostile', steps });
 
-  /** A chain of n steps, each reading its predecessor with an expression. */
-  const chain = (n: number, expression = (prev: string) => `{% $steps.${prev}.output.value %}`) =>
+  /** A chain of n steps, each reading its predecessor's output with an expression. */
+  const chain = (n: number, expression = (prev: string) => `{% $outputs.${prev}.value %}`) =>
     plan(
       Array.from({ length: n }, (_, i) =>
         i === 0 ? step('s0') : step(`s${i}`, { dependsOn: [`s${i - 1}`], input: { value: expression(`s${i - 1}`) } }),
@@ -149,10 +155,7 @@ async function drive(): Promise<void> {
     '64 steps of long expressions': () => ({
       path: '/plans/validate',
       body: JSON.stringify({
-        plan: chain(
-          64,
-          (prev) => `{% ${Array.from({ length: 400 }, () => `$steps.${prev}.output.value`).join(' & ')} %}`,
-        ),
+        plan: chain(64, (prev) => `{% ${Array.from({ length: 400 }, () => `$outputs.${prev}.value`).join(' & ')} %}`),
       }),
     }),
     'a 500 KB expression': () => ({
@@ -209,7 +212,10 @@ async function drive(): Promise<void> {
     Promise.all(Array.from({ length: n }, () => send(CONCURRENT, small)));
 
   // Built before anything is measured: the client's own work is not the server's.
-  const bodies = Object.entries(HOSTILE).map(([name, make]) => ({ name, request: make() }));
+  const bodies = Object.entries(HOSTILE)
+    .filter(([name]) => chosen(name))
+    .map(([name, make]) => ({ name, request: make() }));
+  const withRuns = chosen(CONCURRENT);
 
   interface Measure {
     readonly probes: number[];
@@ -270,19 +276,20 @@ async function drive(): Promise<void> {
     const sorted = [...probes].sort((a, b) => a - b);
     const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
     const ms = (n: number) => `${n.toFixed(0)}`.padStart(5);
-    return `/health max ${ms(sorted.at(-1) ?? Number.NaN)} p99 ${ms(at(0.99))} median ${ms(at(0.5))} ms (${String(sorted.length).padStart(3)} probes), loop stall ${ms(loopMaxMs)} ms`;
+    const over = probes.filter((p) => p > TARGET_MAX_MS).length;
+    return `/health max ${ms(sorted.at(-1) ?? Number.NaN)} p99 ${ms(at(0.99))} median ${ms(at(0.5))} ms (${String(sorted.length).padStart(3)} probes, ${over} over ${TARGET_MAX_MS / 1000} s), loop stall ${ms(loopMaxMs)} ms`;
   };
   const answered = (answers: readonly Answer[]): string =>
     [...new Set(answers.map((a) => `${a.status} ${a.code}`))].join(', ');
 
   // A warm-up, unmeasured: the first request of each kind compiles code the later ones reuse.
   for (const { name, request } of bodies) await send(name, request);
-  await concurrentRuns(5);
+  if (withRuns) await concurrentRuns(5);
   await ask({ kind: 'settle' });
 
   const results: { name: string; measure: Measure }[] = [];
   console.log('each hostile request alone');
-  for (const { name, request } of [...bodies, { name: CONCURRENT, request: undefined }]) {
+  for (const { name, request } of [...bodies, ...(withRuns ? [{ name: CONCURRENT, request: undefined }] : [])]) {
     const measured = await measure(async () =>
       request === undefined ? concurrentRuns(50) : [await send(name, request)],
     );
@@ -294,7 +301,7 @@ async function drive(): Promise<void> {
     const answers: Answer[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const salvo = bodies.map(({ name, request }) => send(name, request));
-      const [runs, ...rest] = await Promise.all([concurrentRuns(50), ...salvo]);
+      const [runs, ...rest] = await Promise.all([withRuns ? concurrentRuns(50) : [], ...salvo]);
       answers.push(...rest, ...runs);
     }
     return answers;
@@ -307,9 +314,11 @@ async function drive(): Promise<void> {
     console.log(`  ${name.padEnd(36)} ${answered(list)}  (slowest ${slowest.toFixed(0)} ms)`);
   }
   console.log(`  ${'all together'.padEnd(36)} ${summary(together)}`);
-  const max = Math.max(...together.probes, ...results.flatMap((r) => r.measure.probes));
+  const probes = [...together.probes, ...results.flatMap((r) => r.measure.probes)];
+  const max = Math.max(...probes);
+  const over = probes.filter((p) => p > TARGET_MAX_MS).length;
   console.log(
-    `target: max /health < ${TARGET_MAX_MS} ms → ${max < TARGET_MAX_MS ? 'met' : 'NOT met'} (max ${max.toFixed(0)} ms)`,
+    `target: max /health < ${TARGET_MAX_MS} ms → ${max < TARGET_MAX_MS ? 'met' : 'NOT met'} (worst ${max.toFixed(0)} ms; ${over} of ${probes.length} probes over ${TARGET_MAX_MS} ms)`,
   );
   const fives = [...together.answers, ...results.flatMap((r) => r.measure.answers)].filter(
     (a) => a.status >= 500 || a.status === 0,

@@ -18,23 +18,15 @@ import { asTransient } from '../../functions/root.ts';
 import { createHandler as createExecutorHandler } from '../../functions/step-executor.ts';
 import { createHandler as createValidatorHandler } from '../../functions/validator.ts';
 import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
-import { type CatalogSource, deploymentCatalog } from '../../shared/adapters/catalog-from-env.ts';
 import { type BusEnvelope, createLocalEventBus, type LocalEventBus } from '../../shared/adapters/local/event-bus.ts';
 import { createLocalOutboxStream, type LocalOutboxStream } from '../../shared/adapters/local/outbox-stream.ts';
 import { createInProcessPlanJobDispatcher } from '../../shared/adapters/local/plan-job-dispatcher.ts';
 import { createMemoryReplayGuard, secretsFrom } from '../../shared/adapters/local/webhooks.ts';
 import { createApp } from '../../shared/api/app.ts';
-import { conformanceCatalog, ledger, ledgerEntries } from '../../shared/capabilities/conformance.ts';
-import demoCatalog from '../../shared/catalog/demo.json' with { type: 'json' };
+import { ledger, ledgerEntries } from '../../shared/capabilities/conformance.ts';
 import { createRoot } from '../../shared/composition/root.ts';
-import { DEFAULT_BUILTIN_PACKS, DEFAULT_LOCAL_HOST } from '../../shared/config/defaults.ts';
-import { type Settings, settingsFromEnv } from '../../shared/config/settings.ts';
-import type { PutEventsLimits } from '../../shared/events/put-events.ts';
-import { type Catalog, loadCatalog } from '../../shared/plan/catalog.ts';
-import type { Capability, CatalogDocument } from '../../shared/plan/schema.ts';
-import type { PlanLimits } from '../../shared/plan/validate.ts';
-import type { CapabilityBinding } from '../../shared/ports/capabilities.ts';
-import type { MetricsSink } from '../../shared/ports/metrics.ts';
+import { DEFAULT_LOCAL_HOST } from '../../shared/config/defaults.ts';
+import type { Catalog } from '../../shared/plan/catalog.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import { withLambdaPayloadLimits } from './api-payload-limits.ts';
 import { withPutEventsLimits } from './bus-limits.ts';
@@ -48,105 +40,14 @@ import { LEDGER_FILE, type LedgerFile, openLedgerFile } from './ledger-file.ts';
 import { createLocalExecutions, type LocalExecutions, type LocalHandler } from './local-executions.ts';
 import { createPlanCheckPool } from './plan-check-pool.ts';
 import { type ResumeReport, resumeOpenWork } from './resume.ts';
-import { loadStateMachines, type SynthMissReason, type SynthOutcome } from './synth-cache.ts';
+import { type LocalStackOptions, localCatalog, localSettings } from './stack/config.ts';
+import { type LocalStackStats, stackCounters } from './stack/instrument.ts';
+import { loadStateMachines, type SynthOutcome } from './synth-cache.ts';
+
+export type { LocalStackOptions } from './stack/config.ts';
+export type { LocalStackStats } from './stack/instrument.ts';
 
 export const LOCAL_TABLE_NAME = 'cairn-local';
-
-export interface LocalStackOptions {
-  /**
-   * Keep the store, the open executions and the conformance ledger in this directory (locked to this process) and
-   * carry on the unfinished work found there; absent: everything in memory (tests, benches).
-   */
-  readonly dataDir?: string;
-  /** 0 picks a free port. */
-  readonly port?: number;
-  readonly host?: string;
-  /** The API token; else the settings' (CAIRN_API_TOKEN); else a random one. */
-  readonly token?: string | undefined;
-  readonly conformance?: boolean;
-  /**
-   * The settings, by the Lambdas' names (shared/config/settings.ts: CAIRN_MAX_STEPS, CAIRN_TRACE_RETENTION,
-   * CAIRN_WEBHOOK_SECRETS, ...); default: read from the process environment. The options below win over them.
-   */
-  readonly settings?: Settings;
-  readonly limits?: Partial<PlanLimits & { maxReplans: number; runDeadlineSeconds: number }>;
-  /** Compresses the step machine's retry backoff (tests); absent: the ASL's own seconds. */
-  readonly backoffMs?: number;
-  /** Compresses every Task's Retry pause (tests, chaos: platform faults retried at once); absent: the ASL's. */
-  readonly retryIntervalMs?: number;
-  /** Delay of the demo capabilities (ms); tests set 0. */
-  readonly demoDelayMs?: number | { min: number; max: number };
-  /** Retry delay base in seconds (the Backoff Wait); default: the settings' (CAIRN_RETRY_BASE_SECONDS). */
-  readonly retryBaseSeconds?: number;
-  /** Count state transitions, Lambda invocations and DynamoDB calls (benchmarks): see `stats()`. */
-  readonly instrument?: boolean;
-  /** Where execution failures are reported (default: stderr). */
-  readonly onExecutionError?: (message: string) => void;
-  /**
-   * Demo targets whose provider is down (a permanent "provider unavailable" error on every call; the `npm start`
-   * demo takes tool:web.search down so the replanner moves to its catalog alternative). Read on every call.
-   */
-  readonly demoOutage?: ReadonlySet<string>;
-  /**
-   * Wraps the store every handler uses (tests: a store that fails or crashes at a chosen call, to rehearse what a
-   * throttle or a lost answer does between two writes).
-   */
-  readonly wrapStore?: (store: Store) => Store;
-  /**
-   * Wraps each Lambda handler the state machines call, by function key (tests: an invocation whose answer is lost
-   * after it did its work, a delayed invocation), so Step Functions' own Retry and Catch are what repeats it.
-   */
-  readonly wrapHandler?: (key: string, handler: LocalHandler) => LocalHandler;
-  /** Lambda's concurrency per function key ('StepExecutor', ...): beyond it a Task is throttled (lambda-concurrency.ts). */
-  readonly lambdaConcurrency?: Readonly<Record<string, number>>;
-  /** Receives the coordinator's and the step runner's operational metrics (tests); none when absent. */
-  readonly metrics?: MetricsSink;
-  /** More capabilities with their builtin bindings (tests: alternatives the packs do not have). */
-  readonly extraCapabilities?: {
-    readonly capabilities: readonly Capability[];
-    readonly bindings: Readonly<Record<string, CapabilityBinding>>;
-  };
-  /**
-   * Where the synthesized state machines are cached by the hash of their sources (synth-cache.ts); `false`:
-   * synthesize on every boot. Default `.cairn/cache` in the working directory.
-   */
-  readonly synthCacheDir?: string | false;
-  /** Told before the state machines are synthesized (a cache miss: seconds), with why. */
-  readonly onSynthesize?: (reason: SynthMissReason) => void;
-  /** Faults to inject (`point:fault@probability,...`, README "Fault injection"); absent: CAIRN_FAULTS. */
-  readonly faults?: string;
-  /** Their seed (same seed and spec: same decisions in the same call order); absent: CAIRN_FAULTS_SEED, else random. */
-  readonly faultsSeed?: number;
-  /** EventBridge's PutEvents limits on the bus (bus-limits.ts); lowered only by tests. */
-  readonly putEventsLimits?: PutEventsLimits;
-}
-
-/** What a workload cost, in the units AWS bills: counted while `instrument` is on. */
-export interface LocalStackStats {
-  readonly stateTransitions: number;
-  readonly lambdaInvocations: Readonly<Record<string, number>>;
-  readonly dynamoWrites: number;
-  /** The outbox relay's audit-log batches (BatchWriteItem), apart from the state writes above. */
-  readonly auditWrites: number;
-  readonly dynamoReads: number;
-  /** Items those reads returned or asked for (a BatchGetItem of three keys is one read of three items). */
-  readonly dynamoReadItems: number;
-}
-
-const DYNAMO_WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand']);
-/** Only the outbox relay writes in batches (the audit log): counted apart, off every step's own path. */
-const AUDIT_WRITES = new Set(['BatchWriteItemCommand']);
-const DYNAMO_READS = new Set(['GetItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand']);
-
-/** How many items a read command asked for (batch) or returned (query, scan): what AWS bills reads by, roughly. */
-function itemsRead(command: string, input: unknown, output: unknown): number {
-  if (command === 'GetItemCommand') return 1;
-  if (command === 'BatchGetItemCommand') {
-    const tables = Object.values((input as { RequestItems?: Record<string, { Keys?: unknown[] }> }).RequestItems ?? {});
-    return tables.reduce((sum, table) => sum + (table.Keys?.length ?? 0), 0);
-  }
-  return (output as { Count?: number } | undefined)?.Count ?? 0;
-}
 
 export interface LocalStack {
   readonly url: string;
@@ -177,68 +78,13 @@ export interface LocalStack {
   close(): Promise<void>;
 }
 
-/**
- * The demo catalog, plus the conformance pack when asked for, plus any extra capabilities, plus the ones of the
- * settings' catalog (CAIRN_CATALOG_FILE or CAIRN_CATALOG, e.g. from `cairn catalog import --mcp`), which replace
- * a builtin capability of the same target.
- */
-export function localCatalog(
-  conformance: boolean,
-  extra: readonly Capability[] = [],
-  configured: CatalogSource = {},
-): Catalog {
-  const demo = demoCatalog as unknown as CatalogDocument;
-  const packs = conformance ? [...demo.capabilities, ...conformanceCatalog().capabilities] : demo.capabilities;
-  const own =
-    configured.file === undefined && configured.json === undefined ? [] : deploymentCatalog(configured).capabilities();
-  if (extra.length === 0 && !conformance && own.length === 0) return loadCatalog(demo);
-  const replaced = new Set(own.map((capability) => capability.target));
-  const builtin = [...packs, ...extra].filter((capability) => !replaced.has(capability.target));
-  return loadCatalog({ capabilities: [...builtin, ...own] });
-}
-
-/**
- * The settings of the embedded runtime: the Lambdas' (shared/config/settings.ts), read from `options.settings` or
- * else the process environment, with the options' own limits, deadline and backoff over them. The builtin packs
- * follow `conformance`; configured bindings (CAIRN_BINDINGS: MCP servers, HTTP endpoints...) are kept and win over
- * the packs for the targets they name.
- */
-export function localSettings(options: LocalStackOptions = {}): Settings {
-  const base = options.settings ?? settingsFromEnv(process.env);
-  const given = <T>(value: T | undefined, fallback: T): T => (value === undefined ? fallback : value);
-  return {
-    ...base,
-    limits: {
-      maxSteps: given(options.limits?.maxSteps, base.limits.maxSteps),
-      maxDepth: given(options.limits?.maxDepth, base.limits.maxDepth),
-    },
-    run: {
-      ...base.run,
-      maxReplans: given(options.limits?.maxReplans, base.run.maxReplans),
-      runDeadlineSeconds: given(options.limits?.runDeadlineSeconds, base.run.runDeadlineSeconds),
-      retryBaseSeconds: given(options.retryBaseSeconds, base.run.retryBaseSeconds),
-    },
-    capabilities: {
-      ...base.capabilities,
-      builtins: options.conformance ? ['demo', 'conformance'] : DEFAULT_BUILTIN_PACKS,
-    },
-  };
-}
-
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const settings = localSettings(options);
   // Before anything opens: a bad spec (E_BAD_FAULTS) stops here.
   const faults = faultsOf(options);
   const token = options.token ?? settings.apiToken ?? randomBytes(18).toString('base64url');
 
-  const counts = {
-    stateTransitions: 0,
-    dynamoWrites: 0,
-    auditWrites: 0,
-    dynamoReads: 0,
-    dynamoReadItems: 0,
-    lambda: {} as Record<string, number>,
-  };
+  const counters = stackCounters(options.instrument === true);
   // The lock first: a second process on the directory stops here, before it opens anything the first one uses.
   const data: DataDir | undefined = options.dataDir === undefined ? undefined : openDataDir(options.dataDir);
   let journal: ExecutionJournal | undefined;
@@ -246,18 +92,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const dynamo = await startInProcessDynamo({
     tableName: LOCAL_TABLE_NAME,
     ...(data ? { path: join(data.dir, 'store') } : {}),
-    ...(options.instrument
-      ? {
-          onCommand: (command: string, input: unknown, output: unknown) => {
-            if (DYNAMO_WRITES.has(command)) counts.dynamoWrites += 1;
-            if (AUDIT_WRITES.has(command)) counts.auditWrites += 1;
-            if (DYNAMO_READS.has(command)) {
-              counts.dynamoReads += 1;
-              counts.dynamoReadItems += itemsRead(command, input, output);
-            }
-          },
-        }
-      : {}),
+    ...(counters.onCommand ? { onCommand: counters.onCommand } : {}),
   }).catch((error: unknown) => {
     data?.release();
     throw error;
@@ -293,7 +128,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const lateBound =
     (key: string): LocalHandler =>
     (payload) => {
-      if (options.instrument) counts.lambda[key] = (counts.lambda[key] ?? 0) + 1;
+      counters.invoked(key);
       const handler = handlers[key];
       if (!handler) throw new Error(`no local handler for ${key}`);
       // As a Lambda entry does (functions/root.ts lazyHandler): a retryable cairn error leaves the function as
@@ -317,13 +152,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ...(options.backoffMs === undefined ? {} : { backoffMs: options.backoffMs }),
     ...(options.lambdaConcurrency === undefined ? {} : { concurrency: options.lambdaConcurrency }),
     ...(options.retryIntervalMs === undefined ? {} : { retryIntervalMs: options.retryIntervalMs }),
-    ...(options.instrument
-      ? {
-          onStateEntered: () => {
-            counts.stateTransitions += 1;
-          },
-        }
-      : {}),
+    ...(counters.onStateEntered ? { onStateEntered: counters.onStateEntered } : {}),
     ...(options.onExecutionError
       ? {
           onError: (error: Error, info: { machine: string; name: string }) =>
@@ -436,14 +265,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     resumed,
     ...(hooks.report ? { faults: hooks.report } : {}),
     request,
-    stats: () => ({
-      stateTransitions: counts.stateTransitions,
-      lambdaInvocations: { ...counts.lambda },
-      dynamoWrites: counts.dynamoWrites,
-      auditWrites: counts.auditWrites,
-      dynamoReads: counts.dynamoReads,
-      dynamoReadItems: counts.dynamoReadItems,
-    }),
+    stats: counters.stats,
     async startRun(body, headers = {}) {
       const response = await app.request('/runs', {
         method: 'POST',

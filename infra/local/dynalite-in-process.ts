@@ -25,6 +25,7 @@ import {
   sdkResponse,
   type TextResponse,
 } from './dynamo-fast-path.ts';
+import { loopTurns } from './loop-turns.ts';
 
 type DynaliteFactory = (options: {
   createTableMs: number;
@@ -159,7 +160,12 @@ export async function startInProcessDynamo(options: InProcessDynamoOptions): Pro
   }
   // The transport and signer implement the SDK's interfaces structurally (see SdkRequest / SdkResponse).
   let fastPath: FastPath | undefined;
-  const answer = answerWith(listener);
+  // Every store call lets the loop poll once the current slice is spent (loop-turns.ts).
+  const answerNow = answerWith(listener);
+  const answer = (request: SdkRequest): Promise<TextResponse> => {
+    const waiting = loopTurns.turn();
+    return waiting === undefined ? answerNow(request) : waiting.then(() => answerNow(request));
+  };
   const requestHandler = inProcessHandler(answer, (request) => fastPath?.takeReplay(request));
   const config = {
     endpoint: 'http://dynalite.in-process',

@@ -10,6 +10,7 @@ import { checkLambdaRequest, checkLambdaResponse } from './aws-limits.ts';
 import { type ConcurrencyLimit, limitConcurrency } from './lambda-concurrency.ts';
 import { type LocalTask, prepareDefinition, startingAt } from './local-asl.ts';
 import type { LocalExecutionsOptions, LocalHandler } from './local-executions-api.ts';
+import { loopTurns } from './loop-turns.ts';
 import type { AslDefinition } from './template.ts';
 
 /** A copy of a value as JSON carries it between states and services. */
@@ -97,6 +98,9 @@ export function compileMachines(options: LocalExecutionsOptions): LocalMachines 
 /** A synchronous Lambda invocation: 6 MB each way; an error the platform raised (throttle, limit) stays as it is. */
 export async function invokeLambda(handler: LocalHandler, payload: unknown): Promise<unknown> {
   checkLambdaRequest(payload);
+  // An invocation lets the loop poll once the current slice is spent (loop-turns.ts).
+  const waiting = loopTurns.turn();
+  if (waiting !== undefined) await waiting;
   let response: unknown;
   try {
     response = await handler(payload);

@@ -213,9 +213,21 @@ export const stepKind = (step: Pick<PlanStep, 'target'>): StepKind =>
 
 /** The JSON Schema (Draft 2020-12) of plan format v1, generated from the zod schema. */
 export function planJsonSchema(): Record<string, unknown> {
-  return {
+  // Converted once: each plan and replan request hands it to the model, and the conversion takes ~30 ms of CPU.
+  jsonSchema ??= deepFreeze({
     ...z.toJSONSchema(planSchema, { target: 'draft-2020-12', unrepresentable: 'any' }),
     $id: 'https://cairn.dev/schemas/plan-v1.json',
     title: 'cairn plan (format v1)',
-  };
+  });
+  return jsonSchema;
+}
+let jsonSchema: Record<string, unknown> | undefined;
+
+/** Shared by every caller, so no one may change it. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
 }
