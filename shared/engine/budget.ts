@@ -66,6 +66,8 @@ export interface BudgetFigure {
 }
 
 export interface BudgetCheck {
+  /** Every limit of the budget (seconds only when the elapsed time is known), with the spend against it. */
+  readonly figures: readonly BudgetFigure[];
   /** Limits reached or passed. */
   readonly exhausted: readonly BudgetFigure[];
   /** Limits at or past their soft threshold (including the exhausted ones). */
@@ -73,7 +75,7 @@ export interface BudgetCheck {
   readonly warnAt: number;
 }
 
-const NOTHING: BudgetCheck = { exhausted: [], warned: [], warnAt: DEFAULT_BUDGET_WARN_AT };
+const NOTHING: BudgetCheck = { figures: [], exhausted: [], warned: [], warnAt: DEFAULT_BUDGET_WARN_AT };
 
 /**
  * Where a spend stands against a budget. `elapsedSeconds` is the wall-clock time since the run (or step) started;
@@ -90,6 +92,7 @@ export function checkBudget(budget: Budget | undefined, spent: Spend, elapsedSec
   if (budget.maxSeconds !== undefined && elapsedSeconds !== undefined)
     figures.push({ dimension: 'seconds', limit: budget.maxSeconds, spent: elapsedSeconds });
   return {
+    figures,
     exhausted: figures.filter((f) => f.spent >= f.limit),
     warned: figures.filter((f) => f.spent >= f.limit * warnAt),
     warnAt,
