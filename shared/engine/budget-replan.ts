@@ -71,7 +71,13 @@ export function budgetReplanRequest(
     allowance[figure.dimension] = round(Math.max(0, limit - figure.spent));
   }
   const view = (f: BudgetFigure) => ({ ...f, spent: round(f.spent) });
-  return { figures: check.figures.map(view), exhausted: check.exhausted.map(view), revised, allowance };
+  return {
+    trigger: 'budget',
+    figures: check.figures.map(view),
+    exhausted: check.exhausted.map(view),
+    revised,
+    allowance,
+  };
 }
 
 /** What became of the run's budget replan, read from its replan log and declines. */

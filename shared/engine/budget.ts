@@ -2,7 +2,8 @@
  * Budgets, decided without I/O: what an attempt's usage spends (tokens, and dollars as reported or priced from the
  * deployment's price table), and where a spend stands against a budget (`budget` on the plan or a step): over its
  * soft threshold (BudgetThreshold is published once per limit) or over a hard limit (the run starts no new step and
- * ends `budget_exhausted`; a step fails with E_BUDGET_EXHAUSTED). The sums themselves are kept by the store, once
+ * ends `budget_exhausted`, or asks once for a cheaper revision: budget-replan.ts; a step fails with
+ * E_BUDGET_EXHAUSTED). The sums themselves are kept by the store, once
  * per attempt (`Store.addUsage`).
  */
 import { type Budget, DEFAULT_BUDGET_WARN_AT } from '../plan/schema.ts';

@@ -15,7 +15,10 @@ export interface PlanHistoryEntry {
   readonly summary?: string;
 }
 
-/** What led to a replan (issue 4): the first five come from a failed step, the last two from outside. */
+/**
+ * What led to a replan (issue 4): the first four come from a failed step, `budget` from a step over its own budget
+ * or from the plan's (a BudgetReplanRequest), `manual` from a person.
+ */
 export type ReplanTrigger =
   | 'step_failed'
   | 'verify_failed'
@@ -96,6 +99,7 @@ export interface BudgetFigureView {
  * remaining steps may spend before the run ends `budget_exhausted`.
  */
 export interface BudgetReplanRequest {
+  readonly trigger: Extract<ReplanTrigger, 'budget'>;
   /** Every limit of the budget, with its figure; `exhausted` are those reached. */
   readonly figures: readonly BudgetFigureView[];
   readonly exhausted: readonly BudgetFigureView[];

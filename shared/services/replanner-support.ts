@@ -3,6 +3,7 @@
  * fingerprints), the reason text of a revision, asking the model with a bounded retry of transient model errors,
  * recording a failure the replanner could not replan around, and the step a person's replan revises around.
  */
+import { BUDGET_ERROR_CODE } from '../engine/budget.ts';
 import { BUDGET_REPLAN_KEY } from '../engine/budget-replan.ts';
 import { clipText } from '../engine/replan/step-definition.ts';
 import { failureFingerprint, type LineageMap, mergeLineage, stepLineage } from '../engine/replan.ts';
@@ -13,7 +14,7 @@ import { plannerErrorCode } from '../planner/errors.ts';
 import type { PlannerDeps } from '../planner/planner.ts';
 import { proposeRevision, type RevisionOutcome, type RevisionRequest } from '../planner/replan/revise.ts';
 import type { BudgetReplanRequest, PriorReplan, ReplanChange } from '../ports/plan-model.ts';
-import type { RunRecord, StepRecord, Store } from '../ports/store.ts';
+import type { HeldRevision, ReplanRecord, RunRecord, StepRecord, Store } from '../ports/store.ts';
 import { APPROVAL_EXPIRED_CODE, APPROVAL_EXPIRED_REASON } from './coordinator-approval.ts';
 import { declineMember, failureKey } from './coordinator-replan.ts';
 import type { Interpreter, LoadedPlan } from './interpreter.ts';
@@ -115,6 +116,31 @@ export function revisionReason(step: StepRecord | undefined, change: ReplanChang
 export function budgetReason(budget: BudgetReplanRequest, change: ReplanChange): string {
   const spent = budget.exhausted.map((f) => `${f.dimension} ${f.spent} of ${f.limit}`).join(', ');
   return `budget replan: run budget exhausted (${spent}); ${describeChange(change)}`;
+}
+
+/**
+ * The record of a revision made from `held`: what later replans are told it tried, and what it answered (a failure's
+ * `<stepId>#<generation>`, the budget replan's BUDGET_REPLAN_KEY, nothing for a person's replan without a failure).
+ */
+export function replanRecord(held: HeldRevision, revision: number, at: string): ReplanRecord {
+  const budget = held.trigger === 'budget';
+  const failure = budget ? BUDGET_REPLAN_KEY : held.failure && failureKey(held.failure);
+  const code = budget
+    ? BUDGET_ERROR_CODE
+    : held.failure === undefined
+      ? 'E_REQUESTED'
+      : (held.failedCode ?? 'E_UNKNOWN');
+  return {
+    revision,
+    stepId: held.failure?.stepId ?? '',
+    ...(held.failedTarget ? { target: held.failedTarget } : {}),
+    code,
+    change: held.change,
+    ...(Object.keys(held.replaces).length === 0 ? {} : { replaces: { ...held.replaces } }),
+    ...(failure === undefined ? {} : { failure }),
+    reason: held.reason,
+    at,
+  };
 }
 
 /** The planner's answer, asking again (a little later) while the model provider reports a transient failure. */

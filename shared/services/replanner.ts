@@ -10,6 +10,9 @@
  * are superseded, changed ones start a new generation, added ones get a record, and what is due starts. No
  * alternative, or a revision that is invalid or breaks the scope: the failure stands and the run ends `failed`.
  *
+ * An exhausted plan budget under `onExhausted: "replan"` is answered once per run by replanner-budget.ts, through
+ * the same revise path, with the figures instead of a failure.
+ *
  * A person's replan (`POST /runs/{id}/replan {reason, objective?}`) works on any run with a plan that is not
  * cancelled: the planner gets the reason and the new objective, and may change the whole plan (requestScope:
  * finished steps kept as they were keep their outputs, changed ones run again); its failed step (or a gate left
@@ -25,7 +28,7 @@
  */
 
 import { BUDGET_ERROR_CODE } from '../engine/budget.ts';
-import { BUDGET_REPLAN_KEY, isRunBudgetStop } from '../engine/budget-replan.ts';
+import { isRunBudgetStop } from '../engine/budget-replan.ts';
 import { triggerFor } from '../engine/replan/diagnosis.ts';
 import {
   applyReplan,
@@ -41,7 +44,7 @@ import type { Plan } from '../plan/schema.ts';
 import { plannerError } from '../planner/errors.ts';
 import type { RevisionOutcome } from '../planner/replan/revise.ts';
 import type { BudgetReplanRequest, ReplanTrigger, RequestedReplan } from '../ports/plan-model.ts';
-import type { HeldRevision, ReplanRecord, RevisionApplication, RunRecord, StepRecord } from '../ports/store.ts';
+import type { HeldRevision, RevisionApplication, RunRecord, StepRecord } from '../ports/store.ts';
 import { failureKey, releaseFailure, replanDeclines, takeFailure } from './coordinator-replan.ts';
 import { createInterpreter, event, type LoadedPlan } from './interpreter.ts';
 import { finishRevision } from './replanner-apply.ts';
@@ -56,6 +59,7 @@ import {
   lineageOf,
   priorReplans,
   proposeWithRetry,
+  replanRecord,
   replanTarget,
   revisionReason,
   sleep,
@@ -193,23 +197,7 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
     }
     // A person's replan of a finished run opens it again (a new run execution waits for it).
     if (isReopenable(run)) await reopenRun(ctx, run, reason);
-    const record: ReplanRecord = {
-      revision,
-      stepId: held.failure?.stepId ?? '',
-      ...(held.failedTarget ? { target: held.failedTarget } : {}),
-      code:
-        held.trigger === 'budget'
-          ? BUDGET_ERROR_CODE
-          : held.failure === undefined
-            ? 'E_REQUESTED'
-            : (held.failedCode ?? 'E_UNKNOWN'),
-      change: held.change,
-      ...(Object.keys(held.replaces).length === 0 ? {} : { replaces: { ...held.replaces } }),
-      ...(held.failure === undefined ? {} : { failure: failureKey(held.failure) }),
-      ...(held.trigger === 'budget' ? { failure: BUDGET_REPLAN_KEY } : {}),
-      reason,
-      at: ctx.now(),
-    };
+    const record = replanRecord(held, revision, ctx.now());
     const failed = held.failure && records.find((r) => r.stepId === held.failure?.stepId);
     const fingerprints = failed ? [fingerprintOf(run, failed)] : [];
     const application = revisionApplication(proposal, records);

@@ -56,7 +56,7 @@ function budgetText(budget: BudgetReplanRequest): string {
     .map(([dimension, left]) => `${dimension} ${left}`)
     .join(', ');
   return [
-    `The run's budget is exhausted (${figures}). Make the steps that have not run cheaper: drop what the objective ` +
+    `Trigger: ${budget.trigger}. The run's budget is exhausted (${figures}). Make the steps that have not run cheaper: drop what the objective ` +
       'can do without, prefer cheaper capabilities, or give steps a `budget` of their own.',
     `What was spent stays spent. The revision gets its budget from the engine (do not set one): the steps left to ` +
       `run may spend at most ${allowance} in all, and a run over that ends budget_exhausted.`,
