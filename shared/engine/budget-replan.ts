@@ -29,8 +29,11 @@ export const BUDGET_REPLAN_KEY = '~budget';
 /** The share of each original limit a budget revision may spend beyond what was spent when it was asked for. */
 export const BUDGET_REPLAN_ALLOWANCE = 0.5;
 
-/** `details` of the error a step stopped by the run's budget carries (a refused claim or retry): not its own failure. */
-export const RUN_BUDGET_STOP = { budget: 'run' } as const;
+/**
+ * `details` of the error a step stopped by the run's budget carries (a refused claim or retry, or an attempt the
+ * plan's maxSeconds abandoned, engine/step-seconds.ts): not a failure of its own.
+ */
+export const RUN_BUDGET_STOP = { scope: 'run' } as const;
 
 /** Whether a step was stopped by the run's budget (rather than failing on its own, or over its own budget). */
 export function isRunBudgetStop(error: StepError | null | undefined): boolean {
@@ -40,7 +43,7 @@ export function isRunBudgetStop(error: StepError | null | undefined): boolean {
     typeof details === 'object' &&
     details !== null &&
     !Array.isArray(details) &&
-    details.budget === RUN_BUDGET_STOP.budget
+    details.scope === RUN_BUDGET_STOP.scope
   );
 }
 

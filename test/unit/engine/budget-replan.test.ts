@@ -103,6 +103,8 @@ describe('budgetScope', () => {
   it('tells a run budget stop from a step over its own budget', () => {
     expect(isRunBudgetStop(stop)).toBe(true);
     expect(isRunBudgetStop({ ...stop, details: { exhausted: [] } })).toBe(false);
+    expect(isRunBudgetStop({ ...stop, details: { scope: 'step', exhausted: [] } })).toBe(false);
+    expect(isRunBudgetStop({ ...stop, details: { scope: 'run', exhausted: [] } })).toBe(true);
     expect(isRunBudgetStop({ ...stop, code: 'E_CANCELLED' })).toBe(false);
     expect(isRunBudgetStop(undefined)).toBe(false);
   });
