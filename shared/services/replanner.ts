@@ -1,6 +1,7 @@
 /**
- * The replanner (issue 4): answers a final step failure (StepFailed with `final: true`, routed by BUS_RULES) and a
- * person's `POST /runs/{id}/replan` with a bounded, scoped revision of the run's plan.
+ * The replanner (issue 4): answers a final step failure (StepFailed with `final: true`, routed by BUS_RULES), an
+ * exhausted plan budget under `onExhausted: "replan"` (once per run, replanner-budget.ts, through `revise` with the
+ * figures instead of a failure) and a person's `POST /runs/{id}/replan` with a bounded, scoped revision of the plan.
  *
  * A failure: taken once (`handledFailures`: a duplicate or reordered event changes nothing), then the budget and
  * no-progress decision (the run paused for a person, with the reason), else the planner (HTN, or Bedrock when
@@ -9,9 +10,6 @@
  * failure still stands), the run moves to it (revision, replans, fingerprint, the PriorReplan record), removed steps
  * are superseded, changed ones start a new generation, added ones get a record, and what is due starts. No
  * alternative, or a revision that is invalid or breaks the scope: the failure stands and the run ends `failed`.
- *
- * An exhausted plan budget under `onExhausted: "replan"` is answered once per run by replanner-budget.ts, through
- * the same revise path, with the figures instead of a failure.
  *
  * A person's replan (`POST /runs/{id}/replan {reason, objective?}`) works on any run with a plan that is not
  * cancelled: the planner gets the reason and the new objective, and may change the whole plan (requestScope:
@@ -277,8 +275,7 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       const { run, failed } = found;
       const planStep = found.loaded.byId.get(failed.stepId);
       const why = isRunBudgetStop(failed.error)
-        ? // Stopped by the run's budget, not failed on its own: the budget's policy answers it (budget-replan.ts).
-          { code: BUDGET_ERROR_CODE, message: 'stopped by the run budget: onExhausted decides, not a replan around it' }
+        ? { code: BUDGET_ERROR_CODE, message: 'stopped by the run budget: its onExhausted decides, not a replan' }
         : planStep?.segment !== undefined
           ? // A failure inside a segment is answered by compensating the segment, not by revising the plan around it.
             { code: 'E_SEGMENT_COMPENSATED', message: `segment ${planStep.segment} is compensated instead` }
