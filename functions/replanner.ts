@@ -1,6 +1,7 @@
 /**
- * The replanner Lambda: the target of the StepFailedToReplanner and RevisionExpiredToReplanner rules
- * (shared/events/bus-rules.ts: a final step failure, an expired revision approval's ApprovalDecided), and the worker
+ * The replanner Lambda: the target of the StepFailedToReplanner, RevisionExpiredToReplanner and
+ * BudgetExhaustedToReplanner rules (shared/events/bus-rules.ts: a final step failure, an expired revision approval's
+ * ApprovalDecided, a plan budget exhausted under onExhausted replan), and the worker
  * of a person's replan (`POST /runs/{id}/replan`): an asynchronous invocation with `{ planJobId }` (plan-jobs.ts). The EventBridge
  * event (source `cairn`, detail-type `StepFailed`, detail checked against the event catalog) names a final step
  * failure; the replanner service answers it (a revision, a pause for a person, or the failure stands). Delivery is at
@@ -22,7 +23,7 @@ import type { Replanner, ReplanOutcome } from '../shared/services/replanner.ts';
 import { lambdaRoot, lazyHandler } from './root.ts';
 
 export interface ReplannerHandlerDeps {
-  readonly replanner: Pick<Replanner, 'onStepFailed' | 'replanRun' | 'onRevisionExpired'>;
+  readonly replanner: Pick<Replanner, 'onStepFailed' | 'onBudgetExhausted' | 'replanRun' | 'onRevisionExpired'>;
   /** Where replan jobs are read and finished; without it a `{ planJobId }` invocation is refused. */
   readonly jobs?: { readonly store: Store; readonly clock: () => Date };
 }
@@ -35,7 +36,7 @@ const envelopeSchema = z.object({ 'detail-type': z.string(), source: z.string().
 
 export type ReplannerAnswer =
   | ReplanOutcome
-  | { readonly outcome: 'ignored'; readonly why: 'not_final' }
+  | { readonly outcome: 'ignored'; readonly why: 'not_final' | 'not_replan' }
   | { readonly outcome: 'revision_expired'; readonly approvalId: string }
   | { readonly planJobId: string; readonly status?: string };
 
@@ -66,7 +67,15 @@ export function createHandler(deps: ReplannerHandlerDeps) {
       await deps.replanner.onRevisionExpired({ runId, approvalId });
       return { outcome: 'revision_expired', approvalId };
     }
-    if (type !== 'StepFailed') throw invalid(`detail-type ${type} is not StepFailed nor ApprovalDecided`);
+    if (type === 'BudgetExhausted') {
+      const parsed = parseEventDetail('BudgetExhausted', envelope.data.detail);
+      if (!parsed.ok) throw invalid(parsed.message);
+      // The rule routes only `replan`; the other policies end the run without a replanner.
+      if (parsed.detail.onExhausted !== 'replan') return { outcome: 'ignored', why: 'not_replan' };
+      return deps.replanner.onBudgetExhausted({ runId: parsed.detail.runId });
+    }
+    if (type !== 'StepFailed')
+      throw invalid(`detail-type ${type} is not StepFailed, ApprovalDecided nor BudgetExhausted`);
     const parsed = parseEventDetail('StepFailed', envelope.data.detail);
     if (!parsed.ok) throw invalid(parsed.message);
     // The rule only routes final failures; a retry on its way is none of the replanner's business.

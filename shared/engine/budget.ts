@@ -2,7 +2,8 @@
  * Budgets, decided without I/O: what an attempt's usage spends (tokens, and dollars as reported or priced from the
  * deployment's price table), and where a spend stands against a budget (`budget` on the plan or a step): over its
  * soft threshold (BudgetThreshold is published once per limit) or over a hard limit (the run starts no new step and
- * ends `budget_exhausted`; a step fails with E_BUDGET_EXHAUSTED). The sums themselves are kept by the store, once
+ * ends `budget_exhausted`, or asks once for a cheaper revision: budget-replan.ts; a step fails with
+ * E_BUDGET_EXHAUSTED). The sums themselves are kept by the store, once
  * per attempt (`Store.addUsage`).
  */
 import { type Budget, DEFAULT_BUDGET_WARN_AT } from '../plan/schema.ts';
@@ -66,6 +67,8 @@ export interface BudgetFigure {
 }
 
 export interface BudgetCheck {
+  /** Every limit of the budget (seconds only when the elapsed time is known), with the spend against it. */
+  readonly figures: readonly BudgetFigure[];
   /** Limits reached or passed. */
   readonly exhausted: readonly BudgetFigure[];
   /** Limits at or past their soft threshold (including the exhausted ones). */
@@ -73,7 +76,7 @@ export interface BudgetCheck {
   readonly warnAt: number;
 }
 
-const NOTHING: BudgetCheck = { exhausted: [], warned: [], warnAt: DEFAULT_BUDGET_WARN_AT };
+const NOTHING: BudgetCheck = { figures: [], exhausted: [], warned: [], warnAt: DEFAULT_BUDGET_WARN_AT };
 
 /**
  * Where a spend stands against a budget. `elapsedSeconds` is the wall-clock time since the run (or step) started;
@@ -90,6 +93,7 @@ export function checkBudget(budget: Budget | undefined, spent: Spend, elapsedSec
   if (budget.maxSeconds !== undefined && elapsedSeconds !== undefined)
     figures.push({ dimension: 'seconds', limit: budget.maxSeconds, spent: elapsedSeconds });
   return {
+    figures,
     exhausted: figures.filter((f) => f.spent >= f.limit),
     warned: figures.filter((f) => f.spent >= f.limit * warnAt),
     warnAt,

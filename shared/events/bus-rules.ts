@@ -37,6 +37,16 @@ export const BUS_RULES: readonly BusRule[] = [
     target: 'Replanner',
   },
   {
+    name: 'BudgetExhaustedToReplanner',
+    description: 'The plan budget ran out under onExhausted: replan: ask once for a cheaper revision.',
+    pattern: {
+      source: [EVENT_SOURCE],
+      'detail-type': ['BudgetExhausted'],
+      detail: { onExhausted: ['replan'] },
+    },
+    target: 'Replanner',
+  },
+  {
     name: 'ResourceChangedToInvalidator',
     description: 'An outside resource changed: mark every step watching it stale.',
     pattern: { 'detail-type': ['ResourceChanged'], detail: { resourceKey: [{ exists: true }] } },

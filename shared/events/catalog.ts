@@ -82,6 +82,18 @@ export const EVENT_SCHEMAS = {
     spent: z.number(),
     warnAt: z.number(),
   }),
+  /**
+   * The plan's budget (of revision `revision`) was exhausted and nothing of the run is in flight any more: published
+   * once per revision, whatever `onExhausted` says; under `replan` it asks the replanner for a cheaper revision.
+   */
+  BudgetExhausted: z.object({
+    ...runRef,
+    revision: z.number().int().min(1),
+    onExhausted: z.enum(['fail', 'pause', 'replan']),
+    exhausted: z.array(
+      z.object({ dimension: z.enum(['tokens', 'costUsd', 'seconds']), limit: z.number(), spent: z.number() }),
+    ),
+  }),
   ResourceChanged: z.object({
     resourceKey: z.string().min(1),
     source: z.string().optional(),

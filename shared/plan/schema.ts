@@ -106,8 +106,11 @@ export const approvalSchema = z.strictObject({
   onTimeout: z.enum(APPROVAL_TIMEOUT_POLICIES).optional(),
 });
 
-/** What a run does when its plan's budget runs out: end `failed` (default) or be left `paused` for a person. */
-export const BUDGET_EXHAUSTED_POLICIES = ['fail', 'pause'] as const;
+/**
+ * What a run does when its plan's budget runs out: end `failed` (default), be left `paused` for a person, or ask the
+ * replanner once for a cheaper revision (`replan`, see engine/budget-replan.ts; a second exhaustion ends `failed`).
+ */
+export const BUDGET_EXHAUSTED_POLICIES = ['fail', 'pause', 'replan'] as const;
 export type BudgetExhaustedPolicy = (typeof BUDGET_EXHAUSTED_POLICIES)[number];
 /** The share of a limit at which BudgetThreshold is published, unless the budget says otherwise. */
 export const DEFAULT_BUDGET_WARN_AT = 0.8;

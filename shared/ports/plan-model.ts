@@ -3,7 +3,7 @@
  * deterministic HTN method library (embedded default). A model only proposes: the planner validates every answer as
  * untrusted input, so an adapter returns the candidate exactly as the model gave it.
  */
-import type { Capability, Plan } from '../plan/schema.ts';
+import type { Budget, Capability, Plan } from '../plan/schema.ts';
 import type { PlanLimits } from '../plan/validate.ts';
 
 /** One executed step, summarised for a replan prompt (finished subtrees collapse to one line each). */
@@ -15,7 +15,10 @@ export interface PlanHistoryEntry {
   readonly summary?: string;
 }
 
-/** What led to a replan (issue 4): the first five come from a failed step, the last two from outside. */
+/**
+ * What led to a replan (issue 4): the first four come from a failed step, `budget` from a step over its own budget
+ * or from the plan's (a BudgetReplanRequest), `manual` from a person.
+ */
 export type ReplanTrigger =
   | 'step_failed'
   | 'verify_failed'
@@ -78,7 +81,33 @@ export type ReplanChange =
       readonly from: string;
       readonly to?: string;
     }
-  | { readonly kind: 'rewrite' };
+  | { readonly kind: 'rewrite' }
+  /** A budget replan's cheaper revision: steps not yet run dropped, or held to a share of what is left. */
+  | { readonly kind: 'budget'; readonly dropped: readonly string[]; readonly capped: readonly string[] };
+
+/** One limit of the plan's budget at the replan: the limit, and what the run had spent of it (or seconds elapsed). */
+export interface BudgetFigureView {
+  readonly dimension: 'tokens' | 'costUsd' | 'seconds';
+  readonly limit: number;
+  readonly spent: number;
+}
+
+/**
+ * A budget replan (`budget.onExhausted: "replan"`): the plan's budget ran out and the planner is asked, once per run,
+ * for a cheaper revision of the steps that have not run. The run's spend is never reset, so the revision gets the
+ * budget `revised` (the engine's, not the planner's): what was spent plus `allowance`, the most the revision's
+ * remaining steps may spend before the run ends `budget_exhausted`.
+ */
+export interface BudgetReplanRequest {
+  readonly trigger: Extract<ReplanTrigger, 'budget'>;
+  /** Every limit of the budget, with its figure; `exhausted` are those reached. */
+  readonly figures: readonly BudgetFigureView[];
+  readonly exhausted: readonly BudgetFigureView[];
+  /** The budget revision n+1 carries. */
+  readonly revised: Budget;
+  /** Per dimension, what the revision's steps not yet run may spend in all (revised limit minus spent). */
+  readonly allowance: Readonly<Partial<Record<BudgetFigureView['dimension'], number>>>;
+}
 
 /** An earlier replan of the run, oldest first: the failure it answered and what it changed. */
 export interface PriorReplan {
@@ -113,6 +142,8 @@ export interface PlanModelRequest {
   readonly replans?: readonly PriorReplan[];
   /** Replanning only: a person asked for this replan, with this reason (and maybe a new objective). */
   readonly requested?: RequestedReplan;
+  /** Replanning only: the plan's budget ran out; a cheaper revision of what has not run is asked for. */
+  readonly budget?: BudgetReplanRequest;
 }
 
 /** A model's answer to a replan: the candidate plan (untrusted) and, when the model can tell, what it changed. */

@@ -275,6 +275,8 @@ export interface HeldRevision {
   readonly failedCode?: string;
   /** A person's new objective. */
   readonly objective?: string;
+  /** A budget replan's revision (`budget.onExhausted: "replan"`): a rejection ends the run `budget_exhausted`. */
+  readonly trigger?: 'budget';
   /** The mutating targets it adds (what the person approves). */
   readonly targets?: readonly string[];
 }

@@ -30,6 +30,12 @@ export interface Replanner {
   /** A final step failure (a StepFailed event). Idempotent: a repeat or a stale event changes nothing. */
   onStepFailed(ref: StepFailedRef): Promise<ReplanOutcome>;
   /**
+   * The plan's budget ran out under `onExhausted: "replan"` (a BudgetExhausted event): a cheaper revision, asked for
+   * at most once per run; a decline (no cheaper plan, an invalid one, the replan limit) ends the run
+   * `budget_exhausted`. Idempotent: a repeat, or the exhaustion of a later revision, changes nothing.
+   */
+  onBudgetExhausted(ref: { readonly runId: string }): Promise<ReplanOutcome>;
+  /**
    * Whether a person's replan of the run may go ahead now (the API asks before it hands the replan to a worker):
    * ConflictError (409) for a cancelled run, at the replan limit, or for a run without a plan.
    */

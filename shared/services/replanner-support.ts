@@ -3,6 +3,8 @@
  * fingerprints), the reason text of a revision, asking the model with a bounded retry of transient model errors,
  * recording a failure the replanner could not replan around, and the step a person's replan revises around.
  */
+import { BUDGET_ERROR_CODE } from '../engine/budget.ts';
+import { BUDGET_REPLAN_KEY } from '../engine/budget-replan.ts';
 import { clipText } from '../engine/replan/step-definition.ts';
 import { failureFingerprint, type LineageMap, mergeLineage, stepLineage } from '../engine/replan.ts';
 import { traceEntry } from '../engine/trace.ts';
@@ -11,8 +13,8 @@ import type { Plan } from '../plan/schema.ts';
 import { plannerErrorCode } from '../planner/errors.ts';
 import type { PlannerDeps } from '../planner/planner.ts';
 import { proposeRevision, type RevisionOutcome, type RevisionRequest } from '../planner/replan/revise.ts';
-import type { PriorReplan, ReplanChange } from '../ports/plan-model.ts';
-import type { RunRecord, StepRecord, Store } from '../ports/store.ts';
+import type { BudgetReplanRequest, PriorReplan, ReplanChange } from '../ports/plan-model.ts';
+import type { HeldRevision, ReplanRecord, RunRecord, StepRecord, Store } from '../ports/store.ts';
 import { APPROVAL_EXPIRED_CODE, APPROVAL_EXPIRED_REASON } from './coordinator-approval.ts';
 import { declineMember, failureKey } from './coordinator-replan.ts';
 import type { Interpreter, LoadedPlan } from './interpreter.ts';
@@ -88,6 +90,13 @@ export function describeChange(change: ReplanChange): string {
       return `${change.stepId} now runs ${change.to} instead of ${change.from}`;
     case 'method':
       return `another method for ${change.path || 'the objective'} (${change.from} → ${change.to ?? 'another'})`;
+    case 'budget': {
+      const parts = [
+        change.dropped.length > 0 ? `dropped ${change.dropped.join(', ')}` : '',
+        change.capped.length > 0 ? `capped ${change.capped.join(', ')}` : '',
+      ].filter(Boolean);
+      return `a cheaper plan (${parts.join('; ') || 'rewritten'})`;
+    }
     default:
       return 'the plan was rewritten around it';
   }
@@ -101,6 +110,37 @@ export function revisionReason(step: StepRecord | undefined, change: ReplanChang
   return failure === undefined
     ? `${head}; ${describeChange(change)}`
     : `${head}: ${failure}; ${describeChange(change)}`;
+}
+
+/** The reason stored with a budget replan's revision: the exhausted limits and what the revision changed. */
+export function budgetReason(budget: BudgetReplanRequest, change: ReplanChange): string {
+  const spent = budget.exhausted.map((f) => `${f.dimension} ${f.spent} of ${f.limit}`).join(', ');
+  return `budget replan: run budget exhausted (${spent}); ${describeChange(change)}`;
+}
+
+/**
+ * The record of a revision made from `held`: what later replans are told it tried, and what it answered (a failure's
+ * `<stepId>#<generation>`, the budget replan's BUDGET_REPLAN_KEY, nothing for a person's replan without a failure).
+ */
+export function replanRecord(held: HeldRevision, revision: number, at: string): ReplanRecord {
+  const budget = held.trigger === 'budget';
+  const failure = budget ? BUDGET_REPLAN_KEY : held.failure && failureKey(held.failure);
+  const code = budget
+    ? BUDGET_ERROR_CODE
+    : held.failure === undefined
+      ? 'E_REQUESTED'
+      : (held.failedCode ?? 'E_UNKNOWN');
+  return {
+    revision,
+    stepId: held.failure?.stepId ?? '',
+    ...(held.failedTarget ? { target: held.failedTarget } : {}),
+    code,
+    change: held.change,
+    ...(Object.keys(held.replaces).length === 0 ? {} : { replaces: { ...held.replaces } }),
+    ...(failure === undefined ? {} : { failure }),
+    reason: held.reason,
+    at,
+  };
 }
 
 /** The planner's answer, asking again (a little later) while the model provider reports a transient failure. */
@@ -166,4 +206,21 @@ export function replanTarget(
   if (gate?.status !== 'awaiting_approval') return undefined;
   const message = String(run.terminal.evidence.detail ?? 'no decision before the approval deadline');
   return { ...gate, error: { code: APPROVAL_EXPIRED_CODE, message, retryable: false } };
+}
+
+/**
+ * No budget revision: recorded once (a set member, as a failure's decline), then the run is looked at again; it
+ * ends `failed`, reason `budget_exhausted`, the decline in its evidence.
+ */
+export async function declineBudgetReplan(
+  ctx: Interpreter,
+  runId: string,
+  why: { code: string; message: string },
+): Promise<void> {
+  await ctx.deps.store.markRunOnce(
+    runId,
+    'replanDeclines',
+    declineMember({ failure: BUDGET_REPLAN_KEY, stepId: '', ...why }),
+  );
+  await settleRun(ctx, runId);
 }

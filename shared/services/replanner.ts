@@ -1,6 +1,7 @@
 /**
- * The replanner (issue 4): answers a final step failure (StepFailed with `final: true`, routed by BUS_RULES) and a
- * person's `POST /runs/{id}/replan` with a bounded, scoped revision of the run's plan.
+ * The replanner (issue 4): answers a final step failure (StepFailed with `final: true`, routed by BUS_RULES), an
+ * exhausted plan budget under `onExhausted: "replan"` (once per run, replanner-budget.ts, through `revise` with the
+ * figures instead of a failure) and a person's `POST /runs/{id}/replan` with a bounded, scoped revision of the plan.
  *
  * A failure: taken once (`handledFailures`: a duplicate or reordered event changes nothing), then the budget and
  * no-progress decision (the run paused for a person, with the reason), else the planner (HTN, or Bedrock when
@@ -24,6 +25,8 @@
  * is never a decline: it is tried again here (PLATFORM_TRIES), then by the failure's redelivery (resumeRevision).
  */
 
+import { BUDGET_ERROR_CODE } from '../engine/budget.ts';
+import { isRunBudgetStop } from '../engine/budget-replan.ts';
 import { triggerFor } from '../engine/replan/diagnosis.ts';
 import {
   applyReplan,
@@ -38,13 +41,15 @@ import { ConflictError, isConflictError, isTransientPlatformError } from '../err
 import type { Plan } from '../plan/schema.ts';
 import { plannerError } from '../planner/errors.ts';
 import type { RevisionOutcome } from '../planner/replan/revise.ts';
-import type { ReplanTrigger, RequestedReplan } from '../ports/plan-model.ts';
-import type { HeldRevision, ReplanRecord, RevisionApplication, RunRecord, StepRecord } from '../ports/store.ts';
+import type { BudgetReplanRequest, ReplanTrigger, RequestedReplan } from '../ports/plan-model.ts';
+import type { HeldRevision, RevisionApplication, RunRecord, StepRecord } from '../ports/store.ts';
 import { failureKey, releaseFailure, replanDeclines, takeFailure } from './coordinator-replan.ts';
 import { createInterpreter, event, type LoadedPlan } from './interpreter.ts';
 import { finishRevision } from './replanner-apply.ts';
+import { budgetAnswer } from './replanner-budget.ts';
 import type { Replanner, ReplannerDeps, ReplanOutcome, StepFailedRef } from './replanner-contract.ts';
 import {
+  budgetReason,
   declineFailure,
   describeReplanError,
   fingerprintOf,
@@ -52,6 +57,7 @@ import {
   lineageOf,
   priorReplans,
   proposeWithRetry,
+  replanRecord,
   replanTarget,
   revisionReason,
   sleep,
@@ -87,6 +93,8 @@ interface Attempt {
   readonly trigger: ReplanTrigger;
   /** A person's replan: their reason and new objective. */
   readonly requested?: RequestedReplan;
+  /** A budget replan: the figures, and the budget the revision gets. */
+  readonly budget?: BudgetReplanRequest;
 }
 
 /** Revision n+1 made current: what finishing it takes. */
@@ -118,7 +126,7 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
    * Planner errors propagate.
    */
   async function makeRevision(attempt: Attempt): Promise<Revised> {
-    const { run, loaded, records, failed, requested } = attempt;
+    const { run, loaded, records, failed, requested, budget } = attempt;
     const planStep = failed && loaded.byId.get(failed.stepId);
     const diagnosis =
       failed &&
@@ -135,8 +143,12 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       ...(diagnosis === undefined ? {} : { diagnosis }),
       replans: priorReplans(run),
       ...(requested === undefined ? {} : { requested }),
+      ...(budget === undefined ? {} : { budget }),
     });
-    if (requested !== undefined && proposal.added.length + proposal.changed.length + proposal.removed.length === 0)
+    if (
+      (requested ?? budget) !== undefined &&
+      proposal.added.length + proposal.changed.length + proposal.removed.length === 0
+    )
       throw plannerError('E_NO_CHANGE', 'the planner proposed the same plan again: there is nothing to revise');
     const held: HeldRevision = {
       baseRevision: run.revision,
@@ -144,7 +156,10 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       scope: proposal.scope,
       change: proposal.change,
       replaces: proposal.replaces,
-      reason: revisionReason(failed, proposal.change, requested?.reason),
+      reason: budget
+        ? budgetReason(budget, proposal.change)
+        : revisionReason(failed, proposal.change, requested?.reason),
+      ...(budget === undefined ? {} : { trigger: 'budget' as const }),
       ...(failed === undefined ? {} : { failure: { stepId: failed.stepId, generation: failed.generation } }),
       ...(requested?.objective === undefined ? {} : { objective: requested.objective }),
       ...(planStep?.target ? { failedTarget: planStep.target } : {}),
@@ -180,17 +195,7 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
     }
     // A person's replan of a finished run opens it again (a new run execution waits for it).
     if (isReopenable(run)) await reopenRun(ctx, run, reason);
-    const record: ReplanRecord = {
-      revision,
-      stepId: held.failure?.stepId ?? '',
-      ...(held.failedTarget ? { target: held.failedTarget } : {}),
-      code: held.failure === undefined ? 'E_REQUESTED' : (held.failedCode ?? 'E_UNKNOWN'),
-      change: held.change,
-      ...(Object.keys(held.replaces).length === 0 ? {} : { replaces: { ...held.replaces } }),
-      ...(held.failure === undefined ? {} : { failure: failureKey(held.failure) }),
-      reason,
-      at: ctx.now(),
-    };
+    const record = replanRecord(held, revision, ctx.now());
     const failed = held.failure && records.find((r) => r.stepId === held.failure?.stepId);
     const fingerprints = failed ? [fingerprintOf(run, failed)] : [];
     const application = revisionApplication(proposal, records);
@@ -269,8 +274,9 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
       if (!found) return { outcome: 'ignored', why: 'stale' };
       const { run, failed } = found;
       const planStep = found.loaded.byId.get(failed.stepId);
-      const why =
-        planStep?.segment !== undefined
+      const why = isRunBudgetStop(failed.error)
+        ? { code: BUDGET_ERROR_CODE, message: 'stopped by the run budget: its onExhausted decides, not a replan' }
+        : planStep?.segment !== undefined
           ? // A failure inside a segment is answered by compensating the segment, not by revising the plan around it.
             { code: 'E_SEGMENT_COMPENSATED', message: `segment ${planStep.segment} is compensated instead` }
           : !isReplannable(failurePolicies(found.loaded), failed.stepId)
@@ -391,6 +397,14 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
         throw error;
       }
     },
+
+    onBudgetExhausted: budgetAnswer({
+      ctx,
+      maxReplans,
+      raceDelay,
+      platformDelayMs: raceDelayMs,
+      revise: (attempt) => revise(attempt),
+    }),
 
     async checkReplan(runId) {
       await replannable(runId);

@@ -25,7 +25,7 @@ import type { Plan } from '../plan/schema.ts';
 import { stepExecutionInput, stepExecutionName } from '../ports/executions.ts';
 import type { ApprovalRecord, HeldRevision, RunRecord } from '../ports/store.ts';
 import { event, type Interpreter } from './interpreter.ts';
-import { declineFailure } from './replanner-support.ts';
+import { declineBudgetReplan, declineFailure } from './replanner-support.ts';
 import { isReopenable } from './run-reopen.ts';
 import { approvalTimeoutSeconds } from './step/step-records.ts';
 
@@ -69,6 +69,8 @@ export async function rejectHeldRevision(
   held: HeldRevision,
   why: { code: string; message: string },
 ): Promise<void> {
+  // A budget replan's revision not approved: no budget revision, and the run ends budget_exhausted.
+  if (held.trigger === 'budget') await declineBudgetReplan(ctx, runId, why);
   if (held.failure === undefined) return;
   const failed = await ctx.deps.store.getStep(runId, held.failure.stepId);
   if (failed?.status === 'failed' && failed.generation === held.failure.generation)

@@ -11,7 +11,7 @@ import { decideTerminal, describeTerminal, type TerminalDecision } from '../engi
 import { isConflictError } from '../errors.ts';
 import type { FailurePolicy } from '../plan/schema.ts';
 import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
-import { runBudgetState } from './budget-state.ts';
+import { announceExhaustion, runBudgetState } from './budget-state.ts';
 import { compensationInput } from './compensation-view.ts';
 import { awaitsReplan, declinedReplans } from './coordinator-replan.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
@@ -206,10 +206,17 @@ export async function settleRun(ctx: Interpreter, runId: string): Promise<void> 
   const decision = decideTerminal({ expected, steps: byId, cancelled: cancelling, policies, ...stopping });
   if (decision.state === 'continue') return;
   if (decision.reason === 'budget_exhausted' && budget !== undefined) {
-    const evidence = { ...decision.evidence, summary: describeTerminal(decision), budget: budget.evidence };
-    if (loaded.plan.budget?.onExhausted === 'pause') await pauseRun(ctx, runId, 'budget_exhausted', evidence);
-    else
-      await finishRun(ctx, runId, decision, { from: STEP_MOVING_RUN_STATUSES, evidence: { budget: budget.evidence } });
+    const next = await announceExhaustion(ctx, run, loaded.plan, budget);
+    if (next.action === 'replan') return; // the replanner's answer settles the run again
+    const replan = next.action === 'fail' ? next.replan : undefined;
+    const evidence = { budget: budget.evidence, ...(replan === undefined ? {} : { budgetReplan: replan }) };
+    if (next.action === 'pause')
+      await pauseRun(ctx, runId, 'budget_exhausted', {
+        ...decision.evidence,
+        summary: describeTerminal(decision),
+        ...evidence,
+      });
+    else await finishRun(ctx, runId, decision, { from: STEP_MOVING_RUN_STATUSES, evidence });
     return;
   }
   // A final failure the replanner may still answer: the run goes on (failed step `failed`, downstream `blocked`).

@@ -7,6 +7,7 @@ import { buildGraph, downstreamClosure } from '../../plan/graph.ts';
 import type { Plan, StepError } from '../../plan/schema.ts';
 import type { PlanDiagnosis, ReplanTrigger } from '../../ports/plan-model.ts';
 import type { TraceEntry } from '../../ports/store.ts';
+import { BUDGET_ERROR_CODE } from '../budget.ts';
 import { formatTraceEntry } from '../trace.ts';
 import { VERIFY_ERROR_CODES } from '../verify.ts';
 import { type LineageMap, stepLineage } from './fingerprint.ts';
@@ -46,6 +47,8 @@ const UNAVAILABLE = /NOT_FOUND|NO_BINDING|DENIED|FORBIDDEN|CAPABILITY_REJECTED|U
 /** The replan trigger an error code stands for. */
 export function triggerFor(code: string): ReplanTrigger {
   if (code === VERIFY_ERROR_CODES.rejected) return 'approval_rejected';
+  // A step over its own budget: what the planner is asked for is a cheaper way to do it.
+  if (code === BUDGET_ERROR_CODE) return 'budget';
   if (VERIFY_CODES.has(code)) return 'verify_failed';
   if (UNAVAILABLE.test(code)) return 'capability_unavailable';
   return 'step_failed';

@@ -25,7 +25,8 @@ export interface HtnPlanModel extends PlanModel {
 }
 
 const isReplan = (request: PlanModelRequest): boolean =>
-  request.previousPlan !== undefined && (request.diagnosis !== undefined || request.requested !== undefined);
+  request.previousPlan !== undefined &&
+  (request.diagnosis !== undefined || request.requested !== undefined || request.budget !== undefined);
 
 export function createHtnPlanModel(options: HtnPlanModelOptions = {}): HtnPlanModel {
   const methods = options.methods ?? DEMO_METHODS;

@@ -12,6 +12,8 @@
  *    (checkReplan) or changes nothing is passed over too;
  * 3. otherwise a PlannerError E_NO_ALTERNATIVE.
  *
+ * A budget replan (the plan's budget ran out) is answered by htn-budget.ts: the steps not yet run made cheaper.
+ *
  * A person's replan with a new objective, or of a run with no failed step, decomposes the (new) objective again
  * instead: the whole plan may change (requestScope), finished steps the decomposition no longer has are kept as
  * they were. The method library reads no free text: a reason alone (no new objective, no failed step) and a
@@ -40,6 +42,7 @@ import { type Decomposition, decompose } from '../htn/engine.ts';
 import { DEMO_METHODS } from '../htn/methods/demo.ts';
 import type { Method, MethodChoice } from '../htn/types.ts';
 import { boundRationale } from '../rationale.ts';
+import { htnBudgetReplan } from './htn-budget.ts';
 
 export interface HtnReplanResult {
   /** The candidate revision: previous revision + 1, every step pending. */
@@ -281,6 +284,7 @@ function requestedReplan(request: PlanModelRequest, previous: Plan, methods: rea
 
 /** Replans `request.previousPlan` around `request.diagnosis` (see the module comment). */
 export function htnReplan(request: PlanModelRequest, methods: readonly Method[] = DEMO_METHODS): HtnReplanResult {
+  if (request.budget !== undefined) return htnBudgetReplan(request);
   const { previousPlan: previous, diagnosis } = request;
   if (previous !== undefined && request.requested !== undefined) {
     const failedStep = diagnosis && previous.steps.find((s) => s.id === diagnosis.stepId);

@@ -1,10 +1,12 @@
 /**
  * The replan part of a model's brief: the current plan (definitions only: outputs travel in the bounded history,
  * never in the plan), the scope rule naming the steps that may change, what already ran, the failure diagnosis and
- * what earlier replans tried; for a person's replan, their reason and new objective. Empty for a first plan.
+ * what earlier replans tried; for a person's replan, their reason and new objective; for a budget replan, the
+ * figures and what the revision may spend. Empty for a first plan.
  */
 import { stripLifecycle } from '../../engine/replan.ts';
 import type {
+  BudgetReplanRequest,
   PlanDiagnosis,
   PlanModelRequest,
   PriorReplan,
@@ -48,6 +50,19 @@ function diagnosisText(d: PlanDiagnosis): string {
   return lines.join('\n');
 }
 
+function budgetText(budget: BudgetReplanRequest): string {
+  const figures = budget.figures.map((f) => `${f.dimension}: ${f.spent} spent of ${f.limit}`).join('; ');
+  const allowance = Object.entries(budget.allowance)
+    .map(([dimension, left]) => `${dimension} ${left}`)
+    .join(', ');
+  return [
+    `Trigger: ${budget.trigger}. The run's budget is exhausted (${figures}). Make the steps that have not run cheaper: drop what the objective ` +
+      'can do without, prefer cheaper capabilities, or give steps a `budget` of their own.',
+    `What was spent stays spent. The revision gets its budget from the engine (do not set one): the steps left to ` +
+      `run may spend at most ${allowance} in all, and a run over that ends budget_exhausted.`,
+  ].join('\n');
+}
+
 function requestText(requested: RequestedReplan): string {
   const lines = [`A person asked for this replan. Their reason: ${requested.reason}`];
   if (requested.objective !== undefined)
@@ -65,7 +80,9 @@ function priorText(replan: PriorReplan): string {
       ? `${change.stepId} moved from ${change.from} to ${change.to}`
       : change.kind === 'method'
         ? `another method for ${change.path || 'the objective'} (not ${change.from})`
-        : 'the plan was rewritten';
+        : change.kind === 'budget'
+          ? 'the plan was made cheaper after its budget ran out'
+          : 'the plan was rewritten';
   return `- revision ${replan.revision}: ${failure}; ${what}`;
 }
 
@@ -84,6 +101,7 @@ export function replanSections(request: PlanModelRequest): string[] {
     );
   if (request.requested) sections.push(requestText(request.requested));
   if (request.diagnosis) sections.push(diagnosisText(request.diagnosis));
+  if (request.budget) sections.push(budgetText(request.budget));
   if (request.replans?.length)
     sections.push(
       `Earlier replans of this run (do not repeat what failed):\n${request.replans.map(priorText).join('\n')}`,

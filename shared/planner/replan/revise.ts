@@ -5,6 +5,8 @@
  * as untrusted input (validateGenerated), held to the scope rule (checkReplan) and applied (applyReplan). Nothing
  * here writes: storing revision n+1 with a conditional put, superseding and re-generating records is the caller's.
  */
+
+import { budgetScope } from '../../engine/budget-replan.ts';
 import {
   type AppliedReplan,
   applyReplan,
@@ -21,9 +23,10 @@ import {
   summarizeHistory,
   withoutLifecycle,
 } from '../../engine/replan.ts';
-import { type Plan, type PlanStep, planJsonSchema } from '../../plan/schema.ts';
+import { type Budget, type Plan, type PlanStep, planJsonSchema } from '../../plan/schema.ts';
 import { DEFAULT_LIMITS, type PlanLimits, validateGenerated } from '../../plan/validate.ts';
 import type {
+  BudgetReplanRequest,
   PlanDiagnosis,
   PlanModelRequest,
   PriorReplan,
@@ -47,6 +50,11 @@ export interface RevisionRequest {
    * (requestScope: finished steps may change and then run again, none may be dropped).
    */
   readonly requested?: RequestedReplan;
+  /**
+   * A budget replan: the plan's budget ran out; the scope is what has not run (budgetScope), the model is told the
+   * figures and the allowance, and the revision carries `budget.revised`.
+   */
+  readonly budget?: BudgetReplanRequest;
   /** The failed steps the scope grows from; default: the diagnosed step. */
   readonly failedStepIds?: readonly string[];
   /** The run's earlier replans, oldest first. */
@@ -82,8 +90,12 @@ export function annotatePlan(plan: Plan, states: StepStates): Plan {
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The candidate without lifecycle fields and with the fields the application owns. */
-function owned(candidate: unknown, previous: Plan, objective: string): unknown {
+/**
+ * The candidate without lifecycle fields and with the fields the application owns: the revision number, the
+ * objective, and the budget (the previous revision's, or a budget replan's revised one: a model never sets its own
+ * limits, or a cheaper plan could be had by raising them).
+ */
+function owned(candidate: unknown, previous: Plan, objective: string, budget: Budget | undefined): unknown {
   if (!isRecord(candidate)) return candidate;
   const steps = Array.isArray(candidate.steps)
     ? candidate.steps.map((step: unknown) => {
@@ -93,11 +105,12 @@ function owned(candidate: unknown, previous: Plan, objective: string): unknown {
       })
     : candidate.steps;
   // A rationale copied from the previous revision says nothing about this one: only a new one is kept.
-  const { rationale, ...rest } = candidate;
+  const { rationale, budget: _proposed, ...rest } = candidate;
   const own = rationale !== undefined && rationale !== previous.rationale ? { rationale } : {};
   return withBoundedRationale({
     ...rest,
     ...own,
+    ...(budget === undefined ? {} : { budget: structuredClone(budget) }),
     steps,
     revision: previous.revision + 1,
     objective,
@@ -121,14 +134,21 @@ export function inferChange(previous: Plan, next: Plan, failedStepId: string): R
 export async function proposeRevision(deps: PlannerDeps, request: RevisionRequest): Promise<RevisionOutcome> {
   const { model, catalog } = deps;
   const limits: PlanLimits = { ...DEFAULT_LIMITS, ...deps.limits };
-  const { previous, diagnosis, requested } = request;
+  const { previous, diagnosis, requested, budget } = request;
   const failedIds = request.failedStepIds ?? (diagnosis === undefined ? [] : [diagnosis.stepId]);
-  if (requested === undefined && diagnosis === undefined)
-    throw plannerError('E_REPLAN_REQUEST', 'a replan needs a failure to plan around or a person asking for it');
-  const scope =
-    requested === undefined ? replanScope(previous, failedIds) : requestScope(previous, failedIds, requested.objective);
-  const objective = requested?.objective ?? previous.objective;
+  if (requested === undefined && diagnosis === undefined && budget === undefined)
+    throw plannerError(
+      'E_REPLAN_REQUEST',
+      'a replan needs a failure to plan around, a person asking for it or an exhausted budget',
+    );
   const states = stepStates(request.records);
+  const scope =
+    requested !== undefined
+      ? requestScope(previous, failedIds, requested.objective)
+      : budget !== undefined
+        ? budgetScope(previous, states)
+        : replanScope(previous, failedIds);
+  const objective = requested?.objective ?? previous.objective;
   const modelRequest: PlanModelRequest = {
     objective,
     catalog: catalog.capabilities(),
@@ -140,12 +160,14 @@ export async function proposeRevision(deps: PlannerDeps, request: RevisionReques
     scope,
     ...(request.replans === undefined ? {} : { replans: request.replans }),
     ...(requested === undefined ? {} : { requested }),
+    ...(budget === undefined ? {} : { budget }),
   };
   const proposal: ReplanProposal = model.proposeReplan
     ? await model.proposeReplan(modelRequest)
     : { plan: await model.proposePlan(modelRequest) };
   const source = `model ${model.name}`;
-  const result = validateGenerated(owned(proposal.plan, previous, objective), catalog, limits);
+  const ownBudget = budget?.revised ?? previous.budget;
+  const result = validateGenerated(owned(proposal.plan, previous, objective, ownBudget), catalog, limits);
   if (!result.valid) throw invalidPlan(source, result.errors);
   const issues = checkReplan(previous, result.plan, scope, states);
   if (issues.length > 0)

@@ -5,7 +5,6 @@
  * engine decides (outcome.ts).
  */
 
-import { BUDGET_ERROR_CODE } from '../../engine/budget.ts';
 import { retryPolicy } from '../../engine/retry.ts';
 import { IN_FLIGHT_STEP_STATUSES, letsStepsMove } from '../../engine/statuses.ts';
 import { attemptRecordPlace, decideAttemptOutcome, transitionCondition } from '../../engine/step-lifecycle.ts';
@@ -24,7 +23,7 @@ import type { AttemptRecord, StepRecord } from '../../ports/store.ts';
 import { checkCriteriaSchema, evaluateAssertion, evaluatorOf } from '../coordinator-inputs.ts';
 import type { StepNext } from '../coordinator-types.ts';
 import { type Interpreter, isCurrent } from '../interpreter.ts';
-import { attemptSpends, claimRefusal, countUsage, stepBudgetOutcome } from './budget-keeping.ts';
+import { attemptSpends, claimRefusal, countUsage, runBudgetStop, stepBudgetOutcome } from './budget-keeping.ts';
 import type { CallTimeLimit, CapabilityCaller } from './capability-call.ts';
 import { idempotencyKey } from './idempotent-call.ts';
 import { done, follow, type InFlight, succeedCarrying } from './outcome.ts';
@@ -71,11 +70,7 @@ export async function runAttempt(
       { step, n, target, startedAt, finishedAt: ctx.now() },
       input,
       {},
-      {
-        code: BUDGET_ERROR_CODE,
-        message: `not made: ${refusal}`,
-        retryable: false,
-      },
+      runBudgetStop(`not made: ${refusal}`),
     );
   } else if (timeLimit !== undefined && remainingMs(timeLimit, ctx.now()) === 0) {
     attempt = failedAttempt(

@@ -16,6 +16,7 @@ import {
   spentBy,
   usageKey,
 } from '../../engine/budget.ts';
+import { RUN_BUDGET_STOP } from '../../engine/budget-replan.ts';
 import type { AttemptOutcome } from '../../engine/step-lifecycle.ts';
 import { transitionCondition } from '../../engine/step-lifecycle.ts';
 import { traceEntry } from '../../engine/trace.ts';
@@ -120,6 +121,14 @@ export function stepBudgetOutcome(
   return { kind: 'fail', error, why: 'permanent' };
 }
 
+/** The error of a step the run's budget stopped (a budget replan may run it again: engine/budget-replan.ts). */
+export const runBudgetStop = (message: string): StepError => ({
+  code: BUDGET_ERROR_CODE,
+  message,
+  retryable: false,
+  details: { ...RUN_BUDGET_STOP },
+});
+
 /** Why the run's budget refuses new steps now, or undefined. */
 export const claimRefusal = (records: StepRecords, now: string): string | undefined =>
   runBudgetState(records.plan.plan, records.run, now)?.detail;
@@ -133,7 +142,7 @@ export async function refuseClaim(
   reason: string,
 ): Promise<void> {
   const now = ctx.now();
-  const error: StepError = { code: BUDGET_ERROR_CODE, message: `not started: ${reason}`, retryable: false };
+  const error = runBudgetStop(`not started: ${reason}`);
   await ctx.transitionStep(step.runId, step.stepId, transitionCondition('refuse', step.generation), {
     status: 'cancelled',
     claimedBy: executionId,
@@ -157,7 +166,9 @@ export async function afterSpend(ctx: Interpreter, records: StepRecords): Promis
 
 /**
  * Unstarted steps are closed before the run's end is written (as a cancellation does), so a run that reads as
- * ended has nothing left that could start. Under `onExhausted: "pause"` they stay, for a person to decide on.
+ * ended has nothing left that could start. Under `onExhausted: "pause"` they stay, for a person to decide on; under
+ * `replan` they are closed too (no execution is left to start them), and the budget revision runs again those it
+ * keeps (a new generation: they are in its scope, closed by the budget).
  */
 async function settleOverBudget(ctx: Interpreter, records: StepRecords, reason: string): Promise<void> {
   const { runId } = records.run;
@@ -165,7 +176,7 @@ async function settleOverBudget(ctx: Interpreter, records: StepRecords, reason: 
     await closeOpenSteps(
       ctx,
       runId,
-      { code: BUDGET_ERROR_CODE, message: `not started: ${reason}`, retryable: false },
+      runBudgetStop(`not started: ${reason}`),
       (step) => step.status === 'pending' || step.status === 'ready',
     );
   await settleRun(ctx, runId);

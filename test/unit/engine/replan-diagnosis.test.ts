@@ -83,6 +83,7 @@ describe('diagnoseFailure', () => {
     ['E_CAPABILITY_REJECTED', 'capability_unavailable'],
     ['NOT_FOUND', 'capability_unavailable'],
     ['E_CAPABILITY_TIMEOUT', 'step_failed'],
+    ['E_BUDGET_EXHAUSTED', 'budget'],
   ])('reads the trigger of %s as %s', (code, trigger) => {
     expect(triggerFor(code)).toBe(trigger);
   });

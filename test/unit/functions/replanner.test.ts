@@ -6,11 +6,16 @@ import type { StepFailedRef } from '../../../shared/services/replanner.ts';
 function handlerWithSpy() {
   const calls: StepFailedRef[] = [];
   const expired: { runId: string; approvalId: string }[] = [];
+  const budgetCalls: { runId: string }[] = [];
   const handler = createHandler({
     replanner: {
       onStepFailed: async (ref) => {
         calls.push(ref);
         return { outcome: 'revised', revision: 2 };
+      },
+      onBudgetExhausted: async (ref) => {
+        budgetCalls.push(ref);
+        return { outcome: 'revised', revision: 3 };
       },
       replanRun: async ({ runId }) => ({ runId, revision: 2 }),
       onRevisionExpired: async (ref) => {
@@ -18,7 +23,7 @@ function handlerWithSpy() {
       },
     },
   });
-  return { handler, calls, expired };
+  return { handler, calls, expired, budgetCalls };
 }
 
 const envelope = (detail: Record<string, unknown>, type = 'StepFailed') => ({
@@ -86,6 +91,26 @@ describe('the replanner handler', () => {
       const error = await handler(event).catch((e: unknown) => e);
       expect(isValidationError(error), JSON.stringify(event)).toBe(true);
     }
+    expect(calls).toEqual([]);
+  });
+
+  it('hands a BudgetExhausted event under onExhausted replan to the budget answer, and ignores the other policies', async () => {
+    const { handler, calls, budgetCalls } = handlerWithSpy();
+    const exhausted = {
+      runId: 'run-1',
+      revision: 1,
+      onExhausted: 'replan',
+      exhausted: [{ dimension: 'costUsd', limit: 1, spent: 1.2 }],
+    };
+
+    expect(await handler(envelope(exhausted, 'BudgetExhausted'))).toEqual({ outcome: 'revised', revision: 3 });
+    expect(await handler(envelope({ ...exhausted, onExhausted: 'fail' }, 'BudgetExhausted'))).toEqual({
+      outcome: 'ignored',
+      why: 'not_replan',
+    });
+    const invalid = await handler(envelope({ runId: 'run-1' }, 'BudgetExhausted')).catch((e: unknown) => e);
+    expect(isValidationError(invalid)).toBe(true);
+    expect(budgetCalls).toEqual([{ runId: 'run-1' }]);
     expect(calls).toEqual([]);
   });
 });

@@ -52,4 +52,18 @@ describe('validate: budgets', () => {
     expect(schema.properties.budget).toBeDefined();
     expect(JSON.stringify(schema)).toContain('maxCostUsd');
   });
+
+  it('accepts onExhausted replan on the plan budget and refuses it on a step budget', () => {
+    const p = plan([step('a', [], { budget: { maxCostUsd: 0.5, onExhausted: 'replan' } })], {
+      budget: { maxCostUsd: 1, onExhausted: 'replan' },
+    });
+    expect(where(validate(p, catalog))).toEqual(['E_BUDGET /steps/0/budget/onExhausted']);
+    const ok = plan([step('a')], { budget: { maxCostUsd: 1, onExhausted: 'replan' } });
+    expect(validate(ok, catalog)).toMatchObject({ valid: true });
+  });
+
+  it('lists replan among the onExhausted policies of the JSON Schema (cairn schema)', () => {
+    const schema = planJsonSchema() as { properties: { budget: { properties: { onExhausted: { enum: string[] } } } } };
+    expect(schema.properties.budget.properties.onExhausted.enum).toEqual(['fail', 'pause', 'replan']);
+  });
 });
