@@ -13,7 +13,7 @@
 import { isCompensationStepId } from '../../engine/compensation.ts';
 import { retryPolicy } from '../../engine/retry.ts';
 import { isTerminalStepStatus, letsStepsMove } from '../../engine/statuses.ts';
-import { decideAttemptOutcome, decideClaim, transitionCondition } from '../../engine/step-lifecycle.ts';
+import { closeAttempt, decideAttemptOutcome, decideClaim, transitionCondition } from '../../engine/step-lifecycle.ts';
 import { traceEntry } from '../../engine/trace.ts';
 import { candidateOutput, decideVerdict, type HumanDecision } from '../../engine/verify.ts';
 import { isExpressionLimitError } from '../../errors.ts';
@@ -344,6 +344,15 @@ async function judge(
     };
     if (record) await ctx.deps.store.updateAttempt(decided);
     else await ctx.deps.store.putAttempt(decided);
+  } else if (record && (outcome.kind === 'fail' || outcome.kind === 'retry')) {
+    // A rejection (or a decision that failed verification) ends the gate's attempt as well as the step.
+    const error = verdict?.verdict === 'fail' ? verdict.error : undefined;
+    const closed = closeAttempt(
+      record,
+      { kind: 'decided', decision, verdict: 'fail', ...(error ? { error } : {}) },
+      now,
+    );
+    if (closed) await ctx.deps.store.updateAttempt(closed);
   }
   await recordDecisionWait(ctx, step, decision.decision);
   const by = decision.by ? ` by ${decision.by}` : '';
