@@ -183,6 +183,8 @@ export type AttemptEnding =
       readonly decision: HumanDecision;
       readonly verdict: 'pass' | 'fail';
       readonly error?: StepError;
+      /** What a passing decision leaves as the attempt's output (an approval, an edit). */
+      readonly output?: unknown;
     }
   | { readonly kind: 'expired' | 'cancelled' | 'invalidated'; readonly error: StepError };
 
@@ -201,6 +203,7 @@ export function closeAttempt(record: AttemptRecord, ending: AttemptEnding, at: s
       finishedAt: at,
       verdict,
       ...(verdict === 'fail' ? { error: ending.error ?? null } : {}),
+      ...(verdict === 'pass' && 'output' in ending ? { output: ending.output } : {}),
       evidence: { ...record.evidence, ...said, verdict },
     };
   }

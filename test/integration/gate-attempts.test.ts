@@ -53,6 +53,22 @@ describe('a gate attempt', () => {
     expect(attempts[0]?.finishedAt).toBeDefined();
   }, 90_000);
 
+  it('is closed succeeded with the decision as evidence when the gate is approved', async () => {
+    const { runId, approvalId } = await waitingGate('an approved gate');
+
+    const answer = await stack.request('POST', `/approvals/${encodeURIComponent(approvalId)}`, { decision: 'approve' });
+
+    expect(answer.status).toBe(200);
+    const done = await waitForRun(stack, runId, undefined, 60_000);
+    expect(done.status, summary(done)).toBe('complete');
+    const [attempt] = await stack.store.listAttempts(runId, 'G');
+    expect(attempt).toMatchObject({
+      outcome: 'succeeded',
+      verdict: 'pass',
+      evidence: { gate: true, decision: 'approve' },
+    });
+  }, 90_000);
+
   it('is closed failed with the ending as evidence when the run is cancelled while the gate waits', async () => {
     const { runId } = await waitingGate('a gate cancelled with its run');
 

@@ -326,24 +326,18 @@ async function judge(
   const outcome = decideAttemptOutcome(n, { verdict: verdict ?? { verdict: 'pass' } }, policyOf(ctx, flight));
   const now = ctx.now();
   if (outcome.kind === 'succeed' && candidate.ok && candidate.source !== 'result') {
-    const decided: AttemptRecord = {
-      ...(record ?? {
-        runId: step.runId,
-        stepId: step.stepId,
-        generation: step.generation,
-        attempt: n,
-        target,
-        startedAt: now,
-      }),
-      outcome: 'succeeded',
-      finishedAt: now,
-      output: candidate.output,
+    // A passing decision is the attempt's ending whatever was recorded before (as the step's success is).
+    const open: AttemptRecord = {
+      ...(record ?? { runId: step.runId, stepId: step.stepId, generation: step.generation, attempt: n, target }),
+      startedAt: record?.startedAt ?? now,
+      outcome: 'running',
       revision: record?.revision ?? records.run.revision,
-      verdict: 'pass',
-      evidence: { ...record?.evidence, decision: decision.decision, decidedBy: decision.by ?? null, verdict: 'pass' },
+      evidence: record?.evidence ?? {},
     };
-    if (record) await ctx.deps.store.updateAttempt(decided);
-    else await ctx.deps.store.putAttempt(decided);
+    const ending = { kind: 'decided', decision, verdict: 'pass', output: candidate.output } as const;
+    const decided = closeAttempt(open, ending, now);
+    if (decided && record) await ctx.deps.store.updateAttempt(decided);
+    else if (decided) await ctx.deps.store.putAttempt(decided);
   } else if (record && (outcome.kind === 'fail' || outcome.kind === 'retry')) {
     // A rejection (or a decision that failed verification) ends the gate's attempt as well as the step.
     const error = verdict?.verdict === 'fail' ? verdict.error : undefined;

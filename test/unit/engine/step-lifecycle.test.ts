@@ -75,8 +75,19 @@ describe('closeAttempt', () => {
   });
 
   it('closes a running gate attempt succeeded when the decision passes', () => {
-    const closed = closeAttempt(gate, { kind: 'decided', decision: { decision: 'approve' }, verdict: 'pass' }, AT);
-    expect(closed).toMatchObject({ outcome: 'succeeded', verdict: 'pass', evidence: { decision: 'approve' } });
+    const approved = {
+      kind: 'decided',
+      decision: { decision: 'approve' },
+      verdict: 'pass',
+      output: { ok: 1 },
+    } as const;
+    const closed = closeAttempt(gate, approved, AT);
+    expect(closed).toMatchObject({
+      outcome: 'succeeded',
+      verdict: 'pass',
+      output: { ok: 1 },
+      evidence: { decision: 'approve' },
+    });
     expect(closed?.error).toBeUndefined();
   });
 
