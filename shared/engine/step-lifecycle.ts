@@ -186,7 +186,8 @@ export type AttemptEnding =
       /** What a passing decision leaves as the attempt's output (an approval, an edit). */
       readonly output?: unknown;
     }
-  | { readonly kind: 'expired' | 'cancelled' | 'invalidated'; readonly error: StepError };
+  /** `failed`: the wait or the invocation failed for good (RecordFailure) for another reason than the expiry. */
+  | { readonly kind: 'expired' | 'failed' | 'cancelled' | 'invalidated'; readonly error: StepError };
 
 /**
  * The closed record of an attempt that was still `running`, or undefined when there is nothing to close (it ended

@@ -20,7 +20,7 @@ import { isExpressionLimitError } from '../../errors.ts';
 import type { StepError } from '../../plan/schema.ts';
 import type { CapabilityRegistry } from '../../ports/capabilities.ts';
 import type { AttemptRecord, StepRecord } from '../../ports/store.ts';
-import { recordDecisionWait } from '../coordinator-approval.ts';
+import { APPROVAL_EXPIRED_CODE, recordDecisionWait } from '../coordinator-approval.ts';
 import {
   CLAIM_ERROR_CODES,
   checkCriteriaSchema,
@@ -412,7 +412,11 @@ export async function recordFailedAttempt(
       verdict: 'fail',
       evidence: {},
     });
-  else if (record.outcome !== 'failed')
+  else if (record.outcome === 'running') {
+    const kind = error.code === APPROVAL_EXPIRED_CODE ? 'expired' : 'failed';
+    const closed = closeAttempt(record, { kind, error }, ctx.now());
+    if (closed) await ctx.deps.store.updateAttempt(closed);
+  } else if (record.outcome !== 'failed')
     await ctx.deps.store.updateAttempt({ ...record, outcome: 'failed', finishedAt: ctx.now(), error, verdict: 'fail' });
   const flight: InFlight = { records, step, planStep };
   const outcome = decideAttemptOutcome(n, { error }, policyOf(ctx, flight));
