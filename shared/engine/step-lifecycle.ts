@@ -5,10 +5,10 @@
  * loads the records, asks these functions, writes what they say and performs the effects.
  */
 import type { StepError, StepStatus } from '../plan/schema.ts';
-import type { StepRecord } from '../ports/store.ts';
+import type { AttemptRecord, StepRecord } from '../ports/store.ts';
 import { decideRetry, type RetryPolicy } from './retry.ts';
 import { canTransition } from './statuses.ts';
-import type { Verdict } from './verify.ts';
+import type { HumanDecision, Verdict } from './verify.ts';
 
 /** A named move of a step record, and the only statuses it may be written from. */
 export interface StepTransition {
@@ -171,4 +171,49 @@ export function attemptRecordPlace(attempt: {
     !attempt.spends &&
     attempt.chars <= CARRIED_ATTEMPT_MAX_CHARS;
   return carries ? 'with-success' : 'apart';
+}
+
+/**
+ * How an attempt recorded as `running` ended (only a gate's is recorded before it ends: its record holds the input
+ * the approver sees): a person's decision, the wait expiring, the run ending, or a new generation superseding it.
+ */
+export type AttemptEnding =
+  | {
+      readonly kind: 'decided';
+      readonly decision: HumanDecision;
+      readonly verdict: 'pass' | 'fail';
+      readonly error?: StepError;
+      /** What a passing decision leaves as the attempt's output (an approval, an edit). */
+      readonly output?: unknown;
+    }
+  /** `failed`: the wait or the invocation failed for good (RecordFailure) for another reason than the expiry. */
+  | { readonly kind: 'expired' | 'failed' | 'cancelled' | 'invalidated'; readonly error: StepError };
+
+/**
+ * The closed record of an attempt that was still `running`, or undefined when there is nothing to close (it ended
+ * already: the first ending written stays). Every path that ends a gate's attempt asks here, so none leaves it open.
+ */
+export function closeAttempt(record: AttemptRecord, ending: AttemptEnding, at: string): AttemptRecord | undefined {
+  if (record.outcome !== 'running') return undefined;
+  if (ending.kind === 'decided') {
+    const { decision, verdict } = ending;
+    const said = { decision: decision.decision, decidedBy: decision.by ?? null, comment: decision.comment ?? null };
+    return {
+      ...record,
+      outcome: verdict === 'pass' ? 'succeeded' : 'failed',
+      finishedAt: at,
+      verdict,
+      ...(verdict === 'fail' ? { error: ending.error ?? null } : {}),
+      ...(verdict === 'pass' && 'output' in ending ? { output: ending.output } : {}),
+      evidence: { ...record.evidence, ...said, verdict },
+    };
+  }
+  return {
+    ...record,
+    outcome: 'failed',
+    finishedAt: at,
+    verdict: 'fail',
+    error: ending.error,
+    evidence: { ...record.evidence, ending: ending.kind },
+  };
 }

@@ -18,7 +18,7 @@ import type {
 import { event, type Interpreter, isCurrent } from './interpreter.ts';
 import { pauseRun } from './run-end.ts';
 import { approvalTimeoutSeconds } from './step/step-records.ts';
-import { afterFailure, failStep } from './step-follow-ups.ts';
+import { afterFailure, closeRunningAttempt, failStep } from './step-follow-ups.ts';
 
 export const APPROVAL_EXPIRED_CODE = 'E_APPROVAL_EXPIRED';
 /** The terminal reason of a run paused by an approval's `pause` timeout policy. */
@@ -153,6 +153,7 @@ export async function expireApproval(ctx: Interpreter, request: ExpireApprovalRe
   if (!isCurrent(step, generation)) return { outcome: 'noop' };
   const loaded = await ctx.plan(run);
   if (step.status === 'failed' && step.error?.code === APPROVAL_EXPIRED_CODE) {
+    await closeRunningAttempt(ctx, step, { kind: 'expired', error: step.error });
     await afterFailure(ctx, loaded, step);
     return { outcome: 'failed' };
   }
@@ -191,6 +192,8 @@ export async function expireApproval(ctx: Interpreter, request: ExpireApprovalRe
     await pauseForPerson(ctx, step, kind, error.message);
     return { outcome: 'paused' };
   }
+  // The gate's attempt ends with the wait; a repeat after a lost answer finds the step failed and closes it too.
+  await closeRunningAttempt(ctx, step, { kind: 'expired', error });
   await failStep(ctx, loaded, step, error, { note: error.message });
   return { outcome: 'failed' };
 }

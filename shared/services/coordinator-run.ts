@@ -199,9 +199,11 @@ export async function finalizeRun(ctx: Interpreter, request: FinalizeRunRequest)
         : `the run's wait failed: ${describeWorkflowError(request.error).message}`,
   });
   if (decision.state === 'continue') return outcome(run);
+  // A failure closes the steps before the ending is written, as a cancellation does: no step in flight succeeds, and
+  // nothing of the run is announced, after its RunFinished. (A repeat after a lost answer closes them again above.)
+  if (decision.state === 'failed') await closeOpenSteps(ctx, run.runId, timedOut ? DEADLINE_ERROR : RUN_ENDED_ERROR);
   // The waiter has timed out or failed: there is no one left to answer.
   const finished = await finishRun(ctx, run.runId, decision, { answer: false });
-  if (finished?.status === 'failed') await closeOpenSteps(ctx, run.runId, timedOut ? DEADLINE_ERROR : RUN_ENDED_ERROR);
   return outcome(finished ?? (await ctx.getRun(run.runId)));
 }
 

@@ -35,7 +35,7 @@ import type { NextGeneration, RunRecord, StepRecord } from '../ports/store.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 import { CANCELLED_ERROR, checkRunEnd } from './run-end.ts';
 import { ensureRunExecution, isReopenable, reopenRun } from './run-reopen.ts';
-import { BLOCKED_CODE, closeOpenSteps, expireApprovals, startStep } from './step-follow-ups.ts';
+import { BLOCKED_CODE, closeOpenSteps, closeRunningAttempt, expireApprovals, startStep } from './step-follow-ups.ts';
 
 export interface RunInvalidation {
   readonly runId: string;
@@ -174,15 +174,17 @@ async function stopSuperseded(ctx: Interpreter, runId: string, moved: readonly M
   await Promise.all(
     inFlight.map(async (step) => {
       if (!step.claimedBy) return;
+      const error = {
+        code: SUPERSEDED_CODE,
+        message: `step ${step.stepId} was invalidated: generation ${step.generation + 1} supersedes it`,
+        retryable: false,
+      };
+      await closeRunningAttempt(ctx, step, { kind: 'invalidated', error });
       try {
-        await ctx.deps.executions.stop(
-          step.claimedBy,
-          SUPERSEDED_CODE,
-          `step ${step.stepId} was invalidated: generation ${step.generation + 1} supersedes it`,
-        );
-      } catch (error) {
+        await ctx.deps.executions.stop(step.claimedBy, SUPERSEDED_CODE, error.message);
+      } catch (stopError) {
         // Finished on its own meanwhile: its result fails the generation condition, nothing to stop.
-        console.error('cairn invalidator: stopping a superseded step execution failed', { runId, step, error });
+        console.error('cairn invalidator: stopping a superseded step execution failed', { runId, step, stopError });
       }
     }),
   );

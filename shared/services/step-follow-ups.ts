@@ -6,7 +6,7 @@
  */
 import { dependentsOf, FIRST_GENERATION, isStartable, stepsToBlock } from '../engine/scheduling.ts';
 import { IN_FLIGHT_STEP_STATUSES, isOpenStepStatus, OPEN_STEP_STATUSES } from '../engine/statuses.ts';
-import { transitionCondition } from '../engine/step-lifecycle.ts';
+import { type AttemptEnding, closeAttempt, transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
 import { downstreamClosure, effectiveUpstream } from '../plan/graph.ts';
 import type { StepError, StepStatus } from '../plan/schema.ts';
@@ -248,6 +248,7 @@ export async function closeOpenSteps(
       );
       if (closed) ended.push(closed);
       const claimedBy = (closed ?? step).claimedBy;
+      if (closed && claimedBy) await closeRunningAttempt(ctx, closed, { kind: 'cancelled', error });
       if (closed && claimedBy) {
         try {
           await executions.stop(claimedBy, error.code, error.message);
@@ -270,4 +271,21 @@ export async function expireApprovals(ctx: Interpreter, runId: string, stepIds: 
   await Promise.all(
     pending.map((a) => store.decideApproval(a.approvalId, { status: 'expired', decidedAt: now, comment })),
   );
+}
+
+/**
+ * Closes the step's current attempt if it is still recorded `running` (a gate waiting for a person: the only attempt
+ * recorded before it ends), as the pure `closeAttempt` says. Without it a gate cancelled with its run, or superseded
+ * by a new generation, would show an attempt running for good.
+ */
+export async function closeRunningAttempt(
+  ctx: Interpreter,
+  step: Pick<StepRecord, 'runId' | 'stepId' | 'generation' | 'attempts'>,
+  ending: AttemptEnding,
+): Promise<void> {
+  const { store } = ctx.deps;
+  const ref = { generation: step.generation, attempt: Math.max(1, step.attempts) };
+  const record = await store.getAttempt(step.runId, step.stepId, ref);
+  const closed = record && closeAttempt(record, ending, ctx.now());
+  if (closed) await store.updateAttempt(closed);
 }

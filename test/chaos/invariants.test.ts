@@ -204,6 +204,25 @@ describe('checkStepOnce', () => {
     ]);
   });
 
+  it('reports an attempt left running in a finished run', () => {
+    const run = withStep(soundRun({ status: 'failed', terminal: { state: 'failed', reason: 'step_failed' } }), 'c', {
+      target: 'human:conformance.approver',
+      status: 'failed',
+      attempts: [{ generation: 1, attempt: 1, outcome: 'running' }],
+    });
+
+    expect(checkStepOnce(run).map((v) => v.detail)).toEqual(['c#1 attempt 1 left running in a failed run']);
+  });
+
+  it('accepts an attempt running while the run is still open', () => {
+    const run = withStep(soundRun({ status: 'running', terminal: undefined }), 'c', {
+      status: 'awaiting_approval',
+      attempts: [{ generation: 1, attempt: 1, outcome: 'running' }],
+    });
+
+    expect(checkStepOnce(run)).toEqual([]);
+  });
+
   it('reports more attempts than the retry policy allows', () => {
     const attempts = [1, 2, 3].map((attempt) => ({ generation: 1, attempt, outcome: 'failed' }));
 

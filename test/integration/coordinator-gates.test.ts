@@ -105,6 +105,9 @@ describe('human gates', () => {
     await e.quiet();
     const { steps, run } = await e.outcome(runId);
     expect(steps.get('go')).toMatchObject({ status: 'failed', error: { code: 'E_APPROVAL_EXPIRED' } });
+    expect(await e.stack.store.listAttempts(runId, 'go')).toMatchObject([
+      { outcome: 'failed', error: { code: 'E_APPROVAL_EXPIRED' }, evidence: { gate: true, ending: 'expired' } },
+    ]);
     expect(steps.get('after')?.status).toBe('blocked');
     expect((await e.stack.store.getApproval(approval.approvalId))?.status).toBe('expired');
     expect(run.terminal).toMatchObject({ state: 'failed' });

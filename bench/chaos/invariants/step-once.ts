@@ -1,7 +1,8 @@
 /**
  * No step is lost or run twice.
  * - Lost: a finished run leaves no step open; a complete run has every step succeeded or skipped; a blocked step
- *   has an upstream step that did not release it (else nothing stopped it, and it never ran).
+ *   has an upstream step that did not release it (else nothing stopped it, and it never ran). Nor an attempt: a
+ *   finished run has no attempt record left `running` (a gate's, recorded while it waits, is closed by every ending).
  * - Twice: within one generation, attempt numbers are distinct and within the step's retry policy, at most one
  *   attempt succeeded, and the audit log shows at most one StepStarted and one StepSucceeded.
  */
@@ -39,6 +40,19 @@ function lost(run: RunObservation): Violation[] {
     }
   }
   return found;
+}
+
+function attemptsLeftRunning(run: RunObservation, step: StepObservation): Violation[] {
+  if (!FINAL_RUN_STATUSES.has(run.status)) return [];
+  return step.attempts
+    .filter((a) => a.outcome === 'running')
+    .map((a) =>
+      violation(
+        run,
+        'step-once',
+        `${generationKey(step.id, a.generation)} attempt ${a.attempt} left running in a ${run.status} run`,
+      ),
+    );
 }
 
 function attemptsTwice(run: RunObservation, step: StepObservation): Violation[] {
@@ -87,5 +101,6 @@ function announcedTwice(run: RunObservation): Violation[] {
 export const checkStepOnce: InvariantCheck = (run) => [
   ...lost(run),
   ...run.steps.flatMap((step) => attemptsTwice(run, step)),
+  ...run.steps.flatMap((step) => attemptsLeftRunning(run, step)),
   ...announcedTwice(run),
 ];

@@ -13,14 +13,14 @@
 import { isCompensationStepId } from '../../engine/compensation.ts';
 import { retryPolicy } from '../../engine/retry.ts';
 import { isTerminalStepStatus, letsStepsMove } from '../../engine/statuses.ts';
-import { decideAttemptOutcome, decideClaim, transitionCondition } from '../../engine/step-lifecycle.ts';
+import { closeAttempt, decideAttemptOutcome, decideClaim, transitionCondition } from '../../engine/step-lifecycle.ts';
 import { traceEntry } from '../../engine/trace.ts';
 import { candidateOutput, decideVerdict, type HumanDecision } from '../../engine/verify.ts';
 import { isExpressionLimitError } from '../../errors.ts';
 import type { StepError } from '../../plan/schema.ts';
 import type { CapabilityRegistry } from '../../ports/capabilities.ts';
 import type { AttemptRecord, StepRecord } from '../../ports/store.ts';
-import { recordDecisionWait } from '../coordinator-approval.ts';
+import { APPROVAL_EXPIRED_CODE, recordDecisionWait } from '../coordinator-approval.ts';
 import {
   CLAIM_ERROR_CODES,
   checkCriteriaSchema,
@@ -326,24 +326,27 @@ async function judge(
   const outcome = decideAttemptOutcome(n, { verdict: verdict ?? { verdict: 'pass' } }, policyOf(ctx, flight));
   const now = ctx.now();
   if (outcome.kind === 'succeed' && candidate.ok && candidate.source !== 'result') {
-    const decided: AttemptRecord = {
-      ...(record ?? {
-        runId: step.runId,
-        stepId: step.stepId,
-        generation: step.generation,
-        attempt: n,
-        target,
-        startedAt: now,
-      }),
-      outcome: 'succeeded',
-      finishedAt: now,
-      output: candidate.output,
+    // A passing decision is the attempt's ending whatever was recorded before (as the step's success is).
+    const open: AttemptRecord = {
+      ...(record ?? { runId: step.runId, stepId: step.stepId, generation: step.generation, attempt: n, target }),
+      startedAt: record?.startedAt ?? now,
+      outcome: 'running',
       revision: record?.revision ?? records.run.revision,
-      verdict: 'pass',
-      evidence: { ...record?.evidence, decision: decision.decision, decidedBy: decision.by ?? null, verdict: 'pass' },
+      evidence: record?.evidence ?? {},
     };
-    if (record) await ctx.deps.store.updateAttempt(decided);
-    else await ctx.deps.store.putAttempt(decided);
+    const ending = { kind: 'decided', decision, verdict: 'pass', output: candidate.output } as const;
+    const decided = closeAttempt(open, ending, now);
+    if (decided && record) await ctx.deps.store.updateAttempt(decided);
+    else if (decided) await ctx.deps.store.putAttempt(decided);
+  } else if (record && (outcome.kind === 'fail' || outcome.kind === 'retry')) {
+    // A rejection (or a decision that failed verification) ends the gate's attempt as well as the step.
+    const error = verdict?.verdict === 'fail' ? verdict.error : undefined;
+    const closed = closeAttempt(
+      record,
+      { kind: 'decided', decision, verdict: 'fail', ...(error ? { error } : {}) },
+      now,
+    );
+    if (closed) await ctx.deps.store.updateAttempt(closed);
   }
   await recordDecisionWait(ctx, step, decision.decision);
   const by = decision.by ? ` by ${decision.by}` : '';
@@ -409,7 +412,11 @@ export async function recordFailedAttempt(
       verdict: 'fail',
       evidence: {},
     });
-  else if (record.outcome !== 'failed')
+  else if (record.outcome === 'running') {
+    const kind = error.code === APPROVAL_EXPIRED_CODE ? 'expired' : 'failed';
+    const closed = closeAttempt(record, { kind, error }, ctx.now());
+    if (closed) await ctx.deps.store.updateAttempt(closed);
+  } else if (record.outcome !== 'failed')
     await ctx.deps.store.updateAttempt({ ...record, outcome: 'failed', finishedAt: ctx.now(), error, verdict: 'fail' });
   const flight: InFlight = { records, step, planStep };
   const outcome = decideAttemptOutcome(n, { error }, policyOf(ctx, flight));

@@ -3,11 +3,13 @@ import {
   type AttemptOutcome,
   attemptRecordPlace,
   CARRIED_ATTEMPT_MAX_CHARS,
+  closeAttempt,
   decideAttemptOutcome,
   STEP_TRANSITIONS,
   transitionCondition,
 } from '../../../shared/engine/step-lifecycle.ts';
 import type { StepError } from '../../../shared/plan/schema.ts';
+import type { AttemptRecord } from '../../../shared/ports/store.ts';
 
 const SUCCEED: AttemptOutcome = { kind: 'succeed' };
 const ERROR: StepError = { code: 'E_GATEWAY', message: 'down', retryable: true };
@@ -44,5 +46,58 @@ describe('the succeedCarrying transition', () => {
     expect(STEP_TRANSITIONS.succeedCarrying.to).toBe('succeeded');
     expect(transitionCondition('succeedCarrying', 3)).toEqual({ generation: 3, from: ['running'] });
     expect(transitionCondition('succeed', 3).from).toEqual(['running', 'retrying', 'awaiting_approval']);
+  });
+});
+
+describe('closeAttempt', () => {
+  const AT = '2026-12-01T00:00:00.000Z';
+  const gate: AttemptRecord = {
+    runId: 'r',
+    stepId: 'G',
+    generation: 1,
+    attempt: 1,
+    target: 'human:x',
+    startedAt: '2026-11-30T00:00:00.000Z',
+    outcome: 'running',
+    evidence: { gate: true },
+  };
+  const rejected = { decision: 'reject', comment: 'no', by: 'ann' } as const;
+
+  it('closes a running gate attempt failed with the decision as evidence when it is rejected', () => {
+    const closed = closeAttempt(gate, { kind: 'decided', decision: rejected, verdict: 'fail', error: ERROR }, AT);
+    expect(closed).toMatchObject({
+      outcome: 'failed',
+      finishedAt: AT,
+      verdict: 'fail',
+      error: ERROR,
+      evidence: { gate: true, decision: 'reject', decidedBy: 'ann', comment: 'no', verdict: 'fail' },
+    });
+  });
+
+  it('closes a running gate attempt succeeded when the decision passes', () => {
+    const approved = {
+      kind: 'decided',
+      decision: { decision: 'approve' },
+      verdict: 'pass',
+      output: { ok: 1 },
+    } as const;
+    const closed = closeAttempt(gate, approved, AT);
+    expect(closed).toMatchObject({
+      outcome: 'succeeded',
+      verdict: 'pass',
+      output: { ok: 1 },
+      evidence: { decision: 'approve' },
+    });
+    expect(closed?.error).toBeUndefined();
+  });
+
+  it.each(['expired', 'cancelled', 'invalidated'] as const)('closes it failed with the ending when %s', (kind) => {
+    const closed = closeAttempt(gate, { kind, error: ERROR }, AT);
+    expect(closed).toMatchObject({ outcome: 'failed', finishedAt: AT, error: ERROR, evidence: { ending: kind } });
+  });
+
+  it('leaves an attempt that ended already as it is (the first ending written stays)', () => {
+    const ended: AttemptRecord = { ...gate, outcome: 'succeeded', finishedAt: AT };
+    expect(closeAttempt(ended, { kind: 'cancelled', error: ERROR }, AT)).toBeUndefined();
   });
 });
