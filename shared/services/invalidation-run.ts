@@ -7,11 +7,13 @@
  * 2. every step of the scope gets its next generation before any starts (so no new result can be released into a
  *    dependent still on its old generation);
  * 3. the executions of superseded in-flight generations are stopped (their late results fail the generation
- *    condition anyway) and their gates closed; a live run that finished meanwhile reopens now; StepsInvalidated is
+ *    condition anyway) and their gates closed; a live run that finished meanwhile reopens now (and again, should a
+ *    look at the run that read its steps before they moved finish it before the announcement); StepsInvalidated is
  *    announced by a write on the run conditioned on it letting steps move (a run cancelled meanwhile announces
  *    nothing more, and the new generations are closed);
  * 4. steps that an upstream failure outside the scope keeps from ever running are blocked, upstream steps that
- *    finished meanwhile are counted, and every step with nothing left to wait for is started.
+ *    finished meanwhile are counted, every step with nothing left to wait for is started, and with blocked steps
+ *    (a repeat's earlier ones too) the run's end is looked at.
  *
  * An invalidation with a key (its event id, a request's idempotency key) is repeatable: each new generation carries
  * the key, so a repeat after a first try that failed part-way (a throttle, a lost answer) takes the steps it already
