@@ -7,11 +7,13 @@
  * 2. every step of the scope gets its next generation before any starts (so no new result can be released into a
  *    dependent still on its old generation);
  * 3. the executions of superseded in-flight generations are stopped (their late results fail the generation
- *    condition anyway) and their gates closed; a live run that finished meanwhile reopens now; StepsInvalidated is
+ *    condition anyway) and their gates closed; a live run that finished meanwhile reopens now (and again, should a
+ *    look at the run that read its steps before they moved finish it before the announcement); StepsInvalidated is
  *    announced by a write on the run conditioned on it letting steps move (a run cancelled meanwhile announces
  *    nothing more, and the new generations are closed);
  * 4. steps that an upstream failure outside the scope keeps from ever running are blocked, upstream steps that
- *    finished meanwhile are counted, and every step with nothing left to wait for is started.
+ *    finished meanwhile are counted, every step with nothing left to wait for is started, and with blocked steps
+ *    (a repeat's earlier ones too) the run's end is looked at.
  *
  * An invalidation with a key (its event id, a request's idempotency key) is repeatable: each new generation carries
  * the key, so a repeat after a first try that failed part-way (a throttle, a lost answer) takes the steps it already
@@ -117,13 +119,15 @@ export async function invalidateInRun(
   reopened = (await reopenIfFinished(ctx, await ctx.getRun(runId), reason)) || reopened;
   // StepsInvalidated travels with a write only a run that lets steps move takes: a run cancelled meanwhile has
   // nothing published after its RunFinished.
-  const announced = await ctx.updateRun(
-    runId,
-    STEP_MOVING_RUN_STATUSES,
-    { updatedAt: ctx.now() },
-    // In parts, each naming a bounded slice of the steps (events/bounded-details.ts): no event grows with the plan.
-    { events: stepsInvalidatedParts(runId, stepIds, reason).map((part) => event('StepsInvalidated', part)) },
-  );
+  let announced = await announce(ctx, runId, stepIds, reason);
+  // Finished again after the re-read: a look at the run that read its steps before they moved took it for over (its
+  // write is conditioned on the run only). The new generations are open in a finished run: it reopens once more.
+  for (let tries = 0; !announced && tries < MAX_REOPENINGS; tries++) {
+    const current = await ctx.getRun(runId);
+    if (!isReopenable(current)) break;
+    reopened = (await reopenIfFinished(ctx, current, reason)) || reopened;
+    announced = await announce(ctx, runId, stepIds, reason);
+  }
   if (!announced) {
     // Cancelled while the generations were being started: the cancellation may have closed the old ones only.
     if ((await ctx.getRun(runId)).status === 'cancelled') {
@@ -138,9 +142,27 @@ export async function invalidateInRun(
   const open = moved.map((m) => m.after).filter((s) => !blocked.has(s.stepId));
   const ready = await catchUpReleases(ctx, runId, open, new Set(scope));
   await Promise.all(ready.filter(isStartable).map((s) => startStep(ctx, s)));
-  // Blocked steps are settled steps: with nothing else left open, the run finishes again here.
-  if (blockedSteps.length > 0) await checkRunEnd(ctx, loaded, runId, blockedSteps);
+  // Blocked steps are settled steps: with nothing else left open, the run finishes again here. A repeat counts the
+  // steps its first try blocked too: that try may have failed before this look, and nobody else makes it.
+  const blockedEarlier = moved.filter((m) => own.has(m.after.stepId) && m.after.status === 'blocked');
+  const settled = [...blockedSteps, ...blockedEarlier.map((m) => m.after)];
+  if (settled.length > 0) await checkRunEnd(ctx, loaded, runId, settled);
   return { runId, stepIds, reopened };
+}
+
+/** How often an invalidation reopens a run that keeps finishing under it before it gives up (and throws nothing). */
+const MAX_REOPENINGS = 3;
+
+/** StepsInvalidated, with a write only a run that lets steps move takes; false when the run took no steps moving. */
+async function announce(ctx: Interpreter, runId: string, stepIds: readonly string[], reason: string): Promise<boolean> {
+  const announced = await ctx.updateRun(
+    runId,
+    STEP_MOVING_RUN_STATUSES,
+    { updatedAt: ctx.now() },
+    // In parts, each naming a bounded slice of the steps (events/bounded-details.ts): no event grows with the plan.
+    { events: stepsInvalidatedParts(runId, stepIds, reason).map((part) => event('StepsInvalidated', part)) },
+  );
+  return announced !== undefined;
 }
 
 /**
