@@ -6,30 +6,12 @@
  * a generation twice.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStack } from '../../infra/local/boot.ts';
+import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { type LocalStack, plan, type RunView, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
-import { createStoreFaults, type StoreFaults } from '../support/stack-faults.ts';
+import { plan, type RunView, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
+import { useStackWithFaults } from '../support/stack-faults.ts';
 
-let stack: LocalStack;
-let faults: StoreFaults;
-
-beforeAll(async () => {
-  faults = createStoreFaults();
-  stack = await startLocalStack({
-    conformance: true,
-    backoffMs: 5,
-    retryIntervalMs: 5,
-    demoDelayMs: 0,
-    token: 'test-token',
-    wrapStore: faults.wrap,
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const { stack, faults } = useStackWithFaults();
 
 const echo = (id: string, fields: Parameters<typeof step>[3] = {}) =>
   step(stack, id, T.echo, { input: { value: id }, ...fields });
