@@ -3,40 +3,13 @@
  * embedded stack's real state machines: the repeat finds the run already ended by its own earlier write and must
  * still answer the run execution's waiter, or that execution waits until its deadline (the chaos suite's "stuck").
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStack } from '../../infra/local/boot.ts';
+import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import { runExecutionName } from '../../shared/ports/executions.ts';
-import type { RunRecord } from '../../shared/ports/store.ts';
-import { type LocalStack, plan, statusOf, step, summary, waitForRun } from '../support/local-stack.ts';
-import {
-  createHandlerFaults,
-  createStoreFaults,
-  type HandlerFaults,
-  type StoreFaults,
-} from '../support/stack-faults.ts';
+import { plan, statusOf, step, summary, waitForRun } from '../support/local-stack.ts';
+import { loseRunEndAnswer, useStackWithFaults } from '../support/stack-faults.ts';
 
-let stack: LocalStack;
-let faults: StoreFaults;
-let handlers: HandlerFaults;
-
-beforeAll(async () => {
-  faults = createStoreFaults();
-  handlers = createHandlerFaults();
-  stack = await startLocalStack({
-    conformance: true,
-    backoffMs: 5,
-    retryIntervalMs: 5,
-    demoDelayMs: 0,
-    token: 'test-token',
-    wrapStore: faults.wrap,
-    wrapHandler: handlers.wrap,
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const { stack, faults, handlers } = useStackWithFaults();
 
 /** The status of the run's (first) run execution once the stack has nothing left to do. */
 async function runExecutionStatus(runId: string): Promise<string | undefined> {
@@ -47,14 +20,7 @@ async function runExecutionStatus(runId: string): Promise<string | undefined> {
 describe('a pause whose write landed but whose answer was lost', () => {
   it("answers the run execution's waiter when the repeat finds its own pause", async () => {
     const objective = 'pause answer lost';
-    const lost = faults.throwOn({
-      method: 'updateRun',
-      when: 'after',
-      name: 'TimeoutError',
-      match: (call) =>
-        call.runId === faults.runIdFor(objective) &&
-        (call.args[2] as Partial<RunRecord>).terminal?.reason === 'approval_expired',
-    });
+    const lost = loseRunEndAnswer(faults, objective, { reason: 'approval_expired' });
     // Nothing but the expiry's own Task pauses this run: no step ends, so no settling answers the waiter instead.
     const runId = await stack.startRun({
       plan: plan(objective, [
@@ -84,14 +50,7 @@ describe('a failure before the start whose write landed but whose answer was los
       { key: 'Coordinator', match: (p) => p.action === 'startRun' && p.runId === faults.runIdFor(objective) },
       'Error',
     );
-    const lost = faults.throwOn({
-      method: 'updateRun',
-      when: 'after',
-      name: 'TimeoutError',
-      match: (call) =>
-        call.runId === faults.runIdFor(objective) &&
-        (call.args[2] as Partial<RunRecord>).terminal?.reason === 'planning_failed',
-    });
+    const lost = loseRunEndAnswer(faults, objective, { reason: 'planning_failed' });
     const runId = await stack.startRun({
       plan: plan(objective, [
         step(stack, 'A', T.sleep, { input: { ms: 1500 } }),
@@ -116,14 +75,7 @@ describe('a failure before the start whose write landed but whose answer was los
 describe('a cancellation with compensation whose end landed but whose answer was lost', () => {
   it("answers the run execution's waiter when the repeat finds the run cancelled", async () => {
     const objective = 'compensated cancel answer lost';
-    const lost = faults.throwOn({
-      method: 'updateRun',
-      when: 'after',
-      name: 'TimeoutError',
-      match: (call) =>
-        call.runId === faults.runIdFor(objective) &&
-        (call.args[2] as Partial<RunRecord>).terminal?.state === 'cancelled',
-    });
+    const lost = loseRunEndAnswer(faults, objective, { state: 'cancelled' });
     const runId = await stack.startRun({
       plan: plan(objective, [
         step(stack, 'one', T.ledger, { input: { entry: { id: 'one' } }, segment: 'release' }),
@@ -145,34 +97,11 @@ describe('a cancellation with compensation whose end landed but whose answer was
 });
 
 describe('a deadline failure whose write landed but whose answer was lost', () => {
-  let short: LocalStack;
-  let shortFaults: StoreFaults;
-  beforeAll(async () => {
-    shortFaults = createStoreFaults();
-    short = await startLocalStack({
-      conformance: true,
-      backoffMs: 5,
-      retryIntervalMs: 5,
-      demoDelayMs: 0,
-      token: 'test-token',
-      limits: { runDeadlineSeconds: 2 },
-      wrapStore: shortFaults.wrap,
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await short?.close();
-  });
+  const { stack: short, faults: shortFaults } = useStackWithFaults({ limits: { runDeadlineSeconds: 2 } });
 
   it('still closes the open steps when FinalizeRun is repeated', async () => {
     const objective = 'deadline answer lost';
-    const lost = shortFaults.throwOn({
-      method: 'updateRun',
-      when: 'after',
-      name: 'TimeoutError',
-      match: (call) =>
-        call.runId === shortFaults.runIdFor(objective) &&
-        (call.args[2] as Partial<RunRecord>).terminal?.reason === 'deadline',
-    });
+    const lost = loseRunEndAnswer(shortFaults, objective, { reason: 'deadline' });
     const runId = await short.startRun({
       plan: plan(objective, [step(short, 'S', T.sleep, { input: { ms: 20_000 } })]),
     });

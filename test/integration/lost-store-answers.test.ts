@@ -4,30 +4,13 @@
  * own earlier write applied and go on to what follows it, or the run stays open with nothing left to move it (the
  * chaos suite's "stuck", `store.write:timeout@0.03`).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStack } from '../../infra/local/boot.ts';
+import { describe, expect, it } from 'vitest';
 import { ledgerEntries, CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { type LocalStack, plan, statusOf, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
-import { createStoreFaults, type StoreFaults } from '../support/stack-faults.ts';
+import { auditLog } from '../support/api-reads.ts';
+import { plan, statusOf, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
+import { useStackWithFaults } from '../support/stack-faults.ts';
 
-let stack: LocalStack;
-let faults: StoreFaults;
-
-beforeAll(async () => {
-  faults = createStoreFaults();
-  stack = await startLocalStack({
-    conformance: true,
-    backoffMs: 5,
-    retryIntervalMs: 5,
-    demoDelayMs: 0,
-    token: 'test-token',
-    wrapStore: faults.wrap,
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const { stack, faults } = useStackWithFaults();
 
 describe('a side effect whose idempotency completion is not written', () => {
   /** A ledger step `L` between two echoes; the completion of its record is refused `times` times (a timeout). */
@@ -99,8 +82,7 @@ describe('a reopening whose write landed but whose answer was lost', () => {
       runId,
       (run) => run.status === 'complete' && stepOf(run, 'B').generation === 2,
     );
-    const events = await stack.request('GET', `/runs/${runId}/events`);
-    const finished = (events.json as { events: { type: string }[] }).events.filter((e) => e.type === 'RunFinished');
+    const finished = (await auditLog(stack, runId)).filter((e) => e.type === 'RunFinished');
 
     expect(lost.count()).toBe(1);
     expect(answer.status, JSON.stringify(answer.json)).toBe(202);

@@ -5,55 +5,16 @@
  * reopens on the new revision, a revision that adds a mutating target waits for a person's approval, a cancelled
  * run is refused, and a request racing a step failure gives one current revision.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startLocalStack } from '../../infra/local/boot.ts';
+import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { settingsFromEnv } from '../../shared/config/settings.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
-import {
-  completion,
-  type FakeChatRequest,
-  type FakeOpenAI,
-  formatName,
-  startFakeOpenAI,
-} from '../support/fake-openai-server.ts';
-import { getRun, type LocalStack, plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
+import { revisions } from '../support/api-reads.ts';
+import { type FakeChatRequest, formatName } from '../support/fake-openai-server.ts';
+import { getRun, plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
+import { useModelPlanner, userText } from '../support/model-planner.ts';
 
-let fake: FakeOpenAI;
-let stack: LocalStack;
-/** The revision the fake model proposes, given the current plan's steps (as the prompt carries them). */
-let revise: (steps: PlanStep[]) => PlanStep[] = (steps) => steps;
-/** Held before the model answers (a race's barrier); resolved by the test. */
-let hold: Promise<void> = Promise.resolve();
-
-const userText = (request: FakeChatRequest): string =>
-  request.body.messages.find((m) => m.role === 'user')?.content ?? '';
-
-beforeAll(async () => {
-  fake = await startFakeOpenAI({
-    reply: async (request) => {
-      await hold;
-      const text = userText(request);
-      const objective = /Objective:\n(.*)/.exec(text)?.[1] ?? '';
-      const current = /Current plan:\n(.*)/.exec(text)?.[1];
-      const steps = current === undefined ? [] : (JSON.parse(current) as { steps: PlanStep[] }).steps;
-      return completion({ ...plan(objective, revise(steps)), revision: 2 });
-    },
-  });
-  const settings = settingsFromEnv({ CAIRN_MODEL_URL: fake.baseUrl, CAIRN_MODEL: 'fake-model' });
-  stack = await startLocalStack({ settings, conformance: true, backoffMs: 5, demoDelayMs: 0, token: 'test-token' });
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-  await fake?.close();
-});
-
-beforeEach(() => {
-  fake.requests.length = 0;
-  revise = (steps) => steps;
-  hold = Promise.resolve();
-});
+const model = useModelPlanner();
+const { stack } = model;
 
 const echo = (id: string, fields: Partial<PlanStep> = {}) =>
   step(stack, id, T.echo, { input: { value: id }, ...fields });
@@ -77,23 +38,18 @@ async function eventTypes(runId: string): Promise<string[]> {
   return (json as { events: { type: string }[] }).events.map((e) => e.type);
 }
 
-async function revisions(runId: string): Promise<number[]> {
-  const { json } = await stack.request('GET', `/runs/${runId}/revisions`);
-  return (json as { revisions: { revision: number }[] }).revisions.map((r) => r.revision);
-}
-
 describe('a person replans a complete run', () => {
   it('reopens it on the revision the model made from the reason and the new objective, keeping finished work', async () => {
     const runId = await stack.startRun({ plan: plan('echo one thing', [echo('A')]) });
     const first = await waitForRun(stack, runId);
     expect(first.status, summary(first)).toBe('complete');
-    revise = (steps) => [...steps, echo('B', { dependsOn: ['A'] })];
+    model.revise = (steps) => [...steps, echo('B', { dependsOn: ['A'] })];
 
     const { status, job } = await replanJob(runId, { reason: 'we also need B', objective: 'echo two things' });
 
     expect(status).toBe(202);
     expect(job).toMatchObject({ status: 'succeeded', revision: 2 });
-    const prompt = userText(fake.requests.at(-1) as FakeChatRequest);
+    const prompt = userText(model.fake.requests.at(-1) as FakeChatRequest);
     expect(prompt).toContain('Objective:\necho two things');
     expect(prompt).toContain('Their reason: we also need B');
     const done = await waitForRun(stack, runId, (r) => r.status === 'complete' && r.revision === 2);
@@ -103,13 +59,13 @@ describe('a person replans a complete run', () => {
     const types = await eventTypes(runId);
     expect(types.filter((t) => t === 'RunFinished')).toHaveLength(2);
     expect(types.indexOf('RunReopened')).toBeGreaterThan(types.indexOf('RunFinished'));
-    expect(await revisions(runId)).toEqual([1, 2]);
+    expect(await revisions(stack, runId)).toEqual([1, 2]);
   });
 
   it('runs a changed finished step again, and what depends on it, while an unchanged one keeps its output', async () => {
     const runId = await stack.startRun({ plan: plan('echo', [echo('A'), echo('B'), echo('C', { dependsOn: ['B'] })]) });
     await waitForRun(stack, runId);
-    revise = (steps) => steps.map((s) => (s.id === 'B' ? { ...s, input: { value: 'B, again' } } : s));
+    model.revise = (steps) => steps.map((s) => (s.id === 'B' ? { ...s, input: { value: 'B, again' } } : s));
 
     expect((await replanJob(runId, { reason: 'B said the wrong thing' })).job).toMatchObject({ revision: 2 });
 
@@ -126,7 +82,7 @@ describe('a revision that adds a mutating target', () => {
   it('waits for a person: the run stays as it was until the approval, then reopens and runs it', async () => {
     const runId = await stack.startRun({ plan: plan('echo, then record', [echo('A')]) });
     await waitForRun(stack, runId);
-    revise = (steps) => [...steps, ledger('L', { dependsOn: ['A'] })];
+    model.revise = (steps) => [...steps, ledger('L', { dependsOn: ['A'] })];
 
     const { job } = await replanJob(runId, { reason: 'record it in the ledger' });
 
@@ -153,7 +109,7 @@ describe('a revision that adds a mutating target', () => {
   it('is dropped on a rejection: the previous revision stays and the approval says so', async () => {
     const runId = await stack.startRun({ plan: plan('echo, maybe record', [echo('A')]) });
     await waitForRun(stack, runId);
-    revise = (steps) => [...steps, ledger('L', { dependsOn: ['A'] })];
+    model.revise = (steps) => [...steps, ledger('L', { dependsOn: ['A'] })];
     const { job } = await replanJob(runId, { reason: 'record it in the ledger' });
     const eventsBefore = await eventTypes(runId);
 
@@ -168,7 +124,7 @@ describe('a revision that adds a mutating target', () => {
     });
     await stack.settled();
     expect(await getRun(stack, runId)).toMatchObject({ status: 'complete', revision: 1 });
-    expect(await revisions(runId)).toEqual([1]);
+    expect(await revisions(stack, runId)).toEqual([1]);
     // Nothing is announced after the run's RunFinished while it stays finished.
     expect(await eventTypes(runId)).toEqual(eventsBefore);
     const again = await stack.request('POST', `/approvals/${job?.approvalId}`, { decision: 'approve' });
@@ -197,10 +153,10 @@ describe('requests the run refuses', () => {
 describe('a replan request racing a step failure', () => {
   it('gives one current revision: the request and the automatic replan never both apply', async () => {
     let release = () => {};
-    hold = new Promise<void>((resolve) => {
+    model.hold = new Promise<void>((resolve) => {
       release = resolve;
     });
-    revise = (steps) => steps.map((s) => (s.id === 'F' ? echo('F') : s));
+    model.revise = (steps) => steps.map((s) => (s.id === 'F' ? echo('F') : s));
     const runId = await stack.startRun({
       plan: plan('fail, then replan', [
         echo('A'),
@@ -210,7 +166,7 @@ describe('a replan request racing a step failure', () => {
     // The failure's replan is with the model (held) when the person's request arrives.
     await waitForRun(stack, runId, (r) => r.steps.some((s) => s.id === 'F' && s.status === 'failed'), 10_000);
     const asked = stack.request('POST', `/runs/${runId}/replan`, { reason: 'F is fixed' });
-    for (let i = 0; i < 200 && fake.requests.filter((r) => formatName(r) === 'submit_plan').length < 2; i++)
+    for (let i = 0; i < 200 && model.fake.requests.filter((r) => formatName(r) === 'submit_plan').length < 2; i++)
       await new Promise((resolve) => setTimeout(resolve, 10));
     release();
     expect([202, 409]).toContain((await asked).status);
@@ -219,7 +175,7 @@ describe('a replan request racing a step failure', () => {
     await stack.settled();
 
     expect(done.status, summary(done)).toBe('complete');
-    expect(await revisions(runId)).toEqual([1, 2]);
+    expect(await revisions(stack, runId)).toEqual([1, 2]);
     expect(stepOf(done, 'F')).toMatchObject({ status: 'succeeded', generation: 2 });
     expect(stepOf(done, 'A')).toMatchObject({ generation: 1 });
     expect((await eventTypes(runId)).filter((t) => t === 'PlanRevised')).toHaveLength(1);

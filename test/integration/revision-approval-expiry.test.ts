@@ -4,22 +4,15 @@
  * step machine's task-token wait. Nobody decides: the approval expires, the revision is not made, and a late
  * decision is refused with 410 like any expired approval's.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startLocalStack } from '../../infra/local/boot.ts';
+import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { settingsFromEnv } from '../../shared/config/settings.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
-import { completion, type FakeChatRequest, type FakeOpenAI, startFakeOpenAI } from '../support/fake-openai-server.ts';
-import { getRun, type LocalStack, plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
+import { type ApprovalView, revisions } from '../support/api-reads.ts';
+import { getRun, plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
+import { useModelPlanner } from '../support/model-planner.ts';
 
 /** The run deadline, and so a revision approval's: short, so that it passes while the test waits. */
 const DEADLINE_SECONDS = 3;
-
-let fake: FakeOpenAI;
-let stack: LocalStack;
-
-const userText = (request: FakeChatRequest): string =>
-  request.body.messages.find((m) => m.role === 'user')?.content ?? '';
 
 /** Every revision the fake model proposes replaces F by a ledger write, or adds one: a mutating target. */
 const withLedger = (steps: PlanStep[]): PlanStep[] => {
@@ -31,43 +24,7 @@ const withLedger = (steps: PlanStep[]): PlanStep[] => {
   return steps.some((s) => s.id === 'F') ? steps.map((s) => (s.id === 'F' ? ledger : s)) : [...steps, ledger];
 };
 
-beforeAll(async () => {
-  fake = await startFakeOpenAI({
-    reply: async (request) => {
-      const text = userText(request);
-      const objective = /Objective:\n(.*)/.exec(text)?.[1] ?? '';
-      const current = /Current plan:\n(.*)/.exec(text)?.[1];
-      const steps = current === undefined ? [] : (JSON.parse(current) as { steps: PlanStep[] }).steps;
-      return completion({ ...plan(objective, withLedger(steps)), revision: 2 });
-    },
-  });
-  const settings = settingsFromEnv({ CAIRN_MODEL_URL: fake.baseUrl, CAIRN_MODEL: 'fake-model' });
-  stack = await startLocalStack({
-    settings,
-    limits: { runDeadlineSeconds: DEADLINE_SECONDS },
-    conformance: true,
-    backoffMs: 5,
-    demoDelayMs: 0,
-    token: 'test-token',
-  });
-}, 300_000);
-
-afterAll(async () => {
-  await stack?.close();
-  await fake?.close();
-});
-
-beforeEach(() => {
-  fake.requests.length = 0;
-});
-
-interface ApprovalView {
-  approvalId: string;
-  kind: string;
-  status: string;
-  comment?: string;
-  deadline: string;
-}
+const { stack } = useModelPlanner({ revise: withLedger, stack: { limits: { runDeadlineSeconds: DEADLINE_SECONDS } } });
 
 async function revisionApproval(runId: string): Promise<ApprovalView | undefined> {
   const { json } = await stack.request('GET', `/approvals?runId=${runId}`);
@@ -86,11 +43,6 @@ async function waitForApproval(runId: string, until: (a: ApprovalView) => boolea
   );
 }
 
-async function revisions(runId: string): Promise<number[]> {
-  const { json } = await stack.request('GET', `/runs/${runId}/revisions`);
-  return (json as { revisions: { revision: number }[] }).revisions.map((r) => r.revision);
-}
-
 describe('a revision approval nobody decides', () => {
   it('expires at its deadline: a complete run stays at its revision and a late decision gets 410', async () => {
     const runId = await stack.startRun({ plan: plan('echo', [step(stack, 'A', T.echo, { input: { value: 'A' } })]) });
@@ -107,7 +59,7 @@ describe('a revision approval nobody decides', () => {
     expect(late).toMatchObject({ status: 410, json: { error: { code: 'E_APPROVAL_EXPIRED' } } });
     await stack.settled();
     expect(await getRun(stack, runId)).toMatchObject({ status: 'complete', revision: 1 });
-    expect(await revisions(runId)).toEqual([1]);
+    expect(await revisions(stack, runId)).toEqual([1]);
   }, 60_000);
 
   it('expires when an automatic replan waits for it: the revision is not made and the failure stands', async () => {
@@ -131,6 +83,6 @@ describe('a revision approval nobody decides', () => {
     expect(run?.replanDeclines?.join(' ')).toContain('E_APPROVAL_EXPIRED');
     const late = await stack.request('POST', `/approvals/${pending.approvalId}`, { decision: 'approve' });
     expect(late.status).toBe(410);
-    expect(await revisions(runId)).toEqual([1]);
+    expect(await revisions(stack, runId)).toEqual([1]);
   }, 60_000);
 });

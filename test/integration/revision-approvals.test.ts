@@ -5,55 +5,19 @@
  * closes the approval so that a late decision changes nothing. The planner is a model behind an OpenAI-compatible
  * endpoint (a fake in process) so that each test says which revision it proposes.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startLocalStack } from '../../infra/local/boot.ts';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { settingsFromEnv } from '../../shared/config/settings.ts';
-import type { PlanStep } from '../../shared/plan/schema.ts';
-import {
-  completion,
-  type FakeChatRequest,
-  type FakeOpenAI,
-  formatName,
-  startFakeOpenAI,
-} from '../support/fake-openai-server.ts';
-import { getRun, type LocalStack, plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
+import { revisions } from '../support/api-reads.ts';
+import { formatName } from '../support/fake-openai-server.ts';
+import { getRun, plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
+import { useModelPlanner } from '../support/model-planner.ts';
 
-let fake: FakeOpenAI;
-let stack: LocalStack;
-/** The revision the fake model proposes, given the current plan's steps (as the prompt carries them). */
-let revise: (steps: PlanStep[]) => PlanStep[] = (steps) => steps;
-/** Held before the model answers (a race's barrier); resolved by the test. */
-let hold: Promise<void> = Promise.resolve();
-
-const userText = (request: FakeChatRequest): string =>
-  request.body.messages.find((m) => m.role === 'user')?.content ?? '';
-
-beforeAll(async () => {
-  fake = await startFakeOpenAI({
-    reply: async (request) => {
-      await hold;
-      const text = userText(request);
-      const objective = /Objective:\n(.*)/.exec(text)?.[1] ?? '';
-      const current = /Current plan:\n(.*)/.exec(text)?.[1];
-      const steps = current === undefined ? [] : (JSON.parse(current) as { steps: PlanStep[] }).steps;
-      return completion({ ...plan(objective, revise(steps)), revision: 2 });
-    },
-  });
-  const settings = settingsFromEnv({ CAIRN_MODEL_URL: fake.baseUrl, CAIRN_MODEL: 'fake-model' });
-  stack = await startLocalStack({ settings, conformance: true, backoffMs: 5, demoDelayMs: 0, token: 'test-token' });
-}, 300_000);
-
-afterAll(async () => {
-  await stack?.close();
-  await fake?.close();
-});
+const model = useModelPlanner();
+const { stack } = model;
 
 beforeEach(() => {
-  fake.requests.length = 0;
-  hold = Promise.resolve();
   // The failed step F is replaced by a ledger write: a mutating target the plan did not have.
-  revise = (steps) =>
+  model.revise = (steps) =>
     steps.map((s) =>
       s.id === 'F'
         ? step(stack, 'F', T.ledger, {
@@ -93,11 +57,6 @@ async function runAwaitingRevision(objective: string): Promise<{ runId: string; 
 const approvalOf = async (id: string): Promise<ApprovalView> =>
   ((await stack.request('GET', `/approvals/${id}`)).json as { approval: ApprovalView }).approval;
 
-async function revisions(runId: string): Promise<number[]> {
-  const { json } = await stack.request('GET', `/runs/${runId}/revisions`);
-  return (json as { revisions: { revision: number }[] }).revisions.map((r) => r.revision);
-}
-
 describe('an automatic replan whose revision adds a mutating target', () => {
   it('waits for a person, and on approval makes the revision and the run completes', async () => {
     const { runId, approval } = await runAwaitingRevision('echo, then fail');
@@ -119,7 +78,7 @@ describe('an automatic replan whose revision adds a mutating target', () => {
       output: { entryId: expect.any(String) },
     });
     expect(stepOf(done, 'A')).toMatchObject({ status: 'succeeded', generation: 1 });
-    expect(await revisions(runId)).toEqual([1, 2]);
+    expect(await revisions(stack, runId)).toEqual([1, 2]);
   }, 60_000);
 
   it('ends the run failed on a rejection, the failure standing and the rejection its evidence', async () => {
@@ -136,7 +95,7 @@ describe('an automatic replan whose revision adds a mutating target', () => {
     expect(done.revision).toBe(1);
     expect(stepOf(done, 'F')).toMatchObject({ status: 'failed', generation: 1 });
     expect(JSON.stringify(done.terminal?.evidence)).toContain('E_REVISION_REJECTED');
-    expect(await revisions(runId)).toEqual([1]);
+    expect(await revisions(stack, runId)).toEqual([1]);
   }, 60_000);
 });
 
@@ -160,7 +119,7 @@ describe('cancelling a run whose revision waits for a person', () => {
       expect(late).toMatchObject({ status: 409, json: { error: { code: 'E_RUN_CANCELLED' } } });
       await stack.settled();
       expect(await getRun(stack, runId)).toMatchObject({ status: 'cancelled', revision: 1 });
-      expect(await revisions(runId)).toEqual([1]);
+      expect(await revisions(stack, runId)).toEqual([1]);
       expect(await approvalOf(approval.approvalId)).toMatchObject({ status: 'expired' });
     }, 60_000);
   }
@@ -169,7 +128,7 @@ describe('cancelling a run whose revision waits for a person', () => {
 describe('a replan request racing a step failure whose revision adds a mutating target', () => {
   it('holds one revision for one approval, and its approval makes one revision', async () => {
     let release = () => {};
-    hold = new Promise<void>((resolve) => {
+    model.hold = new Promise<void>((resolve) => {
       release = resolve;
     });
     const runId = await stack.startRun({
@@ -181,10 +140,10 @@ describe('a replan request racing a step failure whose revision adds a mutating 
     // The failure's replan is with the model (held) when the person's request arrives.
     await waitForRun(stack, runId, (r) => r.steps.some((s) => s.id === 'F' && s.status === 'failed'), 10_000);
     const asked = stack.request('POST', `/runs/${runId}/replan`, { reason: 'F needs the ledger' });
-    for (let i = 0; i < 200 && fake.requests.filter((r) => formatName(r) === 'submit_plan').length < 2; i++)
+    for (let i = 0; i < 200 && model.fake.requests.filter((r) => formatName(r) === 'submit_plan').length < 2; i++)
       await new Promise((resolve) => setTimeout(resolve, 10));
     // Both asked the model before either answered: the race is real.
-    expect(fake.requests.filter((r) => formatName(r) === 'submit_plan').length).toBe(2);
+    expect(model.fake.requests.filter((r) => formatName(r) === 'submit_plan').length).toBe(2);
     release();
     expect([202, 409]).toContain((await asked).status);
     await stack.settled();
@@ -197,7 +156,7 @@ describe('a replan request racing a step failure whose revision adds a mutating 
 
     const done = await waitForRun(stack, runId);
     expect(done.status, summary(done)).toBe('complete');
-    expect(await revisions(runId)).toEqual([1, 2]);
+    expect(await revisions(stack, runId)).toEqual([1, 2]);
     expect(stepOf(done, 'F')).toMatchObject({ status: 'succeeded', generation: 2 });
     expect((await stack.store.getRun(runId))?.replans).toBe(1);
     const events = (await stack.request('GET', `/runs/${runId}/events`)).json as { events: { type: string }[] };

@@ -8,15 +8,13 @@
  *   invalidation reopens must finish again: the closed steps never reached the run's frontier, so once the new
  *   generations ended nobody looked at the run and it stayed `running` with nothing open.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStack } from '../../infra/local/boot.ts';
+import { describe, expect, it } from 'vitest';
 import type { LocalHandler } from '../../infra/local/local-executions.ts';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { type LocalStack, plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
-import { createStoreFaults, type StoreFaults } from '../support/stack-faults.ts';
+import { type AuditEvent, auditLog } from '../support/api-reads.ts';
+import { plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
+import { useStackWithFaults } from '../support/stack-faults.ts';
 
-let stack: LocalStack;
-let faults: StoreFaults;
 /** Runs whose StartRun loses its answer on every try (the work is done, Step Functions hears a service error). */
 const startLost = new Set<string>();
 
@@ -32,32 +30,10 @@ const losingStartRun =
     throw error;
   };
 
-beforeAll(async () => {
-  faults = createStoreFaults();
-  stack = await startLocalStack({
-    conformance: true,
-    backoffMs: 5,
-    retryIntervalMs: 5,
-    demoDelayMs: 0,
-    token: 'test-token',
-    wrapStore: faults.wrap,
-    wrapHandler: losingStartRun,
-  });
-}, 300_000);
+const { stack, faults } = useStackWithFaults({ wrapHandler: losingStartRun });
 
-afterAll(async () => {
-  await stack?.close();
-});
-
-interface EventView {
-  readonly type: string;
+interface EventView extends AuditEvent {
   readonly at: string;
-  readonly stepId?: string;
-}
-
-async function eventsOf(runId: string): Promise<EventView[]> {
-  const { json } = await stack.request('GET', `/runs/${runId}/events`);
-  return (json as { events: EventView[] }).events;
 }
 
 /** Events later than the run's last RunFinished. */
@@ -96,7 +72,7 @@ describe('a run whose StartRun spent its retries after starting steps', () => {
     await new Promise((resolve) => setTimeout(resolve, 2000));
     await stack.settled();
     const after = await waitForRun(stack, runId, undefined, 5_000);
-    const events = await eventsOf(runId);
+    const events = await auditLog<EventView>(stack, runId);
 
     expect(closeThrottled.count()).toBe(1);
     expect(done.terminal).toMatchObject({ state: 'failed', reason: 'planning_failed' });

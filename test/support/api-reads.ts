@@ -13,6 +13,8 @@ export interface ApprovalView {
   readonly status: string;
   readonly question: string;
   readonly deadline: string;
+  /** The decider's comment, or why the approval closed without one. */
+  readonly comment?: string;
 }
 
 /** An entry of a run's audit log as GET /runs/{id}/events gives it. */
@@ -43,3 +45,9 @@ export async function pendingApproval(stack: LocalStack, runId: string, stepId?:
 /** A person's decision on an approval, through the API. */
 export const decide = (stack: LocalStack, approval: Pick<ApprovalView, 'approvalId'>, body: Record<string, unknown>) =>
   stack.request('POST', `/approvals/${encodeURIComponent(approval.approvalId)}`, body);
+
+/** The run's revision numbers, oldest first. */
+export async function revisions(stack: LocalStack, runId: string): Promise<number[]> {
+  const { json } = await stack.request('GET', `/runs/${runId}/revisions`);
+  return (json as { revisions: { revision: number }[] }).revisions.map((r) => r.revision);
+}

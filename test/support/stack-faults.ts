@@ -10,7 +10,8 @@
  * Faults fire on the calls they match, once unless told otherwise.
  */
 import type { LocalHandler } from '../../infra/local/local-executions.ts';
-import type { Store } from '../../shared/ports/store.ts';
+import type { RunRecord, Store, TerminalRecord } from '../../shared/ports/store.ts';
+import { type LocalStack, type LocalStackOptions, useTestStack } from './local-stack.ts';
 
 export type StoreMethod = keyof Store;
 
@@ -270,3 +271,45 @@ export function createHandlerFaults(): HandlerFaults {
     invocations: (key) => seen.filter((s) => s.key === key).map((s) => s.payload),
   };
 }
+
+/** The calling test file's stack (as `useTestStack` gives it) with store and handler faults a test arms. */
+export interface StackWithFaults {
+  readonly stack: LocalStack;
+  readonly faults: StoreFaults;
+  readonly handlers: HandlerFaults;
+}
+
+/**
+ * A test stack whose store and Lambda handlers go through faults, with retries without their interval (a fault's
+ * repeat comes at once). `options` add to (or override) these, a `wrapHandler` of the file's own among them.
+ */
+export function useStackWithFaults(options: LocalStackOptions = {}): StackWithFaults {
+  const faults = createStoreFaults();
+  const handlers = createHandlerFaults();
+  const stack = useTestStack({ retryIntervalMs: 5, wrapStore: faults.wrap, wrapHandler: handlers.wrap, ...options });
+  return { stack, faults, handlers };
+}
+
+/**
+ * The run's end (an `updateRun` of the objective's run whose terminal record has these fields) is written, then its
+ * answer is lost: the caller hears a TimeoutError and repeats the call.
+ */
+export const loseRunEndAnswer = (
+  faults: StoreFaults,
+  objective: string,
+  terminal: Partial<Pick<TerminalRecord, 'state' | 'reason'>>,
+): Armed =>
+  faults.throwOn({
+    method: 'updateRun',
+    when: 'after',
+    name: 'TimeoutError',
+    match: (call) => {
+      const written = (call.args[2] as Partial<RunRecord>).terminal;
+      return (
+        call.runId === faults.runIdFor(objective) &&
+        written !== undefined &&
+        (terminal.state === undefined || written.state === terminal.state) &&
+        (terminal.reason === undefined || written.reason === terminal.reason)
+      );
+    },
+  });
