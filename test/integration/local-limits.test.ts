@@ -32,11 +32,14 @@ function boot(
   coordinator: (payload: Payload) => unknown = () => ({}),
   concurrency?: Record<string, number>,
 ) {
-  calls = [];
+  // Each boot counts its own calls: an invocation of the previous test's executions that waited for a turn of the
+  // loop (loop-turns.ts) may still run after they closed, and must not count here.
+  const own: Payload[] = [];
+  calls = own;
   const handler =
     (fn: string, script: (payload: Payload) => unknown): LocalHandler =>
     async (payload) => {
-      calls.push({ fn, ...(payload as Payload) });
+      own.push({ fn, ...(payload as Payload) });
       return script(payload as Payload);
     };
   executions = createLocalExecutions({
