@@ -4,31 +4,23 @@
  * single-item conditional write; losing a condition is reported as a result (or a ConflictError), never silently.
  */
 import type { OutboxEntry } from '../events/outbox.ts';
-import type { Plan, RunStatus, StepStatus } from '../plan/schema.ts';
+import type { Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
 import type { Spend } from './capabilities.ts';
 import type { PlanJobOutcome, PlanJobRecord } from './plan-jobs.ts';
-import type { ApprovalPosition, ApprovalRecord } from './records/approvals.ts';
-import type {
-  RunEventRecord,
-  RunKeyClaim,
-  RunPosition,
-  RunRecord,
-  RunRemovableField,
-  RunSetAttribute,
-} from './records/runs.ts';
+import type { ApprovalRecord } from './records/approvals.ts';
+import type { RunEventRecord, RunKeyClaim, RunRecord } from './records/runs.ts';
 import type {
   AttemptRecord,
-  AttemptRef,
+  CompensationRecord,
   IdempotencyRecord,
-  NextGeneration,
-  StepPatch,
   StepRecord,
-  StepWithRun,
+  TraceEntry,
   WatchEntry,
 } from './records/steps.ts';
 
-// The records live by what they describe (./records); every caller names them from here.
-export type { ApprovalPosition, ApprovalRecord, HeldRevision } from './records/approvals.ts';
+// The records live by what they describe (./records); this file keeps the port and the shapes of its calls, and
+// every caller names both from here.
+export type { ApprovalRecord, HeldRevision } from './records/approvals.ts';
 export type {
   ReplanDecline,
   ReplanRecord,
@@ -36,27 +28,98 @@ export type {
   RevisionApplication,
   RunEventRecord,
   RunKeyClaim,
-  RunPlanField,
-  RunPosition,
   RunRecord,
-  RunRemovableField,
-  RunSetAttribute,
   TerminalRecord,
 } from './records/runs.ts';
 export type {
   AttemptRecord,
-  AttemptRef,
   CompensationRecord,
   IdempotencyRecord,
-  NextGeneration,
   StepGenerationRecord,
   StepKindName,
-  StepPatch,
   StepRecord,
-  StepWithRun,
   TraceEntry,
   WatchEntry,
 } from './records/steps.ts';
+
+/** Run record string sets that `Store.markRunOnce` adds to. */
+export type RunSetAttribute = 'replanFingerprints' | 'handledFailures' | 'replanDeclines';
+
+/**
+ * The plan a run carries only until it starts (then revision 1 holds it): `updateRun` may remove these, so that
+ * the run record every step action reads stays small.
+ */
+export type RunPlanField = 'submittedPlan' | 'candidatePlan' | 'planStamp';
+
+/** Run fields `updateRun` may drop: the plan copies, and a finished run's terminal record and waiter when it reopens. */
+export type RunRemovableField = RunPlanField | 'terminal' | 'waiterToken';
+
+/** How a step's next generation starts (see `Store.startGeneration`). */
+export interface NextGeneration {
+  readonly status: 'pending' | 'ready';
+  /** Effective upstream executable step ids of the new generation. */
+  readonly upstream: readonly string[];
+  /** Upstream steps still to finish; `released` holds the ones already counted. */
+  readonly remaining: number;
+  readonly released: readonly string[];
+  /** Entries appended to the step's trace with the new generation (a revision's `[plan]` entry: why it runs again). */
+  readonly appendTrace?: readonly TraceEntry[];
+  /** Kept on the new generation as `generationKey`: the change that started it (an invalidation's key). */
+  readonly key?: string;
+}
+
+/** Field updates a step transition may write. */
+export interface StepPatch {
+  readonly status?: StepStatus;
+  readonly attempts?: number;
+  readonly output?: unknown;
+  readonly error?: StepError | null;
+  readonly confidence?: number | null;
+  readonly appendTrace?: readonly TraceEntry[];
+  /** Replace the whole trace (retention: succeeded steps keep only their last entry). */
+  readonly trace?: readonly TraceEntry[];
+  readonly startedAt?: string;
+  readonly finishedAt?: string;
+  readonly claimedBy?: string;
+  readonly compensation?: CompensationRecord;
+  /**
+   * The record of the attempt this transition ends, written by the same write instead of a `putAttempt` of its own
+   * (a first attempt's success: one write fewer per step). Only if the step carries no attempt record yet. From then
+   * on `getAttempt`, `getStepWithRun` and `listAttempts` return it like any other; if a record of the same attempt
+   * was also put apart (a duplicated invocation that recorded another outcome), the carried one is the one returned,
+   * since it is the one the step's status was decided with. `startGeneration` keeps it as an attempt of the ended
+   * generation. It is never updated (`updateAttempt` is for attempts recorded apart).
+   */
+  readonly attemptRecord?: AttemptRecord;
+}
+
+/** Names one attempt of one generation of a step. */
+export interface AttemptRef {
+  readonly generation: number;
+  readonly attempt: number;
+}
+
+/** What a step action starts from, read in one round trip (see `Store.getStepWithRun`). */
+export interface StepWithRun {
+  readonly run?: RunRecord;
+  readonly step?: StepRecord;
+  /** Only when an attempt was asked for and exists. */
+  readonly attempt?: AttemptRecord;
+  /** Only when other steps were asked for: those of them that exist. */
+  readonly others?: readonly StepRecord[];
+}
+
+/** Where a run sits in the listing of runs (newest first): a page continues before it. */
+export interface RunPosition {
+  readonly createdAt: string;
+  readonly runId: string;
+}
+
+/** Where an approval sits in the listing of approvals (oldest first): a page continues after it. */
+export interface ApprovalPosition {
+  readonly createdAt: string;
+  readonly approvalId: string;
+}
 
 export interface Store {
   // planning jobs (plan-jobs.ts): kept for a day

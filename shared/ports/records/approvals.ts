@@ -51,9 +51,3 @@ export interface ApprovalRecord {
   readonly comment?: string;
   readonly output?: unknown;
 }
-
-/** Where an approval sits in the listing of approvals (oldest first): a page continues after it. */
-export interface ApprovalPosition {
-  readonly createdAt: string;
-  readonly approvalId: string;
-}

@@ -105,29 +105,11 @@ export interface ReplanDecline {
   readonly message: string;
 }
 
-/** Run record string sets that `Store.markRunOnce` adds to. */
-export type RunSetAttribute = 'replanFingerprints' | 'handledFailures' | 'replanDeclines';
-
-/**
- * The plan a run carries only until it starts (then revision 1 holds it): `updateRun` may remove these, so that
- * the run record every step action reads stays small.
- */
-export type RunPlanField = 'submittedPlan' | 'candidatePlan' | 'planStamp';
-
-/** Run fields `updateRun` may drop: the plan copies, and a finished run's terminal record and waiter when it reopens. */
-export type RunRemovableField = RunPlanField | 'terminal' | 'waiterToken';
-
 /** Who holds an Idempotency-Key of `POST /runs`: its run, and a hash of the request that claimed it. */
 export interface RunKeyClaim {
   readonly runId: string;
   /** Absent on a claim stored before request hashes were recorded: it cannot be compared, so it matches any. */
   readonly requestHash?: string;
-}
-
-/** Where a run sits in the listing of runs (newest first): a page continues before it. */
-export interface RunPosition {
-  readonly createdAt: string;
-  readonly runId: string;
 }
 
 export interface RunEventRecord {

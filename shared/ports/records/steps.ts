@@ -1,10 +1,9 @@
 /**
- * What the store keeps of a run's steps (see ../store.ts): step records and their generations, the transitions'
- * patches, attempt records (the evidence), compensations, watches and the idempotency records of side effects.
+ * What the store keeps of a run's steps (see ../store.ts): step records and their earlier generations, attempt
+ * records (the evidence), compensations, watches and the idempotency records of side effects.
  */
 import type { StepError, StepStatus } from '../../plan/schema.ts';
 import type { ModelUsage } from '../capabilities.ts';
-import type { RunRecord } from './runs.ts';
 
 export type StepKindName = 'tool' | 'agent' | 'human' | 'group';
 
@@ -82,20 +81,6 @@ export interface StepGenerationRecord {
   readonly claimedBy?: string;
 }
 
-/** How a step's next generation starts (see `Store.startGeneration`). */
-export interface NextGeneration {
-  readonly status: 'pending' | 'ready';
-  /** Effective upstream executable step ids of the new generation. */
-  readonly upstream: readonly string[];
-  /** Upstream steps still to finish; `released` holds the ones already counted. */
-  readonly remaining: number;
-  readonly released: readonly string[];
-  /** Entries appended to the step's trace with the new generation (a revision's `[plan]` entry: why it runs again). */
-  readonly appendTrace?: readonly TraceEntry[];
-  /** Kept on the new generation as `generationKey`: the change that started it (an invalidation's key). */
-  readonly key?: string;
-}
-
 /** A step that watches an outside resource (`watches` in the plan): written with each plan revision. */
 export interface WatchEntry {
   readonly stepId: string;
@@ -131,44 +116,3 @@ export interface AttemptRecord {
 export type IdempotencyRecord =
   | { readonly key: string; readonly status: 'in_progress'; readonly expiresAt: number }
   | { readonly key: string; readonly status: 'completed'; readonly result: unknown; readonly expiresAt: number };
-
-/** Field updates a step transition may write. */
-export interface StepPatch {
-  readonly status?: StepStatus;
-  readonly attempts?: number;
-  readonly output?: unknown;
-  readonly error?: StepError | null;
-  readonly confidence?: number | null;
-  readonly appendTrace?: readonly TraceEntry[];
-  /** Replace the whole trace (retention: succeeded steps keep only their last entry). */
-  readonly trace?: readonly TraceEntry[];
-  readonly startedAt?: string;
-  readonly finishedAt?: string;
-  readonly claimedBy?: string;
-  readonly compensation?: CompensationRecord;
-  /**
-   * The record of the attempt this transition ends, written by the same write instead of a `putAttempt` of its own
-   * (a first attempt's success: one write fewer per step). Only if the step carries no attempt record yet. From then
-   * on `getAttempt`, `getStepWithRun` and `listAttempts` return it like any other; if a record of the same attempt
-   * was also put apart (a duplicated invocation that recorded another outcome), the carried one is the one returned,
-   * since it is the one the step's status was decided with. `startGeneration` keeps it as an attempt of the ended
-   * generation. It is never updated (`updateAttempt` is for attempts recorded apart).
-   */
-  readonly attemptRecord?: AttemptRecord;
-}
-
-/** Names one attempt of one generation of a step. */
-export interface AttemptRef {
-  readonly generation: number;
-  readonly attempt: number;
-}
-
-/** What a step action starts from, read in one round trip (see `Store.getStepWithRun`). */
-export interface StepWithRun {
-  readonly run?: RunRecord;
-  readonly step?: StepRecord;
-  /** Only when an attempt was asked for and exists. */
-  readonly attempt?: AttemptRecord;
-  /** Only when other steps were asked for: those of them that exist. */
-  readonly others?: readonly StepRecord[];
-}
