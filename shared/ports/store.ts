@@ -530,6 +530,11 @@ export interface Store {
    * step's approvals, and only theirs are read in full.
    */
   listRunApprovals(runId: string, options?: { readonly stepId?: string }): Promise<ApprovalRecord[]>;
+  /**
+   * Hands a pending approval to the wait that now holds its step (a retried wait's new task token), so the person
+   * is asked once; undefined when it was no longer pending (decided meanwhile: that decision answers the new wait).
+   */
+  moveApprovalWait(approvalId: string, taskToken: string): Promise<ApprovalRecord | undefined>;
   /** Oldest first; `after` (a listed approval's position) continues a listing after that approval. */
   listApprovals(options?: {
     status?: ApprovalRecord['status'];
