@@ -512,6 +512,8 @@ export interface Store {
   announce(entry: OutboxEntry): Promise<void>;
   /** The relay's side: records announced events in the run's audit log (a repeat of an entry changes nothing). */
   recordEvents(entries: readonly OutboxEntry[]): Promise<void>;
+  /** The relay's side: the entries with the events their writes kept out of line read back (the others as they are). */
+  restoreAnnouncements(entries: readonly OutboxEntry[]): Promise<OutboxEntry[]>;
   /** The audit log behind GET /runs/{id}/events, in order; `after` (a seq) returns only later events, for polling. */
   listEvents(runId: string, options?: { after?: string; limit?: number }): Promise<RunEventRecord[]>;
 
