@@ -328,4 +328,6 @@ async function drive(): Promise<void> {
   const exited = new Promise((resolve) => server.once('exit', resolve));
   server.send({ kind: 'close' } satisfies ToServer);
   await exited;
+  // Its port listener would keep this process alive after the report.
+  await prober.terminate();
 }

@@ -7,6 +7,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { AWS_LIMITS } from './aws-limits.ts';
+import { type LoopTurns, loopTurns } from './loop-turns.ts';
 
 export type Fetch = (request: Request) => Response | Promise<Response>;
 
@@ -22,9 +23,12 @@ function envelopeBytes(request: Request): number {
 
 /**
  * The body's bytes, or undefined as soon as they pass `limit`: a body that cannot fit is not read to its end (a
- * 20 MB body read whole and decoded held the event loop for most of a second, bench:hostile).
+ * 20 MB body read whole and decoded held the event loop for most of a second, bench:hostile). Between chunks the
+ * read waits its turn of the loop (./loop-turns.ts) once the slice is spent: a salvo of 1 MB bodies arriving
+ * together was otherwise read in one turn (650 ms in a bench:hostile profile on a busy host), and a body not read
+ * yet stays in the socket.
  */
-async function readUpTo(request: Request, limit: number): Promise<Buffer | undefined> {
+async function readUpTo(request: Request, limit: number, turns: LoopTurns): Promise<Buffer | undefined> {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
   if (declared > limit) return undefined;
   const reader = (request.body as ReadableStream<Uint8Array>).getReader();
@@ -39,17 +43,22 @@ async function readUpTo(request: Request, limit: number): Promise<Buffer | undef
       return undefined;
     }
     chunks.push(value);
+    const waiting = turns.turn();
+    if (waiting !== undefined) await waiting;
   }
   return Buffer.concat(chunks, length);
 }
 
 /** Measures a request and its response as the Lambda invocation between API Gateway and the API would. */
-export function withLambdaPayloadLimits(fetch: Fetch): (request: Request) => Promise<Response> {
+export function withLambdaPayloadLimits(
+  fetch: Fetch,
+  turns: LoopTurns = loopTurns,
+): (request: Request) => Promise<Response> {
   return async (request) => {
     let forwarded = request;
     if (request.body !== null) {
       const room = AWS_LIMITS.lambdaRequestBytes - envelopeBytes(request);
-      const body = await readUpTo(request, room);
+      const body = await readUpTo(request, room, turns);
       // A body that is not UTF-8 text travels base64-encoded in the event: a third more.
       const eventBody =
         body === undefined ? Number.POSITIVE_INFINITY : isUtf8(body) ? body.length : Math.ceil(body.length / 3) * 4;

@@ -2,7 +2,12 @@
  * The embedded server's PlanRequestChecks (shared/api/plan-requests.ts): a small pool of worker threads that decode
  * and validate large plan bodies, so the one event loop that answers `/health`, serves the API and drives every run
  * never spends a 1 MB plan's validation (a few hundred milliseconds each; a dozen at once held `/health` for
- * seconds, bench:hostile). A body under `inlineBelowBytes` is checked in place: it costs less than the trip.
+ * seconds, bench:hostile). A body under `inlineBelowBytes` is checked in place: it costs less than the trip. But
+ * a burst of small bodies (fifty `POST /runs` at once) would be checked back to back in one turn of the loop, so
+ * each in-place check first asks for a turn (./loop-turns.ts): once the loop's slice is spent it waits, in arrival
+ * order with the store calls and invocations, until the loop has polled. Nothing is refused or answered otherwise:
+ * on Lambda every request has its own invocation and no check waits behind another's, and here none starves
+ * `/health` either.
  *
  * The pool is bounded: with every worker busy and `queue` jobs waiting, a further job is refused at once with 503
  * E_OVERLOADED and Retry-After, instead of piling up work (and memory) the server cannot get through. A worker that
@@ -23,6 +28,7 @@ import {
   type PlanRequestJob,
   type PlanRequestOutcome,
 } from '../../shared/api/plan-requests.ts';
+import { type LoopTurns, loopTurns } from './loop-turns.ts';
 import type { PlanCheckWorkerData } from './plan-check-worker.ts';
 
 export interface PlanCheckPoolOptions extends PlanRequestContext {
@@ -34,6 +40,8 @@ export interface PlanCheckPoolOptions extends PlanRequestContext {
   readonly inlineBelowBytes?: number;
   /** Each worker's old-generation heap, in MB; default 256. */
   readonly heapMb?: number;
+  /** The loop's time slices an in-place check waits its turn in; default: the process's one (tests). */
+  readonly turns?: LoopTurns;
 }
 
 export interface PlanCheckPool extends PlanRequestChecks {
@@ -89,6 +97,11 @@ function ownBuffer(bytes: Uint8Array): Uint8Array {
 export function createPlanCheckPool(options: PlanCheckPoolOptions): PlanCheckPool {
   const context: PlanRequestContext = { catalog: options.catalog, limits: options.limits };
   const inline = inlinePlanRequestChecks(context);
+  const turns = options.turns ?? loopTurns;
+  const inPlace = (job: PlanRequestJob): Promise<PlanRequestOutcome> => {
+    const waiting = turns.turn();
+    return waiting === undefined ? inline.run(job) : waiting.then(() => inline.run(job));
+  };
   const max = Math.max(1, options.workers ?? Math.min(4, availableParallelism() - 1));
   const queueLimit = Math.max(0, options.queue ?? 32);
   const inlineBelow = options.inlineBelowBytes ?? 16 * 1024;
@@ -176,7 +189,7 @@ export function createPlanCheckPool(options: PlanCheckPoolOptions): PlanCheckPoo
 
   return {
     run(job) {
-      if (closed || job.bytes.byteLength < inlineBelow) return inline.run(job);
+      if (closed || job.bytes.byteLength < inlineBelow) return inPlace(job);
       // Room for one job per worker and `queue` more: a worker still starting counts as busy.
       if (queue.length + running() >= max + queueLimit) return Promise.resolve(overloaded());
       const own = { ...job, bytes: ownBuffer(job.bytes) };

@@ -12,8 +12,13 @@
  *
  * A request's clock starts when a worker takes it, not while it waits for one; a worker that was killed is
  * replaced at once, so the pool stays warm. Workers are unref'd: an idle pool does not keep a process alive.
+ *
+ * Workers are started one at a time: the next is forked once the one before it has said `ready`. A fork blocks the
+ * calling thread while the kernel copies the engine's page tables and the child reaches exec (tens of ms, hundreds
+ * on a busy host); the embedded runtime's one event loop also answers `/health`, and forking the whole pool in one
+ * turn held it for 190–450 ms (bench:hostile).
  */
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, type ForkOptions, fork as forkProcess } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import type { EvaluationOutcome, EvaluationRequest, ExpressionLimits } from '../../plan/expression-limits.ts';
 import type { ExpressionEvaluator } from '../../ports/expressions.ts';
@@ -27,6 +32,8 @@ export interface WorkerEvaluatorOptions {
   readonly workerFile?: string | URL | undefined;
   /** How long past `timeoutMs` a worker may run before it is terminated (its own guardrail answers first). */
   readonly graceMs?: number;
+  /** Starts a worker process; default: node's `fork` (tests watch the starts). */
+  readonly fork?: (file: string, args: readonly string[], options: ForkOptions) => ChildProcess;
 }
 
 interface Job {
@@ -67,12 +74,15 @@ export function createWorkerEvaluator(options: WorkerEvaluatorOptions): WorkerEv
   const file = given === undefined ? TS_WORKER : given instanceof URL ? given : pathToFileURL(given);
   const max = Math.max(1, options.workers);
   const killAfter = limits.timeoutMs + (options.graceMs ?? DEFAULT_GRACE_MS);
+  const fork = options.fork ?? forkProcess;
   const slots: Slot[] = [];
   const queue: Job[] = [];
   let nextId = 1;
   let closed = false;
   let loaded: WorkerCode | undefined;
   let building = false;
+  /** How many workers the pool keeps: none until work or warm() asks, then all of them (and it stays warm). */
+  let wanted = 0;
 
   /** Ends a worker; one that was killed for its request is replaced at once, so the pool stays warm. */
   function retire(slot: Slot, replace: boolean): void {
@@ -82,7 +92,13 @@ export function createWorkerEvaluator(options: WorkerEvaluatorOptions): WorkerEv
     const index = slots.indexOf(slot);
     if (index >= 0) slots.splice(index, 1);
     slot.worker.kill('SIGKILL');
-    if (replace && !closed && loaded !== undefined) create(loaded);
+    if (replace) grow();
+  }
+
+  /** Starts one more worker if the pool wants one and none is loading: the next starts when this one is ready. */
+  function grow(): void {
+    if (closed || loaded === undefined || slots.length >= wanted || slots.some((slot) => !slot.ready)) return;
+    create(loaded);
   }
 
   /** A worker holds the process open only while it loads or runs a request: an idle pool lets a process end. */
@@ -131,6 +147,8 @@ export function createWorkerEvaluator(options: WorkerEvaluatorOptions): WorkerEv
       } else if (slot.job !== undefined && message.id === slot.job.id && message.outcomes)
         finish(slot, message.outcomes);
       pump();
+      // After the work is handed out: the next worker starts once this one is up.
+      grow();
     });
     const failed = (why: string, cause?: unknown) => {
       if (slot.ended) return;
@@ -182,11 +200,10 @@ export function createWorkerEvaluator(options: WorkerEvaluatorOptions): WorkerEv
         start(idle, queue.shift() as Job);
         continue;
       }
-      if (slots.length < max) {
-        // Warm every worker at once: a second request must not wait for a worker to load while a first one spins.
-        while (slots.length < max) create(loaded);
-        continue;
-      }
+      // Warm every worker, not just one: a second request must not wait for a worker to load while a first one
+      // spins. They start one after another (grow), so no turn of the loop forks more than one.
+      wanted = max;
+      grow();
       return;
     }
   }
@@ -200,9 +217,11 @@ export function createWorkerEvaluator(options: WorkerEvaluatorOptions): WorkerEv
         // One request loads the worker's code and starts the pool.
         await this.evaluate({ sources: ['null'], bindings: { objective: '', outputs: {} } });
       }
+      wanted = max;
       if (allReady()) return;
-      if (loaded !== undefined) while (slots.length < max) create(loaded);
-      await new Promise<void>((resolve) => warmers.push(resolve));
+      const ready = new Promise<void>((resolve) => warmers.push(resolve));
+      grow();
+      await ready;
     },
     evaluate(request) {
       if (request.sources.length === 0) return Promise.resolve([]);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { withLambdaPayloadLimits } from '../../../infra/local/api-payload-limits.ts';
 import { AWS_LIMITS } from '../../../infra/local/aws-limits.ts';
+import { createLoopTurns } from '../../../infra/local/loop-turns.ts';
 
 const MB = 1024 * 1024;
 
@@ -46,5 +47,26 @@ describe('withLambdaPayloadLimits', () => {
     const response = await fetch(new Request('http://localhost/runs', { method: 'POST', body }));
     expect(response.status).toBe(200);
     expect(await response.text()).toBe(body);
+  });
+
+  it('waits for a turn of the loop between the chunks of a body once the slice is spent, and keeps the body whole', async () => {
+    // A slice of 0 ms: every chunk waits, as each would once a salvo of bodies has spent the slice.
+    const turns = createLoopTurns({ sliceMs: 0 });
+    const seen: string[] = [];
+    const fetch = withLambdaPayloadLimits(async (request) => {
+      seen.push(await request.text());
+      return Response.json({});
+    }, turns);
+    const parts = ['{"plan":', '"', 'x'.repeat(64 * 1024), '"', '}'];
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const part of parts) controller.enqueue(new TextEncoder().encode(part));
+        controller.close();
+      },
+    });
+    const response = await fetch(new Request('http://localhost/runs', { method: 'POST', body, duplex: 'half' }));
+    expect(response.status).toBe(200);
+    expect(seen).toEqual([parts.join('')]);
+    expect(turns.waits).toBe(parts.length);
   });
 });

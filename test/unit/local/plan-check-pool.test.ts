@@ -3,6 +3,7 @@
  * check gives (the same value, or the same refusal), and a pool with no room refuses at once with a coded 503.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { createLoopTurns } from '../../../infra/local/loop-turns.ts';
 import { createPlanCheckPool } from '../../../infra/local/plan-check-pool.ts';
 import {
   inlinePlanRequestChecks,
@@ -99,6 +100,57 @@ describe('createPlanCheckPool', () => {
       expect(busy.load()).toEqual({ running: 0, waiting: 0 });
     } finally {
       await busy.close();
+    }
+  });
+
+  it('waits for a turn of the loop before an in-place check once the slice is spent', async () => {
+    let at = 0;
+    const released: (() => void)[] = [];
+    const turns = createLoopTurns({ sliceMs: 20, now: () => at, later: (release) => released.push(release) });
+    const pool = createPlanCheckPool({ catalog, limits, inlineBelowBytes: 1024 * 1024, turns });
+    try {
+      const make = JOBS['a valid plan to run, hashed'] as () => PlanRequestJob;
+      at = 25;
+      let answered = 0;
+      const outcomes = [pool.run(make()), pool.run(make())].map(async (outcome) => {
+        const settled = await outcome;
+        answered++;
+        return settled;
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(answered).toBe(0);
+      // One waiter per turn: the first check runs, the second still waits for the loop to poll again.
+      released.shift()?.();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(answered).toBe(1);
+      released.shift()?.();
+      const inline = await inlinePlanRequestChecks({ catalog, limits }).run(make());
+      expect(await Promise.all(outcomes)).toEqual([inline, inline]);
+      expect(turns.waits).toBe(2);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('lets the loop run other work between the checks of a burst of small bodies', async () => {
+    // A slice of 0 ms: every check waits for a turn, as each would once a burst has spent the slice.
+    const pool = createPlanCheckPool({
+      catalog,
+      limits,
+      inlineBelowBytes: 1024 * 1024,
+      turns: createLoopTurns({ sliceMs: 0 }),
+    });
+    try {
+      const make = JOBS['a valid plan to run, hashed'] as () => PlanRequestJob;
+      let answered = 0;
+      const burst = Array.from({ length: 20 }, () => pool.run(make()).then(() => answered++));
+      // What /health would be: work that asks the loop for a turn after the burst arrived.
+      const answeredBeforeIt = await new Promise<number>((resolve) => setImmediate(() => resolve(answered)));
+      await Promise.all(burst);
+      expect(answeredBeforeIt).toBeLessThan(20);
+      expect(answered).toBe(20);
+    } finally {
+      await pool.close();
     }
   });
 });

@@ -4,6 +4,7 @@
  * time is answered first by the other worker. Limits here are the defaults but for a shorter timeout, so the file
  * stays quick; the behaviour is the same at 1 s.
  */
+import { type ForkOptions, fork } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   createWorkerEvaluator,
@@ -85,5 +86,27 @@ describe('createWorkerEvaluator', () => {
     await evaluator.close();
     const again = evaluator.evaluate({ sources: ['1'], bindings });
     expect(await again).toEqual([{ ok: true, value: 1 }]);
+  });
+
+  it('forks each worker only once the one before it is ready, so no turn of the loop starts two', async () => {
+    // For each fork: how many of the workers forked before it had said they were ready.
+    const readyAtFork: number[] = [];
+    let ready = 0;
+    const watched = (file: string, args: readonly string[], options: ForkOptions) => {
+      readyAtFork.push(ready);
+      const child = fork(file, args, options);
+      child.on('message', (message: { ready?: boolean }) => {
+        if (message.ready) ready += 1;
+      });
+      return child;
+    };
+    const pool = createWorkerEvaluator({ limits, workers: 3, fork: watched });
+    try {
+      await pool.warm();
+      expect(readyAtFork).toEqual([0, 1, 2]);
+      expect(await pool.evaluate({ sources: ['{% $outputs.a.n + 1 %}'], bindings })).toEqual([{ ok: true, value: 2 }]);
+    } finally {
+      await pool.close();
+    }
   });
 });
