@@ -236,7 +236,12 @@ export async function closeOpenSteps(
 ): Promise<void> {
   const { store, executions } = ctx.deps;
   const now = ctx.now();
-  const steps = (await store.listSteps(runId)).filter((s) => isOpenStepStatus(s.status) && which(s));
+  const listed = (await store.listSteps(runId)).filter(which);
+  const steps = listed.filter((s) => isOpenStepStatus(s.status));
+  // A repeat after a failed first try (the attempt's write throttled, its answer lost) finds the steps that try
+  // closed no longer open: their attempts are closed now, or never (closeAttempt leaves an ended attempt alone).
+  const closedBefore = listed.filter((s) => s.status === 'cancelled' && s.error?.code === error.code && s.claimedBy);
+  await Promise.all(closedBefore.map((step) => closeRunningAttempt(ctx, step, { kind: 'cancelled', error })));
   const ended: StepRecord[] = [];
   await Promise.all(
     steps.map(async (step) => {
