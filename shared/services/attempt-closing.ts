@@ -8,6 +8,7 @@
 import { type AttemptEnding, attemptsToClose, closeAttempt } from '../engine/step-lifecycle.ts';
 import type { AttemptRef, StepRecord } from '../ports/store.ts';
 import type { Interpreter } from './interpreter.ts';
+import { writeAgainWhileRetryable } from './write-again.ts';
 
 /** Closes the step's attempt `ref` if it is still recorded `running`, as the pure `closeAttempt` says. */
 export async function closeAttemptOf(
@@ -25,9 +26,15 @@ export async function closeAttemptOf(
 /**
  * Closes what `attemptsToClose` names for each step: one read per generation that ended in flight, none for a step
  * that finished on its own (a run that ran to its end without cancellations or invalidations reads nothing here).
+ * A failure that may pass is tried again in place (each close is repeatable): the run's ending waits for the sweep,
+ * and not every caller that settles a run is itself repeated.
  */
 export async function closeLeftAttempts(ctx: Interpreter, steps: readonly StepRecord[]): Promise<void> {
   await Promise.all(
-    steps.flatMap((step) => attemptsToClose(step).map(({ ref, ending }) => closeAttemptOf(ctx, step, ref, ending))),
+    steps.flatMap((step) =>
+      attemptsToClose(step).map(({ ref, ending }) =>
+        writeAgainWhileRetryable(() => closeAttemptOf(ctx, step, ref, ending)),
+      ),
+    ),
   );
 }
