@@ -4,19 +4,16 @@
  * and sending all their outputs to the expression sandbox for every claim and verification is most of what an
  * expression costs, when the expressions name one or two of them.
  *
- * The validator (rules/references.ts) lets an expression read `$outputs` only as `$outputs.<step id>`, so the ids
- * named that way are everything a validated expression can reach, with two exceptions it does not see: JSONata's
- * parent operator (`$outputs.a.%.b` climbs from step a's output to `$outputs` and reads step b) and `$eval` (which
- * evaluates a string built at run time, over the same bindings). A step whose expressions contain either, as text
- * anywhere (a `%` in a string or a modulo counts too: a false alarm only costs the full binding), or that the
- * analysis cannot name (a parse failure, a dynamic reference of a plan validated elsewhere), binds its whole closure
- * as before. So what every expression evaluates to is unchanged.
+ * The validator (rules/references.ts) lets an expression read `$outputs` only as `$outputs.<step id>`, and refuses
+ * (E_DYNAMIC_REFERENCE) whatever reaches an output it does not name: a dynamic access, the parent operator climbing
+ * back to `$outputs` (`$outputs.a.%.b`), a focus binding on the step's name (`$outputs.a@$v.b`) and `$eval`. Both
+ * ask the same analysis (analyseExpression's `problems`), so the ids named that way are everything a validated
+ * expression can reach. A step whose expressions the analysis cannot name (a parse failure, or a refused construct
+ * in a plan validated before the rule existed) binds its whole closure as before. So what every expression
+ * evaluates to is unchanged.
  */
-import { analyseExpression, collectExpressions, expressionBody, isExpression } from './expressions.ts';
+import { analyseExpression, collectExpressions } from './expressions.ts';
 import type { PlanStep } from './schema.ts';
-
-/** Text that lets an expression read outputs it does not name: the parent operator and `$eval`. */
-const ESCAPES = /%|\$eval\b/;
 
 const named = new WeakMap<Pick<PlanStep, 'when' | 'input' | 'successCriteria'>, ReadonlySet<string> | null>();
 
@@ -31,8 +28,6 @@ function sourcesOf(step: Pick<PlanStep, 'when' | 'input' | 'successCriteria'>): 
 function analyse(step: Pick<PlanStep, 'when' | 'input' | 'successCriteria'>): ReadonlySet<string> | null {
   const ids = new Set<string>();
   for (const source of sourcesOf(step)) {
-    const body = isExpression(source) ? expressionBody(source) : source;
-    if (ESCAPES.test(body)) return null;
     const analysis = analyseExpression(source);
     if (!analysis.ok || analysis.problems.length > 0) return null;
     for (const id of analysis.steps) ids.add(id);

@@ -3,9 +3,12 @@
  * `$objective`, `$outputs` (upstream step id → its output) and, in success criteria, `$output`.
  *
  * The validator needs to know statically which steps an expression reads, so only the forms that name a step in
- * the text count as references: `$outputs.X`, `$outputs."X-y"`, `` $outputs.`X` ``. Anything else that touches
- * `$outputs` (`$outputs[$x]`, `$lookup($outputs, …)`, `$outputs.*`, binding `$outputs` to another variable) cannot
- * be checked and is reported as a dynamic reference.
+ * the text count as references: `$outputs.X`, `$outputs."X-y"`, `` $outputs.`X` ``. Anything else that can reach
+ * an output it does not name cannot be checked and is reported as a dynamic reference: a use of `$outputs` other
+ * than those (`$outputs[$x]`, `$lookup($outputs, …)`, `$outputs.*`, binding `$outputs` to another variable), the
+ * parent operator climbing from `$outputs.X` back to `$outputs` (`$outputs.X.%.Y` reads step Y), a focus binding on
+ * the step's name (`$outputs.X@$v.Y` keeps `$outputs` as the context, so it reads step Y too) and `$eval`, which
+ * evaluates a string known only at run time over the same bindings.
  */
 import jsonata from 'jsonata';
 import { expressionHazards } from './expression-hazards.ts';
@@ -95,6 +98,27 @@ function stringFilter(node: AstNode): string | undefined {
 
 const positionOf = (node: AstNode): number => (typeof node.position === 'number' ? node.position : 0);
 
+const EVAL_PROBLEM =
+  'evaluates a string at run time, which may read any output: the steps it reads cannot be checked, so $eval is refused';
+
+/*
+ * JSONata's parser marks the step a parent operator climbs to with `ancestor` (it binds that step's input, here
+ * `$outputs`), and a focus binding (`@$v`) leaves the step's input as the context of the steps after it.
+ */
+function escapeFromStep(name: AstNode, id: string): string | undefined {
+  if (name.ancestor !== undefined)
+    return (
+      `the parent operator % climbs from $outputs.${id}${at(name)} back to $outputs, so the step it reads cannot ` +
+      `be checked: write $outputs.<step id>`
+    );
+  if (name.focus !== undefined)
+    return (
+      `$outputs.${id}@$${String(name.focus)}${at(name)} keeps $outputs as the context of the steps after it, so the ` +
+      'step they read cannot be checked: bind $outputs.<step id> with := instead'
+    );
+  return undefined;
+}
+
 /**
  * Every step an expression AST reads through `$outputs`, and every use of `$outputs` that hides which step; both
  * in source order.
@@ -121,9 +145,13 @@ export function stepReferences(ast: unknown): StepReferences {
         if (isPlain(step) && isNode(next) && next.type === 'name' && typeof next.value === 'string') {
           found.push({ at: positionOf(step), id: next.value });
           handled.add(step);
+          const leak = escapeFromStep(next, next.value);
+          if (leak !== undefined) issues.push({ at: positionOf(next), problem: leak });
         }
       });
     }
+    if (record.type === 'variable' && record.value === 'eval')
+      issues.push({ at: positionOf(record), problem: `$eval${at(record)} ${EVAL_PROBLEM}` });
     if (isOutputsVariable(record) && !handled.has(record)) {
       const id = stringFilter(record);
       const problem =

@@ -25,6 +25,7 @@ export const ISSUE_CODES = [
   'E_BUDGET',
   'E_METADATA_TOO_LARGE',
   'E_FAILURE_POLICY',
+  'E_DYNAMIC_REFERENCE',
 ] as const;
 export type IssueCode = (typeof ISSUE_CODES)[number];
 

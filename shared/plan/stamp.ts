@@ -19,7 +19,7 @@ import { effectiveLimits, type PlanLimits, type ValidationResult, validate } fro
  * Names the rules a stamp vouches for: change it when validation starts refusing something it accepted, so that
  * stamps made by the older code (a run planned during a deploy) no longer count.
  */
-export const STAMP_RULES = 'cairn-plan-validation/1';
+export const STAMP_RULES = 'cairn-plan-validation/2';
 
 // The catalog part of a stamp, computed once per catalog (a process loads its catalog once).
 const catalogDigests = new WeakMap<Catalog, string>();

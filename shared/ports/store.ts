@@ -5,111 +5,42 @@
  */
 import type { OutboxEntry } from '../events/outbox.ts';
 import type { Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
-import type { ModelUsage, Spend } from './capabilities.ts';
+import type { Spend } from './capabilities.ts';
 import type { PlanJobOutcome, PlanJobRecord } from './plan-jobs.ts';
-import type { PriorReplan, ReplanChange, ReplanScope } from './plan-model.ts';
+import type { ApprovalRecord } from './records/approvals.ts';
+import type { RunEventRecord, RunKeyClaim, RunRecord } from './records/runs.ts';
+import type {
+  AttemptRecord,
+  CompensationRecord,
+  IdempotencyRecord,
+  StepRecord,
+  TraceEntry,
+  WatchEntry,
+} from './records/steps.ts';
 
-export type StepKindName = 'tool' | 'agent' | 'human' | 'group';
-
-export interface TerminalRecord {
-  readonly state: 'complete' | 'failed' | 'paused' | 'cancelled';
-  readonly reason: string;
-  /** Root-cause step ids, counts, validation errors: whatever proves the state. */
-  readonly evidence: Readonly<Record<string, unknown>>;
-  readonly at: string;
-}
-
-export interface RunRecord {
-  readonly runId: string;
-  readonly status: RunStatus;
-  readonly objective: string;
-  readonly mode?: 'DIRECT' | 'DECOMPOSE' | 'SUBMITTED';
-  readonly directTarget?: string;
-  /** A plan submitted by the client, stored until the run state machine validates and persists it as revision 1. */
-  readonly submittedPlan?: Plan;
-  /** The plan the planner produced, waiting for validation. */
-  readonly candidatePlan?: unknown;
-  /**
-   * Proof that the plan above already passed validation, and against which catalog and limits (shared/plan/stamp.ts):
-   * ValidatePlan and StartRun do not validate it again when it matches theirs.
-   */
-  readonly planStamp?: string;
-  readonly revision: number;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  readonly idempotencyKey?: string;
-  /** Task token of the run state machine's wait-for-completion task. */
-  readonly waiterToken?: string;
-  readonly terminal?: TerminalRecord;
-  readonly replans: number;
-  /** No-progress fingerprints of the replans made so far (a repeat of one pauses the run instead of replanning). */
-  readonly replanFingerprints?: readonly string[];
-  /** `<stepId>#<generation>` of final failures the replanner already answered (a duplicate StepFailed is a no-op). */
-  readonly handledFailures?: readonly string[];
-  /** How often a finished run was reopened (invalidation, manual replan); names its next run execution. */
-  readonly reopened?: number;
-  /** Terminal records of earlier endings of a reopened run, oldest first. */
-  readonly previousTerminals?: readonly TerminalRecord[];
-  /** The revisions the replanner made, oldest first (what later replans of the run are told they tried). */
-  readonly replanLog?: readonly ReplanRecord[];
-  /**
-   * Final failures the replanner could not replan around (no alternative, an invalid or rejected revision), one JSON
-   * `ReplanDecline` per member: they stand, and the run's terminal evidence names the planner's reason.
-   */
-  readonly replanDeclines?: readonly string[];
-  /** What the run's attempts spent (Store.addUsage: each attempt counted once); absent = nothing yet. */
-  readonly usageTokens?: number;
-  readonly usageCostUsd?: number;
-  /**
-   * The run is being cancelled with compensation (`POST /runs/{id}/cancel {"compensate": true}`): its segments'
-   * finished mutating steps are undone before it ends cancelled.
-   */
-  readonly cancelCompensation?: boolean;
-  /**
-   * Who asked for that cancellation (a JWT `sub`, or `local-token`): the run ends later, from the last compensation's
-   * end, and its terminal evidence names them as a plain cancellation's does.
-   */
-  readonly cancelRequestedBy?: string;
-}
-
-/**
- * One revision the replanner made: the PriorReplan record (the failure it answered and what it changed), the
- * failure's key `<stepId>#<generation>` (absent for a manual replan without one) and the revision's reason.
- */
-export type ReplanRecord = PriorReplan & {
-  readonly failure?: string;
-  readonly reason: string;
-  readonly at: string;
-  /** What the revision does to the step records (absent on records written before it was kept). */
-  readonly application?: RevisionApplication;
-};
-
-/** A record that starts its next generation, from the generation it had when the revision was made. */
-export interface RestartedRecord {
-  readonly stepId: string;
-  readonly from: number;
-}
-
-/**
- * What revision n+1 does to the step records, recorded with the write that makes the revision current so that
- * whoever comes next (the replanner's retry) can finish it: see engine/replan/application.ts.
- */
-export interface RevisionApplication {
-  /** Records the revision drops: they become `superseded` (unless they already ended with an output). */
-  readonly removed: readonly string[];
-  /** Existing records that start a new generation (changed steps, and dropped steps the revision brings back). */
-  readonly restarted: readonly RestartedRecord[];
-  /** Steps new to the run: they get a first record. */
-  readonly added: readonly string[];
-}
-
-/** A failure the replanner answered without a revision (`replanDeclines`). */
-export interface ReplanDecline {
-  readonly failure: string;
-  readonly stepId: string;
-  readonly code: string;
-  readonly message: string;
-}
+// The records live by what they describe (./records); this file keeps the port and the shapes of its calls, and
+// every caller names both from here.
+export type { ApprovalRecord, HeldRevision } from './records/approvals.ts';
+export type {
+  ReplanDecline,
+  ReplanRecord,
+  RestartedRecord,
+  RevisionApplication,
+  RunEventRecord,
+  RunKeyClaim,
+  RunRecord,
+  TerminalRecord,
+} from './records/runs.ts';
+export type {
+  AttemptRecord,
+  CompensationRecord,
+  IdempotencyRecord,
+  StepGenerationRecord,
+  StepKindName,
+  StepRecord,
+  TraceEntry,
+  WatchEntry,
+} from './records/steps.ts';
 
 /** Run record string sets that `Store.markRunOnce` adds to. */
 export type RunSetAttribute = 'replanFingerprints' | 'handledFailures' | 'replanDeclines';
@@ -122,80 +53,6 @@ export type RunPlanField = 'submittedPlan' | 'candidatePlan' | 'planStamp';
 
 /** Run fields `updateRun` may drop: the plan copies, and a finished run's terminal record and waiter when it reopens. */
 export type RunRemovableField = RunPlanField | 'terminal' | 'waiterToken';
-
-export interface TraceEntry {
-  /** `[plan]`, `[exec]`, `[judge]`, `[fail]`. */
-  readonly kind: 'plan' | 'exec' | 'judge' | 'fail';
-  readonly at: string;
-  readonly text: string;
-}
-
-export interface StepRecord {
-  readonly runId: string;
-  readonly stepId: string;
-  readonly status: StepStatus;
-  readonly generation: number;
-  /** Effective upstream executable step ids (group dependencies expanded). */
-  readonly upstream: readonly string[];
-  /** Upstream steps not yet finished for this generation; the write that takes it to 0 starts the step. */
-  readonly remaining: number;
-  /** Upstream step ids already counted against `remaining` for this generation (exactly once per edge). */
-  readonly released: readonly string[];
-  readonly attempts: number;
-  readonly output?: unknown;
-  readonly error?: StepError | null;
-  readonly confidence?: number | null;
-  readonly trace: readonly TraceEntry[];
-  readonly startedAt?: string;
-  readonly finishedAt?: string;
-  readonly updatedAt: string;
-  /** Execution that claimed this generation (only one claimant ever runs it). */
-  readonly claimedBy?: string;
-  /** Earlier generations' results, oldest first: superseded by a new generation, kept for audit. */
-  readonly history?: readonly StepGenerationRecord[];
-  /**
-   * The key of the change that started this generation (`NextGeneration.key`): a repeat of that change after a
-   * partial first try recognises its own write by it. Absent on a first generation and one started without a key.
-   */
-  readonly generationKey?: string;
-  /** What the step's attempts spent, over all generations (Store.addUsage); absent = nothing yet. */
-  readonly usageTokens?: number;
-  readonly usageCostUsd?: number;
-  /** Its compensation (saga), once one started: what was called with what, and how it ended. */
-  readonly compensation?: CompensationRecord;
-}
-
-/** The evidence of a step's compensation. */
-export interface CompensationRecord {
-  readonly target: string;
-  readonly input?: unknown;
-  readonly output?: unknown;
-  readonly error?: StepError | null;
-  readonly attempts: number;
-  readonly idempotencyKey: string;
-  readonly startedAt: string;
-  readonly finishedAt?: string;
-  /** How often a person asked for it to be tried again after it failed (names its execution: `~undo~<id>~r<n>`). */
-  readonly round?: number;
-  /** A person resolved it by hand instead (`compensated` without a call): who, and their note. */
-  readonly resolution?: { readonly by: string | null; readonly note: string; readonly at: string };
-  /** Who asked for the last retry. */
-  readonly retriedBy?: string | null;
-}
-
-/** What one earlier generation of a step ended with (its attempts, keyed by generation, stay as they were). */
-export interface StepGenerationRecord {
-  readonly generation: number;
-  readonly status: StepStatus;
-  /** Left out when it was too large to keep on the step item (the generation's attempt records still hold it). */
-  readonly output?: unknown;
-  readonly error?: StepError | null;
-  readonly confidence?: number | null;
-  readonly startedAt?: string;
-  readonly finishedAt?: string;
-  /** The execution that had claimed it, when it was still in flight as it ended (a repeat stops it by this). */
-  readonly claimedBy?: string;
-}
 
 /** How a step's next generation starts (see `Store.startGeneration`). */
 export interface NextGeneration {
@@ -210,113 +67,6 @@ export interface NextGeneration {
   /** Kept on the new generation as `generationKey`: the change that started it (an invalidation's key). */
   readonly key?: string;
 }
-
-/** A step that watches an outside resource (`watches` in the plan): written with each plan revision. */
-export interface WatchEntry {
-  readonly stepId: string;
-  readonly resourceKey: string;
-}
-
-export interface AttemptRecord {
-  readonly runId: string;
-  readonly stepId: string;
-  readonly generation: number;
-  readonly attempt: number;
-  readonly target: string;
-  readonly startedAt: string;
-  readonly finishedAt?: string;
-  readonly outcome: 'running' | 'succeeded' | 'failed';
-  readonly input?: unknown;
-  readonly output?: unknown;
-  readonly confidence?: number | null;
-  readonly error?: StepError | null;
-  /** What ran: binding kind, function ARN / URL / model id, idempotency key, replayed or not. */
-  readonly evidence: Readonly<Record<string, unknown>>;
-  /**
-   * Tokens the capability's model consumed in this attempt (model-backed bindings only; a failed attempt has one
-   * when the model answered). Sum with shared/engine/usage.ts.
-   */
-  readonly usage?: ModelUsage;
-  /** The plan revision the attempt ran under (audit: which plan asked for it). */
-  readonly revision?: number;
-  /** What verification made of it: pass, review (held for a person) or fail (a failed call is a fail). */
-  readonly verdict?: 'pass' | 'review' | 'fail';
-}
-
-export interface RunEventRecord {
-  readonly runId: string;
-  /**
-   * The event's place in the run's audit log: `<at>~<announcement id>~<index>`, ordered by the time the announcing
-   * write was made (events of one write keep their order). A listing's `after` cursor.
-   */
-  readonly seq: string;
-  readonly type: string;
-  readonly at: string;
-  readonly stepId?: string;
-  readonly generation?: number;
-  readonly detail: Readonly<Record<string, unknown>>;
-}
-
-/**
- * A plan revision held for a person's approval (it adds a mutating target): made current on approval, if the run
- * is still at `baseRevision` then.
- */
-export interface HeldRevision {
-  readonly baseRevision: number;
-  /** Revision baseRevision + 1 as proposed (lifecycle fields as they were when it was proposed). */
-  readonly plan: Plan;
-  readonly scope: ReplanScope;
-  readonly change: ReplanChange;
-  readonly replaces: Readonly<Record<string, string>>;
-  readonly reason: string;
-  /** The failure the revision answers (an automatic replan, or a person's replan of a failed step). */
-  readonly failure?: { readonly stepId: string; readonly generation: number };
-  readonly failedTarget?: string;
-  readonly failedCode?: string;
-  /** A person's new objective. */
-  readonly objective?: string;
-  /** A budget replan's revision (`budget.onExhausted: "replan"`): a rejection ends the run `budget_exhausted`. */
-  readonly trigger?: 'budget';
-  /** The mutating targets it adds (what the person approves). */
-  readonly targets?: readonly string[];
-}
-
-export interface ApprovalRecord {
-  readonly approvalId: string;
-  readonly runId: string;
-  /** A revision approval has `~revision~<n>` (no plan step id holds `~`) and generation n, the held revision. */
-  readonly stepId: string;
-  readonly generation: number;
-  readonly kind: 'approval' | 'review' | 'revision';
-  readonly status: 'pending' | 'approved' | 'rejected' | 'edited' | 'expired';
-  readonly question: string;
-  readonly input?: unknown;
-  readonly upstreamOutputs?: Readonly<Record<string, unknown>>;
-  /** For a review: the held result that waits for a person. */
-  readonly heldOutput?: unknown;
-  readonly heldConfidence?: number | null;
-  /** For a revision approval: the revision it holds. */
-  readonly heldRevision?: HeldRevision;
-  /** The waiting step execution's task token; `-` for a revision approval (nothing waits on a token). */
-  readonly taskToken: string;
-  readonly createdAt: string;
-  readonly deadline: string;
-  readonly decidedAt?: string;
-  readonly decidedBy?: string;
-  readonly comment?: string;
-  readonly output?: unknown;
-}
-
-/** Who holds an Idempotency-Key of `POST /runs`: its run, and a hash of the request that claimed it. */
-export interface RunKeyClaim {
-  readonly runId: string;
-  /** Absent on a claim stored before request hashes were recorded: it cannot be compared, so it matches any. */
-  readonly requestHash?: string;
-}
-
-export type IdempotencyRecord =
-  | { readonly key: string; readonly status: 'in_progress'; readonly expiresAt: number }
-  | { readonly key: string; readonly status: 'completed'; readonly result: unknown; readonly expiresAt: number };
 
 /** Field updates a step transition may write. */
 export interface StepPatch {

@@ -1,78 +1,41 @@
 /**
- * CDK assertions on the synthesized stack: the two machines' shape (Standard, JSONPath only, every Task bounded in
- * time, the Retry and Catch routes of the execution design), the Lambdas' runtime and configuration, and the table.
- * The security properties (authorizers, IAM, logging, dead letters) are in security.test.ts.
+ * CDK assertions on the two synthesized machines' shape: Standard, JSONPath only, every Task bounded in time, the
+ * Retry and Catch routes of the execution design, and the Lambda each Task calls. What every Task retries and
+ * catches is in task-errors.test.ts, the Lambdas' configuration and the table in stack-resources.test.ts, the
+ * security properties (authorizers, IAM, logging, dead letters) in security.test.ts.
  */
-import { App } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import type { Template } from 'aws-cdk-lib/assertions';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import '../../infra/local/polyfills.ts';
-import { asTransient, TRANSIENT_ERROR_NAME } from '../../functions/root.ts';
 import {
   LAMBDA_SERVICE_ERRORS,
   LAMBDA_THROTTLE,
-  LAMBDA_TIMEOUT,
   PLATFORM_ERRORS,
   RECORD_AGAIN_SECONDS,
   TRANSIENT_ERRORS,
 } from '../../infra/constructs/state-machines.ts';
-import { FUNCTION_KEYS, RUN_STATES, STEP_STATES } from '../../infra/constructs/state-names.ts';
+import { RUN_STATES, STEP_STATES } from '../../infra/constructs/state-names.ts';
 import { type AslDefinition, type AslState, extractStateMachines } from '../../infra/local/synth.ts';
-import { CairnStack, configFromContext } from '../../infra/stack.ts';
-import { ConflictError, ValidationError } from '../../shared/errors.ts';
 import { stepExecutionInput } from '../../shared/ports/executions.ts';
+import {
+  type Catcher,
+  catchOf,
+  isCallback,
+  type Retrier,
+  state,
+  successors,
+  synthMachines,
+  tasks,
+} from './synthesized-machines.ts';
 
 let template: Template;
 let run: AslDefinition;
 let step: AslDefinition;
 
-const CONTEXT = {
-  'aws:cdk:bundling-stacks': [],
-  'aws:cdk:enable-path-metadata': true,
-  stage: 'test',
-  maxSteps: '12',
-  runDeadlineSeconds: 600,
-};
-
 beforeAll(() => {
-  const app = new App({ context: CONTEXT });
-  const stack = new CairnStack(app, 'Cairn-test', { config: configFromContext(app.node) });
-  template = Template.fromStack(stack);
-  ({ run, step } = extractStateMachines(template.toJSON() as Parameters<typeof extractStateMachines>[0]));
+  ({ template, run, step } = synthMachines());
 });
-
-type Catcher = { ErrorEquals: string[]; Next: string; ResultPath?: string };
-type Retrier = { ErrorEquals: string[]; MaxAttempts?: number; BackoffRate?: number; IntervalSeconds?: number };
-
-/** A Lambda's environment (resolved to text: ARNs built with Fn::Join become their joined strings with refs). */
-const environmentOf = (key: string): Record<string, string> => {
-  const { functionOf } = extractStateMachines(template.toJSON() as Parameters<typeof extractStateMachines>[0]);
-  const [, fn] =
-    Object.entries(template.findResources('AWS::Lambda::Function')).find(([id]) => functionOf(id) === key) ?? [];
-  if (!fn) throw new Error(`no function ${key}`);
-  const variables = (fn.Properties as { Environment: { Variables: Record<string, unknown> } }).Environment.Variables;
-  return Object.fromEntries(
-    Object.entries(variables).map(([name, value]) => [name, typeof value === 'string' ? value : JSON.stringify(value)]),
-  );
-};
-
-const state = (definition: AslDefinition, name: string): AslState => {
-  const found = definition.States[name];
-  if (!found) throw new Error(`no state ${name}`);
-  return found;
-};
-const tasks = (definition: AslDefinition): [string, AslState][] =>
-  Object.entries(definition.States).filter(([, s]) => s.Type === 'Task');
-const isCallback = (s: AslState): boolean => String(s.Resource).endsWith('.waitForTaskToken');
-const catchOf = (s: AslState, error: string): Catcher | undefined =>
-  (s.Catch as Catcher[] | undefined)?.find((c) => c.ErrorEquals.includes(error));
-const successors = (s: AslState): string[] => [
-  ...(typeof s.Next === 'string' ? [s.Next] : []),
-  ...(typeof s.Default === 'string' ? [s.Default] : []),
-  ...((s.Choices as { Next: string }[] | undefined) ?? []).map((c) => c.Next),
-  ...((s.Catch as Catcher[] | undefined) ?? []).map((c) => c.Next),
-];
 
 describe('state machines', () => {
   it('are both Standard machines named after the stage', () => {
@@ -345,147 +308,6 @@ describe('state machines', () => {
       const written = Object.keys(s.Parameters as Record<string, unknown>).map((key) => key.replace(/\.\$$/, ''));
       for (const field of reads) expect(written, `${name} sets failure.${field}`).toContain(field);
     }
-  });
-});
-
-describe('every Task', () => {
-  const all = (): [string, AslState][] => [...tasks(run), ...tasks(step)];
-  /** The states a Task's final Catch may lead to: one that records the failure, a wait before trying it again, or
-   * the machine's one Fail state when the record itself could not be written. */
-  const RECORDERS = ['FailRun', 'FinalizeRun', 'ExecutorFailed', 'GateFailed', 'DecisionExpired'];
-
-  it('retries throttles, Lambda service errors, timeouts and cairn’s retryable errors, with the same payload', () => {
-    const names = all().map(([name]) => name);
-    expect(names.sort()).toEqual(
-      [
-        'PlanRun',
-        'ValidatePlan',
-        'RejectPlan',
-        'StartRun',
-        'AwaitRunFinished',
-        'FinalizeRun',
-        'FailRun',
-        'RunStep',
-        'RecordFailure',
-        'AwaitDecision',
-        'DecisionExpired',
-      ].sort(),
-    );
-    for (const [name, s] of all()) {
-      const retried = ((s.Retry as Retrier[] | undefined) ?? []).flatMap((r) => r.ErrorEquals);
-      for (const error of [
-        'Lambda.TooManyRequestsException',
-        'Lambda.ServiceException',
-        'Lambda.AWSLambdaException',
-        'Lambda.SdkClientException',
-        LAMBDA_TIMEOUT,
-        // A function whose process died after its work (out of memory, a crash on its way out): every handler is
-        // idempotent, so its Task tries again instead of failing the run or counting an attempt.
-        'Lambda.Unknown',
-        TRANSIENT_ERROR_NAME,
-        ...TRANSIENT_ERRORS,
-      ])
-        expect(retried, `${name} retries ${error}`).toContain(error);
-      // Retried, never caught first: a Task's States.ALL retrier would swallow its Catch's routing.
-      expect(retried, name).not.toContain('States.ALL');
-    }
-  });
-
-  it('catches every error into a state that records the failure, so the run never waits for its deadline', () => {
-    for (const [definition, fail] of [
-      [run, 'RunNotRecorded'],
-      [step, 'StepNotRecorded'],
-    ] as const) {
-      for (const [name, s] of Object.entries(definition.States).filter(([, x]) => x.Type === 'Task')) {
-        const all = catchOf(s, 'States.ALL');
-        expect(all, `${name} catches States.ALL`).toBeDefined();
-        const target = String(all?.Next);
-        const recorded = RECORDERS.includes(target) && target !== name;
-        expect(recorded || target === fail, `${name} → ${target}`).toBe(true);
-        // The platform's errors that outlast Retry on a Task that is the record: a wait, then the same Task again.
-        const platform = catchOf(s, LAMBDA_THROTTLE);
-        if (platform) {
-          const again = state(definition, platform.Next);
-          expect(again, name).toMatchObject({ Type: 'Wait', Next: name });
-        }
-      }
-      expect(state(definition, fail).Type).toBe('Fail');
-    }
-  });
-
-  it('leaves a retryable cairn error as TransientError, the name the Tasks retry, and any other as it is', () => {
-    const conflict = new ConflictError('the step moved', { retryable: true });
-    expect(asTransient(conflict)).toMatchObject({ name: TRANSIENT_ERROR_NAME, cause: conflict });
-    const invalid = new ValidationError('bad payload', []);
-    expect(asTransient(invalid)).toBe(invalid);
-    const sdk = Object.assign(new Error('slow down'), { name: 'ThrottlingException' });
-    expect(asTransient(sdk)).toBe(sdk);
-    expect(TRANSIENT_ERRORS).toContain(TRANSIENT_ERROR_NAME);
-  });
-
-  it('leaves a store call the SDK got no answer to (a timeout, a broken connection) as TransientError', () => {
-    const timeout = Object.assign(new Error('connection timed out'), { name: 'TimeoutError' });
-    expect(asTransient(timeout)).toMatchObject({ name: TRANSIENT_ERROR_NAME, cause: timeout });
-    const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
-    expect(asTransient(reset)).toMatchObject({ name: TRANSIENT_ERROR_NAME, cause: reset });
-    const refused = Object.assign(new Error('denied'), { name: 'AccessDeniedException' });
-    expect(asTransient(refused)).toBe(refused);
-  });
-});
-
-describe('functions', () => {
-  it('run on arm64 with a current Node.js runtime (22 or newer)', () => {
-    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
-    expect(functions).toHaveLength(FUNCTION_KEYS.length);
-    for (const fn of functions) {
-      const { Runtime, Architectures } = fn.Properties as { Runtime: string; Architectures: string[] };
-      expect(Runtime).not.toBe('nodejs20.x');
-      expect(Number(/^nodejs(\d+)\.x$/.exec(Runtime)?.[1])).toBeGreaterThanOrEqual(22);
-      expect(Architectures).toEqual(['arm64']);
-    }
-  });
-
-  it('get the limits from context and the machine ARNs without a circular reference', () => {
-    template.allResourcesProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ CAIRN_TABLE_NAME: Match.anyValue() }) },
-    });
-    for (const key of ['Coordinator', 'Api']) {
-      expect(environmentOf(key)).toMatchObject({
-        CAIRN_MAX_STEPS: '12',
-        CAIRN_RUN_DEADLINE_SECONDS: '600',
-        CAIRN_STEP_MACHINE_ARN: expect.stringContaining('stateMachine:cairn-test-step'),
-      });
-    }
-    for (const key of ['Planner', 'Validator']) expect(environmentOf(key)).toMatchObject({ CAIRN_MAX_STEPS: '12' });
-  });
-
-  it('rejects a limit in context that is not a positive integer', () => {
-    const app = new App({ context: { maxDepth: 'deep' } });
-    expect(() => configFromContext(app.node)).toThrow(/maxDepth/);
-  });
-});
-
-describe('table', () => {
-  it('is on-demand with PK/SK, GSI1, point-in-time recovery and TTL on expiresAt', () => {
-    template.hasResourceProperties('AWS::DynamoDB::Table', {
-      BillingMode: 'PAY_PER_REQUEST',
-      KeySchema: [
-        { AttributeName: 'PK', KeyType: 'HASH' },
-        { AttributeName: 'SK', KeyType: 'RANGE' },
-      ],
-      GlobalSecondaryIndexes: [
-        Match.objectLike({
-          IndexName: 'GSI1',
-          KeySchema: [
-            { AttributeName: 'GSI1PK', KeyType: 'HASH' },
-            { AttributeName: 'GSI1SK', KeyType: 'RANGE' },
-          ],
-          Projection: { ProjectionType: 'ALL' },
-        }),
-      ],
-      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
-      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
-    });
   });
 });
 

@@ -2,7 +2,8 @@
  * Hostile plan expressions through the embedded stack (the real state machines, handlers and store): expressions
  * the validator cannot see through (recursion by self-application, an overlapping alternation, a $pad) run in the
  * sandbox's worker processes, fail their steps with E_EXPRESSION_LIMIT, never retried, and the run ends truthfully,
- * while the API keeps answering and an independent step of the same run succeeds.
+ * while the API keeps answering and an independent step of the same run succeeds. Expressions that could read an
+ * output they do not name are refused before anything runs (E_DYNAMIC_REFERENCE).
  */
 import { describe, expect, it } from 'vitest';
 import { useEngineStack } from '../support/engine-stack.ts';
@@ -44,5 +45,39 @@ describe('expressions in the sandbox', () => {
     expect(run.status).toBe('failed');
     const rootCauses = (run.terminal?.evidence.rootCauses ?? []) as string[];
     expect([...rootCauses].sort()).toEqual(['backtracking', 'looping', 'padding']);
+  });
+
+  it('refuses at POST /plans/validate and POST /runs a plan whose expressions read outputs they do not name', async () => {
+    const { step, stack } = engine();
+    // c depends on a only; each expression would read b all the same.
+    const plan = {
+      schemaVersion: 1,
+      revision: 1,
+      objective: 'reads b without naming it',
+      steps: [
+        step('a', []),
+        step('b', []),
+        step('c', ['a'], {
+          input: {
+            parent: '{% $outputs.a.%.b %}',
+            focus: '{% $outputs.a@$v.b %}',
+            evaluated: '{% $eval("$outputs.b") %}',
+            dynamic: '{% $lookup($outputs, "b") %}',
+          },
+        }),
+      ],
+    };
+    const refused = [
+      'E_DYNAMIC_REFERENCE /steps/2/input/parent',
+      'E_DYNAMIC_REFERENCE /steps/2/input/focus',
+      'E_DYNAMIC_REFERENCE /steps/2/input/evaluated',
+      'E_DYNAMIC_REFERENCE /steps/2/input/dynamic',
+    ];
+    for (const path of ['/plans/validate', '/runs']) {
+      const { status, json } = await stack.request('POST', path, { plan });
+      expect(status, path).toBe(422);
+      const errors = (json as { errors: { code: string; path: string }[] }).errors;
+      expect(errors.map((e) => `${e.code} ${e.path}`).sort(), path).toEqual([...refused].sort());
+    }
   });
 });

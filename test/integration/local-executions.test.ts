@@ -2,93 +2,26 @@
  * The embedded Executions adapter running the REAL synthesized run and step definitions, with scripted handlers in
  * place of the Lambdas: every path the design describes (plan → validate → start → wait → finalize; RunStep → Route
  * → done, a retry through Backoff, a person's decision through AwaitDecision; callback timeouts; Retry and Catch
- * routes into RecordFailure).
+ * routes into RecordFailure). The harness is test/support/scripted-executions.ts; the port's behaviour on this
+ * adapter is in local-executions-port.test.ts.
  */
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createLocalExecutions,
-  type LocalExecutionInfo,
-  type LocalExecutions,
-  type LocalHandler,
-} from '../../infra/local/local-executions.ts';
-import type { AslDefinition } from '../../infra/local/synth.ts';
-import { type ExtractedMachines, synthesizeStateMachines } from '../../infra/local/synth.ts';
+import { describe, expect, it } from 'vitest';
 import { isConflictError } from '../../shared/errors.ts';
 import { runExecutionName, stepExecutionInput, stepExecutionName } from '../../shared/ports/executions.ts';
 import {
-  describeExecutionsBehaviour,
-  type ExecutionState,
-  type ExecutionsHarness,
-} from '../support/executions-behaviour.ts';
+  boot,
+  callOf,
+  failures,
+  type Script,
+  statusOf,
+  stepStates,
+  trail,
+  useScriptedExecutions,
+  waitFor,
+} from '../support/scripted-executions.ts';
 
-type Payload = Record<string, unknown> & { action?: string; taskToken?: string };
-type Script = (payload: Payload) => unknown;
+useScriptedExecutions();
 
-let machines: ExtractedMachines;
-let executions: LocalExecutions | undefined;
-let calls: { fn: string; payload: Payload }[];
-let failures: { error: Error; execution: LocalExecutionInfo }[];
-/** The states step executions entered, in order (run-machine states are left out). */
-let stepStates: string[];
-
-beforeAll(() => {
-  machines = synthesizeStateMachines();
-});
-afterEach(() => {
-  executions?.close();
-  executions = undefined;
-});
-
-/** Handlers that log every call and answer from a script per function key (coordinator: per action). */
-function boot(scripts: {
-  Planner?: Script;
-  Validator?: Script;
-  StepExecutor?: Script;
-  actions?: Record<string, Script>;
-}) {
-  calls = [];
-  failures = [];
-  stepStates = [];
-  const handler =
-    (fn: string, script: (payload: Payload) => unknown): LocalHandler =>
-    async (payload) => {
-      calls.push({ fn, payload: payload as Payload });
-      return script(payload as Payload);
-    };
-  const coordinatorDefaults: Record<string, Script> = {
-    startRun: () => ({ deadlineSeconds: 300 }),
-    awaitRun: () => ({}),
-    recordFailure: (p) => ({ action: 'done', attempt: p.attempt ?? 1 }),
-    requestApproval: () => ({ approvalId: 'ap-1' }),
-    expireApproval: () => ({ outcome: 'failed' }),
-  };
-  const actions = { ...coordinatorDefaults, ...scripts.actions };
-  executions = createLocalExecutions({
-    definitions: { run: machines.run, step: machines.step },
-    functionOf: machines.functionOf,
-    backoffMs: 1,
-    onStateEntered: (machine, state) => {
-      if (machine === 'step') stepStates.push(state);
-    },
-    onError: (error, execution) => failures.push({ error, execution }),
-    handlers: {
-      Planner: handler('Planner', scripts.Planner ?? ((p) => ({ runId: p.runId }))),
-      Validator: handler('Validator', scripts.Validator ?? (() => ({ valid: true, errors: [] }))),
-      StepExecutor: handler('StepExecutor', scripts.StepExecutor ?? (() => ({ action: 'done', attempt: 1 }))),
-      Coordinator: handler('Coordinator', (p) => (actions[p.action ?? ''] ?? (() => ({})))(p)),
-    },
-  });
-  return executions;
-}
-
-const trail = (): string[] => calls.map((c) => (c.fn === 'Coordinator' ? String(c.payload.action) : c.fn));
-const callOf = (action: string, nth = 0): Payload => {
-  const found = calls.filter((c) => c.payload.action === action || c.fn === action)[nth];
-  if (!found) throw new Error(`no call ${action} #${nth} in ${trail().join(' → ')}`);
-  return found.payload;
-};
-const statusOf = (ex: LocalExecutions, name: string): LocalExecutionInfo | undefined =>
-  ex.list().find((info) => info.name === name);
 const STEP = { runId: 'r1', stepId: 'collect', generation: 1 };
 const STEP_NAME = stepExecutionName('r1', 'collect', 1);
 
@@ -490,73 +423,3 @@ describe('local executions on the synthesized step machine', () => {
     expect(failures.map((f) => f.error.name)).toEqual(['StoreUnavailable']);
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-/** One callback Task that waits as long as the input says: the port's behaviour without the machines' logic. */
-const WAITER_ARN = 'arn:aws:lambda:us-east-1:123456789012:function:Waiter';
-const waitingMachine: AslDefinition = {
-  StartAt: 'Wait',
-  States: {
-    Wait: {
-      Type: 'Task',
-      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
-      Parameters: {
-        FunctionName: WAITER_ARN,
-        Payload: { 'executionId.$': '$$.Execution.Id', 'taskToken.$': '$$.Task.Token' },
-      },
-      TimeoutSecondsPath: '$.timeoutSeconds',
-      End: true,
-    },
-  },
-};
-
-function localHarness(): ExecutionsHarness {
-  const tokens = new Map<string, string>();
-  const ex = createLocalExecutions({
-    definitions: { run: waitingMachine, step: waitingMachine },
-    functionOf: (resource) => (resource === WAITER_ARN ? 'Waiter' : undefined),
-    handlers: {
-      Waiter: async (payload) => {
-        const { executionId, taskToken } = payload as { executionId: string; taskToken: string };
-        tokens.set(executionId, taskToken);
-        return {};
-      },
-    },
-    onError: () => {},
-  });
-  const state = (executionId: string): ExecutionState | undefined => {
-    const info = ex.list().find((entry) => entry.executionId === executionId);
-    if (!info) return undefined;
-    if (info.status === 'RUNNING') return { status: 'RUNNING' };
-    if (info.status === 'SUCCEEDED') return { status: 'SUCCEEDED', output: info.output };
-    return { status: info.status, error: info.error?.error ?? '', cause: info.error?.cause ?? '' };
-  };
-  return {
-    executions: ex,
-    async startWaiting(machine, name, input) {
-      const { executionId } = await ex.start(machine, name, input);
-      await ex.idle();
-      const token = tokens.get(executionId);
-      if (token === undefined) throw new Error(`execution ${executionId} is not waiting on a token`);
-      return { executionId, token };
-    },
-    count: (machine, name) => ex.list().filter((info) => info.machine === machine && info.name === name).length,
-    state,
-    settle: () => ex.idle(),
-    async expire(_token, executionId) {
-      await waitFor(() => state(executionId)?.status !== 'RUNNING');
-    },
-    async stop() {
-      ex.close();
-    },
-  };
-}
-
-describeExecutionsBehaviour('embedded (aws-local-stepfunctions)', async () => localHarness());

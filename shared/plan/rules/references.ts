@@ -1,8 +1,11 @@
 /**
  * E_EXPRESSION: every `{% … %}` in a step's input, its `when` and its success assertion must parse, and may read
- * `$outputs` only of steps upstream of the step (its transitive effective dependencies, groups included), named
- * statically. E_EXPRESSION_UNSAFE: it may not hold what only a bound of the expression sandbox would stop
- * (a backtracking-prone regular expression, a recursive function; see ../expression-hazards.ts).
+ * `$outputs` only of steps upstream of the step (its transitive effective dependencies, groups included).
+ * E_DYNAMIC_REFERENCE: it must name those steps statically; what could reach an output it does not name (a
+ * dynamic access to `$outputs`, the parent operator or a focus binding leading back to it, `$eval`) cannot be
+ * checked, so it is refused (see ../expressions.ts). E_EXPRESSION_UNSAFE: it may not hold what only a bound of the
+ * expression sandbox would stop (a backtracking-prone regular expression, a recursive function; see
+ * ../expression-hazards.ts).
  */
 
 import { analyseExpression, collectExpressions, type FoundExpression, isExpression } from '../expressions.ts';
@@ -65,7 +68,7 @@ export function checkExpressions(
         issues.push(issue('E_EXPRESSION', path, `expression does not parse: ${analysis.message}`));
         continue;
       }
-      for (const problem of analysis.problems) issues.push(issue('E_EXPRESSION', path, problem));
+      for (const problem of analysis.problems) issues.push(issue('E_DYNAMIC_REFERENCE', path, problem));
       for (const hazard of analysis.hazards) issues.push(issue('E_EXPRESSION_UNSAFE', path, hazard));
       for (const ref of analysis.steps) {
         if (ref === id)

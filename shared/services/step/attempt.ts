@@ -200,7 +200,7 @@ export async function runAttempt(
   // Counted once the attempt is recorded (a repeat of this entry finds it recorded and counts it, once).
   const sums = await countUsage(ctx, records, planStep, attempt);
   const decided = stepBudgetOutcome(outcome, planStep, step, sums?.step, ctx.now());
-  return follow(ctx, flight, n, decided, execNote(attempt), result);
+  return follow(ctx, flight, { attempt: n, outcome: decided, note: execNote(attempt), result });
 }
 
 /** The call's bound: what is left of the limit when it starts; past it the call is abandoned with the figures. */

@@ -25,33 +25,30 @@ export interface InFlight {
 
 export const done = (attempt: number): StepNext => ({ action: 'done', attempt });
 
+/** What the engine decided after an attempt, and what of it the step keeps. */
+export interface DecidedAttempt {
+  /** The attempt's number. */
+  readonly attempt: number;
+  readonly outcome: AttemptOutcome;
+  /** The trace entry's text. */
+  readonly note: string;
+  readonly result: StepResult;
+  /** A person's decision, when the attempt waited for one. */
+  readonly decision?: HumanDecision;
+}
+
 /**
- * Writes what the engine decided after attempt `n`, and performs its effects; then a run over its budget is looked
+ * Writes what the engine decided after an attempt, and performs its effects; then a run over its budget is looked
  * at (it ends once nothing is in flight).
  */
-export async function follow(
-  ctx: Interpreter,
-  flight: InFlight,
-  n: number,
-  outcome: AttemptOutcome,
-  note: string,
-  result: StepResult,
-  decision?: HumanDecision,
-): Promise<StepNext> {
-  const next = await followOutcome(ctx, flight, n, outcome, note, result, decision);
+export async function follow(ctx: Interpreter, flight: InFlight, decided: DecidedAttempt): Promise<StepNext> {
+  const next = await followOutcome(ctx, flight, decided);
   await afterSpend(ctx, flight.records);
   return next;
 }
 
-async function followOutcome(
-  ctx: Interpreter,
-  flight: InFlight,
-  n: number,
-  outcome: AttemptOutcome,
-  note: string,
-  result: StepResult,
-  decision?: HumanDecision,
-): Promise<StepNext> {
+async function followOutcome(ctx: Interpreter, flight: InFlight, decided: DecidedAttempt): Promise<StepNext> {
+  const { attempt: n, outcome, note, result, decision } = decided;
   const { records, step, planStep } = flight;
   const now = ctx.now();
   const { runId, stepId, generation } = step;

@@ -368,15 +368,13 @@ async function judge(
   const said = `${decision.decision}${by}`;
   const note =
     verdict?.verdict === 'fail' ? `${said}: fail ${verdict.error.code} ${verdict.error.message}` : `${said}: pass`;
-  return follow(
-    ctx,
-    flight,
-    n,
+  return follow(ctx, flight, {
+    attempt: n,
     outcome,
     note,
-    { output: candidate.ok ? candidate.output : null, confidence: record?.confidence ?? null },
+    result: { output: candidate.ok ? candidate.output : null, confidence: record?.confidence ?? null },
     decision,
-  );
+  });
 }
 
 const policyOf = (ctx: Interpreter, flight: InFlight) =>
@@ -435,8 +433,10 @@ export async function recordFailedAttempt(
     await ctx.deps.store.updateAttempt({ ...record, outcome: 'failed', finishedAt: ctx.now(), error, verdict: 'fail' });
   const flight: InFlight = { records, step, planStep };
   const outcome = decideAttemptOutcome(n, { error }, policyOf(ctx, flight));
-  return follow(ctx, flight, n, outcome, `attempt ${n} failed: ${error.code} ${error.message}`, {
-    output: null,
-    confidence: null,
+  return follow(ctx, flight, {
+    attempt: n,
+    outcome,
+    note: `attempt ${n} failed: ${error.code} ${error.message}`,
+    result: { output: null, confidence: null },
   });
 }

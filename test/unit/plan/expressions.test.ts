@@ -84,6 +84,36 @@ describe('referencedSteps / stepReferences', () => {
       expect(problems(source).join(), source).toMatch(/dynamic step reference/);
   });
 
+  it('reports the parent operator when it climbs from $outputs.X back to $outputs', () => {
+    for (const source of [
+      '$outputs.a.%.b',
+      '$outputs.a.x.%.%.b',
+      '$outputs.a.x.(%.%.b)',
+      '$outputs.a[%.b]',
+      '$outputs.a.$lookup(%, "b")',
+      '($outputs.a.x).%.%.b',
+      '$outputs.a.(%)',
+    ])
+      expect(problems(source).join(), source).toMatch(/parent operator % climbs from \$outputs\.a at position \d+/);
+  });
+
+  it('accepts the parent operator inside a step output, and % as modulo', () => {
+    for (const source of ['$outputs.a.x.%.y', '$outputs.a.items.(%.name)', '$outputs.a.n % 2']) {
+      expect(problems(source), source).toEqual([]);
+      expect(refs(source), source).toEqual(['a']);
+    }
+  });
+
+  it('reports a focus binding on the step name, which keeps $outputs as the context', () => {
+    expect(problems('$outputs.a@$p.b').join()).toMatch(/\$outputs\.a@\$p at position \d+ keeps \$outputs/);
+    expect(problems('$outputs.a#$i.b')).toEqual([]);
+  });
+
+  it('reports $eval however it is reached, since its string is known only at run time', () => {
+    for (const source of ['$eval("$outputs.b")', '$eval($outputs.a.code)', '($e := $eval; $e("1"))', '$eval("1")'])
+      expect(problems(source).join(), source).toMatch(/\$eval at position \d+ evaluates a string at run time/);
+  });
+
   it('ignores other variables and plain paths', () => {
     expect(refs('$objective & outputs.a & $output.text')).toEqual([]);
     expect(problems('$objective & outputs.a & $output.text')).toEqual([]);

@@ -6,6 +6,7 @@ import {
   type ExpressionBindings,
   evaluateBounded,
 } from '../../../shared/plan/expression-limits.ts';
+import { analyseExpression } from '../../../shared/plan/expressions.ts';
 import { evaluatePlain, parsePlainExpression } from '../../../shared/plan/plain-paths.ts';
 
 const outputs = {
@@ -73,6 +74,7 @@ const NOT_PLAIN = [
   '$outputs.a.value & "!"',
   '$outputs.a[0]',
   '$outputs.a.%.b',
+  '$outputs.a@$p.b',
   '$eval("$outputs.a")',
   '$outputs.a.and',
   '$outputs.a.true',
@@ -104,6 +106,15 @@ describe('plain paths', () => {
 
   it.each(NOT_PLAIN)('does not take %s for a plain path', (source) => {
     expect(parsePlainExpression(`{% ${source} %}`)).toBeUndefined();
+  });
+
+  it.each([...PLAIN, ...NOT_PLAIN_HERE])('agrees with the validator on the steps %s reads', (source) => {
+    const form = parsePlainExpression(source);
+    const paths = form === undefined ? [] : form.kind === 'path' ? [form.path] : form.items;
+    const read = paths.filter((path) => path.variable === 'outputs').map((path) => path.names[0]);
+    const analysis = analyseExpression(source);
+    expect(analysis).toMatchObject({ ok: true, problems: [] });
+    expect(analysis.ok && analysis.steps).toEqual([...new Set(read)]);
   });
 });
 

@@ -345,15 +345,27 @@ describe('validate: E_EXPRESSION', () => {
     expect(check(steps).valid).toBe(true);
   });
 
-  it('rejects dynamic references and $outputs["x"]', () => {
+  it('rejects dynamic references and $outputs["x"] with E_DYNAMIC_REFERENCE', () => {
     const steps = [
       step('a'),
       step('b', ['a'], reads('$lookup($outputs, "a")')),
       step('c', ['a'], reads('$outputs["a"]')),
     ];
     const result = check(steps);
-    expect(where(result)).toEqual(['E_EXPRESSION /steps/1/input/url', 'E_EXPRESSION /steps/2/input/url']);
+    expect(where(result)).toEqual(['E_DYNAMIC_REFERENCE /steps/1/input/url', 'E_DYNAMIC_REFERENCE /steps/2/input/url']);
     expect(result.errors[0]?.message).toMatch(/dynamic step reference/);
+  });
+
+  it.each([
+    ['the parent operator', '$outputs.a.%.b', /parent operator/],
+    ['the parent operator in a filter', '$outputs.a[%.b]', /parent operator/],
+    ['a focus binding', '$outputs.a@$v.b', /keeps \$outputs as the context/],
+    ['$eval', '$eval("$outputs.b")', /\$eval .* evaluates a string at run time/],
+  ])('rejects %s, which reads a step it does not name, with E_DYNAMIC_REFERENCE', (_, source, message) => {
+    // b is not upstream of c: the expression would read it all the same.
+    const result = check([step('a'), step('b'), step('c', ['a'], reads(source))]);
+    expect(where(result)).toEqual(['E_DYNAMIC_REFERENCE /steps/2/input/url']);
+    expect(result.errors[0]?.message).toMatch(message);
   });
 
   it('reads ids with dashes and dots when quoted', () => {

@@ -1,0 +1,127 @@
+/**
+ * What the store keeps of a run (see ../store.ts): the run record with its replans and terminal state, the
+ * Idempotency-Key claim of `POST /runs`, and the run's audit log entries.
+ */
+import type { Plan, RunStatus } from '../../plan/schema.ts';
+import type { PriorReplan } from '../plan-model.ts';
+
+export interface TerminalRecord {
+  readonly state: 'complete' | 'failed' | 'paused' | 'cancelled';
+  readonly reason: string;
+  /** Root-cause step ids, counts, validation errors: whatever proves the state. */
+  readonly evidence: Readonly<Record<string, unknown>>;
+  readonly at: string;
+}
+
+export interface RunRecord {
+  readonly runId: string;
+  readonly status: RunStatus;
+  readonly objective: string;
+  readonly mode?: 'DIRECT' | 'DECOMPOSE' | 'SUBMITTED';
+  readonly directTarget?: string;
+  /** A plan submitted by the client, stored until the run state machine validates and persists it as revision 1. */
+  readonly submittedPlan?: Plan;
+  /** The plan the planner produced, waiting for validation. */
+  readonly candidatePlan?: unknown;
+  /**
+   * Proof that the plan above already passed validation, and against which catalog and limits (shared/plan/stamp.ts):
+   * ValidatePlan and StartRun do not validate it again when it matches theirs.
+   */
+  readonly planStamp?: string;
+  readonly revision: number;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly idempotencyKey?: string;
+  /** Task token of the run state machine's wait-for-completion task. */
+  readonly waiterToken?: string;
+  readonly terminal?: TerminalRecord;
+  readonly replans: number;
+  /** No-progress fingerprints of the replans made so far (a repeat of one pauses the run instead of replanning). */
+  readonly replanFingerprints?: readonly string[];
+  /** `<stepId>#<generation>` of final failures the replanner already answered (a duplicate StepFailed is a no-op). */
+  readonly handledFailures?: readonly string[];
+  /** How often a finished run was reopened (invalidation, manual replan); names its next run execution. */
+  readonly reopened?: number;
+  /** Terminal records of earlier endings of a reopened run, oldest first. */
+  readonly previousTerminals?: readonly TerminalRecord[];
+  /** The revisions the replanner made, oldest first (what later replans of the run are told they tried). */
+  readonly replanLog?: readonly ReplanRecord[];
+  /**
+   * Final failures the replanner could not replan around (no alternative, an invalid or rejected revision), one JSON
+   * `ReplanDecline` per member: they stand, and the run's terminal evidence names the planner's reason.
+   */
+  readonly replanDeclines?: readonly string[];
+  /** What the run's attempts spent (Store.addUsage: each attempt counted once); absent = nothing yet. */
+  readonly usageTokens?: number;
+  readonly usageCostUsd?: number;
+  /**
+   * The run is being cancelled with compensation (`POST /runs/{id}/cancel {"compensate": true}`): its segments'
+   * finished mutating steps are undone before it ends cancelled.
+   */
+  readonly cancelCompensation?: boolean;
+  /**
+   * Who asked for that cancellation (a JWT `sub`, or `local-token`): the run ends later, from the last compensation's
+   * end, and its terminal evidence names them as a plain cancellation's does.
+   */
+  readonly cancelRequestedBy?: string;
+}
+
+/**
+ * One revision the replanner made: the PriorReplan record (the failure it answered and what it changed), the
+ * failure's key `<stepId>#<generation>` (absent for a manual replan without one) and the revision's reason.
+ */
+export type ReplanRecord = PriorReplan & {
+  readonly failure?: string;
+  readonly reason: string;
+  readonly at: string;
+  /** What the revision does to the step records (absent on records written before it was kept). */
+  readonly application?: RevisionApplication;
+};
+
+/** A record that starts its next generation, from the generation it had when the revision was made. */
+export interface RestartedRecord {
+  readonly stepId: string;
+  readonly from: number;
+}
+
+/**
+ * What revision n+1 does to the step records, recorded with the write that makes the revision current so that
+ * whoever comes next (the replanner's retry) can finish it: see engine/replan/application.ts.
+ */
+export interface RevisionApplication {
+  /** Records the revision drops: they become `superseded` (unless they already ended with an output). */
+  readonly removed: readonly string[];
+  /** Existing records that start a new generation (changed steps, and dropped steps the revision brings back). */
+  readonly restarted: readonly RestartedRecord[];
+  /** Steps new to the run: they get a first record. */
+  readonly added: readonly string[];
+}
+
+/** A failure the replanner answered without a revision (`replanDeclines`). */
+export interface ReplanDecline {
+  readonly failure: string;
+  readonly stepId: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+/** Who holds an Idempotency-Key of `POST /runs`: its run, and a hash of the request that claimed it. */
+export interface RunKeyClaim {
+  readonly runId: string;
+  /** Absent on a claim stored before request hashes were recorded: it cannot be compared, so it matches any. */
+  readonly requestHash?: string;
+}
+
+export interface RunEventRecord {
+  readonly runId: string;
+  /**
+   * The event's place in the run's audit log: `<at>~<announcement id>~<index>`, ordered by the time the announcing
+   * write was made (events of one write keep their order). A listing's `after` cursor.
+   */
+  readonly seq: string;
+  readonly type: string;
+  readonly at: string;
+  readonly stepId?: string;
+  readonly generation?: number;
+  readonly detail: Readonly<Record<string, unknown>>;
+}
