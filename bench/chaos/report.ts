@@ -12,6 +12,12 @@ const tally = (values: readonly string[]): string => {
   );
 };
 
+const counted = (counts: Readonly<Record<string, number>>): string =>
+  Object.entries(counts)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ') || 'none';
+
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted.length === 0 ? Number.NaN : (sorted[Math.floor((sorted.length - 1) / 2)] as number);
@@ -30,6 +36,9 @@ export function formatReport(options: Omit<ChaosOptions, 'log'>, result: ChaosRe
     `attempts: ${steps.reduce((n, s) => n + s.attempts.length, 0)}; ledger entries: ${runs.reduce((n, r) => n + r.ledger.length, 0)}; events: ${runs.reduce((n, r) => n + r.events.length, 0)}`,
     `actions: ${result.actions.cancels} cancels, ${result.actions.invalidations} invalidations (${result.actions.invalidationsRefused} refused), ${result.actions.actionsFailed} failed; approvals: ${result.approvals.approved} approved, ${result.approvals.rejected} rejected, ${result.approvals.refused} refused, ${result.approvals.failed} failed`,
     `faults injected: ${faults === undefined ? 'not reported by this build' : tally(Object.entries(faults).flatMap(([k, n]) => Array<string>(n).fill(k)))}`,
+    // What the counts above are out of: a point's faults fire on its calls only (bus.deliver: an event a rule
+    // delivers to its target, which most events are not).
+    ...(result.faultCalls === undefined ? [] : [`calls per fault point: ${counted(result.faultCalls)}`]),
     `time: ${(result.wallMs / 1000).toFixed(1)} s in all; a run ended after ${median(ended)} ms (median), ${ended.length > 0 ? Math.max(...ended) : Number.NaN} ms (max)${result.settled ? '' : '; the stack did not go quiet within the bound'}`,
     `violations: ${violations.length}${violations.length > 0 ? ` (${tally(violations.map((v) => v.invariant))})` : ''}`,
   ];

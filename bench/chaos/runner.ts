@@ -52,6 +52,8 @@ export interface ChaosResult {
   readonly approvals: ApprovalCounts;
   /** Faults injected by point and kind, when the stack reports them. */
   readonly faultsInjected?: Readonly<Record<string, number>>;
+  /** Calls each fault point drew for (what its faults' counts are out of), when the stack reports them. */
+  readonly faultCalls?: Readonly<Record<string, number>>;
   readonly wallMs: number;
   /** Whether the stack went quiet after the runs (every execution over, the bus drained) within the bound. */
   readonly settled: boolean;
@@ -166,6 +168,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     // What is checked is what the runs left once the stack went quiet: read it fault-free, else a run whose reads
     // keep failing (a step's details are many store reads) goes unchecked. The drive above read under faults.
     const faultsInjected = injectedFaults(stack);
+    const faultCalls = stack.faults?.calls();
     if (!options.readUnderFaults) stack.faults?.pause(true);
     const reader = createApiClient(stack.url, stack.token, { attempts: 40 });
     const ledger = await readLedger(reader);
@@ -188,6 +191,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       actions,
       approvals: { ...responder.counts },
       ...(faultsInjected === undefined ? {} : { faultsInjected }),
+      ...(faultCalls === undefined ? {} : { faultCalls }),
       wallMs: Math.round(performance.now() - started),
       settled,
     };

@@ -175,8 +175,9 @@ export class Functions extends Construct {
     }
     allow(Validator, [...TABLE_READ_ACTIONS], tableResources);
     // Only the outbox relay publishes the engine's events (they travel with the writes that make the changes) and
-    // writes the audit log; the API publishes what webhooks report (ResourceChanged), which no write carries.
-    allow(Outbox, ['dynamodb:BatchWriteItem'], [props.table.tableArn]);
+    // writes the audit log (and reads back the events an announcement too large for its item kept out of line); the
+    // API publishes what webhooks report (ResourceChanged), which no write carries.
+    allow(Outbox, ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'], [props.table.tableArn]);
     for (const fn of [Outbox, Api]) props.bus.grantPutEventsTo(fn);
 
     // Step Functions: what each function's services call, from the one table (execution-grants.ts).

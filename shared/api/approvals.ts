@@ -298,7 +298,8 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       announceDecision(approval, body.decision, decidedAt, by),
     );
     if (!decided) throw conflict(await store.getApproval(approval.approvalId));
-    await answer(approval.taskToken, reply);
+    // The token as the decision found it: a retried wait may have taken the request over since it was read.
+    await answer(decided.taskToken, reply);
     return c.json({ approval: approvalView(decided) });
   });
 

@@ -23,6 +23,11 @@ export interface OutboxEntry {
   readonly runId: string;
   readonly at: string;
   readonly events: readonly OutboxEvent[];
+  /**
+   * Set by the store when the events are too large for the item that announces them (an invalidation of thousands
+   * of steps): they are kept out of line, `events` is empty, and `Store.restoreAnnouncements` reads them back by this.
+   */
+  readonly eventsRef?: string;
 }
 
 /** An item image in DynamoDB's attribute-value form; the outbox only reads its one string attribute. */
@@ -58,6 +63,7 @@ function decode(text: string | undefined): OutboxEntry | undefined {
     if (typeof value.id !== 'string' || typeof value.runId !== 'string' || typeof value.at !== 'string')
       return undefined;
     if (!Array.isArray(value.events)) return undefined;
+    if (value.eventsRef !== undefined && typeof value.eventsRef !== 'string') return undefined;
     return value as OutboxEntry;
   } catch {
     return undefined;

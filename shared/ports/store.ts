@@ -262,6 +262,8 @@ export interface Store {
   announce(entry: OutboxEntry): Promise<void>;
   /** The relay's side: records announced events in the run's audit log (a repeat of an entry changes nothing). */
   recordEvents(entries: readonly OutboxEntry[]): Promise<void>;
+  /** The relay's side: the entries with the events their writes kept out of line read back (the others as they are). */
+  restoreAnnouncements(entries: readonly OutboxEntry[]): Promise<OutboxEntry[]>;
   /** The audit log behind GET /runs/{id}/events, in order; `after` (a seq) returns only later events, for polling. */
   listEvents(runId: string, options?: { after?: string; limit?: number }): Promise<RunEventRecord[]>;
 
@@ -280,6 +282,11 @@ export interface Store {
    * step's approvals, and only theirs are read in full.
    */
   listRunApprovals(runId: string, options?: { readonly stepId?: string }): Promise<ApprovalRecord[]>;
+  /**
+   * Hands a pending approval to the wait that now holds its step (a retried wait's new task token), so the person
+   * is asked once; undefined when it was no longer pending (decided meanwhile: that decision answers the new wait).
+   */
+  moveApprovalWait(approvalId: string, taskToken: string): Promise<ApprovalRecord | undefined>;
   /** Oldest first; `after` (a listed approval's position) continues a listing after that approval. */
   listApprovals(options?: {
     status?: ApprovalRecord['status'];

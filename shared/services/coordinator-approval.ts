@@ -3,10 +3,12 @@
  * a missing decision expires it; the decision itself is judged by RunStep (step/run-step.ts).
  * Exactly one pending approval exists per step generation and request; deciding it is the API's job (issue 4).
  */
+import { approvalRequestMove, type DecisionReply } from '../engine/approval-request.ts';
 import { upstreamOutputs } from '../engine/scheduling.ts';
 import { IN_FLIGHT_STEP_STATUSES, letsStepsMove } from '../engine/statuses.ts';
 import { transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
+import { isConflictError } from '../errors.ts';
 import type { ApprovalRecord, AttemptRecord, StepRecord } from '../ports/store.ts';
 import { recordApprovalWait } from './coordinator-metrics.ts';
 import type {
@@ -23,7 +25,7 @@ import { afterFailure, closeRunningAttempt, failStep } from './step-follow-ups.t
 export const APPROVAL_EXPIRED_CODE = 'E_APPROVAL_EXPIRED';
 /** The terminal reason of a run paused by an approval's `pause` timeout policy. */
 export const APPROVAL_EXPIRED_REASON = 'approval_expired';
-// Each re-entry of a wait mints a new token and replaces the pending request; far more than any run will need.
+// A request closed without a decision (expired) makes way for the next id; far more than any run will need.
 const MAX_REQUESTS_PER_ATTEMPT = 100;
 
 /** Deterministic approval ids: a repeated request finds its record instead of creating a second one. */
@@ -53,6 +55,23 @@ async function releaseStaleWait(ctx: Interpreter, taskToken: string): Promise<Ap
   return {};
 }
 
+/** Answers a wait with a decision a person already recorded on its request. */
+async function answerWait(
+  ctx: Interpreter,
+  taskToken: string,
+  reply: DecisionReply,
+  id: string,
+): Promise<ApprovalRequested> {
+  try {
+    await ctx.deps.executions.sendTaskSuccess(taskToken, { ...reply });
+  } catch (error) {
+    // A closed token: the wait ended meanwhile (its timeout, a stop). Anything else fails the Task, whose retry (on
+    // a new token) is answered the same way.
+    if (!isConflictError(error)) throw error;
+  }
+  return { approvalId: id };
+}
+
 /**
  * Creates (once) the approval record holding the task token, the question, the step's input and upstream outputs,
  * the held result of a review and the deadline; the step shows `awaiting_approval`.
@@ -79,17 +98,19 @@ export async function requestApproval(ctx: Interpreter, request: RequestApproval
   for (let n = 1; n <= MAX_REQUESTS_PER_ATTEMPT && id === undefined; n++) {
     const candidate = approvalId(step, kind, attempt, n);
     const existing = await store.getApproval(candidate);
-    if (existing?.taskToken === taskToken) {
+    const move = approvalRequestMove(existing, taskToken);
+    if (move.kind === 'mine') {
       id = candidate;
       mine = existing;
-    } else if (existing?.status === 'pending') {
-      // An earlier wait of this step (its token is gone): only the newest request may be decided.
-      await store.decideApproval(candidate, {
-        status: 'expired',
-        decidedAt: now,
-        comment: 'replaced by a new request',
-      });
-    } else if (existing === undefined) {
+    } else if (move.kind === 'take-over') {
+      // A retried wait (its first request's answer was lost): the same request, asked once, now on this token.
+      mine = await store.moveApprovalWait(candidate, taskToken);
+      if (mine) id = candidate;
+      else n -= 1; // decided meanwhile: look at it again
+    } else if (move.kind === 'answer') {
+      // Decided while the wait was retried: its old token was gone, so the decision answers this one.
+      return answerWait(ctx, taskToken, move.reply, candidate);
+    } else if (move.kind === 'create') {
       const record: ApprovalRecord = {
         approvalId: candidate,
         runId,

@@ -125,10 +125,14 @@ describe('table grants', () => {
     }
   });
 
-  it('let the outbox relay read the table’s stream and write the audit log with BatchWriteItem, nothing more', () => {
+  it('let the outbox relay read the table’s stream, read out-of-line events with BatchGetItem and write the audit log with BatchWriteItem, nothing more', () => {
     const table = logicalIdAt(full, 'AWS::DynamoDB::Table', '/Store/Table/Resource');
     expect(withAction(statementsFor(full, 'Outbox'), 'dynamodb:')).toEqual([
-      { Effect: 'Allow', Action: 'dynamodb:BatchWriteItem', Resource: { 'Fn::GetAtt': [table, 'Arn'] } },
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'],
+        Resource: { 'Fn::GetAtt': [table, 'Arn'] },
+      },
       { Effect: 'Allow', Action: 'dynamodb:ListStreams', Resource: '*' },
       {
         Effect: 'Allow',

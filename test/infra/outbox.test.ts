@@ -183,8 +183,13 @@ describe('the Outbox Lambda', () => {
         Resource: { 'Fn::GetAtt': [logs, 'Arn'] },
       },
       { Effect: 'Allow', Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], Resource: '*' },
-      // The audit log: the relay's one table call (recordEvents), on the table alone (no index).
-      { Effect: 'Allow', Action: 'dynamodb:BatchWriteItem', Resource: { 'Fn::GetAtt': [table, 'Arn'] } },
+      // The audit log (recordEvents) and the events an announcement too large for its item kept out of line
+      // (restoreAnnouncements), on the table alone (no index).
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'],
+        Resource: { 'Fn::GetAtt': [table, 'Arn'] },
+      },
       { Effect: 'Allow', Action: 'events:PutEvents', Resource: { 'Fn::GetAtt': [bus, 'Arn'] } },
       // The event source mapping's on-failure destination, sent to with the function's role.
       {

@@ -1,11 +1,12 @@
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
-import { outboxOf, type StreamRecord } from '../../shared/events/outbox.ts';
+import { stepsInvalidatedParts } from '../../shared/events/bounded-details.ts';
+import { type OutboxEntry, outboxOf, type StreamRecord } from '../../shared/events/outbox.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import { startDynalite, type TestDynamo } from '../support/dynalite.ts';
 import { describeStoreBehaviour } from '../support/store-behaviour.ts';
-import { aStep, uniqueId } from '../support/store-fixtures.ts';
+import { aRun, aStep, uniqueId } from '../support/store-fixtures.ts';
 
 describeStoreBehaviour('DynamoDB adapter on dynalite', async () => {
   const dynamo = await startDynalite();
@@ -76,6 +77,54 @@ describe('DynamoDB adapter: the outbox travels with the write', () => {
       }),
     );
     expect(item.Item?.outbox).toBeUndefined();
+  });
+
+  /** An invalidation of 4,000 steps with 64-character ids, in parts as services announce it: ~290 KB of events. */
+  const invalidationOf = (runId: string, id: string): OutboxEntry => {
+    const ids = Array.from({ length: 4000 }, (_, i) => `s${String(i).padStart(63, '0')}`);
+    const parts = stepsInvalidatedParts(runId, ids, 'root changed');
+    return {
+      ...announcement(runId, id),
+      events: parts.map((detail) => ({ type: 'StepsInvalidated' as const, detail: { ...detail } })),
+    };
+  };
+
+  const rawItem = async (pk: string, sk: string) =>
+    (
+      await dynamo.client.send(
+        new GetItemCommand({ TableName: dynamo.tableName, Key: { PK: { S: pk }, SK: { S: sk } } }),
+      )
+    ).Item;
+
+  it('keeps the events of a large announcement out of line: the item stays small, the relay reads them back whole', async () => {
+    const run = aRun({ status: 'running' });
+    await store.createRun(run);
+    records.length = 0;
+    const entry = invalidationOf(run.runId, 'big-update');
+    expect(JSON.stringify(entry).length).toBeGreaterThan(250_000);
+
+    expect(await store.updateRun(run.runId, ['running'], {}, { announce: entry })).toBeDefined();
+
+    const item = await rawItem(`RUN#${run.runId}`, 'RUN');
+    expect(Buffer.byteLength(JSON.stringify(item), 'utf8')).toBeLessThan(4 * 1024);
+    expect(typeof item?.outbox?.S).toBe('string');
+    const streamed = records.map(outboxOf);
+    expect(streamed.map((e) => e?.id)).toEqual(['big-update']);
+    expect(await store.restoreAnnouncements(streamed.filter((e) => e !== undefined))).toEqual([entry]);
+  });
+
+  it('keeps a large announcement of its own (an outbox item) out of line too', async () => {
+    const runId = uniqueId('run');
+    records.length = 0;
+    const entry = invalidationOf(runId, 'big-put');
+
+    await store.announce(entry);
+
+    const item = await rawItem(`RUN#${runId}`, 'OUTBOX#big-put');
+    expect(Buffer.byteLength(JSON.stringify(item), 'utf8')).toBeLessThan(4 * 1024);
+    const streamed = records.map(outboxOf).filter((e) => e !== undefined);
+    expect(streamed.map((e) => e.events)).toEqual([[]]);
+    expect(await store.restoreAnnouncements(streamed)).toEqual([entry]);
   });
 
   it('keeps every event of writers recording at the same moment: no shared counter to contend for', async () => {

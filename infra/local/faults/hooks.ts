@@ -24,6 +24,8 @@ export interface LocalStackFaults {
   readonly seed: number;
   /** How often each `point:fault` fired. */
   injected(): Readonly<Record<string, number>>;
+  /** How many calls each point drew for (out of which its faults fired). */
+  calls(): Readonly<Record<string, number>>;
   /** Stops (true) or resumes (false) injecting (FaultInjector.pause). */
   pause(paused: boolean): void;
 }
@@ -55,7 +57,13 @@ export function faultHooks(faults: FaultInjector | undefined, targets: FaultTarg
   injectStoreFaults(targets.client, faults, { stream: targets.stream });
   injectIndexLag(targets.client, faults);
   return {
-    report: { spec: formatFaultSpec(faults.rules), seed: faults.seed, injected: faults.injected, pause: faults.pause },
+    report: {
+      spec: formatFaultSpec(faults.rules),
+      seed: faults.seed,
+      injected: faults.injected,
+      calls: faults.calls,
+      pause: faults.pause,
+    },
     bus: (bus, onError) => faultyBus(faults, bus, onError),
     executions: (executions) => faultyExecutions(faults, executions),
     registry: (registry) => faultyRegistry(faults, registry),

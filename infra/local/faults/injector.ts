@@ -19,6 +19,8 @@ export interface FaultInjector {
   detail(point: FaultPoint): number;
   /** How often each `point:fault` fired so far. */
   injected(): Readonly<Record<string, number>>;
+  /** How many calls each point drew for so far (what a fault's count is out of). */
+  calls(): Readonly<Record<string, number>>;
   /**
    * Stops (true) or resumes (false) injecting: while paused every call goes through untouched and draws nothing, so
    * the decisions after a pause are those the same calls would have met without it. The chaos suite pauses once the
@@ -41,6 +43,7 @@ export function createFaultInjector(
   const byPoint = new Map<FaultPoint, FaultRule[]>();
   for (const rule of rules) byPoint.set(rule.point, [...(byPoint.get(rule.point) ?? []), rule]);
   const counts: Record<string, number> = {};
+  const calls: Record<string, number> = {};
   let paused = false;
   return {
     seed,
@@ -50,6 +53,7 @@ export function createFaultInjector(
       const candidates = byPoint.get(point);
       if (!candidates || paused) return undefined;
       const next = streams.stream(point);
+      calls[point] = (calls[point] ?? 0) + 1;
       let fired: FaultRule | undefined;
       // Every rule draws on every call, whether an earlier one fired or not: a call costs the stream the same.
       for (const rule of candidates) {
@@ -65,6 +69,7 @@ export function createFaultInjector(
     },
     detail: (point) => streams.stream(`${point}/detail`)(),
     injected: () => ({ ...counts }),
+    calls: () => ({ ...calls }),
     pause: (value) => {
       paused = value;
     },

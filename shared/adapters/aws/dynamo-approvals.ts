@@ -53,6 +53,7 @@ type ApprovalOperations = Pick<
   | 'decideApproval'
   | 'listApprovals'
   | 'listRunApprovals'
+  | 'moveApprovalWait'
   | 'beginIdempotent'
   | 'completeIdempotent'
   | 'abortIdempotent'
@@ -244,6 +245,14 @@ export function approvalOperations(ctx: DynamoContext): ApprovalOperations {
     },
     async getApproval(approvalId) {
       const item = await getItem(ctx, itemKeys.approval(approvalId));
+      return item === undefined ? undefined : decodeApproval(item);
+    },
+    async moveApprovalWait(approvalId, taskToken) {
+      const scope = new ExpressionScope();
+      const update = new UpdateBuilder(scope);
+      update.set('taskToken', { S: taskToken });
+      const condition = scope.equals('status', { S: 'pending' }, 'pending');
+      const item = await conditionalUpdate(ctx, itemKeys.approval(approvalId), scope, update, condition);
       return item === undefined ? undefined : decodeApproval(item);
     },
     decideApproval,

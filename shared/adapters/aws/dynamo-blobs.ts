@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { NotFoundError } from '../../errors.ts';
-import { OUTBOX_ATTRIBUTE } from '../../events/outbox.ts';
+import { encodeOutbox, OUTBOX_ATTRIBUTE, type OutboxEntry, type OutboxEvent } from '../../events/outbox.ts';
 import type { Item } from './dynamo-attributes.ts';
 import { GSI1_PARTITION_KEY, GSI1_SORT_KEY, type ItemKey, itemKeys, PARTITION_KEY, SORT_KEY } from './table-layout.ts';
 
@@ -23,8 +23,8 @@ const PART_CHARS = 100 * 1024;
 /** Marks a map attribute as a reference to a blob; no JSON field is ever a DynamoDB map, so it cannot collide. */
 export const BLOB_MARK = 'cairnBlob';
 
-/** Keys, index keys and the outbox are read by DynamoDB itself (key conditions, stream filters): never moved. */
-const PINNED = new Set([PARTITION_KEY, SORT_KEY, GSI1_PARTITION_KEY, GSI1_SORT_KEY, OUTBOX_ATTRIBUTE]);
+/** Keys and index keys are read by DynamoDB itself (key conditions): never moved. The outbox: see outboxValue. */
+const PINNED = new Set([PARTITION_KEY, SORT_KEY, GSI1_PARTITION_KEY, GSI1_SORT_KEY]);
 
 const blobPartKey = itemKeys.blobPart;
 
@@ -50,7 +50,14 @@ function pieces(text: string): string[] {
   return out;
 }
 
-function reference(text: string, parts: Item[]): AttributeValue {
+interface BlobRef {
+  readonly hash: string;
+  readonly parts: number;
+  readonly chars: number;
+}
+
+/** Cuts the text into parts (pushed to `parts`) and returns what names them. */
+function blob(text: string, parts: Item[]): BlobRef {
   const hash = createHash('sha256').update(text, 'utf8').digest('hex');
   const cut = pieces(text);
   cut.forEach((data, n) => {
@@ -62,7 +69,63 @@ function reference(text: string, parts: Item[]): AttributeValue {
       data: { S: data },
     });
   });
-  return { M: { [BLOB_MARK]: { S: hash }, parts: { N: String(cut.length) }, chars: { N: String(text.length) } } };
+  return { hash, parts: cut.length, chars: text.length };
+}
+
+function reference(text: string, parts: Item[]): AttributeValue {
+  const ref = blob(text, parts);
+  return { M: { [BLOB_MARK]: { S: ref.hash }, parts: { N: String(ref.parts) }, chars: { N: String(ref.chars) } } };
+}
+
+/**
+ * An announcement's outbox attribute. It stays a string (the stream filter and the relay read it from the image),
+ * so it is never moved out of line whole; when it is too large for the item, its events are, and the attribute
+ * keeps the announcement's id, run and time with a reference to them (`eventsRef`: `<hash>/<parts>/<chars>`), which
+ * `outboxEventKeys` and `restoreOutboxEvents` read back. So no item grows with what one write announces.
+ */
+export function outboxValue(entry: OutboxEntry): Offloaded<AttributeValue> {
+  const text = encodeOutbox(entry);
+  if (text.length <= INLINE_STRING_LIMIT) return { value: { S: text }, parts: [] };
+  const parts: Item[] = [];
+  const ref = blob(JSON.stringify(entry.events), parts);
+  const eventsRef = `${ref.hash}/${ref.parts}/${ref.chars}`;
+  return {
+    value: { S: encodeOutbox({ id: entry.id, runId: entry.runId, at: entry.at, events: [], eventsRef }) },
+    parts,
+  };
+}
+
+const OUTBOX_REF = /^([0-9a-f]{64})\/(\d{1,6})\/(\d{1,12})$/;
+
+function outboxRef(entry: OutboxEntry): BlobRef | undefined {
+  const match = entry.eventsRef === undefined ? null : OUTBOX_REF.exec(entry.eventsRef);
+  if (!match) return undefined;
+  return { hash: match[1] as string, parts: Number(match[2]), chars: Number(match[3]) };
+}
+
+/** The keys of the parts holding the out-of-line events of these announcements. */
+export function outboxEventKeys(entries: readonly OutboxEntry[]): ItemKey[] {
+  return entries.flatMap((entry) => {
+    const ref = outboxRef(entry);
+    return ref === undefined ? [] : Array.from({ length: ref.parts }, (_, n) => blobPartKey(ref.hash, n));
+  });
+}
+
+/** The announcements with their out-of-line events put back, from the parts read for them. */
+export function restoreOutboxEvents(entries: readonly OutboxEntry[], parts: readonly Item[]): OutboxEntry[] {
+  const byKey = partsByKey(parts);
+  return entries.map((entry) => {
+    if (entry.eventsRef === undefined) return entry;
+    const ref = outboxRef(entry);
+    if (ref === undefined) {
+      throw new NotFoundError('an announcement names its events by a reference the store cannot read', {
+        context: { runId: entry.runId, announcement: entry.id, eventsRef: entry.eventsRef },
+      });
+    }
+    const text = joinParts(ref, byKey, { runId: entry.runId, announcement: entry.id });
+    const { eventsRef: _ref, ...rest } = entry;
+    return { ...rest, events: JSON.parse(text) as OutboxEvent[] };
+  });
 }
 
 /** The item (or an update's attribute values) with every large string replaced by a reference. */
@@ -72,15 +135,14 @@ export function offload(attributes: Item): Offloaded<Item> {
   for (const [name, value] of Object.entries(attributes)) {
     if (PINNED.has(name) || value.S === undefined || value.S.length <= INLINE_STRING_LIMIT) continue;
     changed ??= { ...attributes };
-    changed[name] = reference(value.S, parts);
+    if (name === OUTBOX_ATTRIBUTE) {
+      // A put's outbox (an update sets its own through outboxValue): a string still, its events out of line.
+      const outbox = outboxValue(JSON.parse(value.S) as OutboxEntry);
+      changed[name] = outbox.value;
+      parts.push(...outbox.parts);
+    } else changed[name] = reference(value.S, parts);
   }
   return { value: changed ?? attributes, parts };
-}
-
-interface BlobRef {
-  readonly hash: string;
-  readonly parts: number;
-  readonly chars: number;
 }
 
 function refOf(value: AttributeValue | undefined): BlobRef | undefined {
@@ -101,32 +163,41 @@ export function referencedParts(items: readonly Item[]): ItemKey[] {
   return keys;
 }
 
+const partsByKey = (parts: readonly Item[]): Map<string, Item> =>
+  new Map(parts.map((part) => [`${part[PARTITION_KEY]?.S}\u0000${part[SORT_KEY]?.S}`, part]));
+
+/** A blob's text from its parts (read for it), checked against the length written. */
+function joinParts(ref: BlobRef, byKey: ReadonlyMap<string, Item>, context: Readonly<Record<string, unknown>>): string {
+  let text = '';
+  for (let n = 0; n < ref.parts; n++) {
+    const key = blobPartKey(ref.hash, n);
+    const data = byKey.get(`${key.PK}\u0000${key.SK}`)?.data?.S;
+    if (data === undefined) {
+      throw new NotFoundError(`a stored value is missing part ${n} of its blob`, {
+        context: { blob: ref.hash, part: n, ...context },
+      });
+    }
+    text += data;
+  }
+  if (text.length !== ref.chars) {
+    throw new NotFoundError('a stored value came back with another length than was written', {
+      context: { blob: ref.hash, chars: text.length, expected: ref.chars, ...context },
+    });
+  }
+  return text;
+}
+
 /** The items with every reference replaced by its value, from the parts read for them. */
 export function restore(items: readonly Item[], parts: readonly Item[]): Item[] {
-  const byKey = new Map(parts.map((part) => [`${part[PARTITION_KEY]?.S}\u0000${part[SORT_KEY]?.S}`, part]));
+  const byKey = partsByKey(parts);
   return items.map((item) => {
     let restored: Item | undefined;
     for (const [name, value] of Object.entries(item)) {
       const ref = refOf(value);
       if (!ref) continue;
-      let text = '';
-      for (let n = 0; n < ref.parts; n++) {
-        const key = blobPartKey(ref.hash, n);
-        const data = byKey.get(`${key.PK}\u0000${key.SK}`)?.data?.S;
-        if (data === undefined) {
-          throw new NotFoundError(`a stored value is missing part ${n} of its blob`, {
-            context: { blob: ref.hash, part: n, attribute: name, pk: item[PARTITION_KEY]?.S, sk: item[SORT_KEY]?.S },
-          });
-        }
-        text += data;
-      }
-      if (text.length !== ref.chars) {
-        throw new NotFoundError('a stored value came back with another length than was written', {
-          context: { blob: ref.hash, attribute: name, chars: text.length, expected: ref.chars },
-        });
-      }
+      const context = { attribute: name, pk: item[PARTITION_KEY]?.S, sk: item[SORT_KEY]?.S };
       restored ??= { ...item };
-      restored[name] = { S: text };
+      restored[name] = { S: joinParts(ref, byKey, context) };
     }
     return restored ?? item;
   });

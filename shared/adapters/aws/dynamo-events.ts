@@ -7,12 +7,20 @@
 import { ValidationError } from '../../errors.ts';
 import { encodeOutbox, OUTBOX_ATTRIBUTE, type OutboxEntry } from '../../events/outbox.ts';
 import type { RunEventRecord, Store } from '../../ports/store.ts';
+import { outboxEventKeys, restoreOutboxEvents } from './dynamo-blobs.ts';
 import { decodeEvent, ENTITY_ATTRIBUTE, encodeEvent, stringItem } from './dynamo-codec.ts';
 import { ExpressionScope } from './dynamo-expressions.ts';
-import { batchPutItems, conditionalPut, type DynamoContext, queryAll, runItemsQuery } from './dynamo-ops.ts';
+import {
+  batchGetItems,
+  batchPutItems,
+  conditionalPut,
+  type DynamoContext,
+  queryAll,
+  runItemsQuery,
+} from './dynamo-ops.ts';
 import { itemKeys, PARTITION_KEY, SORT_KEY, SORT_PREFIX } from './table-layout.ts';
 
-type EventOperations = Pick<Store, 'announce' | 'recordEvents' | 'listEvents'>;
+type EventOperations = Pick<Store, 'announce' | 'recordEvents' | 'restoreAnnouncements' | 'listEvents'>;
 
 /** A cursor is a seq a listing returned: `<ISO time>~<entry id>~<index>`. */
 const SEQ = /^[0-9TZ:.+-]{10,40}~[A-Za-z0-9-]{1,64}~\d{1,4}$/;
@@ -52,6 +60,12 @@ export function eventOperations(ctx: DynamoContext): EventOperations {
 
     async recordEvents(entries) {
       await batchPutItems(ctx, entries.flatMap(eventRecords).map(encodeEvent));
+    },
+
+    async restoreAnnouncements(entries) {
+      const keys = outboxEventKeys(entries);
+      if (keys.length === 0) return [...entries];
+      return restoreOutboxEvents(entries, await batchGetItems(ctx, keys));
     },
 
     async listEvents(runId, options = {}) {

@@ -18,7 +18,7 @@ import {
 import { ConflictError, PayloadTooLargeError } from '../../errors.ts';
 import { encodeOutbox, OUTBOX_ATTRIBUTE, type OutboxEntry, type StreamRecord } from '../../events/outbox.ts';
 import { guardSize, type Item } from './dynamo-attributes.ts';
-import { offload, referencedParts, restore } from './dynamo-blobs.ts';
+import { offload, outboxValue, referencedParts, restore } from './dynamo-blobs.ts';
 import { type Condition, ExpressionScope, type UpdateBuilder } from './dynamo-expressions.ts';
 import { type ItemKey, itemKeys, PARTITION_KEY, SORT_KEY } from './table-layout.ts';
 
@@ -85,7 +85,8 @@ export async function conditionalPut(
         }),
       ),
     );
-    if (item[OUTBOX_ATTRIBUTE] !== undefined) ctx.stream?.({ eventName: 'INSERT', dynamodb: { NewImage: item } });
+    // The image as stored, as the table's stream carries it: a large outbox's events are out of line there.
+    if (stored[OUTBOX_ATTRIBUTE] !== undefined) ctx.stream?.({ eventName: 'INSERT', dynamodb: { NewImage: stored } });
     return true;
   } catch (error) {
     if (isConditionFailure(error)) return false;
@@ -102,12 +103,13 @@ export async function conditionalUpdate(
   condition: Condition | undefined,
   outbox?: OutboxWrite,
 ): Promise<Item | undefined> {
-  if (outbox) update.set(OUTBOX_ATTRIBUTE, { S: encodeOutbox(outbox) }, 'outbox');
+  const announced = outbox ? outboxValue(outbox) : undefined;
+  if (announced) update.set(OUTBOX_ATTRIBUTE, announced.value, 'outbox');
   else if (outbox === null) update.remove(OUTBOX_ATTRIBUTE);
   const expression = scope.parts();
   const { value: values, parts } = offload(expression.ExpressionAttributeValues ?? {});
   guardSize(values, keyContext(key));
-  await writeParts(ctx, parts);
+  await writeParts(ctx, [...(announced?.parts ?? []), ...parts]);
   try {
     const result = await guarded(keyContext(key), () =>
       ctx.client.send(

@@ -11,7 +11,7 @@ import type { Store } from '../../ports/store.ts';
 
 export interface OutboxRelayDeps {
   readonly events: EventPublisher;
-  readonly store: Pick<Store, 'recordEvents'>;
+  readonly store: Pick<Store, 'recordEvents' | 'restoreAnnouncements'>;
 }
 
 export interface OutboxRelay {
@@ -28,8 +28,12 @@ export const domainEventsOf = (entries: readonly OutboxEntry[]): DomainEvent[] =
 export function createOutboxRelay(deps: OutboxRelayDeps): OutboxRelay {
   return {
     async relay(records) {
-      const entries = announcementsOf(records);
-      if (entries.length === 0) return { announcements: 0, events: 0 };
+      const announced = announcementsOf(records);
+      if (announced.length === 0) return { announcements: 0, events: 0 };
+      // An announcement too large for its item left its events out of line (written before the item): read back.
+      const entries = announced.some((entry) => entry.eventsRef !== undefined)
+        ? await deps.store.restoreAnnouncements(announced)
+        : announced;
       const events = domainEventsOf(entries);
       // Published first: a crash before the audit write redelivers the batch, and a repeat on the bus is allowed.
       try {

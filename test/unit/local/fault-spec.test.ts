@@ -139,7 +139,9 @@ describe('createFaultInjector', () => {
     // The first rule that hits wins; the second (certain) takes every other call.
     expect(fired.filter((f) => f === 'timeout').length).toBe(2000 - throttles);
     expect(faults.injected()).toEqual({ 'store.read:throttle': throttles, 'store.read:timeout': 2000 - throttles });
+    // What the counts are out of: every call that drew, fired or not (a point the spec does not name draws nothing).
     expect(faults.draw('sfn.start')).toBeUndefined();
+    expect(faults.calls()).toEqual({ 'store.read': 2000 });
     expect(faults.covers('sfn.start')).toBe(false);
   });
 
@@ -151,6 +153,7 @@ describe('createFaultInjector', () => {
     paused.pause(true);
     expect(Array.from({ length: 20 }, () => paused.draw('store.write'))).toEqual(Array(20).fill(undefined));
     expect(paused.injected()).toEqual({});
+    expect(paused.calls()).toEqual({});
     paused.pause(false);
     expect(paused.draw('store.write')?.fault).toBe('throttle');
     const first = Array.from({ length: 10 }, () => plain.draw('store.write')?.fault);

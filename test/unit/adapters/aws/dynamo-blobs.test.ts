@@ -2,10 +2,14 @@ import { describe, expect, it } from 'vitest';
 import {
   INLINE_STRING_LIMIT,
   offload,
+  outboxEventKeys,
+  outboxValue,
   referencedParts,
   restore,
+  restoreOutboxEvents,
 } from '../../../../shared/adapters/aws/dynamo-blobs.ts';
 import { isNotFoundError } from '../../../../shared/errors.ts';
+import { encodeOutbox, type OutboxEntry, outboxOf } from '../../../../shared/events/outbox.ts';
 
 const big = (n: number, fill = 'x') => fill.repeat(n);
 
@@ -17,22 +21,49 @@ describe('offload', () => {
     expect(parts).toEqual([]);
   });
 
-  it('moves a long string into parts that each stay under 300 KB, and keeps keys and the outbox inline', () => {
+  it('moves a long string into parts that each stay under 300 KB, and keeps keys inline', () => {
     const text = `${big(250 * 1024)}€${big(100 * 1024, 'ü')}`;
     const item = {
       PK: { S: big(INLINE_STRING_LIMIT + 1, 'k') },
       SK: { S: 'RUN' },
-      outbox: { S: big(INLINE_STRING_LIMIT + 1, 'o') },
       plan: { S: text },
     };
     const { value, parts } = offload(item);
     expect(value.PK).toBe(item.PK);
-    expect(value.outbox).toBe(item.outbox);
     expect(value.plan?.M?.cairnBlob?.S).toMatch(/^[0-9a-f]{64}$/);
     expect(parts.length).toBe(4);
     for (const part of parts) expect(Buffer.byteLength(part.data?.S ?? '', 'utf8')).toBeLessThan(300 * 1024);
     expect(referencedParts([value])).toHaveLength(parts.length);
     expect(restore([value], parts)).toEqual([item]);
+  });
+
+  it('keeps a large outbox a string (the stream filter reads it) and its events out of line', () => {
+    const entry: OutboxEntry = {
+      id: 'w1',
+      runId: 'r1',
+      at: '2030-01-01T00:00:00.000Z',
+      events: Array.from({ length: 40 }, (_, i) => ({
+        type: 'RunStarted' as const,
+        detail: { runId: 'r1', n: big(1000) + i },
+      })),
+    };
+    const { value, parts } = offload({
+      PK: { S: 'RUN#r1' },
+      SK: { S: 'OUTBOX#w1' },
+      outbox: { S: encodeOutbox(entry) },
+    });
+    const header = outboxOf({ dynamodb: { NewImage: value } });
+    expect(value.outbox?.S?.length).toBeLessThan(500);
+    expect(header).toMatchObject({ id: 'w1', runId: 'r1', at: entry.at, events: [] });
+    expect(outboxEventKeys(header ? [header] : [])).toHaveLength(parts.length);
+    expect(restoreOutboxEvents(header ? [header] : [], parts)).toEqual([entry]);
+  });
+
+  it('leaves a small outbox inline, whole', () => {
+    const entry: OutboxEntry = { id: 'w2', runId: 'r1', at: '2030-01-01T00:00:00.000Z', events: [] };
+    const { value, parts } = outboxValue(entry);
+    expect(value).toEqual({ S: encodeOutbox(entry) });
+    expect(parts).toEqual([]);
   });
 
   it('never cuts a part between the halves of a surrogate pair (DynamoDB stores UTF-8)', () => {

@@ -26,6 +26,7 @@ function relayWith(failure: Error) {
       recordEvents: async (entries) => {
         recorded.push([...entries]);
       },
+      restoreAnnouncements: async (entries) => [...entries],
     },
   });
   return { relay, recorded };
