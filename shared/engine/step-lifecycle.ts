@@ -7,7 +7,7 @@
 import type { StepError, StepStatus } from '../plan/schema.ts';
 import type { AttemptRecord, StepRecord } from '../ports/store.ts';
 import { decideRetry, type RetryPolicy } from './retry.ts';
-import { canTransition } from './statuses.ts';
+import { canTransition, isTerminalStepStatus } from './statuses.ts';
 import type { HumanDecision, Verdict } from './verify.ts';
 
 /** A named move of a step record, and the only statuses it may be written from. */
@@ -215,5 +215,73 @@ export function closeAttempt(record: AttemptRecord, ending: AttemptEnding, at: s
     verdict: 'fail',
     error: ending.error,
     evidence: { ...record.evidence, ending: ending.kind },
+  };
+}
+
+/** An attempt that may still be recorded `running` although its step generation ended, and how it ended. */
+export interface LeftAttempt {
+  readonly ref: { readonly generation: number; readonly attempt: number };
+  readonly ending: AttemptEnding;
+}
+
+const supersededError = (stepId: string, generation: number): StepError => ({
+  code: 'E_SUPERSEDED',
+  message: `step ${stepId} was invalidated: generation ${generation + 1} supersedes it`,
+  retryable: false,
+});
+
+const SUPERSEDED_ENDING = (stepId: string, generation: number): AttemptEnding => ({
+  kind: 'invalidated',
+  error: supersededError(stepId, generation),
+});
+
+/**
+ * The attempts of a step that a run's end must make sure are closed: those of generations that ended while in
+ * flight (closed with their run, superseded by a replan, or by a new generation while claimed). Their closer may have
+ * failed to close a gate's running attempt (its write throttled, its answer lost), or looked at the generation before
+ * it was claimed. A step that finished on its own is not among them: its attempts were recorded as they ended.
+ */
+export function attemptsToClose(
+  step: Pick<StepRecord, 'stepId' | 'generation' | 'status' | 'claimedBy' | 'attempts' | 'error' | 'history'>,
+): LeftAttempt[] {
+  const left: LeftAttempt[] = [];
+  for (const ended of step.history ?? []) {
+    if (ended.claimedBy !== undefined)
+      left.push({
+        ref: { generation: ended.generation, attempt: 1 },
+        ending: SUPERSEDED_ENDING(step.stepId, ended.generation),
+      });
+  }
+  const closedInFlight = step.status === 'cancelled' || step.status === 'superseded';
+  if (closedInFlight && step.claimedBy !== undefined) {
+    const ending: AttemptEnding =
+      step.status === 'superseded'
+        ? { kind: 'invalidated', error: step.error ?? supersededError(step.stepId, step.generation) }
+        : {
+            kind: 'cancelled',
+            error: step.error ?? { code: 'E_CANCELLED', message: 'the step was cancelled', retryable: false },
+          };
+    left.push({ ref: { generation: step.generation, attempt: Math.max(1, step.attempts) }, ending });
+  }
+  return left;
+}
+
+/**
+ * How to close a gate's attempt that its own execution has just recorded `running`, when the step no longer waits in
+ * that generation (closed with its run, superseded): whoever closed the step may have looked for the attempt before
+ * it landed. Undefined while the step is still this generation's and in flight.
+ */
+export function orphanedAttemptEnding(
+  step: Pick<StepRecord, 'stepId' | 'generation' | 'status' | 'error'> | undefined,
+  record: Pick<AttemptRecord, 'stepId' | 'generation' | 'outcome'>,
+): AttemptEnding | undefined {
+  if (record.outcome !== 'running') return undefined;
+  if (step === undefined || step.generation !== record.generation)
+    return SUPERSEDED_ENDING(record.stepId, record.generation);
+  if (!isTerminalStepStatus(step.status) || step.status === 'succeeded') return undefined;
+  const error = step.error ?? { code: 'E_CANCELLED', message: `the step ended ${step.status}`, retryable: false };
+  return {
+    kind: step.status === 'superseded' ? 'invalidated' : step.status === 'cancelled' ? 'cancelled' : 'failed',
+    error,
   };
 }

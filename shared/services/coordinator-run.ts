@@ -10,6 +10,7 @@ import type { Plan, StepError } from '../plan/schema.ts';
 import { RUN_STATUSES } from '../plan/schema.ts';
 import { validateUnlessStamped } from '../plan/stamp.ts';
 import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
+import { closeLeftAttempts } from './attempt-closing.ts';
 import { advanceCompensation } from './compensation.ts';
 import type {
   AwaitRunRequest,
@@ -202,6 +203,7 @@ export async function finalizeRun(ctx: Interpreter, request: FinalizeRunRequest)
   // A failure closes the steps before the ending is written, as a cancellation does: no step in flight succeeds, and
   // nothing of the run is announced, after its RunFinished. (A repeat after a lost answer closes them again above.)
   if (decision.state === 'failed') await closeOpenSteps(ctx, run.runId, timedOut ? DEADLINE_ERROR : RUN_ENDED_ERROR);
+  else await closeLeftAttempts(ctx, steps);
   // The waiter has timed out or failed: there is no one left to answer.
   const finished = await finishRun(ctx, run.runId, decision, { answer: false });
   return outcome(finished ?? (await ctx.getRun(run.runId)));

@@ -11,6 +11,7 @@ import { decideTerminal, describeTerminal, type TerminalDecision } from '../engi
 import { isConflictError } from '../errors.ts';
 import type { FailurePolicy } from '../plan/schema.ts';
 import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
+import { closeLeftAttempts } from './attempt-closing.ts';
 import { announceExhaustion, runBudgetState } from './budget-state.ts';
 import { compensationInput } from './compensation-view.ts';
 import { awaitsReplan, declinedReplans } from './coordinator-replan.ts';
@@ -210,6 +211,7 @@ export async function settleRun(ctx: Interpreter, runId: string): Promise<void> 
     if (next.action === 'replan') return; // the replanner's answer settles the run again
     const replan = next.action === 'fail' ? next.replan : undefined;
     const evidence = { budget: budget.evidence, ...(replan === undefined ? {} : { budgetReplan: replan }) };
+    await closeLeftAttempts(ctx, steps);
     if (next.action === 'pause')
       await pauseRun(ctx, runId, 'budget_exhausted', {
         ...decision.evidence,
@@ -226,6 +228,10 @@ export async function settleRun(ctx: Interpreter, runId: string): Promise<void> 
     (id) => loaded.byId.get(id)?.segment === undefined && isReplannable(policies, id),
   );
   if (decision.state === 'failed' && awaitsReplan(run, byId, replannable, ctx.deps.config.maxReplans)) return;
+  // The run ends now: no attempt of a generation that ended in flight may stay `running` in it (its closer's write may
+  // have failed, or it looked before the claim). The ending is written only once they are closed, so whoever settles
+  // the run again repeats a sweep that failed.
+  await closeLeftAttempts(ctx, steps);
   const declined = declinedReplans(run);
   const compensated = compensation.kind === 'done' ? compensation.compensated : [];
   await finishRun(ctx, runId, decision, {

@@ -6,12 +6,13 @@
  */
 import { dependentsOf, FIRST_GENERATION, isStartable, stepsToBlock } from '../engine/scheduling.ts';
 import { IN_FLIGHT_STEP_STATUSES, isOpenStepStatus, OPEN_STEP_STATUSES } from '../engine/statuses.ts';
-import { type AttemptEnding, closeAttempt, transitionCondition } from '../engine/step-lifecycle.ts';
+import { type AttemptEnding, transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
 import { downstreamClosure, effectiveUpstream } from '../plan/graph.ts';
 import type { StepError, StepStatus } from '../plan/schema.ts';
 import { stepExecutionInput, stepExecutionName } from '../ports/executions.ts';
 import type { StepRecord } from '../ports/store.ts';
+import { closeAttemptOf, closeLeftAttempts } from './attempt-closing.ts';
 import { advanceCompensation } from './compensation.ts';
 import { recordStepDuration } from './coordinator-metrics.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
@@ -236,7 +237,8 @@ export async function closeOpenSteps(
 ): Promise<void> {
   const { store, executions } = ctx.deps;
   const now = ctx.now();
-  const steps = (await store.listSteps(runId)).filter((s) => isOpenStepStatus(s.status) && which(s));
+  const listed = (await store.listSteps(runId)).filter(which);
+  const steps = listed.filter((s) => isOpenStepStatus(s.status));
   const ended: StepRecord[] = [];
   await Promise.all(
     steps.map(async (step) => {
@@ -261,6 +263,12 @@ export async function closeOpenSteps(
   );
   await expireApprovals(ctx, runId, new Set(steps.map((s) => s.stepId)), error.message);
   if (ended.length > 0) await recordEnded(ctx, runId, ended);
+  // A repeat after a failed first try (an attempt's write throttled, its answer lost) finds the steps that try closed
+  // no longer open: their running attempts are closed now (after the open steps, which matter more, are closed).
+  await closeLeftAttempts(
+    ctx,
+    listed.filter((s) => !isOpenStepStatus(s.status)),
+  );
 }
 
 /** Pending approvals of steps that no longer wait for a person expire, so nobody can decide them any more. */
@@ -283,9 +291,5 @@ export async function closeRunningAttempt(
   step: Pick<StepRecord, 'runId' | 'stepId' | 'generation' | 'attempts'>,
   ending: AttemptEnding,
 ): Promise<void> {
-  const { store } = ctx.deps;
-  const ref = { generation: step.generation, attempt: Math.max(1, step.attempts) };
-  const record = await store.getAttempt(step.runId, step.stepId, ref);
-  const closed = record && closeAttempt(record, ending, ctx.now());
-  if (closed) await store.updateAttempt(closed);
+  await closeAttemptOf(ctx, step, { generation: step.generation, attempt: Math.max(1, step.attempts) }, ending);
 }

@@ -13,13 +13,20 @@
 import { isCompensationStepId } from '../../engine/compensation.ts';
 import { retryPolicy } from '../../engine/retry.ts';
 import { isTerminalStepStatus, letsStepsMove } from '../../engine/statuses.ts';
-import { closeAttempt, decideAttemptOutcome, decideClaim, transitionCondition } from '../../engine/step-lifecycle.ts';
+import {
+  closeAttempt,
+  decideAttemptOutcome,
+  decideClaim,
+  orphanedAttemptEnding,
+  transitionCondition,
+} from '../../engine/step-lifecycle.ts';
 import { traceEntry } from '../../engine/trace.ts';
 import { candidateOutput, decideVerdict, type HumanDecision } from '../../engine/verify.ts';
 import { isExpressionLimitError } from '../../errors.ts';
 import type { StepError } from '../../plan/schema.ts';
 import type { CapabilityRegistry } from '../../ports/capabilities.ts';
 import type { AttemptRecord, StepRecord } from '../../ports/store.ts';
+import { closeAttemptOf } from '../attempt-closing.ts';
 import { APPROVAL_EXPIRED_CODE, recordDecisionWait } from '../coordinator-approval.ts';
 import {
   CLAIM_ERROR_CODES,
@@ -268,7 +275,7 @@ async function awaitGate(ctx: Interpreter, flight: InFlight, input: unknown, exe
   const { step, planStep } = flight;
   const again = input === undefined ? await inputOf(ctx, flight.records, flight).catch(() => null) : input;
   const evaluated = again instanceof InputLimit ? null : again;
-  await ctx.deps.store.putAttempt({
+  const record: AttemptRecord = {
     runId: step.runId,
     stepId: step.stepId,
     generation: step.generation,
@@ -279,7 +286,15 @@ async function awaitGate(ctx: Interpreter, flight: InFlight, input: unknown, exe
     input: evaluated,
     revision: flight.records.run.revision,
     evidence: { gate: true, executionId },
-  });
+  };
+  await ctx.deps.store.putAttempt(record);
+  // Whoever closed the step since the claim (its run ended, a new generation superseded it) may have looked for this
+  // record before it landed: the step is read after it, so one of the two sees the other and the attempt is closed.
+  const ending = orphanedAttemptEnding(await ctx.deps.store.getStep(step.runId, step.stepId), record);
+  if (ending !== undefined) {
+    await closeAttemptOf(ctx, step, { generation: step.generation, attempt: 1 }, ending);
+    return done(1);
+  }
   return awaitPerson(ctx, flight, 1, 'approval');
 }
 

@@ -2,14 +2,16 @@ import { describe, expect, it } from 'vitest';
 import {
   type AttemptOutcome,
   attemptRecordPlace,
+  attemptsToClose,
   CARRIED_ATTEMPT_MAX_CHARS,
   closeAttempt,
   decideAttemptOutcome,
+  orphanedAttemptEnding,
   STEP_TRANSITIONS,
   transitionCondition,
 } from '../../../shared/engine/step-lifecycle.ts';
 import type { StepError } from '../../../shared/plan/schema.ts';
-import type { AttemptRecord } from '../../../shared/ports/store.ts';
+import type { AttemptRecord, StepRecord } from '../../../shared/ports/store.ts';
 
 const SUCCEED: AttemptOutcome = { kind: 'succeed' };
 const ERROR: StepError = { code: 'E_GATEWAY', message: 'down', retryable: true };
@@ -99,5 +101,70 @@ describe('closeAttempt', () => {
   it('leaves an attempt that ended already as it is (the first ending written stays)', () => {
     const ended: AttemptRecord = { ...gate, outcome: 'succeeded', finishedAt: AT };
     expect(closeAttempt(ended, { kind: 'cancelled', error: ERROR }, AT)).toBeUndefined();
+  });
+});
+
+describe('attemptsToClose', () => {
+  const CANCELLED: StepError = { code: 'E_CANCELLED', message: 'the run was cancelled', retryable: false };
+  const base: Pick<StepRecord, 'stepId' | 'generation' | 'status' | 'attempts'> = {
+    stepId: 'G',
+    generation: 2,
+    status: 'succeeded',
+    attempts: 1,
+  };
+
+  it('names nothing for a step that finished on its own, claimed or not', () => {
+    expect(attemptsToClose({ ...base, claimedBy: 'x' })).toEqual([]);
+    expect(attemptsToClose({ ...base, status: 'cancelled', error: CANCELLED })).toEqual([]);
+    expect(attemptsToClose({ ...base, history: [{ generation: 1, status: 'succeeded' }] })).toEqual([]);
+  });
+
+  it('names the attempt of a generation closed while claimed, ended as it was closed', () => {
+    expect(attemptsToClose({ ...base, status: 'cancelled', claimedBy: 'x', error: CANCELLED })).toEqual([
+      { ref: { generation: 2, attempt: 1 }, ending: { kind: 'cancelled', error: CANCELLED } },
+    ]);
+  });
+
+  it('names attempt 1 of each earlier generation that was in flight when the next one started', () => {
+    const left = attemptsToClose({
+      ...base,
+      history: [
+        { generation: 1, status: 'awaiting_approval', claimedBy: 'x' },
+        { generation: 2, status: 'succeeded' },
+      ],
+      generation: 3,
+    });
+    expect(left).toHaveLength(1);
+    expect(left[0]).toMatchObject({ ref: { generation: 1, attempt: 1 }, ending: { kind: 'invalidated' } });
+  });
+});
+
+describe('orphanedAttemptEnding', () => {
+  const record = { stepId: 'G', generation: 1, outcome: 'running' } as const;
+
+  it('leaves the attempt open while the step still waits in its generation', () => {
+    expect(orphanedAttemptEnding({ stepId: 'G', generation: 1, status: 'running' }, record)).toBeUndefined();
+    expect(orphanedAttemptEnding({ stepId: 'G', generation: 1, status: 'awaiting_approval' }, record)).toBeUndefined();
+  });
+
+  it('closes it cancelled when the step was closed with its run before the record landed', () => {
+    const error = { code: 'E_CANCELLED', message: 'the run was cancelled', retryable: false };
+    expect(orphanedAttemptEnding({ stepId: 'G', generation: 1, status: 'cancelled', error }, record)).toEqual({
+      kind: 'cancelled',
+      error,
+    });
+  });
+
+  it('closes it superseded when a new generation started meanwhile', () => {
+    expect(orphanedAttemptEnding({ stepId: 'G', generation: 2, status: 'pending' }, record)).toMatchObject({
+      kind: 'invalidated',
+      error: { code: 'E_SUPERSEDED' },
+    });
+  });
+
+  it('does nothing for an attempt that has ended', () => {
+    expect(
+      orphanedAttemptEnding({ stepId: 'G', generation: 1, status: 'cancelled' }, { ...record, outcome: 'failed' }),
+    ).toBeUndefined();
   });
 });
