@@ -18,6 +18,7 @@
  * reason): a cancelled run, or one cancelling with compensation, takes no revision, and a decision that comes later
  * is refused with E_RUN_CANCELLED.
  */
+import { REVISION_REJECTED_CODE } from '../engine/budget-replan.ts';
 import { addedMutatingTargets, revisionQuestion } from '../engine/replan/authority.ts';
 import { ConflictError } from '../errors.ts';
 import { REVISION_APPROVAL_STEP } from '../events/bus-rules.ts';
@@ -272,7 +273,7 @@ export async function settleRevisionApproval(
     });
   if (decision.decision === 'reject') {
     await rejectHeldRevision(ctx, run.runId, held, {
-      code: 'E_REVISION_REJECTED',
+      code: REVISION_REJECTED_CODE,
       message: `revision ${approval.generation} (adding ${(held.targets ?? []).join(', ')}) was rejected${
         decision.by === undefined ? '' : ` by ${decision.by}`
       }: revision ${held.baseRevision} stays`,

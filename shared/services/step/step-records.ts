@@ -94,6 +94,6 @@ export function stepContext(
 
 /** How long a person may take on this step's gate or review: a positive whole number of seconds. */
 export function approvalTimeoutSeconds(planStep: PlanStep | undefined, config: CoordinatorConfig): number {
-  const seconds = planStep?.approval?.timeoutSeconds ?? config.runDeadlineSeconds;
+  const seconds = planStep?.approval?.timeoutSeconds ?? config.approvalTimeoutSeconds ?? config.runDeadlineSeconds;
   return Math.max(1, Math.ceil(seconds));
 }

@@ -66,6 +66,19 @@ describe('decideBudgetExhaustion', () => {
       replan: { outcome: 'declined', code: 'E_REPLAN_LIMIT' },
     });
   });
+
+  it('says rejected or expired when the budget revision waited for a person who did not approve it', () => {
+    for (const [code, outcome] of [
+      ['E_REVISION_REJECTED', 'rejected'],
+      ['E_APPROVAL_EXPIRED', 'expired'],
+    ] as const) {
+      const replan = { kind: 'declined', code, message: 'revision 2 (adding tool:x) ...' } as const;
+      expect(decideBudgetExhaustion({ policy: 'replan', replan, replansLeft: 2 })).toEqual({
+        action: 'fail',
+        replan: { outcome, code, message: replan.message },
+      });
+    }
+  });
 });
 
 describe('budgetReplanState', () => {
