@@ -20,7 +20,7 @@
  */
 import { REVISION_REJECTED_CODE } from '../engine/budget-replan.ts';
 import { addedMutatingTargets, revisionQuestion } from '../engine/replan/authority.ts';
-import { ConflictError } from '../errors.ts';
+import { ConflictError, isConflictError } from '../errors.ts';
 import { REVISION_APPROVAL_STEP } from '../events/bus-rules.ts';
 import type { Plan } from '../plan/schema.ts';
 import { stepExecutionInput, stepExecutionName } from '../ports/executions.ts';
@@ -30,7 +30,10 @@ import { declineBudgetReplan, declineFailure } from './replanner-support.ts';
 import { isReopenable } from './run-reopen.ts';
 import { approvalTimeoutSeconds } from './step/step-records.ts';
 
-/** The task token of a revision approval: none (nothing waits on a token; the decision is applied directly). */
+/**
+ * The task token of a revision approval when it is written: none yet. Its wait (revision-wait.ts) gives it the token
+ * it waits on, so that a decision ends that wait at once; the decision itself is applied directly, not by the wait.
+ */
 export const NO_TASK_TOKEN = '-';
 export { REVISION_APPROVAL_STEP };
 
@@ -52,6 +55,32 @@ export interface RevisionWaitRef {
 export const isRevisionWaitStepId = (stepId: string): boolean => stepId.startsWith(REVISION_APPROVAL_STEP);
 export const revisionApprovalId = (ref: RevisionWaitRef): string =>
   `${ref.runId}.revision.r${ref.stepId.slice(REVISION_APPROVAL_STEP.length)}.${ref.generation}`;
+
+/** What a released wait is answered: RunStep then finds it done (revisionWaitNext), whatever the decision was. */
+export const RELEASED_WAIT = { decision: 'reject', by: 'cairn' } as const;
+
+/**
+ * Ends the wait of a revision approval that no longer waits (decided, closed): its task token is answered, so no
+ * execution stays open until the deadline. A token already answered or timed out is no error.
+ */
+export async function releaseRevisionWait(
+  ctx: Interpreter,
+  approval: Pick<ApprovalRecord, 'taskToken'>,
+): Promise<void> {
+  if (approval.taskToken === NO_TASK_TOKEN) return;
+  await releaseToken(ctx, approval.taskToken);
+}
+
+export async function releaseToken(ctx: Interpreter, taskToken: string): Promise<void> {
+  try {
+    await ctx.deps.executions.sendTaskSuccess(taskToken, RELEASED_WAIT);
+  } catch (error) {
+    // Closed already (answered by a racing release, or timed out): the wait is over, which is all this wants.
+    if (isConflictError(error)) return;
+    // Otherwise the wait still ends at the deadline, and then finds the approval decided and changes nothing.
+    console.error('cairn coordinator: releasing a revision approval wait failed', { error });
+  }
+}
 
 /** Starts (once: the execution's name is deterministic) the timer of a revision approval's deadline. */
 async function startRevisionWait(ctx: Interpreter, ref: RevisionWaitRef): Promise<void> {
@@ -115,7 +144,12 @@ export async function closeRevisionApprovals(ctx: Interpreter, runId: string, co
   const { store } = ctx.deps;
   const decidedAt = ctx.now();
   const pending = (await store.listRunApprovals(runId)).filter((a) => isRevisionApproval(a) && a.status === 'pending');
-  await Promise.all(pending.map((a) => store.decideApproval(a.approvalId, { status: 'expired', decidedAt, comment })));
+  await Promise.all(
+    pending.map(async (a) => {
+      const closed = await store.decideApproval(a.approvalId, { status: 'expired', decidedAt, comment });
+      if (closed) await releaseRevisionWait(ctx, closed);
+    }),
+  );
 }
 
 /** The run's revision approval still waiting, if any. */
@@ -231,7 +265,8 @@ export async function settleRevisionApproval(
   const run = await ctx.getRun(approval.runId);
   const decidedAt = ctx.now();
   const close = async (comment: string) => {
-    await store.decideApproval(approval.approvalId, { status: 'expired', decidedAt, comment });
+    const closed = await store.decideApproval(approval.approvalId, { status: 'expired', decidedAt, comment });
+    if (closed) await releaseRevisionWait(ctx, closed);
   };
   if (isCancelling(run)) {
     await close(CLOSED_BY_CANCEL);
@@ -271,6 +306,9 @@ export async function settleRevisionApproval(
     throw new ConflictError(`approval ${decision.approvalId} was already decided`, {
       context: { runId: run.runId, code: 'E_ALREADY_DECIDED' },
     });
+  // The decided record carries the token its wait holds, if the wait got that far; else the wait finds the
+  // approval decided when it asks to hold it (requestRevisionWait) and ends itself.
+  await releaseRevisionWait(ctx, decided);
   if (decision.decision === 'reject') {
     await rejectHeldRevision(ctx, run.runId, held, {
       code: REVISION_REJECTED_CODE,

@@ -7,14 +7,21 @@
  * E_APPROVAL_EXPIRED, and the run goes on or ends as it does then. The expiry's ApprovalDecided takes the replanner
  * (RevisionExpiredToReplanner) to the failures that waited with the revision, as a person's decision does.
  *
- * A person's decision does not answer the wait (the approval holds no task token): the wait runs out at the
- * deadline and, finding the approval decided, changes nothing.
+ * The wait gives the approval its task token (Store.holdApprovalToken) while the approval is pending, so that a
+ * decision, or the approval's closing, answers it at once (releaseRevisionWait) and no execution lingers until the
+ * deadline. Decided before the token is held: the wait ends itself here.
  */
 import type { ApprovalRecord, HeldRevision } from '../ports/store.ts';
 import { APPROVAL_EXPIRED_CODE } from './coordinator-approval.ts';
 import type { ApprovalRequested, ExpireResult, RunStepRequest, StepNext, StepRef } from './coordinator-types.ts';
 import { event, type Interpreter } from './interpreter.ts';
-import { isCancelling, isRevisionApproval, rejectHeldRevision, revisionApprovalId } from './revision-approvals.ts';
+import {
+  isCancelling,
+  isRevisionApproval,
+  rejectHeldRevision,
+  releaseToken,
+  revisionApprovalId,
+} from './revision-approvals.ts';
 import { isReopenable } from './run-reopen.ts';
 
 /** The comment of a revision approval that nobody decided before its deadline. */
@@ -45,13 +52,15 @@ export async function requestRevisionWait(
 ): Promise<ApprovalRequested> {
   const approval = await revisionApproval(ctx, request);
   const run = approval && (await ctx.deps.store.getRun(approval.runId));
-  if (approval?.status === 'pending' && run !== undefined && !isCancelling(run))
+  if (
+    approval?.status === 'pending' &&
+    run !== undefined &&
+    !isCancelling(run) &&
+    (approval.taskToken === request.taskToken ||
+      (await ctx.deps.store.holdApprovalToken(approval.approvalId, request.taskToken)))
+  )
     return { approvalId: approval.approvalId };
-  try {
-    await ctx.deps.executions.sendTaskSuccess(request.taskToken, { decision: 'reject', by: 'cairn' });
-  } catch (error) {
-    console.error('cairn coordinator: releasing a revision approval wait failed', { error });
-  }
+  await releaseToken(ctx, request.taskToken);
   return {};
 }
 
