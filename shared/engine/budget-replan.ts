@@ -174,3 +174,39 @@ export function budgetScope(plan: Pick<Plan, 'steps'>, states: StepStates): Repl
     });
   return replanScope(plan, stopped);
 }
+
+/**
+ * The budget replan as a run view shows it (GET /runs/{id}, the console): the trigger, what became of it and why.
+ * A revision made says which one and its reason (the exhausted figures and what it changed); once the run ended
+ * over that revision's budget too, `exhausted_again`. Not made: declined, rejected or expired, with the code.
+ */
+export type BudgetReplanView =
+  | {
+      readonly trigger: 'budget';
+      readonly outcome: 'revised' | 'exhausted_again';
+      readonly revision: number;
+      readonly reason: string;
+    }
+  | {
+      readonly trigger: 'budget';
+      readonly outcome: BudgetReplanNotMade;
+      readonly code: string;
+      readonly message: string;
+    };
+
+export function budgetReplanView(
+  log: readonly { readonly failure?: string; readonly revision: number; readonly reason: string }[] | undefined,
+  declines: readonly { readonly failure: string; readonly code: string; readonly message: string }[],
+  terminalEvidence: Readonly<Record<string, unknown>> | undefined,
+): BudgetReplanView | undefined {
+  const made = log?.find((r) => r.failure === BUDGET_REPLAN_KEY);
+  if (made) {
+    const ended = terminalEvidence?.budgetReplan as { readonly outcome?: unknown } | undefined;
+    const outcome = ended?.outcome === 'exhausted_again' ? 'exhausted_again' : 'revised';
+    return { trigger: 'budget', outcome, revision: made.revision, reason: made.reason };
+  }
+  const declined = declines.find((d) => d.failure === BUDGET_REPLAN_KEY);
+  if (!declined) return undefined;
+  const { code, message } = declined;
+  return { trigger: 'budget', outcome: notMadeOutcome(code), code, message };
+}

@@ -65,6 +65,11 @@ describe('a budget replan whose revision adds a mutating target', { timeout: 60_
       exhausted: [{ dimension: 'costUsd', limit: 1, spent: 1.2 }],
     });
     expect(stepOf(done, 'second').attempts).toBe(0);
+    expect((done as typeof done & { budgetReplan?: unknown }).budgetReplan).toMatchObject({
+      trigger: 'budget',
+      outcome: 'rejected',
+      code: 'E_REVISION_REJECTED',
+    });
     expect(await revisions(stack, runId)).toEqual([1]);
     await stack.settled();
     const log = await auditLog(stack, runId);
