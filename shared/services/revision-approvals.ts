@@ -20,6 +20,7 @@
  */
 import { REVISION_REJECTED_CODE } from '../engine/budget-replan.ts';
 import { addedMutatingTargets, revisionQuestion } from '../engine/replan/authority.ts';
+import { approvalWindow } from '../engine/step-seconds.ts';
 import { ConflictError, isConflictError } from '../errors.ts';
 import { REVISION_APPROVAL_STEP } from '../events/bus-rules.ts';
 import type { Plan } from '../plan/schema.ts';
@@ -177,10 +178,14 @@ export async function holdRevision(
   if (targets.length === 0) return undefined;
   const revision = held.plan.revision;
   const now = ctx.now();
-  // The same deadline as a step's approval that names no timeout of its own (and the same timer: startRevisionWait).
-  const deadline = new Date(
-    ctx.deps.clock().getTime() + approvalTimeoutSeconds(undefined, config) * 1000,
-  ).toISOString();
+  // The same deadline as a step's approval that names no timeout of its own (and the same timer: startRevisionWait),
+  // or the run's seconds left when they end first; not for the budget's own revision, asked once they are spent.
+  const own = approvalTimeoutSeconds(undefined, config);
+  const window =
+    held.trigger === 'budget'
+      ? { seconds: own }
+      : approvalWindow(own, { budget: previous.budget, createdAt: run.createdAt }, now);
+  const deadline = new Date(ctx.deps.clock().getTime() + window.seconds * 1000).toISOString();
   const stepId = `${REVISION_APPROVAL_STEP}${revision}`;
   // A finished run says nothing until it reopens; an open one announces the request with the approval's write.
   const announce = (approvalId: string) =>

@@ -11,6 +11,7 @@
  * decision, or the approval's closing, answers it at once (releaseRevisionWait) and no execution lingers until the
  * deadline. Decided before the token is held: the wait ends itself here.
  */
+import { deadlineByBudget } from '../engine/step-seconds.ts';
 import type { ApprovalRecord, HeldRevision } from '../ports/store.ts';
 import { APPROVAL_EXPIRED_CODE } from './coordinator-approval.ts';
 import type { ApprovalRequested, ExpireResult, RunStepRequest, StepNext, StepRef } from './coordinator-types.ts';
@@ -23,9 +24,12 @@ import {
   revisionApprovalId,
 } from './revision-approvals.ts';
 import { isReopenable } from './run-reopen.ts';
+import { approvalTimeoutSeconds } from './step/step-records.ts';
 
 /** The comment of a revision approval that nobody decided before its deadline. */
 export const REVISION_EXPIRED_COMMENT = 'no decision before the deadline';
+/** The same when the deadline was the run's seconds budget running out (engine/step-seconds.ts approvalWindow). */
+export const REVISION_BUDGET_COMMENT = "closed: no decision before the run's budget.maxSeconds ran out";
 
 const DONE: StepNext = { action: 'done', attempt: 1 };
 
@@ -73,7 +77,9 @@ export async function expireRevisionWait(ctx: Interpreter, ref: StepRef): Promis
   const approval = await revisionApproval(ctx, ref);
   const held = approval?.heldRevision;
   if (!approval || !held) return { outcome: 'noop' };
-  const expiredHere = approval.status === 'expired' && approval.comment === REVISION_EXPIRED_COMMENT;
+  const expiredHere =
+    approval.status === 'expired' &&
+    (approval.comment === REVISION_EXPIRED_COMMENT || approval.comment === REVISION_BUDGET_COMMENT);
   if (approval.status !== 'pending' && !expiredHere) return { outcome: 'noop' };
   const run = await ctx.getRun(approval.runId);
   if (approval.status === 'pending') {
@@ -84,9 +90,15 @@ export async function expireRevisionWait(ctx: Interpreter, ref: StepRef): Promis
       approvalId: approval.approvalId,
       decision: 'expired',
     });
+    // A deadline the run's seconds brought forward says so; the run then ends budget_exhausted as it settles.
+    const byBudget = deadlineByBudget(approval, approvalTimeoutSeconds(undefined, ctx.deps.config));
     const expired = await store.decideApproval(
       approval.approvalId,
-      { status: 'expired', decidedAt: ctx.now(), comment: REVISION_EXPIRED_COMMENT },
+      {
+        status: 'expired',
+        decidedAt: ctx.now(),
+        comment: byBudget ? REVISION_BUDGET_COMMENT : REVISION_EXPIRED_COMMENT,
+      },
       // A finished run says nothing until it reopens (revision-approvals.ts).
       isReopenable(run) ? undefined : ctx.announce(run.runId, [decided]),
     );
