@@ -91,7 +91,10 @@ export async function expireRevisionWait(ctx: Interpreter, ref: StepRef): Promis
       decision: 'expired',
     });
     // A deadline the run's seconds brought forward says so; the run then ends budget_exhausted as it settles.
-    const byBudget = deadlineByBudget(approval, approvalTimeoutSeconds(undefined, ctx.deps.config));
+    const byBudget =
+      held.trigger !== 'budget' &&
+      held.plan.budget?.maxSeconds !== undefined &&
+      deadlineByBudget(approval, approvalTimeoutSeconds(undefined, ctx.deps.config));
     const expired = await store.decideApproval(
       approval.approvalId,
       {
