@@ -41,6 +41,8 @@ export interface CairnConfig {
   readonly maxSteps: number;
   readonly maxDepth: number;
   readonly maxReplans: number;
+  /** The deadline of an approval without a timeout of its own (context approvalTimeoutSeconds); absent: the run's. */
+  readonly approvalTimeoutSeconds?: number;
   /** The planner's Bedrock model id or inference profile id; the HTN planner runs when absent. */
   readonly modelId?: string;
   /**
@@ -170,6 +172,9 @@ export function configFromContext(node: Node): CairnConfig {
     maxSteps: count('maxSteps', DEFAULT_CONFIG.maxSteps),
     maxDepth: count('maxDepth', DEFAULT_CONFIG.maxDepth),
     maxReplans: count('maxReplans', DEFAULT_CONFIG.maxReplans),
+    ...(text('approvalTimeoutSeconds') === undefined
+      ? {}
+      : { approvalTimeoutSeconds: count('approvalTimeoutSeconds', 1) }),
     webhookSources: [...new Set(webhookSources)],
     retainData: flag('retainData', DEFAULT_CONFIG.retainData),
     logRetentionDays,

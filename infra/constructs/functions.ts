@@ -86,6 +86,7 @@ export type FunctionsConfig = Pick<
   | 'maxSteps'
   | 'maxDepth'
   | 'maxReplans'
+  | 'approvalTimeoutSeconds'
   | 'modelId'
   | 'modelEndpoint'
   | 'bindings'
@@ -240,6 +241,9 @@ function environmentsOf(props: FunctionsProps): Record<FunctionKey, Record<strin
     CAIRN_RUN_DEADLINE_SECONDS: String(config.runDeadlineSeconds),
     // The coordinator leaves a final failure to the replanner while replanning is on.
     CAIRN_MAX_REPLANS: String(config.maxReplans),
+    ...(config.approvalTimeoutSeconds === undefined
+      ? {}
+      : { CAIRN_APPROVAL_TIMEOUT_SECONDS: String(config.approvalTimeoutSeconds) }),
   };
   return {
     Planner: { ...common, ...limits, ...model },

@@ -4,11 +4,13 @@
  * the engine (engine/run-view.ts): a running run in which nothing moves and someone waits for a person is `paused`.
  */
 import { round, spentBy } from '../engine/budget.ts';
+import { type BudgetReplanView, budgetReplanView } from '../engine/budget-replan.ts';
 import { deriveRunStatus, progress } from '../engine/run-view.ts';
 import { buildGraph, groupStatus } from '../plan/graph.ts';
 import type { Budget, Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
 import type { Spend } from '../ports/capabilities.ts';
 import type { CompensationRecord, RunRecord, StepRecord, TerminalRecord, TraceEntry } from '../ports/store.ts';
+import { replanDeclines } from '../services/coordinator-replan.ts';
 
 export interface StepView {
   readonly id: string;
@@ -59,6 +61,8 @@ export interface RunView {
   readonly usage?: Spend;
   /** The plan's budget, when it has one: the console shows the spend against it. */
   readonly budget?: Budget;
+  /** The budget replan (`onExhausted: "replan"`), once the run asked for one: what became of it. */
+  readonly budgetReplan?: BudgetReplanView;
 }
 
 export interface RunSummary {
@@ -147,7 +151,13 @@ export function buildRunView(run: RunRecord, plan: Plan | undefined, records: re
     ...terminalView(run),
     usage: usageView(run),
     ...(plan?.budget === undefined ? {} : { budget: plan.budget }),
+    ...budgetReplanOf(run),
   };
+}
+
+function budgetReplanOf(run: RunRecord): Pick<RunView, 'budgetReplan'> {
+  const view = budgetReplanView(run.replanLog, replanDeclines(run), run.terminal?.evidence);
+  return view === undefined ? {} : { budgetReplan: view };
 }
 
 export function buildRunSummary(run: RunRecord, records: readonly StepRecord[]): RunSummary {

@@ -60,6 +60,11 @@ export interface RunSettings {
   readonly traceRetention: TraceRetention;
   /** CAIRN_MAX_REPLANS: replans per run; 0 turns replanning off. */
   readonly maxReplans: number;
+  /**
+   * CAIRN_APPROVAL_TIMEOUT_SECONDS: the deadline of an approval that names no timeout of its own (a step's approval
+   * without `timeoutSeconds`, a revision's); absent: the run deadline.
+   */
+  readonly approvalTimeoutSeconds?: number | undefined;
 }
 
 export interface Settings {
@@ -223,6 +228,14 @@ const envSchema = z.object({
     return z.NEVER;
   }),
   CAIRN_MAX_REPLANS: nonNegative(DEFAULT_MAX_REPLANS).transform(Math.floor),
+  // Absent: the run deadline (whole seconds, as the step machine's task-token wait takes them).
+  CAIRN_APPROVAL_TIMEOUT_SECONDS: given.transform((raw, ctx) => {
+    if (raw === undefined) return undefined;
+    const value = Number(raw);
+    if (Number.isFinite(value) && value >= 1) return Math.floor(value);
+    ctx.addIssue({ code: 'custom', message: `must be a number of seconds ≥ 1, got ${JSON.stringify(raw)}` });
+    return z.NEVER;
+  }),
   CAIRN_PLANNER_MODEL_ID: text,
   CAIRN_MODEL_ID: text,
   CAIRN_MODEL_URL: httpUrl,
@@ -325,6 +338,9 @@ export function settingsFromEnv(env: Env): Settings {
       retryCapSeconds: v.CAIRN_RETRY_CAP_SECONDS,
       traceRetention: v.CAIRN_TRACE_RETENTION,
       maxReplans: v.CAIRN_MAX_REPLANS,
+      ...(v.CAIRN_APPROVAL_TIMEOUT_SECONDS === undefined
+        ? {}
+        : { approvalTimeoutSeconds: v.CAIRN_APPROVAL_TIMEOUT_SECONDS }),
     },
     plannerModelId: v.CAIRN_PLANNER_MODEL_ID ?? v.CAIRN_MODEL_ID,
     plannerEndpoint:

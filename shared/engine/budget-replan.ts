@@ -107,10 +107,27 @@ export interface BudgetExhaustionInput {
   readonly replansLeft: number;
 }
 
+/**
+ * The codes of a budget revision a person did not let run (it added a mutating target and waited for approval,
+ * services/revision-approvals.ts): rejected, or nobody decided before the approval's deadline.
+ */
+export const REVISION_REJECTED_CODE = 'E_REVISION_REJECTED';
+export const REVISION_EXPIRED_CODE = 'E_APPROVAL_EXPIRED';
+
+/** Why no budget revision was made: the planner or the engine declined it, or its approval was rejected or expired. */
+export type BudgetReplanNotMade = 'declined' | 'rejected' | 'expired';
+
 /** What became of the budget replan, for the terminal evidence of a run that ends `budget_exhausted` under `replan`. */
 export type BudgetReplanEvidence =
   | { readonly revision: number; readonly outcome: 'exhausted_again' }
-  | { readonly outcome: 'declined'; readonly code: string; readonly message: string };
+  | { readonly outcome: BudgetReplanNotMade; readonly code: string; readonly message: string };
+
+/** The outcome a decline's code names: a revision held for approval and not approved says how it ended. */
+export function notMadeOutcome(code: string): BudgetReplanNotMade {
+  if (code === REVISION_REJECTED_CODE) return 'rejected';
+  if (code === REVISION_EXPIRED_CODE) return 'expired';
+  return 'declined';
+}
 
 export type BudgetExhaustion =
   | { readonly action: 'fail'; readonly replan?: BudgetReplanEvidence }
@@ -126,7 +143,10 @@ export function decideBudgetExhaustion(input: BudgetExhaustionInput): BudgetExha
   if (replan.kind === 'made')
     return { action: 'fail', replan: { revision: replan.revision, outcome: 'exhausted_again' } };
   if (replan.kind === 'declined')
-    return { action: 'fail', replan: { outcome: 'declined', code: replan.code, message: replan.message } };
+    return {
+      action: 'fail',
+      replan: { outcome: notMadeOutcome(replan.code), code: replan.code, message: replan.message },
+    };
   if (input.replansLeft <= 0)
     return {
       action: 'fail',
@@ -153,4 +173,40 @@ export function budgetScope(plan: Pick<Plan, 'steps'>, states: StepStates): Repl
       return status === 'pending' || status === 'ready' || isRunBudgetStop(state?.error);
     });
   return replanScope(plan, stopped);
+}
+
+/**
+ * The budget replan as a run view shows it (GET /runs/{id}, the console): the trigger, what became of it and why.
+ * A revision made says which one and its reason (the exhausted figures and what it changed); once the run ended
+ * over that revision's budget too, `exhausted_again`. Not made: declined, rejected or expired, with the code.
+ */
+export type BudgetReplanView =
+  | {
+      readonly trigger: 'budget';
+      readonly outcome: 'revised' | 'exhausted_again';
+      readonly revision: number;
+      readonly reason: string;
+    }
+  | {
+      readonly trigger: 'budget';
+      readonly outcome: BudgetReplanNotMade;
+      readonly code: string;
+      readonly message: string;
+    };
+
+export function budgetReplanView(
+  log: readonly { readonly failure?: string; readonly revision: number; readonly reason: string }[] | undefined,
+  declines: readonly { readonly failure: string; readonly code: string; readonly message: string }[],
+  terminalEvidence: Readonly<Record<string, unknown>> | undefined,
+): BudgetReplanView | undefined {
+  const made = log?.find((r) => r.failure === BUDGET_REPLAN_KEY);
+  if (made) {
+    const ended = terminalEvidence?.budgetReplan as { readonly outcome?: unknown } | undefined;
+    const outcome = ended?.outcome === 'exhausted_again' ? 'exhausted_again' : 'revised';
+    return { trigger: 'budget', outcome, revision: made.revision, reason: made.reason };
+  }
+  const declined = declines.find((d) => d.failure === BUDGET_REPLAN_KEY);
+  if (!declined) return undefined;
+  const { code, message } = declined;
+  return { trigger: 'budget', outcome: notMadeOutcome(code), code, message };
 }

@@ -93,3 +93,40 @@ export function boundRetry(outcome: AttemptOutcome, limit: AttemptTimeLimit | un
     error: timeExhausted(limit, now, why, { backoffSeconds: outcome.delaySeconds }),
   };
 }
+
+/**
+ * How long a person's decision may be waited for: the approval's own timeout, or what is left of the run's
+ * `maxSeconds` when that ends first (`byBudget`). A run whose only open work is people's decisions spends its
+ * seconds too, so its wait ends at the budget's limit, kept by the same timer as the approval's own deadline (the
+ * step machine's task-token wait): nothing else would notice the limit passing while nothing runs.
+ */
+export interface ApprovalWindow {
+  /** A positive whole number of seconds (the task-token wait takes no fractions). */
+  readonly seconds: number;
+  readonly byBudget: boolean;
+}
+
+export function approvalWindow(
+  timeoutSeconds: number,
+  run: { readonly budget?: Budget | undefined; readonly createdAt: string },
+  now: string,
+): ApprovalWindow {
+  const own = { seconds: Math.max(1, Math.ceil(timeoutSeconds)), byBudget: false };
+  const maxSeconds = run.budget?.maxSeconds;
+  if (maxSeconds === undefined) return own;
+  const left = maxSeconds - (secondsBetween(run.createdAt, now) ?? 0);
+  if (left >= own.seconds) return own;
+  return { seconds: Math.max(1, Math.ceil(left)), byBudget: true };
+}
+
+/**
+ * Whether an approval's deadline was set by its run's seconds budget rather than its own timeout: the deadline
+ * comes before the end of its own timeout counted from its creation.
+ */
+export function deadlineByBudget(
+  approval: { readonly createdAt: string; readonly deadline: string },
+  timeoutSeconds: number,
+): boolean {
+  const own = Date.parse(approval.createdAt) + Math.max(1, Math.ceil(timeoutSeconds)) * 1000;
+  return Date.parse(approval.deadline) < own;
+}

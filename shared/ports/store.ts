@@ -277,6 +277,11 @@ export interface Store {
     announce?: OutboxEntry,
   ): Promise<ApprovalRecord | undefined>;
   /**
+   * Gives a pending approval the task token that waits on it (a revision approval's, written before its wait
+   * started): false when it is no longer pending, so the caller answers that wait itself.
+   */
+  holdApprovalToken(approvalId: string, taskToken: string): Promise<boolean>;
+  /**
    * A run's approvals, oldest first, read consistently (from the run's own items, not an index): what a decision
    * that closes steps or runs reads, so an approval created a moment ago is never missed. `stepId`: only that
    * step's approvals, and only theirs are read in full.

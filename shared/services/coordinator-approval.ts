@@ -2,14 +2,23 @@
  * People in the loop: a human gate or a low-confidence review waits on a task token held by an approval record;
  * a missing decision expires it; the decision itself is judged by RunStep (step/run-step.ts).
  * Exactly one pending approval exists per step generation and request; deciding it is the API's job (issue 4).
+ *
+ * A plan's `budget.maxSeconds` bounds the wait too (engine/step-seconds.ts `approvalWindow`): the approval's deadline,
+ * and the task-token wait's timeout, are the run's seconds left when those end first. Expired there, the approval
+ * closes saying so and the step fails as stopped by the run's budget (E_BUDGET_EXHAUSTED, scope `run`), so the run
+ * ends as its `onExhausted` says (failed or paused, `budget_exhausted`) rather than at the approval's own timeout.
  */
+
 import { approvalRequestMove, type DecisionReply } from '../engine/approval-request.ts';
+import { isRunBudgetStop } from '../engine/budget-replan.ts';
 import { upstreamOutputs } from '../engine/scheduling.ts';
 import { IN_FLIGHT_STEP_STATUSES, letsStepsMove } from '../engine/statuses.ts';
 import { transitionCondition } from '../engine/step-lifecycle.ts';
+import { deadlineByBudget, timeExhausted } from '../engine/step-seconds.ts';
 import { traceEntry } from '../engine/trace.ts';
 import { isConflictError } from '../errors.ts';
-import type { ApprovalRecord, AttemptRecord, StepRecord } from '../ports/store.ts';
+import type { Plan, StepError } from '../plan/schema.ts';
+import type { ApprovalRecord, AttemptRecord, RunRecord, StepRecord } from '../ports/store.ts';
 import { recordApprovalWait } from './coordinator-metrics.ts';
 import type {
   ApprovalRequested,
@@ -19,7 +28,7 @@ import type {
 } from './coordinator-types.ts';
 import { event, type Interpreter, isCurrent } from './interpreter.ts';
 import { pauseRun } from './run-end.ts';
-import { approvalTimeoutSeconds } from './step/step-records.ts';
+import { approvalTimeoutSeconds, stepApprovalWindow } from './step/step-records.ts';
 import { afterFailure, closeRunningAttempt, failStep } from './step-follow-ups.ts';
 
 export const APPROVAL_EXPIRED_CODE = 'E_APPROVAL_EXPIRED';
@@ -89,7 +98,8 @@ export async function requestApproval(ctx: Interpreter, request: RequestApproval
   const held = kind === 'review' ? attempts.filter((a) => a.output !== undefined).at(-1) : undefined;
   const attempt = held?.attempt ?? Math.max(1, step.attempts);
   const now = ctx.now();
-  const deadline = new Date(ctx.deps.clock().getTime() + approvalTimeoutSeconds(planStep, config) * 1000).toISOString();
+  const window = stepApprovalWindow(planStep, config, { run, plan: loaded }, ctx.now());
+  const deadline = new Date(ctx.deps.clock().getTime() + window.seconds * 1000).toISOString();
   const title = planStep?.title ?? stepId;
   const steps = new Map((await store.getSteps(runId, step.upstream)).map((s) => [s.stepId, s]));
   let id: string | undefined;
@@ -173,7 +183,8 @@ export async function expireApproval(ctx: Interpreter, request: ExpireApprovalRe
   const { run, step } = await ctx.loadStep(runId, stepId);
   if (!isCurrent(step, generation)) return { outcome: 'noop' };
   const loaded = await ctx.plan(run);
-  if (step.status === 'failed' && step.error?.code === APPROVAL_EXPIRED_CODE) {
+  const failedHere = step.error && (step.error.code === APPROVAL_EXPIRED_CODE || isRunBudgetStop(step.error));
+  if (step.status === 'failed' && step.error && failedHere) {
     await closeRunningAttempt(ctx, step, { kind: 'expired', error: step.error });
     await afterFailure(ctx, loaded, step);
     return { outcome: 'failed' };
@@ -187,6 +198,10 @@ export async function expireApproval(ctx: Interpreter, request: ExpireApprovalRe
       a.generation === generation &&
       (request.kind === undefined || a.kind === request.kind),
   );
+  const kind = request.kind ?? pending[0]?.kind ?? 'approval';
+  const planStep = loaded.byId.get(stepId);
+  const ownSeconds = approvalTimeoutSeconds(planStep, ctx.deps.config);
+  const budgetStop = budgetExpiry(loaded.plan, run, pending[0], ownSeconds, now, `${kind} of ${stepId}`);
   for (const approval of pending) {
     const decided = event('ApprovalDecided', {
       runId,
@@ -197,16 +212,24 @@ export async function expireApproval(ctx: Interpreter, request: ExpireApprovalRe
     });
     const expired = await store.decideApproval(
       approval.approvalId,
-      { status: 'expired', decidedAt: now, comment: 'no decision before the deadline' },
+      {
+        status: 'expired',
+        decidedAt: now,
+        comment: budgetStop === undefined ? 'no decision before the deadline' : `closed: ${budgetStop.message}`,
+      },
       ctx.announce(runId, [decided]),
     );
     if (expired) recordApprovalWait(ctx.deps.metrics, approval, now, 'expired');
   }
-  const kind = request.kind ?? pending[0]?.kind ?? 'approval';
-  const planStep = loaded.byId.get(stepId);
+  if (budgetStop !== undefined) {
+    // The run's budget decides what follows (its onExhausted), not the approval's onTimeout.
+    await closeRunningAttempt(ctx, step, { kind: 'expired', error: budgetStop });
+    await failStep(ctx, loaded, step, budgetStop, { note: budgetStop.message });
+    return { outcome: 'failed' };
+  }
   const error = {
     code: APPROVAL_EXPIRED_CODE,
-    message: `no decision on the ${kind} of ${stepId} within ${approvalTimeoutSeconds(planStep, ctx.deps.config)}s`,
+    message: `no decision on the ${kind} of ${stepId} within ${ownSeconds}s`,
     retryable: false,
   };
   if (planStep?.approval?.onTimeout === 'pause') {
@@ -217,6 +240,30 @@ export async function expireApproval(ctx: Interpreter, request: ExpireApprovalRe
   await closeRunningAttempt(ctx, step, { kind: 'expired', error });
   await failStep(ctx, loaded, step, error, { note: error.message });
   return { outcome: 'failed' };
+}
+
+/**
+ * The failure of a wait its run's seconds budget ended (the approval's deadline was set by it), or undefined when
+ * the approval's own timeout did. Without the approval (closed meanwhile), the run's seconds being spent says it.
+ */
+function budgetExpiry(
+  plan: Plan,
+  run: RunRecord,
+  approval: Pick<ApprovalRecord, 'createdAt' | 'deadline'> | undefined,
+  ownSeconds: number,
+  now: string,
+  what: string,
+): StepError | undefined {
+  const maxSeconds = plan.budget?.maxSeconds;
+  if (maxSeconds === undefined) return undefined;
+  const limit = { scope: 'run' as const, limitSeconds: maxSeconds, since: run.createdAt };
+  const byBudget =
+    approval === undefined
+      ? Date.parse(now) - Date.parse(run.createdAt) >= maxSeconds * 1000
+      : deadlineByBudget(approval, ownSeconds);
+  return byBudget
+    ? timeExhausted(limit, now, `no decision on the ${what} before the run's seconds ran out`)
+    : undefined;
 }
 
 /**

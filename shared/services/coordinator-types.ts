@@ -28,6 +28,8 @@ export interface CoordinatorConfig {
    * replanning, a failure decides the run as soon as everything has settled.
    */
   readonly maxReplans?: number;
+  /** The deadline of an approval without a timeout of its own (CAIRN_APPROVAL_TIMEOUT_SECONDS); absent: the run's. */
+  readonly approvalTimeoutSeconds?: number | undefined;
 }
 
 export interface CoordinatorDeps {

@@ -18,8 +18,10 @@
  * reason): a cancelled run, or one cancelling with compensation, takes no revision, and a decision that comes later
  * is refused with E_RUN_CANCELLED.
  */
+import { REVISION_REJECTED_CODE } from '../engine/budget-replan.ts';
 import { addedMutatingTargets, revisionQuestion } from '../engine/replan/authority.ts';
-import { ConflictError } from '../errors.ts';
+import { approvalWindow } from '../engine/step-seconds.ts';
+import { ConflictError, isConflictError } from '../errors.ts';
 import { REVISION_APPROVAL_STEP } from '../events/bus-rules.ts';
 import type { Plan } from '../plan/schema.ts';
 import { stepExecutionInput, stepExecutionName } from '../ports/executions.ts';
@@ -29,7 +31,10 @@ import { declineBudgetReplan, declineFailure } from './replanner-support.ts';
 import { isReopenable } from './run-reopen.ts';
 import { approvalTimeoutSeconds } from './step/step-records.ts';
 
-/** The task token of a revision approval: none (nothing waits on a token; the decision is applied directly). */
+/**
+ * The task token of a revision approval when it is written: none yet. Its wait (revision-wait.ts) gives it the token
+ * it waits on, so that a decision ends that wait at once; the decision itself is applied directly, not by the wait.
+ */
 export const NO_TASK_TOKEN = '-';
 export { REVISION_APPROVAL_STEP };
 
@@ -51,6 +56,32 @@ export interface RevisionWaitRef {
 export const isRevisionWaitStepId = (stepId: string): boolean => stepId.startsWith(REVISION_APPROVAL_STEP);
 export const revisionApprovalId = (ref: RevisionWaitRef): string =>
   `${ref.runId}.revision.r${ref.stepId.slice(REVISION_APPROVAL_STEP.length)}.${ref.generation}`;
+
+/** What a released wait is answered: RunStep then finds it done (revisionWaitNext), whatever the decision was. */
+export const RELEASED_WAIT = { decision: 'reject', by: 'cairn' } as const;
+
+/**
+ * Ends the wait of a revision approval that no longer waits (decided, closed): its task token is answered, so no
+ * execution stays open until the deadline. A token already answered or timed out is no error.
+ */
+export async function releaseRevisionWait(
+  ctx: Interpreter,
+  approval: Pick<ApprovalRecord, 'taskToken'>,
+): Promise<void> {
+  if (approval.taskToken === NO_TASK_TOKEN) return;
+  await releaseToken(ctx, approval.taskToken);
+}
+
+export async function releaseToken(ctx: Interpreter, taskToken: string): Promise<void> {
+  try {
+    await ctx.deps.executions.sendTaskSuccess(taskToken, RELEASED_WAIT);
+  } catch (error) {
+    // Closed already (answered by a racing release, or timed out): the wait is over, which is all this wants.
+    if (isConflictError(error)) return;
+    // Otherwise the wait still ends at the deadline, and then finds the approval decided and changes nothing.
+    console.error('cairn coordinator: releasing a revision approval wait failed', { error });
+  }
+}
 
 /** Starts (once: the execution's name is deterministic) the timer of a revision approval's deadline. */
 async function startRevisionWait(ctx: Interpreter, ref: RevisionWaitRef): Promise<void> {
@@ -114,7 +145,12 @@ export async function closeRevisionApprovals(ctx: Interpreter, runId: string, co
   const { store } = ctx.deps;
   const decidedAt = ctx.now();
   const pending = (await store.listRunApprovals(runId)).filter((a) => isRevisionApproval(a) && a.status === 'pending');
-  await Promise.all(pending.map((a) => store.decideApproval(a.approvalId, { status: 'expired', decidedAt, comment })));
+  await Promise.all(
+    pending.map(async (a) => {
+      const closed = await store.decideApproval(a.approvalId, { status: 'expired', decidedAt, comment });
+      if (closed) await releaseRevisionWait(ctx, closed);
+    }),
+  );
 }
 
 /** The run's revision approval still waiting, if any. */
@@ -142,10 +178,14 @@ export async function holdRevision(
   if (targets.length === 0) return undefined;
   const revision = held.plan.revision;
   const now = ctx.now();
-  // The same deadline as a step's approval that names no timeout of its own (and the same timer: startRevisionWait).
-  const deadline = new Date(
-    ctx.deps.clock().getTime() + approvalTimeoutSeconds(undefined, config) * 1000,
-  ).toISOString();
+  // The same deadline as a step's approval that names no timeout of its own (and the same timer: startRevisionWait),
+  // or the run's seconds left when they end first; not for the budget's own revision, asked once they are spent.
+  const own = approvalTimeoutSeconds(undefined, config);
+  const window =
+    held.trigger === 'budget'
+      ? { seconds: own }
+      : approvalWindow(own, { budget: previous.budget, createdAt: run.createdAt }, now);
+  const deadline = new Date(ctx.deps.clock().getTime() + window.seconds * 1000).toISOString();
   const stepId = `${REVISION_APPROVAL_STEP}${revision}`;
   // A finished run says nothing until it reopens; an open one announces the request with the approval's write.
   const announce = (approvalId: string) =>
@@ -230,7 +270,8 @@ export async function settleRevisionApproval(
   const run = await ctx.getRun(approval.runId);
   const decidedAt = ctx.now();
   const close = async (comment: string) => {
-    await store.decideApproval(approval.approvalId, { status: 'expired', decidedAt, comment });
+    const closed = await store.decideApproval(approval.approvalId, { status: 'expired', decidedAt, comment });
+    if (closed) await releaseRevisionWait(ctx, closed);
   };
   if (isCancelling(run)) {
     await close(CLOSED_BY_CANCEL);
@@ -270,9 +311,12 @@ export async function settleRevisionApproval(
     throw new ConflictError(`approval ${decision.approvalId} was already decided`, {
       context: { runId: run.runId, code: 'E_ALREADY_DECIDED' },
     });
+  // The decided record carries the token its wait holds, if the wait got that far; else the wait finds the
+  // approval decided when it asks to hold it (requestRevisionWait) and ends itself.
+  await releaseRevisionWait(ctx, decided);
   if (decision.decision === 'reject') {
     await rejectHeldRevision(ctx, run.runId, held, {
-      code: 'E_REVISION_REJECTED',
+      code: REVISION_REJECTED_CODE,
       message: `revision ${approval.generation} (adding ${(held.targets ?? []).join(', ')}) was rejected${
         decision.by === undefined ? '' : ` by ${decision.by}`
       }: revision ${held.baseRevision} stays`,

@@ -7,18 +7,29 @@
  * E_APPROVAL_EXPIRED, and the run goes on or ends as it does then. The expiry's ApprovalDecided takes the replanner
  * (RevisionExpiredToReplanner) to the failures that waited with the revision, as a person's decision does.
  *
- * A person's decision does not answer the wait (the approval holds no task token): the wait runs out at the
- * deadline and, finding the approval decided, changes nothing.
+ * The wait gives the approval its task token (Store.holdApprovalToken) while the approval is pending, so that a
+ * decision, or the approval's closing, answers it at once (releaseRevisionWait) and no execution lingers until the
+ * deadline. Decided before the token is held: the wait ends itself here.
  */
+import { deadlineByBudget } from '../engine/step-seconds.ts';
 import type { ApprovalRecord, HeldRevision } from '../ports/store.ts';
 import { APPROVAL_EXPIRED_CODE } from './coordinator-approval.ts';
 import type { ApprovalRequested, ExpireResult, RunStepRequest, StepNext, StepRef } from './coordinator-types.ts';
 import { event, type Interpreter } from './interpreter.ts';
-import { isCancelling, isRevisionApproval, rejectHeldRevision, revisionApprovalId } from './revision-approvals.ts';
+import {
+  isCancelling,
+  isRevisionApproval,
+  rejectHeldRevision,
+  releaseToken,
+  revisionApprovalId,
+} from './revision-approvals.ts';
 import { isReopenable } from './run-reopen.ts';
+import { approvalTimeoutSeconds } from './step/step-records.ts';
 
 /** The comment of a revision approval that nobody decided before its deadline. */
 export const REVISION_EXPIRED_COMMENT = 'no decision before the deadline';
+/** The same when the deadline was the run's seconds budget running out (engine/step-seconds.ts approvalWindow). */
+export const REVISION_BUDGET_COMMENT = "closed: no decision before the run's budget.maxSeconds ran out";
 
 const DONE: StepNext = { action: 'done', attempt: 1 };
 
@@ -45,13 +56,15 @@ export async function requestRevisionWait(
 ): Promise<ApprovalRequested> {
   const approval = await revisionApproval(ctx, request);
   const run = approval && (await ctx.deps.store.getRun(approval.runId));
-  if (approval?.status === 'pending' && run !== undefined && !isCancelling(run))
+  if (
+    approval?.status === 'pending' &&
+    run !== undefined &&
+    !isCancelling(run) &&
+    (approval.taskToken === request.taskToken ||
+      (await ctx.deps.store.holdApprovalToken(approval.approvalId, request.taskToken)))
+  )
     return { approvalId: approval.approvalId };
-  try {
-    await ctx.deps.executions.sendTaskSuccess(request.taskToken, { decision: 'reject', by: 'cairn' });
-  } catch (error) {
-    console.error('cairn coordinator: releasing a revision approval wait failed', { error });
-  }
+  await releaseToken(ctx, request.taskToken);
   return {};
 }
 
@@ -64,7 +77,9 @@ export async function expireRevisionWait(ctx: Interpreter, ref: StepRef): Promis
   const approval = await revisionApproval(ctx, ref);
   const held = approval?.heldRevision;
   if (!approval || !held) return { outcome: 'noop' };
-  const expiredHere = approval.status === 'expired' && approval.comment === REVISION_EXPIRED_COMMENT;
+  const expiredHere =
+    approval.status === 'expired' &&
+    (approval.comment === REVISION_EXPIRED_COMMENT || approval.comment === REVISION_BUDGET_COMMENT);
   if (approval.status !== 'pending' && !expiredHere) return { outcome: 'noop' };
   const run = await ctx.getRun(approval.runId);
   if (approval.status === 'pending') {
@@ -75,9 +90,18 @@ export async function expireRevisionWait(ctx: Interpreter, ref: StepRef): Promis
       approvalId: approval.approvalId,
       decision: 'expired',
     });
+    // A deadline the run's seconds brought forward says so; the run then ends budget_exhausted as it settles.
+    const byBudget =
+      held.trigger !== 'budget' &&
+      held.plan.budget?.maxSeconds !== undefined &&
+      deadlineByBudget(approval, approvalTimeoutSeconds(undefined, ctx.deps.config));
     const expired = await store.decideApproval(
       approval.approvalId,
-      { status: 'expired', decidedAt: ctx.now(), comment: REVISION_EXPIRED_COMMENT },
+      {
+        status: 'expired',
+        decidedAt: ctx.now(),
+        comment: byBudget ? REVISION_BUDGET_COMMENT : REVISION_EXPIRED_COMMENT,
+      },
       // A finished run says nothing until it reopens (revision-approvals.ts).
       isReopenable(run) ? undefined : ctx.announce(run.runId, [decided]),
     );

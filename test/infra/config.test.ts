@@ -46,8 +46,10 @@ describe('configFromContext', () => {
         oidcAuthorizeUrl: 'https://login.example.com/authorize',
         oidcTokenUrl: 'https://login.example.com/token',
         oidcClientId: 'console',
+        approvalTimeoutSeconds: '3600',
       }),
     ).toMatchObject({
+      approvalTimeoutSeconds: 3600,
       stage: 'prod',
       jwt: { issuer: 'https://login.example.com/', audience: ['api', 'console'] },
       webhookSources: ['github', 'ci'],
@@ -59,6 +61,7 @@ describe('configFromContext', () => {
       consoleOidc: { clientId: 'console' },
     });
     expect(fromContext({ plannerConcurrency: 'none' })).not.toHaveProperty('plannerConcurrency');
+    expect(fromContext({})).not.toHaveProperty('approvalTimeoutSeconds');
   });
 
   it('takes lists as JSON arrays too (cdk.json)', () => {
@@ -70,6 +73,7 @@ describe('configFromContext', () => {
     [{ retainData: 'yes' }, /retainData/],
     [{ logRetentionDays: '10' }, /logRetentionDays/],
     [{ executorConcurrency: '0' }, /executorConcurrency/],
+    [{ approvalTimeoutSeconds: '0' }, /approvalTimeoutSeconds/],
     [{ jwtAudience: 'api' }, /jwtIssuer and jwtAudience/],
     [{ jwtIssuer: 'http://login.example.com', jwtAudience: 'api' }, /jwtIssuer/],
     [{ alarmTopicArn: 'my-topic' }, /alarmTopicArn/],

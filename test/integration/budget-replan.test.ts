@@ -10,7 +10,7 @@ import type { Plan, PlanStep } from '../../shared/plan/schema.ts';
 import { type AuditEvent, auditLog } from '../support/api-reads.ts';
 import { plan, type RunView, step, useTestStack, waitForRun } from '../support/local-stack.ts';
 
-type UsageView = RunView & { usage: { tokens: number; costUsd: number } };
+type UsageView = RunView & { usage: { tokens: number; costUsd: number }; budgetReplan?: Record<string, unknown> };
 const stack = useTestStack({ limits: { maxReplans: 3 } });
 
 const spend = (id: string, costUsd: number, fields: Parameters<typeof step>[3] = {}) =>
@@ -46,6 +46,14 @@ describe('the budget replan on the embedded stack', { timeout: 120_000 }, () => 
     const revised = await planAt(runId, 2);
     expect(revised.budget).toEqual({ maxCostUsd: 1.7, onExhausted: 'replan' });
     expect(revised.steps.find((s) => s.id === 'second')?.budget).toEqual({ maxCostUsd: 0.5 });
+    // The run view says so (the console shows it), and its budget is the revision's: spend against the new budget.
+    expect(run.budgetReplan).toEqual({
+      trigger: 'budget',
+      outcome: 'revised',
+      revision: 2,
+      reason: expect.stringMatching(/^budget replan: run budget exhausted \(costUsd 1\.2 of 1\)/),
+    });
+    expect((run as RunView & { budget?: unknown }).budget).toEqual({ maxCostUsd: 1.7, onExhausted: 'replan' });
     const [revisedEvent] = await events(runId, 'PlanRevised');
     expect(revisedEvent?.detail.reason).toMatch(/^budget replan: run budget exhausted \(costUsd 1\.2 of 1\)/);
     expect(await events(runId, 'PlanRevised')).toHaveLength(1);
@@ -67,6 +75,7 @@ describe('the budget replan on the embedded stack', { timeout: 120_000 }, () => 
     expect(run.terminal?.reason).toBe('budget_exhausted');
     expect(run.revision).toBe(2);
     expect(run.terminal?.evidence.budgetReplan).toEqual({ revision: 2, outcome: 'exhausted_again' });
+    expect((run as UsageView).budgetReplan).toMatchObject({ outcome: 'exhausted_again', revision: 2 });
     expect(run.terminal?.evidence.budget).toMatchObject({
       limits: { maxCostUsd: 1.7 },
       exhausted: [{ dimension: 'costUsd', limit: 1.7, spent: 1.8 }],
@@ -88,6 +97,11 @@ describe('the budget replan on the embedded stack', { timeout: 120_000 }, () => 
     expect(run.terminal?.reason).toBe('budget_exhausted');
     expect(run.revision).toBe(1);
     expect(run.terminal?.evidence.budgetReplan).toMatchObject({ outcome: 'declined', code: 'E_NO_CHANGE' });
+    expect((run as UsageView).budgetReplan).toMatchObject({
+      trigger: 'budget',
+      outcome: 'declined',
+      code: 'E_NO_CHANGE',
+    });
     expect(run.terminal?.evidence.budget).toMatchObject({
       exhausted: [{ dimension: 'costUsd', limit: 1, spent: 1.2 }],
     });

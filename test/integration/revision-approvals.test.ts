@@ -7,6 +7,8 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
+import { nameSafe } from '../../shared/ports/executions.ts';
+import { REVISION_APPROVAL_STEP } from '../../shared/services/revision-approvals.ts';
 import { revisions } from '../support/api-reads.ts';
 import { formatName } from '../support/fake-openai-server.ts';
 import { getRun, plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
@@ -54,6 +56,13 @@ async function runAwaitingRevision(objective: string): Promise<{ runId: string; 
   throw new Error(`run ${runId}: no revision approval came: ${summary(await getRun(stack, runId))}`);
 }
 
+/** The run's revision approval waits (step machine executions of `~revision~<r>`) that are still running. */
+async function runningRevisionWaits(runId: string) {
+  await stack.settled();
+  const prefix = `${nameSafe(runId)}-${nameSafe(REVISION_APPROVAL_STEP)}`;
+  return stack.executions.list().filter((e) => e.name.startsWith(prefix) && e.status === 'RUNNING');
+}
+
 const approvalOf = async (id: string): Promise<ApprovalView> =>
   ((await stack.request('GET', `/approvals/${id}`)).json as { approval: ApprovalView }).approval;
 
@@ -79,6 +88,8 @@ describe('an automatic replan whose revision adds a mutating target', () => {
     });
     expect(stepOf(done, 'A')).toMatchObject({ status: 'succeeded', generation: 1 });
     expect(await revisions(stack, runId)).toEqual([1, 2]);
+    // The approval's deadline timer (a day away) ended with the decision: no execution lingers until then.
+    expect(await runningRevisionWaits(runId)).toEqual([]);
   }, 60_000);
 
   it('ends the run failed on a rejection, the failure standing and the rejection its evidence', async () => {
@@ -96,6 +107,7 @@ describe('an automatic replan whose revision adds a mutating target', () => {
     expect(stepOf(done, 'F')).toMatchObject({ status: 'failed', generation: 1 });
     expect(JSON.stringify(done.terminal?.evidence)).toContain('E_REVISION_REJECTED');
     expect(await revisions(stack, runId)).toEqual([1]);
+    expect(await runningRevisionWaits(runId)).toEqual([]);
   }, 60_000);
 });
 
@@ -121,6 +133,7 @@ describe('cancelling a run whose revision waits for a person', () => {
       expect(await getRun(stack, runId)).toMatchObject({ status: 'cancelled', revision: 1 });
       expect(await revisions(stack, runId)).toEqual([1]);
       expect(await approvalOf(approval.approvalId)).toMatchObject({ status: 'expired' });
+      expect(await runningRevisionWaits(runId)).toEqual([]);
     }, 60_000);
   }
 });

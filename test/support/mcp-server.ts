@@ -31,7 +31,11 @@ export interface FixtureTool {
   readonly inputSchema?: Readonly<Record<string, unknown>>;
   readonly outputSchema?: Readonly<Record<string, unknown>>;
   readonly annotations?: ToolAnnotations;
-  readonly answer: (args: Record<string, unknown>) => CallToolResult | Promise<CallToolResult>;
+  /** `signal`: aborted when the client cancels the call (`notifications/cancelled`). */
+  readonly answer: (
+    args: Record<string, unknown>,
+    call: { readonly signal: AbortSignal },
+  ) => CallToolResult | Promise<CallToolResult>;
 }
 
 export interface RecordedToolCall {
@@ -80,12 +84,12 @@ function mcpServerFor(tools: readonly FixtureTool[], calls: RecordedToolCall[], 
       ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
     })),
   }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = tools.find((t) => t.name === request.params.name);
     if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     const args = request.params.arguments ?? {};
     calls.push({ tool: tool.name, arguments: args, meta: request.params._meta, sessionId: sessionId() });
-    return tool.answer(args);
+    return tool.answer(args, { signal: extra.signal });
   });
   return server;
 }

@@ -40,6 +40,22 @@ export function describeGateBehaviour(store: () => Store): void {
       expect(stored).toMatchObject({ ...winning, question: approval.question, taskToken: approval.taskToken });
     });
 
+    it('gives a pending approval the task token that waits on it, and a decided one none', async () => {
+      const pending = anApproval({ taskToken: '-' });
+      const decided = anApproval({ taskToken: '-' });
+      for (const approval of [pending, decided]) await store().putApproval(approval);
+      await store().decideApproval(decided.approvalId, { status: 'approved', decidedAt: at(5) });
+
+      expect(await store().holdApprovalToken(pending.approvalId, 'token-1')).toBe(true);
+      expect(await store().holdApprovalToken(decided.approvalId, 'token-2')).toBe(false);
+
+      expect(await store().getApproval(pending.approvalId)).toEqual({ ...pending, taskToken: 'token-1' });
+      expect((await store().getApproval(decided.approvalId))?.taskToken).toBe('-');
+      // The decision that follows returns the token, so whoever decides can end the wait.
+      const closed = await store().decideApproval(pending.approvalId, { status: 'rejected', decidedAt: at(6) });
+      expect(closed?.taskToken).toBe('token-1');
+    });
+
     it('refuses `pending` as a decision', async () => {
       const approval = anApproval();
       await store().putApproval(approval);

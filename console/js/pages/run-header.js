@@ -2,7 +2,7 @@
  * The head shared by a run's pages (graph, timeline, revisions): objective, status, progress, revision, and tabs.
  */
 import { h, replaceChildren, statusBadge } from '../dom.js';
-import { spendText } from './spend.js';
+import { budgetReplanText, spendText } from './spend.js';
 
 const TABS = [
   ['', 'Graph'],
@@ -17,10 +17,25 @@ export function progressOf(run) {
   return { done: counted.filter((s) => FINISHED.has(s.status)).length, total: counted.length };
 }
 
-/** Spend against the plan's budget (GET /runs/{id} `usage` and `budget`), when there is any. */
+/**
+ * Spend against the plan's budget (GET /runs/{id} `usage` and `budget`), when there is any: after a budget replan,
+ * the budget of the revision it made (the spend is never reset).
+ */
 function spendOf(run) {
   const text = spendText(run.usage, run.budget);
   return text === '' ? null : h('span', { id: 'run-spend' }, ` · ${text}`);
+}
+
+/** What became of the run's budget replan, its figures and reason shown beside it. */
+function budgetReplanOf(run) {
+  const line = budgetReplanText(run.budgetReplan);
+  if (!line) return null;
+  return h(
+    'span',
+    { id: 'run-budget-replan', title: line.detail },
+    ` · ${line.text}`,
+    h('span', { class: 'muted budget-replan-detail' }, ` (${line.detail})`),
+  );
 }
 
 export function runHeader(runId, active) {
@@ -53,6 +68,7 @@ export function runHeader(runId, active) {
         ` · revision ${run.revision}`,
         run.terminal ? h('span', { class: 'muted' }, ` · ${run.terminal.reason}`) : null,
         spendOf(run),
+        budgetReplanOf(run),
       );
     },
   };

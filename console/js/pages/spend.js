@@ -29,3 +29,24 @@ export function spendText(usage, budget) {
   if (parts.length === 0) return '';
   return `spend ${parts.map((p) => (p.over ? `${p.text} (over)` : p.text)).join(' · ')}`;
 }
+
+const NOT_MADE = {
+  declined: 'declined',
+  rejected: 'rejected by a person',
+  expired: 'expired without a decision',
+};
+
+/**
+ * The budget replan (GET /runs/{id} `budgetReplan`) as one short line and its detail (the reason with the figures,
+ * or the code and message of a replan not made): `budget replan → revision 2`, `budget replan rejected by a person`.
+ * Null when the run asked for none.
+ */
+export function budgetReplanText(replan) {
+  if (!replan) return null;
+  if (replan.outcome === 'revised')
+    return { text: `budget replan → revision ${replan.revision}`, detail: replan.reason };
+  if (replan.outcome === 'exhausted_again')
+    return { text: `budget replan → revision ${replan.revision}, exhausted again`, detail: replan.reason };
+  const how = NOT_MADE[replan.outcome] ?? replan.outcome;
+  return { text: `budget replan ${how}`, detail: `${replan.code}: ${replan.message}` };
+}

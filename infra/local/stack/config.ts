@@ -35,7 +35,9 @@ export interface LocalStackOptions {
    * CAIRN_WEBHOOK_SECRETS, ...); default: read from the process environment. The options below win over them.
    */
   readonly settings?: Settings;
-  readonly limits?: Partial<PlanLimits & { maxReplans: number; runDeadlineSeconds: number }>;
+  readonly limits?: Partial<
+    PlanLimits & { maxReplans: number; runDeadlineSeconds: number; approvalTimeoutSeconds: number }
+  >;
   /** Compresses the step machine's retry backoff (tests); absent: the ASL's own seconds. */
   readonly backoffMs?: number;
   /** Compresses every Task's Retry pause (tests, chaos: platform faults retried at once); absent: the ASL's. */
@@ -126,6 +128,7 @@ export function localSettings(options: LocalStackOptions = {}): Settings {
       ...base.run,
       maxReplans: given(options.limits?.maxReplans, base.run.maxReplans),
       runDeadlineSeconds: given(options.limits?.runDeadlineSeconds, base.run.runDeadlineSeconds),
+      approvalTimeoutSeconds: given(options.limits?.approvalTimeoutSeconds, base.run.approvalTimeoutSeconds),
       retryBaseSeconds: given(options.retryBaseSeconds, base.run.retryBaseSeconds),
     },
     capabilities: {

@@ -51,6 +51,7 @@ type ApprovalOperations = Pick<
   | 'putApproval'
   | 'getApproval'
   | 'decideApproval'
+  | 'holdApprovalToken'
   | 'listApprovals'
   | 'listRunApprovals'
   | 'moveApprovalWait'
@@ -126,6 +127,14 @@ export function approvalOperations(ctx: DynamoContext): ApprovalOperations {
       announce ?? null,
     );
     return item === undefined ? undefined : decodeApproval(item);
+  };
+
+  const holdApprovalToken = async (approvalId: string, taskToken: string): Promise<boolean> => {
+    const scope = new ExpressionScope();
+    const update = new UpdateBuilder(scope);
+    for (const [name, value] of Object.entries(encodeFields(approvalCodecs, { taskToken }))) update.set(name, value);
+    const condition = scope.equals('status', { S: 'pending' }, 'pending');
+    return (await conditionalUpdate(ctx, itemKeys.approval(approvalId), scope, update, condition, null)) !== undefined;
   };
 
   const listApprovals = async (
@@ -256,6 +265,7 @@ export function approvalOperations(ctx: DynamoContext): ApprovalOperations {
       return item === undefined ? undefined : decodeApproval(item);
     },
     decideApproval,
+    holdApprovalToken,
     listApprovals,
     beginIdempotent,
     async completeIdempotent(key, result, expiresAt) {

@@ -12,6 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CAPABILITY_ERROR_CODES, capabilityError } from '../../capabilities/capability-errors.ts';
 import type { McpHttpBindingConfig, McpStdioBindingConfig } from '../../capabilities/mcp-binding-config.ts';
 import type { CapabilityError } from '../../errors.ts';
 import { mcpCallError } from './errors.ts';
@@ -54,7 +55,12 @@ export interface McpConnections {
   withClient<T>(
     server: McpServerAddress,
     use: (client: Client) => Promise<T>,
-    options?: { readonly timeoutMs?: number; readonly source?: string },
+    options?: {
+      readonly timeoutMs?: number;
+      readonly source?: string;
+      /** The call's signal: once aborted, a failure is the call being stopped, not the connection breaking. */
+      readonly signal?: AbortSignal;
+    },
   ): Promise<T>;
   /** Closes every connection (stdio children are stopped); later calls fail. Idempotent. */
   close(): Promise<void>;
@@ -213,6 +219,12 @@ export function createMcpConnections(): McpConnections {
         try {
           return await use(acquired.client);
         } catch (error) {
+          // Stopped by its step: the connection is fine (the SDK told the server to cancel), and is kept for others.
+          if (options.signal?.aborted === true)
+            throw capabilityError(CAPABILITY_ERROR_CODES.timeout, `${source}: the call was stopped by its step`, {
+              retryable: true,
+              cause: error,
+            });
           if (brokeTheConnection(error)) connection.discard(acquired.client);
           if (attempt === 1 && acquired.reused && neverReachedTheServer(error)) continue;
           throw classify(error, connection, source);

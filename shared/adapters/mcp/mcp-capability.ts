@@ -9,6 +9,9 @@
  *
  * Failures: `isError` results and protocol errors are classified in errors.ts; an answer with neither structured
  * content nor JSON text is permanent (E_MALFORMED_ANSWER).
+ *
+ * The call's signal (a step or run out of `budget.maxSeconds`) cancels the request: the SDK sends the server
+ * `notifications/cancelled` for it, so a tool still working is told to stop, and the shared connection stays.
  */
 
 import { CAPABILITY_ERROR_CODES, capabilityError } from '../../capabilities/capability-errors.ts';
@@ -96,9 +99,16 @@ export function mcpCapability(options: McpCapabilityOptions): CapabilityBinding 
           client.callTool(
             { name: binding.tool, arguments: args, _meta: { [IDEMPOTENCY_META_KEY]: call.idempotencyKey } },
             undefined,
-            timeoutMs === undefined ? {} : { timeout: timeoutMs },
+            {
+              ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }),
+              ...(call.signal === undefined ? {} : { signal: call.signal }),
+            },
           ),
-        { source, ...(timeoutMs === undefined ? {} : { timeoutMs }) },
+        {
+          source,
+          ...(timeoutMs === undefined ? {} : { timeoutMs }),
+          ...(call.signal === undefined ? {} : { signal: call.signal }),
+        },
       );
       const evidence = { binding: 'mcp', transport: binding.transport, server: where, tool: binding.tool };
       if (answer.isError === true) throw toolErrorOf(answer, source, { target: call.target, tool: binding.tool });

@@ -12,6 +12,8 @@
  * - no choice or no content, several choices, a cut-off or filtered answer, a tool call, text or broken JSON, a
  *   missing output or a confidence outside 0..1 → E_MODEL_ANSWER, permanent, with the problem in `details`.
  * Token usage is returned for the attempt record, and kept on a failed answer's error (`context.usage`).
+ * The call's signal (a step or run out of `budget.maxSeconds`) stops the request: a model that keeps generating is
+ * not left running, nor its connection open, after the executor has abandoned the attempt.
  */
 import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
@@ -106,8 +108,17 @@ export function openAIAgentCapability(options: OpenAIAgentCapabilityOptions): Ca
       const source = `model ${model} at ${baseUrl} (${call.target})`;
       let body: unknown;
       try {
-        body = await client.chat.completions.create(agentCompletionRequest(call, options));
+        body = await client.chat.completions.create(
+          agentCompletionRequest(call, options),
+          call.signal === undefined ? undefined : { signal: call.signal },
+        );
       } catch (error) {
+        if (call.signal?.aborted === true)
+          throw capabilityError(CAPABILITY_ERROR_CODES.timeout, `${source}: the request was stopped by its step`, {
+            retryable: true,
+            cause: error,
+            context: { model },
+          });
         const failure = classifyProviderError(error);
         throw capabilityError(
           FAILURE_CODES[failure.kind],

@@ -14,7 +14,7 @@ import type { StepNext } from '../coordinator-types.ts';
 import { event, type Interpreter, isCurrent } from '../interpreter.ts';
 import { afterSuccess, failStep } from '../step-follow-ups.ts';
 import { afterSpend } from './budget-keeping.ts';
-import { approvalTimeoutSeconds, type StepRecords } from './step-records.ts';
+import { type StepRecords, stepApprovalWindow } from './step-records.ts';
 
 /** The step in flight and what it is checked against. */
 export interface InFlight {
@@ -60,7 +60,7 @@ async function followOutcome(ctx: Interpreter, flight: InFlight, decided: Decide
         action: 'await',
         attempt: n,
         kind: 'review',
-        timeoutSeconds: approvalTimeoutSeconds(planStep, ctx.deps.config),
+        timeoutSeconds: stepApprovalWindow(planStep, ctx.deps.config, records, now).seconds,
       };
     case 'retry': {
       const next: StepNext = { action: 'retry', attempt: outcome.attempt, delaySeconds: outcome.delaySeconds };

@@ -48,10 +48,10 @@ import { type CapabilityCallConfig, type CapabilityCaller, createCapabilityCalle
 import { recordCompensationFailure, runCompensation } from './compensation-step.ts';
 import { done, follow, type InFlight } from './outcome.ts';
 import {
-  approvalTimeoutSeconds,
   loadStepRecords,
   type RevisionMemory,
   type StepRecords,
+  stepApprovalWindow,
   stepContext,
 } from './step-records.ts';
 
@@ -302,7 +302,7 @@ const awaitPerson = (ctx: Interpreter, flight: InFlight, n: number, kind: 'appro
   action: 'await',
   attempt: n,
   kind,
-  timeoutSeconds: approvalTimeoutSeconds(flight.planStep, ctx.deps.config),
+  timeoutSeconds: stepApprovalWindow(flight.planStep, ctx.deps.config, flight.records, ctx.now()).seconds,
 });
 
 /**

@@ -3,6 +3,7 @@
  * whose outputs the step will most likely need, all in one BatchGetItem; the plan revision comes from the process's
  * cache (revisions never change). Plus the small helpers every path of a step shares.
  */
+import { type ApprovalWindow, approvalWindow } from '../../engine/step-seconds.ts';
 import { containsExpression } from '../../plan/expressions.ts';
 import { effectiveUpstream } from '../../plan/graph.ts';
 import type { PlanStep } from '../../plan/schema.ts';
@@ -94,6 +95,20 @@ export function stepContext(
 
 /** How long a person may take on this step's gate or review: a positive whole number of seconds. */
 export function approvalTimeoutSeconds(planStep: PlanStep | undefined, config: CoordinatorConfig): number {
-  const seconds = planStep?.approval?.timeoutSeconds ?? config.runDeadlineSeconds;
+  const seconds = planStep?.approval?.timeoutSeconds ?? config.approvalTimeoutSeconds ?? config.runDeadlineSeconds;
   return Math.max(1, Math.ceil(seconds));
+}
+
+/** How long a gate or review of this step waits from `now`: its own timeout, or the run's seconds left if fewer. */
+export function stepApprovalWindow(
+  planStep: PlanStep | undefined,
+  config: CoordinatorConfig,
+  records: Pick<StepRecords, 'run' | 'plan'>,
+  now: string,
+): ApprovalWindow {
+  return approvalWindow(
+    approvalTimeoutSeconds(planStep, config),
+    { budget: records.plan.plan.budget, createdAt: records.run.createdAt },
+    now,
+  );
 }

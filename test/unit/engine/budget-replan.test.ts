@@ -3,6 +3,7 @@ import {
   BUDGET_REPLAN_KEY,
   budgetReplanRequest,
   budgetReplanState,
+  budgetReplanView,
   budgetScope,
   decideBudgetExhaustion,
   isRunBudgetStop,
@@ -66,6 +67,19 @@ describe('decideBudgetExhaustion', () => {
       replan: { outcome: 'declined', code: 'E_REPLAN_LIMIT' },
     });
   });
+
+  it('says rejected or expired when the budget revision waited for a person who did not approve it', () => {
+    for (const [code, outcome] of [
+      ['E_REVISION_REJECTED', 'rejected'],
+      ['E_APPROVAL_EXPIRED', 'expired'],
+    ] as const) {
+      const replan = { kind: 'declined', code, message: 'revision 2 (adding tool:x) ...' } as const;
+      expect(decideBudgetExhaustion({ policy: 'replan', replan, replansLeft: 2 })).toEqual({
+        action: 'fail',
+        replan: { outcome, code, message: replan.message },
+      });
+    }
+  });
 });
 
 describe('budgetReplanState', () => {
@@ -107,5 +121,36 @@ describe('budgetScope', () => {
     expect(isRunBudgetStop({ ...stop, details: { scope: 'run', exhausted: [] } })).toBe(true);
     expect(isRunBudgetStop({ ...stop, code: 'E_CANCELLED' })).toBe(false);
     expect(isRunBudgetStop(undefined)).toBe(false);
+  });
+});
+
+describe('budgetReplanView', () => {
+  const made = [
+    { failure: BUDGET_REPLAN_KEY, revision: 2, reason: 'budget replan: run budget exhausted (costUsd 1.2 of 1)' },
+  ];
+
+  it('shows nothing for a run that asked for no budget replan', () => {
+    expect(budgetReplanView([{ failure: 'a#1', revision: 2, reason: 'replan' }], [], undefined)).toBeUndefined();
+  });
+
+  it('names the revision made, and says when the run was exhausted again under it', () => {
+    expect(budgetReplanView(made, [], undefined)).toEqual({
+      trigger: 'budget',
+      outcome: 'revised',
+      revision: 2,
+      reason: made[0]?.reason,
+    });
+    const ended = { budgetReplan: { revision: 2, outcome: 'exhausted_again' } };
+    expect(budgetReplanView(made, [], ended)).toMatchObject({ outcome: 'exhausted_again', revision: 2 });
+  });
+
+  it('says why no revision was made: rejected, expired or declined', () => {
+    const declines = [{ failure: BUDGET_REPLAN_KEY, code: 'E_REVISION_REJECTED', message: 'revision 2 was rejected' }];
+    expect(budgetReplanView(undefined, declines, undefined)).toEqual({
+      trigger: 'budget',
+      outcome: 'rejected',
+      code: 'E_REVISION_REJECTED',
+      message: 'revision 2 was rejected',
+    });
   });
 });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { AttemptOutcome } from '../../../shared/engine/step-lifecycle.ts';
-import { attemptTimeLimit, boundRetry, remainingMs, timeExhausted } from '../../../shared/engine/step-seconds.ts';
+import {
+  approvalWindow,
+  attemptTimeLimit,
+  boundRetry,
+  deadlineByBudget,
+  remainingMs,
+  timeExhausted,
+} from '../../../shared/engine/step-seconds.ts';
 
 const at = (seconds: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, 0) + seconds * 1000).toISOString();
 const error = { code: 'E_CONFORMANCE_FLAKY', message: 'flaky', retryable: true };
@@ -75,5 +82,32 @@ describe('boundRetry', () => {
     const fail: AttemptOutcome = { kind: 'fail', error, why: 'exhausted' };
     expect(boundRetry({ kind: 'succeed' }, limit, at(60))).toEqual({ kind: 'succeed' });
     expect(boundRetry(fail, limit, at(60))).toBe(fail);
+  });
+});
+
+describe('approvalWindow', () => {
+  it("waits the approval's own timeout when the run has no seconds budget, or more left than that", () => {
+    expect(approvalWindow(60, { createdAt: at(0) }, at(10))).toEqual({ seconds: 60, byBudget: false });
+    expect(approvalWindow(60, { budget: { maxCostUsd: 1 }, createdAt: at(0) }, at(10))).toEqual({
+      seconds: 60,
+      byBudget: false,
+    });
+    expect(approvalWindow(60, { budget: { maxSeconds: 100 }, createdAt: at(0) }, at(10))).toEqual({
+      seconds: 60,
+      byBudget: false,
+    });
+  });
+
+  it("ends at the run's seconds when they run out first: whole seconds, at least one", () => {
+    const run = { budget: { maxSeconds: 30 }, createdAt: at(0) };
+    expect(approvalWindow(86_400, run, at(10.5))).toEqual({ seconds: 20, byBudget: true });
+    expect(approvalWindow(86_400, run, at(45))).toEqual({ seconds: 1, byBudget: true });
+  });
+});
+
+describe('deadlineByBudget', () => {
+  it('tells a deadline the budget brought forward from one of the approval’s own timeout', () => {
+    expect(deadlineByBudget({ createdAt: at(0), deadline: at(20) }, 60)).toBe(true);
+    expect(deadlineByBudget({ createdAt: at(0), deadline: at(60) }, 60)).toBe(false);
   });
 });
