@@ -4,14 +4,17 @@
  * steps start moving), until the run has ended (terminal, or paused with the engine's reason) after the last
  * action, or the bound has passed.
  */
+import { signWebhook } from '../../shared/api/webhook-signature.ts';
 import type { ApiClient } from './client.ts';
-import type { ChaosAction, ChaosPlan } from './plan-generator.ts';
+import { CHAOS_WEBHOOK_SOURCE, type ChaosAction, type ChaosPlan } from './plan-generator.ts';
 
 export interface ActionCounts {
   cancels: number;
   invalidations: number;
   /** Invalidations the API refused (409: a cancelled or not yet started run). */
   invalidationsRefused: number;
+  /** Webhook deliveries accepted (202), each a ResourceChanged for the invalidator: whether it took is not told. */
+  webhooks: number;
   /** Actions whose call failed otherwise (after the client's retries). */
   actionsFailed: number;
 }
@@ -39,6 +42,8 @@ export interface DriveOptions {
   readonly idempotencyKey: string;
   readonly boundMs: number;
   readonly counts: ActionCounts;
+  /** The secret the stack holds for the suite's webhook source. */
+  readonly webhookSecret: string;
   /** Told the run id as soon as it is known (the approval responder starts answering). */
   readonly onStarted: (runId: string) => void;
   readonly pollMs?: number;
@@ -53,11 +58,25 @@ async function act(
   runId: string,
   action: ChaosAction,
   key: string,
-  counts: ActionCounts,
+  options: Pick<DriveOptions, 'counts' | 'webhookSecret'>,
 ): Promise<void> {
+  const { counts } = options;
   if (action.kind === 'cancel') {
     const answer = await api.call('POST', `/runs/${runId}/cancel`).catch(() => undefined);
     if (answer?.status === 200) counts.cancels += 1;
+    else counts.actionsFailed += 1;
+    return;
+  }
+  if (action.via.kind === 'webhook') {
+    // Signed once: a retry after a lost answer is the same delivery, which the stack acknowledges without publishing.
+    const body = { resourceKey: action.via.resourceKey };
+    const headers = signWebhook(
+      options.webhookSecret,
+      new TextEncoder().encode(JSON.stringify(body)),
+      Math.floor(Date.now() / 1000),
+    );
+    const answer = await api.call('POST', `/webhooks/${CHAOS_WEBHOOK_SOURCE}`, body, headers).catch(() => undefined);
+    if (answer?.status === 202 || answer?.status === 200) counts.webhooks += 1;
     else counts.actionsFailed += 1;
     return;
   }
@@ -75,7 +94,7 @@ async function act(
 }
 
 export async function driveRun(options: DriveOptions): Promise<DriveResult> {
-  const { api, plan, counts } = options;
+  const { api, plan } = options;
   const started = performance.now();
   const posted = await api.call(
     'POST',
@@ -99,13 +118,13 @@ export async function driveRun(options: DriveOptions): Promise<DriveResult> {
     const now = performance.now();
     if (movingSince === undefined && run !== undefined && run.status !== 'planning') movingSince = now;
     if (movingSince !== undefined && timed.length > 0 && at(timed[0] as ChaosAction) <= now - movingSince) {
-      await act(api, runId, timed.shift() as ChaosAction, `${options.idempotencyKey}-action-${done++}`, counts);
+      await act(api, runId, timed.shift() as ChaosAction, `${options.idempotencyKey}-action-${done++}`, options);
       continue;
     }
     if (run && timed.length === 0 && hasEnded(run)) {
       const next = afterFinish.shift();
       if (next === undefined) return { runId, endedAfterMs: Math.round(now - started) };
-      await act(api, runId, next, `${options.idempotencyKey}-action-${done++}`, counts);
+      await act(api, runId, next, `${options.idempotencyKey}-action-${done++}`, options);
       continue;
     }
     if (now - started > options.boundMs) return { runId, endedAfterMs: null };

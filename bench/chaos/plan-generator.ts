@@ -15,8 +15,17 @@ export type Shape = 'chain' | 'fork-join' | 'layered' | 'random';
 /** Something the suite does to a run: `atMs` after its steps start moving, or once it has first finished. */
 export type ChaosAction =
   | { readonly kind: 'cancel'; readonly atMs: number }
-  | { readonly kind: 'invalidate'; readonly stepId: string; readonly atMs: number }
-  | { readonly kind: 'invalidate-after-finish'; readonly stepId: string };
+  | { readonly kind: 'invalidate'; readonly stepId: string; readonly atMs: number; readonly via: InvalidationVia }
+  | { readonly kind: 'invalidate-after-finish'; readonly stepId: string; readonly via: InvalidationVia };
+
+/**
+ * How an invalidation reaches the run: the API's invalidate route, or a signed webhook naming a resource the step
+ * watches (ResourceChanged on the bus, then the invalidator: the path the bus faults act on).
+ */
+export type InvalidationVia = { readonly kind: 'api' } | { readonly kind: 'webhook'; readonly resourceKey: string };
+
+/** The webhook source the suite signs its deliveries as (its secret is set for the stack it boots). */
+export const CHAOS_WEBHOOK_SOURCE = 'chaos';
 
 export interface ChaosPlan {
   readonly seed: number;
@@ -24,6 +33,27 @@ export interface ChaosPlan {
   readonly kinds: Readonly<Record<string, StepKind>>;
   readonly steps: PlanStep[];
   readonly actions: readonly ChaosAction[];
+}
+
+/**
+ * Half of the invalidations go through a webhook, chosen by a hash of the run's seed and the action's index, not
+ * from the shared stream: the plans a seed draws stay the ones it drew before webhooks were used.
+ */
+function viaOf(seed: number, index: number, key: string): InvalidationVia {
+  const h = Math.imul((seed ^ (index * 0x9e3779b1)) >>> 0, 0x85ebca6b) >>> 0;
+  return (h >>> 16) % 2 === 0 ? { kind: 'api' } : { kind: 'webhook', resourceKey: `chaos:${key}` };
+}
+
+/** The steps an invalidation reaches by webhook watch its resource. */
+function withWatches(steps: PlanStep[], actions: readonly ChaosAction[]): PlanStep[] {
+  const watched = new Map<string, string[]>();
+  for (const action of actions)
+    if (action.kind !== 'cancel' && action.via.kind === 'webhook')
+      watched.set(action.stepId, [...(watched.get(action.stepId) ?? []), action.via.resourceKey]);
+  return steps.map((step) => {
+    const keys = watched.get(step.id);
+    return keys === undefined ? step : { ...step, watches: keys };
+  });
 }
 
 export interface GeneratorOptions {
@@ -137,12 +167,13 @@ export function generatePlan(seed: number, options: GeneratorOptions): ChaosPlan
   const ids = nodes.map((n) => n.id);
   const anyStep = () => ids[Math.floor(rnd() * ids.length)] ?? ids[0] ?? '';
   const actions: ChaosAction[] = [];
+  const via = () => viaOf(seed, actions.length, `${options.namespace}-${seed}-${actions.length}`);
   if (rnd() < (options.cancelRate ?? 0.2)) actions.push({ kind: 'cancel', atMs: between(rnd, 0, 500) });
   if (rnd() < (options.invalidateRate ?? 0.3))
     for (let i = between(rnd, 1, 2); i > 0; i--)
-      actions.push({ kind: 'invalidate', stepId: anyStep(), atMs: between(rnd, 0, 900) });
-  if (rnd() < 0.1) actions.push({ kind: 'invalidate-after-finish', stepId: anyStep() });
-  return { seed, shape, kinds, steps, actions };
+      actions.push({ kind: 'invalidate', stepId: anyStep(), atMs: between(rnd, 0, 900), via: via() });
+  if (rnd() < 0.1) actions.push({ kind: 'invalidate-after-finish', stepId: anyStep(), via: via() });
+  return { seed, shape, kinds, steps: withWatches(steps, actions), actions };
 }
 
 /** A person's answer to one approval: drawn from the run's seed, the step and its generation. */

@@ -34,7 +34,7 @@ export function formatReport(options: Omit<ChaosOptions, 'log'>, result: ChaosRe
     `run states: ${tally(runs.map((r) => (r.endedAfterMs === null ? `${r.status} (not ended)` : r.status)))}`,
     `steps: ${steps.length} (${tally(steps.map((s) => s.status))})`,
     `attempts: ${steps.reduce((n, s) => n + s.attempts.length, 0)}; ledger entries: ${runs.reduce((n, r) => n + r.ledger.length, 0)}; events: ${runs.reduce((n, r) => n + r.events.length, 0)}`,
-    `actions: ${result.actions.cancels} cancels, ${result.actions.invalidations} invalidations (${result.actions.invalidationsRefused} refused), ${result.actions.actionsFailed} failed; approvals: ${result.approvals.approved} approved, ${result.approvals.rejected} rejected, ${result.approvals.refused} refused, ${result.approvals.failed} failed`,
+    `actions: ${result.actions.cancels} cancels, ${result.actions.invalidations} invalidations (${result.actions.invalidationsRefused} refused), ${result.actions.webhooks} webhook deliveries, ${result.actions.actionsFailed} failed; approvals: ${result.approvals.approved} approved, ${result.approvals.rejected} rejected, ${result.approvals.refused} refused, ${result.approvals.failed} failed`,
     `faults injected: ${faults === undefined ? 'not reported by this build' : tally(Object.entries(faults).flatMap(([k, n]) => Array<string>(n).fill(k)))}`,
     // What the counts above are out of: a point's faults fire on its calls only (bus.deliver: an event a rule
     // delivers to its target, which most events are not).

@@ -14,7 +14,10 @@ import { type ActionCounts, driveRun } from './drive.ts';
 import { checkRun } from './invariants/index.ts';
 import type { RunObservation, Violation } from './invariants/types.ts';
 import { observeRun, readLedger } from './observe.ts';
-import { type ChaosPlan, generatePlan, runSeed } from './plan-generator.ts';
+import { CHAOS_WEBHOOK_SOURCE, type ChaosPlan, generatePlan, runSeed } from './plan-generator.ts';
+
+/** The suite's own signing secret: the stack it boots holds it for the suite's webhook source. */
+const CHAOS_WEBHOOK_SECRET = 'chaos-suite-webhook-secret';
 
 export interface ChaosOptions {
   readonly runs: number;
@@ -76,7 +79,12 @@ export function injectedFaults(stack: LocalStack): Record<string, number> | unde
 }
 
 async function bootWithFaults(options: ChaosOptions): Promise<{ stack: LocalStack; restore: () => void }> {
-  const saved = { faults: process.env.CAIRN_FAULTS, seed: process.env.CAIRN_FAULTS_SEED };
+  const saved = {
+    faults: process.env.CAIRN_FAULTS,
+    seed: process.env.CAIRN_FAULTS_SEED,
+    secrets: process.env.CAIRN_WEBHOOK_SECRETS,
+  };
+  process.env.CAIRN_WEBHOOK_SECRETS = JSON.stringify({ [CHAOS_WEBHOOK_SOURCE]: CHAOS_WEBHOOK_SECRET });
   const faultsSeed = options.faultsSeed ?? options.seed;
   if (options.faults !== '') {
     process.env.CAIRN_FAULTS = options.faults;
@@ -86,6 +94,7 @@ async function bootWithFaults(options: ChaosOptions): Promise<{ stack: LocalStac
     for (const [name, value] of [
       ['CAIRN_FAULTS', saved.faults],
       ['CAIRN_FAULTS_SEED', saved.seed],
+      ['CAIRN_WEBHOOK_SECRETS', saved.secrets],
     ] as const) {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
@@ -123,7 +132,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const api = createApiClient(stack.url, stack.token);
   const responder = startApprovalResponder(api);
   const namespace = `chaos${Date.now().toString(36)}`;
-  const actions: ActionCounts = { cancels: 0, invalidations: 0, invalidationsRefused: 0, actionsFailed: 0 };
+  const actions: ActionCounts = {
+    cancels: 0,
+    invalidations: 0,
+    invalidationsRefused: 0,
+    webhooks: 0,
+    actionsFailed: 0,
+  };
   const driven: { runId: string; label: string; endedAfterMs: number | null; plan: ChaosPlan }[] = [];
   const errors: { label: string; message: string }[] = [];
   const indexes = options.only ?? Array.from({ length: options.runs }, (_, i) => i);
@@ -148,6 +163,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           idempotencyKey: `${namespace}-${index}`,
           boundMs: options.boundMs,
           counts: actions,
+          webhookSecret: CHAOS_WEBHOOK_SECRET,
           onStarted: (runId) => responder.watch(runId, seed),
         });
         driven.push({ ...result, label, plan });

@@ -33,6 +33,20 @@ describe('generatePlan', () => {
     expect(kinds).toEqual(new Set(['echo', 'sleep', 'ledger', 'flaky', 'fail', 'gate', 'review', 'skipped']));
     expect(actions).toEqual(new Set(['cancel', 'invalidate', 'invalidate-after-finish']));
   });
+
+  it('sends some invalidations by webhook, to a step that watches the resource', () => {
+    const invalidations = plans.flatMap((p) =>
+      p.actions.flatMap((a) => (a.kind === 'cancel' ? [] : [{ plan: p, action: a }])),
+    );
+    const byWebhook = invalidations.filter(({ action }) => action.via.kind === 'webhook');
+
+    expect(byWebhook.length).toBeGreaterThan(0);
+    expect(byWebhook.length).toBeLessThan(invalidations.length);
+    for (const { plan, action } of byWebhook) {
+      const watches = plan.steps.find((s) => s.id === action.stepId)?.watches;
+      expect(watches).toContain(action.via.kind === 'webhook' ? action.via.resourceKey : undefined);
+    }
+  });
 });
 
 describe('decisionFor', () => {
