@@ -97,7 +97,15 @@ export async function invalidateInRun(
   // A repeat: the first try reopened the run, and may have failed before its new run execution started.
   if (own.size > 0 && run.status === 'running') await ensureRunExecution(ctx, run);
   const statuses = new Map([...records.values()].map((s) => [s.stepId, s.status]));
-  const next = nextGenerations(graph, scope, statuses);
+  // The generation each step of the scope moves from (a step an earlier try moved: the one it moved from).
+  const generations = new Map(
+    scope.flatMap((id): [string, number][] => {
+      const record = records.get(id);
+      if (record === undefined) return [];
+      return [[id, own.has(id) ? generationBefore(record).generation : record.generation]];
+    }),
+  );
+  const next = nextGenerations(graph, scope, statuses, generations);
   const moved = (
     await Promise.all(
       scope.map(async (id): Promise<Moved | undefined> => {
@@ -270,15 +278,17 @@ async function catchUpReleases(
   const waitingFor = (s: StepRecord) => s.upstream.filter((u) => !scope.has(u) && !s.released.includes(u));
   const outside = [...new Set(steps.flatMap(waitingFor))];
   if (outside.length === 0) return [...steps];
-  const finished = new Set(
-    (await store.getSteps(runId, outside)).filter((u) => RELEASING_STEP_STATUSES.has(u.status)).map((u) => u.stepId),
+  const finished = new Map(
+    (await store.getSteps(runId, outside))
+      .filter((u) => RELEASING_STEP_STATUSES.has(u.status))
+      .map((u) => [u.stepId, u.generation]),
   );
   return Promise.all(
     steps.map(async (step) => {
       let current = step;
       for (const u of waitingFor(step).filter((id) => finished.has(id))) {
         current =
-          (await store.releaseDependency(runId, step.stepId, step.generation, u)) ??
+          (await store.releaseDependency(runId, step.stepId, step.generation, u, finished.get(u))) ??
           (await store.getStep(runId, step.stepId)) ??
           current;
       }
