@@ -148,7 +148,7 @@ export async function invalidateInRun(
   const blockedSteps = await blockUnreachable(ctx, loaded, moved, statuses);
   const blocked = new Set(blockedSteps.map((s) => s.stepId));
   const open = moved.map((m) => m.after).filter((s) => !blocked.has(s.stepId));
-  const ready = await catchUpReleases(ctx, runId, open, new Set(scope));
+  const ready = await catchUpReleases(ctx, runId, open);
   await Promise.all(ready.filter(isStartable).map((s) => startStep(ctx, s)));
   // Blocked steps are settled steps: with nothing else left open, the run finishes again here. A repeat counts the
   // steps its first try blocked too: that try may have failed before this look, and nobody else makes it.
@@ -264,22 +264,19 @@ async function blockUnreachable(
 }
 
 /**
- * Counts upstream steps outside the scope that finished well after the statuses were read (their own release went
- * to the old generation): one conditional write per edge, so a release racing this one is counted once. Returns the
- * steps as they are now.
+ * Counts upstream steps that finished well while the generations were being started, whose own release went to the
+ * dependent's old generation: steps outside the scope that finished after the statuses were read, and steps of the
+ * scope whose next generation already ran (an upstream step outside the scope released it before its dependent
+ * had moved). One conditional write per edge, so a release racing this one is counted once, and the store refuses
+ * the generation of a scope step that was invalidated (staleReleases). Returns the steps as they are now.
  */
-async function catchUpReleases(
-  ctx: Interpreter,
-  runId: string,
-  steps: readonly StepRecord[],
-  scope: ReadonlySet<string>,
-): Promise<StepRecord[]> {
+async function catchUpReleases(ctx: Interpreter, runId: string, steps: readonly StepRecord[]): Promise<StepRecord[]> {
   const { store } = ctx.deps;
-  const waitingFor = (s: StepRecord) => s.upstream.filter((u) => !scope.has(u) && !s.released.includes(u));
-  const outside = [...new Set(steps.flatMap(waitingFor))];
-  if (outside.length === 0) return [...steps];
+  const waitingFor = (s: StepRecord) => s.upstream.filter((u) => !s.released.includes(u));
+  const upstream = [...new Set(steps.flatMap(waitingFor))];
+  if (upstream.length === 0) return [...steps];
   const finished = new Map(
-    (await store.getSteps(runId, outside))
+    (await store.getSteps(runId, upstream))
       .filter((u) => RELEASING_STEP_STATUSES.has(u.status))
       .map((u) => [u.stepId, u.generation]),
   );

@@ -5,6 +5,10 @@
  * its upstream step's next generation. Before, the late release found the dependent in generation 2, counted the
  * ended generation there and started it while its upstream step was still pending (the chaos suite's "succeeded
  * though its upstream never released it", seed 14 run 101).
+ *
+ * The other way round: a step of the scope whose next generation ran before its dependent had moved (an upstream
+ * step outside the scope finished and released it meanwhile) released the dependent's old generation; the
+ * dependent's new one must still count it, else it waits for good and the run stays open.
  */
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
@@ -74,5 +78,40 @@ describe('a release that comes after an invalidation moved both ends of its edge
     expect(Date.parse(stepOf(done, 'c').startedAt ?? '')).toBeGreaterThanOrEqual(
       Date.parse(stepOf(done, 'b').finishedAt ?? ''),
     );
+  }, 60_000);
+});
+
+describe('a step of the scope whose next generation ran before its dependent moved', () => {
+  it("is counted in the dependent's next generation, and the run finishes", async () => {
+    const objective = 'scope step ran before its dependent moved';
+    // x's success is held: the invalidation reads it running, so u's generation 2 waits for it.
+    const successOfX = faults.hold({
+      method: 'transitionStep',
+      match: (call) =>
+        call.runId === faults.runIdFor(objective) &&
+        call.args[1] === 'x' &&
+        (call.args[3] as { status?: string }).status === 'succeeded',
+    });
+    const runId = await stack.startRun({
+      plan: plan(objective, [echo('x'), echo('u', { dependsOn: ['x'] }), echo('d', { dependsOn: ['u'] })]),
+    });
+    await successOfX.arrived;
+    // d's next generation is held until u's has run.
+    const moveOfD = faults.hold({
+      method: 'startGeneration',
+      match: (call) => call.runId === runId && call.args[1] === 'd',
+    });
+    const invalidated = stack.request('POST', `/runs/${runId}/steps/u/invalidate`, { reason: 'changed' });
+    await moveOfD.arrived;
+    // x succeeds and releases u's generation 2, which runs and releases d's generation 1.
+    successOfX.release();
+    await executionEnded(`${runId}-u-g2`);
+
+    moveOfD.release();
+    expect((await invalidated).status).toBe(202);
+    const done = await waitForRun(stack, runId, undefined, 30_000);
+    expect(done.status, summary(done)).toBe('complete');
+    expect(done.steps.map((s) => `${s.id}${s.generation}`)).toEqual(['x1', 'u2', 'd2']);
+    expect(executedGenerations(runId).d).toContain(2);
   }, 60_000);
 });
