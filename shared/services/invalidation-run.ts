@@ -3,7 +3,8 @@
  * ones' results kept in history, their attempts untouched); upstream and unrelated steps keep theirs. The order
  * leaves every step exactly one way to be started:
  *
- * 1. a finished run reopens (with a new run execution that waits for it again);
+ * 1. a finished run reopens (with a new run execution that waits for it again), and the sinks its ending closed go
+ *    on its frontier again (so that it can end again);
  * 2. every step of the scope gets its next generation before any starts (so no new result can be released into a
  *    dependent still on its old generation);
  * 3. the executions of superseded in-flight generations are stopped (their late results fail the generation
@@ -28,14 +29,19 @@ import {
   unreachableSteps,
 } from '../engine/invalidation.ts';
 import { isStartable } from '../engine/scheduling.ts';
-import { IN_FLIGHT_STEP_STATUSES, RELEASING_STEP_STATUSES, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
+import {
+  IN_FLIGHT_STEP_STATUSES,
+  isOpenStepStatus,
+  RELEASING_STEP_STATUSES,
+  STEP_MOVING_RUN_STATUSES,
+} from '../engine/statuses.ts';
 import { transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
 import { blockedByOf, stepsInvalidatedParts } from '../events/bounded-details.ts';
 import type { StepError } from '../plan/schema.ts';
 import type { NextGeneration, RunRecord, StepRecord } from '../ports/store.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
-import { CANCELLED_ERROR, checkRunEnd } from './run-end.ts';
+import { CANCELLED_ERROR, checkRunEnd, recordEnded } from './run-end.ts';
 import { ensureRunExecution, isReopenable, reopenRun } from './run-reopen.ts';
 import { BLOCKED_CODE, closeOpenSteps, closeRunningAttempt, expireApprovals, startStep } from './step-follow-ups.ts';
 
@@ -94,6 +100,7 @@ export async function invalidateInRun(
 
   // A finished run reopens first, so that nobody sees it finished with steps of a new generation waiting.
   let reopened = await reopenIfFinished(ctx, run, reason);
+  if (reopened || (run.reopened ?? 0) > 0) await recordEndedSinks(ctx, runId, loaded, records, new Set(scope));
   // A repeat: the first try reopened the run, and may have failed before its new run execution started.
   if (own.size > 0 && run.status === 'running') await ensureRunExecution(ctx, run);
   const statuses = new Map([...records.values()].map((s) => [s.stepId, s.status]));
@@ -156,6 +163,26 @@ export async function invalidateInRun(
   const settled = [...blockedSteps, ...blockedEarlier.map((m) => m.after)];
   if (settled.length > 0) await checkRunEnd(ctx, loaded, runId, settled);
   return { runId, stepIds, reopened };
+}
+
+/**
+ * A reopened run ends when its sinks are all on the frontier again, and the steps its ending closed were put there
+ * by that ending, which a store failure may have kept from it (its repeat finds them closed and records nothing).
+ * The sinks outside the scope that are no longer open are put there again, before anything of the scope moves, so
+ * the last of the scope's sinks to end looks at the run.
+ */
+async function recordEndedSinks(
+  ctx: Interpreter,
+  runId: string,
+  loaded: LoadedPlan,
+  records: ReadonlyMap<string, StepRecord>,
+  scope: ReadonlySet<string>,
+): Promise<void> {
+  const ended = loaded.sinks.flatMap((id) => {
+    const record = records.get(id);
+    return record !== undefined && !scope.has(id) && !isOpenStepStatus(record.status) ? [record] : [];
+  });
+  if (ended.length > 0) await recordEnded(ctx, runId, ended);
 }
 
 /** How often an invalidation reopens a run that keeps finishing under it before it gives up (and throws nothing). */
