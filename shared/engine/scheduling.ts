@@ -64,6 +64,26 @@ export function initialStepRecords(
   });
 }
 
+/**
+ * The initial records (as `initialStepRecords` makes them) of the executable steps of `plan` that are neither in
+ * `present` nor left out by `wanted`, in plan order. StartRun writes the records of the steps that wait for
+ * something behind the run's first steps, so until it is done one of them may be missing: whoever needs it first
+ * writes it, by the same conditional put, and whichever put lands first is the record.
+ */
+export function missingStepRecords(
+  plan: Pick<Plan, 'steps'> & Partial<Pick<Plan, 'rationale' | 'revision'>>,
+  present: ReadonlySet<string>,
+  options: { runId: string; now: string; wanted?: ReadonlySet<string> },
+): StepRecord[] {
+  const { wanted } = options;
+  const missing = planGraph(plan)
+    .executableIds()
+    .filter((id) => !present.has(id) && (wanted === undefined || wanted.has(id)));
+  if (missing.length === 0) return [];
+  const ids = new Set(missing);
+  return initialStepRecords(plan, options).filter((r) => ids.has(r.stepId));
+}
+
 /** A step that may be started now: nothing left to wait for and not yet claimed by any execution. */
 export const isStartable = (step: Pick<StepRecord, 'status' | 'remaining'>): boolean =>
   step.remaining <= 0 && (step.status === 'pending' || step.status === 'ready');

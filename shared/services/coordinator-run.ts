@@ -19,6 +19,7 @@ import type {
   RunOutcome,
   StartRunResult,
 } from './coordinator-types.ts';
+import { listRunSteps } from './initial-steps.ts';
 import { describeWorkflowError, event, type Interpreter } from './interpreter.ts';
 import { CLOSED_BY_CANCEL, closeRevisionApprovals } from './revision-approvals.ts';
 import { persistRevision } from './revisions.ts';
@@ -95,8 +96,10 @@ async function initialPlan(
 }
 
 /**
- * Persists revision 1, creates the step records, moves the run to running and starts every step with nothing to
- * wait for. A repeat finds the revision and records in place and only (re)starts what is due (same names).
+ * Persists revision 1, creates the records of the steps with nothing to wait for, moves the run to running and starts
+ * those steps, then creates the records of the others (shared/services/initial-steps.ts: whoever needs one of them
+ * before it is written writes it), so that the first step does not wait for one write per step of the plan. A
+ * repeat finds the revision and records in place, writes the missing ones and only (re)starts what is due (same names).
  */
 export async function startRun(ctx: Interpreter, request: { runId: string }): Promise<StartRunResult> {
   const { store, config } = ctx.deps;
@@ -106,6 +109,8 @@ export async function startRun(ctx: Interpreter, request: { runId: string }): Pr
   // The records this call wrote before it won the move to `running`: no step starts before the run runs, so they
   // need not be read back (whatever moved one since, a cancel, did so with a condition startStep's writes respect).
   let fresh: StepRecord[] | undefined;
+  // The records of the steps that wait for something, written once the first steps are started.
+  let behind: StepRecord[] = [];
   if (run.status === 'planning') {
     const initial = await initialPlan(ctx, run);
     if ('errors' in initial) {
@@ -114,7 +119,8 @@ export async function startRun(ctx: Interpreter, request: { runId: string }): Pr
     }
     const now = ctx.now();
     const records = initialStepRecords(initial.plan, { runId: run.runId, now });
-    await store.putSteps(records);
+    const first = records.filter((r) => r.remaining === 0);
+    await store.putSteps(first);
     // Revision 1 holds the plan from now on: the run record, read by every step action, sheds its copies.
     const started = await ctx.updateRun(
       run.runId,
@@ -129,7 +135,8 @@ export async function startRun(ctx: Interpreter, request: { runId: string }): Pr
     );
     if (started) {
       run = started;
-      fresh = records;
+      fresh = first;
+      behind = records.filter((r) => r.remaining > 0);
     } else {
       run = await ctx.getRun(run.runId);
       if (run.status !== 'running') {
@@ -139,9 +146,15 @@ export async function startRun(ctx: Interpreter, request: { runId: string }): Pr
       }
     }
   }
-  const steps = fresh ?? (await store.listSteps(run.runId));
+  const steps = fresh ?? (await listRunSteps(ctx, run.runId));
   const due = new Set(stepsToStart(steps));
-  await Promise.all(steps.filter((s) => due.has(s.stepId)).map((s) => startStep(ctx, s)));
+  // Every one is waited for, a failure too: nothing of this call goes on after it answers.
+  const settled = await Promise.allSettled([
+    ...steps.filter((s) => due.has(s.stepId)).map((s) => startStep(ctx, s)),
+    store.putSteps(behind),
+  ]);
+  const failure = settled.find((r) => r.status === 'rejected');
+  if (failure) throw failure.reason;
   // A plan with nothing to run settles at once (and never as complete).
   if (due.size === 0) await settleRun(ctx, run.runId);
   return result;

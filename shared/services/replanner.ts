@@ -44,6 +44,7 @@ import type { RevisionOutcome } from '../planner/replan/revise.ts';
 import type { BudgetReplanRequest, ReplanTrigger, RequestedReplan } from '../ports/plan-model.ts';
 import type { HeldRevision, RevisionApplication, RunRecord, StepRecord } from '../ports/store.ts';
 import { failureKey, releaseFailure, replanDeclines, takeFailure } from './coordinator-replan.ts';
+import { listRunSteps } from './initial-steps.ts';
 import { createInterpreter, event, type LoadedPlan } from './interpreter.ts';
 import { finishRevision } from './replanner-apply.ts';
 import { budgetAnswer } from './replanner-budget.ts';
@@ -259,7 +260,7 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
   async function current(ref: StepFailedRef): Promise<(Omit<Attempt, 'trigger'> & { failed: StepRecord }) | undefined> {
     const run = await store.getRun(ref.runId);
     if (!run || run.revision < 1) return undefined;
-    const records = await store.listSteps(ref.runId);
+    const records = await listRunSteps(ctx, ref.runId);
     const failed = records.find((r) => r.stepId === ref.stepId);
     if (!failed || failed.generation !== ref.generation || failed.status !== 'failed') return undefined;
     const loaded = await ctx.plan(run);
@@ -378,7 +379,7 @@ export function createReplanner(deps: ReplannerDeps): Replanner {
         { context: { runId, code: 'E_REVISION_PENDING', approvalId: waiting.approvalId } },
       );
     const loaded = await ctx.plan(run);
-    const records = await store.listSteps(runId);
+    const records = await listRunSteps(ctx, runId);
     const failed = replanTarget(run, loaded, records);
     return { run, loaded, records, ...(failed === undefined ? {} : { failed }) };
   }

@@ -14,6 +14,7 @@ import { stepExecutionInput, stepExecutionName } from '../ports/executions.ts';
 import type { StepRecord } from '../ports/store.ts';
 import { advanceCompensation } from './compensation.ts';
 import { recordStepDuration } from './coordinator-metrics.ts';
+import { listRunSteps, withMissingSteps } from './initial-steps.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 import { checkRunEnd, pauseRun, recordEnded, settleRun } from './run-end.ts';
 
@@ -68,7 +69,13 @@ export async function releaseDependents(
         ? await store.releaseLastDependency(runId, dependentId, FIRST_GENERATION, stepId)
         : await store.releaseDependency(runId, dependentId, FIRST_GENERATION, stepId);
       if (!current) {
-        const dependent = await store.getStep(runId, dependentId);
+        // Missing: StartRun has not written it yet (it is written here, as StartRun would, then released).
+        const [dependent] = await withMissingSteps(
+          ctx,
+          runId,
+          [await store.getStep(runId, dependentId)].filter((s) => s !== undefined),
+          [dependentId],
+        );
         if (!dependent?.upstream.includes(stepId)) return dependent;
         current = dependent.released.includes(stepId)
           ? dependent
@@ -108,10 +115,12 @@ export async function blockDownstream(
   const { store } = ctx.deps;
   const downstream = new Set(downstreamClosure(loaded.graph, failedId));
   if (downstream.size === 0) return [];
-  const steps =
+  const read =
     downstream.size > DOWNSTREAM_READ_LIMIT
       ? await store.listSteps(runId)
       : await store.getSteps(runId, [...downstream]);
+  // One StartRun has not written yet would be written pending after this: it is written (and blocked) now.
+  const steps = await withMissingSteps(ctx, runId, read, downstream);
   const byId = new Map(steps.map((s) => [s.stepId, s]));
   const statuses = new Map<string, StepStatus>(steps.map((s) => [s.stepId, s.status]));
   const now = ctx.now();
@@ -236,7 +245,8 @@ export async function closeOpenSteps(
 ): Promise<void> {
   const { store, executions } = ctx.deps;
   const now = ctx.now();
-  const steps = (await store.listSteps(runId)).filter((s) => isOpenStepStatus(s.status) && which(s));
+  // A record StartRun has not written yet would be written pending after this: it is written (and closed) now.
+  const steps = (await listRunSteps(ctx, runId)).filter((s) => isOpenStepStatus(s.status) && which(s));
   const ended: StepRecord[] = [];
   await Promise.all(
     steps.map(async (step) => {

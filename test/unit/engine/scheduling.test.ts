@@ -4,6 +4,7 @@ import {
   dependentsOf,
   initialStepRecords,
   isStartable,
+  missingStepRecords,
   planGraph,
   planTraceText,
   releasesDependents,
@@ -17,6 +18,21 @@ import type { StepRecord } from '../../../shared/ports/store.ts';
 import { dagArbitrary, group, referenceDownstream, step } from './engine-testkit.ts';
 
 const now = '2025-01-01T00:00:00.000Z';
+
+describe('missingStepRecords', () => {
+  const plan = { steps: [step('a'), step('b', ['a']), step('c', ['a', 'b']), group('g', ['b'])] };
+
+  it('makes the initial records of the executable steps that are not present, as initialStepRecords does', () => {
+    const all = initialStepRecords(plan, { runId: 'r', now });
+    expect(missingStepRecords(plan, new Set(['a']), { runId: 'r', now })).toEqual(all.filter((r) => r.stepId !== 'a'));
+  });
+
+  it('makes only the wanted ones, and none when every wanted one is present', () => {
+    const wanted = new Set(['c', 'g']);
+    expect(missingStepRecords(plan, new Set(['a']), { runId: 'r', now, wanted }).map((r) => r.stepId)).toEqual(['c']);
+    expect(missingStepRecords(plan, new Set(['a', 'b', 'c']), { runId: 'r', now })).toEqual([]);
+  });
+});
 
 describe('initialStepRecords', () => {
   it("puts the plan's rationale into each step's [plan] trace entry, and only the step when there is none", () => {
