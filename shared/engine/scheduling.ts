@@ -84,6 +84,45 @@ export function missingStepRecords(
   return initialStepRecords(plan, options).filter((r) => ids.has(r.stepId));
 }
 
+/**
+ * `records` ordered by how far they are from the run's first steps (a step after all of its upstream steps; ties in
+ * the order given), so that StartRun writes first the records the first releases need.
+ */
+export function inStartOrder(records: readonly StepRecord[]): StepRecord[] {
+  const upstreamOf = new Map(records.map((r) => [r.stepId, r.upstream]));
+  const depths = new Map<string, number>();
+  // A validated plan has no cycle; a step met again while its depth is being worked out counts as a first one.
+  const depth = (id: string): number => {
+    const known = depths.get(id);
+    if (known !== undefined) return known;
+    depths.set(id, 0);
+    const upstream = (upstreamOf.get(id) ?? []).filter((u) => upstreamOf.has(u));
+    const value = upstream.length === 0 ? 0 : 1 + Math.max(...upstream.map(depth));
+    depths.set(id, value);
+    return value;
+  };
+  return records
+    .map((record, index) => ({ record, index, depth: depth(record.stepId) }))
+    .sort((a, b) => a.depth - b.depth || a.index - b.index)
+    .map((r) => r.record);
+}
+
+/**
+ * A step's initial record with the edge from `upstreamId` already counted, as `releaseDependency` would count it on
+ * the record once written (moved to `ready` when it was the last one): the one write of a release that finds the
+ * record not written yet.
+ */
+export function countedAgainst(record: StepRecord, upstreamId: string): StepRecord {
+  if (!record.upstream.includes(upstreamId) || record.released.includes(upstreamId)) return record;
+  const remaining = record.remaining - 1;
+  return {
+    ...record,
+    released: [...record.released, upstreamId],
+    remaining,
+    status: remaining <= 0 && record.status === 'pending' ? 'ready' : record.status,
+  };
+}
+
 /** A step that may be started now: nothing left to wait for and not yet claimed by any execution. */
 export const isStartable = (step: Pick<StepRecord, 'status' | 'remaining'>): boolean =>
   step.remaining <= 0 && (step.status === 'pending' || step.status === 'ready');

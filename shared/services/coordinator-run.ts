@@ -2,7 +2,7 @@
  * Run-level coordinator actions: reject an invalid plan, fail a run whose planning crashed, start a run (revision 1,
  * step records, root steps), hold the run machine's waiter token, finalize (deadline) and cancel.
  */
-import { initialStepRecords, stepsToStart } from '../engine/scheduling.ts';
+import { initialStepRecords, inStartOrder, stepsToStart } from '../engine/scheduling.ts';
 import { isTerminalRunStatus, LIVE_RUN_STATUSES, letsStepsMove, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
 import { decideTerminal } from '../engine/terminal.ts';
 import { isConflictError } from '../errors.ts';
@@ -136,7 +136,7 @@ export async function startRun(ctx: Interpreter, request: { runId: string }): Pr
     if (started) {
       run = started;
       fresh = first;
-      behind = records.filter((r) => r.remaining > 0);
+      behind = inStartOrder(records.filter((r) => r.remaining > 0));
     } else {
       run = await ctx.getRun(run.runId);
       if (run.status !== 'running') {

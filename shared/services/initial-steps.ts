@@ -5,16 +5,21 @@
  * writes. Until those puts are done, a record of revision 1 may be missing. Whoever needs one first writes it with
  * the same conditional put, and reads back what is there (StartRun, or another follow-up, may have written or moved
  * it meanwhile):
- * - a release that finds its dependent missing (`releaseDependents`), and a failure that blocks its downstream
- *   (`blockDownstream`): only the steps they touch;
+ * - a release that finds its dependent missing (`releaseDependents`): the record with that edge counted, so the one
+ *   write is the release too; a failure that blocks its downstream (`blockDownstream`): the steps it blocks;
  * - whoever decides on all of a run's steps and would take a missing one for one that does not exist (closing the
  *   open steps of a run that ends, a replan, an invalidation, a compensation): all of them, with `listRunSteps`.
  * Everything else can take a missing record for a pending step that waits: it has an upstream step that is still
  * open (a step that finished released or blocked what follows it, which wrote its record), so a run is never
  * decided over while one is missing. Revision 1's records are never deleted, so once StartRun is done nothing is
  * missing and these calls write nothing.
+ *
+ * Why not fewer, bigger writes up front: BatchWriteItem takes no condition and overwrites an item whole, so a
+ * StartRun repeated while the first one still runs (a Task retried after a lost answer) could put back a step a claim
+ * had moved; TransactWriteItems (≤ 100 actions, a ConditionCheck on the run) would be safe but costs two write units
+ * per item, and dynalite has no transactions.
  */
-import { missingStepRecords } from '../engine/scheduling.ts';
+import { countedAgainst, missingStepRecords } from '../engine/scheduling.ts';
 import { isNotFoundError } from '../errors.ts';
 import type { StepRecord } from '../ports/store.ts';
 import type { Interpreter, LoadedPlan } from './interpreter.ts';
@@ -64,4 +69,24 @@ export async function withMissingSteps(
 /** Every step record of the run, none of revision 1's missing (see above). */
 export async function listRunSteps(ctx: Interpreter, runId: string): Promise<StepRecord[]> {
   return withMissingSteps(ctx, runId, await ctx.deps.store.listSteps(runId));
+}
+
+/**
+ * The record of revision 1's step `stepId`, written (if it is still missing) with the edge from `upstreamId` counted,
+ * and read back: undefined when revision 1 has no such step. Whoever wrote it first, the edge is counted once: by
+ * this put, or, when the record was there first, by the caller's release (`released` says which).
+ */
+export async function writeMissingStep(
+  ctx: Interpreter,
+  runId: string,
+  stepId: string,
+  upstreamId: string,
+): Promise<StepRecord | undefined> {
+  const first = await firstRevision(ctx, runId);
+  if (first === undefined) return undefined;
+  const [record] = missingStepRecords(first.plan, new Set(), { runId, now: ctx.now(), wanted: new Set([stepId]) });
+  if (record === undefined) return undefined;
+  const { store } = ctx.deps;
+  await store.putSteps([countedAgainst(record, upstreamId)]);
+  return store.getStep(runId, stepId);
 }

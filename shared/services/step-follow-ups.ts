@@ -14,7 +14,7 @@ import { stepExecutionInput, stepExecutionName } from '../ports/executions.ts';
 import type { StepRecord } from '../ports/store.ts';
 import { advanceCompensation } from './compensation.ts';
 import { recordStepDuration } from './coordinator-metrics.ts';
-import { listRunSteps, withMissingSteps } from './initial-steps.ts';
+import { listRunSteps, withMissingSteps, writeMissingStep } from './initial-steps.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 import { checkRunEnd, pauseRun, recordEnded, settleRun } from './run-end.ts';
 
@@ -69,13 +69,9 @@ export async function releaseDependents(
         ? await store.releaseLastDependency(runId, dependentId, FIRST_GENERATION, stepId)
         : await store.releaseDependency(runId, dependentId, FIRST_GENERATION, stepId);
       if (!current) {
-        // Missing: StartRun has not written it yet (it is written here, as StartRun would, then released).
-        const [dependent] = await withMissingSteps(
-          ctx,
-          runId,
-          [await store.getStep(runId, dependentId)].filter((s) => s !== undefined),
-          [dependentId],
-        );
+        // Missing: StartRun has not written it yet; it is written here with this edge counted.
+        const dependent =
+          (await store.getStep(runId, dependentId)) ?? (await writeMissingStep(ctx, runId, dependentId, stepId));
         if (!dependent?.upstream.includes(stepId)) return dependent;
         current = dependent.released.includes(stepId)
           ? dependent

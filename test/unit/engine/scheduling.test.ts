@@ -1,8 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  countedAgainst,
   dependentsOf,
   initialStepRecords,
+  inStartOrder,
   isStartable,
   missingStepRecords,
   planGraph,
@@ -31,6 +33,33 @@ describe('missingStepRecords', () => {
     const wanted = new Set(['c', 'g']);
     expect(missingStepRecords(plan, new Set(['a']), { runId: 'r', now, wanted }).map((r) => r.stepId)).toEqual(['c']);
     expect(missingStepRecords(plan, new Set(['a', 'b', 'c']), { runId: 'r', now })).toEqual([]);
+  });
+});
+
+describe('inStartOrder', () => {
+  it('orders records after their upstream steps, in plan order within one depth', () => {
+    const steps = [step('a'), step('d', ['c']), step('b', ['a']), step('c', ['a']), step('e', ['b', 'd'])];
+    const behind = initialStepRecords({ steps }, { runId: 'r', now }).filter((r) => r.remaining > 0);
+    expect(inStartOrder(behind).map((r) => r.stepId)).toEqual(['b', 'c', 'd', 'e']);
+  });
+});
+
+describe('countedAgainst', () => {
+  const [, b, c] = initialStepRecords(
+    { steps: [step('a'), step('b', ['a']), step('c', ['a', 'b'])] },
+    { runId: 'r', now },
+  );
+
+  it('counts the edge once, and moves the record to ready when it was the last one', () => {
+    const once = countedAgainst(c as StepRecord, 'a');
+    expect([once.status, once.remaining, once.released]).toEqual(['pending', 1, ['a']]);
+    expect(countedAgainst(once, 'a')).toBe(once);
+    const last = countedAgainst(b as StepRecord, 'a');
+    expect([last.status, last.remaining, last.released]).toEqual(['ready', 0, ['a']]);
+  });
+
+  it('leaves a record alone for a step that is not one of its upstream steps', () => {
+    expect(countedAgainst(b as StepRecord, 'c')).toBe(b);
   });
 });
 
