@@ -40,13 +40,30 @@ export function planTraceText(
  * for nothing is born `ready` (the run's start starts it right away): no write is spent moving it there.
  */
 export function initialStepRecords(
-  plan: Pick<Plan, 'steps'> & Partial<Pick<Plan, 'rationale' | 'revision'>>,
+  plan: RecordPlan,
   options: { runId: string; now: string; generation?: number },
 ): StepRecord[] {
   const graph = planGraph(plan);
-  const byId = new Map(plan.steps.map((s) => [s.id, s]));
+  return recordsOf({ plan, graph, byId: new Map(plan.steps.map((s) => [s.id, s])) }, graph.executableIds(), options);
+}
+
+type RecordPlan = Pick<Plan, 'steps'> & Partial<Pick<Plan, 'rationale' | 'revision'>>;
+
+/** A plan with its graph and steps by id, built once (a loaded plan revision). */
+interface IndexedPlan {
+  readonly plan: RecordPlan;
+  readonly graph: PlanGraph;
+  readonly byId: ReadonlyMap<string, Pick<PlanStep, 'title' | 'target'>>;
+}
+
+function recordsOf(
+  indexed: IndexedPlan,
+  stepIds: readonly string[],
+  options: { runId: string; now: string; generation?: number },
+): StepRecord[] {
+  const { plan, graph, byId } = indexed;
   const header = { revision: plan.revision ?? 1, ...(plan.rationale ? { rationale: plan.rationale } : {}) };
-  return graph.executableIds().map((stepId) => {
+  return stepIds.map((stepId) => {
     const upstream = effectiveUpstream(graph, stepId);
     const trace: TraceEntry[] = [traceEntry('plan', planTraceText(stepId, byId.get(stepId), header), options.now)];
     return {
@@ -65,23 +82,23 @@ export function initialStepRecords(
 }
 
 /**
- * The initial records (as `initialStepRecords` makes them) of the executable steps of `plan` that are neither in
- * `present` nor left out by `wanted`, in plan order. StartRun writes the records of the steps that wait for
- * something behind the run's first steps, so until it is done one of them may be missing: whoever needs it first
- * writes it, by the same conditional put, and whichever put lands first is the record.
+ * The initial records (as `initialStepRecords` makes them) of the executable steps of the plan that are neither in
+ * `present` nor left out by `wanted`, in plan order (in `wanted`'s order when given). StartRun writes the records of
+ * the steps that wait for something behind the run's first steps, so until it is done one of them may be missing:
+ * whoever needs it first writes it, by the same conditional put, and whichever put lands first is the record.
  */
 export function missingStepRecords(
-  plan: Pick<Plan, 'steps'> & Partial<Pick<Plan, 'rationale' | 'revision'>>,
+  indexed: IndexedPlan,
   present: ReadonlySet<string>,
-  options: { runId: string; now: string; wanted?: ReadonlySet<string> },
+  options: { runId: string; now: string; wanted?: Iterable<string> },
 ): StepRecord[] {
-  const { wanted } = options;
-  const missing = planGraph(plan)
-    .executableIds()
-    .filter((id) => !present.has(id) && (wanted === undefined || wanted.has(id)));
-  if (missing.length === 0) return [];
-  const ids = new Set(missing);
-  return initialStepRecords(plan, options).filter((r) => ids.has(r.stepId));
+  const { graph } = indexed;
+  const candidates =
+    options.wanted === undefined
+      ? graph.executableIds()
+      : [...new Set(options.wanted)].filter((id) => graph.has(id) && !graph.isGroup(id));
+  const missing = candidates.filter((id) => !present.has(id));
+  return missing.length === 0 ? [] : recordsOf(indexed, missing, options);
 }
 
 /**

@@ -49,7 +49,7 @@ export async function withMissingSteps(
   if (asked?.size === 0) return [...found];
   const first = await firstRevision(ctx, runId);
   if (first === undefined) return [...found];
-  const missing = missingStepRecords(first.plan, present, {
+  const missing = missingStepRecords(first, present, {
     runId,
     now: ctx.now(),
     ...(asked === undefined ? {} : { wanted: asked }),
@@ -84,7 +84,7 @@ export async function writeMissingStep(
 ): Promise<StepRecord | undefined> {
   const first = await firstRevision(ctx, runId);
   if (first === undefined) return undefined;
-  const [record] = missingStepRecords(first.plan, new Set(), { runId, now: ctx.now(), wanted: new Set([stepId]) });
+  const [record] = missingStepRecords(first, new Set(), { runId, now: ctx.now(), wanted: [stepId] });
   if (record === undefined) return undefined;
   const { store } = ctx.deps;
   await store.putSteps([countedAgainst(record, upstreamId)]);

@@ -23,16 +23,21 @@ const now = '2025-01-01T00:00:00.000Z';
 
 describe('missingStepRecords', () => {
   const plan = { steps: [step('a'), step('b', ['a']), step('c', ['a', 'b']), group('g', ['b'])] };
+  const indexed = { plan, graph: planGraph(plan), byId: new Map(plan.steps.map((s) => [s.id, s])) };
 
   it('makes the initial records of the executable steps that are not present, as initialStepRecords does', () => {
     const all = initialStepRecords(plan, { runId: 'r', now });
-    expect(missingStepRecords(plan, new Set(['a']), { runId: 'r', now })).toEqual(all.filter((r) => r.stepId !== 'a'));
+    expect(missingStepRecords(indexed, new Set(['a']), { runId: 'r', now })).toEqual(
+      all.filter((r) => r.stepId !== 'a'),
+    );
   });
 
   it('makes only the wanted ones, and none when every wanted one is present', () => {
     const wanted = new Set(['c', 'g']);
-    expect(missingStepRecords(plan, new Set(['a']), { runId: 'r', now, wanted }).map((r) => r.stepId)).toEqual(['c']);
-    expect(missingStepRecords(plan, new Set(['a', 'b', 'c']), { runId: 'r', now })).toEqual([]);
+    expect(missingStepRecords(indexed, new Set(['a']), { runId: 'r', now, wanted }).map((r) => r.stepId)).toEqual([
+      'c',
+    ]);
+    expect(missingStepRecords(indexed, new Set(['a', 'b', 'c']), { runId: 'r', now })).toEqual([]);
   });
 });
 
