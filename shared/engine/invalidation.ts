@@ -39,12 +39,15 @@ export function invalidationScope(graph: PlanGraph, ids: readonly string[]): str
 /**
  * How each step of the scope starts its next generation: it waits for its whole effective upstream again, except
  * the upstream steps outside the scope that have already finished well (they will not run again, so they count as
- * released now). Nothing left to wait for → `ready`.
+ * released now). Nothing left to wait for → `ready`. An upstream step of the scope is waited for in its next
+ * generation only: the generation it starts from (`generations`, as the scope's steps were before the move) is named
+ * stale, so its release, should it come late (a RunStep that finished just before the invalidation), counts nothing.
  */
 export function nextGenerations(
   graph: PlanGraph,
   scope: readonly string[],
   statuses: ReadonlyMap<string, StepStatus>,
+  generations: ReadonlyMap<string, number> = new Map(),
 ): Map<string, NextGeneration> {
   const inScope = new Set(scope);
   const next = new Map<string, NextGeneration>();
@@ -54,7 +57,17 @@ export function nextGenerations(
       (u) => !inScope.has(u) && RELEASING_STEP_STATUSES.has(statuses.get(u) ?? 'pending'),
     );
     const remaining = upstream.length - released.length;
-    next.set(id, { status: remaining === 0 ? 'ready' : 'pending', upstream, remaining, released });
+    const stale = upstream.flatMap((u): [string, number][] => {
+      const generation = generations.get(u);
+      return inScope.has(u) && generation !== undefined ? [[u, generation]] : [];
+    });
+    next.set(id, {
+      status: remaining === 0 ? 'ready' : 'pending',
+      upstream,
+      remaining,
+      released,
+      ...(stale.length === 0 ? {} : { staleReleases: Object.fromEntries(stale) }),
+    });
   }
   return next;
 }

@@ -66,6 +66,12 @@ export interface NextGeneration {
   readonly appendTrace?: readonly TraceEntry[];
   /** Kept on the new generation as `generationKey`: the change that started it (an invalidation's key). */
   readonly key?: string;
+  /**
+   * Upstream steps that start their next generation with this one (the same invalidation or revision), each with
+   * the generation it starts from: a release sent by that generation or an earlier one is stale (it finished before
+   * it was invalidated, and its answer came late) and is not counted (see `Store.releaseDependency`).
+   */
+  readonly staleReleases?: Readonly<Record<string, number>>;
 }
 
 /** Field updates a step transition may write. */
@@ -196,13 +202,15 @@ export interface Store {
    * Counts one finished upstream step against a dependent, exactly once per edge and generation:
    * `remaining -= 1`, `released += upstreamId`, only if `upstreamId` is one of `upstream`, is not yet in `released`
    * and the generation matches. Returns the new record, or undefined if this edge was already counted (or is no
-   * edge of this generation): read the step to recover.
+   * edge of this generation): read the step to recover. `upstreamGeneration`, the generation of the upstream step
+   * that finished: a generation the dependent's `staleReleases` names as stale (or an earlier one) counts nothing.
    */
   releaseDependency(
     runId: string,
     stepId: string,
     generation: number,
     upstreamId: string,
+    upstreamGeneration?: number,
   ): Promise<StepRecord | undefined>;
 
   /**
@@ -216,6 +224,7 @@ export interface Store {
     stepId: string,
     generation: number,
     upstreamId: string,
+    upstreamGeneration?: number,
   ): Promise<StepRecord | undefined>;
   /**
    * Starts the step's next generation, only if its generation is still `fromGeneration` (undefined = lost the race,

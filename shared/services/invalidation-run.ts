@@ -3,7 +3,8 @@
  * ones' results kept in history, their attempts untouched); upstream and unrelated steps keep theirs. The order
  * leaves every step exactly one way to be started:
  *
- * 1. a finished run reopens (with a new run execution that waits for it again);
+ * 1. a finished run reopens (with a new run execution that waits for it again), and the sinks its ending closed go
+ *    on its frontier again (so that it can end again);
  * 2. every step of the scope gets its next generation before any starts (so no new result can be released into a
  *    dependent still on its old generation);
  * 3. the executions of superseded in-flight generations are stopped (their late results fail the generation
@@ -28,7 +29,12 @@ import {
   unreachableSteps,
 } from '../engine/invalidation.ts';
 import { isStartable } from '../engine/scheduling.ts';
-import { IN_FLIGHT_STEP_STATUSES, RELEASING_STEP_STATUSES, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
+import {
+  IN_FLIGHT_STEP_STATUSES,
+  isOpenStepStatus,
+  RELEASING_STEP_STATUSES,
+  STEP_MOVING_RUN_STATUSES,
+} from '../engine/statuses.ts';
 import { transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
 import { blockedByOf, stepsInvalidatedParts } from '../events/bounded-details.ts';
@@ -36,7 +42,7 @@ import type { StepError } from '../plan/schema.ts';
 import type { NextGeneration, RunRecord, StepRecord } from '../ports/store.ts';
 import { listRunSteps } from './initial-steps.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
-import { CANCELLED_ERROR, checkRunEnd } from './run-end.ts';
+import { CANCELLED_ERROR, checkRunEnd, recordEnded } from './run-end.ts';
 import { ensureRunExecution, isReopenable, reopenRun } from './run-reopen.ts';
 import { BLOCKED_CODE, closeOpenSteps, closeRunningAttempt, expireApprovals, startStep } from './step-follow-ups.ts';
 
@@ -94,10 +100,19 @@ export async function invalidateInRun(
 
   // A finished run reopens first, so that nobody sees it finished with steps of a new generation waiting.
   let reopened = await reopenIfFinished(ctx, run, reason);
+  if (reopened || (run.reopened ?? 0) > 0) await recordEndedSinks(ctx, runId, loaded, records, new Set(scope));
   // A repeat: the first try reopened the run, and may have failed before its new run execution started.
   if (own.size > 0 && run.status === 'running') await ensureRunExecution(ctx, run);
   const statuses = new Map([...records.values()].map((s) => [s.stepId, s.status]));
-  const next = nextGenerations(graph, scope, statuses);
+  // The generation each step of the scope moves from (a step an earlier try moved: the one it moved from).
+  const generations = new Map(
+    scope.flatMap((id): [string, number][] => {
+      const record = records.get(id);
+      if (record === undefined) return [];
+      return [[id, own.has(id) ? generationBefore(record).generation : record.generation]];
+    }),
+  );
+  const next = nextGenerations(graph, scope, statuses, generations);
   const moved = (
     await Promise.all(
       scope.map(async (id): Promise<Moved | undefined> => {
@@ -140,7 +155,7 @@ export async function invalidateInRun(
   const blockedSteps = await blockUnreachable(ctx, loaded, moved, statuses);
   const blocked = new Set(blockedSteps.map((s) => s.stepId));
   const open = moved.map((m) => m.after).filter((s) => !blocked.has(s.stepId));
-  const ready = await catchUpReleases(ctx, runId, open, new Set(scope));
+  const ready = await catchUpReleases(ctx, runId, open);
   await Promise.all(ready.filter(isStartable).map((s) => startStep(ctx, s)));
   // Blocked steps are settled steps: with nothing else left open, the run finishes again here. A repeat counts the
   // steps its first try blocked too: that try may have failed before this look, and nobody else makes it.
@@ -148,6 +163,26 @@ export async function invalidateInRun(
   const settled = [...blockedSteps, ...blockedEarlier.map((m) => m.after)];
   if (settled.length > 0) await checkRunEnd(ctx, loaded, runId, settled);
   return { runId, stepIds, reopened };
+}
+
+/**
+ * A reopened run ends when its sinks are all on the frontier again, and the steps its ending closed were put there
+ * by that ending, which a store failure may have kept from it (its repeat finds them closed and records nothing).
+ * The sinks outside the scope that are no longer open are put there again, before anything of the scope moves, so
+ * the last of the scope's sinks to end looks at the run.
+ */
+async function recordEndedSinks(
+  ctx: Interpreter,
+  runId: string,
+  loaded: LoadedPlan,
+  records: ReadonlyMap<string, StepRecord>,
+  scope: ReadonlySet<string>,
+): Promise<void> {
+  const ended = loaded.sinks.flatMap((id) => {
+    const record = records.get(id);
+    return record !== undefined && !scope.has(id) && !isOpenStepStatus(record.status) ? [record] : [];
+  });
+  if (ended.length > 0) await recordEnded(ctx, runId, ended);
 }
 
 /** How often an invalidation reopens a run that keeps finishing under it before it gives up (and throws nothing). */
@@ -256,29 +291,28 @@ async function blockUnreachable(
 }
 
 /**
- * Counts upstream steps outside the scope that finished well after the statuses were read (their own release went
- * to the old generation): one conditional write per edge, so a release racing this one is counted once. Returns the
- * steps as they are now.
+ * Counts upstream steps that finished well while the generations were being started, whose own release went to the
+ * dependent's old generation: steps outside the scope that finished after the statuses were read, and steps of the
+ * scope whose next generation already ran (an upstream step outside the scope released it before its dependent
+ * had moved). One conditional write per edge, so a release racing this one is counted once, and the store refuses
+ * the generation of a scope step that was invalidated (staleReleases). Returns the steps as they are now.
  */
-async function catchUpReleases(
-  ctx: Interpreter,
-  runId: string,
-  steps: readonly StepRecord[],
-  scope: ReadonlySet<string>,
-): Promise<StepRecord[]> {
+async function catchUpReleases(ctx: Interpreter, runId: string, steps: readonly StepRecord[]): Promise<StepRecord[]> {
   const { store } = ctx.deps;
-  const waitingFor = (s: StepRecord) => s.upstream.filter((u) => !scope.has(u) && !s.released.includes(u));
-  const outside = [...new Set(steps.flatMap(waitingFor))];
-  if (outside.length === 0) return [...steps];
-  const finished = new Set(
-    (await store.getSteps(runId, outside)).filter((u) => RELEASING_STEP_STATUSES.has(u.status)).map((u) => u.stepId),
+  const waitingFor = (s: StepRecord) => s.upstream.filter((u) => !s.released.includes(u));
+  const upstream = [...new Set(steps.flatMap(waitingFor))];
+  if (upstream.length === 0) return [...steps];
+  const finished = new Map(
+    (await store.getSteps(runId, upstream))
+      .filter((u) => RELEASING_STEP_STATUSES.has(u.status))
+      .map((u) => [u.stepId, u.generation]),
   );
   return Promise.all(
     steps.map(async (step) => {
       let current = step;
       for (const u of waitingFor(step).filter((id) => finished.has(id))) {
         current =
-          (await store.releaseDependency(runId, step.stepId, step.generation, u)) ??
+          (await store.releaseDependency(runId, step.stepId, step.generation, u, finished.get(u))) ??
           (await store.getStep(runId, step.stepId)) ??
           current;
       }

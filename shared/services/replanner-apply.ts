@@ -141,7 +141,7 @@ async function startDue(
           if (!current || current.released.includes(upstreamId)) continue;
           if (!upstream || !RELEASING_STEP_STATUSES.has(upstream.status)) continue;
           current =
-            (await store.releaseDependency(runId, step.stepId, current.generation, upstreamId)) ??
+            (await store.releaseDependency(runId, step.stepId, current.generation, upstreamId, upstream.generation)) ??
             (await store.getStep(runId, step.stepId));
         }
       if (current && current.generation === step.generation) await startStep(ctx, current);

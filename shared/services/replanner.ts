@@ -36,6 +36,7 @@ import type { StepRecord } from '../ports/store.ts';
 import { failureKey, releaseFailure, replanDeclines, takeFailure } from './coordinator-replan.ts';
 import { listRunSteps } from './initial-steps.ts';
 import { createInterpreter } from './interpreter.ts';
+import { withReadsTriedAgain } from './read-again.ts';
 import { finishRevision } from './replanner-apply.ts';
 import { budgetAnswer } from './replanner-budget.ts';
 import type { Replanner, ReplannerDeps, ReplanOutcome, StepFailedRef } from './replanner-contract.ts';
@@ -66,7 +67,8 @@ const DEFAULT_RACE_DELAY_MS = 100;
 
 export { PLATFORM_TRIES } from './replanner-support.ts';
 
-export function createReplanner(deps: ReplannerDeps): Replanner {
+export function createReplanner(given: ReplannerDeps): Replanner {
+  const deps = { ...given, store: withReadsTriedAgain(given.store) };
   const ctx = createInterpreter(deps);
   const { store } = deps;
   const maxReplans = Math.max(0, Math.floor(deps.config.maxReplans ?? 0));

@@ -56,27 +56,25 @@ export async function startStep(ctx: Interpreter, step: StepRecord): Promise<voi
  * alone is counted and moved to `ready` by one write. A lost condition can also mean the edge was counted before (a
  * repeat, a crash): then the dependent is read and started if it is due, exactly as on the first pass.
  */
-export async function releaseDependents(
-  ctx: Interpreter,
-  loaded: LoadedPlan,
-  runId: string,
-  stepId: string,
-): Promise<StepRecord[]> {
+export async function releaseDependents(ctx: Interpreter, loaded: LoadedPlan, step: StepRef): Promise<StepRecord[]> {
   const { store } = ctx.deps;
+  const { runId, stepId, generation } = step;
   const records = await Promise.all(
     dependentsOf(loaded.graph, stepId).map(async (dependentId): Promise<StepRecord | undefined> => {
       const only = effectiveUpstream(loaded.graph, dependentId).length === 1;
       let current = only
-        ? await store.releaseLastDependency(runId, dependentId, FIRST_GENERATION, stepId)
-        : await store.releaseDependency(runId, dependentId, FIRST_GENERATION, stepId);
+        ? await store.releaseLastDependency(runId, dependentId, FIRST_GENERATION, stepId, generation)
+        : await store.releaseDependency(runId, dependentId, FIRST_GENERATION, stepId, generation);
       if (!current) {
-        // Missing: StartRun has not written it yet; it is written here with this edge counted.
+        // Missing: StartRun has not written it yet; it is written here with this edge counted. Otherwise the
+        // dependent may be in a later generation: an invalidation that moved this step too counts only its next
+        // generation's release there (the store refuses this one), one that left this step out counts this one.
         const dependent =
           (await store.getStep(runId, dependentId)) ?? (await writeMissingStep(ctx, runId, dependentId, stepId));
         if (!dependent?.upstream.includes(stepId)) return dependent;
         current = dependent.released.includes(stepId)
           ? dependent
-          : ((await store.releaseDependency(runId, dependentId, dependent.generation, stepId)) ??
+          : ((await store.releaseDependency(runId, dependentId, dependent.generation, stepId, generation)) ??
             (await store.getStep(runId, dependentId)));
       }
       if (current) await startStep(ctx, current);
@@ -93,7 +91,7 @@ export async function releaseDependents(
  * dependent finishes later and records then, so the end is never missed.
  */
 export async function afterSuccess(ctx: Interpreter, loaded: LoadedPlan, step: StepRef): Promise<void> {
-  const dependents = await releaseDependents(ctx, loaded, step.runId, step.stepId);
+  const dependents = await releaseDependents(ctx, loaded, step);
   // A step of a segment may be the last one its aborting segment's compensation waits for.
   if (loaded.byId.get(step.stepId)?.segment !== undefined) await advanceCompensation(ctx, step.runId);
   if (dependents.every((d) => !isOpenStepStatus(d.status))) await checkRunEnd(ctx, loaded, step.runId, [step]);

@@ -15,6 +15,7 @@ import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.
 import type { PlanStep } from '../../shared/plan/schema.ts';
 import { createHtnPlanModel } from '../../shared/planner/htn/model.ts';
 import type { Store } from '../../shared/ports/store.ts';
+import { READ_TRIES } from '../../shared/services/read-again.ts';
 import { createReplanner, PLATFORM_TRIES } from '../../shared/services/replanner.ts';
 import { plan, step, useTestStack, waitForRun } from '../support/local-stack.ts';
 import { createReplanPack, PROVIDERS } from '../support/replan-pack.ts';
@@ -49,9 +50,9 @@ function storeFailing(
   });
 }
 
-/** Every read of the run throttled for as long as the replanner tries in one invocation. */
-const storeThrottlingReads = (runId: string): Store =>
-  storeFailing(runId, 'getRun', 'before', injectedThrottle, PLATFORM_TRIES);
+/** Every read of the run throttled for as long as the replanner tries in one invocation (each read tried again). */
+const storeThrottlingReads = (runId: string, times = PLATFORM_TRIES * READ_TRIES): Store =>
+  storeFailing(runId, 'getRun', 'before', injectedThrottle, times);
 
 const deps = (store: Store) => secondProcessDeps(stack, store, { maxReplans: 3 });
 
@@ -70,6 +71,26 @@ describe('replanner.onStepFailed', () => {
     const redelivered = await replanner.onStepFailed(ref);
 
     expect(redelivered).toMatchObject({ outcome: 'revised', revision: 2 });
+    await stack.request('POST', `/runs/${runId}/cancel`);
+  });
+
+  it('answers in the first invocation when reads of the run are throttled for a while', async () => {
+    const steps: PlanStep[] = [
+      step(stack, 'B', PROVIDERS.primary, { input: { value: 'b', fail: ['primary'] } }),
+      step(stack, 'S', T.sleep, { input: { ms: 20_000 } }),
+    ];
+    const runId = await stack.startRun({ plan: plan('replan through throttled reads', steps) });
+    await waitForRun(stack, runId, (run) => run.steps.find((s) => s.id === 'B')?.status === 'failed');
+    // As many throttles as used to spend a whole invocation: the reads are tried again in place instead.
+    const replanner = createReplanner({
+      ...deps(storeThrottlingReads(runId, PLATFORM_TRIES)),
+      model: createHtnPlanModel(),
+    });
+
+    await expect(replanner.onStepFailed({ runId, stepId: 'B', generation: 1 })).resolves.toMatchObject({
+      outcome: 'revised',
+      revision: 2,
+    });
     await stack.request('POST', `/runs/${runId}/cancel`);
   });
 

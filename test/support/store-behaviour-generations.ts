@@ -89,6 +89,38 @@ export function describeGenerationBehaviour(store: () => Store): void {
       expect(await store().getStep(step.runId, step.stepId)).toEqual(plain);
     });
 
+    it('refuses a release from an upstream generation the next one names stale, and counts a later one', async () => {
+      const step = aStep({ status: 'succeeded', upstream: ['a', 'b'], remaining: 0, released: ['a', 'b'] });
+      await store().putSteps([step]);
+      // a and b start their next generation with this step: a from generation 1, b from generation 3.
+      const next = {
+        status: 'pending',
+        upstream: ['a', 'b'],
+        remaining: 2,
+        released: [],
+        staleReleases: { a: 1, b: 3 },
+      } as const;
+      await store().startGeneration(step.runId, step.stepId, 1, next);
+      const { runId, stepId } = step;
+      // a's generation 1 finished before it was invalidated and its release came late; b's generation 2 even later.
+      expect(await store().releaseLastDependency(runId, stepId, 2, 'a', 1)).toBeUndefined();
+      expect(await store().releaseDependency(runId, stepId, 2, 'a', 1)).toBeUndefined();
+      expect(await store().releaseDependency(runId, stepId, 2, 'b', 2)).toBeUndefined();
+      expect(await store().getStep(runId, stepId)).toMatchObject({ generation: 2, remaining: 2, released: [] });
+      // Their next generations count (as does a release that does not say its generation).
+      expect(await store().releaseDependency(runId, stepId, 2, 'a', 2)).toMatchObject({
+        remaining: 1,
+        released: ['a'],
+      });
+      expect(await store().releaseLastDependency(runId, stepId, 2, 'b')).toMatchObject({
+        remaining: 0,
+        status: 'ready',
+      });
+      // A generation started without stale upstream generations keeps none of the one before's.
+      await store().startGeneration(runId, stepId, 2, { ...NEXT, upstream: ['a'], remaining: 1, released: [] });
+      expect(await store().releaseLastDependency(runId, stepId, 3, 'a', 1)).toMatchObject({ status: 'ready' });
+    });
+
     it('lets exactly one of concurrent starters from the same generation win', async () => {
       const step = aStep({ status: 'succeeded', output: { v: 1 } });
       await store().putSteps([step]);

@@ -9,7 +9,15 @@ import { retainTrace } from '../../engine/trace.ts';
 import { ConflictError } from '../../errors.ts';
 import type { NextGeneration, StepGenerationRecord, StepRecord, Store } from '../../ports/store.ts';
 import { encodeFields } from './dynamo-attributes.ts';
-import { CARRIED_ATTEMPT_ATTRIBUTE, carriedAttempt, decodeStep, encodeAttempt, stepCodecs } from './dynamo-codec.ts';
+import {
+  CARRIED_ATTEMPT_ATTRIBUTE,
+  carriedAttempt,
+  decodeStep,
+  encodeAttempt,
+  encodeStaleReleases,
+  STALE_RELEASES_ATTRIBUTE,
+  stepCodecs,
+} from './dynamo-codec.ts';
 import { ExpressionScope, UpdateBuilder } from './dynamo-expressions.ts';
 import { conditionalPut, conditionalUpdate, type DynamoContext, getItem } from './dynamo-ops.ts';
 import { itemKeys } from './table-layout.ts';
@@ -74,6 +82,9 @@ export function generationOperations(ctx: DynamoContext): GenerationOperations {
         for (const [name, value] of Object.entries(fields)) update.set(name, value);
         // An empty set is not stored (DynamoDB has none): no releases yet means no attribute.
         if (fields.released === undefined) update.remove('released');
+        const stale = encodeStaleReleases(next.staleReleases);
+        if (stale === undefined) update.remove(STALE_RELEASES_ATTRIBUTE);
+        else update.set(STALE_RELEASES_ATTRIBUTE, stale);
         const cleared = ['claimedBy', 'output', 'error', 'confidence', 'startedAt', 'finishedAt', 'compensation'];
         if (fields.generationKey === undefined) cleared.push('generationKey');
         for (const name of [...cleared, CARRIED_ATTEMPT_ATTRIBUTE]) {

@@ -18,6 +18,7 @@ import {
   encodeCarriedAttempt,
   encodeStep,
   encodeTraceEntries,
+  STALE_RELEASES_ATTRIBUTE,
   stepCodecs,
 } from './dynamo-codec.ts';
 import { ExpressionScope, UpdateBuilder } from './dynamo-expressions.ts';
@@ -149,6 +150,7 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
     generation: number,
     upstreamId: string,
     last: boolean,
+    upstreamGeneration: number | undefined,
   ): Promise<StepRecord | undefined> => {
     const scope = new ExpressionScope();
     const upstream = { S: upstreamId };
@@ -159,6 +161,16 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
       scope.contains('upstream', upstream, 'upstreamId'),
       scope.not(scope.contains('released', upstream, 'upstreamId')),
     ];
+    // A late release from an upstream generation that was invalidated together with this one counts nothing.
+    if (upstreamGeneration !== undefined)
+      conditions.push(
+        scope.absentOrBelow(
+          STALE_RELEASES_ATTRIBUTE,
+          upstreamId,
+          { N: String(upstreamGeneration) },
+          'upstreamGeneration',
+        ),
+      );
     const update = new UpdateBuilder(scope).set('updatedAt', { S: ctx.now().toISOString() });
     if (last) {
       conditions.push(scope.equals('remaining', { N: '1' }, 'one'), scope.equals('status', { S: 'pending' }));
@@ -246,9 +258,10 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
     getSteps,
     getStepWithRun,
     transitionStep,
-    releaseDependency: (runId, stepId, generation, upstreamId) => release(runId, stepId, generation, upstreamId, false),
-    releaseLastDependency: (runId, stepId, generation, upstreamId) =>
-      release(runId, stepId, generation, upstreamId, true),
+    releaseDependency: (runId, stepId, generation, upstreamId, upstreamGeneration) =>
+      release(runId, stepId, generation, upstreamId, false, upstreamGeneration),
+    releaseLastDependency: (runId, stepId, generation, upstreamId, upstreamGeneration) =>
+      release(runId, stepId, generation, upstreamId, true, upstreamGeneration),
     async getAttempt(runId, stepId, ref) {
       // The attempt may be carried by its step's item: both in one round trip.
       const stepKey = itemKeys.step(runId, stepId);

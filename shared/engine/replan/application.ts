@@ -41,12 +41,17 @@ export interface ApplicationWork {
   readonly fresh: ReadonlySet<string>;
 }
 
-/** How a restarted or added step starts: finished upstream steps that go on as they are count as released. */
+/**
+ * How a restarted or added step starts: finished upstream steps that go on as they are count as released. An
+ * upstream step the revision restarts too (`restartedFrom`: the generation it restarts from) is waited for in its
+ * next generation: a late release of the one it restarts from is named stale and counts nothing.
+ */
 export function nextGeneration(
   graph: PlanGraph,
   stepId: string,
   byId: ReadonlyMap<string, Pick<StepRecord, 'status'>>,
   fresh: ReadonlySet<string>,
+  restartedFrom: ReadonlyMap<string, number> = new Map(),
 ): NextGeneration {
   const upstream = effectiveUpstream(graph, stepId);
   const released = upstream.filter((id) => {
@@ -54,7 +59,17 @@ export function nextGeneration(
     return !fresh.has(id) && status !== undefined && RELEASING_STEP_STATUSES.has(status);
   });
   const remaining = upstream.length - released.length;
-  return { status: remaining === 0 ? 'ready' : 'pending', upstream, remaining, released };
+  const stale = upstream.flatMap((id): [string, number][] => {
+    const from = restartedFrom.get(id);
+    return from === undefined ? [] : [[id, from]];
+  });
+  return {
+    status: remaining === 0 ? 'ready' : 'pending',
+    upstream,
+    remaining,
+    released,
+    ...(stale.length === 0 ? {} : { staleReleases: Object.fromEntries(stale) }),
+  };
 }
 
 export interface ApplicationInput {
@@ -74,6 +89,7 @@ export function applicationWork(input: ApplicationInput): ApplicationWork {
   const { application, graph, records, now } = input;
   const byId = new Map(records.map((r) => [r.stepId, r]));
   const fresh = new Set([...application.restarted.map((r) => r.stepId), ...application.added]);
+  const restartedFrom = new Map(application.restarted.map((r) => [r.stepId, r.from]));
   const definitions = new Map(input.plan.steps.map((s) => [s.id, s]));
   const planned = (id: string) => traceEntry('plan', planTraceText(id, definitions.get(id), input.plan), now);
   const supersede = application.removed.flatMap((id) => {
@@ -84,7 +100,12 @@ export function applicationWork(input: ApplicationInput): ApplicationWork {
     const step = byId.get(stepId);
     // A later generation means this restart (or a newer one) already landed.
     return step?.generation === from
-      ? [{ step, next: { ...nextGeneration(graph, stepId, byId, fresh), appendTrace: [planned(stepId)] } }]
+      ? [
+          {
+            step,
+            next: { ...nextGeneration(graph, stepId, byId, fresh, restartedFrom), appendTrace: [planned(stepId)] },
+          },
+        ]
       : [];
   });
   const create = application.added.flatMap((id): StepRecord[] => {

@@ -66,6 +66,17 @@ describe('nextGenerations', () => {
     expect(next.get('z')).toMatchObject({ status: 'pending', remaining: 2, released: [] });
   });
 
+  it('names the generation each upstream step of the scope moves from stale, and no step outside it', () => {
+    const generations = new Map([
+      ['d', 1],
+      ['z', 4],
+      ['e', 2],
+    ]);
+    const next = nextGenerations(graph, ['d', 'z'], all('succeeded'), generations);
+    expect(next.get('z')).toMatchObject({ remaining: 1, released: ['e'], staleReleases: { d: 1 } });
+    expect(next.get('d')).not.toHaveProperty('staleReleases');
+  });
+
   it('counts skipped upstream steps as released', () => {
     const statuses = new Map(all('succeeded'));
     statuses.set('e', 'skipped');

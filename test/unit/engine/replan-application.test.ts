@@ -86,7 +86,18 @@ describe('applicationWork', () => {
     expect(result.supersede.map((s) => s.stepId)).toEqual(['X']);
     expect(result.restart.map(({ step: s, next }) => [s.stepId, next])).toEqual([
       ['B', { status: 'ready', upstream: ['A'], remaining: 0, released: ['A'], appendTrace: [planned('B')] }],
-      ['C', { status: 'pending', upstream: ['B'], remaining: 1, released: [], appendTrace: [planned('C')] }],
+      // B restarts too: a late release of its generation 1 is stale in C's next generation.
+      [
+        'C',
+        {
+          status: 'pending',
+          upstream: ['B'],
+          remaining: 1,
+          released: [],
+          staleReleases: { B: 1 },
+          appendTrace: [planned('C')],
+        },
+      ],
     ]);
     expect(result.create).toMatchObject([
       { stepId: 'D', generation: 1, status: 'ready', released: ['A'], trace: [planned('D')] },
