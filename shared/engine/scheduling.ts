@@ -40,13 +40,30 @@ export function planTraceText(
  * for nothing is born `ready` (the run's start starts it right away): no write is spent moving it there.
  */
 export function initialStepRecords(
-  plan: Pick<Plan, 'steps'> & Partial<Pick<Plan, 'rationale' | 'revision'>>,
+  plan: RecordPlan,
   options: { runId: string; now: string; generation?: number },
 ): StepRecord[] {
   const graph = planGraph(plan);
-  const byId = new Map(plan.steps.map((s) => [s.id, s]));
+  return recordsOf({ plan, graph, byId: new Map(plan.steps.map((s) => [s.id, s])) }, graph.executableIds(), options);
+}
+
+type RecordPlan = Pick<Plan, 'steps'> & Partial<Pick<Plan, 'rationale' | 'revision'>>;
+
+/** A plan with its graph and steps by id, built once (a loaded plan revision). */
+interface IndexedPlan {
+  readonly plan: RecordPlan;
+  readonly graph: PlanGraph;
+  readonly byId: ReadonlyMap<string, Pick<PlanStep, 'title' | 'target'>>;
+}
+
+function recordsOf(
+  indexed: IndexedPlan,
+  stepIds: readonly string[],
+  options: { runId: string; now: string; generation?: number },
+): StepRecord[] {
+  const { plan, graph, byId } = indexed;
   const header = { revision: plan.revision ?? 1, ...(plan.rationale ? { rationale: plan.rationale } : {}) };
-  return graph.executableIds().map((stepId) => {
+  return stepIds.map((stepId) => {
     const upstream = effectiveUpstream(graph, stepId);
     const trace: TraceEntry[] = [traceEntry('plan', planTraceText(stepId, byId.get(stepId), header), options.now)];
     return {
@@ -62,6 +79,65 @@ export function initialStepRecords(
       updatedAt: options.now,
     };
   });
+}
+
+/**
+ * The initial records (as `initialStepRecords` makes them) of the executable steps of the plan that are neither in
+ * `present` nor left out by `wanted`, in plan order (in `wanted`'s order when given). StartRun writes the records of
+ * the steps that wait for something behind the run's first steps, so until it is done one of them may be missing:
+ * whoever needs it first writes it, by the same conditional put, and whichever put lands first is the record.
+ */
+export function missingStepRecords(
+  indexed: IndexedPlan,
+  present: ReadonlySet<string>,
+  options: { runId: string; now: string; wanted?: Iterable<string> },
+): StepRecord[] {
+  const { graph } = indexed;
+  const candidates =
+    options.wanted === undefined
+      ? graph.executableIds()
+      : [...new Set(options.wanted)].filter((id) => graph.has(id) && !graph.isGroup(id));
+  const missing = candidates.filter((id) => !present.has(id));
+  return missing.length === 0 ? [] : recordsOf(indexed, missing, options);
+}
+
+/**
+ * `records` ordered by how far they are from the run's first steps (a step after all of its upstream steps; ties in
+ * the order given), so that StartRun writes first the records the first releases need.
+ */
+export function inStartOrder(records: readonly StepRecord[]): StepRecord[] {
+  const upstreamOf = new Map(records.map((r) => [r.stepId, r.upstream]));
+  const depths = new Map<string, number>();
+  // A validated plan has no cycle; a step met again while its depth is being worked out counts as a first one.
+  const depth = (id: string): number => {
+    const known = depths.get(id);
+    if (known !== undefined) return known;
+    depths.set(id, 0);
+    const upstream = (upstreamOf.get(id) ?? []).filter((u) => upstreamOf.has(u));
+    const value = upstream.length === 0 ? 0 : 1 + Math.max(...upstream.map(depth));
+    depths.set(id, value);
+    return value;
+  };
+  return records
+    .map((record, index) => ({ record, index, depth: depth(record.stepId) }))
+    .sort((a, b) => a.depth - b.depth || a.index - b.index)
+    .map((r) => r.record);
+}
+
+/**
+ * A step's initial record with the edge from `upstreamId` already counted, as `releaseDependency` would count it on
+ * the record once written (moved to `ready` when it was the last one): the one write of a release that finds the
+ * record not written yet.
+ */
+export function countedAgainst(record: StepRecord, upstreamId: string): StepRecord {
+  if (!record.upstream.includes(upstreamId) || record.released.includes(upstreamId)) return record;
+  const remaining = record.remaining - 1;
+  return {
+    ...record,
+    released: [...record.released, upstreamId],
+    remaining,
+    status: remaining <= 0 && record.status === 'pending' ? 'ready' : record.status,
+  };
 }
 
 /** A step that may be started now: nothing left to wait for and not yet claimed by any execution. */

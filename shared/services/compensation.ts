@@ -18,6 +18,7 @@ import type { StepError } from '../plan/schema.ts';
 import { stepExecutionInput, stepExecutionName } from '../ports/executions.ts';
 import type { StepRecord } from '../ports/store.ts';
 import { compensationInput } from './compensation-view.ts';
+import { listRunSteps } from './initial-steps.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 import { pauseRun, settleRun } from './run-end.ts';
 import { idempotencyKey } from './step/idempotent-call.ts';
@@ -43,7 +44,7 @@ export async function advanceCompensation(ctx: Interpreter, runId: string): Prom
     const run = await ctx.deps.store.getRun(runId);
     if (!run || run.revision < 1 || !letsStepsMove(run.status)) return 'none';
     const loaded = await ctx.plan(run);
-    const steps = new Map((await ctx.deps.store.listSteps(runId)).map((s) => [s.stepId, s]));
+    const steps = new Map((await listRunSteps(ctx, runId)).map((s) => [s.stepId, s]));
     const decision = decideCompensation(compensationInput(ctx, run, loaded, steps));
     const cancel = 'cancel' in decision ? decision.cancel : [];
     if (cancel.length > 0) await cancelUnclaimed(ctx, steps, cancel);

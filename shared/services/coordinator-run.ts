@@ -2,7 +2,7 @@
  * Run-level coordinator actions: reject an invalid plan, fail a run whose planning crashed, start a run (revision 1,
  * step records, root steps), hold the run machine's waiter token, finalize (deadline) and cancel.
  */
-import { initialStepRecords, stepsToStart } from '../engine/scheduling.ts';
+import { initialStepRecords, inStartOrder, stepsToStart } from '../engine/scheduling.ts';
 import { isTerminalRunStatus, LIVE_RUN_STATUSES, letsStepsMove, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
 import { decideTerminal } from '../engine/terminal.ts';
 import { isConflictError } from '../errors.ts';
@@ -20,6 +20,7 @@ import type {
   RunOutcome,
   StartRunResult,
 } from './coordinator-types.ts';
+import { listRunSteps } from './initial-steps.ts';
 import { describeWorkflowError, event, type Interpreter } from './interpreter.ts';
 import { CLOSED_BY_CANCEL, closeRevisionApprovals } from './revision-approvals.ts';
 import { persistRevision } from './revisions.ts';
@@ -96,8 +97,10 @@ async function initialPlan(
 }
 
 /**
- * Persists revision 1, creates the step records, moves the run to running and starts every step with nothing to
- * wait for. A repeat finds the revision and records in place and only (re)starts what is due (same names).
+ * Persists revision 1, creates the records of the steps with nothing to wait for, moves the run to running and starts
+ * those steps, then creates the records of the others (shared/services/initial-steps.ts: whoever needs one of them
+ * before it is written writes it), so that the first step does not wait for one write per step of the plan. A
+ * repeat finds the revision and records in place, writes the missing ones and only (re)starts what is due (same names).
  */
 export async function startRun(ctx: Interpreter, request: { runId: string }): Promise<StartRunResult> {
   const { store, config } = ctx.deps;
@@ -107,6 +110,8 @@ export async function startRun(ctx: Interpreter, request: { runId: string }): Pr
   // The records this call wrote before it won the move to `running`: no step starts before the run runs, so they
   // need not be read back (whatever moved one since, a cancel, did so with a condition startStep's writes respect).
   let fresh: StepRecord[] | undefined;
+  // The records of the steps that wait for something, written once the first steps are started.
+  let behind: StepRecord[] = [];
   if (run.status === 'planning') {
     const initial = await initialPlan(ctx, run);
     if ('errors' in initial) {
@@ -115,7 +120,8 @@ export async function startRun(ctx: Interpreter, request: { runId: string }): Pr
     }
     const now = ctx.now();
     const records = initialStepRecords(initial.plan, { runId: run.runId, now });
-    await store.putSteps(records);
+    const first = records.filter((r) => r.remaining === 0);
+    await store.putSteps(first);
     // Revision 1 holds the plan from now on: the run record, read by every step action, sheds its copies.
     const started = await ctx.updateRun(
       run.runId,
@@ -130,7 +136,8 @@ export async function startRun(ctx: Interpreter, request: { runId: string }): Pr
     );
     if (started) {
       run = started;
-      fresh = records;
+      fresh = first;
+      behind = inStartOrder(records.filter((r) => r.remaining > 0));
     } else {
       run = await ctx.getRun(run.runId);
       if (run.status !== 'running') {
@@ -140,9 +147,15 @@ export async function startRun(ctx: Interpreter, request: { runId: string }): Pr
       }
     }
   }
-  const steps = fresh ?? (await store.listSteps(run.runId));
+  const steps = fresh ?? (await listRunSteps(ctx, run.runId));
   const due = new Set(stepsToStart(steps));
-  await Promise.all(steps.filter((s) => due.has(s.stepId)).map((s) => startStep(ctx, s)));
+  // Every one is waited for, a failure too: nothing of this call goes on after it answers.
+  const settled = await Promise.allSettled([
+    ...steps.filter((s) => due.has(s.stepId)).map((s) => startStep(ctx, s)),
+    store.putSteps(behind),
+  ]);
+  const failure = settled.find((r) => r.status === 'rejected');
+  if (failure) throw failure.reason;
   // A plan with nothing to run settles at once (and never as complete).
   if (due.size === 0) await settleRun(ctx, run.runId);
   return result;

@@ -46,8 +46,8 @@ export interface Interpreter {
    * unknown run, like `getRun`.
    */
   loadStep(runId: string, stepId: string, attempt?: AttemptRef): Promise<LoadedStep>;
-  /** The run's current plan revision; throws NotFoundError when it has none yet. */
-  plan(run: RunRecord): Promise<LoadedPlan>;
+  /** The run's current plan revision (or the one named); throws NotFoundError when it has none yet. */
+  plan(run: Pick<RunRecord, 'runId' | 'revision'>): Promise<LoadedPlan>;
   /** A revision this process has loaded already, without I/O (undefined when it has not). */
   cachedPlan(runId: string, revision: number): LoadedPlan | undefined;
   /**
@@ -106,7 +106,7 @@ export function createInterpreter(deps: CoordinatorDeps): Interpreter {
       countEventMetrics(deps.metrics, entry.events, (stepId) => cachedTarget(plans, entry.runId, stepId));
   };
 
-  const loadPlan = async (run: RunRecord): Promise<LoadedPlan> => {
+  const loadPlan = async (run: Pick<RunRecord, 'runId' | 'revision'>): Promise<LoadedPlan> => {
     const key = `${run.runId}#${run.revision}`;
     const cached = plans.get(key);
     if (cached) return cached;

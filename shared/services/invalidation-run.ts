@@ -40,6 +40,7 @@ import { traceEntry } from '../engine/trace.ts';
 import { blockedByOf, stepsInvalidatedParts } from '../events/bounded-details.ts';
 import type { StepError } from '../plan/schema.ts';
 import type { NextGeneration, RunRecord, StepRecord } from '../ports/store.ts';
+import { listRunSteps } from './initial-steps.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 import { CANCELLED_ERROR, checkRunEnd, recordEnded } from './run-end.ts';
 import { ensureRunExecution, isReopenable, reopenRun } from './run-reopen.ts';
@@ -77,12 +78,11 @@ export async function invalidateInRun(
   reason: string,
   options: InvalidationOptions = {},
 ): Promise<RunInvalidation> {
-  const { store } = ctx.deps;
   const runId = run.runId;
   const nothing: RunInvalidation = { runId, stepIds: [], reopened: false };
   const loaded = await ctx.plan(run);
   const { graph } = loaded;
-  const records = new Map((await store.listSteps(runId)).map((s) => [s.stepId, s]));
+  const records = new Map((await listRunSteps(ctx, runId)).map((s) => [s.stepId, s]));
   const candidates = roots.flatMap((id) => (graph.isGroup(id) ? graph.executableDescendants(id) : [id]));
   const { resourceChange, key } = options;
   // Moved by an earlier try of this same invalidation: stale as they were then, whatever their new generation says.

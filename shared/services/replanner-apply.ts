@@ -14,6 +14,7 @@ import { traceEntry } from '../engine/trace.ts';
 import type { PlanGraph } from '../plan/graph.ts';
 import type { Plan, StepError } from '../plan/schema.ts';
 import type { NextGeneration, RevisionApplication, RunRecord, StepRecord } from '../ports/store.ts';
+import { listRunSteps } from './initial-steps.ts';
 import type { Interpreter } from './interpreter.ts';
 import { CANCELLED_ERROR, checkRunEnd, settleRun } from './run-end.ts';
 import { closeOpenSteps, startStep } from './step-follow-ups.ts';
@@ -111,7 +112,7 @@ export async function finishRevision(
 async function recordFinishedSinks(ctx: Interpreter, run: RunRecord): Promise<void> {
   const loaded = await ctx.plan(run);
   const sinks = new Set(loaded.sinks);
-  const finished = (await ctx.deps.store.listSteps(run.runId)).filter(
+  const finished = (await listRunSteps(ctx, run.runId)).filter(
     (s) => sinks.has(s.stepId) && RELEASING_STEP_STATUSES.has(s.status),
   );
   if (finished.length > 0) await checkRunEnd(ctx, loaded, run.runId, finished);
@@ -129,7 +130,7 @@ async function startDue(
 ): Promise<void> {
   const { store } = ctx.deps;
   const executable = new Set(graph.executableIds());
-  const steps = (await store.listSteps(runId)).filter((s) => executable.has(s.stepId));
+  const steps = (await listRunSteps(ctx, runId)).filter((s) => executable.has(s.stepId));
   const byId = new Map(steps.map((s) => [s.stepId, s]));
   await Promise.all(
     steps.map(async (step) => {

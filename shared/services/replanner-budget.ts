@@ -20,6 +20,7 @@ import type { BudgetReplanRequest } from '../ports/plan-model.ts';
 import type { RunRecord, StepRecord } from '../ports/store.ts';
 import { runBudgetState } from './budget-state.ts';
 import { replanDeclines } from './coordinator-replan.ts';
+import { listRunSteps } from './initial-steps.ts';
 import type { Interpreter, LoadedPlan } from './interpreter.ts';
 import type { ReplanOutcome } from './replanner-contract.ts';
 import { declineBudgetReplan, describeReplanError, withPlatformRetries } from './replanner-support.ts';
@@ -83,7 +84,7 @@ export function budgetAnswer(deps: BudgetAnswerDeps): (ref: { readonly runId: st
       await declineBudgetReplan(ctx, runId, why);
       return { outcome: 'declined', ...why };
     }
-    const records = await store.listSteps(runId);
+    const records = await listRunSteps(ctx, runId);
     const request = budgetReplanRequest(budget, spentBy(run), secondsBetween(run.createdAt, now));
     let result: BudgetRevised;
     try {

@@ -13,6 +13,7 @@ import type { PlannerDeps } from '../planner/planner.ts';
 import type { RevisionOutcome } from '../planner/replan/revise.ts';
 import type { BudgetReplanRequest, ReplanTrigger, RequestedReplan } from '../ports/plan-model.ts';
 import type { HeldRevision, RevisionApplication, RunRecord, StepRecord } from '../ports/store.ts';
+import { listRunSteps } from './initial-steps.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 import { finishRevision } from './replanner-apply.ts';
 import {
@@ -183,7 +184,7 @@ export function createRevisionMaker(deps: RevisionMakerDeps): RevisionMaker {
    */
   async function finish(runId: string, made: Made, records: readonly StepRecord[]): Promise<void> {
     await withPlatformRetries(raceDelayMs, async (tries) => {
-      const current = tries === 1 ? records : await store.listSteps(runId);
+      const current = tries === 1 ? records : await listRunSteps(ctx, runId);
       await finishRevision(ctx, runId, made.plan, made.application, current);
     });
   }

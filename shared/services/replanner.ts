@@ -34,6 +34,7 @@ import { ConflictError, isConflictError, isTransientPlatformError } from '../err
 import type { RequestedReplan } from '../ports/plan-model.ts';
 import type { StepRecord } from '../ports/store.ts';
 import { failureKey, releaseFailure, replanDeclines, takeFailure } from './coordinator-replan.ts';
+import { listRunSteps } from './initial-steps.ts';
 import { createInterpreter } from './interpreter.ts';
 import { withReadsTriedAgain } from './read-again.ts';
 import { finishRevision } from './replanner-apply.ts';
@@ -95,7 +96,7 @@ export function createReplanner(given: ReplannerDeps): Replanner {
     if (made.revision !== run.revision || made.application === undefined)
       return { outcome: 'ignored', why: 'duplicate' };
     const loaded = await ctx.plan(run);
-    await finishRevision(ctx, run.runId, loaded.plan, made.application, await store.listSteps(run.runId));
+    await finishRevision(ctx, run.runId, loaded.plan, made.application, await listRunSteps(ctx, run.runId));
     return { outcome: 'revised', revision: made.revision };
   }
 
@@ -103,7 +104,7 @@ export function createReplanner(given: ReplannerDeps): Replanner {
   async function current(ref: StepFailedRef): Promise<(Omit<Attempt, 'trigger'> & { failed: StepRecord }) | undefined> {
     const run = await store.getRun(ref.runId);
     if (!run || run.revision < 1) return undefined;
-    const records = await store.listSteps(ref.runId);
+    const records = await listRunSteps(ctx, ref.runId);
     const failed = records.find((r) => r.stepId === ref.stepId);
     if (!failed || failed.generation !== ref.generation || failed.status !== 'failed') return undefined;
     const loaded = await ctx.plan(run);
@@ -196,7 +197,7 @@ export function createReplanner(given: ReplannerDeps): Replanner {
     if (!run || run.revision < 1 || run.status !== 'running') return;
     const loaded = await ctx.plan(run);
     const declined = new Set(replanDeclines(run).map((d) => d.failure));
-    const records = await store.listSteps(runId);
+    const records = await listRunSteps(ctx, runId);
     for (const step of records)
       if (step.status === 'failed' && loaded.byId.has(step.stepId) && !declined.has(failureKey(step)))
         await answer({ runId, stepId: step.stepId, generation: step.generation });
@@ -222,7 +223,7 @@ export function createReplanner(given: ReplannerDeps): Replanner {
         { context: { runId, code: 'E_REVISION_PENDING', approvalId: waiting.approvalId } },
       );
     const loaded = await ctx.plan(run);
-    const records = await store.listSteps(runId);
+    const records = await listRunSteps(ctx, runId);
     const failed = replanTarget(run, loaded, records);
     return { run, loaded, records, ...(failed === undefined ? {} : { failed }) };
   }
@@ -273,7 +274,7 @@ export function createReplanner(given: ReplannerDeps): Replanner {
       try {
         return await settleRevisionApproval(ctx, decision, {
           async approve(run, plan, held) {
-            const records = await store.listSteps(run.runId);
+            const records = await listRunSteps(ctx, run.runId);
             const states = stepStates(records);
             const issues = checkReplan(plan, held.plan, held.scope, states);
             if (issues.length > 0) return 'stale';

@@ -15,6 +15,7 @@ import type { StepRecord } from '../ports/store.ts';
 import { closeAttemptOf, closeLeftAttempts } from './attempt-closing.ts';
 import { advanceCompensation } from './compensation.ts';
 import { recordStepDuration } from './coordinator-metrics.ts';
+import { listRunSteps, withMissingSteps, writeMissingStep } from './initial-steps.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 import { checkRunEnd, pauseRun, recordEnded, settleRun } from './run-end.ts';
 
@@ -65,9 +66,11 @@ export async function releaseDependents(ctx: Interpreter, loaded: LoadedPlan, st
         ? await store.releaseLastDependency(runId, dependentId, FIRST_GENERATION, stepId, generation)
         : await store.releaseDependency(runId, dependentId, FIRST_GENERATION, stepId, generation);
       if (!current) {
-        // The dependent may be in a later generation: an invalidation that moved this step too counts only its next
+        // Missing: StartRun has not written it yet; it is written here with this edge counted. Otherwise the
+        // dependent may be in a later generation: an invalidation that moved this step too counts only its next
         // generation's release there (the store refuses this one), one that left this step out counts this one.
-        const dependent = await store.getStep(runId, dependentId);
+        const dependent =
+          (await store.getStep(runId, dependentId)) ?? (await writeMissingStep(ctx, runId, dependentId, stepId));
         if (!dependent?.upstream.includes(stepId)) return dependent;
         current = dependent.released.includes(stepId)
           ? dependent
@@ -107,10 +110,12 @@ export async function blockDownstream(
   const { store } = ctx.deps;
   const downstream = new Set(downstreamClosure(loaded.graph, failedId));
   if (downstream.size === 0) return [];
-  const steps =
+  const read =
     downstream.size > DOWNSTREAM_READ_LIMIT
       ? await store.listSteps(runId)
       : await store.getSteps(runId, [...downstream]);
+  // One StartRun has not written yet would be written pending after this: it is written (and blocked) now.
+  const steps = await withMissingSteps(ctx, runId, read, downstream);
   const byId = new Map(steps.map((s) => [s.stepId, s]));
   const statuses = new Map<string, StepStatus>(steps.map((s) => [s.stepId, s.status]));
   const now = ctx.now();
@@ -235,7 +240,8 @@ export async function closeOpenSteps(
 ): Promise<void> {
   const { store, executions } = ctx.deps;
   const now = ctx.now();
-  const listed = (await store.listSteps(runId)).filter(which);
+  // A record StartRun has not written yet would be written pending after this: it is written (and closed) now.
+  const listed = (await listRunSteps(ctx, runId)).filter(which);
   const steps = listed.filter((s) => isOpenStepStatus(s.status));
   const ended: StepRecord[] = [];
   await Promise.all(

@@ -1,9 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  countedAgainst,
   dependentsOf,
   initialStepRecords,
+  inStartOrder,
   isStartable,
+  missingStepRecords,
   planGraph,
   planTraceText,
   releasesDependents,
@@ -17,6 +20,53 @@ import type { StepRecord } from '../../../shared/ports/store.ts';
 import { dagArbitrary, group, referenceDownstream, step } from './engine-testkit.ts';
 
 const now = '2025-01-01T00:00:00.000Z';
+
+describe('missingStepRecords', () => {
+  const plan = { steps: [step('a'), step('b', ['a']), step('c', ['a', 'b']), group('g', ['b'])] };
+  const indexed = { plan, graph: planGraph(plan), byId: new Map(plan.steps.map((s) => [s.id, s])) };
+
+  it('makes the initial records of the executable steps that are not present, as initialStepRecords does', () => {
+    const all = initialStepRecords(plan, { runId: 'r', now });
+    expect(missingStepRecords(indexed, new Set(['a']), { runId: 'r', now })).toEqual(
+      all.filter((r) => r.stepId !== 'a'),
+    );
+  });
+
+  it('makes only the wanted ones, and none when every wanted one is present', () => {
+    const wanted = new Set(['c', 'g']);
+    expect(missingStepRecords(indexed, new Set(['a']), { runId: 'r', now, wanted }).map((r) => r.stepId)).toEqual([
+      'c',
+    ]);
+    expect(missingStepRecords(indexed, new Set(['a', 'b', 'c']), { runId: 'r', now })).toEqual([]);
+  });
+});
+
+describe('inStartOrder', () => {
+  it('orders records after their upstream steps, in plan order within one depth', () => {
+    const steps = [step('a'), step('d', ['c']), step('b', ['a']), step('c', ['a']), step('e', ['b', 'd'])];
+    const behind = initialStepRecords({ steps }, { runId: 'r', now }).filter((r) => r.remaining > 0);
+    expect(inStartOrder(behind).map((r) => r.stepId)).toEqual(['b', 'c', 'd', 'e']);
+  });
+});
+
+describe('countedAgainst', () => {
+  const [, b, c] = initialStepRecords(
+    { steps: [step('a'), step('b', ['a']), step('c', ['a', 'b'])] },
+    { runId: 'r', now },
+  );
+
+  it('counts the edge once, and moves the record to ready when it was the last one', () => {
+    const once = countedAgainst(c as StepRecord, 'a');
+    expect([once.status, once.remaining, once.released]).toEqual(['pending', 1, ['a']]);
+    expect(countedAgainst(once, 'a')).toBe(once);
+    const last = countedAgainst(b as StepRecord, 'a');
+    expect([last.status, last.remaining, last.released]).toEqual(['ready', 0, ['a']]);
+  });
+
+  it('leaves a record alone for a step that is not one of its upstream steps', () => {
+    expect(countedAgainst(b as StepRecord, 'c')).toBe(b);
+  });
+});
 
 describe('initialStepRecords', () => {
   it("puts the plan's rationale into each step's [plan] trace entry, and only the step when there is none", () => {
