@@ -58,12 +58,7 @@ const deps = (store: Store) => secondProcessDeps(stack, store, { maxReplans: 3 }
 
 describe('replanner.onStepFailed', () => {
   it('answers the redelivery of a failure whose first handling was throttled after it was taken', async () => {
-    const steps: PlanStep[] = [
-      step(stack, 'B', PROVIDERS.primary, { input: { value: 'b', fail: ['primary'] } }),
-      step(stack, 'S', T.sleep, { input: { ms: 20_000 } }),
-    ];
-    const runId = await stack.startRun({ plan: plan('replan after a throttled read', steps) });
-    await waitForRun(stack, runId, (run) => run.steps.find((s) => s.id === 'B')?.status === 'failed');
+    const runId = await runWithFailedStep('replan after a throttled read');
     const replanner = createReplanner({ ...deps(storeThrottlingReads(runId)), model: createHtnPlanModel() });
     const ref = { runId, stepId: 'B', generation: 1 };
 
@@ -75,12 +70,7 @@ describe('replanner.onStepFailed', () => {
   });
 
   it('answers in the first invocation when reads of the run are throttled for a while', async () => {
-    const steps: PlanStep[] = [
-      step(stack, 'B', PROVIDERS.primary, { input: { value: 'b', fail: ['primary'] } }),
-      step(stack, 'S', T.sleep, { input: { ms: 20_000 } }),
-    ];
-    const runId = await stack.startRun({ plan: plan('replan through throttled reads', steps) });
-    await waitForRun(stack, runId, (run) => run.steps.find((s) => s.id === 'B')?.status === 'failed');
+    const runId = await runWithFailedStep('replan through throttled reads');
     // As many throttles as used to spend a whole invocation: the reads are tried again in place instead.
     const replanner = createReplanner({
       ...deps(storeThrottlingReads(runId, PLATFORM_TRIES)),
