@@ -5,13 +5,11 @@
  * `awaiting_approval` and its run open until its deadline (the chaos suite's stuck run, seed 5: a review approved,
  * its step never moving on).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStack } from '../../infra/local/boot.ts';
-import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
+import { describe, expect, it } from 'vitest';
 import type { Store } from '../../shared/ports/store.ts';
-import { type LocalStack, plan, step, summary, waitForRun } from '../support/local-stack.ts';
+import { waitingGate } from '../support/gates.ts';
+import { summary, useTestStack, waitForRun } from '../support/local-stack.ts';
 
-let stack: LocalStack;
 let lost = 0;
 
 /** The store whose first decision on an approval (not an expiry) lands, then loses its answer. */
@@ -35,31 +33,11 @@ function losingFirstDecision(store: Store): Store {
   });
 }
 
-beforeAll(async () => {
-  stack = await startLocalStack({
-    conformance: true,
-    backoffMs: 5,
-    demoDelayMs: 0,
-    token: 'test-token',
-    wrapStore: losingFirstDecision,
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useTestStack({ wrapStore: losingFirstDecision });
 
 describe('POST /approvals/{id} sent again', () => {
   it('answers the waiting step when the first decision was recorded but its answer lost', async () => {
-    const runId = await stack.startRun({
-      plan: plan('a decision sent twice', [
-        step(stack, 'G', T.approver, { approval: { question: 'May G go ahead?', timeoutSeconds: 120 } }),
-        step(stack, 'D', T.echo, { dependsOn: ['G'], input: { value: 'd' } }),
-      ]),
-    });
-    await waitForRun(stack, runId, (run) => run.steps.find((s) => s.id === 'G')?.status === 'awaiting_approval');
-    const [approval] = await stack.store.listApprovals({ runId, status: 'pending' });
-    if (!approval) throw new Error('no pending approval');
+    const { runId, approval } = await waitingGate(stack, 'a decision sent twice');
     const decide = () =>
       stack.request('POST', `/approvals/${encodeURIComponent(approval.approvalId)}`, {
         decision: 'approve',
@@ -76,14 +54,7 @@ describe('POST /approvals/{id} sent again', () => {
   }, 90_000);
 
   it('still refuses a different decision on a decided approval with 409', async () => {
-    const runId = await stack.startRun({
-      plan: plan('a decision then another', [
-        step(stack, 'G', T.approver, { approval: { question: 'May G go ahead?', timeoutSeconds: 120 } }),
-      ]),
-    });
-    await waitForRun(stack, runId, (run) => run.steps.find((s) => s.id === 'G')?.status === 'awaiting_approval');
-    const [approval] = await stack.store.listApprovals({ runId, status: 'pending' });
-    if (!approval) throw new Error('no pending approval');
+    const { runId, approval } = await waitingGate(stack, 'a decision then another', { dependent: false });
     const path = `/approvals/${encodeURIComponent(approval.approvalId)}`;
 
     expect((await stack.request('POST', path, { decision: 'approve' })).status).toBe(200);

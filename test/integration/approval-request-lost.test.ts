@@ -7,23 +7,15 @@
  * lost: the step waited for it again on the second.
  */
 import { describe, expect, it } from 'vitest';
-import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { ApprovalRecord } from '../../shared/ports/store.ts';
-import { plan, type RunView, statusOf, step, summary, waitForRun } from '../support/local-stack.ts';
+import { gatedPlan, untilAwaitingApproval } from '../support/gates.ts';
+import { statusOf, summary, waitForRun } from '../support/local-stack.ts';
 import { type Payload, useStackWithFaults } from '../support/stack-faults.ts';
 
 const { stack, faults, handlers } = useStackWithFaults();
 
-const gated = (objective: string) =>
-  plan(objective, [
-    step(stack, 'G', T.approver, { approval: { question: 'May G go ahead?', timeoutSeconds: 120 } }),
-    step(stack, 'D', T.echo, { dependsOn: ['G'], input: { value: 'd' } }),
-  ]);
-
 const requestOf = (objective: string) => (p: Payload) =>
   p.action === 'requestApproval' && p.runId === faults.runIdFor(objective);
-
-const awaiting = (run: RunView) => statusOf(run, 'G') === 'awaiting_approval';
 
 /** Every approval the run's step G ever had (pending or not). */
 const approvalsOf = async (runId: string): Promise<ApprovalRecord[]> =>
@@ -41,23 +33,30 @@ async function requested(objective: string, times: number): Promise<void> {
   throw new Error(`requestApproval of "${objective}" was not invoked ${times} times`);
 }
 
+/**
+ * Once the wait settled, G has exactly one approval, pending (the person was asked once), and approving it
+ * completes the run.
+ */
+async function expectAskedOnceThenApproved(runId: string): Promise<void> {
+  await untilAwaitingApproval(stack, runId);
+  await stack.settled();
+  const approvals = await approvalsOf(runId);
+  expect(approvals.map((a) => a.status)).toEqual(['pending']);
+  const [approval] = approvals;
+  if (!approval) throw new Error('no approval');
+  expect((await decide(approval, 'approve')).status).toBe(200);
+  const done = await waitForRun(stack, runId, undefined, 30_000);
+  expect(done.status, summary(done)).toBe('complete');
+}
+
 describe('a request for a decision whose answer was lost', () => {
   it('asks the person once when the Coordinator crashed after creating the approval', async () => {
     const objective = 'approval request crashed after its work';
     const lost = handlers.loseAnswer({ key: 'Coordinator', match: requestOf(objective) });
-    const runId = await stack.startRun({ plan: gated(objective) });
+    const runId = await stack.startRun({ plan: gatedPlan(stack, objective) });
     await lost;
     await requested(objective, 2);
-    await waitForRun(stack, runId, awaiting, 20_000);
-    await stack.settled();
-
-    const approvals = await approvalsOf(runId);
-    expect(approvals.map((a) => a.status)).toEqual(['pending']);
-    const [approval] = approvals;
-    if (!approval) throw new Error('no approval');
-    expect((await decide(approval, 'approve')).status).toBe(200);
-    const done = await waitForRun(stack, runId, undefined, 30_000);
-    expect(done.status, summary(done)).toBe('complete');
+    await expectAskedOnceThenApproved(runId);
   }, 90_000);
 
   it('asks the person once when the approval was written but its answer timed out', async () => {
@@ -68,18 +67,9 @@ describe('a request for a decision whose answer was lost', () => {
       name: 'TimeoutError',
       match: (call) => call.runId === faults.runIdFor(objective),
     });
-    const runId = await stack.startRun({ plan: gated(objective) });
+    const runId = await stack.startRun({ plan: gatedPlan(stack, objective) });
     await lost.fired;
-    await waitForRun(stack, runId, awaiting, 20_000);
-    await stack.settled();
-
-    const approvals = await approvalsOf(runId);
-    expect(approvals.map((a) => a.status)).toEqual(['pending']);
-    const [approval] = approvals;
-    if (!approval) throw new Error('no approval');
-    expect((await decide(approval, 'approve')).status).toBe(200);
-    const done = await waitForRun(stack, runId, undefined, 30_000);
-    expect(done.status, summary(done)).toBe('complete');
+    await expectAskedOnceThenApproved(runId);
   }, 90_000);
 
   it('counts a rejection given while the wait was being retried, without asking again', async () => {
@@ -87,7 +77,7 @@ describe('a request for a decision whose answer was lost', () => {
     const lost = handlers.loseAnswer({ key: 'Coordinator', match: requestOf(objective) });
     // The retry is held until the person has answered the first request (whose token went with the failed Task).
     const retry = handlers.hold({ key: 'Coordinator', match: requestOf(objective) });
-    const runId = await stack.startRun({ plan: gated(objective) });
+    const runId = await stack.startRun({ plan: gatedPlan(stack, objective) });
     await lost;
     await retry.arrived;
     const [first] = await approvalsOf(runId);

@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { AttemptRecord } from '../../shared/ports/store.ts';
+import { gatedPlan, untilAwaitingApproval } from '../support/gates.ts';
 import { type LocalStack, plan, step, summary, waitForRun } from '../support/local-stack.ts';
 import { useStackWithFaults } from '../support/stack-faults.ts';
 
@@ -46,12 +47,7 @@ describe('a gate attempt in a finished run', () => {
   it('is closed by the gate itself when it was recorded after the run was cancelled', async () => {
     const objective = 'a gate recorded after its cancellation';
     const held = faults.hold({ method: 'putAttempt', match: (call) => call.runId === faults.runIdFor(objective) });
-    const runId = await stack.startRun({
-      plan: plan(objective, [
-        step(stack, 'G', T.approver, { approval: { question: 'May G go ahead?', timeoutSeconds: 120 } }),
-        step(stack, 'D', T.echo, { dependsOn: ['G'], input: { value: 'd' } }),
-      ]),
-    });
+    const runId = await stack.startRun({ plan: gatedPlan(stack, objective) });
     await held.arrived;
 
     const cancel = await stack.request('POST', `/runs/${runId}/cancel`);
@@ -76,7 +72,7 @@ describe('a gate attempt in a finished run', () => {
         }),
       ]),
     });
-    await waitForRun(stack, runId, (run) => run.steps.find((s) => s.id === 'A')?.status === 'awaiting_approval');
+    await untilAwaitingApproval(stack, runId, 'A');
     // The invalidation reads G pending (A still waits), then waits before it starts G's next generation.
     const held = faults.hold({
       method: 'startGeneration',
@@ -85,11 +81,11 @@ describe('a gate attempt in a finished run', () => {
     const invalidation = stack.request('POST', `/runs/${runId}/steps/G/invalidate`, { reason: 'changed' });
     await held.arrived;
     await decide(runId, 'A', 1);
-    await waitForRun(stack, runId, (run) => run.steps.find((s) => s.id === 'G')?.status === 'awaiting_approval');
+    await untilAwaitingApproval(stack, runId);
     held.release();
     expect((await invalidation).status).toBeLessThan(300);
     await waitForRun(stack, runId, (run) => run.steps.find((s) => s.id === 'G')?.generation === 2);
-    await waitForRun(stack, runId, (run) => run.steps.find((s) => s.id === 'G')?.status === 'awaiting_approval');
+    await untilAwaitingApproval(stack, runId);
     await decide(runId, 'G', 2);
 
     const done = await waitForRun(stack, runId, undefined, 30_000);

@@ -4,8 +4,8 @@
  * `running` for good in a cancelled run (the chaos suite's "attempt left running" finding).
  */
 import { describe, expect, it } from 'vitest';
-import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { plan, step, summary, waitForRun } from '../support/local-stack.ts';
+import { waitingGate } from '../support/gates.ts';
+import { summary, waitForRun } from '../support/local-stack.ts';
 import { useStackWithFaults } from '../support/stack-faults.ts';
 
 const { stack, faults } = useStackWithFaults();
@@ -13,13 +13,7 @@ const { stack, faults } = useStackWithFaults();
 describe('closing open steps', () => {
   it('closes the attempt of a step the first try cancelled when the repeat no longer finds it open', async () => {
     const objective = 'a gate whose attempt close is throttled';
-    const runId = await stack.startRun({
-      plan: plan(objective, [
-        step(stack, 'G', T.approver, { approval: { question: 'May G go ahead?', timeoutSeconds: 120 } }),
-        step(stack, 'D', T.echo, { dependsOn: ['G'], input: { value: 'd' } }),
-      ]),
-    });
-    await waitForRun(stack, runId, (run) => run.steps.find((s) => s.id === 'G')?.status === 'awaiting_approval');
+    const { runId } = await waitingGate(stack, objective);
     const armed = faults.throwOn({
       method: 'updateAttempt',
       when: 'before',

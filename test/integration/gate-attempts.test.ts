@@ -3,42 +3,18 @@
  * the gate ends. Before, only an approval closed it: a rejected gate, or one cancelled with its run, kept an attempt
  * `running` for good in a finished run (the chaos suite found 7 in 30 runs without faults).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStack } from '../../infra/local/boot.ts';
-import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { type LocalStack, plan, step, summary, waitForRun } from '../support/local-stack.ts';
+import { describe, expect, it } from 'vitest';
+import { decide } from '../support/api-reads.ts';
+import { waitingGate } from '../support/gates.ts';
+import { summary, useTestStack, waitForRun } from '../support/local-stack.ts';
 
-let stack: LocalStack;
-
-beforeAll(async () => {
-  stack = await startLocalStack({ conformance: true, backoffMs: 5, demoDelayMs: 0, token: 'test-token' });
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
-
-async function waitingGate(objective: string): Promise<{ runId: string; approvalId: string }> {
-  const runId = await stack.startRun({
-    plan: plan(objective, [
-      step(stack, 'G', T.approver, { approval: { question: 'May G go ahead?', timeoutSeconds: 120 } }),
-      step(stack, 'D', T.echo, { dependsOn: ['G'], input: { value: 'd' } }),
-    ]),
-  });
-  await waitForRun(stack, runId, (run) => run.steps.find((s) => s.id === 'G')?.status === 'awaiting_approval');
-  const [approval] = await stack.store.listApprovals({ runId, status: 'pending' });
-  if (!approval) throw new Error('no pending approval');
-  return { runId, approvalId: approval.approvalId };
-}
+const stack = useTestStack();
 
 describe('a gate attempt', () => {
   it('is closed failed with the decision as evidence when the gate is rejected', async () => {
-    const { runId, approvalId } = await waitingGate('a rejected gate');
+    const { runId, approval } = await waitingGate(stack, 'a rejected gate');
 
-    const answer = await stack.request('POST', `/approvals/${encodeURIComponent(approvalId)}`, {
-      decision: 'reject',
-      comment: 'not today',
-    });
+    const answer = await decide(stack, approval, { decision: 'reject', comment: 'not today' });
 
     expect(answer.status).toBe(200);
     const done = await waitForRun(stack, runId, undefined, 60_000);
@@ -54,9 +30,9 @@ describe('a gate attempt', () => {
   }, 90_000);
 
   it('is closed succeeded with the decision as evidence when the gate is approved', async () => {
-    const { runId, approvalId } = await waitingGate('an approved gate');
+    const { runId, approval } = await waitingGate(stack, 'an approved gate');
 
-    const answer = await stack.request('POST', `/approvals/${encodeURIComponent(approvalId)}`, { decision: 'approve' });
+    const answer = await decide(stack, approval, { decision: 'approve' });
 
     expect(answer.status).toBe(200);
     const done = await waitForRun(stack, runId, undefined, 60_000);
@@ -70,7 +46,7 @@ describe('a gate attempt', () => {
   }, 90_000);
 
   it('is closed failed with the ending as evidence when the run is cancelled while the gate waits', async () => {
-    const { runId } = await waitingGate('a gate cancelled with its run');
+    const { runId } = await waitingGate(stack, 'a gate cancelled with its run');
 
     expect((await stack.request('POST', `/runs/${runId}/cancel`)).status).toBeLessThan(300);
 
