@@ -12,25 +12,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
+import { executedGenerations, plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
 import { useStackWithFaults } from '../support/stack-faults.ts';
 
 const { stack, faults } = useStackWithFaults();
 
 const echo = (id: string, fields: Parameters<typeof step>[3] = {}) =>
   step(stack, id, T.echo, { input: { value: id }, ...fields });
-
-/** The generations each step's executions ran (or run), by step id. */
-function executedGenerations(runId: string): Record<string, number[]> {
-  const out: Record<string, number[]> = {};
-  for (const info of stack.executions.list()) {
-    const match = info.machine === 'step' ? /^(.*)-g(\d+)$/.exec(info.name.slice(runId.length + 1)) : null;
-    if (!info.name.startsWith(`${runId}-`) || !match) continue;
-    const [, stepId = '', generation = '0'] = match;
-    out[stepId] = [...(out[stepId] ?? []), Number(generation)].sort();
-  }
-  return out;
-}
 
 async function executionEnded(name: string): Promise<void> {
   for (let tries = 0; tries < 800; tries++) {
@@ -67,13 +55,13 @@ describe('a release that comes after an invalidation moved both ends of its edge
     await executionEnded(`${runId}-b-g1`);
     const c = await faults.raw().getStep(runId, 'c');
     expect(c).toMatchObject({ generation: 2, status: 'pending', remaining: 1 });
-    expect(executedGenerations(runId).c).toBeUndefined();
+    expect(executedGenerations(stack, runId).c).toBeUndefined();
 
     claimOfA.release();
     const done = await waitForRun(stack, runId, undefined, 30_000);
     expect(done.status, summary(done)).toBe('complete');
     expect(done.steps.map((s) => `${s.id}${s.generation}`)).toEqual(['a2', 'b2', 'c2']);
-    expect(executedGenerations(runId)).toEqual({ a: [1, 2], b: [1, 2], c: [2] });
+    expect(executedGenerations(stack, runId)).toEqual({ a: [1, 2], b: [1, 2], c: [2] });
     // c ran after b's generation 2 had finished.
     expect(Date.parse(stepOf(done, 'c').startedAt ?? '')).toBeGreaterThanOrEqual(
       Date.parse(stepOf(done, 'b').finishedAt ?? ''),
@@ -112,6 +100,6 @@ describe('a step of the scope whose next generation ran before its dependent mov
     const done = await waitForRun(stack, runId, undefined, 30_000);
     expect(done.status, summary(done)).toBe('complete');
     expect(done.steps.map((s) => `${s.id}${s.generation}`)).toEqual(['x1', 'u2', 'd2']);
-    expect(executedGenerations(runId).d).toContain(2);
+    expect(executedGenerations(stack, runId).d).toContain(2);
   }, 60_000);
 });

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { plan, type RunView, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
+import { executedGenerations, plan, type RunView, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
 import { useStackWithFaults } from '../support/stack-faults.ts';
 
 const { stack, faults } = useStackWithFaults();
@@ -31,18 +31,6 @@ async function finishedChain(objective: string, key: string): Promise<string> {
   return runId;
 }
 
-/** The generations each step's executions ran, by step id. */
-function executedGenerations(runId: string): Record<string, number[]> {
-  const out: Record<string, number[]> = {};
-  for (const info of stack.executions.list()) {
-    const match = info.machine === 'step' ? /^(.*)-g(\d+)$/.exec(info.name.slice(runId.length + 1)) : null;
-    if (!info.name.startsWith(`${runId}-`) || !match) continue;
-    const [, stepId = '', generation = '0'] = match;
-    out[stepId] = [...(out[stepId] ?? []), Number(generation)].sort();
-  }
-  return out;
-}
-
 const regenerated = (run: RunView) =>
   run.status === 'complete' && ['w', 'd', 'e'].every((id) => stepOf(run, id).generation === 2);
 
@@ -52,7 +40,7 @@ function expectScopeMovedOnce(runId: string, again: RunView): void {
     again.steps.map((s) => `${s.id}${s.generation}`),
     summary(again),
   ).toEqual(['a1', 'w2', 'd2', 'e2']);
-  expect(executedGenerations(runId)).toEqual({ a: [1], w: [1, 2], d: [1, 2], e: [1, 2] });
+  expect(executedGenerations(stack, runId)).toEqual({ a: [1], w: [1, 2], d: [1, 2], e: [1, 2] });
 }
 
 describe('a ResourceChanged whose invalidation failed after its first writes', () => {

@@ -10,7 +10,16 @@ import { createLocalEventBus } from '../../shared/adapters/local/event-bus.ts';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import { main } from '../../shared/cli/main.ts';
 import { createInvalidator } from '../../shared/services/invalidator.ts';
-import { plan, type RunView, step, stepOf, summary, useTestStack, waitForRun } from '../support/local-stack.ts';
+import {
+  executedGenerations,
+  plan,
+  type RunView,
+  step,
+  stepOf,
+  summary,
+  useTestStack,
+  waitForRun,
+} from '../support/local-stack.ts';
 import { secondProcessDeps } from '../support/second-process.ts';
 
 const stack = useTestStack();
@@ -26,19 +35,6 @@ async function finishedRun(steps: Parameters<typeof plan>[1]): Promise<RunView> 
   const done = await waitForRun(stack, runId);
   expect(done.status, summary(done)).toBe('complete');
   return done;
-}
-
-/** Step executions of a run, by step id: the generations that were started. */
-function stepExecutions(runId: string): Map<string, number[]> {
-  const byStep = new Map<string, number[]>();
-  for (const info of stack.executions.list()) {
-    if (info.machine !== 'step' || !info.name.startsWith(`${runId}-`)) continue;
-    const match = /^(.*)-g(\d+)$/.exec(info.name.slice(runId.length + 1));
-    if (!match) continue;
-    const [, stepId = '', generation = '0'] = match;
-    byStep.set(stepId, [...(byStep.get(stepId) ?? []), Number(generation)].sort());
-  }
-  return byStep;
 }
 
 const runExecutions = (runId: string): string[] =>
@@ -82,7 +78,7 @@ describe('invalidating a finished run', () => {
     const again = await waitForRun(stack, runId, regenerated(['w', 'd', 'z'], 2));
     expect(again.status, summary(again)).toBe('complete');
     expect(['a', 'e', 'u'].map((id) => stepOf(again, id).generation)).toEqual([1, 1, 1]);
-    expect(Object.fromEntries(stepExecutions(runId))).toEqual({
+    expect(executedGenerations(stack, runId)).toEqual({
       a: [1],
       w: [1, 2],
       d: [1, 2],
@@ -127,7 +123,7 @@ describe('invalidating a finished run', () => {
     expect(answer).toEqual({ status: 202, json: { runId, stepIds: ['g1', 'g2', 'after'], reopened: true } });
     const again = await waitForRun(stack, runId, regenerated(['g1', 'g2', 'after'], 2));
     expect(['first', 'aside'].map((id) => stepOf(again, id).generation)).toEqual([1, 1]);
-    expect(stepExecutions(runId).get('first')).toEqual([1]);
+    expect(executedGenerations(stack, runId).first).toEqual([1]);
   });
 
   it('answers 404 for an unknown run or step, and 409 for a cancelled run', async () => {
@@ -185,7 +181,7 @@ describe('ResourceChanged on the bus', () => {
     const again = await waitForRun(stack, runId, regenerated(['w', 'd'], 2));
 
     expect(['a', 'u'].map((id) => stepOf(again, id).generation)).toEqual([1, 1]);
-    const counted = Object.fromEntries(stepExecutions(runId));
+    const counted = executedGenerations(stack, runId);
     expect(counted).toEqual({ a: [1], w: [1, 2], d: [1, 2], u: [1] });
 
     // The same delivery again, twice at once: the event id is the same, so nothing happens.
@@ -206,7 +202,7 @@ describe('ResourceChanged on the bus', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     const settled = await waitForRun(stack, runId);
     expect(settled.status).toBe('complete');
-    expect(Object.fromEntries(stepExecutions(runId))).toEqual(counted);
+    expect(executedGenerations(stack, runId)).toEqual(counted);
     expect((await attempts(runId)).w).toEqual(['1#1', '2#1']);
     expect((await stack.store.getRun(runId))?.reopened).toBe(1);
   });
@@ -249,7 +245,7 @@ describe('invalidating a running step', () => {
     expect(s).toMatchObject({ generation: 2, status: 'succeeded', output: current?.output });
     expect(s?.history?.map((h) => [h.generation, h.status])).toEqual([[1, 'running']]);
     expect((await stack.store.getRun(runId))?.status).toBe('complete');
-    expect(stepExecutions(runId).get('s')).toEqual([1, 2]);
+    expect(executedGenerations(stack, runId).s).toEqual([1, 2]);
     const succeeded = (await stack.store.listEvents(runId)).filter(
       (e) => e.type === 'StepSucceeded' && e.stepId === 's',
     );

@@ -117,3 +117,19 @@ export const stepOf = (run: RunView, id: string) => {
   if (!found) throw new Error(`no step ${id} in run ${run.runId}`);
   return found;
 };
+
+/**
+ * The generations whose step executions the run started, by step id (from the executions' deterministic names,
+ * `<runId>-<stepId>-g<generation>`): each generation once per execution, so a generation started twice shows twice.
+ */
+export function executedGenerations(stack: LocalStack, runId: string): Record<string, number[]> {
+  const out: Record<string, number[]> = {};
+  for (const info of stack.executions.list()) {
+    if (info.machine !== 'step' || !info.name.startsWith(`${runId}-`)) continue;
+    const match = /^(.*)-g(\d+)$/.exec(info.name.slice(runId.length + 1));
+    if (!match) continue;
+    const [, stepId = '', generation = '0'] = match;
+    out[stepId] = [...(out[stepId] ?? []), Number(generation)].sort();
+  }
+  return out;
+}
