@@ -6,28 +6,17 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import type { Plan, PlanStep } from '../../shared/plan/schema.ts';
+import type { Plan } from '../../shared/plan/schema.ts';
 import { type ApprovalView, auditLog, decide, pendingApproval, revisions } from '../support/api-reads.ts';
 import { plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
-import { useModelPlanner } from '../support/model-planner.ts';
+import { ledgerInsteadOf, useModelPlanner } from '../support/model-planner.ts';
 
 /** The deadline of an approval without a timeout of its own, a revision's: short, so that it passes while a test waits. */
 const APPROVAL_SECONDS = 3;
 
 /** The model's cheaper revision replaces `second` by a ledger write: a mutating target the plan did not have. */
-const withLedger = (steps: PlanStep[]): PlanStep[] =>
-  steps.map((s) =>
-    s.id === 'second'
-      ? step(stack, 'second', T.ledger, {
-          input: { entry: { from: 'second' } },
-          rollbackHint: 'remove the entry by hand',
-          dependsOn: ['first'],
-        })
-      : s,
-  );
-
 const { stack } = useModelPlanner({
-  revise: withLedger,
+  revise: ledgerInsteadOf('second', 'first'),
   stack: { limits: { maxReplans: 3, approvalTimeoutSeconds: APPROVAL_SECONDS } },
 });
 

@@ -6,26 +6,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import type { PlanStep } from '../../shared/plan/schema.ts';
 import { type ApprovalView, pendingApproval, revisions } from '../support/api-reads.ts';
 import { plan, step, summary, waitForRun } from '../support/local-stack.ts';
-import { useModelPlanner } from '../support/model-planner.ts';
+import { ledgerInsteadOf, useModelPlanner } from '../support/model-planner.ts';
 
 const MAX_SECONDS = 3;
 
 /** The model replaces the failed F by a ledger write: a mutating target, so the revision waits for a person. */
-const withLedger = (steps: PlanStep[]): PlanStep[] =>
-  steps.map((s) =>
-    s.id === 'F'
-      ? step(stack, 'F', T.ledger, {
-          input: { entry: { from: 'F' } },
-          rollbackHint: 'remove the entry by hand',
-          dependsOn: ['A'],
-        })
-      : s,
-  );
-
-const { stack } = useModelPlanner({ revise: withLedger });
+const { stack } = useModelPlanner({ revise: ledgerInsteadOf('F', 'A') });
 
 describe("a plan's maxSeconds while a revision approval is all the run waits for", { timeout: 60_000 }, () => {
   it('expires the approval at the budget and ends the run budget_exhausted', async () => {

@@ -6,25 +6,18 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import type { PlanStep } from '../../shared/plan/schema.ts';
 import { type ApprovalView, revisions } from '../support/api-reads.ts';
 import { getRun, plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
-import { useModelPlanner } from '../support/model-planner.ts';
+import { ledgerInsteadOf, useModelPlanner } from '../support/model-planner.ts';
 
 /** The run deadline, and so a revision approval's: short, so that it passes while the test waits. */
 const DEADLINE_SECONDS = 3;
 
 /** Every revision the fake model proposes replaces F by a ledger write, or adds one: a mutating target. */
-const withLedger = (steps: PlanStep[]): PlanStep[] => {
-  const ledger = step(stack, 'F', T.ledger, {
-    input: { entry: { from: 'F' } },
-    rollbackHint: 'remove the entry by hand',
-    dependsOn: ['A'],
-  });
-  return steps.some((s) => s.id === 'F') ? steps.map((s) => (s.id === 'F' ? ledger : s)) : [...steps, ledger];
-};
-
-const { stack } = useModelPlanner({ revise: withLedger, stack: { limits: { runDeadlineSeconds: DEADLINE_SECONDS } } });
+const { stack } = useModelPlanner({
+  revise: ledgerInsteadOf('F', 'A'),
+  stack: { limits: { runDeadlineSeconds: DEADLINE_SECONDS } },
+});
 
 async function revisionApproval(runId: string): Promise<ApprovalView | undefined> {
   const { json } = await stack.request('GET', `/approvals?runId=${runId}`);

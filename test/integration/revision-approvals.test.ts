@@ -5,39 +5,18 @@
  * closes the approval so that a late decision changes nothing. The planner is a model behind an OpenAI-compatible
  * endpoint (a fake in process) so that each test says which revision it proposes.
  */
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import { nameSafe } from '../../shared/ports/executions.ts';
 import { REVISION_APPROVAL_STEP } from '../../shared/services/revision-approvals.ts';
-import { revisions } from '../support/api-reads.ts';
+import { type ApprovalView, revisions } from '../support/api-reads.ts';
 import { formatName } from '../support/fake-openai-server.ts';
 import { getRun, plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
-import { useModelPlanner } from '../support/model-planner.ts';
+import { ledgerInsteadOf, useModelPlanner } from '../support/model-planner.ts';
 
-const model = useModelPlanner();
+/** The failed step F is replaced by a ledger write: a mutating target the plan did not have. */
+const model = useModelPlanner({ revise: ledgerInsteadOf('F', 'A') });
 const { stack } = model;
-
-beforeEach(() => {
-  // The failed step F is replaced by a ledger write: a mutating target the plan did not have.
-  model.revise = (steps) =>
-    steps.map((s) =>
-      s.id === 'F'
-        ? step(stack, 'F', T.ledger, {
-            input: { entry: { from: 'F' } },
-            rollbackHint: 'remove the entry by hand',
-            dependsOn: ['A'],
-          })
-        : s,
-    );
-});
-
-interface ApprovalView {
-  approvalId: string;
-  kind: string;
-  status: string;
-  comment?: string;
-  question: string;
-}
 
 /** A run whose step F failed and whose automatic revision waits for a person: the run and the approval. */
 async function runAwaitingRevision(objective: string): Promise<{ runId: string; approval: ApprovalView }> {

@@ -5,12 +5,29 @@
  * once `model.hold` resolves. Both are reset before each test.
  */
 import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import { settingsFromEnv } from '../../shared/config/settings.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
 import { completion, type FakeChatRequest, type FakeOpenAI, startFakeOpenAI } from './fake-openai-server.ts';
-import { type LocalStack, type LocalStackOptions, plan, useTestStack } from './local-stack.ts';
+import { type LocalStack, type LocalStackOptions, plan, step, useTestStack } from './local-stack.ts';
 
-export type Revise = (steps: PlanStep[]) => PlanStep[];
+/** The model's revision of the current plan's steps; `stack` gives the catalog's contracts to the steps it writes. */
+export type Revise = (steps: PlanStep[], stack: LocalStack) => PlanStep[];
+
+/**
+ * A revision that writes the ledger in place of step `id` (or, when the plan has no `id`, besides its steps), after
+ * `after`: a mutating target the plan did not have, so the revision waits for a person's approval.
+ */
+export const ledgerInsteadOf =
+  (id: string, after: string): Revise =>
+  (steps, stack) => {
+    const ledger = step(stack, id, T.ledger, {
+      input: { entry: { from: id } },
+      rollbackHint: 'remove the entry by hand',
+      dependsOn: [after],
+    });
+    return steps.some((s) => s.id === id) ? steps.map((s) => (s.id === id ? ledger : s)) : [...steps, ledger];
+  };
 
 export interface ModelPlanner {
   /** The test stack (as `useTestStack` gives it), planning with the fake model. */
@@ -48,7 +65,7 @@ export function useModelPlanner(
         const objective = /Objective:\n(.*)/.exec(text)?.[1] ?? '';
         const current = /Current plan:\n(.*)/.exec(text)?.[1];
         const steps = current === undefined ? [] : (JSON.parse(current) as { steps: PlanStep[] }).steps;
-        return completion({ ...plan(objective, model.revise(steps)), revision: 2 });
+        return completion({ ...plan(objective, model.revise(steps, stack)), revision: 2 });
       },
     });
   });
