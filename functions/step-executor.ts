@@ -2,7 +2,7 @@
  * The step-executor Lambda: the step machine's RunStep task. `{ runId, stepId, generation, executionId, previous,
  * decision }` in, `StepNext` out (done, retry after a backoff, or wait for a person). It claims the step, calls its
  * capability, verifies the result and completes it, releasing dependents, in this one invocation (see
- * shared/services/step-runner.ts). Capability failures come back as data (a retry or a final failure); only
+ * shared/services/step/run-step.ts). Capability failures come back as data (a retry or a final failure); only
  * infrastructure failures throw (the state machine retries service errors, then records the attempt as failed).
  *
  * Environment (read by shared/config/settings.ts): everything the coordinator reads (CAIRN_TABLE_NAME,

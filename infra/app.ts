@@ -1,4 +1,5 @@
-// The CDK app (`npx cdk synth`, `npx cdk deploy -c stage=prod -c modelId=... ...`; docs/deploy.md lists the context).
+// The CDK app (`npx cdk synth`, `npx cdk deploy -c stage=prod -c modelId=... ...`; the README's Deploy to AWS
+// lists the context).
 // cdk-nag's AwsSolutions checks run on every synth: an unsuppressed finding fails it.
 import { App } from 'aws-cdk-lib';
 import { configFromContext, stackName } from './constructs/config.ts';

@@ -120,7 +120,7 @@ export interface Settings {
 export interface ExpressionSettings {
   /** CAIRN_EXPRESSION_TIMEOUT_MS, CAIRN_EXPRESSION_MEMORY_MB; the other bounds are the defaults. */
   readonly limits: ExpressionLimits;
-  /** CAIRN_EXPRESSION_WORKERS: how many worker threads a process keeps. */
+  /** CAIRN_EXPRESSION_WORKERS: how many worker processes a process keeps. */
   readonly workers: number;
   /** CAIRN_EXPRESSION_WORKER: the built worker module (a Lambda bundle's); absent: the sources' worker. */
   readonly workerFile: string | undefined;
