@@ -3,13 +3,11 @@
  * ending, as a cancellation does. Before, the ending came first: until the close landed, a step in flight could still
  * succeed, and be announced, in a run already failed with its RunFinished published.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStack } from '../../infra/local/boot.ts';
+import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { RunRecord, StepRecord, Store } from '../../shared/ports/store.ts';
-import { type LocalStack, plan, statusOf, step, summary, waitForRun } from '../support/local-stack.ts';
+import { plan, statusOf, step, summary, useTestStack, waitForRun } from '../support/local-stack.ts';
 
-let stack: LocalStack;
 /** The store writes of interest, in the order they were made: `ending <reason>` or `close <stepId>`. */
 const writes: string[] = [];
 
@@ -32,21 +30,7 @@ function recordingOrder(store: Store): Store {
   });
 }
 
-beforeAll(async () => {
-  stack = await startLocalStack({
-    conformance: true,
-    backoffMs: 5,
-    retryIntervalMs: 5,
-    demoDelayMs: 0,
-    token: 'test-token',
-    limits: { runDeadlineSeconds: 2 },
-    wrapStore: recordingOrder,
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useTestStack({ retryIntervalMs: 5, limits: { runDeadlineSeconds: 2 }, wrapStore: recordingOrder });
 
 describe('FinalizeRun at the deadline', () => {
   it('closes the step in flight before it writes the run’s failure', async () => {
