@@ -6,13 +6,21 @@
  * Delivery is at least once and in no particular order: an event is handled once per event id (an idempotency
  * record `invalidation#<eventId>`), and a watcher whose current generation began after the change (a newer event
  * got there first) is not stale, so a duplicate or an older event changes nothing.
+ *
+ * An event has few deliveries (EventBridge's target, then Lambda's two async retries: three), fewer than the tries a
+ * client gives an invalidation it asked for through the API, and one run's invalidation is many store calls long,
+ * any of which a throttle or a timeout may fail. Once the deliveries are spent part-way, the steps it moved wait in
+ * a new generation nobody starts, and a reopened run stays open for good. So the invalidator's reads are tried again
+ * in place, and so is each run's invalidation as a whole, under the event's key, which makes a repeat carry on from
+ * what the try before it did.
  */
-import { ConflictError, NotFoundError } from '../errors.ts';
+import { ConflictError, isRetryable, NotFoundError } from '../errors.ts';
 import type { RunRecord } from '../ports/store.ts';
 import type { CoordinatorDeps } from './coordinator-types.ts';
 import { createInterpreter, type Interpreter } from './interpreter.ts';
 import { invalidateInRun, type RunInvalidation } from './invalidation-run.ts';
-import { writeAgainWhileRetryable } from './write-again.ts';
+import { withReadsTriedAgain } from './read-again.ts';
+import { type TryAgainPolicy, tryAgain, writeAgainWhileRetryable } from './write-again.ts';
 
 export type { RunInvalidation } from './invalidation-run.ts';
 
@@ -56,7 +64,21 @@ export const HANDLING_TIMEOUT_SECONDS = 300;
 
 export const DEFAULT_INVALIDATION_REASON = 'invalidated on request';
 
-export function createInvalidator(deps: InvalidatorDeps): Invalidator {
+/**
+ * Tries of one run's invalidation within one delivery of a resource change. A try may fail with the chance that any
+ * of its writes fails (about one in two for a dozen writes under the chaos suite's 9 %), but a repeat skips what
+ * the tries before it moved: eight tries, times three deliveries, leave it next to nothing.
+ */
+export const RUN_INVALIDATION_TRIES = 8;
+
+const RUN_INVALIDATION_POLICY: TryAgainPolicy = {
+  tries: RUN_INVALIDATION_TRIES,
+  pauseMs: (tries) => Math.min(500, 50 * 2 ** (tries - 1)),
+  when: isRetryable,
+};
+
+export function createInvalidator(given: InvalidatorDeps): Invalidator {
+  const deps = { ...given, store: withReadsTriedAgain(given.store) };
   const ctx = createInterpreter(deps);
   return {
     invalidateResource: (request) => invalidateResource(ctx, request),
@@ -104,15 +126,20 @@ async function invalidateResource(
     const runs: RunInvalidation[] = [];
     // One run after the other: a change watched by many runs must not open a socket per run at once.
     for (const [runId, stepIds] of byRun) {
-      const run = await ctx.deps.store.getRun(runId);
-      if (!run || !isInvalidatable(run)) continue;
-      const { byId } = await ctx.plan(run);
+      const first = await ctx.deps.store.getRun(runId);
+      if (!first || !isInvalidatable(first)) continue;
+      const { byId } = await ctx.plan(first);
       // An entry of an earlier revision whose step no longer watches the key (or no longer exists) is left out.
       const roots = stepIds.filter((id) => byId.get(id)?.watches?.includes(resourceKey) === true);
       if (roots.length === 0) continue;
       const reason = `resource changed: ${resourceKey}`;
       const resourceChange = { changedAt: request.changedAt };
-      runs.push(await invalidateInRun(ctx, run, roots, reason, { resourceChange, key }));
+      const invalidation = await tryAgain(RUN_INVALIDATION_POLICY, async (tries) => {
+        // A repeat looks at the run as the try before it left it (reopened, say).
+        const run = tries === 1 ? first : await ctx.getRun(runId);
+        return invalidateInRun(ctx, run, roots, reason, { resourceChange, key });
+      });
+      runs.push(invalidation);
     }
     return runs;
   });

@@ -1,0 +1,116 @@
+/**
+ * A signed webhook that invalidates a run's ROOT step, through the embedded stack, when the invalidation's store
+ * calls keep failing. A webhook's invalidation has fewer chances than one asked for through the API: the API's client
+ * retries a 5xx many times under its Idempotency-Key, but a ResourceChanged reaches the invalidator three times at most
+ * (EventBridge's target, then Lambda's two async retries), and each try is many store calls long, any of which may
+ * fail. Once the deliveries were spent part-way, the root's new generation stayed `ready` with no execution, its
+ * dependents `pending` (or still on their older generation, which had run from the root's old one), and the run,
+ * reopened, stayed `running` for good (chaos seeds 11 and 14).
+ */
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { signWebhook } from '../../shared/api/webhook-signature.ts';
+import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
+import { settingsFromEnv } from '../../shared/config/settings.ts';
+import { plan, type RunView, step, summary, waitForRun } from '../support/local-stack.ts';
+import { type Call, useStackWithFaults } from '../support/stack-faults.ts';
+
+const SOURCE = 'repos';
+const SECRET = 'webhook-root-secret';
+const { stack, faults } = useStackWithFaults({
+  settings: settingsFromEnv({ ...process.env, CAIRN_WEBHOOK_SECRETS: JSON.stringify({ [SOURCE]: SECRET }) }),
+});
+
+/** More failures of one call than the bus has deliveries of the event (3). */
+const MORE_THAN_DELIVERIES = 4;
+
+const echo = (id: string, fields: Parameters<typeof step>[3] = {}) =>
+  step(stack, id, T.echo, { input: { value: id }, ...fields });
+
+/** The signed POST a watched system sends when `resourceKey` changed. */
+async function postWebhook(resourceKey: string): Promise<number> {
+  const body = JSON.stringify({ resourceKey });
+  const headers = signWebhook(SECRET, new TextEncoder().encode(body), Math.floor(Date.now() / 1000));
+  const response = await fetch(`${stack.url}/webhooks/${SOURCE}`, { method: 'POST', body, headers });
+  return response.status;
+}
+
+/** A finished run: root r (watching `key`) → a, r → b. */
+async function finishedRun(objective: string, key: string): Promise<string> {
+  const runId = await stack.startRun({
+    plan: plan(objective, [
+      echo('r', { watches: [key] }),
+      echo('a', { dependsOn: ['r'] }),
+      echo('b', { dependsOn: ['r'] }),
+    ]),
+  });
+  const done = await waitForRun(stack, runId);
+  expect(done.status, summary(done)).toBe('complete');
+  return runId;
+}
+
+/** The generations each step's executions ran, by step id. */
+function executedGenerations(runId: string): Record<string, number[]> {
+  const out: Record<string, number[]> = {};
+  for (const info of stack.executions.list()) {
+    const match = info.machine === 'step' ? /^(.*)-g(\d+)$/.exec(info.name.slice(runId.length + 1)) : null;
+    if (!info.name.startsWith(`${runId}-`) || !match) continue;
+    const [, stepId = '', generation = '0'] = match;
+    out[stepId] = [...(out[stepId] ?? []), Number(generation)].sort();
+  }
+  return out;
+}
+
+const rerun = (run: RunView) =>
+  run.status === 'complete' && run.steps.every((s) => s.generation === 2 && s.status === 'succeeded');
+
+/** The reopened run ended again with r, a and b each on generation 2, which ran once after generation 1. */
+async function expectRootRerun(runId: string): Promise<void> {
+  const again = await waitForRun(stack, runId, rerun, 15_000);
+  await stack.settled();
+  expect(
+    again.steps.map((s) => `${s.id}${s.generation}`),
+    summary(again),
+  ).toEqual(['r2', 'a2', 'b2']);
+  expect(executedGenerations(runId)).toEqual({ r: [1, 2], a: [1, 2], b: [1, 2] });
+}
+
+const about = (runId: string) => (call: Call) => call.runId === runId;
+
+describe("a webhook invalidating a finished run's root step while the store keeps failing", () => {
+  it("starts the root's new generation when every delivery lost the write announcing it", async () => {
+    const key = `repo:${randomUUID()}`;
+    const runId = await finishedRun('webhook root announce lost', key);
+    // The announcement (StepsInvalidated, after every generation moved) gets no answer, the write not made.
+    const lost = faults.throwOn({
+      method: 'updateRun',
+      when: 'before',
+      name: 'TimeoutError',
+      times: MORE_THAN_DELIVERIES,
+      match: (call) => about(runId)(call) && JSON.stringify(call.args[3] ?? {}).includes('StepsInvalidated'),
+    });
+
+    expect(await postWebhook(key)).toBe(202);
+    // Before: all three deliveries failed there; r stayed ready on generation 2 with no execution, the run running.
+    await expectRootRerun(runId);
+    expect(lost.count()).toBe(MORE_THAN_DELIVERIES);
+  }, 60_000);
+
+  it('moves every dependent before anything runs when every delivery failed part-way through the moves', async () => {
+    const key = `repo:${randomUUID()}`;
+    const runId = await finishedRun('webhook root moves lost', key);
+    const lost = faults.throwOn({
+      method: 'startGeneration',
+      when: 'before',
+      name: 'TimeoutError',
+      times: MORE_THAN_DELIVERIES,
+      match: (call) => about(runId)(call) && call.args[1] === 'b',
+    });
+
+    expect(await postWebhook(key)).toBe(202);
+    // Before (chaos seed 14 run 52): the run reopened with r ready on generation 2 and never started, and b still
+    // on generation 1, which had run from r's first generation: a result of the older generation stood.
+    await expectRootRerun(runId);
+    expect(lost.count()).toBe(MORE_THAN_DELIVERIES);
+  }, 60_000);
+});
