@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { signWebhook } from '../../shared/api/webhook-signature.ts';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import { settingsFromEnv } from '../../shared/config/settings.ts';
-import { plan, type RunView, step, summary, waitForRun } from '../support/local-stack.ts';
+import { plan, type RunView, statusOf, step, summary, waitForRun } from '../support/local-stack.ts';
 import { type Call, useStackWithFaults } from '../support/stack-faults.ts';
 
 const SOURCE = 'repos';
@@ -49,6 +49,21 @@ async function finishedRun(objective: string, key: string): Promise<string> {
   return runId;
 }
 
+/** A running run: root r (watching `key`) has succeeded, its dependent b sleeps, a has run. */
+async function runningRun(objective: string, key: string): Promise<string> {
+  const runId = await stack.startRun({
+    plan: plan(objective, [
+      echo('r', { watches: [key] }),
+      echo('a', { dependsOn: ['r'] }),
+      step(stack, 'b', T.sleep, { dependsOn: ['r'], input: { ms: 1500 } }),
+    ]),
+  });
+  const sleeping = (run: RunView) => statusOf(run, 'a') === 'succeeded' && statusOf(run, 'b') === 'running';
+  const running = await waitForRun(stack, runId, sleeping);
+  expect(running.status, summary(running)).toBe('running');
+  return runId;
+}
+
 /** The generations each step's executions ran, by step id. */
 function executedGenerations(runId: string): Record<string, number[]> {
   const out: Record<string, number[]> = {};
@@ -64,7 +79,7 @@ function executedGenerations(runId: string): Record<string, number[]> {
 const rerun = (run: RunView) =>
   run.status === 'complete' && run.steps.every((s) => s.generation === 2 && s.status === 'succeeded');
 
-/** The reopened run ended again with r, a and b each on generation 2, which ran once after generation 1. */
+/** The run ended (again) with r, a and b each on generation 2, which ran once after generation 1. */
 async function expectRootRerun(runId: string): Promise<void> {
   const again = await waitForRun(stack, runId, rerun, 15_000);
   await stack.settled();
@@ -77,7 +92,7 @@ async function expectRootRerun(runId: string): Promise<void> {
 
 const about = (runId: string) => (call: Call) => call.runId === runId;
 
-describe("a webhook invalidating a finished run's root step while the store keeps failing", () => {
+describe("a webhook invalidating a run's root step while the store keeps failing", () => {
   it("starts the root's new generation when every delivery lost the write announcing it", async () => {
     const key = `repo:${randomUUID()}`;
     const runId = await finishedRun('webhook root announce lost', key);
@@ -110,6 +125,24 @@ describe("a webhook invalidating a finished run's root step while the store keep
     expect(await postWebhook(key)).toBe(202);
     // Before (chaos seed 14 run 52): the run reopened with r ready on generation 2 and never started, and b still
     // on generation 1, which had run from r's first generation: a result of the older generation stood.
+    await expectRootRerun(runId);
+    expect(lost.count()).toBe(MORE_THAN_DELIVERIES);
+  }, 60_000);
+
+  it('starts the root of a running run anew when every delivery failed part-way through the moves', async () => {
+    const key = `repo:${randomUUID()}`;
+    const runId = await runningRun('webhook root of a running run', key);
+    const lost = faults.throwOn({
+      method: 'startGeneration',
+      when: 'before',
+      name: 'TimeoutError',
+      times: MORE_THAN_DELIVERIES,
+      match: (call) => about(runId)(call) && call.args[1] === 'a',
+    });
+
+    expect(await postWebhook(key)).toBe(202);
+    // Before: r ready on generation 2 and never started, a still on generation 1, b's first generation ended
+    // after it was moved: nothing left to move the run, which stayed running.
     await expectRootRerun(runId);
     expect(lost.count()).toBe(MORE_THAN_DELIVERIES);
   }, 60_000);
