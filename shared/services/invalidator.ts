@@ -65,11 +65,11 @@ export const HANDLING_TIMEOUT_SECONDS = 300;
 export const DEFAULT_INVALIDATION_REASON = 'invalidated on request';
 
 /**
- * Tries of one run's invalidation within one delivery of a resource change. A try may fail with the chance that any
- * of its writes fails (about one in two for a dozen writes under the chaos suite's 9 %), but a repeat skips what
- * the tries before it moved: eight tries, times three deliveries, leave it next to nothing.
+ * Tries of one run's invalidation within one delivery of a resource change. A try fails if any of its writes does
+ * (two tries in three, for a dozen writes at the chaos suite's 9 % of failed writes), but a repeat skips the moves
+ * the tries before it made: eight tries, times three deliveries, leave next to no chance of losing it.
  */
-export const RUN_INVALIDATION_TRIES = 8;
+const RUN_INVALIDATION_TRIES = 8;
 
 const RUN_INVALIDATION_POLICY: TryAgainPolicy = {
   tries: RUN_INVALIDATION_TRIES,
