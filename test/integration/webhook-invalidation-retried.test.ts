@@ -88,6 +88,26 @@ async function expectRootRerun(runId: string): Promise<void> {
     summary(again),
   ).toEqual(['r2', 'a2', 'b2']);
   expect(executedGenerations(runId)).toEqual({ r: [1, 2], a: [1, 2], b: [1, 2] });
+  // No dependent ran from the root's older generation: each one's generation 2 started once r's had succeeded.
+  const { json } = await stack.request('GET', `/runs/${runId}/events`);
+  const events = (json as { events: AuditEvent[] }).events;
+  const at = (type: string, stepId: string) =>
+    events.find((e) => e.type === type && e.stepId === stepId && e.generation === 2)?.at ?? 'never';
+  const rootDone = at('StepSucceeded', 'r');
+  expect(rootDone).not.toBe('never');
+  for (const dependent of ['a', 'b']) {
+    const started = at('StepStarted', dependent);
+    expect(started !== 'never' && started >= rootDone, `${dependent} started ${started}, r done ${rootDone}`).toBe(
+      true,
+    );
+  }
+}
+
+interface AuditEvent {
+  readonly type: string;
+  readonly at: string;
+  readonly stepId?: string;
+  readonly generation?: number;
 }
 
 const about = (runId: string) => (call: Call) => call.runId === runId;
