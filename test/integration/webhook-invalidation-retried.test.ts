@@ -12,7 +12,15 @@ import { describe, expect, it } from 'vitest';
 import { signWebhook } from '../../shared/api/webhook-signature.ts';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import { settingsFromEnv } from '../../shared/config/settings.ts';
-import { plan, type RunView, statusOf, step, summary, waitForRun } from '../support/local-stack.ts';
+import {
+  executedGenerations,
+  plan,
+  type RunView,
+  statusOf,
+  step,
+  summary,
+  waitForRun,
+} from '../support/local-stack.ts';
 import { type Call, useStackWithFaults } from '../support/stack-faults.ts';
 
 const SOURCE = 'repos';
@@ -64,18 +72,6 @@ async function runningRun(objective: string, key: string): Promise<string> {
   return runId;
 }
 
-/** The generations each step's executions ran, by step id. */
-function executedGenerations(runId: string): Record<string, number[]> {
-  const out: Record<string, number[]> = {};
-  for (const info of stack.executions.list()) {
-    const match = info.machine === 'step' ? /^(.*)-g(\d+)$/.exec(info.name.slice(runId.length + 1)) : null;
-    if (!info.name.startsWith(`${runId}-`) || !match) continue;
-    const [, stepId = '', generation = '0'] = match;
-    out[stepId] = [...(out[stepId] ?? []), Number(generation)].sort();
-  }
-  return out;
-}
-
 const rerun = (run: RunView) =>
   run.status === 'complete' && run.steps.every((s) => s.generation === 2 && s.status === 'succeeded');
 
@@ -87,7 +83,7 @@ async function expectRootRerun(runId: string): Promise<void> {
     again.steps.map((s) => `${s.id}${s.generation}`),
     summary(again),
   ).toEqual(['r2', 'a2', 'b2']);
-  expect(executedGenerations(runId)).toEqual({ r: [1, 2], a: [1, 2], b: [1, 2] });
+  expect(executedGenerations(stack, runId)).toEqual({ r: [1, 2], a: [1, 2], b: [1, 2] });
   // No dependent ran from the root's older generation: each one's generation 2 started once r's had succeeded.
   const { json } = await stack.request('GET', `/runs/${runId}/events`);
   const events = (json as { events: AuditEvent[] }).events;
