@@ -10,6 +10,7 @@ import { awaitsDecision } from '../engine/statuses.ts';
 import { isConflictError } from '../errors.ts';
 import type { OutboxEntry } from '../events/outbox.ts';
 import type { ApprovalRecord, Store } from '../ports/store.ts';
+import { SUPERSEDED_APPROVAL_COMMENT } from '../services/invalidation-run.ts';
 import { CLOSED_BY_CANCEL } from '../services/revision-approvals.ts';
 import { REVISION_EXPIRED_COMMENT } from '../services/revision-wait.ts';
 import { isReopenable } from '../services/run-reopen.ts';
@@ -75,10 +76,14 @@ export function approvalView(record: ApprovalRecord): ApprovalView {
   return visible;
 }
 
-const conflict = (record: ApprovalRecord | undefined): ApiError =>
-  record?.status === 'expired'
-    ? new ApiError(410, 'E_APPROVAL_EXPIRED', 'the approval expired before a decision was made')
-    : new ApiError(409, 'E_ALREADY_DECIDED', `the approval was already decided (${record?.status ?? 'unknown'})`);
+const conflict = (record: ApprovalRecord | undefined): ApiError => {
+  if (record?.status !== 'expired')
+    return new ApiError(409, 'E_ALREADY_DECIDED', `the approval was already decided (${record?.status ?? 'unknown'})`);
+  // Gone for good as well, but not for lack of time: the step's new generation asks again, under another id.
+  if (record.comment === SUPERSEDED_APPROVAL_COMMENT)
+    return new ApiError(410, 'E_APPROVAL_SUPERSEDED', 'the step was invalidated: its new generation asks again');
+  return new ApiError(410, 'E_APPROVAL_EXPIRED', 'the approval expired before a decision was made');
+};
 
 /** The target of the step an approval is about: a human gate, or the agent/tool whose result waits for review. */
 async function targetOf(store: Store, approval: ApprovalRecord): Promise<string | undefined> {

@@ -73,6 +73,42 @@ export function nextGenerations(
 }
 
 /**
+ * After a concurrent mover (another invalidation, a revision) started some steps of the scope first (`lost`), which
+ * steps move once more, and how each starts. The winner's generation is this invalidation's too, unless it counted a
+ * step this invalidation moved (`moved`): it read that step before the move, so it would run from a superseded
+ * result and never again after the new one. Those steps and what waits for them in the scope move again, from the
+ * generation they are in now (`fresh`); every upstream step of the scope is waited for in the generation it is in
+ * after these moves, so a release of any earlier generation of it is stale.
+ */
+export function movesAgain(
+  graph: PlanGraph,
+  scope: readonly string[],
+  statuses: ReadonlyMap<string, StepStatus>,
+  fresh: ReadonlyMap<string, Pick<StepRecord, 'generation' | 'released'>>,
+  lost: readonly string[],
+  moved: ReadonlySet<string>,
+): Map<string, NextGeneration> {
+  const counted = lost.filter((id) => fresh.get(id)?.released.some((u) => moved.has(u)) === true);
+  if (counted.length === 0) return new Map();
+  const inScope = new Set(scope);
+  const again = new Set(invalidationScope(graph, counted).filter((id) => inScope.has(id)));
+  const generations = new Map(
+    scope.flatMap((id): [string, number][] => {
+      const generation = fresh.get(id)?.generation;
+      if (generation === undefined) return [];
+      return [[id, again.has(id) ? generation : generation - 1]];
+    }),
+  );
+  const next = nextGenerations(graph, scope, statuses, generations);
+  const out = new Map<string, NextGeneration>();
+  for (const id of again) {
+    const plan = next.get(id);
+    if (plan !== undefined) out.set(id, plan);
+  }
+  return out;
+}
+
+/**
  * Steps of the scope that can never run in their next generation: an upstream step outside the scope failed (or is
  * blocked), or they wait, through the scope, for such a step. Mapped to the outside steps that stop them.
  */

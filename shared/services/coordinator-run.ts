@@ -42,6 +42,10 @@ async function failBeforeStart(
   evidence: Record<string, unknown>,
 ): Promise<RunOutcome> {
   const run = await ctx.getRun(runId);
+  // The word of the run's first execution about planning and starting it, which a reopened run has outlived: a
+  // repeat that comes after an invalidation reopened the run (its first try's answer was lost) must not close the
+  // new generations nor end the new opening. Only the first execution plans and starts; a reopening resumes.
+  if ((run.reopened ?? 0) > 0) return outcome(run);
   // A repeat after a lost answer finds its own failure written: what follows the write is still to do.
   if (run.status === 'failed' && run.terminal?.reason === reason) return afterFailedBeforeStart(ctx, run);
   if (isTerminalRunStatus(run.status)) return outcome(run);

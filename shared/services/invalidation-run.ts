@@ -24,6 +24,7 @@ import {
   generationBefore,
   invalidationScope,
   isStaleAfterChange,
+  movesAgain,
   nextGenerations,
   startedByKey,
   unreachableSteps,
@@ -65,6 +66,8 @@ export interface InvalidationOptions {
 }
 
 export const SUPERSEDED_CODE = 'E_SUPERSEDED';
+/** Why an approval of a superseded generation closed (an expired approval's comment). */
+export const SUPERSEDED_APPROVAL_COMMENT = 'superseded: the step was invalidated';
 interface Moved {
   readonly before: StepRecord;
   readonly after: StepRecord;
@@ -113,23 +116,32 @@ export async function invalidateInRun(
     }),
   );
   const next = nextGenerations(graph, scope, statuses, generations);
-  const moved = (
-    await Promise.all(
-      scope.map(async (id): Promise<Moved | undefined> => {
-        const current = records.get(id);
-        const plan = next.get(id);
-        if (!current || !plan) return undefined;
-        if (own.has(id)) return { before: generationBefore(current), after: current };
-        // Lost: a concurrent invalidation or replan started this step's next generation; it carries it on.
-        const after = await startGeneration(ctx, current, key === undefined ? plan : { ...plan, key });
-        return after && { before: current, after };
-      }),
-    )
-  ).filter((m): m is Moved => m !== undefined);
+  const moves = new Map<string, Moved>();
+  const lost: string[] = [];
+  await Promise.all(
+    scope.map(async (id) => {
+      const current = records.get(id);
+      const plan = next.get(id);
+      if (!current || !plan) return;
+      if (own.has(id)) {
+        moves.set(id, { before: generationBefore(current), after: current });
+        return;
+      }
+      const after = await startGeneration(ctx, current, key === undefined ? plan : { ...plan, key });
+      if (after) moves.set(id, { before: endedAs(current, after), after });
+      // Lost: a concurrent invalidation or revision started this step's next generation.
+      else lost.push(id);
+    }),
+  );
+  // The generations this invalidation ended (a step moved twice ended two).
+  const superseded = [...moves.values()].map((m) => m.before);
+  if (moves.size > 0 && lost.length > 0)
+    await moveAgain(ctx, { runId, graph, scope, statuses, key }, moves, superseded, lost);
+  const moved = scope.flatMap((id) => moves.get(id) ?? []);
   if (moved.length === 0) return { ...nothing, reopened };
   const stepIds = moved.map((m) => m.after.stepId);
 
-  await stopSuperseded(ctx, runId, moved);
+  await stopSuperseded(ctx, runId, superseded);
   // Re-read: a live run that finished while the generations were being started reopens here.
   reopened = (await reopenIfFinished(ctx, await ctx.getRun(runId), reason)) || reopened;
   // StepsInvalidated travels with a write only a run that lets steps move takes: a run cancelled meanwhile has
@@ -185,6 +197,51 @@ async function recordEndedSinks(
   if (ended.length > 0) await recordEnded(ctx, runId, ended);
 }
 
+interface Scope {
+  readonly runId: string;
+  readonly graph: LoadedPlan['graph'];
+  readonly scope: readonly string[];
+  /** The run's step statuses as the invalidation read them. */
+  readonly statuses: ReadonlyMap<string, StepRecord['status']>;
+  readonly key: string | undefined;
+}
+
+/** How often lost moves are looked at again before the concurrent movers' generations are left as they are. */
+const MAX_MOVE_ROUNDS = 3;
+
+/**
+ * Lost moves are the concurrent mover's to carry on, unless its generation counted a step this invalidation moved
+ * (engine `movesAgain`): those steps, and what waits for them in the scope, move once more. None of this
+ * invalidation's generations has started yet, so moving one again costs a history entry and nothing runs twice.
+ * `moves` and `superseded` are brought up to date.
+ */
+async function moveAgain(
+  ctx: Interpreter,
+  { runId, graph, scope, statuses, key }: Scope,
+  moves: Map<string, Moved>,
+  superseded: StepRecord[],
+  lost: readonly string[],
+): Promise<void> {
+  let left = lost;
+  for (let round = 0; round < MAX_MOVE_ROUNDS && left.length > 0; round++) {
+    const fresh = new Map((await ctx.deps.store.getSteps(runId, [...scope])).map((s) => [s.stepId, s]));
+    const again = movesAgain(graph, scope, statuses, fresh, left, new Set(moves.keys()));
+    const results = await Promise.all(
+      [...again].map(async ([id, plan]): Promise<string | undefined> => {
+        const current = fresh.get(id);
+        if (!current) return undefined;
+        const after = await startGeneration(ctx, current, key === undefined ? plan : { ...plan, key });
+        if (!after) return id;
+        const before = endedAs(current, after);
+        superseded.push(before);
+        moves.set(id, { before: moves.get(id)?.before ?? before, after });
+        return undefined;
+      }),
+    );
+    left = results.filter((id): id is string => id !== undefined);
+  }
+}
+
 /** How often an invalidation reopens a run that keeps finishing under it before it gives up (and throws nothing). */
 const MAX_REOPENINGS = 3;
 
@@ -225,9 +282,23 @@ async function reopenIfFinished(ctx: Interpreter, run: RunRecord, reason: string
   return isReopenable(run) && (await reopenRun(ctx, run, reason)).reopened;
 }
 
-/** Stops the executions of superseded generations that were in flight and closes their gates. */
-async function stopSuperseded(ctx: Interpreter, runId: string, moved: readonly Moved[]): Promise<void> {
-  const inFlight = moved.map((m) => m.before).filter((s) => IN_FLIGHT_STEP_STATUSES.includes(s.status));
+/**
+ * The generation a move ended, as the move found it: the step may have moved on since it was read (claimed, gone
+ * to wait for a person), and the history entry the move wrote says how it really ended (status, execution).
+ */
+function endedAs(read: StepRecord, after: StepRecord): StepRecord {
+  const ended = after.history?.at(-1);
+  if (ended?.generation !== read.generation) return read;
+  const { claimedBy: _read, ...rest } = read;
+  return { ...rest, status: ended.status, ...(ended.claimedBy === undefined ? {} : { claimedBy: ended.claimedBy }) };
+}
+
+/**
+ * Stops the executions of superseded generations that were in flight and closes their approvals: any in-flight
+ * generation may have one (a gate, a review), written before or as its step moved to wait for it.
+ */
+async function stopSuperseded(ctx: Interpreter, runId: string, ended: readonly StepRecord[]): Promise<void> {
+  const inFlight = ended.filter((s) => IN_FLIGHT_STEP_STATUSES.includes(s.status));
   await Promise.all(
     inFlight.map(async (step) => {
       if (!step.claimedBy) return;
@@ -245,8 +316,9 @@ async function stopSuperseded(ctx: Interpreter, runId: string, moved: readonly M
       }
     }),
   );
-  const gates = new Set(inFlight.filter((s) => s.status === 'awaiting_approval').map((s) => s.stepId));
-  if (gates.size > 0) await expireApprovals(ctx, runId, gates, 'superseded: the step was invalidated');
+  // Only up to the superseded generation: a later one's (a concurrent invalidation's, started already) still waits.
+  const gates = new Map(inFlight.map((s) => [s.stepId, s.generation]));
+  if (gates.size > 0) await expireApprovals(ctx, runId, gates, SUPERSEDED_APPROVAL_COMMENT);
 }
 
 /**

@@ -11,7 +11,7 @@ import { traceEntry } from '../engine/trace.ts';
 import { downstreamClosure, effectiveUpstream } from '../plan/graph.ts';
 import type { StepError, StepStatus } from '../plan/schema.ts';
 import { stepExecutionInput, stepExecutionName } from '../ports/executions.ts';
-import type { StepRecord } from '../ports/store.ts';
+import type { ApprovalRecord, StepRecord } from '../ports/store.ts';
 import { closeAttemptOf, closeLeftAttempts } from './attempt-closing.ts';
 import { advanceCompensation } from './compensation.ts';
 import { recordStepDuration } from './coordinator-metrics.ts';
@@ -275,11 +275,24 @@ export async function closeOpenSteps(
   );
 }
 
-/** Pending approvals of steps that no longer wait for a person expire, so nobody can decide them any more. */
-export async function expireApprovals(ctx: Interpreter, runId: string, stepIds: ReadonlySet<string>, comment: string) {
+/**
+ * Pending approvals of steps that no longer wait for a person expire, so nobody can decide them any more. Given
+ * generations (step id → the latest generation that no longer waits), a later generation's approval is left alone.
+ */
+export async function expireApprovals(
+  ctx: Interpreter,
+  runId: string,
+  stepIds: ReadonlySet<string> | ReadonlyMap<string, number>,
+  comment: string,
+) {
   const { store } = ctx.deps;
   const now = ctx.now();
-  const pending = (await store.listRunApprovals(runId)).filter((a) => a.status === 'pending' && stepIds.has(a.stepId));
+  const closes = (a: ApprovalRecord): boolean => {
+    if (!stepIds.has(a.stepId)) return false;
+    const upTo = stepIds instanceof Map ? stepIds.get(a.stepId) : undefined;
+    return upTo === undefined || a.generation <= upTo;
+  };
+  const pending = (await store.listRunApprovals(runId)).filter((a) => a.status === 'pending' && closes(a));
   await Promise.all(
     pending.map((a) => store.decideApproval(a.approvalId, { status: 'expired', decidedAt: now, comment })),
   );

@@ -1,0 +1,316 @@
+/**
+ * Invalidations that meet other work of the same run, through the embedded stack's real machines:
+ * - two invalidations of one run that overlap: one of a step downstream of the other's, or of the same step again,
+ *   while the first one's new generations run, or both at once so that each reads the steps before the other moved
+ *   them. Each step's latest generation runs once, after its upstream steps' latest generations, nothing runs from
+ *   a superseded generation, and the ledger holds at most one entry per step generation;
+ * - an invalidation that supersedes a gate waiting for a person: the old approval is closed, a decision on it is
+ *   410 with a code, and the new generation asks again;
+ * - a FailRun (the run machine failing a run whose StartRun spent its retries) repeated late, after an invalidation
+ *   reopened the run: it must not fail the run's new opening nor close its new generations.
+ */
+import { describe, expect, it } from 'vitest';
+import type { LocalHandler } from '../../infra/local/local-executions.ts';
+import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
+import type { NextGeneration } from '../../shared/ports/store.ts';
+import { type ApprovalView, decide, pendingApproval } from '../support/api-reads.ts';
+import { plan, type RunView, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
+import { useStackWithFaults } from '../support/stack-faults.ts';
+
+/** Runs whose StartRun loses its answer on every try (the work is done, Step Functions hears a service error). */
+const startLost = new Set<string>();
+/** Per run: FailRun's first answer is lost, and its repeat waits for `release` before it runs. */
+const failRunRepeat = new Map<string, { arrived: () => void; released: Promise<void>; ran: () => void }>();
+
+const lateFailRun =
+  (key: string, handler: LocalHandler): LocalHandler =>
+  async (payload) => {
+    const fields = payload as { action?: string; runId?: string };
+    const runId = fields.runId ?? '';
+    if (key !== 'Coordinator') return handler(payload);
+    if (fields.action === 'startRun' && startLost.has(runId)) {
+      await handler(payload);
+      const error = new Error('injected: the answer of StartRun was lost');
+      error.name = 'Lambda.ServiceException';
+      throw error;
+    }
+    const repeat = failRunRepeat.get(runId);
+    if (fields.action !== 'failRun' || repeat === undefined) return handler(payload);
+    if (!startLost.delete(runId)) {
+      // The repeat: held, then run.
+      failRunRepeat.delete(runId);
+      repeat.arrived();
+      await repeat.released;
+      try {
+        return await handler(payload);
+      } finally {
+        repeat.ran();
+      }
+    }
+    await handler(payload);
+    const error = new Error('injected: the answer of FailRun was lost');
+    error.name = 'Lambda.ServiceException';
+    throw error;
+  };
+
+const { stack, faults } = useStackWithFaults({ wrapHandler: lateFailRun });
+
+const echo = (id: string, fields: Parameters<typeof step>[3] = {}) =>
+  step(stack, id, T.echo, { input: { value: id }, ...fields });
+const ledger = (id: string, fields: Parameters<typeof step>[3] = {}) =>
+  step(stack, id, T.ledger, { input: { entry: { from: id } }, rollbackHint: 'remove the entry by hand', ...fields });
+
+const invalidate = (runId: string, stepId: string) =>
+  stack.request('POST', `/runs/${runId}/steps/${stepId}/invalidate`, { reason: `${stepId} changed` });
+
+/** The generations each step's executions ran (or run), by step id. */
+function executedGenerations(runId: string): Record<string, number[]> {
+  const out: Record<string, number[]> = {};
+  for (const info of stack.executions.list()) {
+    const match = info.machine === 'step' ? /^(.*)-g(\d+)$/.exec(info.name.slice(runId.length + 1)) : null;
+    if (!info.name.startsWith(`${runId}-`) || !match) continue;
+    const [, stepId = '', generation = '0'] = match;
+    out[stepId] = [...(out[stepId] ?? []), Number(generation)].sort();
+  }
+  return out;
+}
+
+/** The run's ledger entries as `stepId → generations`, one per entry. */
+async function ledgerGenerations(runId: string): Promise<Record<string, number[]>> {
+  const { json } = await stack.request('GET', '/conformance/ledger');
+  const out: Record<string, number[]> = {};
+  for (const e of (json as { entries: { runId: string; stepId: string; generation: number }[] }).entries)
+    if (e.runId === runId) out[e.stepId] = [...(out[e.stepId] ?? []), e.generation].sort();
+  return out;
+}
+
+/** Attempts of a step as `generation#attempt`. */
+async function attemptsOf(runId: string, stepId: string): Promise<string[]> {
+  return (await stack.store.listAttempts(runId))
+    .filter((a) => a.stepId === stepId)
+    .map((a) => `${a.generation}#${a.attempt}`)
+    .sort();
+}
+
+/** Each step of a chain started its latest generation after its upstream step's latest generation finished. */
+function expectInOrder(run: RunView, chain: readonly string[]): void {
+  for (let i = 1; i < chain.length; i++) {
+    const upstream = stepOf(run, chain[i - 1] ?? '');
+    const dependent = stepOf(run, chain[i] ?? '');
+    expect(
+      Date.parse(dependent.startedAt ?? ''),
+      `${dependent.id} started before ${upstream.id} finished`,
+    ).toBeGreaterThanOrEqual(Date.parse(upstream.finishedAt ?? ''));
+  }
+}
+
+async function completeRun(objective: string, steps: Parameters<typeof plan>[1]): Promise<string> {
+  const runId = await stack.startRun({ plan: plan(objective, steps) });
+  const done = await waitForRun(stack, runId);
+  expect(done.status, summary(done)).toBe('complete');
+  return runId;
+}
+
+const chain = () => [ledger('a'), ledger('b', { dependsOn: ['a'] }), ledger('c', { dependsOn: ['b'] })];
+
+/** Holds the claim of `stepId`'s generation `generation` (its RunStep's first write). */
+const holdClaim = (runId: string, stepId: string, generation: number) =>
+  faults.hold({
+    method: 'transitionStep',
+    match: (call) =>
+      call.runId === runId &&
+      call.args[1] === stepId &&
+      (call.args[2] as { generation: number }).generation === generation &&
+      (call.args[3] as { status?: string }).status === 'running',
+  });
+
+describe('two invalidations of one run that overlap', () => {
+  it('runs a downstream step invalidated again while its upstream step runs anew once, after that step', async () => {
+    const runId = await completeRun('downstream invalidated while upstream reruns', chain());
+    const claimOfA = holdClaim(runId, 'a', 2);
+    expect((await invalidate(runId, 'a')).json).toMatchObject({ stepIds: ['a', 'b', 'c'], reopened: true });
+    await claimOfA.arrived;
+
+    expect((await invalidate(runId, 'b')).json).toMatchObject({ stepIds: ['b', 'c'], reopened: false });
+    claimOfA.release();
+    const done = await waitForRun(stack, runId, (r) => r.status === 'complete' && stepOf(r, 'c').generation === 3);
+
+    expect(done.steps.map((s) => `${s.id}${s.generation}${s.status}`)).toEqual([
+      'a2succeeded',
+      'b3succeeded',
+      'c3succeeded',
+    ]);
+    expect(executedGenerations(runId)).toEqual({ a: [1, 2], b: [1, 3], c: [1, 3] });
+    expect(await ledgerGenerations(runId)).toEqual({ a: [1, 2], b: [1, 3], c: [1, 3] });
+    expectInOrder(done, ['a', 'b', 'c']);
+  }, 60_000);
+
+  it('runs a step invalidated twice (two keys) once in its latest generation, and its downstream once after it', async () => {
+    const runId = await completeRun('same step invalidated twice', chain());
+    const claimOfA = holdClaim(runId, 'a', 2);
+    expect((await invalidate(runId, 'a')).status).toBe(202);
+    await claimOfA.arrived;
+
+    expect((await invalidate(runId, 'a')).json).toMatchObject({ stepIds: ['a', 'b', 'c'], reopened: false });
+    claimOfA.release();
+    const done = await waitForRun(stack, runId, (r) => r.status === 'complete' && stepOf(r, 'c').generation === 3);
+
+    expect(done.steps.map((s) => `${s.id}${s.generation}${s.status}`)).toEqual([
+      'a3succeeded',
+      'b3succeeded',
+      'c3succeeded',
+    ]);
+    // a's generation 2 was started, but superseded before its claim: it never made an attempt.
+    expect(await attemptsOf(runId, 'a')).toEqual(['1#1', '3#1']);
+    expect(await ledgerGenerations(runId)).toEqual({ a: [1, 3], b: [1, 3], c: [1, 3] });
+    expect((await stack.store.getRun(runId))?.reopened).toBe(1);
+    expectInOrder(done, ['a', 'b', 'c']);
+  }, 60_000);
+
+  it('re-runs what both invalidations reach after the upstream one, when each read the steps before the other moved them', async () => {
+    const runId = await completeRun('two invalidations at once', chain());
+    // The invalidation of a has read the steps (all in generation 1) and is about to move a, b and c: held there.
+    const isPending = (call: { args: readonly unknown[] }) => (call.args[3] as NextGeneration).status === 'pending';
+    const moves = [
+      faults.hold({ method: 'startGeneration', match: (call) => call.runId === runId && call.args[1] === 'a' }),
+      faults.hold({
+        method: 'startGeneration',
+        match: (call) => call.runId === runId && call.args[1] === 'b' && isPending(call),
+      }),
+      faults.hold({ method: 'startGeneration', match: (call) => call.runId === runId && call.args[1] === 'c' }),
+    ];
+    const ofA = invalidate(runId, 'a');
+    await Promise.all(moves.map((m) => m.arrived));
+    // Meanwhile the invalidation of b reads a as it was (generation 1, succeeded) and moves b and c first.
+    expect((await invalidate(runId, 'b')).json).toMatchObject({ stepIds: ['b', 'c'] });
+    for (const m of moves) m.release();
+    expect((await ofA).status).toBe(202);
+    const done = await waitForRun(stack, runId, (r) => r.status === 'complete' && stepOf(r, 'a').generation === 2);
+
+    expect(done.steps.map((s) => `${s.id}${s.status}`)).toEqual(['asucceeded', 'bsucceeded', 'csucceeded']);
+    // Before, b and c stayed in the generation the invalidation of b gave them, which counted a's generation 1:
+    // they ran from a's superseded result and never again after a's generation 2.
+    expectInOrder(done, ['a', 'b', 'c']);
+    const executed = executedGenerations(runId);
+    const ledgered = await ledgerGenerations(runId);
+    for (const id of ['b', 'c']) {
+      const latest = stepOf(done, id).generation ?? 0;
+      expect(
+        executed[id]?.filter((g) => g === latest),
+        id,
+      ).toEqual([latest]);
+      expect(new Set(ledgered[id]).size, id).toBe(ledgered[id]?.length);
+    }
+  }, 60_000);
+});
+
+describe('an invalidation that supersedes a gate waiting for a person', () => {
+  const gatePlan = () => [
+    echo('before'),
+    step(stack, 'gate', T.approver, {
+      dependsOn: ['before'],
+      input: {},
+      approval: { question: 'Ship it?', timeoutSeconds: 300 },
+    }),
+    echo('after', { dependsOn: ['gate'] }),
+  ];
+
+  const pending = async (runId: string): Promise<ApprovalView[]> => {
+    const { json } = await stack.request('GET', `/approvals?status=pending&runId=${runId}`);
+    return (json as { approvals: ApprovalView[] }).approvals;
+  };
+
+  async function expectClosedAndAskedAgain(runId: string, old: ApprovalView): Promise<void> {
+    const next = await pendingApproval(stack, runId, 'gate');
+    expect(next.approvalId).not.toBe(old.approvalId);
+    expect((await pending(runId)).map((a) => a.approvalId)).toEqual([next.approvalId]);
+    const closed = await stack.request('GET', `/approvals/${encodeURIComponent(old.approvalId)}`);
+    expect((closed.json as { approval: ApprovalView }).approval.status).not.toBe('pending');
+
+    const late = await decide(stack, old, { decision: 'approve' });
+    expect(late.status).toBe(410);
+    expect(late.json).toMatchObject({ error: { code: 'E_APPROVAL_SUPERSEDED' } });
+
+    expect((await decide(stack, next, { decision: 'approve' })).status).toBe(200);
+    const done = await waitForRun(stack, runId);
+    expect(done.status, summary(done)).toBe('complete');
+    expect(stepOf(done, 'gate')).toMatchObject({ status: 'succeeded', generation: 2 });
+  }
+
+  it('closes the old approval, answers a decision on it 410, and asks again', async () => {
+    const runId = await stack.startRun({ plan: plan('gate superseded', gatePlan()) });
+    const old = await pendingApproval(stack, runId, 'gate');
+    await waitForRun(stack, runId, (r) => stepOf(r, 'gate').status === 'awaiting_approval');
+
+    expect((await invalidate(runId, 'gate')).json).toMatchObject({ stepIds: ['gate', 'after'] });
+
+    await expectClosedAndAskedAgain(runId, old);
+  }, 60_000);
+
+  it('closes the old approval though the invalidation read the gate before it waited', async () => {
+    const objective = 'gate superseded as it starts waiting';
+    // The gate's move to awaiting_approval (its approval is written) is held until the invalidation has read it.
+    const waits = faults.hold({
+      method: 'transitionStep',
+      match: (call) =>
+        call.runId === faults.runIdFor(objective) &&
+        call.args[1] === 'gate' &&
+        (call.args[3] as { status?: string }).status === 'awaiting_approval',
+    });
+    const runId = await stack.startRun({ plan: plan(objective, gatePlan()) });
+    await waits.arrived;
+    const move = faults.hold({ method: 'startGeneration', match: (call) => call.runId === runId });
+    const invalidated = invalidate(runId, 'gate');
+    await move.arrived;
+    waits.release();
+    const old = await pendingApproval(stack, runId, 'gate');
+    await waitForRun(stack, runId, (r) => stepOf(r, 'gate').status === 'awaiting_approval');
+    move.release();
+    expect((await invalidated).json).toMatchObject({ stepIds: ['gate', 'after'] });
+
+    await expectClosedAndAskedAgain(runId, old);
+  }, 60_000);
+});
+
+describe('a FailRun repeated after an invalidation reopened the run', () => {
+  it('leaves the new opening and its new generations alone', async () => {
+    const objective = 'late fail-run repeat';
+    let arrived!: () => void;
+    let release!: () => void;
+    let ran!: () => void;
+    const repeatArrived = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const repeatRan = new Promise<void>((resolve) => {
+      ran = resolve;
+    });
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const held = faults.hold({
+      method: 'createRun',
+      match: (call) => (call.args[0] as { objective?: string }).objective === objective,
+    });
+    const starting = stack.startRun({
+      plan: plan(objective, [step(stack, 'A', T.sleep, { input: { ms: 300 } }), echo('B', { dependsOn: ['A'] })]),
+    });
+    await held.arrived;
+    const id = faults.runIdFor(objective) ?? '';
+    startLost.add(id);
+    failRunRepeat.set(id, { arrived, released, ran });
+    held.release();
+    const runId = await starting;
+    // Not waitForRun: it waits for the stack to settle, and the repeat held keeps the run's first execution going.
+    await repeatArrived;
+    expect((await faults.raw().getRun(runId))?.terminal).toMatchObject({ state: 'failed', reason: 'planning_failed' });
+
+    expect((await invalidate(runId, 'A')).json).toMatchObject({ stepIds: ['A', 'B'], reopened: true });
+    release();
+    await repeatRan;
+    const done = await waitForRun(stack, runId, (r) => r.status !== 'running', 30_000);
+
+    expect(done.status, summary(done)).toBe('complete');
+    expect(done.steps.map((s) => `${s.id}${s.generation}${s.status}`)).toEqual(['A2succeeded', 'B2succeeded']);
+    expect((await stack.store.getRun(runId))?.previousTerminals).toHaveLength(1);
+  }, 60_000);
+});
