@@ -121,6 +121,15 @@ export function describeGenerationBehaviour(store: () => Store): void {
       expect(await store().releaseLastDependency(runId, stepId, 3, 'a', 1)).toMatchObject({ status: 'ready' });
     });
 
+    it('keeps the stale upstream generations a first record is put with, and refuses their releases', async () => {
+      const step = aStep({ status: 'pending', upstream: ['a'], remaining: 1, released: [], staleReleases: { a: 2 } });
+      await store().putSteps([step]);
+      const { runId, stepId } = step;
+      expect(await store().getStep(runId, stepId)).toMatchObject({ staleReleases: { a: 2 } });
+      expect(await store().releaseLastDependency(runId, stepId, 1, 'a', 2)).toBeUndefined();
+      expect(await store().releaseLastDependency(runId, stepId, 1, 'a', 3)).toMatchObject({ status: 'ready' });
+    });
+
     it('lets exactly one of concurrent starters from the same generation win', async () => {
       const step = aStep({ status: 'succeeded', output: { v: 1 } });
       await store().putSteps([step]);

@@ -83,6 +83,24 @@ export const stringListField: FieldCodec<readonly string[]> = {
 };
 
 /** A string set; an empty set is not stored (DynamoDB rejects empty sets) and reads back as []. */
+/** Names to numbers, as a map attribute (a condition can compare one entry); an empty map is left out. */
+export const numberMapField: FieldCodec<Readonly<Record<string, number>>> = {
+  encode: (value) => {
+    const entries = Object.entries(value);
+    return entries.length === 0 ? undefined : { M: Object.fromEntries(entries.map(([k, n]) => [k, { N: String(n) }])) };
+  },
+  decode: (value, field) => {
+    if (value.M === undefined) throw decodeError(field, 'a map');
+    return Object.fromEntries(
+      Object.entries(value.M).map(([k, v]) => {
+        const n = Number(v.N);
+        if (v.N === undefined || !Number.isFinite(n)) throw decodeError(field, 'a map of numbers');
+        return [k, n];
+      }),
+    );
+  },
+};
+
 export const stringSetField: FieldCodec<readonly string[]> = {
   encode: (value) => (value.length === 0 ? undefined : { SS: [...new Set(value)] }),
   decode: (value, field) => {

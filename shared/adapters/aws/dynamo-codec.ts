@@ -29,6 +29,7 @@ import {
   json,
   nullable,
   numberField,
+  numberMapField,
   stringField,
   stringListField,
   stringSetField,
@@ -161,6 +162,7 @@ export const stepCodecs: FieldCodecs<StepRecord> = {
   claimedBy: stringField,
   history: json<readonly StepGenerationRecord[]>(),
   generationKey: stringField,
+  staleReleases: numberMapField,
   usageTokens: numberField,
   usageCostUsd: numberField,
   compensation: json<CompensationRecord>(),
@@ -230,10 +232,7 @@ export const STALE_RELEASES_ATTRIBUTE = 'staleReleases';
 
 /** The stale upstream generations as the map attribute the release's condition compares with; none: undefined. */
 export function encodeStaleReleases(stale: Readonly<Record<string, number>> | undefined): AttributeValue | undefined {
-  const entries = Object.entries(stale ?? {});
-  return entries.length === 0
-    ? undefined
-    : { M: Object.fromEntries(entries.map(([id, generation]) => [id, { N: String(generation) }])) };
+  return stale === undefined ? undefined : numberMapField.encode(stale);
 }
 
 const SHARED_WITH_STEP = ['output', 'confidence'] as const;

@@ -115,7 +115,8 @@ export function applicationWork(input: ApplicationInput): ApplicationWork {
         runId: input.runId,
         stepId: id,
         generation: FIRST_GENERATION,
-        ...nextGeneration(graph, id, byId, fresh),
+        // An upstream step the revision restarts: its restarted-from generation's late release counts nothing here.
+        ...nextGeneration(graph, id, byId, fresh, restartedFrom),
         attempts: 0,
         trace: [planned(id)],
         updatedAt: now,

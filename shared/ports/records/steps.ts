@@ -42,6 +42,12 @@ export interface StepRecord {
    * partial first try recognises its own write by it. Absent on a first generation and one started without a key.
    */
   readonly generationKey?: string;
+  /**
+   * The upstream generations whose release this generation counts nothing of (`NextGeneration.staleReleases`): set
+   * by `startGeneration`, and by `putSteps` for a first record that needs it (a revision's added step waiting for a
+   * step the same revision restarts). Absent: every release counts.
+   */
+  readonly staleReleases?: Readonly<Record<string, number>>;
   /** What the step's attempts spent, over all generations (Store.addUsage); absent = nothing yet. */
   readonly usageTokens?: number;
   readonly usageCostUsd?: number;

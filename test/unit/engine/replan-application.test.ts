@@ -122,6 +122,25 @@ describe('applicationWork', () => {
     expect(result.fresh.has('B')).toBe(true);
   });
 
+  it("names a restarted upstream step's generation stale in the first record of a step the revision adds", () => {
+    // E is new and waits for B, which the revision restarts from generation 1: B's late release of it counts nothing.
+    const withE = plan([...revision.steps, step('E', ['B'])], 2);
+    const result = applicationWork({
+      runId: 'r1',
+      application: { ...application, added: ['D', 'E'] },
+      graph: buildGraph(withE.steps),
+      records: [record('A', 'succeeded'), record('B', 'succeeded', 1, ['A']), record('C', 'succeeded', 1, ['B'])],
+      plan: withE,
+      now: NOW,
+    });
+
+    expect(result.create.map((s) => [s.stepId, s.staleReleases])).toEqual([
+      ['D', undefined],
+      ['E', { B: 1 }],
+    ]);
+    expect(result.create.find((s) => s.stepId === 'E')).toMatchObject({ status: 'pending', remaining: 1 });
+  });
+
   it('supersedes no dropped step that already ended with an output', () => {
     expect(work([record('X', 'succeeded')]).supersede).toEqual([]);
   });
