@@ -6,9 +6,10 @@
  * 1. a finished run reopens (with a new run execution that waits for it again), and the sinks its ending closed go
  *    on its frontier again (so that it can end again);
  * 2. every step of the scope gets its next generation before any starts (so no new result can be released into a
- *    dependent still on its old generation);
+ *    dependent still on its old generation); one a concurrent mover started first is left to it unless that
+ *    generation counted a step this invalidation moved (then it moves once more, see moveAgain);
  * 3. the executions of superseded in-flight generations are stopped (their late results fail the generation
- *    condition anyway) and their gates closed; a live run that finished meanwhile reopens now (and again, should a
+ *    condition anyway) and their approvals closed; a live run that finished meanwhile reopens now (and again, should a
  *    look at the run that read its steps before they moved finish it before the announcement); StepsInvalidated is
  *    announced by a write on the run conditioned on it letting steps move (a run cancelled meanwhile announces
  *    nothing more, and the new generations are closed);
