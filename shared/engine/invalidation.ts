@@ -74,21 +74,22 @@ export function nextGenerations(
 
 /**
  * After a concurrent mover (another invalidation, a revision) started some steps of the scope first (`lost`), which
- * steps move once more, and how each starts. The winner's generation is this invalidation's too, unless it counted a
- * step this invalidation moved (`moved`): it read that step before the move, so it would run from a superseded
- * result and never again after the new one. Those steps and what waits for them in the scope move again, from the
- * generation they are in now (`fresh`); every upstream step of the scope is waited for in the generation it is in
- * after these moves, so a release of any earlier generation of it is stale.
+ * steps move once more, and how each starts. The winner's generation is this invalidation's too, unless it waits
+ * for a step this invalidation moved (`moved`): it was made from that step as it was before the move, so it either
+ * counted its superseded result or would count a late release of it (it names no stale generation of it). Those
+ * steps and what waits for them in the scope move again, from the generation they are in now (`fresh`); every
+ * upstream step of the scope is waited for in the generation it is in after these moves, so a release of any earlier
+ * generation of it is stale.
  */
 export function movesAgain(
   graph: PlanGraph,
   scope: readonly string[],
   statuses: ReadonlyMap<string, StepStatus>,
-  fresh: ReadonlyMap<string, Pick<StepRecord, 'generation' | 'released'>>,
+  fresh: ReadonlyMap<string, Pick<StepRecord, 'generation'>>,
   lost: readonly string[],
   moved: ReadonlySet<string>,
 ): Map<string, NextGeneration> {
-  const counted = lost.filter((id) => fresh.get(id)?.released.some((u) => moved.has(u)) === true);
+  const counted = lost.filter((id) => effectiveUpstream(graph, id).some((u) => moved.has(u)));
   if (counted.length === 0) return new Map();
   const inScope = new Set(scope);
   const again = new Set(invalidationScope(graph, counted).filter((id) => inScope.has(id)));

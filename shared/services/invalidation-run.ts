@@ -7,7 +7,7 @@
  *    on its frontier again (so that it can end again);
  * 2. every step of the scope gets its next generation before any starts (so no new result can be released into a
  *    dependent still on its old generation); one a concurrent mover started first is left to it unless that
- *    generation counted a step this invalidation moved (then it moves once more, see moveAgain);
+ *    generation waits for a step this invalidation moved (then it moves once more, see moveAgain);
  * 3. the executions of superseded in-flight generations are stopped (their late results fail the generation
  *    condition anyway) and their approvals closed; a live run that finished meanwhile reopens now (and again, should a
  *    look at the run that read its steps before they moved finish it before the announcement); StepsInvalidated is
@@ -211,8 +211,9 @@ interface Scope {
 const MAX_MOVE_ROUNDS = 3;
 
 /**
- * Lost moves are the concurrent mover's to carry on, unless its generation counted a step this invalidation moved
- * (engine `movesAgain`): those steps, and what waits for them in the scope, move once more. None of this
+ * Lost moves are the concurrent mover's to carry on, unless its generation waits for a step this invalidation moved
+ * (engine `movesAgain`: made from that step as it was before the move, it counted its superseded result or would
+ * count a late release of it): those steps, and what waits for them in the scope, move once more. None of this
  * invalidation's generations has started yet, so moving one again costs a history entry and nothing runs twice.
  * `moves` and `superseded` are brought up to date.
  */
