@@ -319,7 +319,8 @@ async function stopSuperseded(ctx: Interpreter, runId: string, ended: readonly S
     }),
   );
   // Only up to the superseded generation: a later one's (a concurrent invalidation's, started already) still waits.
-  const gates = new Map(inFlight.map((s) => [s.stepId, s.generation]));
+  const gates = new Map<string, number>();
+  for (const s of inFlight) gates.set(s.stepId, Math.max(s.generation, gates.get(s.stepId) ?? 0));
   if (gates.size > 0) await expireApprovals(ctx, runId, gates, SUPERSEDED_APPROVAL_COMMENT);
 }
 
