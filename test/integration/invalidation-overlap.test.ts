@@ -7,7 +7,9 @@
  * - an invalidation that supersedes a gate waiting for a person: the old approval is closed, a decision on it is
  *   410 with a code, and the new generation asks again;
  * - a FailRun (the run machine failing a run whose StartRun spent its retries) repeated late, after an invalidation
- *   reopened the run: it must not fail the run's new opening nor close its new generations.
+ *   reopened the run: it must not fail the run's new opening nor close its new generations;
+ * - likewise a step's RunStep that failed it at its claim (before any attempt), repeated late after an invalidation
+ *   reopened the run: the step's new generation runs.
  */
 import { describe, expect, it } from 'vitest';
 import type { LocalHandler } from '../../infra/local/local-executions.ts';
@@ -22,11 +24,41 @@ const startLost = new Set<string>();
 /** Per run: FailRun's first answer is lost, and its repeat waits for `release` before it runs. */
 const failRunRepeat = new Map<string, { arrived: () => void; released: Promise<void>; ran: () => void }>();
 
+/** Per run: the first RunStep of step F's generation 1 loses its answer, and its repeat waits like FailRun's. */
+const runStepRepeat = new Map<string, { arrived: () => void; released: Promise<void>; ran: () => void }>();
+const firstRunStepDone = new Set<string>();
+
+/** A late repeat of an invocation: its first try ran and lost its answer, the repeat is held, then runs. */
+async function heldRepeat(
+  repeats: Map<string, { arrived: () => void; released: Promise<void>; ran: () => void }>,
+  runId: string,
+  run: () => Promise<unknown>,
+): Promise<unknown> {
+  const repeat = repeats.get(runId);
+  if (repeat === undefined) return run();
+  repeats.delete(runId);
+  repeat.arrived();
+  await repeat.released;
+  try {
+    return await run();
+  } finally {
+    repeat.ran();
+  }
+}
+
 const lateFailRun =
   (key: string, handler: LocalHandler): LocalHandler =>
   async (payload) => {
-    const fields = payload as { action?: string; runId?: string };
+    const fields = payload as { action?: string; runId?: string; stepId?: string; generation?: number };
     const runId = fields.runId ?? '';
+    if (key === 'StepExecutor' && runStepRepeat.has(runId) && fields.stepId === 'F' && fields.generation === 1) {
+      if (firstRunStepDone.has(runId)) return heldRepeat(runStepRepeat, runId, () => handler(payload));
+      await handler(payload);
+      firstRunStepDone.add(runId);
+      const error = new Error('injected: the answer of RunStep was lost');
+      error.name = 'Lambda.ServiceException';
+      throw error;
+    }
     if (key !== 'Coordinator') return handler(payload);
     if (fields.action === 'startRun' && startLost.has(runId)) {
       await handler(payload);
@@ -34,19 +66,8 @@ const lateFailRun =
       error.name = 'Lambda.ServiceException';
       throw error;
     }
-    const repeat = failRunRepeat.get(runId);
-    if (fields.action !== 'failRun' || repeat === undefined) return handler(payload);
-    if (!startLost.delete(runId)) {
-      // The repeat: held, then run.
-      failRunRepeat.delete(runId);
-      repeat.arrived();
-      await repeat.released;
-      try {
-        return await handler(payload);
-      } finally {
-        repeat.ran();
-      }
-    }
+    if (fields.action !== 'failRun' || !failRunRepeat.has(runId)) return handler(payload);
+    if (!startLost.delete(runId)) return heldRepeat(failRunRepeat, runId, () => handler(payload));
     await handler(payload);
     const error = new Error('injected: the answer of FailRun was lost');
     error.name = 'Lambda.ServiceException';
@@ -272,45 +293,102 @@ describe('an invalidation that supersedes a gate waiting for a person', () => {
   }, 60_000);
 });
 
+/** A repeat to hold: registered under a run, with what the test waits on and lets go. */
+function repeatToHold() {
+  let arrived!: () => void;
+  let release!: () => void;
+  let ran!: () => void;
+  const signals = {
+    arrived: new Promise<void>((resolve) => {
+      arrived = resolve;
+    }),
+    ran: new Promise<void>((resolve) => {
+      ran = resolve;
+    }),
+  };
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { hooks: { arrived, released, ran }, ...signals, release: () => release() };
+}
+
 describe('a FailRun repeated after an invalidation reopened the run', () => {
   it('leaves the new opening and its new generations alone', async () => {
     const objective = 'late fail-run repeat';
-    let arrived!: () => void;
-    let release!: () => void;
-    let ran!: () => void;
-    const repeatArrived = new Promise<void>((resolve) => {
-      arrived = resolve;
-    });
-    const repeatRan = new Promise<void>((resolve) => {
-      ran = resolve;
-    });
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const repeat = repeatToHold();
     const held = faults.hold({
       method: 'createRun',
       match: (call) => (call.args[0] as { objective?: string }).objective === objective,
     });
     const starting = stack.startRun({
-      plan: plan(objective, [step(stack, 'A', T.sleep, { input: { ms: 300 } }), echo('B', { dependsOn: ['A'] })]),
+      plan: plan(objective, [step(stack, 'A', T.sleep, { input: { ms: 2000 } }), echo('B', { dependsOn: ['A'] })]),
     });
     await held.arrived;
     const id = faults.runIdFor(objective) ?? '';
     startLost.add(id);
-    failRunRepeat.set(id, { arrived, released, ran });
+    failRunRepeat.set(id, repeat.hooks);
     held.release();
     const runId = await starting;
     // Not waitForRun: it waits for the stack to settle, and the repeat held keeps the run's first execution going.
-    await repeatArrived;
+    await repeat.arrived;
     expect((await faults.raw().getRun(runId))?.terminal).toMatchObject({ state: 'failed', reason: 'planning_failed' });
 
     expect((await invalidate(runId, 'A')).json).toMatchObject({ stepIds: ['A', 'B'], reopened: true });
-    release();
-    await repeatRan;
+    repeat.release();
+    await repeat.ran;
     const done = await waitForRun(stack, runId, (r) => r.status !== 'running', 30_000);
 
     expect(done.status, summary(done)).toBe('complete');
     expect(done.steps.map((s) => `${s.id}${s.generation}${s.status}`)).toEqual(['A2succeeded', 'B2succeeded']);
     expect((await stack.store.getRun(runId))?.previousTerminals).toHaveLength(1);
+  }, 60_000);
+});
+
+describe("a step's failure before its start, repeated after an invalidation reopened the run", () => {
+  it('does not fail the new generation', async () => {
+    // F's input is valid only once the gate's decision says go: its generation 1 fails at its claim (E_INPUT_SCHEMA).
+    const steps = [
+      step(stack, 'G', T.approver, { input: {}, approval: { question: 'Go?', timeoutSeconds: 300 } }),
+      step(stack, 'F', T.sleep, { dependsOn: ['G'], input: { ms: '{% $outputs.G.comment = "go" ? 1 : "no" %}' } }),
+    ];
+    const objective = 'late repeat of a claim-time failure';
+    const repeat = repeatToHold();
+    const held = faults.hold({
+      method: 'createRun',
+      match: (call) => (call.args[0] as { objective?: string }).objective === objective,
+    });
+    const starting = stack.startRun({ plan: plan(objective, steps) });
+    await held.arrived;
+    runStepRepeat.set(faults.runIdFor(objective) ?? '', repeat.hooks);
+    held.release();
+    const runId = await starting;
+    const first = await pendingApproval(stack, runId, 'G');
+    expect(
+      (await decide(stack, first, { decision: 'approve', output: { approved: true, comment: 'stop' } })).status,
+    ).toBe(200);
+    await repeat.arrived;
+    expect(await faults.raw().getStep(runId, 'F')).toMatchObject({
+      status: 'failed',
+      generation: 1,
+      attempts: 0,
+      error: { code: expect.stringMatching(/^E_INPUT/) },
+    });
+
+    // The run may have ended already (reopened) or not yet (the replanner answers F's final failure): either way.
+    expect((await invalidate(runId, 'G')).json).toMatchObject({ stepIds: ['G', 'F'] });
+    repeat.release();
+    await repeat.ran;
+    expect(await faults.raw().getStep(runId, 'F')).toMatchObject({ status: 'pending', generation: 2 });
+    const next = await pendingApproval(stack, runId, 'G');
+    expect((await decide(stack, next, { decision: 'approve', output: { approved: true, comment: 'go' } })).status).toBe(
+      200,
+    );
+    const done = await waitForRun(stack, runId, (r) => r.status === 'complete' || stepOf(r, 'F').status === 'failed');
+
+    expect(
+      done.steps.map((s) => `${s.id}${s.generation}${s.status}`),
+      summary(done),
+    ).toEqual(['G2succeeded', 'F2succeeded']);
+    expect(done.status).toBe('complete');
   }, 60_000);
 });
