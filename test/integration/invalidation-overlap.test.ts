@@ -16,7 +16,7 @@ import type { LocalHandler } from '../../infra/local/local-executions.ts';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { NextGeneration } from '../../shared/ports/store.ts';
 import { type ApprovalView, decide, pendingApproval } from '../support/api-reads.ts';
-import { plan, type RunView, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
+import { executedGenerations, plan, type RunView, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
 import { useStackWithFaults } from '../support/stack-faults.ts';
 
 /** Runs whose StartRun loses its answer on every try (the work is done, Step Functions hears a service error). */
@@ -84,18 +84,6 @@ const ledger = (id: string, fields: Parameters<typeof step>[3] = {}) =>
 const invalidate = (runId: string, stepId: string) =>
   stack.request('POST', `/runs/${runId}/steps/${stepId}/invalidate`, { reason: `${stepId} changed` });
 
-/** The generations each step's executions ran (or run), by step id. */
-function executedGenerations(runId: string): Record<string, number[]> {
-  const out: Record<string, number[]> = {};
-  for (const info of stack.executions.list()) {
-    const match = info.machine === 'step' ? /^(.*)-g(\d+)$/.exec(info.name.slice(runId.length + 1)) : null;
-    if (!info.name.startsWith(`${runId}-`) || !match) continue;
-    const [, stepId = '', generation = '0'] = match;
-    out[stepId] = [...(out[stepId] ?? []), Number(generation)].sort();
-  }
-  return out;
-}
-
 /** The run's ledger entries as `stepId → generations`, one per entry. */
 async function ledgerGenerations(runId: string): Promise<Record<string, number[]>> {
   const { json } = await stack.request('GET', '/conformance/ledger');
@@ -161,7 +149,7 @@ describe('two invalidations of one run that overlap', () => {
       'b3succeeded',
       'c3succeeded',
     ]);
-    expect(executedGenerations(runId)).toEqual({ a: [1, 2], b: [1, 3], c: [1, 3] });
+    expect(executedGenerations(stack, runId)).toEqual({ a: [1, 2], b: [1, 3], c: [1, 3] });
     expect(await ledgerGenerations(runId)).toEqual({ a: [1, 2], b: [1, 3], c: [1, 3] });
     expectInOrder(done, ['a', 'b', 'c']);
   }, 60_000);
@@ -212,7 +200,7 @@ describe('two invalidations of one run that overlap', () => {
     // Before, b and c stayed in the generation the invalidation of b gave them, which counted a's generation 1:
     // they ran from a's superseded result and never again after a's generation 2.
     expectInOrder(done, ['a', 'b', 'c']);
-    const executed = executedGenerations(runId);
+    const executed = executedGenerations(stack, runId);
     const ledgered = await ledgerGenerations(runId);
     for (const id of ['b', 'c']) {
       const latest = stepOf(done, id).generation ?? 0;

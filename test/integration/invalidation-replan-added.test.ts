@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
-import { plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
+import { executedGenerations, plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
 import { useModelPlanner } from '../support/model-planner.ts';
 import { createStoreFaults } from '../support/stack-faults.ts';
 
@@ -17,18 +17,6 @@ const { stack } = model;
 
 const echo = (id: string, fields: Partial<PlanStep> = {}) =>
   step(stack, id, T.echo, { input: { value: id }, ...fields });
-
-/** The generations each step's executions ran (or run), by step id. */
-function executedGenerations(runId: string): Record<string, number[]> {
-  const out: Record<string, number[]> = {};
-  for (const info of stack.executions.list()) {
-    const match = info.machine === 'step' ? /^(.*)-g(\d+)$/.exec(info.name.slice(runId.length + 1)) : null;
-    if (!info.name.startsWith(`${runId}-`) || !match) continue;
-    const [, stepId = '', generation = '0'] = match;
-    out[stepId] = [...(out[stepId] ?? []), Number(generation)].sort();
-  }
-  return out;
-}
 
 async function executionEnded(name: string): Promise<void> {
   for (let tries = 0; tries < 800; tries++) {
@@ -64,7 +52,7 @@ describe('steps a replan added, then invalidated', () => {
     late.release();
     await executionEnded(`${runId}-B-g1`);
     expect(await faults.raw().getStep(runId, 'C')).toMatchObject({ generation: 2, status: 'pending', remaining: 1 });
-    expect(executedGenerations(runId).C).toBeUndefined();
+    expect(executedGenerations(stack, runId).C).toBeUndefined();
 
     claimOfB.release();
     const done = await waitForRun(stack, runId, (r) => r.status === 'complete' && stepOf(r, 'C').generation === 2);
@@ -72,7 +60,7 @@ describe('steps a replan added, then invalidated', () => {
       done.steps.map((s) => `${s.id}${s.generation}${s.status}`),
       summary(done),
     ).toEqual(['A1succeeded', 'B2succeeded', 'C2succeeded']);
-    expect(executedGenerations(runId)).toEqual({ A: [1], B: [1, 2], C: [2] });
+    expect(executedGenerations(stack, runId)).toEqual({ A: [1], B: [1, 2], C: [2] });
     expect(Date.parse(stepOf(done, 'C').startedAt ?? '')).toBeGreaterThanOrEqual(
       Date.parse(stepOf(done, 'B').finishedAt ?? ''),
     );
