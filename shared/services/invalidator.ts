@@ -65,7 +65,7 @@ export const HANDLING_TIMEOUT_SECONDS = 300;
 export const DEFAULT_INVALIDATION_REASON = 'invalidated on request';
 
 /**
- * Tries of one run's invalidation within one delivery of a resource change. A try fails if any of its writes does
+ * Tries of one run's invalidation within one delivery of a resource change or one API request. A try fails if any of its writes does
  * (two tries in three, for a dozen writes at the chaos suite's 9 % of failed writes), but a repeat skips the moves
  * the tries before it made: eight tries, times three deliveries, leave next to no chance of losing it.
  */
@@ -164,7 +164,17 @@ async function invalidateStep(ctx: Interpreter, request: InvalidateStepRequest):
     if (!graph.has(stepId)) {
       throw new NotFoundError(`run ${runId} has no step ${stepId}`, { context: { runId, stepId } });
     }
-    return invalidateInRun(ctx, run, [stepId], request.reason ?? DEFAULT_INVALIDATION_REASON, { key });
+    // Tried in place like a resource change's: a client that takes the 5xx of a try failed part-way and never asks
+    // again would leave moved steps in a generation nobody starts.
+    return tryAgain(RUN_INVALIDATION_POLICY, async (tries) =>
+      invalidateInRun(
+        ctx,
+        tries === 1 ? run : await ctx.getRun(runId),
+        [stepId],
+        request.reason ?? DEFAULT_INVALIDATION_REASON,
+        { key },
+      ),
+    );
   };
   if (request.requestId === undefined) return work();
   const handled = await once(ctx, key, work);

@@ -163,3 +163,23 @@ describe("a webhook invalidating a run's root step while the store keeps failing
     expect(lost.count()).toBe(MORE_THAN_DELIVERIES);
   }, 60_000);
 });
+
+describe("an API invalidation of a run's root step while the store keeps failing", () => {
+  it('moves every dependent and reruns the root when one request met failures part-way and was never repeated', async () => {
+    const runId = await finishedRun('api root moves lost', `repo:${randomUUID()}`);
+    // Fewer failures than the invalidation's tries in place, more than none: the one request must carry it through.
+    const lost = faults.throwOn({
+      method: 'startGeneration',
+      when: 'before',
+      name: 'TimeoutError',
+      times: MORE_THAN_DELIVERIES,
+      match: (call) => about(runId)(call) && call.args[1] === 'b',
+    });
+
+    const { status } = await stack.request('POST', `/runs/${runId}/steps/r/invalidate`, { reason: 'api, once' });
+    // Before: the first failure answered 5xx, the run reopened with r ready on generation 2 and b on generation 1.
+    expect(status).toBe(202);
+    await expectRootRerun(runId);
+    expect(lost.count()).toBe(MORE_THAN_DELIVERIES);
+  }, 60_000);
+});
