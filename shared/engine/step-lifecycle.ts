@@ -118,6 +118,24 @@ export function decideClaim(
   return budgetExhausted === undefined ? { kind: 'claim' } : { kind: 'refuse', reason: budgetExhausted };
 }
 
+/**
+ * Whether a failure RecordFailure is told of is the generation's failure before any attempt: its RunStep failed for
+ * good (the claim write throttled past the Task's Retry, a crash while it loaded or prepared the step) and the step
+ * is still unclaimed. The execution ends after RecordFailure and its deterministic name cannot be started again, so
+ * nobody would ever claim the step: it fails as a claim that found it cannot run does (`reject`), or the run stays
+ * open with a `ready` step and nothing left to move it.
+ */
+export function failsUnclaimed(
+  step: Pick<StepRecord, 'generation' | 'status' | 'claimedBy'>,
+  generation: number,
+): boolean {
+  return (
+    step.generation === generation &&
+    step.claimedBy === undefined &&
+    STEP_TRANSITIONS.reject.from.some((s) => s === step.status)
+  );
+}
+
 /** What follows an attempt: the verdict on its result, or its failure, against the step's retry policy. */
 export type AttemptOutcome =
   | { readonly kind: 'succeed' }

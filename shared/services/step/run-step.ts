@@ -17,6 +17,7 @@ import {
   closeAttempt,
   decideAttemptOutcome,
   decideClaim,
+  failsUnclaimed,
   orphanedAttemptEnding,
   transitionCondition,
 } from '../../engine/step-lifecycle.ts';
@@ -402,6 +403,13 @@ export async function recordFailedAttempt(
     // A repeat: the failure is written; make sure its follow-ups happened.
     await afterFailure(ctx, first.plan, step);
     return done(step.attempts);
+  }
+  if (failsUnclaimed(step, ref.generation)) {
+    const note = `${error.code} before the step was claimed: ${error.message}`;
+    const from = transitionCondition('reject', ref.generation).from;
+    // Lost to a claim that landed late (a timed-out invocation's write): its attempt is the one that failed.
+    const failed = await failStep(ctx, first.plan, step, error, { from, note });
+    return failed ? done(0) : recordFailedAttempt(ctx, ref, attempt, error);
   }
   const n = attempt ?? Math.max(1, step.attempts);
   if (step.status === 'succeeded' || step.status === 'skipped') {

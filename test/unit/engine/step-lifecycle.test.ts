@@ -6,6 +6,7 @@ import {
   CARRIED_ATTEMPT_MAX_CHARS,
   closeAttempt,
   decideAttemptOutcome,
+  failsUnclaimed,
   orphanedAttemptEnding,
   STEP_TRANSITIONS,
   transitionCondition,
@@ -166,5 +167,22 @@ describe('orphanedAttemptEnding', () => {
     expect(
       orphanedAttemptEnding({ stepId: 'G', generation: 1, status: 'cancelled' }, { ...record, outcome: 'failed' }),
     ).toBeUndefined();
+  });
+});
+
+describe('failsUnclaimed', () => {
+  const ready = { generation: 2, status: 'ready' as const, claimedBy: undefined };
+
+  it('fails a step of this generation that no execution claimed, ready or pending', () => {
+    expect(failsUnclaimed(ready, 2)).toBe(true);
+    expect(failsUnclaimed({ ...ready, status: 'pending' }, 2)).toBe(true);
+  });
+
+  it('leaves a claimed step, a finished one and another generation to the attempt path', () => {
+    expect(failsUnclaimed({ ...ready, status: 'running', claimedBy: 'e1' }, 2)).toBe(false);
+    expect(failsUnclaimed({ ...ready, status: 'retrying', claimedBy: 'e1' }, 2)).toBe(false);
+    expect(failsUnclaimed({ ...ready, status: 'succeeded', claimedBy: 'e1' }, 2)).toBe(false);
+    expect(failsUnclaimed({ ...ready, status: 'blocked' }, 2)).toBe(false);
+    expect(failsUnclaimed(ready, 1)).toBe(false);
   });
 });
