@@ -102,6 +102,19 @@ describe('the in-process DynamoDB fast path', () => {
     expect(withoutMetadata(queryFast)).toEqual(withoutMetadata(querySdk));
   });
 
+  it('leaves the command’s input as it was (dynalite drops the members it does not know from what it is given)', async () => {
+    const input = {
+      TableName: TABLE,
+      Item: item('untouched'),
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+    };
+    const before = structuredClone(input);
+    await fast.client.send(new PutItemCommand(input));
+    expect(input).toEqual(before);
+    const read = await fast.client.send(new GetItemCommand({ TableName: TABLE, Key: key('untouched') }));
+    expect(read.Item).toEqual(item('untouched'));
+  });
+
   it('throws the SDK’s own exception when a condition fails', async () => {
     const failing = (c: DynamoDBClient) =>
       c
