@@ -12,6 +12,7 @@
  * would carry what those checks ask for (the client's content type and placeholder signature).
  */
 import { createRequire } from 'node:module';
+import { storeDynaliteTablesAsText } from '../../shared/adapters/local/dynalite-text-storage.ts';
 import type { TextResponse } from './dynamo-fast-path.ts';
 
 /** dynalite's store (db/index.js `create`): opaque here, handed back to its actions and validations. */
@@ -32,6 +33,8 @@ type Action = (
 /** An error dynalite answers with a status (a validation or the action's own refusal). */
 type HttpError = Error & { statusCode: number; body: object };
 
+// Before anything here loads dynalite's db module.
+storeDynaliteTablesAsText();
 const fromDynalite = createRequire(createRequire(import.meta.url).resolve('dynalite'));
 const validations = fromDynalite('./validations') as Validations;
 const crc32 = fromDynalite('buffer-crc32') as { unsigned(text: string): number };
