@@ -11,7 +11,8 @@
 /** The answer of `wireCopy` for a value that must take the SDK's path. */
 export const NOT_WIRE: unique symbol = Symbol('not wire data');
 
-const BINARY_MEMBERS = new Set(['B', 'BS']);
+/** A binary member's name (`B`, `BS`), tested without a lookup: this runs for every member of every request. */
+const isBinaryMember = (key: string): boolean => key.charCodeAt(0) === 66 && (key.length === 1 || key === 'BS');
 
 const isPlainObject = (value: object): boolean => {
   const proto = Object.getPrototypeOf(value);
@@ -42,7 +43,7 @@ export function wireCopy(value: unknown): unknown {
       for (const key in value) {
         const member = (value as Record<string, unknown>)[key];
         if (member === undefined) continue;
-        if (BINARY_MEMBERS.has(key)) return NOT_WIRE;
+        if (isBinaryMember(key)) return NOT_WIRE;
         const element = wireCopy(member);
         if (element === NOT_WIRE) return NOT_WIRE;
         copy[key] = element;
@@ -71,7 +72,7 @@ function isWire(value: unknown): boolean {
       }
       if (!isPlainObject(value)) return false;
       for (const key in value) {
-        if (BINARY_MEMBERS.has(key)) return false;
+        if (isBinaryMember(key)) return false;
         if (!isWire((value as Record<string, unknown>)[key])) return false;
       }
       return true;
