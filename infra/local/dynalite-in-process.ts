@@ -4,8 +4,8 @@
  * request to dynalite's own HTTP request listener in process. On a one-process stack that runs hundreds of store
  * calls per second, the HTTP round trip and SigV4 signing were most of each call's CPU; dynalite checks only that a
  * signature is present, so requests carry a fixed placeholder instead (nothing here ever reaches AWS). The store's
- * item commands answered without an error skip the SDK's pipeline as well (dynamo-fast-path.ts); an error is still
- * read, and retried, by the SDK.
+ * item commands skip the SDK's pipeline and dynalite's listener as well: the fast path (dynamo-fast-path.ts) hands
+ * them to dynalite's operations as data (dynalite-direct.ts); an error is still read, and retried, by the SDK.
  *
  * Tests keep using the socket-based dynalite (shared/adapters/local/dynalite-server.ts), which exercises the full
  * HTTP path.
@@ -17,6 +17,7 @@ import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynam
 import { cacheDynaliteExpressions } from '../../shared/adapters/local/dynalite-expression-cache.ts';
 import { sizeDynaliteItemsAsDynamoDb } from '../../shared/adapters/local/dynalite-item-size.ts';
 import { createLocalTable } from '../../shared/adapters/local/dynalite-server.ts';
+import { answerText, callDynalite, capturingStore } from './dynalite-direct.ts';
 import {
   type FastPath,
   installFastPath,
@@ -43,12 +44,6 @@ cacheDynaliteExpressions();
 const PLACEHOLDER_AUTHORIZATION =
   'AWS4-HMAC-SHA256 Credential=local/20000101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=local';
 const PLACEHOLDER_DATE = '20000101T000000Z';
-/** What every request carries besides its target: dynalite checks the content type and that a signature is there. */
-const FAST_PATH_HEADERS = {
-  'content-type': 'application/x-amz-json-1.0',
-  authorization: PLACEHOLDER_AUTHORIZATION,
-  'x-amz-date': PLACEHOLDER_DATE,
-};
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
 /** Middleware that only adds headers dynalite never reads. */
 const UNREAD_HEADER_MIDDLEWARE = ['getUserAgentMiddleware', 'recursionDetectionMiddleware'] as const;
@@ -139,12 +134,14 @@ export interface InProcessDynamoOptions {
 export async function startInProcessDynamo(options: InProcessDynamoOptions): Promise<InProcessDynamo> {
   // DynamoDB's 400 KB item limit in UTF-8 bytes, as on AWS (dynalite counts UTF-16 code units).
   sizeDynaliteItemsAsDynamoDb();
-  const server = dynalite({
-    createTableMs: 0,
-    deleteTableMs: 0,
-    updateTableMs: 0,
-    ...(options.path === undefined ? {} : { path: options.path }),
-  });
+  const { made: server, store } = capturingStore(() =>
+    dynalite({
+      createTableMs: 0,
+      deleteTableMs: 0,
+      updateTableMs: 0,
+      ...(options.path === undefined ? {} : { path: options.path }),
+    }),
+  );
   const listener = server.listeners('request')[0] as RequestListener | undefined;
   if (!listener) throw new Error('dynalite exposes no request listener');
   if (options.path !== undefined) {
@@ -204,7 +201,13 @@ export async function startInProcessDynamo(options: InProcessDynamoOptions): Pro
       },
       { step: 'initialize', name: 'cairnCommandObserver' },
     );
-  fastPath = installFastPath(client, { answer, headers: FAST_PATH_HEADERS, onCommand });
+  const call = (operation: string, data: Record<string, unknown>) => {
+    const waiting = loopTurns.turn();
+    return waiting === undefined
+      ? callDynalite(store, operation, data)
+      : waiting.then(() => callDynalite(store, operation, data));
+  };
+  fastPath = installFastPath(client, { call, text: answerText, onCommand });
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     // dynalite closes its store once its server has closed (and waits for the operations in flight).

@@ -2,17 +2,19 @@
  * The embedded DynamoDB client's fast path. Through the SDK, a store call on the in-process dynalite cost about twice
  * what dynalite itself spends on it: the SDK's middleware (endpoint rules, retry tokens, context spreads) and its
  * schema-driven serialization, for a request that dynalite parses back from JSON a moment later. The store adapter
- * already speaks the wire shape (`{ S: ... }` attribute values, no binary), so a command's input serialized with
- * JSON.stringify is the body the SDK would build, and dynalite's answer parsed with JSON.parse is the output the SDK
- * would return.
+ * already speaks the wire shape (`{ S: ... }` attribute values, no binary), so a command's input is handed to
+ * dynalite's operation as data (wire-data.ts: the copy JSON's round trip would make, without the text), and its
+ * answer is the output the SDK would return.
  *
  * Only the answers that need the SDK's reading take its path, and they take it without a second request: an error
- * (its exception class, `$fault`, `$metadata`, the retries it decides on) or a value in binary. The response already
- * received is replayed to the SDK's pipeline as the first attempt's answer (`x-cairn-replay`), so the exception the
- * store adapter sees is the one the SDK makes, and a retry the SDK decides on is a new request. A client to which
- * anything adds middleware after boot (fault injection, tests) is served by the SDK alone.
+ * (its exception class, `$fault`, `$metadata`, the retries it decides on) or a value in binary. The answer already
+ * received is replayed, as the text dynalite's listener would have sent, to the SDK's pipeline as the first
+ * attempt's answer (`x-cairn-replay`), so the exception the store adapter sees is the one the SDK makes, and a retry
+ * the SDK decides on is a new request. A client to which anything adds middleware after boot (fault injection,
+ * tests) is served by the SDK alone.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { NOT_WIRE, wireCopy, wireOutput } from './wire-data.ts';
 
 /** The parts of the SDK's HttpRequest / HttpResponse this transport reads and writes. */
 export interface SdkRequest {
@@ -55,17 +57,21 @@ const OPERATIONS = new Set([
   'Scan',
 ]);
 
-/** A binary attribute value (`B`, `BS`) as a JSON key: the SDK turns base64 text into bytes and back. */
-const BINARY = /"BS?":/;
-
 type Send = (command: unknown, ...rest: unknown[]) => Promise<unknown>;
 type Observer = (commandName: string, input: unknown, output: unknown) => void;
 
+/** dynalite's answer to a call, as data (dynalite-direct.ts). */
+export interface CallAnswer {
+  readonly statusCode: number;
+  readonly data: Record<string, unknown>;
+  readonly requestId: string;
+}
+
 export interface FastPathOptions {
-  /** Answers one request (dynalite's listener, in process). */
-  readonly answer: (request: SdkRequest) => Promise<TextResponse>;
-  /** The headers every request carries (content type and placeholder signature). */
-  readonly headers: Readonly<Record<string, string>>;
+  /** Answers one operation on a request (a fresh copy the callee may change), as data. */
+  readonly call: (operation: string, data: Record<string, unknown>) => Promise<CallAnswer>;
+  /** The answer as the text response the SDK reads (an error, or an answer holding binary values). */
+  readonly text: (answer: CallAnswer) => TextResponse;
   /** Called for every command answered by the fast path, as the client's observer middleware is on the SDK's path. */
   readonly onCommand?: Observer | undefined;
 }
@@ -117,23 +123,13 @@ export function installFastPath(client: DynamoDBClient, options: FastPathOptions
   };
 
   const send = async (command: { input: object }, name: string, operation: string): Promise<unknown> => {
-    const body = JSON.stringify(command.input);
-    if (BINARY.test(body)) return viaSdk(command);
-    const response = await options.answer({
-      method: 'POST',
-      path: '/',
-      headers: { ...options.headers, 'x-amz-target': `DynamoDB_20120810.${operation}` },
-      body,
-    });
-    if (response.statusCode !== 200) return viaSdk(command, response);
-    if (BINARY.test(response.text)) return viaSdk(command, response);
-    const output = JSON.parse(response.text) as Record<string, unknown>;
-    output.$metadata = {
-      httpStatusCode: 200,
-      requestId: response.headers['x-amzn-requestid'],
-      attempts: 1,
-      totalRetryDelay: 0,
-    };
+    const data = wireCopy(command.input);
+    if (data === NOT_WIRE) return viaSdk(command);
+    const answer = await options.call(operation, data as Record<string, unknown>);
+    if (answer.statusCode !== 200) return viaSdk(command, options.text(answer));
+    const output = wireOutput(answer.data);
+    if (output === NOT_WIRE) return viaSdk(command, options.text(answer));
+    output.$metadata = { httpStatusCode: 200, requestId: answer.requestId, attempts: 1, totalRetryDelay: 0 };
     options.onCommand?.(name, command.input, output);
     return output;
   };

@@ -6,12 +6,15 @@
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import type { MachineName } from '../../shared/ports/executions.ts';
 import { AslError, lambdaError } from './asl-errors.ts';
+import { evaluatePlainJsonPaths } from './asl-json-path.ts';
 import { checkLambdaRequest, checkLambdaResponse } from './aws-limits.ts';
 import { type ConcurrencyLimit, limitConcurrency } from './lambda-concurrency.ts';
 import { type LocalTask, prepareDefinition, startingAt } from './local-asl.ts';
 import type { LocalExecutionsOptions, LocalHandler } from './local-executions-api.ts';
 import { loopTurns } from './loop-turns.ts';
 import type { AslDefinition } from './template.ts';
+
+evaluatePlainJsonPaths();
 
 /** A copy of a value as JSON carries it between states and services. */
 export const toJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value ?? null));

@@ -16,6 +16,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcessDynamo } from '../../infra/local/dynalite-in-process.ts';
 import { PARTITION_KEY, SORT_KEY } from '../../shared/adapters/aws/table-layout.ts';
+import { storeDynaliteTablesAsText } from '../../shared/adapters/local/dynalite-text-storage.ts';
 
 const TABLE = 'fast-path';
 const seen: { name: string; output: unknown }[] = [];
@@ -100,6 +101,23 @@ describe('the in-process DynamoDB fast path', () => {
     );
     expect(queryFast.Count).toBe(1);
     expect(withoutMetadata(queryFast)).toEqual(withoutMetadata(querySdk));
+  });
+
+  it('leaves the command’s input as it was (dynalite drops the members it does not know from what it is given)', async () => {
+    const input = {
+      TableName: TABLE,
+      Item: item('untouched'),
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+    };
+    const before = structuredClone(input);
+    await fast.client.send(new PutItemCommand(input));
+    expect(input).toEqual(before);
+    const read = await fast.client.send(new GetItemCommand({ TableName: TABLE, Key: key('untouched') }));
+    expect(read.Item).toEqual(item('untouched'));
+  });
+
+  it('keeps the in-memory tables as text (dynalite-text-storage.ts), loaded before dynalite was', () => {
+    expect(storeDynaliteTablesAsText()).toBe(true);
   });
 
   it('throws the SDK’s own exception when a condition fails', async () => {

@@ -40,11 +40,15 @@ export class ExpressionScope {
     return placeholder;
   }
 
+  // Plain loops: every store request builds its parts, and Object.fromEntries over a spread Map cost several times
+  // as much (about 1 % of a zero-work step's CPU on the embedded stack).
   parts(): ExpressionParts {
-    const ExpressionAttributeNames = Object.fromEntries([...this.names].map(([attribute, ph]) => [ph, attribute]));
-    return this.values.size === 0
-      ? { ExpressionAttributeNames }
-      : { ExpressionAttributeNames, ExpressionAttributeValues: Object.fromEntries(this.values) };
+    const ExpressionAttributeNames: Record<string, string> = {};
+    for (const [attribute, placeholder] of this.names) ExpressionAttributeNames[placeholder] = attribute;
+    if (this.values.size === 0) return { ExpressionAttributeNames };
+    const ExpressionAttributeValues: Record<string, AttributeValue> = {};
+    for (const [placeholder, value] of this.values) ExpressionAttributeValues[placeholder] = value;
+    return { ExpressionAttributeNames, ExpressionAttributeValues };
   }
 
   // conditions

@@ -12,15 +12,20 @@ type ItemSize = (item: Record<string, unknown>, compress?: boolean, addMetaSize?
 
 const utf8 = (text: string): number => Buffer.byteLength(text, 'utf8');
 
-/** A number's size: about one byte per two significant digits, plus one (DynamoDB's documented estimate). */
-function numberSize(text: string): number {
-  const digits = text
+/** A number's significant digits (no sign, exponent, point, leading or trailing zeros), as dynalite's Big counts them. */
+function significantDigits(text: string): number {
+  return text
     .replace(/^[-+]/, '')
     .replace(/[eE].*$/, '')
     .replace('.', '')
     .replace(/^0+/, '')
-    .replace(/0+$/, '');
-  return digits.length === 0 ? 1 : Math.ceil(digits.length / 2) + 1 + (text.startsWith('-') ? 1 : 0);
+    .replace(/0+$/, '').length;
+}
+
+/** A number's size: about one byte per two significant digits, plus one (DynamoDB's documented estimate). */
+function numberSize(text: string): number {
+  const digits = significantDigits(text);
+  return digits === 0 ? 1 : Math.ceil(digits / 2) + 1 + (text.startsWith('-') ? 1 : 0);
 }
 
 /** The size of one attribute value in the wire format (`{ S: ... }`, `{ M: {...} }`, ...). */
@@ -48,19 +53,41 @@ export function dynamoItemSize(item: Readonly<Record<string, AttributeValue>>): 
   return size;
 }
 
+/**
+ * Whether dynalite's own count of an item can exceed `dynamoItemSize`. It counts strings and names in UTF-16 code
+ * units (never more than their UTF-8 bytes), everything else as DynamoDB does, except a number of an even count of
+ * significant digits, for which it may count one byte more: so only an item holding such a number needs it.
+ */
+const evenDigits = (text: string): boolean => {
+  const digits = significantDigits(text);
+  return digits > 0 && digits % 2 === 0;
+};
+
+function dynaliteMayCountMore(value: Readonly<Record<string, AttributeValue>> | readonly AttributeValue[]): boolean {
+  for (const member of Object.values(value) as AttributeValue[]) {
+    if (member.N !== undefined && evenDigits(member.N)) return true;
+    if (member.NS?.some(evenDigits)) return true;
+    if (member.L !== undefined && dynaliteMayCountMore(member.L)) return true;
+    if (member.M !== undefined && dynaliteMayCountMore(member.M)) return true;
+  }
+  return false;
+}
+
 let patched = false;
 
 /**
  * Makes every dynalite in this process size items in UTF-8 (idempotent). dynalite's actions reach the check through
- * its db module's export, which this replaces; its capacity arithmetic keeps its own estimate.
+ * its db module's export, which this replaces; its capacity arithmetic keeps its own estimate. The size is the larger
+ * of the two counts; dynalite's own is computed (with big.js, per number) only for an item where it can be larger.
  */
 export function sizeDynaliteItemsAsDynamoDb(): void {
   if (patched) return;
   const db = createRequire(import.meta.url)('dynalite/db/index.js') as { itemSize: ItemSize };
   const original = db.itemSize;
-  db.itemSize = (item, compress, addMetaSize, rangeKey) =>
-    compress || addMetaSize
-      ? original(item, compress, addMetaSize, rangeKey)
-      : Math.max(original(item), dynamoItemSize(item as Record<string, AttributeValue>));
+  db.itemSize = (item, compress, addMetaSize, rangeKey) => {
+    if (compress || addMetaSize) return original(item, compress, addMetaSize, rangeKey);
+    const size = dynamoItemSize(item as Record<string, AttributeValue>);
+    return dynaliteMayCountMore(item as Record<string, AttributeValue>) ? Math.max(original(item), size) : size;
+  };
   patched = true;
 }

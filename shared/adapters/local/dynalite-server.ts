@@ -9,6 +9,7 @@ import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-s
 import { tableDefinition } from '../aws/table-layout.ts';
 import { cacheDynaliteExpressions } from './dynalite-expression-cache.ts';
 import { sizeDynaliteItemsAsDynamoDb } from './dynalite-item-size.ts';
+import { storeDynaliteTablesAsText } from './dynalite-text-storage.ts';
 
 interface DynaliteOptions {
   readonly createTableMs?: number;
@@ -20,6 +21,7 @@ interface DynaliteOptions {
 
 type DynaliteFactory = (options: DynaliteOptions) => Server;
 
+storeDynaliteTablesAsText();
 // dynalite is CommonJS and ships no types: load it with require and type the one function cairn uses.
 const dynalite = createRequire(import.meta.url)('dynalite') as DynaliteFactory;
 cacheDynaliteExpressions();

@@ -99,4 +99,64 @@ describe('dynalite expression cache', () => {
       }),
     ).rejects.toThrow(/unused in expressions/);
   });
+
+  it('reads and writes the map member each request names when the same shape names another one', async () => {
+    const releaseIf = (member: string, generation: string) =>
+      update('members', {
+        UpdateExpression: 'SET #m.#k = :g',
+        ConditionExpression: 'attribute_not_exists(#m.#k) OR #m.#k < :g',
+        ExpressionAttributeNames: { '#m': 'm', '#k': member },
+        ExpressionAttributeValues: { ':g': { N: generation } },
+      });
+    await update('members', {
+      UpdateExpression: 'SET #m = :empty',
+      ExpressionAttributeNames: { '#m': 'm' },
+      ExpressionAttributeValues: { ':empty': { M: {} } },
+    });
+    await releaseIf('a', '2');
+    await releaseIf('b', '1');
+    await releaseIf('b', '3');
+
+    await expect(releaseIf('a', '1')).rejects.toThrow(/conditional request failed/i);
+    expect(await read('members')).toMatchObject({ m: { M: { a: { N: '2' }, b: { N: '3' } } } });
+  });
+
+  it('reads placeholders named differently in a request of the same shape as that request names them', async () => {
+    await update('renamed', {
+      UpdateExpression: 'SET #first = :one, #second = :two',
+      ExpressionAttributeNames: { '#first': 'x', '#second': 'y' },
+      ExpressionAttributeValues: { ':one': { S: '1' }, ':two': { S: '2' } },
+    });
+    await update('renamed', {
+      UpdateExpression: 'SET #second = :two, #first = :one',
+      ExpressionAttributeNames: { '#first': 'x', '#second': 'y' },
+      ExpressionAttributeValues: { ':one': { S: 'one' }, ':two': { S: 'two' } },
+    });
+
+    expect(await read('renamed')).toMatchObject({ x: { S: 'one' }, y: { S: 'two' } });
+  });
+
+  it('still refuses two placeholders for one attribute in a shape first seen with two attributes', async () => {
+    const set = (names: Record<string, string>) =>
+      update('overlap', {
+        UpdateExpression: 'SET #a = :v, #b = :w',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: { ':v': { S: 'v' }, ':w': { S: 'w' } },
+      });
+    await set({ '#a': 'x', '#b': 'y' });
+
+    await expect(set({ '#a': 'x', '#b': 'x' })).rejects.toThrow(/overlap/);
+  });
+
+  it('still refuses a placeholder naming an attribute the expression also spells out', async () => {
+    const set = (name: string) =>
+      update('spelled', {
+        UpdateExpression: 'SET #a = :v, c = :w',
+        ExpressionAttributeNames: { '#a': name },
+        ExpressionAttributeValues: { ':v': { S: 'v' }, ':w': { S: 'w' } },
+      });
+    await set('x');
+
+    await expect(set('c')).rejects.toThrow(/overlap/);
+  });
 });
