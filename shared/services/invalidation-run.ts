@@ -15,7 +15,8 @@
  *    nothing more, and the new generations are closed);
  * 4. steps that an upstream failure outside the scope keeps from ever running are blocked, upstream steps that
  *    finished meanwhile are counted, every step with nothing left to wait for is started, and with blocked steps
- *    (a repeat's earlier ones too) the run's end is looked at.
+ *    (a repeat's earlier ones too), and with the steps of the scope that already ended when the run was reopened
+ *    (by this call or a repeat's first try), the run's end is looked at.
  *
  * An invalidation with a key (its event id, a request's idempotency key) is repeatable: each new generation carries
  * the key, so a repeat after a first try that failed part-way (a throttle, a lost answer) takes the steps it already
@@ -174,8 +175,26 @@ export async function invalidateInRun(
   // steps its first try blocked too: that try may have failed before this look, and nobody else makes it.
   const blockedEarlier = moved.filter((m) => own.has(m.after.stepId) && m.after.status === 'blocked');
   const settled = [...blockedSteps, ...blockedEarlier.map((m) => m.after)];
+  // A step of the scope that ended before this call last reopened the run looked at the run's end while it was
+  // finished (or before it was), and looks no more: a late release of its upstream can start a new generation
+  // before the announcement, and a repeat finds the generations its first try started already run. Whoever reopened
+  // the run, this call or (for a repeat) its first try, looks for them once the run is open for good.
+  if (reopened || own.size > 0) settled.push(...(await endedSince(ctx, runId, stepIds, settled)));
   if (settled.length > 0) await checkRunEnd(ctx, loaded, runId, settled);
   return { runId, stepIds, reopened };
+}
+
+/** The steps of `stepIds` that are no longer open, read now, but for those already in `known`. */
+async function endedSince(
+  ctx: Interpreter,
+  runId: string,
+  stepIds: readonly string[],
+  known: readonly StepRecord[],
+): Promise<StepRecord[]> {
+  const counted = new Set(known.map((s) => s.stepId));
+  const rest = stepIds.filter((id) => !counted.has(id));
+  if (rest.length === 0) return [];
+  return (await ctx.deps.store.getSteps(runId, rest)).filter((s) => !isOpenStepStatus(s.status));
 }
 
 /**
