@@ -3,8 +3,8 @@
  *
  * The first try of an invalidation with a key moved a sink to its next generation, then failed before it announced
  * (a throttle). The sink's upstream, whose release was late (its RunStep slowed by the store), released the new
- * generation all the same: it was started, ran, and its own look at the run's end finished the run. The caller's
- * repeat then found the run finished, reopened it, took the sink as moved by its first try and announced; but the
+ * generation all the same: it was started, ran, and its own look at the run's end finished the run. The next try
+ * (the invalidator's own, in place) then found the run finished, reopened it, took the sink as moved by its first try and announced; but the
  * sink had already ended, so it would never look at the run's end again, and nothing else was open to do so: the
  * reopened run stayed `running` with no step open.
  */
@@ -18,6 +18,14 @@ import { injectedThrottle, interceptStore, secondProcessDeps } from '../support/
 import { useStackWithFaults } from '../support/stack-faults.ts';
 
 const { stack, faults } = useStackWithFaults();
+
+const deferred = () => {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+};
 
 const echo = (id: string, fields: Partial<PlanStep> = {}) =>
   step(stack, id, T.echo, { input: { value: id }, ...fields });
@@ -33,31 +41,39 @@ describe('a repeated invalidation whose moved sink ran and finished the run befo
     const runId = await stack.startRun({ plan: plan(objective, [echo('a'), echo('s', { dependsOn: ['a'] })]) });
     await release.arrived;
 
+    // The first try's announcement is throttled; the next try starts once the run has finished.
     let throttled = 0;
-    const store: Store = interceptStore(stack.store, ['updateRun'], async (call, args) => {
-      if (throttled === 0 && args[0] === runId && JSON.stringify(args).includes('StepsInvalidated')) {
+    const finished = deferred();
+    const store: Store = interceptStore(stack.store, ['updateRun', 'getRun'], async (call, args) => {
+      if (args[0] !== runId) return call();
+      if (throttled === 0 && JSON.stringify(args).includes('StepsInvalidated')) {
         throttled++;
         throw injectedThrottle();
+      }
+      if (throttled === 1 && args.length === 1) {
+        throttled++;
+        await finished.promise;
       }
       return call();
     });
     const invalidator = createInvalidator(secondProcessDeps(stack, store));
     const request = { runId, stepId: 's', reason: 'stale', requestId: 'repeat-after-sink-ran' };
-    await expect(invalidator.invalidateStep(request)).rejects.toThrow(/Rate exceeded/);
+    const invalidation = invalidator.invalidateStep(request);
+    while (throttled === 0) await new Promise((resolve) => setTimeout(resolve, 10));
 
     // The late release finds s in its generation 2 with a counted, and starts it; s ends the run.
     release.release();
-    const finished = await waitForRun(
+    const ended = await waitForRun(
       stack,
       runId,
       (run) => run.status === 'complete' && stepOf(run, 's').generation === 2,
       10_000,
     );
-    expect(stepOf(finished, 's').status, summary(finished)).toBe('succeeded');
+    expect(stepOf(ended, 's').status, summary(ended)).toBe('succeeded');
+    finished.resolve();
+    const again = await invalidation;
 
-    const again = await invalidator.invalidateStep(request);
-
-    expect(throttled).toBe(1);
+    expect(throttled).toBe(2);
     expect(again).toMatchObject({ stepIds: ['s'], reopened: true });
     // Before, the reopened run stayed running: s succeeded in generation 2, nothing open, nobody to finish it.
     const done = await waitForRun(stack, runId, undefined, 10_000);
