@@ -6,6 +6,11 @@
  * failure's own follow-up read the dependent in its old generation and tried to block that one, but the invalidation
  * had moved it meanwhile: the block lost its generation condition. Nobody blocked the new generation, and nothing
  * would ever release it.
+ *
+ * And the other way round (chaos seed 11 runs 39, 107, seed 15 run 152: a run `failed`, `incomplete`, with steps
+ * blocked although every upstream step succeeded): an invalidation of the failing step itself moved its dependent
+ * first; the failure's follow-up, which had read the failed step before it moved, blocked the dependent's new
+ * generation, which waits for the failed step's next generation, not for this failure.
  */
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
@@ -79,5 +84,48 @@ describe('an invalidation whose scope waits for a step that fails while the gene
       'B2:succeeded',
       'C2:blocked',
     ]);
+  }, 60_000);
+});
+
+describe('a failure whose step an invalidation moves, after its dependent moved and before the step did', () => {
+  it('leaves the new generation of the dependent to the next one of the step, and the run completes', async () => {
+    const objective = 'failure follow-up after its dependent moved';
+    const failing = faults.hold({ method: 'transitionStep', match: moving(objective, 'F', 'failed') });
+    const looked = faults.hold({
+      method: 'recordFrontier',
+      match: (call) => call.runId === faults.runIdFor(objective) && (call.args[1] as string[]).includes('F#1'),
+    });
+    const runId = await stack.startRun({
+      plan: plan(objective, [
+        // Fails its first call for good (no retry), succeeds on its next generation's.
+        step(stack, 'F', T.flaky, { input: { key: `f-${Date.now()}`, failures: 1 }, maxRetries: 0 }),
+        echo('D', { dependsOn: ['F'] }),
+      ]),
+    });
+    await failing.arrived;
+
+    // The invalidation of F moves D first; F's failure lands then, and F moves once its follow-up has looked.
+    const dMoved = deferred();
+    const moveF = deferred();
+    const store: Store = interceptStore(stack.store, ['startGeneration'], async (call, args) => {
+      if (args[0] !== runId) return call();
+      if (args[1] === 'F') await moveF.promise;
+      const moved = await call();
+      if (args[1] === 'D') dMoved.resolve();
+      return moved;
+    });
+    const invalidator = createInvalidator(secondProcessDeps(stack, store));
+    const invalidation = invalidator.invalidateStep({ runId, stepId: 'F', reason: 'stale' });
+    await dMoved.promise;
+    failing.release();
+    await looked.arrived;
+    looked.release();
+    moveF.resolve();
+
+    expect(await invalidation).toMatchObject({ stepIds: ['F', 'D'] });
+    // Before, D was blocked in its generation 2 by F's first failure: F's generation 2 succeeded, the run failed.
+    const done = await waitForRun(stack, runId, undefined, 10_000);
+    expect(done.status, summary(done)).toBe('complete');
+    expect(done.steps.map((s) => `${s.id}${s.generation}:${s.status}`)).toEqual(['F2:succeeded', 'D2:succeeded']);
   }, 60_000);
 });
