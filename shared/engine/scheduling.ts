@@ -155,15 +155,47 @@ export const releasesDependents = (status: StepStatus): boolean => RELEASING_STE
 /** Executable steps that wait for `stepId` directly (group dependencies expanded), in plan order. */
 export const dependentsOf = (graph: PlanGraph, stepId: string): string[] => effectiveDownstream(graph, stepId);
 
+/** What `stepsToBlock` needs of the failed generation and of the downstream records, to leave out later generations. */
+export interface FailedGeneration {
+  readonly generation: number;
+  readonly records: ReadonlyMap<string, Pick<StepRecord, 'generation' | 'staleReleases'>>;
+}
+
 /**
  * The steps a failure of `failedId` blocks: its whole downstream closure, restricted to those that have not been
  * claimed yet (only they are waiting for it; a claimed or finished step is left alone), in topological order.
+ * Given the failed generation, a step whose generation names its upstream's generation stale (`staleReleases`: an
+ * invalidation moved both, and it waits for the upstream's next generation) does not wait for the failure, nor does
+ * what is reached only through such steps: a late follow-up of the old failure must not block them.
  */
-export function stepsToBlock(graph: PlanGraph, failedId: string, statuses: ReadonlyMap<string, StepStatus>): string[] {
+export function stepsToBlock(
+  graph: PlanGraph,
+  failedId: string,
+  statuses: ReadonlyMap<string, StepStatus>,
+  failed?: FailedGeneration,
+): string[] {
+  const waiting = failed === undefined ? undefined : stillWaiting(graph, failedId, failed);
   return downstreamClosure(graph, failedId).filter((id) => {
     const status = statuses.get(id);
-    return status === 'pending' || status === 'ready';
+    return (status === 'pending' || status === 'ready') && (waiting === undefined || waiting.has(id));
   });
+}
+
+/** The downstream steps that wait, through edges none of whose dependents names the upstream's generation stale. */
+function stillWaiting(graph: PlanGraph, failedId: string, failed: FailedGeneration): Set<string> {
+  const reached = new Set<string>();
+  const queue: [string, number][] = [[failedId, failed.generation]];
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+    const [upstreamId, generation] = next;
+    for (const id of effectiveDownstream(graph, upstreamId)) {
+      const record = failed.records.get(id);
+      const stale = record?.staleReleases?.[upstreamId];
+      if (reached.has(id) || (stale !== undefined && stale >= generation)) continue;
+      reached.add(id);
+      queue.push([id, record?.generation ?? 1]);
+    }
+  }
+  return reached;
 }
 
 /**

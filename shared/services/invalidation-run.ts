@@ -13,9 +13,11 @@
  *    look at the run that read its steps before they moved finish it before the announcement); StepsInvalidated is
  *    announced by a write on the run conditioned on it letting steps move (a run cancelled meanwhile announces
  *    nothing more, and the new generations are closed);
- * 4. steps that an upstream failure outside the scope keeps from ever running are blocked, upstream steps that
+ * 4. steps that an upstream failure outside the scope keeps from ever running are blocked (the upstream steps read
+ *    again: a failure that landed meanwhile could block only the old generations), upstream steps that
  *    finished meanwhile are counted, every step with nothing left to wait for is started, and with blocked steps
- *    (a repeat's earlier ones too) the run's end is looked at.
+ *    (a repeat's earlier ones too), and with the steps of the scope that already ended when the run was reopened
+ *    (by this call or a repeat's first try), the run's end is looked at.
  *
  * An invalidation with a key (its event id, a request's idempotency key) is repeatable: each new generation carries
  * the key, so a repeat after a first try that failed part-way (a throttle, a lost answer) takes the steps it already
@@ -40,6 +42,7 @@ import {
 import { transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
 import { blockedByOf, stepsInvalidatedParts } from '../events/bounded-details.ts';
+import { effectiveUpstream } from '../plan/graph.ts';
 import type { StepError } from '../plan/schema.ts';
 import type { NextGeneration, RunRecord, StepRecord } from '../ports/store.ts';
 import { listRunSteps } from './initial-steps.ts';
@@ -165,7 +168,11 @@ export async function invalidateInRun(
     return { runId, stepIds, reopened };
   }
 
-  const blockedSteps = await blockUnreachable(ctx, loaded, moved, statuses);
+  // Read again, now that the generations are started: an upstream step outside the scope that failed after the first
+  // read had its failure block the old generations only (those blocks lose their generation condition), and nobody
+  // else would block the new ones.
+  const upstreamNow = await withOutsideUpstream(ctx, loaded, runId, stepIds, statuses);
+  const blockedSteps = await blockUnreachable(ctx, loaded, moved, upstreamNow);
   const blocked = new Set(blockedSteps.map((s) => s.stepId));
   const open = moved.map((m) => m.after).filter((s) => !blocked.has(s.stepId));
   const ready = await catchUpReleases(ctx, runId, open);
@@ -174,8 +181,26 @@ export async function invalidateInRun(
   // steps its first try blocked too: that try may have failed before this look, and nobody else makes it.
   const blockedEarlier = moved.filter((m) => own.has(m.after.stepId) && m.after.status === 'blocked');
   const settled = [...blockedSteps, ...blockedEarlier.map((m) => m.after)];
+  // A step of the scope that ended before this call last reopened the run looked at the run's end while it was
+  // finished (or before it was), and looks no more: a late release of its upstream can start a new generation
+  // before the announcement, and a repeat finds the generations its first try started already run. Whoever reopened
+  // the run, this call or (for a repeat) its first try, looks for them once the run is open for good.
+  if (reopened || own.size > 0) settled.push(...(await endedSince(ctx, runId, stepIds, settled)));
   if (settled.length > 0) await checkRunEnd(ctx, loaded, runId, settled);
   return { runId, stepIds, reopened };
+}
+
+/** The steps of `stepIds` that are no longer open, read now, but for those already in `known`. */
+async function endedSince(
+  ctx: Interpreter,
+  runId: string,
+  stepIds: readonly string[],
+  known: readonly StepRecord[],
+): Promise<StepRecord[]> {
+  const counted = new Set(known.map((s) => s.stepId));
+  const rest = stepIds.filter((id) => !counted.has(id));
+  if (rest.length === 0) return [];
+  return (await ctx.deps.store.getSteps(runId, rest)).filter((s) => !isOpenStepStatus(s.status));
 }
 
 /**
@@ -322,6 +347,26 @@ async function stopSuperseded(ctx: Interpreter, runId: string, ended: readonly S
   const gates = new Map<string, number>();
   for (const s of inFlight) gates.set(s.stepId, Math.max(s.generation, gates.get(s.stepId) ?? 0));
   if (gates.size > 0) await expireApprovals(ctx, runId, gates, SUPERSEDED_APPROVAL_COMMENT);
+}
+
+/**
+ * `statuses`, with the statuses of the scope's upstream steps outside it read now. A failure written before this
+ * read is seen here; one written after it reads the new generations when it blocks its downstream.
+ */
+async function withOutsideUpstream(
+  ctx: Interpreter,
+  loaded: LoadedPlan,
+  runId: string,
+  scope: readonly string[],
+  statuses: ReadonlyMap<string, StepRecord['status']>,
+): Promise<ReadonlyMap<string, StepRecord['status']>> {
+  const inScope = new Set(scope);
+  const outside = [...new Set(scope.flatMap((id) => effectiveUpstream(loaded.graph, id)))].filter(
+    (id) => !inScope.has(id),
+  );
+  if (outside.length === 0) return statuses;
+  const read = await ctx.deps.store.getSteps(runId, outside);
+  return new Map([...statuses, ...read.map((s): [string, StepRecord['status']] => [s.stepId, s.status])]);
 }
 
 /**

@@ -106,6 +106,7 @@ export async function blockDownstream(
   loaded: LoadedPlan,
   runId: string,
   failedId: string,
+  failedGeneration?: number,
 ): Promise<StepRef[]> {
   const { store } = ctx.deps;
   const downstream = new Set(downstreamClosure(loaded.graph, failedId));
@@ -121,7 +122,14 @@ export async function blockDownstream(
   const now = ctx.now();
   const blocked: StepRef[] = steps.filter((s) => downstream.has(s.stepId) && s.status === 'blocked');
   await Promise.all(
-    stepsToBlock(loaded.graph, failedId, statuses).map(async (id) => {
+    // A dependent an invalidation moved with the failed step waits for its next generation: a late repeat of this
+    // failure's follow-ups (read before the move) must not block it.
+    stepsToBlock(
+      loaded.graph,
+      failedId,
+      statuses,
+      failedGeneration === undefined ? undefined : { generation: failedGeneration, records: byId },
+    ).map(async (id) => {
       const step = byId.get(id);
       if (!step) return;
       const error: StepError = {
@@ -200,7 +208,7 @@ export async function afterFailure(ctx: Interpreter, loaded: LoadedPlan, step: S
   const planStep = loaded.byId.get(step.stepId);
   // `onFailure: continue`: the failure is accepted, dependents go on and read its output as null.
   if (planStep?.onFailure === 'continue') return afterSuccess(ctx, loaded, step);
-  const blocked = await blockDownstream(ctx, loaded, step.runId, step.stepId);
+  const blocked = await blockDownstream(ctx, loaded, step.runId, step.stepId, step.generation);
   // A final failure in a segment aborts it: its finished mutating steps are compensated (services/compensation.ts).
   if (planStep?.segment !== undefined) await advanceCompensation(ctx, step.runId);
   if (planStep?.onFailure === 'pause')

@@ -195,6 +195,22 @@ describe('stepsToBlock', () => {
     expect(stepsToBlock(planGraph({ steps }), 'a', statuses)).toEqual(['b', 'd']);
   });
 
+  it('leaves out a generation that waits for the next one of the failed step, and what only it leads to', () => {
+    const steps = [step('a'), step('b', ['a']), step('c', ['b']), step('d', ['a']), step('e', ['c', 'd'])];
+    const statuses = new Map<string, StepStatus>(steps.map((s) => [s.id, s.id === 'a' ? 'failed' : 'pending']));
+    // An invalidation of a moved b and c (c names b's generation 1 stale), not yet a itself; d is still on generation 1.
+    const records = new Map<string, { generation: number; staleReleases?: Record<string, number> }>([
+      ['b', { generation: 2, staleReleases: { a: 1 } }],
+      ['c', { generation: 2, staleReleases: { b: 1 } }],
+      ['d', { generation: 1 }],
+      ['e', { generation: 1 }],
+    ]);
+    const graph = planGraph({ steps });
+    expect(stepsToBlock(graph, 'a', statuses, { generation: 1, records })).toEqual(['d', 'e']);
+    // A later failure of a (its generation 2) blocks them all.
+    expect(stepsToBlock(graph, 'a', statuses, { generation: 2, records })).toEqual(['b', 'c', 'd', 'e']);
+  });
+
   it('blocks what depends on the failed step through a group', () => {
     const steps = [step('a'), group('g', ['a']), step('m', [], { parentId: 'g' }), step('z', ['g'])];
     const statuses = new Map<string, StepStatus>(steps.map((s) => [s.id, 'pending']));
