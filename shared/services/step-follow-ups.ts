@@ -5,7 +5,7 @@
  * nothing twice.
  */
 import { dependentsOf, FIRST_GENERATION, isStartable, stepsToBlock } from '../engine/scheduling.ts';
-import { IN_FLIGHT_STEP_STATUSES, isOpenStepStatus, OPEN_STEP_STATUSES } from '../engine/statuses.ts';
+import { IN_FLIGHT_STEP_STATUSES, isOpenStepStatus, letsStepsMove, OPEN_STEP_STATUSES } from '../engine/statuses.ts';
 import { type AttemptEnding, transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
 import { downstreamClosure, effectiveUpstream } from '../plan/graph.ts';
@@ -120,8 +120,13 @@ export async function blockDownstream(
   const statuses = new Map<string, StepStatus>(steps.map((s) => [s.stepId, s.status]));
   const now = ctx.now();
   const blocked: StepRef[] = steps.filter((s) => downstream.has(s.stepId) && s.status === 'blocked');
+  const toBlock = stepsToBlock(loaded.graph, failedId, statuses);
+  // A finished run's open steps are new generations of an invalidation that a look at the run finished under it (it
+  // read the steps before they moved); the invalidation reopens the run and blocks what cannot run itself. Blocked
+  // now, by a repeat of this failure's follow-ups, they would be announced after the run's RunFinished.
+  if (toBlock.length === 0 || !letsStepsMove((await ctx.getRun(runId)).status)) return blocked;
   await Promise.all(
-    stepsToBlock(loaded.graph, failedId, statuses).map(async (id) => {
+    toBlock.map(async (id) => {
       const step = byId.get(id);
       if (!step) return;
       const error: StepError = {
