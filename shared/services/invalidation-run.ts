@@ -97,6 +97,10 @@ export async function invalidateInRun(
     return status !== undefined && status !== 'superseded';
   });
   if (scope.length === 0) return nothing;
+  // A repeat that finds the run finished after every step it moved had ended: that ending counted them, and nothing of
+  // this invalidation is left to run (reopening would leave the run open with nothing to move it).
+  if (isReopenable(run) && scope.every((id) => own.has(id) && !isOpenStepStatus(records.get(id)?.status ?? 'pending')))
+    return { ...nothing, stepIds: scope };
 
   // A finished run reopens first, so that nobody sees it finished with steps of a new generation waiting.
   let reopened = await reopenIfFinished(ctx, run, reason);
@@ -131,7 +135,7 @@ export async function invalidateInRun(
 
   await stopSuperseded(ctx, runId, moved);
   // Re-read: a live run that finished while the generations were being started reopens here.
-  reopened = (await reopenIfFinished(ctx, await ctx.getRun(runId), reason)) || reopened;
+  let reopenedUnder = await reopenIfFinished(ctx, await ctx.getRun(runId), reason);
   // StepsInvalidated travels with a write only a run that lets steps move takes: a run cancelled meanwhile has
   // nothing published after its RunFinished.
   let announced = await announce(ctx, runId, stepIds, reason);
@@ -140,9 +144,10 @@ export async function invalidateInRun(
   for (let tries = 0; !announced && tries < MAX_REOPENINGS; tries++) {
     const current = await ctx.getRun(runId);
     if (!isReopenable(current)) break;
-    reopened = (await reopenIfFinished(ctx, current, reason)) || reopened;
+    reopenedUnder = (await reopenIfFinished(ctx, current, reason)) || reopenedUnder;
     announced = await announce(ctx, runId, stepIds, reason);
   }
+  reopened ||= reopenedUnder;
   if (!announced) {
     // Cancelled while the generations were being started: the cancellation may have closed the old ones only.
     if ((await ctx.getRun(runId)).status === 'cancelled') {
@@ -160,7 +165,10 @@ export async function invalidateInRun(
   // Blocked steps are settled steps: with nothing else left open, the run finishes again here. A repeat counts the
   // steps its first try blocked too: that try may have failed before this look, and nobody else makes it.
   const blockedEarlier = moved.filter((m) => own.has(m.after.stepId) && m.after.status === 'blocked');
-  const settled = [...blockedSteps, ...blockedEarlier.map((m) => m.after)];
+  // Reopened after the generations were started: those that ran to their end meanwhile (released by an upstream step
+  // outside the scope) were counted by the ending the reopening undid, and nobody else looks at the run for them.
+  const endedUnder = reopenedUnder ? await endedGenerations(ctx, runId, moved) : [];
+  const settled = [...blockedSteps, ...blockedEarlier.map((m) => m.after), ...endedUnder];
   if (settled.length > 0) await checkRunEnd(ctx, loaded, runId, settled);
   return { runId, stepIds, reopened };
 }
@@ -183,6 +191,13 @@ async function recordEndedSinks(
     return record !== undefined && !scope.has(id) && !isOpenStepStatus(record.status) ? [record] : [];
   });
   if (ended.length > 0) await recordEnded(ctx, runId, ended);
+}
+
+/** The steps whose generation this invalidation started that have ended since, as they are now. */
+async function endedGenerations(ctx: Interpreter, runId: string, moved: readonly Moved[]): Promise<StepRecord[]> {
+  const generations = new Map(moved.map((m) => [m.after.stepId, m.after.generation]));
+  const now = await ctx.deps.store.getSteps(runId, [...generations.keys()]);
+  return now.filter((s) => s.generation === generations.get(s.stepId) && !isOpenStepStatus(s.status));
 }
 
 /** How often an invalidation reopens a run that keeps finishing under it before it gives up (and throws nothing). */
