@@ -14,11 +14,13 @@
  *    nothing more, and the new generations are closed);
  * 4. steps that an upstream failure outside the scope keeps from ever running are blocked, upstream steps that
  *    finished meanwhile are counted, every step with nothing left to wait for is started, and with blocked steps
- *    (a repeat's earlier ones too) the run's end is looked at.
+ *    (a repeat's earlier ones too, and, for a run reopened in step 3, new generations that ran to their end before
+ *    it) the run's end is looked at.
  *
  * An invalidation with a key (its event id, a request's idempotency key) is repeatable: each new generation carries
  * the key, so a repeat after a first try that failed part-way (a throttle, a lost answer) takes the steps it already
- * moved as moved and moves only the rest, once each, and then does everything that follows.
+ * moved as moved and moves only the rest, once each, and then does everything that follows. A repeat that finds the
+ * run finished with every step it moved ended does nothing: that ending counted them.
  */
 import {
   generationBefore,
