@@ -40,6 +40,7 @@ import {
 import { transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
 import { blockedByOf, stepsInvalidatedParts } from '../events/bounded-details.ts';
+import { effectiveUpstream } from '../plan/graph.ts';
 import type { StepError } from '../plan/schema.ts';
 import type { NextGeneration, RunRecord, StepRecord } from '../ports/store.ts';
 import { listRunSteps } from './initial-steps.ts';
@@ -159,7 +160,10 @@ export async function invalidateInRun(
     return { runId, stepIds, reopened };
   }
 
-  const blockedSteps = await blockUnreachable(ctx, loaded, moved, statuses);
+  // Read again: an upstream step outside the scope may have failed, or been blocked, since the statuses were read, its
+  // follow-ups blocking the old generations only (the run may even have ended on them and been reopened above).
+  const outside = await upstreamStatuses(ctx, runId, loaded, stepIds);
+  const blockedSteps = await blockUnreachable(ctx, loaded, moved, new Map([...statuses, ...outside]));
   const blocked = new Set(blockedSteps.map((s) => s.stepId));
   const open = moved.map((m) => m.after).filter((s) => !blocked.has(s.stepId));
   const ready = await catchUpReleases(ctx, runId, open);
@@ -193,6 +197,21 @@ async function recordEndedSinks(
     return record !== undefined && !scope.has(id) && !isOpenStepStatus(record.status) ? [record] : [];
   });
   if (ended.length > 0) await recordEnded(ctx, runId, ended);
+}
+
+/** The statuses, as they are now, of the steps outside `scope` that its steps wait for. */
+async function upstreamStatuses(
+  ctx: Interpreter,
+  runId: string,
+  loaded: LoadedPlan,
+  scope: readonly string[],
+): Promise<Map<string, StepRecord['status']>> {
+  const inScope = new Set(scope);
+  const upstream = [...new Set(scope.flatMap((id) => effectiveUpstream(loaded.graph, id)))].filter(
+    (id) => !inScope.has(id),
+  );
+  if (upstream.length === 0) return new Map();
+  return new Map((await ctx.deps.store.getSteps(runId, upstream)).map((s) => [s.stepId, s.status]));
 }
 
 /** The steps whose generation this invalidation started that have ended since, as they are now. */

@@ -15,7 +15,9 @@ import { type Call, useStackWithFaults } from '../support/stack-faults.ts';
 const { stack, faults } = useStackWithFaults({ limits: { maxReplans: 0 } });
 
 const objective = 'block raced by an invalidation';
-const ofStep = (call: Call, stepId: string) => call.runId === faults.runIdFor(objective) && call.args[1] === stepId;
+const later = 'invalidation that moved a blocked step';
+const ofStep = (call: Call, stepId: string, of = objective) =>
+  call.runId === faults.runIdFor(of) && call.args[1] === stepId;
 const writes = (call: Call, status: string) => (call.args[3] as StepPatch).status === status;
 
 describe("a failure whose downstream block loses to an invalidation's new generation", () => {
@@ -45,6 +47,40 @@ describe("a failure whose downstream block loses to an invalidation's new genera
     // Before, the run stayed running with B pending in generation 2.
     const done = await waitForRun(stack, runId, undefined, 10_000);
     expect(done.status, summary(done)).toBe('failed');
+    expect(stepOf(done, 'B')).toMatchObject({ status: 'blocked', generation: 2 });
+  }, 60_000);
+});
+
+describe('an invalidation that read its upstream running and moved a step its failure had blocked meanwhile', () => {
+  it('blocks the new generation, and the reopened run fails again', async () => {
+    const failing = faults.hold({
+      method: 'transitionStep',
+      match: (c) => ofStep(c, 'A', later) && writes(c, 'failed'),
+    });
+    const runId = await stack.startRun({
+      plan: plan(later, [
+        step(stack, 'A', T.fail, { input: { message: 'for good', retryable: false } }),
+        step(stack, 'B', T.echo, { input: { value: 'B' }, dependsOn: ['A'] }),
+      ]),
+    });
+    await failing.arrived;
+    // The invalidation reads the run running and A running, then is held before it moves B.
+    const moving = faults.hold({ method: 'startGeneration', match: (c) => ofStep(c, 'B', later) });
+    const invalidation = stack.request('POST', `/runs/${runId}/steps/B/invalidate`, { reason: 'stale' });
+    await moving.arrived;
+    // A fails, blocks B in generation 1, and the run fails; then B moves to generation 2 and the run reopens.
+    failing.release();
+    await waitForRun(stack, runId, (run) => run.status === 'failed', 10_000);
+    moving.release();
+    expect((await invalidation).status).toBe(202);
+
+    // Before, the run stayed running with B pending in generation 2: the invalidation saw A running.
+    const done = await waitForRun(
+      stack,
+      runId,
+      (run) => run.status === 'failed' && stepOf(run, 'B').generation === 2,
+      10_000,
+    );
     expect(stepOf(done, 'B')).toMatchObject({ status: 'blocked', generation: 2 });
   }, 60_000);
 });
