@@ -12,8 +12,9 @@
  *    look at the run that read its steps before they moved finish it before the announcement); StepsInvalidated is
  *    announced by a write on the run conditioned on it letting steps move (a run cancelled meanwhile announces
  *    nothing more, and the new generations are closed);
- * 4. steps that an upstream failure outside the scope keeps from ever running are blocked, upstream steps that
- *    finished meanwhile are counted, every step with nothing left to wait for is started, and with blocked steps
+ * 4. steps that an upstream failure outside the scope keeps from ever running (as the upstream steps are now: one may
+ *    have failed since they were read) are blocked, upstream steps that finished meanwhile are counted, every step
+ *    with nothing left to wait for is started, and with blocked steps
  *    (a repeat's earlier ones too, and, for a run reopened in step 3, new generations that ran to their end before
  *    it) the run's end is looked at.
  *
