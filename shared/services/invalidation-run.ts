@@ -46,6 +46,7 @@ import type { StepError } from '../plan/schema.ts';
 import type { NextGeneration, RunRecord, StepRecord } from '../ports/store.ts';
 import { listRunSteps } from './initial-steps.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
+import { withReadsTriedAgain } from './read-again.ts';
 import { CANCELLED_ERROR, checkRunEnd, recordEnded } from './run-end.ts';
 import { ensureRunExecution, isReopenable, reopenRun } from './run-reopen.ts';
 import { BLOCKED_CODE, closeOpenSteps, closeRunningAttempt, expireApprovals, startStep } from './step-follow-ups.ts';
@@ -163,7 +164,7 @@ export async function invalidateInRun(
 
   // Read again: an upstream step outside the scope may have failed, or been blocked, since the statuses were read, its
   // follow-ups blocking the old generations only (the run may even have ended on them and been reopened above).
-  const outside = await upstreamStatuses(ctx, runId, loaded, stepIds);
+  const outside = await upstreamStatuses(ctx, runId, loaded, stepIds, statuses);
   const blockedSteps = await blockUnreachable(ctx, loaded, moved, new Map([...statuses, ...outside]));
   const blocked = new Set(blockedSteps.map((s) => s.stepId));
   const open = moved.map((m) => m.after).filter((s) => !blocked.has(s.stepId));
@@ -200,19 +201,25 @@ async function recordEndedSinks(
   if (ended.length > 0) await recordEnded(ctx, runId, ended);
 }
 
-/** The statuses, as they are now, of the steps outside `scope` that its steps wait for. */
+/**
+ * The statuses, as they are now, of the steps outside `scope` that its steps wait for and that were still open when
+ * `read` was read (only those can have failed since: none on a finished run, so most invalidations read nothing).
+ * Tried again in place: a webhook's invalidation has three deliveries, and each call it adds is a chance to fail.
+ */
 async function upstreamStatuses(
   ctx: Interpreter,
   runId: string,
   loaded: LoadedPlan,
   scope: readonly string[],
+  read: ReadonlyMap<string, StepRecord['status']>,
 ): Promise<Map<string, StepRecord['status']>> {
   const inScope = new Set(scope);
   const upstream = [...new Set(scope.flatMap((id) => effectiveUpstream(loaded.graph, id)))].filter(
-    (id) => !inScope.has(id),
+    (id) => !inScope.has(id) && isOpenStepStatus(read.get(id) ?? 'pending'),
   );
   if (upstream.length === 0) return new Map();
-  return new Map((await ctx.deps.store.getSteps(runId, upstream)).map((s) => [s.stepId, s.status]));
+  const now = await withReadsTriedAgain(ctx.deps.store).getSteps(runId, upstream);
+  return new Map(now.map((s) => [s.stepId, s.status]));
 }
 
 /** The steps whose generation this invalidation started that have ended since, as they are now. */
