@@ -7,7 +7,7 @@
 import type { StepError, StepStatus } from '../plan/schema.ts';
 import type { AttemptRecord, StepRecord } from '../ports/store.ts';
 import { decideRetry, type RetryPolicy } from './retry.ts';
-import { canTransition, isTerminalStepStatus } from './statuses.ts';
+import { CLOSED_IN_FLIGHT_STEP_STATUSES, canTransition, isTerminalStepStatus } from './statuses.ts';
 import type { HumanDecision, Verdict } from './verify.ts';
 
 /** A named move of a step record, and the only statuses it may be written from. */
@@ -264,24 +264,37 @@ export function attemptsToClose(
 ): LeftAttempt[] {
   const left: LeftAttempt[] = [];
   for (const ended of step.history ?? []) {
+    // A generation closed while claimed (a cancellation) ended as it was closed; one still in flight, by the next.
     if (ended.claimedBy !== undefined)
       left.push({
         ref: { generation: ended.generation, attempt: 1 },
-        ending: SUPERSEDED_ENDING(step.stepId, ended.generation),
+        ending: isClosedInFlight(ended.status)
+          ? closedEnding(step.stepId, ended)
+          : SUPERSEDED_ENDING(step.stepId, ended.generation),
       });
   }
-  const closedInFlight = step.status === 'cancelled' || step.status === 'superseded';
-  if (closedInFlight && step.claimedBy !== undefined) {
-    const ending: AttemptEnding =
-      step.status === 'superseded'
-        ? { kind: 'invalidated', error: step.error ?? supersededError(step.stepId, step.generation) }
-        : {
-            kind: 'cancelled',
-            error: step.error ?? { code: 'E_CANCELLED', message: 'the step was cancelled', retryable: false },
-          };
-    left.push({ ref: { generation: step.generation, attempt: Math.max(1, step.attempts) }, ending });
+  if (isClosedInFlight(step.status) && step.claimedBy !== undefined) {
+    left.push({
+      ref: { generation: step.generation, attempt: Math.max(1, step.attempts) },
+      ending: closedEnding(step.stepId, step),
+    });
   }
   return left;
+}
+
+const isClosedInFlight = (status: StepStatus): boolean => CLOSED_IN_FLIGHT_STEP_STATUSES.includes(status);
+
+/** How the attempt of a generation closed while claimed (`cancelled` or `superseded`) ends. */
+function closedEnding(
+  stepId: string,
+  closed: { readonly generation: number; readonly status: StepStatus; readonly error?: StepError | null },
+): AttemptEnding {
+  return closed.status === 'superseded'
+    ? { kind: 'invalidated', error: closed.error ?? supersededError(stepId, closed.generation) }
+    : {
+        kind: 'cancelled',
+        error: closed.error ?? { code: 'E_CANCELLED', message: 'the step was cancelled', retryable: false },
+      };
 }
 
 /**

@@ -5,7 +5,13 @@
  * nothing twice.
  */
 import { dependentsOf, FIRST_GENERATION, isStartable, stepsToBlock } from '../engine/scheduling.ts';
-import { IN_FLIGHT_STEP_STATUSES, isOpenStepStatus, OPEN_STEP_STATUSES } from '../engine/statuses.ts';
+import {
+  CLAIMABLE_STEP_STATUSES,
+  IN_FLIGHT_STEP_STATUSES,
+  isOpenStepStatus,
+  letsStepsMove,
+  OPEN_STEP_STATUSES,
+} from '../engine/statuses.ts';
 import { type AttemptEnding, transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
 import { downstreamClosure, effectiveUpstream } from '../plan/graph.ts';
@@ -121,43 +127,59 @@ export async function blockDownstream(
   const statuses = new Map<string, StepStatus>(steps.map((s) => [s.stepId, s.status]));
   const now = ctx.now();
   const blocked: StepRef[] = steps.filter((s) => downstream.has(s.stepId) && s.status === 'blocked');
+  // A dependent an invalidation moved with the failed step waits for its next generation: a late repeat of this
+  // failure's follow-ups (read before the move) must not block it.
+  const toBlock = stepsToBlock(
+    loaded.graph,
+    failedId,
+    statuses,
+    failedGeneration === undefined ? undefined : { generation: failedGeneration, records: byId },
+  );
+  // A finished run's open steps are new generations of an invalidation that a look at the run finished under it (it
+  // read the steps before they moved); the invalidation reopens the run and blocks what cannot run itself. Blocked
+  // now, by a repeat of this failure's follow-ups, they would be announced after the run's RunFinished.
+  if (toBlock.length === 0 || !letsStepsMove((await ctx.getRun(runId)).status)) return blocked;
+  const block = (step: StepRecord) => blockFor(ctx, step, failedId, now);
   await Promise.all(
-    // A dependent an invalidation moved with the failed step waits for its next generation: a late repeat of this
-    // failure's follow-ups (read before the move) must not block it.
-    stepsToBlock(
-      loaded.graph,
-      failedId,
-      statuses,
-      failedGeneration === undefined ? undefined : { generation: failedGeneration, records: byId },
-    ).map(async (id) => {
+    toBlock.map(async (id) => {
       const step = byId.get(id);
       if (!step) return;
-      const error: StepError = {
-        code: BLOCKED_CODE,
-        message: `blocked: upstream step ${failedId} failed`,
-        retryable: false,
-        details: { blockedBy: failedId },
-      };
-      const moved = await ctx.transitionStep(
-        runId,
-        id,
-        transitionCondition('block', step.generation),
-        { status: 'blocked', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
-        [
-          event('StepBlocked', {
-            runId,
-            stepId: id,
-            generation: step.generation,
-            blockedBy: [failedId],
-            blockedByCount: 1,
-          }),
-        ],
-      );
+      let moved = await block(step);
+      if (!moved) {
+        // An invalidation that had read the failed step still running moved this step meanwhile: its new generation
+        // waits for the failed step too, and the invalidation, which saw nothing failed, does not block it.
+        const current = await store.getStep(runId, id);
+        const later = current !== undefined && current.generation > step.generation;
+        if (later && CLAIMABLE_STEP_STATUSES.includes(current.status) && (await stillFailed(ctx, runId, failedId)))
+          moved = await block(current);
+      }
       if (moved) blocked.push(moved);
     }),
   );
   return blocked;
 }
+
+/** Blocks the step in its generation, if it is still unclaimed there, announcing StepBlocked with the write. */
+function blockFor(ctx: Interpreter, step: StepRecord, failedId: string, now: string): Promise<StepRecord | undefined> {
+  const { runId, stepId, generation } = step;
+  const error: StepError = {
+    code: BLOCKED_CODE,
+    message: `blocked: upstream step ${failedId} failed`,
+    retryable: false,
+    details: { blockedBy: failedId },
+  };
+  return ctx.transitionStep(
+    runId,
+    stepId,
+    transitionCondition('block', generation),
+    { status: 'blocked', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
+    [event('StepBlocked', { runId, stepId, generation, blockedBy: [failedId], blockedByCount: 1 })],
+  );
+}
+
+/** The failed step has not moved on (an invalidation of it too would start its downstream anew). */
+const stillFailed = async (ctx: Interpreter, runId: string, stepId: string): Promise<boolean> =>
+  (await ctx.deps.store.getStep(runId, stepId))?.status === 'failed';
 
 /**
  * Fails a step for good (from wherever it is in flight, or unclaimed for a claim-time failure), then blocks its

@@ -89,6 +89,17 @@ export function describeGenerationBehaviour(store: () => Store): void {
       expect(await store().getStep(step.runId, step.stepId)).toEqual(plain);
     });
 
+    it('keeps the claimant of a generation closed while claimed (cancelled), not of one that finished', async () => {
+      const error = { code: 'E_CANCELLED', message: 'the run was cancelled', retryable: false };
+      const closed = aStep({ status: 'cancelled', claimedBy: 'exec-1', error });
+      const finished = aStep({ status: 'succeeded', claimedBy: 'exec-2' });
+      await store().putSteps([closed, finished]);
+      const next = await store().startGeneration(closed.runId, closed.stepId, 1, NEXT);
+      expect(next?.history).toEqual([{ generation: 1, status: 'cancelled', error, claimedBy: 'exec-1' }]);
+      const after = await store().startGeneration(finished.runId, finished.stepId, 1, NEXT);
+      expect(after?.history?.[0]).not.toHaveProperty('claimedBy');
+    });
+
     it('refuses a release from an upstream generation the next one names stale, and counts a later one', async () => {
       const step = aStep({ status: 'succeeded', upstream: ['a', 'b'], remaining: 0, released: ['a', 'b'] });
       await store().putSteps([step]);

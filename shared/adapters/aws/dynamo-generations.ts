@@ -4,7 +4,7 @@
  * the generation and on the version read (status and updatedAt): a concurrent write to the same generation (a late
  * completion, a release) makes the update retry with a fresh read; another generation means someone else won.
  */
-import { IN_FLIGHT_STEP_STATUSES } from '../../engine/statuses.ts';
+import { CLOSED_IN_FLIGHT_STEP_STATUSES, IN_FLIGHT_STEP_STATUSES } from '../../engine/statuses.ts';
 import { retainTrace } from '../../engine/trace.ts';
 import { ConflictError } from '../../errors.ts';
 import type { NextGeneration, StepGenerationRecord, StepRecord, Store } from '../../ports/store.ts';
@@ -43,9 +43,11 @@ export function generationRecord(step: StepRecord): StepGenerationRecord {
     ...(step.confidence === undefined ? {} : { confidence: step.confidence }),
     ...(step.startedAt === undefined ? {} : { startedAt: step.startedAt }),
     ...(step.finishedAt === undefined ? {} : { finishedAt: step.finishedAt }),
-    ...(step.claimedBy === undefined || !IN_FLIGHT_STEP_STATUSES.includes(step.status)
-      ? {}
-      : { claimedBy: step.claimedBy }),
+    // Claimed and ended by someone else (or not ended at all): its gate's attempt may still be recorded running.
+    ...(step.claimedBy !== undefined &&
+    (IN_FLIGHT_STEP_STATUSES.includes(step.status) || CLOSED_IN_FLIGHT_STEP_STATUSES.includes(step.status))
+      ? { claimedBy: step.claimedBy }
+      : {}),
   };
 }
 

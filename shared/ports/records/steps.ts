@@ -83,7 +83,10 @@ export interface StepGenerationRecord {
   readonly confidence?: number | null;
   readonly startedAt?: string;
   readonly finishedAt?: string;
-  /** The execution that had claimed it, when it was still in flight as it ended (a repeat stops it by this). */
+  /**
+   * The execution that had claimed it, when it was still in flight as it ended (a repeat stops it by this) or was
+   * closed while claimed (cancelled, superseded): whoever ends the run closes that generation's attempt by this.
+   */
   readonly claimedBy?: string;
 }
 

@@ -138,6 +138,16 @@ describe('attemptsToClose', () => {
     expect(left).toHaveLength(1);
     expect(left[0]).toMatchObject({ ref: { generation: 1, attempt: 1 }, ending: { kind: 'invalidated' } });
   });
+
+  it('names attempt 1 of an earlier generation closed while claimed, ended as it was closed', () => {
+    const left = attemptsToClose({
+      ...base,
+      status: 'cancelled',
+      error: CANCELLED,
+      history: [{ generation: 1, status: 'cancelled', claimedBy: 'x', error: CANCELLED }],
+    });
+    expect(left).toEqual([{ ref: { generation: 1, attempt: 1 }, ending: { kind: 'cancelled', error: CANCELLED } }]);
+  });
 });
 
 describe('orphanedAttemptEnding', () => {
