@@ -12,22 +12,21 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { executedGenerations, plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
+import {
+  executedGenerations,
+  executionEnded,
+  plan,
+  step,
+  stepOf,
+  summary,
+  waitForRun,
+} from '../support/local-stack.ts';
 import { useStackWithFaults } from '../support/stack-faults.ts';
 
 const { stack, faults } = useStackWithFaults();
 
 const echo = (id: string, fields: Parameters<typeof step>[3] = {}) =>
   step(stack, id, T.echo, { input: { value: id }, ...fields });
-
-async function executionEnded(name: string): Promise<void> {
-  for (let tries = 0; tries < 800; tries++) {
-    const info = stack.executions.list().find((e) => e.name === name);
-    if (info !== undefined && info.status !== 'RUNNING') return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`execution ${name} did not end`);
-}
 
 describe('a release that comes after an invalidation moved both ends of its edge', () => {
   it('is not counted in the new generation: the dependent waits for its upstream step to run again', async () => {
@@ -52,7 +51,7 @@ describe('a release that comes after an invalidation moved both ends of its edge
     await claimOfA.arrived;
 
     late.release();
-    await executionEnded(`${runId}-b-g1`);
+    await executionEnded(stack, `${runId}-b-g1`);
     const c = await faults.raw().getStep(runId, 'c');
     expect(c).toMatchObject({ generation: 2, status: 'pending', remaining: 1 });
     expect(executedGenerations(stack, runId).c).toBeUndefined();
@@ -93,7 +92,7 @@ describe('a step of the scope whose next generation ran before its dependent mov
     await moveOfD.arrived;
     // x succeeds and releases u's generation 2, which runs and releases d's generation 1.
     successOfX.release();
-    await executionEnded(`${runId}-u-g2`);
+    await executionEnded(stack, `${runId}-u-g2`);
 
     moveOfD.release();
     expect((await invalidated).status).toBe(202);

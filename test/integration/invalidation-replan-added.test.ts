@@ -7,7 +7,15 @@
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
-import { executedGenerations, plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
+import {
+  executedGenerations,
+  executionEnded,
+  plan,
+  step,
+  stepOf,
+  summary,
+  waitForRun,
+} from '../support/local-stack.ts';
 import { useModelPlanner } from '../support/model-planner.ts';
 import { createStoreFaults } from '../support/stack-faults.ts';
 
@@ -17,15 +25,6 @@ const { stack } = model;
 
 const echo = (id: string, fields: Partial<PlanStep> = {}) =>
   step(stack, id, T.echo, { input: { value: id }, ...fields });
-
-async function executionEnded(name: string): Promise<void> {
-  for (let tries = 0; tries < 800; tries++) {
-    const info = stack.executions.list().find((e) => e.name === name);
-    if (info !== undefined && info.status !== 'RUNNING') return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`execution ${name} did not end`);
-}
 
 describe('steps a replan added, then invalidated', () => {
   it("count no late release of the added upstream step's ended generation in the dependent's new one", async () => {
@@ -50,7 +49,7 @@ describe('steps a replan added, then invalidated', () => {
     await claimOfB.arrived;
 
     late.release();
-    await executionEnded(`${runId}-B-g1`);
+    await executionEnded(stack, `${runId}-B-g1`);
     expect(await faults.raw().getStep(runId, 'C')).toMatchObject({ generation: 2, status: 'pending', remaining: 1 });
     expect(executedGenerations(stack, runId).C).toBeUndefined();
 

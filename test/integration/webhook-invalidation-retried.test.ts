@@ -108,6 +108,16 @@ interface AuditEvent {
 
 const about = (runId: string) => (call: Call) => call.runId === runId;
 
+/** Every move of `stepId` to its new generation times out unwritten, once more than the bus has deliveries. */
+const loseMoves = (runId: string, stepId: string) =>
+  faults.throwOn({
+    method: 'startGeneration',
+    when: 'before',
+    name: 'TimeoutError',
+    times: MORE_THAN_DELIVERIES,
+    match: (call) => about(runId)(call) && call.args[1] === stepId,
+  });
+
 describe("a webhook invalidating a run's root step while the store keeps failing", () => {
   it("starts the root's new generation when every delivery lost the write announcing it", async () => {
     const key = `repo:${randomUUID()}`;
@@ -130,13 +140,7 @@ describe("a webhook invalidating a run's root step while the store keeps failing
   it('moves every dependent before anything runs when every delivery failed part-way through the moves', async () => {
     const key = `repo:${randomUUID()}`;
     const runId = await finishedRun('webhook root moves lost', key);
-    const lost = faults.throwOn({
-      method: 'startGeneration',
-      when: 'before',
-      name: 'TimeoutError',
-      times: MORE_THAN_DELIVERIES,
-      match: (call) => about(runId)(call) && call.args[1] === 'b',
-    });
+    const lost = loseMoves(runId, 'b');
 
     expect(await postWebhook(key)).toBe(202);
     // Before (chaos seed 14 run 52): the run reopened with r ready on generation 2 and never started, and b still
@@ -148,13 +152,7 @@ describe("a webhook invalidating a run's root step while the store keeps failing
   it('starts the root of a running run anew when every delivery failed part-way through the moves', async () => {
     const key = `repo:${randomUUID()}`;
     const runId = await runningRun('webhook root of a running run', key);
-    const lost = faults.throwOn({
-      method: 'startGeneration',
-      when: 'before',
-      name: 'TimeoutError',
-      times: MORE_THAN_DELIVERIES,
-      match: (call) => about(runId)(call) && call.args[1] === 'a',
-    });
+    const lost = loseMoves(runId, 'a');
 
     expect(await postWebhook(key)).toBe(202);
     // Before: r ready on generation 2 and never started, a still on generation 1, b's first generation ended
@@ -168,13 +166,7 @@ describe("an API invalidation of a run's root step while the store keeps failing
   it('moves every dependent and reruns the root when one request met failures part-way and was never repeated', async () => {
     const runId = await finishedRun('api root moves lost', `repo:${randomUUID()}`);
     // Fewer failures than the invalidation's tries in place, more than none: the one request must carry it through.
-    const lost = faults.throwOn({
-      method: 'startGeneration',
-      when: 'before',
-      name: 'TimeoutError',
-      times: MORE_THAN_DELIVERIES,
-      match: (call) => about(runId)(call) && call.args[1] === 'b',
-    });
+    const lost = loseMoves(runId, 'b');
 
     const { status } = await stack.request('POST', `/runs/${runId}/steps/r/invalidate`, { reason: 'api, once' });
     // Before: the first failure answered 5xx, the run reopened with r ready on generation 2 and b on generation 1.

@@ -118,6 +118,16 @@ export const stepOf = (run: RunView, id: string) => {
   return found;
 };
 
+/** Waits (up to 20 s) until the execution named `name` has started and ended. */
+export async function executionEnded(stack: LocalStack, name: string): Promise<void> {
+  for (let tries = 0; tries < 800; tries++) {
+    const info = stack.executions.list().find((e) => e.name === name);
+    if (info !== undefined && info.status !== 'RUNNING') return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`execution ${name} did not end`);
+}
+
 /**
  * The generations whose step executions the run started, by step id (from the executions' deterministic names,
  * `<runId>-<stepId>-g<generation>`): each generation once per execution, so a generation started twice shows twice.
