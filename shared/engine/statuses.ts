@@ -61,6 +61,14 @@ export const STEP_MOVING_RUN_STATUSES: readonly RunStatus[] = ['running', 'pause
 export const letsStepsMove = (status: RunStatus): boolean => STEP_MOVING_RUN_STATUSES.includes(status);
 
 /**
+ * Whether a step of the run may start an attempt (be claimed, or pass the gate before a side effect): the run lets
+ * steps move and no cancellation has begun. A cancel marks the run before it lists and closes the open steps, so a
+ * generation it did not list (started after that) reads the mark when it loads, and never runs.
+ */
+export const letsAttemptsStart = (run: { readonly status: RunStatus; readonly cancelling?: boolean }): boolean =>
+  letsStepsMove(run.status) && run.cancelling !== true;
+
+/**
  * Whether a person's decision on a gate's approval may still count: its run lets steps move and its step is still in
  * flight in the approval's generation. A gate whose step was closed (a cancel) between creating the approval and
  * holding the step leaves a pending approval behind; deciding it would announce a decision after the run's end.

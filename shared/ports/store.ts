@@ -51,8 +51,11 @@ export type RunSetAttribute = 'replanFingerprints' | 'handledFailures' | 'replan
  */
 export type RunPlanField = 'submittedPlan' | 'candidatePlan' | 'planStamp';
 
-/** Run fields `updateRun` may drop: the plan copies, and a finished run's terminal record and waiter when it reopens. */
-export type RunRemovableField = RunPlanField | 'terminal' | 'waiterToken';
+/**
+ * Run fields `updateRun` may drop: the plan copies, and a finished run's terminal record, waiter and cancellation
+ * mark when it reopens.
+ */
+export type RunRemovableField = RunPlanField | 'terminal' | 'waiterToken' | 'cancelling';
 
 /** How a step's next generation starts (see `Store.startGeneration`). */
 export interface NextGeneration {

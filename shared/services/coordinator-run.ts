@@ -227,8 +227,8 @@ export async function finalizeRun(ctx: Interpreter, request: FinalizeRunRequest)
 }
 
 /**
- * Cancels a live run: open steps cancelled and their executions stopped, then the run cancelled with RunFinished,
- * then the waiter answered. Steps go first: a closed step can no longer be claimed, start an attempt, pass the gate
+ * Cancels a live run: the run marked `cancelling` (no step is claimed any more), open steps cancelled and their
+ * executions stopped, then the run cancelled with RunFinished, then the waiter answered. Steps go first: a closed step can no longer be claimed, start an attempt, pass the gate
  * before a side effect or announce anything, so once RunFinished is written nothing of the run moves or is
  * published any more. (A decision on the steps made meanwhile by someone else, see settleRun, ends it cancelled too.)
  * The terminal evidence names who asked (`requestedBy`; null when the caller did not say, a direct coordinator call).
@@ -254,6 +254,10 @@ export async function cancelRun(
       steps: new Map(steps.map((s) => [s.stepId, s])),
     });
     if (decision.state === 'continue') return outcome(run);
+    // Marked first: a generation started after the close below lists the steps (an invalidation, a late release)
+    // reads the mark when it loads and is never claimed, so no attempt starts and nothing is announced after the end.
+    if (run.cancelling !== true)
+      await ctx.updateRun(runId, LIVE_RUN_STATUSES, { cancelling: true, updatedAt: ctx.now() });
     await closeOpenSteps(ctx, runId, CANCELLED_ERROR);
     await closeRevisionApprovals(ctx, runId, CLOSED_BY_CANCEL);
     const cancelled = await finishRun(ctx, runId, decision, {

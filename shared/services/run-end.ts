@@ -198,6 +198,7 @@ export async function settleRun(ctx: Interpreter, runId: string): Promise<void> 
   // A cancellation closes the steps before it finishes the run: a step it closed means the run is being cancelled.
   const cancelling =
     run.cancelCompensation === true ||
+    run.cancelling === true ||
     steps.some((s) => s.status === 'cancelled' && s.error?.code === CANCELLED_ERROR.code);
   // Over budget, the steps already in flight finish first (no new one starts: the claim refuses); then the run ends.
   const budget = runBudgetState(loaded.plan, run, ctx.now());

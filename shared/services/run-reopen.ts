@@ -57,8 +57,12 @@ export async function reopenRun(
         previousTerminals: [...(run.previousTerminals ?? []), ...(run.terminal ? [run.terminal] : [])],
         updatedAt: now,
       },
-      // The old waiter was answered when the run finished; the new execution brings its own.
-      { remove: ['terminal', 'waiterToken'], events: [event('RunReopened', { runId: run.runId, reopened, reason })] },
+      // The old waiter was answered when the run finished; the new execution brings its own. A cancel that lost the
+      // race to the end leaves its mark: the reopened run is not being cancelled.
+      {
+        remove: ['terminal', 'waiterToken', 'cancelling'],
+        events: [event('RunReopened', { runId: run.runId, reopened, reason })],
+      },
     );
   } catch (error) {
     // No answer (a store timeout): the reopening may have landed all the same. If it is this call's, what follows

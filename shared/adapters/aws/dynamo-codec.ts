@@ -97,6 +97,7 @@ export const runCodecs: FieldCodecs<RunRecord> = {
   usageCostUsd: numberField,
   cancelCompensation: json<boolean>(),
   cancelRequestedBy: stringField,
+  cancelling: json<boolean>(),
 };
 
 export function encodeRun(run: RunRecord): Item {

@@ -64,6 +64,12 @@ export interface RunRecord {
    * end, and its terminal evidence names them as a plain cancellation's does.
    */
   readonly cancelRequestedBy?: string;
+  /**
+   * A cancellation has begun (marked before it closes the open steps): no step of the run is claimed any more, so a
+   * generation started after the cancel listed the steps (an invalidation, a late release) runs no attempt and
+   * announces nothing; the cancel closes it after its end write. A reopening drops the mark.
+   */
+  readonly cancelling?: boolean;
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 
 import { retryPolicy } from '../../engine/retry.ts';
-import { IN_FLIGHT_STEP_STATUSES, letsStepsMove } from '../../engine/statuses.ts';
+import { IN_FLIGHT_STEP_STATUSES, letsAttemptsStart } from '../../engine/statuses.ts';
 import { attemptRecordPlace, decideAttemptOutcome, transitionCondition } from '../../engine/step-lifecycle.ts';
 import {
   type AttemptTimeLimit,
@@ -216,12 +216,12 @@ function abandonAt(ctx: Interpreter, limit: AttemptTimeLimit, what: string): Cal
 
 /**
  * The gate right before a side effect, read consistently: the step is still this execution's and in flight, and its
- * run still lets steps move. A cancellation closes the open steps before it finishes the run, so either read sees it.
+ * run still lets attempts start (no cancellation begun). A cancellation closes the open steps before it finishes the run, so either read sees it.
  */
 async function stillInFlight(ctx: Interpreter, claimed: StepRecord): Promise<boolean> {
   const { run, step } = await ctx.loadStep(claimed.runId, claimed.stepId);
   return (
-    letsStepsMove(run.status) &&
+    letsAttemptsStart(run) &&
     isCurrent(step, claimed.generation) &&
     step.claimedBy === claimed.claimedBy &&
     IN_FLIGHT_STEP_STATUSES.includes(step.status)

@@ -12,7 +12,7 @@
 
 import { isCompensationStepId } from '../../engine/compensation.ts';
 import { retryPolicy } from '../../engine/retry.ts';
-import { isTerminalStepStatus, letsStepsMove } from '../../engine/statuses.ts';
+import { isTerminalStepStatus, letsAttemptsStart } from '../../engine/statuses.ts';
 import {
   closeAttempt,
   decideAttemptOutcome,
@@ -145,7 +145,7 @@ async function enter(
 ): Promise<StepNext> {
   const { run, step, planStep } = records;
   const refusal = claimRefusal(records, ctx.now());
-  const decision = decideClaim(step, generation, executionId, letsStepsMove(run.status), refusal);
+  const decision = decideClaim(step, generation, executionId, letsAttemptsStart(run), refusal);
   if (decision.kind === 'ignore' || !step || !planStep) return done(0);
   if (decision.kind === 'resume') return resume(ctx, call, records, step, executionId);
   if (decision.kind === 'refuse') {

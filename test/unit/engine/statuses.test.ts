@@ -7,6 +7,7 @@ import {
   isOpenStepStatus,
   isTerminalRunStatus,
   isTerminalStepStatus,
+  letsAttemptsStart,
   letsStepsMove,
   OPEN_STEP_STATUSES,
   TERMINAL_STEP_STATUSES,
@@ -79,5 +80,10 @@ describe('run statuses', () => {
 
   it('lets steps move only in a running or paused run, never while planning or once finished', () => {
     expect(RUN_STATUSES.filter(letsStepsMove)).toEqual(['running', 'paused']);
+  });
+
+  it('lets attempts start only where steps move and no cancellation has begun', () => {
+    expect(RUN_STATUSES.filter((status) => letsAttemptsStart({ status }))).toEqual(['running', 'paused']);
+    expect(RUN_STATUSES.filter((status) => letsAttemptsStart({ status, cancelling: true }))).toEqual([]);
   });
 });
