@@ -9,6 +9,7 @@ import { deriveRunStatus } from '../../shared/engine/run-view.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
 import type { ApprovalRecord, StepPatch } from '../../shared/ports/store.ts';
 import { type EngineStack, eventually, useEngineStack } from '../support/engine-stack.ts';
+import { executionEnded } from '../support/local-stack.ts';
 import { held, succeed, TARGETS } from '../support/scripted-pack.ts';
 
 const engine = useEngineStack();
@@ -291,7 +292,7 @@ describe('cancellation with side effects in flight', () => {
     expect(afterFinish(e, runId)).toEqual([]);
   });
 
-  it('publishes nothing for a run after its RunFinished, even when a claim races the cancellation', async () => {
+  it('publishes nothing for a run after its RunFinished and makes no side effect, when a claim races the cancellation', async () => {
     const e = engine();
     const other = held();
     const claim = e.faults.hold({
@@ -308,15 +309,12 @@ describe('cancellation with side effects in flight', () => {
     ]);
     await claim.arrived;
     const cancelling = e.stack.request('POST', `/runs/${runId}/cancel`);
-    // The cancellation is closing the racer while the racer's claim is on its way: let the claim land first.
+    // The cancellation is closing the racer while the racer's claim is on its way: let the claim land first. The
+    // cancel marked the run before it closes, so the gate before the side effect refuses and the racer's execution
+    // ends without one.
     await close.arrived;
     claim.release();
-    await eventually(
-      () => e.faults.raw().getStep(runId, 'racer'),
-      (step) => step?.status === 'succeeded',
-      'the racer finished',
-      5000,
-    );
+    await executionEnded(e.stack, `${runId}-racer-g1`);
     close.release();
     expect((await cancelling).status).toBe(200);
     other.release();
@@ -326,6 +324,8 @@ describe('cancellation with side effects in flight', () => {
     expect(run.status).toBe('cancelled');
     expect(e.published('RunFinished', runId)).toHaveLength(1);
     expect(afterFinish(e, runId)).toEqual([]);
+    expect(e.pack.ledger(runId, 'racer')).toEqual([]);
+    expect((await e.faults.raw().getStep(runId, 'racer'))?.status).toBe('cancelled');
     await expectLedgerAgrees(e, runId, 'racer');
   });
 

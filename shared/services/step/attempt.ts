@@ -216,7 +216,8 @@ function abandonAt(ctx: Interpreter, limit: AttemptTimeLimit, what: string): Cal
 
 /**
  * The gate right before a side effect, read consistently: the step is still this execution's and in flight, and its
- * run still lets attempts start (no cancellation begun). A cancellation closes the open steps before it finishes the run, so either read sees it.
+ * run still lets attempts start. A cancellation marks the run before it closes the open steps, so a side effect not
+ * started when a cancel began is never made.
  */
 async function stillInFlight(ctx: Interpreter, claimed: StepRecord): Promise<boolean> {
   const { run, step } = await ctx.loadStep(claimed.runId, claimed.stepId);
