@@ -129,9 +129,9 @@ const stale = (runId: string, message: string) =>
 /** The comment a revision approval closed by its run's cancellation carries. */
 export const CLOSED_BY_CANCEL = 'closed: the run was cancelled';
 
-/** Whether the run is cancelled or being cancelled (compensating first): it takes no revision any more. */
-export const isCancelling = (run: Pick<RunRecord, 'status' | 'cancelCompensation'>): boolean =>
-  run.status === 'cancelled' || run.cancelCompensation === true;
+/** Whether the run is cancelled or being cancelled (marked by the cancel, or compensating first): it takes no revision. */
+export const isCancelling = (run: Pick<RunRecord, 'status' | 'cancelCompensation' | 'cancelling'>): boolean =>
+  run.status === 'cancelled' || run.cancelCompensation === true || run.cancelling === true;
 
 /** The refusal of a revision (held, decided or proposed) for a cancelled run; one code, whoever asks. */
 export const runCancelled = (runId: string, message = `run ${runId} is cancelled: it takes no revision`) =>
