@@ -41,8 +41,10 @@ export function invalidationScope(graph: PlanGraph, ids: readonly string[]): str
  * How each step of the scope starts its next generation: it waits for its whole effective upstream again, except
  * the upstream steps outside the scope that have already finished well (they will not run again, so they count as
  * released now). Nothing left to wait for → `ready`. An upstream step of the scope is waited for in its next
- * generation only: the generation it starts from (`generations`, as the scope's steps were before the move) is named
- * stale, so its release, should it come late (a RunStep that finished just before the invalidation), counts nothing.
+ * generation only: the generation it starts from (`generations`, as the steps were before the move) is named stale,
+ * so its release, should it come late (a RunStep that finished just before the invalidation), counts nothing. One
+ * outside the scope that has not finished is waited for in the generation it is in: the one before is named stale
+ * (an earlier invalidation moved it, and its ended generation's release may still come).
  */
 export function nextGenerations(
   graph: PlanGraph,
@@ -60,7 +62,10 @@ export function nextGenerations(
     const remaining = upstream.length - released.length;
     const stale = upstream.flatMap((u): [string, number][] => {
       const generation = generations.get(u);
-      return inScope.has(u) && generation !== undefined ? [[u, generation]] : [];
+      if (generation === undefined) return [];
+      if (inScope.has(u)) return [[u, generation]];
+      // Outside the scope and not finished well: waited for in the generation it is in, an earlier one is stale.
+      return released.includes(u) || generation <= FIRST_GENERATION ? [] : [[u, generation - 1]];
     });
     next.set(id, {
       status: remaining === 0 ? 'ready' : 'pending',
@@ -81,9 +86,9 @@ export function nextGenerations(
  * - a step still waiting whose generation waits for another generation of an upstream step of the scope than the one
  *   that step is in now (`waitingAmiss`): a move of the upstream step planned with it that never landed (a try that
  *   failed part-way, its repeat taking both as moved), or moves of it since.
- * Those steps and what waits for them in the scope move again, from the generation they are in now (`fresh`); every
- * upstream step of the scope is waited for in the generation it is in after these moves, so a release of any earlier
- * generation of it is stale.
+ * Those steps and what waits for them in the scope move again, from the generation they are in now (`fresh`, which
+ * may hold steps outside the scope too); every upstream step of the scope is waited for in the generation it is in
+ * after these moves, so a release of any earlier generation of it is stale.
  */
 export function movesAgain(
   graph: PlanGraph,
@@ -98,12 +103,12 @@ export function movesAgain(
   if (counted.size === 0) return new Map();
   const inScope = new Set(scope);
   const again = new Set(invalidationScope(graph, [...counted]).filter((id) => inScope.has(id)));
+  // As nextGenerations reads them: the generation a step of the scope moves from, the one a step outside it is in.
   const generations = new Map(
-    scope.flatMap((id): [string, number][] => {
-      const generation = fresh.get(id)?.generation;
-      if (generation === undefined) return [];
-      return [[id, again.has(id) ? generation : generation - 1]];
-    }),
+    [...fresh].map(([id, { generation }]): [string, number] => [
+      id,
+      again.has(id) || !inScope.has(id) ? generation : generation - 1,
+    ]),
   );
   const next = nextGenerations(graph, scope, statuses, generations);
   const out = new Map<string, NextGeneration>();

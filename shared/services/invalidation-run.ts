@@ -112,13 +112,12 @@ export async function invalidateInRun(
   // A repeat: the first try reopened the run, and may have failed before its new run execution started.
   if (own.size > 0 && run.status === 'running') await ensureRunExecution(ctx, run);
   const statuses = new Map([...records.values()].map((s) => [s.stepId, s.status]));
-  // The generation each step of the scope moves from (a step an earlier try moved: the one it moved from).
+  // The generation each step was in before this invalidation (a step an earlier try moved: the one it moved from).
   const generations = new Map(
-    scope.flatMap((id): [string, number][] => {
-      const record = records.get(id);
-      if (record === undefined) return [];
-      return [[id, own.has(id) ? generationBefore(record).generation : record.generation]];
-    }),
+    [...records.values()].map((r): [string, number] => [
+      r.stepId,
+      own.has(r.stepId) ? generationBefore(r).generation : r.generation,
+    ]),
   );
   const next = nextGenerations(graph, scope, statuses, generations);
   const moves = new Map<string, Moved>();
@@ -142,7 +141,7 @@ export async function invalidateInRun(
   const superseded = [...moves.values()].map((m) => m.before);
   // Lost moves, or a repeat (its first try's moves may have landed in part): the scope is looked at as a whole.
   if (moves.size > 0 && (lost.length > 0 || own.size > 0))
-    await moveAgain(ctx, { runId, graph, scope, statuses, key }, moves, superseded, lost);
+    await moveAgain(ctx, { runId, graph, scope, statuses, records, key }, moves, superseded, lost);
   const moved = scope.flatMap((id) => moves.get(id) ?? []);
   if (moved.length === 0) return { ...nothing, reopened };
   const stepIds = moved.map((m) => m.after.stepId);
@@ -229,8 +228,9 @@ interface Scope {
   readonly runId: string;
   readonly graph: LoadedPlan['graph'];
   readonly scope: readonly string[];
-  /** The run's step statuses as the invalidation read them. */
+  /** The run's steps, and their statuses, as the invalidation read them. */
   readonly statuses: ReadonlyMap<string, StepRecord['status']>;
+  readonly records: ReadonlyMap<string, StepRecord>;
   readonly key: string | undefined;
 }
 
@@ -246,14 +246,15 @@ const MAX_MOVE_ROUNDS = 4;
  */
 async function moveAgain(
   ctx: Interpreter,
-  { runId, graph, scope, statuses, key }: Scope,
+  { runId, graph, scope, statuses, records, key }: Scope,
   moves: Map<string, Moved>,
   superseded: StepRecord[],
   lost: readonly string[],
 ): Promise<void> {
   let left = lost;
   for (let round = 0; ; round++) {
-    const fresh = new Map((await ctx.deps.store.getSteps(runId, [...scope])).map((s) => [s.stepId, s]));
+    const read = await ctx.deps.store.getSteps(runId, [...scope]);
+    const fresh = new Map([...records, ...read.map((s): [string, StepRecord] => [s.stepId, s])]);
     const again = movesAgain(graph, scope, statuses, fresh, left, new Set(moves.keys()));
     if (again.size === 0) return;
     if (round === MAX_MOVE_ROUNDS) {

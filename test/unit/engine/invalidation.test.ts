@@ -79,6 +79,24 @@ describe('nextGenerations', () => {
     expect(next.get('d')).not.toHaveProperty('staleReleases');
   });
 
+  it('names the generation before the one an unfinished upstream step outside the scope is in stale', () => {
+    const statuses = new Map(all('succeeded'));
+    statuses.set('d', 'pending');
+    statuses.set('e', 'running');
+    const generations = new Map([
+      ['d', 2],
+      ['e', 1],
+      ['w', 3],
+    ]);
+    // d (generation 2, moved by an earlier invalidation) is waited for in it; e has no earlier generation; w finished.
+    expect(nextGenerations(graph, ['z'], statuses, generations).get('z')).toMatchObject({
+      remaining: 2,
+      released: [],
+      staleReleases: { d: 1 },
+    });
+    expect(nextGenerations(graph, ['d'], statuses, generations).get('d')).not.toHaveProperty('staleReleases');
+  });
+
   it('counts skipped upstream steps as released', () => {
     const statuses = new Map(all('succeeded'));
     statuses.set('e', 'skipped');
