@@ -7,6 +7,7 @@
 import { downstreamClosure, effectiveUpstream, type PlanGraph } from '../plan/graph.ts';
 import type { StepStatus } from '../plan/schema.ts';
 import type { NextGeneration, StepRecord } from '../ports/store.ts';
+import { FIRST_GENERATION } from './scheduling.ts';
 import { RELEASING_STEP_STATUSES } from './statuses.ts';
 
 /** Statuses of a generation that has run (or is running): only its result can be stale. */
@@ -40,8 +41,10 @@ export function invalidationScope(graph: PlanGraph, ids: readonly string[]): str
  * How each step of the scope starts its next generation: it waits for its whole effective upstream again, except
  * the upstream steps outside the scope that have already finished well (they will not run again, so they count as
  * released now). Nothing left to wait for → `ready`. An upstream step of the scope is waited for in its next
- * generation only: the generation it starts from (`generations`, as the scope's steps were before the move) is named
- * stale, so its release, should it come late (a RunStep that finished just before the invalidation), counts nothing.
+ * generation only: the generation it starts from (`generations`, as the steps were before the move) is named stale,
+ * so its release, should it come late (a RunStep that finished just before the invalidation), counts nothing. One
+ * outside the scope that has not finished is waited for in the generation it is in: the one before is named stale
+ * (an earlier invalidation moved it, and its ended generation's release may still come).
  */
 export function nextGenerations(
   graph: PlanGraph,
@@ -59,7 +62,10 @@ export function nextGenerations(
     const remaining = upstream.length - released.length;
     const stale = upstream.flatMap((u): [string, number][] => {
       const generation = generations.get(u);
-      return inScope.has(u) && generation !== undefined ? [[u, generation]] : [];
+      if (generation === undefined) return [];
+      if (inScope.has(u)) return [[u, generation]];
+      // Outside the scope and not finished well: waited for in the generation it is in, an earlier one is stale.
+      return released.includes(u) || generation <= FIRST_GENERATION ? [] : [[u, generation - 1]];
     });
     next.set(id, {
       status: remaining === 0 ? 'ready' : 'pending',
@@ -73,32 +79,36 @@ export function nextGenerations(
 }
 
 /**
- * After a concurrent mover (another invalidation, a revision) started some steps of the scope first (`lost`), which
- * steps move once more, and how each starts. The winner's generation is this invalidation's too, unless it waits
- * for a step this invalidation moved (`moved`): it was made from that step as it was before the move, so it either
- * counted its superseded result or would count a late release of it (it names no stale generation of it). Those
- * steps and what waits for them in the scope move again, from the generation they are in now (`fresh`); every
- * upstream step of the scope is waited for in the generation it is in after these moves, so a release of any earlier
- * generation of it is stale.
+ * After this invalidation's moves, which steps of the scope move once more, and how each starts. Two kinds:
+ * - a step a concurrent mover (another invalidation, a revision) started first (`lost`) that waits for a step this
+ *   invalidation moved (`moved`): it was made from that step as it was before the move, so it either counted its
+ *   superseded result or would count a late release of it (it names no stale generation of it);
+ * - a step still waiting whose generation waits for another generation of an upstream step of the scope than the one
+ *   that step is in now (`waitingAmiss`): a move of the upstream step planned with it that never landed (a try that
+ *   failed part-way, its repeat taking both as moved), or moves of it since.
+ * Those steps and what waits for them in the scope move again, from the generation they are in now (`fresh`, which
+ * may hold steps outside the scope too); every upstream step of the scope is waited for in the generation it is in
+ * after these moves, so a release of any earlier generation of it is stale.
  */
 export function movesAgain(
   graph: PlanGraph,
   scope: readonly string[],
   statuses: ReadonlyMap<string, StepStatus>,
-  fresh: ReadonlyMap<string, Pick<StepRecord, 'generation'>>,
+  fresh: ReadonlyMap<string, Pick<StepRecord, 'generation' | 'status' | 'staleReleases'>>,
   lost: readonly string[],
   moved: ReadonlySet<string>,
 ): Map<string, NextGeneration> {
-  const counted = lost.filter((id) => effectiveUpstream(graph, id).some((u) => moved.has(u)));
-  if (counted.length === 0) return new Map();
+  const counted = new Set(lost.filter((id) => effectiveUpstream(graph, id).some((u) => moved.has(u))));
+  for (const id of waitingAmiss(graph, scope, fresh)) counted.add(id);
+  if (counted.size === 0) return new Map();
   const inScope = new Set(scope);
-  const again = new Set(invalidationScope(graph, counted).filter((id) => inScope.has(id)));
+  const again = new Set(invalidationScope(graph, [...counted]).filter((id) => inScope.has(id)));
+  // As nextGenerations reads them: the generation a step of the scope moves from, the one a step outside it is in.
   const generations = new Map(
-    scope.flatMap((id): [string, number][] => {
-      const generation = fresh.get(id)?.generation;
-      if (generation === undefined) return [];
-      return [[id, again.has(id) ? generation : generation - 1]];
-    }),
+    [...fresh].map(([id, { generation }]): [string, number] => [
+      id,
+      again.has(id) || !inScope.has(id) ? generation : generation - 1,
+    ]),
   );
   const next = nextGenerations(graph, scope, statuses, generations);
   const out = new Map<string, NextGeneration>();
@@ -107,6 +117,31 @@ export function movesAgain(
     if (plan !== undefined) out.set(id, plan);
   }
   return out;
+}
+
+/** Statuses of a generation that waits for its upstream steps' releases. */
+const WAITING_STATUSES: ReadonlySet<StepStatus> = new Set(['pending', 'ready']);
+
+/**
+ * The steps of the scope, still waiting, whose generation does not wait for exactly the generation each upstream step
+ * of the scope is in (`fresh`): one that names that generation stale (or a later one) is never released by it, and one
+ * that names an earlier one stale would count a late release of a generation between them, which was superseded.
+ */
+export function waitingAmiss(
+  graph: PlanGraph,
+  scope: readonly string[],
+  fresh: ReadonlyMap<string, Pick<StepRecord, 'generation' | 'status' | 'staleReleases'>>,
+): string[] {
+  const inScope = new Set(scope);
+  return scope.filter((id) => {
+    const record = fresh.get(id);
+    if (record === undefined || !WAITING_STATUSES.has(record.status)) return false;
+    return effectiveUpstream(graph, id).some((u) => {
+      const upstream = inScope.has(u) ? fresh.get(u) : undefined;
+      // No stale generation named: every generation of it counts, as if the one before the first were named.
+      return upstream !== undefined && (record.staleReleases?.[u] ?? FIRST_GENERATION - 1) !== upstream.generation - 1;
+    });
+  });
 }
 
 /**

@@ -72,7 +72,8 @@ export interface NextGeneration {
   /**
    * Upstream steps that start their next generation with this one (the same invalidation or revision), each with
    * the generation it starts from: a release sent by that generation or an earlier one is stale (it finished before
-   * it was invalidated, and its answer came late) and is not counted (see `Store.releaseDependency`).
+   * it was invalidated, and its answer came late) and is not counted (see `Store.releaseDependency`). An unfinished
+   * upstream step that does not move is named with the generation before its current one.
    */
   readonly staleReleases?: Readonly<Record<string, number>>;
 }

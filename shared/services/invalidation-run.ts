@@ -41,6 +41,7 @@ import {
 } from '../engine/statuses.ts';
 import { transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
+import { ConflictError } from '../errors.ts';
 import { blockedByOf, stepsInvalidatedParts } from '../events/bounded-details.ts';
 import { effectiveUpstream } from '../plan/graph.ts';
 import type { StepError } from '../plan/schema.ts';
@@ -111,13 +112,12 @@ export async function invalidateInRun(
   // A repeat: the first try reopened the run, and may have failed before its new run execution started.
   if (own.size > 0 && run.status === 'running') await ensureRunExecution(ctx, run);
   const statuses = new Map([...records.values()].map((s) => [s.stepId, s.status]));
-  // The generation each step of the scope moves from (a step an earlier try moved: the one it moved from).
+  // The generation each step was in before this invalidation (a step an earlier try moved: the one it moved from).
   const generations = new Map(
-    scope.flatMap((id): [string, number][] => {
-      const record = records.get(id);
-      if (record === undefined) return [];
-      return [[id, own.has(id) ? generationBefore(record).generation : record.generation]];
-    }),
+    [...records.values()].map((r): [string, number] => [
+      r.stepId,
+      own.has(r.stepId) ? generationBefore(r).generation : r.generation,
+    ]),
   );
   const next = nextGenerations(graph, scope, statuses, generations);
   const moves = new Map<string, Moved>();
@@ -139,8 +139,9 @@ export async function invalidateInRun(
   );
   // The generations this invalidation ended (a step moved twice ended two).
   const superseded = [...moves.values()].map((m) => m.before);
-  if (moves.size > 0 && lost.length > 0)
-    await moveAgain(ctx, { runId, graph, scope, statuses, key }, moves, superseded, lost);
+  // Lost moves, or a repeat (its first try's moves may have landed in part): the scope is looked at as a whole.
+  if (moves.size > 0 && (lost.length > 0 || own.size > 0))
+    await moveAgain(ctx, { runId, graph, scope, statuses, records, key }, moves, superseded, lost);
   const moved = scope.flatMap((id) => moves.get(id) ?? []);
   if (moved.length === 0) return { ...nothing, reopened };
   const stepIds = moved.map((m) => m.after.stepId);
@@ -227,32 +228,39 @@ interface Scope {
   readonly runId: string;
   readonly graph: LoadedPlan['graph'];
   readonly scope: readonly string[];
-  /** The run's step statuses as the invalidation read them. */
+  /** The run's steps, and their statuses, as the invalidation read them. */
   readonly statuses: ReadonlyMap<string, StepRecord['status']>;
+  readonly records: ReadonlyMap<string, StepRecord>;
   readonly key: string | undefined;
 }
 
-/** How often lost moves are looked at again before the concurrent movers' generations are left as they are. */
-const MAX_MOVE_ROUNDS = 3;
+/** How often the scope is read and its steps moved again before the try gives up (and is tried again). */
+const MAX_MOVE_ROUNDS = 4;
 
 /**
- * Lost moves are the concurrent mover's to carry on, unless its generation waits for a step this invalidation moved
- * (engine `movesAgain`: made from that step as it was before the move, it counted its superseded result or would
- * count a late release of it): those steps, and what waits for them in the scope, move once more. None of this
- * invalidation's generations has started yet, so moving one again costs a history entry and nothing runs twice.
- * `moves` and `superseded` are brought up to date.
+ * Moves once more what engine `movesAgain` names in the scope read now: a lost step made from a step this invalidation
+ * moved as it was before, and a waiting step waiting for another generation of an upstream step of the scope than
+ * its current one (a move planned with it never landed: a try failed part-way, its repeat took what landed as made);
+ * with what waits for them. Read again after each round (a move can be lost too); still unsettled after the last: a
+ * retryable ConflictError, and the repeat carries on. `moves` and `superseded` are brought up to date.
  */
 async function moveAgain(
   ctx: Interpreter,
-  { runId, graph, scope, statuses, key }: Scope,
+  { runId, graph, scope, statuses, records, key }: Scope,
   moves: Map<string, Moved>,
   superseded: StepRecord[],
   lost: readonly string[],
 ): Promise<void> {
   let left = lost;
-  for (let round = 0; round < MAX_MOVE_ROUNDS && left.length > 0; round++) {
-    const fresh = new Map((await ctx.deps.store.getSteps(runId, [...scope])).map((s) => [s.stepId, s]));
+  for (let round = 0; ; round++) {
+    const read = await ctx.deps.store.getSteps(runId, [...scope]);
+    const fresh = new Map([...records, ...read.map((s): [string, StepRecord] => [s.stepId, s])]);
     const again = movesAgain(graph, scope, statuses, fresh, left, new Set(moves.keys()));
+    if (again.size === 0) return;
+    if (round === MAX_MOVE_ROUNDS) {
+      const context = { runId, steps: [...again.keys()] };
+      throw new ConflictError(`steps of run ${runId} kept moving under its invalidation`, { context, retryable: true });
+    }
     const results = await Promise.all(
       [...again].map(async ([id, plan]): Promise<string | undefined> => {
         const current = fresh.get(id);

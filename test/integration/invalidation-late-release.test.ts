@@ -4,7 +4,9 @@
  * write). The release of the ended generation must not count in the dependent's new one: the dependent waits for
  * its upstream step's next generation. Before, the late release found the dependent in generation 2, counted the
  * ended generation there and started it while its upstream step was still pending (the chaos suite's "succeeded
- * though its upstream never released it", seed 14 run 101).
+ * though its upstream never released it", seed 14 run 101). Likewise once a later invalidation of the dependent
+ * alone moved it again: its upstream step, outside that scope and not finished, is waited for in its current
+ * generation.
  *
  * The other way round: a step of the scope whose next generation ran before its dependent had moved (an upstream
  * step outside the scope finished and released it meanwhile) released the dependent's old generation; the
@@ -62,6 +64,43 @@ describe('a release that comes after an invalidation moved both ends of its edge
     expect(done.steps.map((s) => `${s.id}${s.generation}`)).toEqual(['a2', 'b2', 'c2']);
     expect(executedGenerations(stack, runId)).toEqual({ a: [1, 2], b: [1, 2], c: [2] });
     // c ran after b's generation 2 had finished.
+    expect(Date.parse(stepOf(done, 'c').startedAt ?? '')).toBeGreaterThanOrEqual(
+      Date.parse(stepOf(done, 'b').finishedAt ?? ''),
+    );
+  }, 60_000);
+
+  it('is not counted either once a later invalidation of the dependent alone moved it again', async () => {
+    const objective = 'late release across two invalidations';
+    const late = faults.hold({
+      method: ['releaseLastDependency', 'releaseDependency'],
+      match: (call) => call.runId === faults.runIdFor(objective) && call.args[1] === 'c',
+    });
+    const runId = await stack.startRun({
+      plan: plan(objective, [echo('a'), echo('b', { dependsOn: ['a'] }), echo('c', { dependsOn: ['b'] })]),
+    });
+    await late.arrived;
+    const claimOfA = faults.hold({
+      method: 'transitionStep',
+      match: (call) =>
+        call.runId === runId && call.args[1] === 'a' && (call.args[2] as { generation: number }).generation === 2,
+    });
+    expect((await stack.request('POST', `/runs/${runId}/steps/a/invalidate`, { reason: 'changed' })).status).toBe(202);
+    await claimOfA.arrived;
+    // c alone moves once more (to 3), while b waits in its generation 2: b is outside this scope, and not finished.
+    const again = await stack.request('POST', `/runs/${runId}/steps/c/invalidate`, { reason: 'changed too' });
+    expect(again.json).toMatchObject({ stepIds: ['c'] });
+
+    late.release();
+    await executionEnded(stack, `${runId}-b-g1`);
+    // Before, c's generation 3 named no generation of b stale: it counted b's generation 1 and ran at once.
+    expect(await faults.raw().getStep(runId, 'c')).toMatchObject({ generation: 3, status: 'pending', remaining: 1 });
+    expect(executedGenerations(stack, runId).c).toBeUndefined();
+
+    claimOfA.release();
+    const done = await waitForRun(stack, runId, undefined, 30_000);
+    expect(done.status, summary(done)).toBe('complete');
+    expect(done.steps.map((s) => `${s.id}${s.generation}`)).toEqual(['a2', 'b2', 'c3']);
+    expect(executedGenerations(stack, runId)).toEqual({ a: [1, 2], b: [1, 2], c: [3] });
     expect(Date.parse(stepOf(done, 'c').startedAt ?? '')).toBeGreaterThanOrEqual(
       Date.parse(stepOf(done, 'b').finishedAt ?? ''),
     );

@@ -46,6 +46,8 @@ export interface ThrowFault extends CallMatch {
   readonly name?: string;
   /** How many matching calls fail (default 1). */
   readonly times?: number;
+  /** The error is thrown once this has settled (what else the test wants landed first); at once when absent. */
+  readonly until?: Promise<unknown>;
 }
 
 export interface Armed {
@@ -163,6 +165,7 @@ export function createStoreFaults(): StoreFaults {
     throwOn(fault) {
       const name = fault.name ?? 'ThrottlingException';
       return arm(fault, fault.when, fault.times ?? 1, async (call) => {
+        await fault.until?.catch(() => undefined);
         const error = new Error(`injected ${name} ${fault.when} ${call.method}`);
         error.name = name;
         throw error;

@@ -7,6 +7,7 @@ import {
   nextGenerations,
   startedByKey,
   unreachableSteps,
+  waitingAmiss,
 } from '../../../shared/engine/invalidation.ts';
 import { buildGraph } from '../../../shared/plan/graph.ts';
 import type { StepStatus } from '../../../shared/plan/schema.ts';
@@ -78,6 +79,24 @@ describe('nextGenerations', () => {
     expect(next.get('d')).not.toHaveProperty('staleReleases');
   });
 
+  it('names the generation before the one an unfinished upstream step outside the scope is in stale', () => {
+    const statuses = new Map(all('succeeded'));
+    statuses.set('d', 'pending');
+    statuses.set('e', 'running');
+    const generations = new Map([
+      ['d', 2],
+      ['e', 1],
+      ['w', 3],
+    ]);
+    // d (generation 2, moved by an earlier invalidation) is waited for in it; e has no earlier generation; w finished.
+    expect(nextGenerations(graph, ['z'], statuses, generations).get('z')).toMatchObject({
+      remaining: 2,
+      released: [],
+      staleReleases: { d: 1 },
+    });
+    expect(nextGenerations(graph, ['d'], statuses, generations).get('d')).not.toHaveProperty('staleReleases');
+  });
+
   it('counts skipped upstream steps as released', () => {
     const statuses = new Map(all('succeeded'));
     statuses.set('e', 'skipped');
@@ -85,15 +104,32 @@ describe('nextGenerations', () => {
   });
 });
 
+type Fresh = Pick<StepRecord, 'generation' | 'status' | 'staleReleases'>;
+
+/** Records of `ids` in `generation`, each naming the generation before `upstream` is in stale for its upstream steps. */
+function recordsIn(ids: readonly string[], generation: number, upstream: Record<string, number>): [string, Fresh][] {
+  const within = [...new Set([...ids, ...Object.keys(upstream)])];
+  const before = new Map(Object.entries(upstream).map(([id, g]) => [id, g - 1]));
+  const next = nextGenerations(graph, within, all('succeeded'), before);
+  return ids.map((id) => {
+    const stale = next.get(id)?.staleReleases;
+    return [id, { generation, status: 'pending', ...(stale === undefined ? {} : { staleReleases: stale }) }];
+  });
+}
+
 describe('movesAgain', () => {
   // The invalidation of a (scope a w d e z g1 g2 h) moved a and e; a concurrent one of w started w, d, z, g1, g2 and h
-  // first, from a as it was before the move.
+  // first, from a as it was before the move (its scope left a out, and e: it counted both as released).
   const scope = invalidationScope(graph, ['a']);
-  const fresh = new Map(scope.map((id) => [id, { generation: id === 'a' || id === 'e' ? 2 : 3 }]));
-  const lost = ['w', 'd', 'z', 'g1', 'g2', 'h'];
+  const winners = ['w', 'd', 'z', 'g1', 'g2', 'h'];
+  const fresh = new Map<string, Fresh>([
+    ['a', { generation: 2, status: 'ready' }],
+    ['e', { generation: 2, status: 'pending', staleReleases: { a: 1 } }],
+    ...recordsIn(winners, 3, Object.fromEntries(winners.map((id) => [id, 3]))),
+  ]);
 
   it('moves again a lost step that waits for a moved step, and what waits for it in the scope', () => {
-    const again = movesAgain(graph, scope, all('succeeded'), fresh, lost, new Set(['a', 'e']));
+    const again = movesAgain(graph, scope, all('succeeded'), fresh, winners, new Set(['a', 'e']));
 
     expect([...again.keys()]).toEqual(['w', 'd', 'z', 'g1', 'g2', 'h']);
     // Upstream steps of the scope are waited for in the generation they are in after the moves: a's 2, w's 4.
@@ -103,8 +139,64 @@ describe('movesAgain', () => {
   });
 
   it("leaves the winner's generations alone when none of them waits for a step this invalidation moved", () => {
-    expect(movesAgain(graph, scope, all('succeeded'), fresh, ['w', 'd'], new Set(['e'])).size).toBe(0);
-    expect(movesAgain(graph, scope, all('succeeded'), fresh, lost, new Set()).size).toBe(0);
+    // Nothing of the scope moved by this invalidation: a and e are where the winner found them.
+    const unmoved = new Map<string, Fresh>([
+      ...fresh,
+      ['a', { generation: 1, status: 'succeeded' }],
+      ['e', { generation: 1, status: 'succeeded' }],
+    ]);
+    expect(movesAgain(graph, scope, all('succeeded'), unmoved, winners, new Set()).size).toBe(0);
+    expect(movesAgain(graph, scope, all('succeeded'), unmoved, ['w', 'd'], new Set(['e'])).size).toBe(0);
+  });
+
+  it("moves a waiting step whose upstream step's planned move never landed, and what waits for it", () => {
+    // A repeat: its first try moved every step (to 2), then d and z once more (to 3) with w, whose move failed.
+    const repeat = new Map<string, Fresh>([
+      ['a', { generation: 2, status: 'ready' }],
+      ['e', { generation: 2, status: 'pending', staleReleases: { a: 1 } }],
+      ...recordsIn(['w', 'g1', 'g2', 'h'], 2, { a: 2, w: 2, g1: 2, g2: 2 }),
+      ['d', { generation: 3, status: 'pending', staleReleases: { w: 2 } }],
+      ['z', { generation: 3, status: 'pending', staleReleases: { d: 3, e: 1 } }],
+    ]);
+    const again = movesAgain(graph, scope, all('succeeded'), repeat, [], new Set(scope));
+
+    expect([...again.keys()]).toEqual(['d', 'z']);
+    expect(again.get('d')).toMatchObject({ status: 'pending', remaining: 1, staleReleases: { w: 1 } });
+    expect(again.get('z')).toMatchObject({ remaining: 2, staleReleases: { d: 3, e: 1 } });
+  });
+});
+
+describe('waitingAmiss', () => {
+  const scope = ['w', 'd', 'z'];
+  const consistent = new Map<string, Fresh>(recordsIn(scope, 2, { w: 2, d: 2, z: 2 }));
+
+  it('is empty when each waiting step waits for the generation its upstream steps of the scope are in', () => {
+    expect(waitingAmiss(graph, scope, consistent)).toEqual([]);
+    // Upstream steps outside the scope (e) are not looked at, nor is a step never moved (all in generation 1).
+    expect(waitingAmiss(graph, scope, new Map(recordsIn(scope, 1, {})))).toEqual([]);
+  });
+
+  it("names a step that names its upstream step's current generation stale: it would never be released", () => {
+    const ahead = new Map(consistent);
+    ahead.set('d', { generation: 3, status: 'pending', staleReleases: { w: 2 } });
+    expect(waitingAmiss(graph, scope, ahead)).toEqual(['d', 'z']);
+  });
+
+  it('names a step that names an earlier generation stale, or none: it would count a superseded one', () => {
+    const behind = new Map(consistent);
+    behind.set('w', { generation: 3, status: 'succeeded' });
+    expect(waitingAmiss(graph, scope, behind)).toEqual(['d']);
+    const none = new Map(consistent);
+    none.set('d', { generation: 2, status: 'ready' });
+    expect(waitingAmiss(graph, scope, none)).toEqual(['d']);
+  });
+
+  it('leaves a step that no longer waits alone', () => {
+    const ahead = new Map(consistent);
+    for (const status of ['running', 'succeeded', 'blocked'] as const) {
+      ahead.set('d', { generation: 2, status, staleReleases: { w: 2 } });
+      expect(waitingAmiss(graph, scope, ahead), status).toEqual([]);
+    }
   });
 });
 
