@@ -61,6 +61,30 @@ describe('the replan watch of a final failure', () => {
     await executionEnded(stack, watchOf(runId, 'A'));
   }, 60_000);
 
+  it('leaves a failure the replanner holds to it, even past the watch time', async () => {
+    const objective = 'replan watch: held by a replanner';
+    // The replanner never gets to take the failure; a holder that crashed holding it is then stood in by the test.
+    let storm = true;
+    faults.throwOn({
+      method: 'markRunOnce',
+      when: 'before',
+      times: 1_000,
+      match: (call) => storm && call.runId === faults.runIdFor(objective) && call.args[1] === 'handledFailures',
+    });
+    const runId = await runWithUnreplannableFailure(objective);
+    await waitForRun(stack, runId, (run) => run.steps.every((s) => s.status !== 'pending'));
+    expect(await faults.raw().markRunOnce(runId, 'handledFailures', 'A#1')).toBe(true);
+    storm = false;
+
+    await executionEnded(stack, watchOf(runId, 'A'));
+
+    // A revision may still be on its way from the holder: a decline now could end the run under it.
+    const run = await faults.raw().getRun(runId);
+    expect(run?.status).toBe('running');
+    expect(run?.replanDeclines ?? []).toEqual([]);
+    await stack.request('POST', `/runs/${runId}/cancel`);
+  }, 60_000);
+
   it('leaves a failure the replanner answered as it was answered', async () => {
     const runId = await runWithUnreplannableFailure('replan watch: answered');
     const done = await waitForRun(stack, runId, ended);
