@@ -54,13 +54,13 @@ export const coordinatorPayloadSchema = z.discriminatedUnion('action', [
   z.object({
     action: z.literal('requestApproval'),
     ...stepRef,
-    kind: z.enum(['approval', 'review', 'revision']),
+    kind: z.enum(['approval', 'review', 'revision', 'replan']),
     taskToken: id,
   }),
   z.object({
     action: z.literal('expireApproval'),
     ...stepRef,
-    kind: optional(z.enum(['approval', 'review', 'revision'])),
+    kind: optional(z.enum(['approval', 'review', 'revision', 'replan'])),
   }),
   z.object({
     action: z.literal('cancelRun'),

@@ -26,7 +26,7 @@ const stepNextSchema = z.discriminatedUnion('action', [
   z.object({
     action: z.literal('await'),
     attempt: z.number().int().min(0),
-    kind: z.enum(['approval', 'review', 'revision']),
+    kind: z.enum(['approval', 'review', 'revision', 'replan']),
     timeoutSeconds: z.number().int().min(1),
   }),
 ]);

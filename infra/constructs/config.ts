@@ -43,6 +43,11 @@ export interface CairnConfig {
   readonly maxReplans: number;
   /** The deadline of an approval without a timeout of its own (context approvalTimeoutSeconds); absent: the run's. */
   readonly approvalTimeoutSeconds?: number;
+  /**
+   * How long a final failure waits for the replanner's answer before its replan watch declines it (context
+   * replanWatchSeconds); absent: DEFAULT_REPLAN_WATCH_SECONDS.
+   */
+  readonly replanWatchSeconds?: number;
   /** The planner's Bedrock model id or inference profile id; the HTN planner runs when absent. */
   readonly modelId?: string;
   /**
@@ -175,6 +180,7 @@ export function configFromContext(node: Node): CairnConfig {
     ...(text('approvalTimeoutSeconds') === undefined
       ? {}
       : { approvalTimeoutSeconds: count('approvalTimeoutSeconds', 1) }),
+    ...(text('replanWatchSeconds') === undefined ? {} : { replanWatchSeconds: count('replanWatchSeconds', 1) }),
     webhookSources: [...new Set(webhookSources)],
     retainData: flag('retainData', DEFAULT_CONFIG.retainData),
     logRetentionDays,

@@ -87,6 +87,7 @@ export type FunctionsConfig = Pick<
   | 'maxDepth'
   | 'maxReplans'
   | 'approvalTimeoutSeconds'
+  | 'replanWatchSeconds'
   | 'modelId'
   | 'modelEndpoint'
   | 'bindings'
@@ -244,6 +245,9 @@ function environmentsOf(props: FunctionsProps): Record<FunctionKey, Record<strin
     ...(config.approvalTimeoutSeconds === undefined
       ? {}
       : { CAIRN_APPROVAL_TIMEOUT_SECONDS: String(config.approvalTimeoutSeconds) }),
+    ...(config.replanWatchSeconds === undefined
+      ? {}
+      : { CAIRN_REPLAN_WATCH_SECONDS: String(config.replanWatchSeconds) }),
   };
   return {
     Planner: { ...common, ...limits, ...model },

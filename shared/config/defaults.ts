@@ -87,3 +87,13 @@ export const DEFAULT_EXPRESSION_WORKERS = 2;
 /** Where `npm start` serves the API. */
 export const DEFAULT_LOCAL_HOST = '127.0.0.1';
 export const DEFAULT_LOCAL_PORT = 3000;
+
+/**
+ * How long after a final failure its replan watch looks whether the replanner answered it (CAIRN_REPLAN_WATCH_SECONDS,
+ * context replanWatchSeconds; engine/replan/watch.ts): past every delivery of StepFailed to the replanner on AWS
+ * (EventBridge's, then Lambda's two async retries a minute or two apart, each up to the Replanner's 300 s).
+ */
+export const DEFAULT_REPLAN_WATCH_SECONDS = 1800;
+
+/** The same on the embedded stack, whose bus delivers an event three times within a few hundred milliseconds. */
+export const LOCAL_REPLAN_WATCH_SECONDS = 20;

@@ -65,6 +65,11 @@ export interface RunSettings {
    * without `timeoutSeconds`, a revision's); absent: the run deadline.
    */
   readonly approvalTimeoutSeconds?: number | undefined;
+  /**
+   * CAIRN_REPLAN_WATCH_SECONDS: how long after a final failure its replan watch declines it if the replanner has not
+   * answered (engine/replan/watch.ts); absent: the platform's default (DEFAULT_REPLAN_WATCH_SECONDS on AWS).
+   */
+  readonly replanWatchSeconds?: number | undefined;
 }
 
 export interface Settings {
@@ -202,6 +207,15 @@ const OIDC_TOGETHER = [
 ] as const;
 
 /** Each key is the variable's name, so an issue's path names the variable. */
+/** A number of seconds ≥ 1, rounded down (the step machine's task-token wait takes whole seconds), or absent. */
+const optionalSeconds = given.transform((raw, ctx) => {
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (Number.isFinite(value) && value >= 1) return Math.floor(value);
+  ctx.addIssue({ code: 'custom', message: `must be a number of seconds ≥ 1, got ${JSON.stringify(raw)}` });
+  return z.NEVER;
+});
+
 const envSchema = z.object({
   CAIRN_TABLE_NAME: text,
   CAIRN_RUN_MACHINE_ARN: text,
@@ -228,14 +242,10 @@ const envSchema = z.object({
     return z.NEVER;
   }),
   CAIRN_MAX_REPLANS: nonNegative(DEFAULT_MAX_REPLANS).transform(Math.floor),
-  // Absent: the run deadline (whole seconds, as the step machine's task-token wait takes them).
-  CAIRN_APPROVAL_TIMEOUT_SECONDS: given.transform((raw, ctx) => {
-    if (raw === undefined) return undefined;
-    const value = Number(raw);
-    if (Number.isFinite(value) && value >= 1) return Math.floor(value);
-    ctx.addIssue({ code: 'custom', message: `must be a number of seconds ≥ 1, got ${JSON.stringify(raw)}` });
-    return z.NEVER;
-  }),
+  // Absent: the run deadline.
+  CAIRN_APPROVAL_TIMEOUT_SECONDS: optionalSeconds,
+  // Absent: the platform's default.
+  CAIRN_REPLAN_WATCH_SECONDS: optionalSeconds,
   CAIRN_PLANNER_MODEL_ID: text,
   CAIRN_MODEL_ID: text,
   CAIRN_MODEL_URL: httpUrl,
@@ -341,6 +351,7 @@ export function settingsFromEnv(env: Env): Settings {
       ...(v.CAIRN_APPROVAL_TIMEOUT_SECONDS === undefined
         ? {}
         : { approvalTimeoutSeconds: v.CAIRN_APPROVAL_TIMEOUT_SECONDS }),
+      ...(v.CAIRN_REPLAN_WATCH_SECONDS === undefined ? {} : { replanWatchSeconds: v.CAIRN_REPLAN_WATCH_SECONDS }),
     },
     plannerModelId: v.CAIRN_PLANNER_MODEL_ID ?? v.CAIRN_MODEL_ID,
     plannerEndpoint:

@@ -21,6 +21,7 @@ import type { Plan, StepError } from '../plan/schema.ts';
 import type { ApprovalRecord, AttemptRecord, RunRecord, StepRecord } from '../ports/store.ts';
 import { recordApprovalWait } from './coordinator-metrics.ts';
 import type {
+  ApprovalKind,
   ApprovalRequested,
   ExpireApprovalRequest,
   ExpireResult,
@@ -85,7 +86,10 @@ async function answerWait(
  * Creates (once) the approval record holding the task token, the question, the step's input and upstream outputs,
  * the held result of a review and the deadline; the step shows `awaiting_approval`.
  */
-export async function requestApproval(ctx: Interpreter, request: RequestApprovalRequest): Promise<ApprovalRequested> {
+export async function requestApproval(
+  ctx: Interpreter,
+  request: RequestApprovalRequest & { readonly kind: ApprovalKind },
+): Promise<ApprovalRequested> {
   const { store, config } = ctx.deps;
   const { runId, stepId, generation, kind, taskToken } = request;
   const { run, step } = await ctx.loadStep(runId, stepId);

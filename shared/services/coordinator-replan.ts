@@ -5,8 +5,8 @@
  * A failure (`<stepId>#<generation>`) waits for the replanner until the replanner has answered it: a revision
  * restarts or supersedes the failed step (so the failure is gone), a pause finishes the run itself (a terminal
  * record), and a failure it cannot replan around is recorded as declined (`replanDeclines`, a set: concurrent
- * declines never overwrite each other) and then stands. If the replanner never comes, the run deadline still ends
- * the run.
+ * declines never overwrite each other) and then stands. If the replanner never comes, the failure's replan watch
+ * declines it (engine/replan/watch.ts), and failing that the run deadline still ends the run.
  */
 import type { ReplanDecline, RunRecord, StepRecord, Store } from '../ports/store.ts';
 import { writeAgainWhileRetryable } from './write-again.ts';

@@ -30,6 +30,8 @@ export interface CoordinatorConfig {
   readonly maxReplans?: number;
   /** The deadline of an approval without a timeout of its own (CAIRN_APPROVAL_TIMEOUT_SECONDS); absent: the run's. */
   readonly approvalTimeoutSeconds?: number | undefined;
+  /** How long after a final failure its replan watch declines it unanswered (engine/replan/watch.ts); absent: default. */
+  readonly replanWatchSeconds?: number | undefined;
 }
 
 export interface CoordinatorDeps {
@@ -95,8 +97,13 @@ export interface RecordFailureRequest extends StepRef {
   readonly error: StepError;
 }
 
+/** What a person is asked for. */
+export type ApprovalKind = 'approval' | 'review' | 'revision';
+/** What a step machine's wait is for: a person's answer, or a replan watch's time (engine/replan/watch.ts). */
+export type WaitKind = ApprovalKind | 'replan';
+
 export interface RequestApprovalRequest extends StepRef {
-  readonly kind: 'approval' | 'review' | 'revision';
+  readonly kind: WaitKind;
   readonly taskToken: string;
 }
 export interface ApprovalRequested {
@@ -105,7 +112,7 @@ export interface ApprovalRequested {
 }
 
 export interface ExpireApprovalRequest extends StepRef {
-  readonly kind?: 'approval' | 'review' | 'revision' | undefined;
+  readonly kind?: WaitKind | undefined;
 }
 export interface ExpireResult {
   /** 'paused': the step's approval policy is `pause`, so the step waits on and the run is left paused. */
@@ -122,8 +129,8 @@ export type StepNext =
   | {
       readonly action: 'await';
       readonly attempt: number;
-      /** `revision`: the wait of a revision approval's deadline (services/revision-wait.ts). */
-      readonly kind: 'approval' | 'review' | 'revision';
+      /** `revision`: the wait of a revision approval's deadline (services/revision-wait.ts); `replan`: a replan watch's. */
+      readonly kind: WaitKind;
       /** Step Functions TimeoutSecondsPath: a positive whole number. */
       readonly timeoutSeconds: number;
     };

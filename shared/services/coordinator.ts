@@ -8,11 +8,13 @@
  * step-follow-ups.ts (what follows a step transition), run-end.ts (how a run ends); a step's own path is in step/.
  */
 
+import { isReplanWatchStepId } from '../engine/replan/watch.ts';
 import { actOnCompensation } from './compensation-actions.ts';
 import { expireApproval, requestApproval } from './coordinator-approval.ts';
 import { awaitRun, cancelRun, failRun, finalizeRun, rejectPlan, startRun } from './coordinator-run.ts';
 import type { Coordinator, CoordinatorDeps } from './coordinator-types.ts';
 import { createInterpreter } from './interpreter.ts';
+import { expireReplanWatch, requestReplanWatch } from './replan-watch.ts';
 import { isRevisionWaitStepId } from './revision-approvals.ts';
 import { expireRevisionWait, requestRevisionWait } from './revision-wait.ts';
 import { recordFailedAttempt } from './step/run-step.ts';
@@ -28,11 +30,18 @@ export function createCoordinator(deps: CoordinatorDeps): Coordinator {
     awaitRun: (request) => awaitRun(ctx, request),
     finalizeRun: (request) => finalizeRun(ctx, request),
     recordFailure: (request) => recordFailedAttempt(ctx, request, request.attempt, request.error),
-    // A revision approval's deadline keeps a wait of its own (revision-wait.ts); a step's approval, the step's.
-    requestApproval: (request) =>
-      isRevisionWaitStepId(request.stepId) ? requestRevisionWait(ctx, request) : requestApproval(ctx, request),
-    expireApproval: (request) =>
-      isRevisionWaitStepId(request.stepId) ? expireRevisionWait(ctx, request) : expireApproval(ctx, request),
+    // A revision approval's deadline keeps a wait of its own (revision-wait.ts), a replan watch its time
+    // (replan-watch.ts); a step's approval, the step's.
+    requestApproval: (request) => {
+      if (isReplanWatchStepId(request.stepId) || request.kind === 'replan') return requestReplanWatch();
+      if (isRevisionWaitStepId(request.stepId)) return requestRevisionWait(ctx, request);
+      return requestApproval(ctx, { ...request, kind: request.kind });
+    },
+    expireApproval: (request) => {
+      if (isReplanWatchStepId(request.stepId)) return expireReplanWatch(ctx, request);
+      if (isRevisionWaitStepId(request.stepId)) return expireRevisionWait(ctx, request);
+      return expireApproval(ctx, request);
+    },
     cancelRun: (runId, options) => cancelRun(ctx, runId, options),
     actOnCompensation: (request) => actOnCompensation(ctx, request),
   };

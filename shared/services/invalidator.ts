@@ -20,7 +20,7 @@ import type { CoordinatorDeps } from './coordinator-types.ts';
 import { createInterpreter, type Interpreter } from './interpreter.ts';
 import { invalidateInRun, type RunInvalidation } from './invalidation-run.ts';
 import { withReadsTriedAgain } from './read-again.ts';
-import { type TryAgainPolicy, tryAgain, writeAgainWhileRetryable } from './write-again.ts';
+import { tryAgain, workAgainPolicy, writeAgainWhileRetryable } from './write-again.ts';
 
 export type { RunInvalidation } from './invalidation-run.ts';
 
@@ -64,18 +64,8 @@ export const HANDLING_TIMEOUT_SECONDS = 300;
 
 export const DEFAULT_INVALIDATION_REASON = 'invalidated on request';
 
-/**
- * Tries of one run's invalidation within one delivery of a resource change or one API request. A try fails if any of its writes does
- * (two tries in three, for a dozen writes at the chaos suite's 9 % of failed writes), but a repeat skips the moves
- * the tries before it made: eight tries, times three deliveries, leave next to no chance of losing it.
- */
-const RUN_INVALIDATION_TRIES = 8;
-
-const RUN_INVALIDATION_POLICY: TryAgainPolicy = {
-  tries: RUN_INVALIDATION_TRIES,
-  pauseMs: (tries) => Math.min(500, 50 * 2 ** (tries - 1)),
-  when: isRetryable,
-};
+/** One run's invalidation is tried again in place as a whole (its repeat skips the moves made), as the replanner's answer is. */
+const RUN_INVALIDATION_POLICY = workAgainPolicy(isRetryable);
 
 export function createInvalidator(given: InvalidatorDeps): Invalidator {
   const deps = { ...given, store: withReadsTriedAgain(given.store) };

@@ -46,8 +46,6 @@ export interface BudgetAnswerDeps {
   readonly ctx: Interpreter;
   readonly maxReplans: number;
   readonly raceDelay: (tries: number) => Promise<void>;
-  /** Wait before another try after a platform error, per try (ms). */
-  readonly platformDelayMs: number;
   readonly revise: (attempt: BudgetAttempt) => Promise<BudgetRevised>;
 }
 
@@ -125,9 +123,9 @@ export function budgetAnswer(deps: BudgetAnswerDeps): (ref: { readonly runId: st
 
   return async ({ runId }) => {
     if (maxReplans === 0) return { outcome: 'ignored', why: 'disabled' };
-    if (!(await take(runId))) return { outcome: 'ignored', why: 'duplicate' };
+    if (!(await withPlatformRetries(() => take(runId)))) return { outcome: 'ignored', why: 'duplicate' };
     try {
-      const outcome = await withPlatformRetries(deps.platformDelayMs, () => answer(runId));
+      const outcome = await withPlatformRetries(() => answer(runId));
       // Nothing answered (the run ended, or is not over budget): the once is not spent. A used or declined replan
       // is known from the run's replan log and declines, whatever the mark says.
       if (outcome.outcome === 'ignored') await release(runId);

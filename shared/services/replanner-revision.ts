@@ -58,8 +58,6 @@ export const isMade = (result: Revised): result is Made => typeof result === 'ob
 export interface RevisionMakerDeps {
   readonly ctx: Interpreter;
   readonly plannerDeps: PlannerDeps;
-  /** Wait before another try after a platform error, per try (ms). */
-  readonly raceDelayMs: number;
 }
 
 export interface RevisionMaker {
@@ -76,7 +74,7 @@ export interface RevisionMaker {
 }
 
 export function createRevisionMaker(deps: RevisionMakerDeps): RevisionMaker {
-  const { ctx, plannerDeps, raceDelayMs } = deps;
+  const { ctx, plannerDeps } = deps;
   const { store } = ctx.deps;
 
   /**
@@ -183,7 +181,7 @@ export function createRevisionMaker(deps: RevisionMakerDeps): RevisionMaker {
    * the records as they are then (a person's replan or decision has no redelivery to finish it).
    */
   async function finish(runId: string, made: Made, records: readonly StepRecord[]): Promise<void> {
-    await withPlatformRetries(raceDelayMs, async (tries) => {
+    await withPlatformRetries(async (tries) => {
       const current = tries === 1 ? records : await listRunSteps(ctx, runId);
       await finishRevision(ctx, runId, made.plan, made.application, current);
     });

@@ -19,7 +19,7 @@ import { APPROVAL_EXPIRED_CODE, APPROVAL_EXPIRED_REASON } from './coordinator-ap
 import { declineMember, failureKey } from './coordinator-replan.ts';
 import type { Interpreter, LoadedPlan } from './interpreter.ts';
 import { settleRun } from './run-end.ts';
-import { type TryAgainPolicy, tryAgain } from './write-again.ts';
+import { type TryAgainPolicy, tryAgain, WORK_TRIES, workAgainPolicy } from './write-again.ts';
 
 /** Characters of a planner's reason kept in a decline (it ends up in the terminal evidence). */
 const DECLINE_MESSAGE_CHARS = 1000;
@@ -31,15 +31,17 @@ const MODEL_POLICY: TryAgainPolicy = {
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Tries, in one invocation, of an answer (or of finishing a revision) that a platform error interrupted. */
-export const PLATFORM_TRIES = 3;
+/**
+ * Tries, in one invocation, of an answer (or of finishing a revision) that a platform error interrupted: the shared
+ * policy of repeatable work (write-again.ts), as a run's invalidation is tried. An answer has three deliveries at
+ * most behind it, and the run waits for it (awaitsReplan) with nothing else open to end it.
+ */
+export const PLATFORM_TRIES = WORK_TRIES;
+const PLATFORM_POLICY = workAgainPolicy(isTransientPlatformError);
 
 /** `action` again, a little later each time, while it fails with a platform error (PLATFORM_TRIES in all). */
-export function withPlatformRetries<T>(delayMs: number, action: (tries: number) => Promise<T>): Promise<T> {
-  return tryAgain(
-    { tries: PLATFORM_TRIES, pauseMs: (tries) => delayMs * tries, when: isTransientPlatformError },
-    action,
-  );
+export function withPlatformRetries<T>(action: (tries: number) => Promise<T>): Promise<T> {
+  return tryAgain(PLATFORM_POLICY, action);
 }
 
 /**

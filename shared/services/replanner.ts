@@ -80,7 +80,7 @@ export function createReplanner(given: ReplannerDeps): Replanner {
   const raceDelayMs = deps.raceDelayMs ?? DEFAULT_RACE_DELAY_MS;
   const raceDelay = (tries: number) => sleep(raceDelayMs * tries);
 
-  const { makeRevision, commit, finish, revise } = createRevisionMaker({ ctx, plannerDeps, raceDelayMs });
+  const { makeRevision, commit, finish, revise } = createRevisionMaker({ ctx, plannerDeps });
 
   /**
    * The revision an earlier try of this answer made current, finished: the write that made it current recorded what
@@ -231,10 +231,11 @@ export function createReplanner(given: ReplannerDeps): Replanner {
   return {
     async onStepFailed(ref) {
       if (maxReplans === 0) return { outcome: 'ignored', why: 'disabled' };
-      if (!(await takeFailure(store, ref))) return { outcome: 'ignored', why: 'duplicate' };
+      // Taking is tried in place too: a delivery spent on a throttled mark is one of only three.
+      if (!(await withPlatformRetries(() => takeFailure(store, ref)))) return { outcome: 'ignored', why: 'duplicate' };
       try {
         // Every answer is idempotent: a platform error on the way is tried again here before the redelivery's turn.
-        return await withPlatformRetries(raceDelayMs, () => answer(ref));
+        return await withPlatformRetries(() => answer(ref));
       } catch (error) {
         // Taken but not answered (a throttled read or write on the way): the redelivery must answer it, else the
         // run waits for a replan that never comes (awaitsReplan) with nothing left open to settle it.
@@ -247,7 +248,6 @@ export function createReplanner(given: ReplannerDeps): Replanner {
       ctx,
       maxReplans,
       raceDelay,
-      platformDelayMs: raceDelayMs,
       revise: (attempt) => revise(attempt),
     }),
 

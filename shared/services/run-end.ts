@@ -6,10 +6,12 @@
  */
 
 import { compensationPending, decideCompensation } from '../engine/compensation.ts';
+import { replanWatchStepId } from '../engine/replan/watch.ts';
 import { isTerminalRunStatus, LIVE_RUN_STATUSES, letsStepsMove, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
 import { decideTerminal, describeTerminal, type TerminalDecision } from '../engine/terminal.ts';
 import { isConflictError } from '../errors.ts';
 import type { FailurePolicy } from '../plan/schema.ts';
+import { stepExecutionInput, stepExecutionName } from '../ports/executions.ts';
 import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
 import { closeLeftAttempts } from './attempt-closing.ts';
 import { announceExhaustion, runBudgetState } from './budget-state.ts';
@@ -169,6 +171,28 @@ export const isReplannable = (policies: ReadonlyMap<string, FailurePolicy | unde
   const policy = policies.get(stepId);
   return policy === undefined || policy === 'retry-then-fail' || policy === 'replan';
 };
+
+/** Whether the run waits for the replanner's answer to this final failure: the steps settleRun's awaitsReplan looks at. */
+export function awaitsReplanAnswer(ctx: Interpreter, loaded: LoadedPlan, step: StepRecord): boolean {
+  if ((ctx.deps.config.maxReplans ?? 0) <= 0) return false;
+  if (loaded.byId.get(step.stepId)?.segment !== undefined) return false;
+  return isReplannable(failurePolicies(loaded), step.stepId);
+}
+
+/**
+ * Starts the replan watch of `step`'s final failure (engine/replan/watch.ts) when the run waits for the replanner's
+ * answer to it: the watch ends that wait if no answer comes. Named from run, synthetic step and generation, so a
+ * repeated follow-up starts nothing twice. (The watch's own answers are replan-watch.ts's.)
+ */
+export async function startReplanWatch(ctx: Interpreter, loaded: LoadedPlan, step: StepRecord): Promise<void> {
+  if (!awaitsReplanAnswer(ctx, loaded, step)) return;
+  const ref = { runId: step.runId, stepId: replanWatchStepId(step.stepId), generation: step.generation };
+  await ctx.deps.executions.start(
+    'step',
+    stepExecutionName(ref.runId, ref.stepId, ref.generation),
+    stepExecutionInput(ref),
+  );
+}
 
 /** Decides whether the run is finished now and, if so, records it. Safe to call after any step transition. */
 export async function settleRun(ctx: Interpreter, runId: string): Promise<void> {

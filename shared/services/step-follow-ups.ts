@@ -23,7 +23,7 @@ import { advanceCompensation } from './compensation.ts';
 import { recordStepDuration } from './coordinator-metrics.ts';
 import { listRunSteps, withMissingSteps, writeMissingStep } from './initial-steps.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
-import { checkRunEnd, pauseRun, recordEnded, settleRun } from './run-end.ts';
+import { checkRunEnd, pauseRun, recordEnded, settleRun, startReplanWatch } from './run-end.ts';
 
 export const BLOCKED_CODE = 'E_BLOCKED';
 
@@ -240,6 +240,8 @@ export async function afterFailure(ctx: Interpreter, loaded: LoadedPlan, step: S
       error: step.error ?? null,
       detail: `step ${step.stepId} failed and its onFailure policy is pause: a person decides what happens next`,
     });
+  // The run waits for the replanner's answer to this failure: its watch ends the wait if no answer comes.
+  await startReplanWatch(ctx, loaded, step);
   if (planStep?.onFailure === 'fail-run') {
     // The run fails now, whatever else is open. As for a cancellation, the open steps are closed first, so nothing
     // of the run moves or is announced after its RunFinished; the terminal decision then says failed.

@@ -47,9 +47,11 @@ describe('configFromContext', () => {
         oidcTokenUrl: 'https://login.example.com/token',
         oidcClientId: 'console',
         approvalTimeoutSeconds: '3600',
+        replanWatchSeconds: '600',
       }),
     ).toMatchObject({
       approvalTimeoutSeconds: 3600,
+      replanWatchSeconds: 600,
       stage: 'prod',
       jwt: { issuer: 'https://login.example.com/', audience: ['api', 'console'] },
       webhookSources: ['github', 'ci'],
@@ -62,6 +64,7 @@ describe('configFromContext', () => {
     });
     expect(fromContext({ plannerConcurrency: 'none' })).not.toHaveProperty('plannerConcurrency');
     expect(fromContext({})).not.toHaveProperty('approvalTimeoutSeconds');
+    expect(fromContext({})).not.toHaveProperty('replanWatchSeconds');
   });
 
   it('takes lists as JSON arrays too (cdk.json)', () => {
@@ -74,6 +77,7 @@ describe('configFromContext', () => {
     [{ logRetentionDays: '10' }, /logRetentionDays/],
     [{ executorConcurrency: '0' }, /executorConcurrency/],
     [{ approvalTimeoutSeconds: '0' }, /approvalTimeoutSeconds/],
+    [{ replanWatchSeconds: '0' }, /replanWatchSeconds/],
     [{ jwtAudience: 'api' }, /jwtIssuer and jwtAudience/],
     [{ jwtIssuer: 'http://login.example.com', jwtAudience: 'api' }, /jwtIssuer/],
     [{ alarmTopicArn: 'my-topic' }, /alarmTopicArn/],

@@ -134,7 +134,7 @@ describe('replanner.onStepFailed', () => {
     await stack.request('POST', `/runs/${runId}/cancel`);
   });
 
-  it('answers the redelivery when taking the failure timed out after the mark landed', async () => {
+  it('answers when taking the failure timed out after the mark landed', async () => {
     const runId = await runWithFailedStep('replan with the mark lost');
     const replanner = createReplanner({
       ...deps(storeFailing(runId, 'markRunOnce', 'after', timeout)),
@@ -142,10 +142,10 @@ describe('replanner.onStepFailed', () => {
     });
     const ref = { runId, stepId: 'B', generation: 1 };
 
-    await expect(replanner.onStepFailed(ref)).rejects.toThrow(/injected/);
-    const redelivered = await replanner.onStepFailed(ref);
+    // The mark that landed is given back, so taking it again in place (as the redelivery would) is no duplicate.
+    const answered = await replanner.onStepFailed(ref);
 
-    expect(redelivered).toMatchObject({ outcome: 'revised', revision: 2 });
+    expect(answered).toMatchObject({ outcome: 'revised', revision: 2 });
     await stack.request('POST', `/runs/${runId}/cancel`);
   });
 });

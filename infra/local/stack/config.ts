@@ -6,7 +6,7 @@
 import { type CatalogSource, deploymentCatalog } from '../../../shared/adapters/catalog-from-env.ts';
 import { conformanceCatalog } from '../../../shared/capabilities/conformance.ts';
 import demoCatalog from '../../../shared/catalog/demo.json' with { type: 'json' };
-import { DEFAULT_BUILTIN_PACKS } from '../../../shared/config/defaults.ts';
+import { DEFAULT_BUILTIN_PACKS, LOCAL_REPLAN_WATCH_SECONDS } from '../../../shared/config/defaults.ts';
 import { type Settings, settingsFromEnv } from '../../../shared/config/settings.ts';
 import type { PutEventsLimits } from '../../../shared/events/put-events.ts';
 import { type Catalog, loadCatalog } from '../../../shared/plan/catalog.ts';
@@ -36,7 +36,12 @@ export interface LocalStackOptions {
    */
   readonly settings?: Settings;
   readonly limits?: Partial<
-    PlanLimits & { maxReplans: number; runDeadlineSeconds: number; approvalTimeoutSeconds: number }
+    PlanLimits & {
+      maxReplans: number;
+      runDeadlineSeconds: number;
+      approvalTimeoutSeconds: number;
+      replanWatchSeconds: number;
+    }
   >;
   /** Compresses the step machine's retry backoff (tests); absent: the ASL's own seconds. */
   readonly backoffMs?: number;
@@ -129,6 +134,11 @@ export function localSettings(options: LocalStackOptions = {}): Settings {
       maxReplans: given(options.limits?.maxReplans, base.run.maxReplans),
       runDeadlineSeconds: given(options.limits?.runDeadlineSeconds, base.run.runDeadlineSeconds),
       approvalTimeoutSeconds: given(options.limits?.approvalTimeoutSeconds, base.run.approvalTimeoutSeconds),
+      // The embedded bus delivers within milliseconds: its watch need not wait out AWS's async retries.
+      replanWatchSeconds: given(
+        options.limits?.replanWatchSeconds,
+        base.run.replanWatchSeconds ?? LOCAL_REPLAN_WATCH_SECONDS,
+      ),
       retryBaseSeconds: given(options.retryBaseSeconds, base.run.retryBaseSeconds),
     },
     capabilities: {

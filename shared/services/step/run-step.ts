@@ -11,6 +11,7 @@
  */
 
 import { isCompensationStepId } from '../../engine/compensation.ts';
+import { isReplanWatchStepId } from '../../engine/replan/watch.ts';
 import { retryPolicy } from '../../engine/retry.ts';
 import { isTerminalStepStatus, letsAttemptsStart } from '../../engine/statuses.ts';
 import {
@@ -39,6 +40,7 @@ import {
 } from '../coordinator-inputs.ts';
 import type { CoordinatorDeps, RunStepRequest, StepNext, StepRef } from '../coordinator-types.ts';
 import { createInterpreter, event, type Interpreter, isCurrent, kindOf } from '../interpreter.ts';
+import { replanWatchNext } from '../replan-watch.ts';
 import { isRevisionWaitStepId } from '../revision-approvals.ts';
 import { revisionWaitNext } from '../revision-wait.ts';
 import { afterFailure, afterSuccess, failStep } from '../step-follow-ups.ts';
@@ -81,6 +83,7 @@ export function createStepRunner(deps: StepRunnerDeps): StepRunner {
     async runStep(request) {
       if (isCompensationStepId(request.stepId)) return runCompensation(ctx, call, request);
       if (isRevisionWaitStepId(request.stepId)) return revisionWaitNext(ctx, request);
+      if (isReplanWatchStepId(request.stepId)) return replanWatchNext(ctx, request);
       const ref: StepRef = { runId: request.runId, stepId: request.stepId, generation: request.generation };
       const { previous } = request;
       if (previous === null)
@@ -395,6 +398,8 @@ export async function recordFailedAttempt(
   error: StepError,
 ): Promise<StepNext> {
   if (isCompensationStepId(ref.stepId)) return recordCompensationFailure(ctx, ref, attempt, error);
+  // A replan watch has no step record: its RunStep failing for good leaves the failure to the deadline.
+  if (isReplanWatchStepId(ref.stepId)) return done(attempt ?? 1);
   const memory: RevisionMemory = new Map();
   const first = await loadStepRecords(ctx, memory, ref, attempt);
   const { step, planStep } = first;

@@ -100,6 +100,7 @@ describe('settingsFromEnv', () => {
       CAIRN_TRACE_RETENTION: 'full',
       CAIRN_MAX_REPLANS: '0',
       CAIRN_APPROVAL_TIMEOUT_SECONDS: '30.5',
+      CAIRN_REPLAN_WATCH_SECONDS: '90.5',
       CAIRN_MODEL_ID: 'model-a',
       CAIRN_BINDINGS: JSON.stringify({ 'tool:web.search': { kind: 'http', url: 'https://search.example.com' } }),
       CAIRN_BUILTINS: 'demo, conformance',
@@ -140,6 +141,7 @@ describe('settingsFromEnv', () => {
         traceRetention: 'full',
         maxReplans: 0,
         approvalTimeoutSeconds: 30,
+        replanWatchSeconds: 90,
       },
       plannerModelId: 'model-a',
       capabilities: {
@@ -211,6 +213,7 @@ describe('settingsFromEnv', () => {
     ['CAIRN_MAX_DEPTH', ['0', 'deep'], /must be a positive integer/],
     ['CAIRN_RUN_DEADLINE_SECONDS', ['0', '-5', 'a day', 'Infinity'], /must be a number of seconds ≥ 1/],
     ['CAIRN_APPROVAL_TIMEOUT_SECONDS', ['0', 'an hour', 'Infinity'], /must be a number of seconds ≥ 1/],
+    ['CAIRN_REPLAN_WATCH_SECONDS', ['0', 'soon'], /must be a number of seconds ≥ 1/],
     ['CAIRN_RETRY_BASE_SECONDS', ['-1', 'soon'], /must be a non-negative number/],
     ['CAIRN_RETRY_CAP_SECONDS', ['-0.5', 'NaN'], /must be a non-negative number/],
     ['CAIRN_TRACE_RETENTION', ['some', 'LAST'], /must be "last" or "full"/],
