@@ -1,0 +1,82 @@
+/**
+ * A revision's restarted step whose upstream step is not finished, and is in a later generation than the one whose
+ * release may still come (an invalidation moved it, and the RunStep of its ended generation was slowed by the store
+ * on its way to the release). The restarted step must wait for the upstream's current generation: the late release
+ * of the ended one counts nothing in the restarted generation, as in an invalidation's (invalidation-late-release).
+ * Through a person's replan on the embedded stack's real machines, with the planner on a fake model.
+ */
+import { describe, expect, it } from 'vitest';
+import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
+import type { PlanStep } from '../../shared/plan/schema.ts';
+import {
+  executedGenerations,
+  executionEnded,
+  plan,
+  step,
+  stepOf,
+  summary,
+  waitForRun,
+} from '../support/local-stack.ts';
+import { useModelPlanner } from '../support/model-planner.ts';
+import { createStoreFaults } from '../support/stack-faults.ts';
+
+const faults = createStoreFaults();
+const model = useModelPlanner({ stack: { retryIntervalMs: 5, wrapStore: faults.wrap } });
+const { stack } = model;
+
+const echo = (id: string, fields: Partial<PlanStep> = {}) =>
+  step(stack, id, T.echo, { input: { value: id }, ...fields });
+
+/** Polls the store (unwrapped) until `stepId` is in `generation`. */
+async function inGeneration(runId: string, stepId: string, generation: number): Promise<void> {
+  for (let tries = 0; tries < 800; tries++) {
+    if ((await faults.raw().getStep(runId, stepId))?.generation === generation) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`${stepId} of run ${runId} never reached generation ${generation}`);
+}
+
+describe("a revision's restarted step whose upstream step an invalidation moved and has not run again", () => {
+  it("counts no late release of the upstream's ended generation: it waits for the current one", async () => {
+    const objective = 'late release across an invalidation and a revision';
+    // b finished generation 1; its release of c is held on its way to the store.
+    const late = faults.hold({
+      method: ['releaseLastDependency', 'releaseDependency'],
+      match: (call) => call.runId === faults.runIdFor(objective) && call.args[1] === 'c',
+    });
+    const runId = await stack.startRun({
+      plan: plan(objective, [echo('a'), echo('b', { dependsOn: ['a'] }), echo('c', { dependsOn: ['b'] })]),
+    });
+    await late.arrived;
+    // a's generation 2 is held at its claim, so b waits in its generation 2.
+    const claimOfA = faults.hold({
+      method: 'transitionStep',
+      match: (call) =>
+        call.runId === runId && call.args[1] === 'a' && (call.args[2] as { generation: number }).generation === 2,
+    });
+    expect((await stack.request('POST', `/runs/${runId}/steps/a/invalidate`, { reason: 'changed' })).status).toBe(202);
+    await claimOfA.arrived;
+
+    // A person's revision changes c alone: c restarts (generation 3), b is kept, pending in its generation 2.
+    model.revise = (steps) => steps.map((s) => (s.id === 'c' ? { ...s, input: { value: 'c, again' } } : s));
+    expect((await stack.request('POST', `/runs/${runId}/replan`, { reason: 'c says it again' })).status).toBe(202);
+    await inGeneration(runId, 'c', 3);
+    expect(await faults.raw().getStep(runId, 'b')).toMatchObject({ generation: 2, status: 'pending' });
+
+    late.release();
+    await executionEnded(stack, `${runId}-b-g1`);
+    expect(await faults.raw().getStep(runId, 'c')).toMatchObject({ generation: 3, status: 'pending', remaining: 1 });
+    expect(executedGenerations(stack, runId).c).toBeUndefined();
+
+    claimOfA.release();
+    const done = await waitForRun(stack, runId, (r) => r.status === 'complete' && r.revision === 2);
+    expect(
+      done.steps.map((s) => `${s.id}${s.generation}${s.status}`),
+      summary(done),
+    ).toEqual(['a2succeeded', 'b2succeeded', 'c3succeeded']);
+    expect(executedGenerations(stack, runId)).toEqual({ a: [1, 2], b: [1, 2], c: [3] });
+    expect(Date.parse(stepOf(done, 'c').startedAt ?? '')).toBeGreaterThanOrEqual(
+      Date.parse(stepOf(done, 'b').finishedAt ?? ''),
+    );
+  }, 60_000);
+});
