@@ -3,6 +3,12 @@
  * release may still come (an invalidation moved it, and the RunStep of its ended generation was slowed by the store
  * on its way to the release). The restarted step must wait for the upstream's current generation: the late release
  * of the ended one counts nothing in the restarted generation, as in an invalidation's (invalidation-late-release).
+ * Before, it counted it and started at once, while the upstream step waited in its generation 2.
+ *
+ * And a step the revision does not change, downstream of one it runs again, that had already counted the release of
+ * the superseded generation: it starts a new generation too (as an invalidation's scope does), so it waits for the
+ * upstream's next one. Before, it was kept, and ran from the superseded result once its other upstream released it.
+ *
  * Through a person's replan on the embedded stack's real machines, with the planner on a fake model.
  */
 import { describe, expect, it } from 'vitest';
@@ -75,6 +81,48 @@ describe("a revision's restarted step whose upstream step an invalidation moved 
       summary(done),
     ).toEqual(['a2succeeded', 'b2succeeded', 'c3succeeded']);
     expect(executedGenerations(stack, runId)).toEqual({ a: [1, 2], b: [1, 2], c: [3] });
+    expect(Date.parse(stepOf(done, 'c').startedAt ?? '')).toBeGreaterThanOrEqual(
+      Date.parse(stepOf(done, 'b').finishedAt ?? ''),
+    );
+  }, 60_000);
+});
+
+describe('a kept step that counted the release of a step the revision restarts', () => {
+  it("does not run from the restarted step's superseded result: it waits for its next generation", async () => {
+    const objective = 'kept dependent of a restarted step';
+    // x is held at its claim, so c waits for it, having counted b's generation 1.
+    const claimOfX = faults.hold({
+      method: 'transitionStep',
+      match: (call) => call.runId === faults.runIdFor(objective) && call.args[1] === 'x',
+    });
+    const runId = await stack.startRun({
+      plan: plan(objective, [echo('b'), echo('x'), echo('c', { dependsOn: ['b', 'x'] })]),
+    });
+    await claimOfX.arrived;
+    await waitForRun(stack, runId, (r) => stepOf(r, 'b').status === 'succeeded');
+    expect(await faults.raw().getStep(runId, 'c')).toMatchObject({ generation: 1, released: ['b'], remaining: 1 });
+    // b's next generation is held at its claim too.
+    const claimOfB = faults.hold({
+      method: 'transitionStep',
+      match: (call) =>
+        call.runId === runId && call.args[1] === 'b' && (call.args[2] as { generation: number }).generation === 2,
+    });
+
+    // A person's revision changes b: it runs again (generation 2), with c's only other upstream step still open.
+    model.revise = (steps) => steps.map((s) => (s.id === 'b' ? { ...s, input: { value: 'b, again' } } : s));
+    expect((await stack.request('POST', `/runs/${runId}/replan`, { reason: 'b says it again' })).status).toBe(202);
+    await claimOfB.arrived;
+
+    claimOfX.release();
+    await executionEnded(stack, `${runId}-x-g1`);
+    // c must still wait for b's generation 2: before, it counted b's generation 1 and ran once x released it.
+    expect(await faults.raw().getStep(runId, 'c')).toMatchObject({ status: 'pending', remaining: 1 });
+    expect(executedGenerations(stack, runId).c).toBeUndefined();
+
+    claimOfB.release();
+    const done = await waitForRun(stack, runId, (r) => r.status === 'complete' && r.revision === 2);
+    expect(stepOf(done, 'b')).toMatchObject({ generation: 2, status: 'succeeded' });
+    expect(stepOf(done, 'c').status, summary(done)).toBe('succeeded');
     expect(Date.parse(stepOf(done, 'c').startedAt ?? '')).toBeGreaterThanOrEqual(
       Date.parse(stepOf(done, 'b').finishedAt ?? ''),
     );
