@@ -8,6 +8,9 @@
  * And a step the revision does not change, downstream of one it runs again, that had already counted the release of
  * the superseded generation: it starts a new generation too (as an invalidation's scope does), so it waits for the
  * upstream's next one. Before, it was kept, and ran from the superseded result once its other upstream released it.
+ * The same keeps a failure's late follow-up from blocking the failed step's dependent once a revision replaced the
+ * step: before, the dependent was kept in the generation the follow-up read, blocked there behind the replacement
+ * that then succeeded, and the run failed.
  *
  * Through a person's replan on the embedded stack's real machines, with the planner on a fake model.
  */
@@ -126,5 +129,31 @@ describe('a kept step that counted the release of a step the revision restarts',
     expect(Date.parse(stepOf(done, 'c').startedAt ?? '')).toBeGreaterThanOrEqual(
       Date.parse(stepOf(done, 'b').finishedAt ?? ''),
     );
+  }, 60_000);
+});
+
+describe("a failure's follow-up that blocks the failed step's dependent after the revision replaced the step", () => {
+  it('blocks nothing: the dependent waits for the replaced step in a new generation', async () => {
+    const objective = 'late block across a revision';
+    // b fails for good; its follow-up's block of c (read pending in generation 1) is held on its way to the store.
+    const lateBlock = faults.hold({
+      method: 'transitionStep',
+      match: (call) =>
+        call.runId === faults.runIdFor(objective) &&
+        call.args[1] === 'c' &&
+        (call.args[3] as { status?: string }).status === 'blocked',
+    });
+    model.revise = (steps) => steps.map((s) => (s.id === 'b' ? echo('b') : s));
+    const failing = step(stack, 'b', T.fail, { input: { message: 'b is down', retryable: false } });
+    const runId = await stack.startRun({ plan: plan(objective, [failing, echo('c', { dependsOn: ['b'] })]) });
+    await lateBlock.arrived;
+    // The failure's replan makes revision 2 (b an echo now) while the block is held.
+    await waitForRun(stack, runId, (r) => r.revision === 2);
+    await inGeneration(runId, 'b', 2);
+
+    lateBlock.release();
+    const done = await waitForRun(stack, runId, (r) => r.status !== 'running' && r.revision === 2);
+    expect(done.status, summary(done)).toBe('complete');
+    expect(done.steps.map((s) => `${s.id}${s.generation}${s.status}`)).toEqual(['b2succeeded', 'c2succeeded']);
   }, 60_000);
 });
