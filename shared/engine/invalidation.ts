@@ -7,7 +7,7 @@
 import { downstreamClosure, effectiveUpstream, type PlanGraph } from '../plan/graph.ts';
 import type { StepStatus } from '../plan/schema.ts';
 import type { NextGeneration, StepRecord } from '../ports/store.ts';
-import { FIRST_GENERATION } from './scheduling.ts';
+import { FIRST_GENERATION, staleUpstreamReleases } from './scheduling.ts';
 import { RELEASING_STEP_STATUSES } from './statuses.ts';
 
 /** Statuses of a generation that has run (or is running): only its result can be stale. */
@@ -44,7 +44,8 @@ export function invalidationScope(graph: PlanGraph, ids: readonly string[]): str
  * generation only: the generation it starts from (`generations`, as the steps were before the move) is named stale,
  * so its release, should it come late (a RunStep that finished just before the invalidation), counts nothing. One
  * outside the scope that has not finished is waited for in the generation it is in: the one before is named stale
- * (an earlier invalidation moved it, and its ended generation's release may still come).
+ * (an earlier invalidation or revision moved it, and its ended generation's release may still come). The rule is
+ * `staleUpstreamReleases`, which a revision's restarted and added steps follow too.
  */
 export function nextGenerations(
   graph: PlanGraph,
@@ -60,19 +61,16 @@ export function nextGenerations(
       (u) => !inScope.has(u) && RELEASING_STEP_STATUSES.has(statuses.get(u) ?? 'pending'),
     );
     const remaining = upstream.length - released.length;
-    const stale = upstream.flatMap((u): [string, number][] => {
+    const stale = staleUpstreamReleases(upstream, released, (u) => {
       const generation = generations.get(u);
-      if (generation === undefined) return [];
-      if (inScope.has(u)) return [[u, generation]];
-      // Outside the scope and not finished well: waited for in the generation it is in, an earlier one is stale.
-      return released.includes(u) || generation <= FIRST_GENERATION ? [] : [[u, generation - 1]];
+      return generation === undefined ? undefined : { moves: inScope.has(u), generation };
     });
     next.set(id, {
       status: remaining === 0 ? 'ready' : 'pending',
       upstream,
       remaining,
       released,
-      ...(stale.length === 0 ? {} : { staleReleases: Object.fromEntries(stale) }),
+      ...(stale === undefined ? {} : { staleReleases: stale }),
     });
   }
   return next;

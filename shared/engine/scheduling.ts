@@ -155,6 +155,36 @@ export const releasesDependents = (status: StepStatus): boolean => RELEASING_STE
 /** Executable steps that wait for `stepId` directly (group dependencies expanded), in plan order. */
 export const dependentsOf = (graph: PlanGraph, stepId: string): string[] => effectiveDownstream(graph, stepId);
 
+/** Where an upstream step stands as a mover (an invalidation, a revision) gives its dependent a next generation. */
+export interface UpstreamGeneration {
+  /** It starts its next generation with the dependent's (same invalidation scope, same revision's restarts). */
+  readonly moves: boolean;
+  /** The generation it moves from, if it moves; else the generation it is in. */
+  readonly generation: number;
+}
+
+/**
+ * The upstream generations whose release counts nothing in a step's next generation (`staleReleases`), one rule for
+ * an invalidation's and a revision's new generations. An upstream step that moves with the step is waited for in its
+ * next generation: the one it moves from is stale. One that does not move and has not finished well (not in
+ * `released`) is waited for in the generation it is in: the one before is stale, since an earlier mover may have
+ * moved it and the ended generation's release may still come (its RunStep slowed by the store). A step without a
+ * known generation (new in a revision) has no earlier one to name.
+ */
+export function staleUpstreamReleases(
+  upstream: readonly string[],
+  released: readonly string[],
+  generationOf: (stepId: string) => UpstreamGeneration | undefined,
+): Record<string, number> | undefined {
+  const stale = upstream.flatMap((id): [string, number][] => {
+    const at = generationOf(id);
+    if (at === undefined) return [];
+    if (at.moves) return [[id, at.generation]];
+    return released.includes(id) || at.generation <= FIRST_GENERATION ? [] : [[id, at.generation - 1]];
+  });
+  return stale.length === 0 ? undefined : Object.fromEntries(stale);
+}
+
 /** What `stepsToBlock` needs of the failed generation and of the downstream records, to leave out later generations. */
 export interface FailedGeneration {
   readonly generation: number;

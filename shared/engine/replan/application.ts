@@ -11,7 +11,7 @@
 import { effectiveUpstream, type PlanGraph } from '../../plan/graph.ts';
 import type { Plan } from '../../plan/schema.ts';
 import type { NextGeneration, RestartedRecord, RevisionApplication, StepRecord } from '../../ports/store.ts';
-import { FIRST_GENERATION, planTraceText } from '../scheduling.ts';
+import { FIRST_GENERATION, planTraceText, staleUpstreamReleases, type UpstreamGeneration } from '../scheduling.ts';
 import { RELEASING_STEP_STATUSES } from '../statuses.ts';
 import { traceEntry } from '../trace.ts';
 import type { AppliedReplan } from './apply.ts';
@@ -42,14 +42,17 @@ export interface ApplicationWork {
 }
 
 /**
- * How a restarted or added step starts: finished upstream steps that go on as they are count as released. An
- * upstream step the revision restarts too (`restartedFrom`: the generation it restarts from) is waited for in its
- * next generation: a late release of the one it restarts from is named stale and counts nothing.
+ * How a restarted or added step starts: finished upstream steps that go on as they are count as released. Which late
+ * releases count nothing is `staleUpstreamReleases`, the rule an invalidation's next generations follow: an upstream
+ * step the revision restarts too (`restartedFrom`: the generation it restarts from) is waited for in its next
+ * generation, so a late release of the one it restarts from is stale; one the revision keeps that has not finished
+ * is waited for in the generation it is in (an invalidation may have moved it, and its ended generation's release
+ * may still come), so the one before is stale. A step the revision adds has no earlier generation to name.
  */
 export function nextGeneration(
   graph: PlanGraph,
   stepId: string,
-  byId: ReadonlyMap<string, Pick<StepRecord, 'status'>>,
+  byId: ReadonlyMap<string, Pick<StepRecord, 'status' | 'generation'>>,
   fresh: ReadonlySet<string>,
   restartedFrom: ReadonlyMap<string, number> = new Map(),
 ): NextGeneration {
@@ -59,16 +62,18 @@ export function nextGeneration(
     return !fresh.has(id) && status !== undefined && RELEASING_STEP_STATUSES.has(status);
   });
   const remaining = upstream.length - released.length;
-  const stale = upstream.flatMap((id): [string, number][] => {
+  const stale = staleUpstreamReleases(upstream, released, (id): UpstreamGeneration | undefined => {
     const from = restartedFrom.get(id);
-    return from === undefined ? [] : [[id, from]];
+    if (from !== undefined) return { moves: true, generation: from };
+    const record = byId.get(id);
+    return fresh.has(id) || record === undefined ? undefined : { moves: false, generation: record.generation };
   });
   return {
     status: remaining === 0 ? 'ready' : 'pending',
     upstream,
     remaining,
     released,
-    ...(stale.length === 0 ? {} : { staleReleases: Object.fromEntries(stale) }),
+    ...(stale === undefined ? {} : { staleReleases: stale }),
   };
 }
 

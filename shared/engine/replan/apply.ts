@@ -7,14 +7,7 @@ import { buildGraph, downstreamClosure, effectiveUpstream, groupStatus, type Pla
 import type { Plan, PlanStep, StepStatus } from '../../plan/schema.ts';
 import type { ReplanScope } from '../../ports/plan-model.ts';
 import { replanScope } from './scope.ts';
-import {
-  isFinishedStatus,
-  type StepStates,
-  sameDefinition,
-  stateOf,
-  stepsById,
-  withoutLifecycle,
-} from './step-definition.ts';
+import { type StepStates, sameDefinition, stateOf, stepsById, withoutLifecycle } from './step-definition.ts';
 
 export interface AppliedReplan {
   /** The new plan revision: finished steps carry their status and result, the rest their current state. */
@@ -25,7 +18,7 @@ export interface AppliedReplan {
   readonly removed: string[];
   /**
    * Executable steps that start a new generation: definition or upstream changed, in scope and not runnable, or
-   * finished downstream of a step that runs again.
+   * downstream of a step that runs again.
    */
   readonly changed: string[];
   /** Executable steps whose record goes on untouched. */
@@ -93,11 +86,13 @@ export function applyReplan(
     else kept.push(id);
   }
   const removed = before.executableIds().filter((id) => !isExecutable.has(id));
-  // A finished step downstream of one that runs again would keep an output made from stale inputs: it runs again
-  // too. Only a person's replan can get here (it may change finished steps); a failure's scope never does.
+  // A step downstream of one that runs again starts a new generation too, whatever its status, as an invalidation's
+  // scope does: a finished one would keep an output made from stale inputs; an open one may have counted the
+  // superseded generation's release already (and run from its result), or count it late, unless its next generation
+  // names that one stale. Finished ones only get here in a person's replan (it may change finished steps).
   const stale = new Set<string>();
   for (const id of [...changed, ...added]) for (const d of downstreamClosure(after, id)) stale.add(d);
-  for (const id of kept.filter((k) => stale.has(k) && isFinishedStatus(stateOf(states, k)?.status))) {
+  for (const id of kept.filter((k) => stale.has(k))) {
     kept.splice(kept.indexOf(id), 1);
     changed.push(id);
   }

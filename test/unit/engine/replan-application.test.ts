@@ -141,6 +141,45 @@ describe('applicationWork', () => {
     expect(result.create.find((s) => s.stepId === 'E')).toMatchObject({ status: 'pending', remaining: 1 });
   });
 
+  // Revision 2 with E, a step it adds, after A.
+  const addsE = plan([...revision.steps, step('E', ['A'])], 2);
+
+  it('names the generation before the one a kept, unfinished upstream step is in stale in a restarted step', () => {
+    // An invalidation moved A to generation 2 (not run yet) and B with it; the revision restarts B alone, from 2.
+    // A's generation 1 finished before that invalidation and its release of B may still come: it counts nothing.
+    const result = applicationWork({
+      runId: 'r1',
+      application: { removed: [], restarted: [{ stepId: 'B', from: 2 }], added: ['E'] },
+      graph: buildGraph(addsE.steps),
+      records: [record('A', 'pending', 2), record('B', 'pending', 2, ['A']), record('C', 'pending', 1, ['B'])],
+      plan: addsE,
+      now: NOW,
+    });
+
+    expect(result.restart.map(({ step: s, next }) => [s.stepId, next.staleReleases, next.remaining])).toEqual([
+      ['B', { A: 1 }, 1],
+    ]);
+    // A step the revision adds waits for A's current generation too.
+    expect(result.create.map((s) => [s.stepId, s.staleReleases, s.remaining])).toEqual([['E', { A: 1 }, 1]]);
+  });
+
+  it('names no generation of a kept upstream step in its first generation, nor of a finished one', () => {
+    const result = applicationWork({
+      runId: 'r1',
+      application: { removed: [], restarted: [{ stepId: 'B', from: 1 }], added: ['E'] },
+      graph: buildGraph(addsE.steps),
+      records: [record('A', 'running', 1), record('B', 'pending', 1, ['A'])],
+      plan: addsE,
+      now: NOW,
+    });
+    expect(result.restart[0]?.next).not.toHaveProperty('staleReleases');
+    expect(result.create[0]).not.toHaveProperty('staleReleases');
+
+    const finished = work([record('A', 'succeeded', 3), record('B', 'failed', 1, ['A'])]);
+    expect(finished.restart.find(({ step: s }) => s.stepId === 'B')?.next).toMatchObject({ released: ['A'] });
+    expect(finished.restart.find(({ step: s }) => s.stepId === 'B')?.next).not.toHaveProperty('staleReleases');
+  });
+
   it('supersedes no dropped step that already ended with an output', () => {
     expect(work([record('X', 'succeeded')]).supersede).toEqual([]);
   });

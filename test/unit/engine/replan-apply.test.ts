@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applyReplan, diffPlans, replanScope } from '../../../shared/engine/replan.ts';
+import { applyReplan, diffPlans, replanScope, requestScope } from '../../../shared/engine/replan.ts';
 import { loadCatalog } from '../../../shared/plan/catalog.ts';
 import { buildGraph } from '../../../shared/plan/graph.ts';
-import type { Plan } from '../../../shared/plan/schema.ts';
+import type { Plan, StepStatus } from '../../../shared/plan/schema.ts';
 import { validate } from '../../../shared/plan/validate.ts';
 import { replanCaseArbitrary, researchPlan, step } from './replan-testkit.ts';
 
@@ -71,6 +71,23 @@ describe('applyReplan', () => {
     expect(applied.kept).toContain('b.fetch');
     const bFetch = applied.revision.steps.find((s) => s.id === 'b.fetch');
     expect(bFetch).toMatchObject({ status: 'failed', error: { code: 'E_TIMEOUT' } });
+  });
+
+  it('starts a new generation of every step downstream of one that runs again, open ones too', () => {
+    // A person's replan changes b.search (finished): b.fetch counted its release and is running, write and review wait.
+    const open = new Map<string, StepStatus>([
+      ['a.search', 'succeeded'],
+      ['a.fetch', 'succeeded'],
+      ['b.search', 'succeeded'],
+      ['b.fetch', 'running'],
+      ['write', 'pending'],
+      ['review', 'pending'],
+      ['other', 'succeeded'],
+    ]);
+    const next = withStep(previous, 'b.search', { input: { query: 'again' } });
+    const applied = applyReplan(previous, next, open, { scope: requestScope(previous) });
+    expect(applied.changed).toEqual(['b.search', 'b.fetch', 'write', 'review']);
+    expect(applied.kept).toEqual(['a.search', 'a.fetch', 'other']);
   });
 
   it('produces a revision that the validator accepts with its lifecycle fields', () => {

@@ -10,6 +10,7 @@ import {
   planGraph,
   planTraceText,
   releasesDependents,
+  staleUpstreamReleases,
   stepsToBlock,
   stepsToStart,
   upstreamOutputs,
@@ -215,6 +216,25 @@ describe('stepsToBlock', () => {
     const steps = [step('a'), group('g', ['a']), step('m', [], { parentId: 'g' }), step('z', ['g'])];
     const statuses = new Map<string, StepStatus>(steps.map((s) => [s.id, 'pending']));
     expect(new Set(stepsToBlock(planGraph({ steps }), 'a', statuses))).toEqual(new Set(['m', 'z']));
+  });
+});
+
+describe('staleUpstreamReleases', () => {
+  const at = (generations: Record<string, { moves: boolean; generation: number }>) => (id: string) => generations[id];
+
+  it('names the generation a moving upstream step moves from, even its first', () => {
+    const of = at({ a: { moves: true, generation: 1 }, b: { moves: true, generation: 3 } });
+    expect(staleUpstreamReleases(['a', 'b'], [], of)).toEqual({ a: 1, b: 3 });
+  });
+
+  it('names the generation before the one an unfinished upstream step that does not move is in', () => {
+    const of = at({ a: { moves: false, generation: 2 }, b: { moves: false, generation: 4 } });
+    expect(staleUpstreamReleases(['a', 'b'], [], of)).toEqual({ a: 1, b: 3 });
+  });
+
+  it('names nothing for a released upstream step, one in its first generation, or one without a generation', () => {
+    const of = at({ a: { moves: false, generation: 2 }, b: { moves: false, generation: 1 } });
+    expect(staleUpstreamReleases(['a', 'b', 'c'], ['a'], of)).toBeUndefined();
   });
 });
 
