@@ -1,0 +1,77 @@
+/**
+ * A cancel that dies between its mark and its close (issue 10): the run is marked `cancelling` (no attempt starts),
+ * then every write that would close a step fails and the client gives up. Such a run is refused an invalidation as a
+ * cancelled run is (the API and a resource change alike), its own machinery finishes the cancel once a claim the mark
+ * refused comes along, and a repeated cancel finishes it whatever else happened.
+ * The cancel runs in a second process whose store fails every step transition of the run.
+ */
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
+import type { PlanStep } from '../../shared/plan/schema.ts';
+import type { Store } from '../../shared/ports/store.ts';
+import { createCoordinator } from '../../shared/services/coordinator.ts';
+import { auditLog } from '../support/api-reads.ts';
+import { plan, statusOf, step, stepOf, summary, useTestStack, waitForRun } from '../support/local-stack.ts';
+import { injectedThrottle, interceptStore, secondProcessDeps } from '../support/second-process.ts';
+
+const stack = useTestStack();
+
+/** The stack's store, except that no step of `runId` can be moved: a cancel through it marks the run, then dies. */
+const storeFailingCloses = (runId: string): Store =>
+  interceptStore(stack.store, ['transitionStep'], async (call, args) => {
+    if (args[0] === runId) throw injectedThrottle();
+    return call();
+  });
+
+/** Cancels `runId` through a process whose closes all fail: the run is left marked and running. */
+async function cancelThatDies(runId: string): Promise<void> {
+  const coordinator = createCoordinator(secondProcessDeps(stack, storeFailingCloses(runId)));
+  await expect(coordinator.cancelRun(runId, { requestedBy: 'dying-cancel' })).rejects.toThrow(/Rate exceeded/);
+  const run = await stack.store.getRun(runId);
+  expect(run).toMatchObject({ status: 'running', cancelling: true });
+}
+
+const events = async (runId: string): Promise<string[]> =>
+  (await auditLog(stack, runId)).map((e) => `${e.type}${e.stepId ? ` ${e.stepId}` : ''}`);
+
+describe('a run whose cancel died after marking it', () => {
+  it('refuses an invalidation through the API (409, as for a cancelled run) and a resource change leaves it alone', async () => {
+    const key = `repo:${randomUUID()}`;
+    const steps: PlanStep[] = [
+      step(stack, 'A', T.echo, { input: { value: 'a' }, watches: [key] }),
+      step(stack, 'S', T.sleep, { input: { ms: 4_000 } }),
+    ];
+    const runId = await stack.startRun({ plan: plan('a marked run takes no invalidation', steps) });
+    await waitForRun(stack, runId, (run) => statusOf(run, 'A') === 'succeeded');
+    await cancelThatDies(runId);
+
+    await stack.bus.publish([
+      { detailType: 'ResourceChanged', detail: { resourceKey: key, source: 'github', deliveryId: randomUUID() } },
+    ]);
+    await stack.bus.drain();
+    const afterChange = await stack.store.getStep(runId, 'A');
+    const answer = await stack.request('POST', `/runs/${runId}/steps/A/invalidate`, { reason: 'stale' });
+
+    expect(afterChange).toMatchObject({ generation: 1, status: 'succeeded' });
+    expect(answer.status, JSON.stringify(answer.json)).toBe(409);
+    expect(answer.json).toMatchObject({ error: { code: 'E_CONFLICT' } });
+    expect(await stack.store.getStep(runId, 'A')).toMatchObject({ generation: 1, status: 'succeeded' });
+    expect((await events(runId)).filter((e) => e.startsWith('StepsInvalidated'))).toEqual([]);
+  });
+
+  it('is finished by a repeated cancel: its open steps closed, the run cancelled, RunFinished last', async () => {
+    const steps: PlanStep[] = [step(stack, 'S', T.sleep, { input: { ms: 4_000 } })];
+    const runId = await stack.startRun({ plan: plan('a repeated cancel finishes', steps) });
+    await waitForRun(stack, runId, (run) => statusOf(run, 'S') === 'running');
+    await cancelThatDies(runId);
+
+    const answer = await stack.request('POST', `/runs/${runId}/cancel`);
+
+    expect(answer).toMatchObject({ status: 200, json: { runId, status: 'cancelled' } });
+    const done = await waitForRun(stack, runId);
+    expect(done.status, summary(done)).toBe('cancelled');
+    expect(stepOf(done, 'S').status).toBe('cancelled');
+    expect((await events(runId)).at(-1)).toBe('RunFinished');
+  });
+});
