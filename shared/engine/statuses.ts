@@ -84,6 +84,22 @@ export const isBeingCancelled = (run: CancelMarks): boolean =>
 export const letsAttemptsStart = (run: CancelMarks): boolean => letsStepsMove(run.status) && !isBeingCancelled(run);
 
 /**
+ * A claim found its step open and unclaimed in this generation, in a run whose cancellation has begun: the cancel has
+ * not closed the step yet, and may have died between its mark and its end (a store failure, a client that gave up).
+ * Whoever finds this finishes the cancel (idempotent); nothing else would move the run before its deadline. (Once the
+ * run has ended, its cancel's own close after the end write, or its repeat, closes what is left.)
+ */
+export const leftOpenByCancel = (
+  run: CancelMarks,
+  step: { readonly status: StepStatus; readonly generation: number; readonly claimedBy?: string | undefined },
+  generation: number,
+): boolean =>
+  isBeingCancelled(run) &&
+  step.generation === generation &&
+  step.claimedBy === undefined &&
+  CLAIMABLE_STEP_STATUSES.includes(step.status);
+
+/**
  * Whether the run's steps may be invalidated (a request, a resource change): it has started, and it is neither
  * cancelled nor being cancelled. A marked run would only get generations whose claims refuse, which its cancel then
  * closes: it is refused as a cancelled one is, and a resource change leaves it alone.

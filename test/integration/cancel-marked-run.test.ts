@@ -12,10 +12,11 @@ import type { PlanStep } from '../../shared/plan/schema.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import { createCoordinator } from '../../shared/services/coordinator.ts';
 import { auditLog } from '../support/api-reads.ts';
-import { plan, statusOf, step, stepOf, summary, useTestStack, waitForRun } from '../support/local-stack.ts';
+import { plan, statusOf, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
 import { injectedThrottle, interceptStore, secondProcessDeps } from '../support/second-process.ts';
+import { useStackWithFaults } from '../support/stack-faults.ts';
 
-const stack = useTestStack();
+const { stack, faults } = useStackWithFaults();
 
 /** The stack's store, except that no step of `runId` can be moved: a cancel through it marks the run, then dies. */
 const storeFailingCloses = (runId: string): Store =>
@@ -73,5 +74,51 @@ describe('a run whose cancel died after marking it', () => {
     expect(done.status, summary(done)).toBe('cancelled');
     expect(stepOf(done, 'S').status).toBe('cancelled');
     expect((await events(runId)).at(-1)).toBe('RunFinished');
+  });
+
+  it('is finished by its own machinery once a claim the mark refused comes along, without waiting for the deadline', async () => {
+    const steps: PlanStep[] = [
+      step(stack, 'A', T.sleep, { input: { ms: 1_500 } }),
+      step(stack, 'B', T.echo, { input: { value: 'b' }, dependsOn: ['A'] }),
+    ];
+    const runId = await stack.startRun({ plan: plan('a refused claim finishes the cancel', steps) });
+    await waitForRun(stack, runId, (run) => statusOf(run, 'A') === 'running');
+    await cancelThatDies(runId);
+
+    // A ends after the mark; its release readies B, whose claim the mark refuses.
+    const done = await waitForRun(stack, runId, undefined, 15_000);
+
+    expect(done.status, summary(done)).toBe('cancelled');
+    expect(stepOf(done, 'B').status, summary(done)).toBe('cancelled');
+    const log = await events(runId);
+    expect(
+      log.filter((e) => e === 'StepStarted B'),
+      log.join(' '),
+    ).toEqual([]);
+    expect(log.at(-1), log.join(' ')).toBe('RunFinished');
+    const run = await stack.store.getRun(runId);
+    expect(run?.terminal?.evidence).toMatchObject({ requestedBy: 'dying-cancel' });
+  });
+
+  it('is finished by a side effect its mark kept from starting: the step closed, no ledger entry made', async () => {
+    // The step is claimed and about to act (its idempotency record is being taken) when the cancel marks the run.
+    const acting = faults.hold({ method: 'beginIdempotent', match: (call) => String(call.args[0]).includes('#P#') });
+    const runId = await stack.startRun({
+      plan: plan('a refused side effect finishes the cancel', [
+        step(stack, 'P', T.ledger, { input: { entry: 'p' }, rollbackHint: 'remove the entry' }),
+      ]),
+    });
+    await acting.arrived;
+    await cancelThatDies(runId);
+
+    acting.release();
+    const done = await waitForRun(stack, runId, undefined, 15_000);
+
+    expect(done.status, summary(done)).toBe('cancelled');
+    expect(stepOf(done, 'P')).toMatchObject({ status: 'cancelled', output: null });
+    const { json } = await stack.request('GET', '/conformance/ledger');
+    expect((json as { entries: { runId: string }[] }).entries.filter((e) => e.runId === runId)).toEqual([]);
+    const log = await events(runId);
+    expect(log.at(-1), log.join(' ')).toBe('RunFinished');
   });
 });

@@ -8,6 +8,7 @@ import {
   isOpenStepStatus,
   isTerminalRunStatus,
   isTerminalStepStatus,
+  leftOpenByCancel,
   letsAttemptsStart,
   letsStepsMove,
   OPEN_STEP_STATUSES,
@@ -100,6 +101,20 @@ describe('run statuses', () => {
       'paused',
     ]);
     expect(RUN_STATUSES.filter((status) => isBeingCancelled({ status }))).toEqual([]);
+  });
+
+  it('finds a step left open by a cancel only unclaimed, in its generation, in a run being cancelled', () => {
+    const ready = { status: 'ready', generation: 2 } as const;
+    expect(leftOpenByCancel({ status: 'running', cancelling: true }, ready, 2)).toBe(true);
+    expect(leftOpenByCancel({ status: 'paused', cancelCompensation: true }, { ...ready, status: 'pending' }, 2)).toBe(
+      true,
+    );
+    expect(leftOpenByCancel({ status: 'cancelled', cancelling: true }, ready, 2)).toBe(false);
+    expect(leftOpenByCancel({ status: 'running' }, ready, 2)).toBe(false);
+    expect(leftOpenByCancel({ status: 'complete', cancelling: true }, ready, 2)).toBe(false);
+    expect(leftOpenByCancel({ status: 'running', cancelling: true }, ready, 1)).toBe(false);
+    expect(leftOpenByCancel({ status: 'running', cancelling: true }, { ...ready, claimedBy: 'x' }, 2)).toBe(false);
+    expect(leftOpenByCancel({ status: 'running', cancelling: true }, { ...ready, status: 'cancelled' }, 2)).toBe(false);
   });
 
   it('takes an invalidation of a started run that is neither cancelled nor being cancelled', () => {
