@@ -6,8 +6,9 @@
  * written (engine/statuses.ts, isBeingCancelled).
  *
  * Every part is safe to repeat, so a cancel that died after its mark (a store failure while closing, a client that
- * gave up) is finished by the next one: a repeated request, or the run's own machinery, since a claim the mark refuses
- * finishes the cancel as its requester asked (`finishBegunCancel`: the request is on the run with the mark).
+ * gave up) is finished by the next one: a repeated request, or the run's own machinery, since a claim, a retry or a
+ * side effect the mark refuses finishes the cancel as its requester asked (`finishBegunCancel`: the request is on the
+ * run with the mark).
  */
 import { isBeingCancelled, LIVE_RUN_STATUSES, letsStepsMove, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
 import { decideTerminal } from '../engine/terminal.ts';
@@ -75,7 +76,7 @@ export async function cancelRun(ctx: Interpreter, runId: string, request: Cancel
 
 /**
  * Finishes a cancellation that has begun (the run marked, not ended): the cancel is repeated as its requester asked.
- * For whoever finds such a run by chance (a claim or a side effect the mark refused): the cancel may have died
+ * For whoever finds such a run by chance (a claim, a retry or a side effect the mark refused): the cancel may have died
  * between its mark and its end, and nothing else would move the run before its deadline.
  */
 export async function finishBegunCancel(ctx: Interpreter, runId: string): Promise<void> {

@@ -16,7 +16,7 @@ import { plan, statusOf, step, stepOf, summary, waitForRun } from '../support/lo
 import { injectedThrottle, interceptStore, secondProcessDeps } from '../support/second-process.ts';
 import { useStackWithFaults } from '../support/stack-faults.ts';
 
-const { stack, faults } = useStackWithFaults();
+const { stack, faults, handlers } = useStackWithFaults();
 
 /** The stack's store, except that no step of `runId` can be moved: a cancel through it marks the run, then dies. */
 const storeFailingCloses = (runId: string): Store =>
@@ -118,6 +118,32 @@ describe('a run whose cancel died after marking it', () => {
     expect(stepOf(done, 'P')).toMatchObject({ status: 'cancelled', output: null });
     const { json } = await stack.request('GET', '/conformance/ledger');
     expect((json as { entries: { runId: string }[] }).entries.filter((e) => e.runId === runId)).toEqual([]);
+    const log = await events(runId);
+    expect(log.at(-1), log.join(' ')).toBe('RunFinished');
+  });
+
+  it('starts no retry of a step once the mark is written, and the refused retry finishes the cancel', async () => {
+    // Attempt 1 failed (retryably); its retry comes once the backoff is over, after the cancel marked the run.
+    const retry = handlers.hold({
+      key: 'StepExecutor',
+      match: (payload) =>
+        payload.stepId === 'F' && (payload.previous as { action?: string } | null)?.action === 'retry',
+    });
+    const runId = await stack.startRun({
+      plan: plan('no retry after the mark', [
+        step(stack, 'F', T.flaky, { input: { key: `flaky-${randomUUID()}`, failures: 1 } }),
+      ]),
+    });
+    await retry.arrived;
+    await cancelThatDies(runId);
+
+    retry.release();
+    const done = await waitForRun(stack, runId, undefined, 15_000);
+
+    expect(done.status, summary(done)).toBe('cancelled');
+    expect(stepOf(done, 'F'), summary(done)).toMatchObject({ status: 'cancelled', attempts: 1 });
+    const attempts = await stack.store.listAttempts(runId);
+    expect(attempts.map((a) => `${a.attempt}:${a.outcome}`)).toEqual(['1:failed']);
     const log = await events(runId);
     expect(log.at(-1), log.join(' ')).toBe('RunFinished');
   });
