@@ -147,4 +147,29 @@ describe('a run whose cancel died after marking it', () => {
     const log = await events(runId);
     expect(log.at(-1), log.join(' ')).toBe('RunFinished');
   });
+
+  it('is not ended by a look at it while a step is in flight: nothing of it is announced after RunFinished', async () => {
+    // X's failure (it blocks the sink C) lands after the mark, while Y still runs: the look at the run it makes must
+    // not end the run under Y, whose success would then be announced after the end.
+    const failing = faults.hold({
+      method: 'transitionStep',
+      match: (call) => call.args[1] === 'X' && (call.args[3] as { status?: string } | undefined)?.status === 'failed',
+    });
+    const runId = await stack.startRun({
+      plan: plan('no end under a step in flight', [
+        step(stack, 'X', T.fail, { input: { message: 'x fails', retryable: false } }),
+        step(stack, 'Y', T.sleep, { input: { ms: 1_500 } }),
+        step(stack, 'C', T.echo, { input: { value: 'c' }, dependsOn: ['X', 'Y'] }),
+      ]),
+    });
+    await failing.arrived;
+    await cancelThatDies(runId);
+
+    failing.release();
+    const done = await waitForRun(stack, runId, undefined, 15_000);
+
+    expect(done.status, summary(done)).toBe('cancelled');
+    const log = await events(runId);
+    expect(log.at(-1), log.join(' ')).toBe('RunFinished');
+  });
 });
