@@ -33,6 +33,18 @@ async function cancelThatDies(runId: string): Promise<void> {
   expect(run).toMatchObject({ status: 'running', cancelling: true });
 }
 
+/** The run's status and cancel mark as `GET /runs/{id}` and its entry in `GET /runs` show them. */
+async function views(runId: string): Promise<{ status?: string; cancelling?: boolean }[]> {
+  const pick = (view: { status?: string; cancelling?: boolean } | undefined) => ({
+    status: view?.status,
+    ...(view?.cancelling === undefined ? {} : { cancelling: view.cancelling }),
+  });
+  const one = await stack.request('GET', `/runs/${runId}`);
+  const all = await stack.request('GET', '/runs?limit=100');
+  const listed = (all.json as { runs: { runId: string; status: string; cancelling?: boolean }[] }).runs;
+  return [pick(one.json as { status: string }), pick(listed.find((r) => r.runId === runId))];
+}
+
 const events = async (runId: string): Promise<string[]> =>
   (await auditLog(stack, runId)).map((e) => `${e.type}${e.stepId ? ` ${e.stepId}` : ''}`);
 
@@ -66,6 +78,7 @@ describe('a run whose cancel died after marking it', () => {
     const runId = await stack.startRun({ plan: plan('a repeated cancel finishes', steps) });
     await waitForRun(stack, runId, (run) => statusOf(run, 'S') === 'running');
     await cancelThatDies(runId);
+    const marked = await views(runId);
 
     const answer = await stack.request('POST', `/runs/${runId}/cancel`);
 
@@ -74,6 +87,12 @@ describe('a run whose cancel died after marking it', () => {
     expect(done.status, summary(done)).toBe('cancelled');
     expect(stepOf(done, 'S').status).toBe('cancelled');
     expect((await events(runId)).at(-1)).toBe('RunFinished');
+    // The views tell a marked run apart while its cancel is not through, and stop once it is.
+    expect(marked).toEqual([
+      { status: 'running', cancelling: true },
+      { status: 'running', cancelling: true },
+    ]);
+    expect(await views(runId)).toEqual([{ status: 'cancelled' }, { status: 'cancelled' }]);
   });
 
   it('is finished by its own machinery once a claim the mark refused comes along, without waiting for the deadline', async () => {
