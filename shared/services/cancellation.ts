@@ -82,11 +82,14 @@ export async function cancelRun(ctx: Interpreter, runId: string, request: Cancel
 export async function finishBegunCancel(ctx: Interpreter, runId: string): Promise<void> {
   const run = await ctx.deps.store.getRun(runId);
   if (!run || !isBeingCancelled(run)) return;
-  await cancelRun(ctx, runId, {
-    requestedBy: run.cancelRequestedBy,
-    compensate: run.cancelCompensation === true,
-  });
+  await cancelRun(ctx, runId, recordedRequest(run));
 }
+
+/** The cancellation as it was asked for, from what its mark wrote on the run. */
+export const recordedRequest = (run: RunRecord): CancelRequest => ({
+  requestedBy: run.cancelRequestedBy,
+  compensate: run.cancelCompensation === true,
+});
 
 /**
  * The mark, in one write: `cancelling`, `cancelCompensation` when the segments are undone first, and the first

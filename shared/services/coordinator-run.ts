@@ -3,7 +3,7 @@
  * step records, root steps), hold the run machine's waiter token and finalize (deadline). Cancellation is in cancellation.ts.
  */
 import { initialStepRecords, inStartOrder, stepsToStart } from '../engine/scheduling.ts';
-import { isTerminalRunStatus, LIVE_RUN_STATUSES } from '../engine/statuses.ts';
+import { isBeingCancelled, isTerminalRunStatus, LIVE_RUN_STATUSES } from '../engine/statuses.ts';
 import { decideTerminal } from '../engine/terminal.ts';
 import { isConflictError } from '../errors.ts';
 import type { Plan, StepError } from '../plan/schema.ts';
@@ -11,6 +11,7 @@ import { RUN_STATUSES } from '../plan/schema.ts';
 import { validateUnlessStamped } from '../plan/stamp.ts';
 import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
 import { closeLeftAttempts } from './attempt-closing.ts';
+import { cancelRun, recordedRequest } from './cancellation.ts';
 import type {
   AwaitRunRequest,
   FailRunRequest,
@@ -187,8 +188,9 @@ const FINALIZE_ERRORS: ReadonlyMap<string, StepError> = new Map<string, StepErro
 ]);
 
 /**
- * The run machine's last word. A run already finished is left as it is. At the deadline the run fails (open steps
- * cancelled, their executions stopped) or, when only people are left to answer, is left paused for them. When the
+ * The run machine's last word. A run already finished is left as it is; one whose cancel began is cancelled. At the
+ * deadline the run fails (open steps cancelled, their executions stopped) or, when only people are left to answer,
+ * is left paused for them. When the
  * wait failed for another reason nothing will move the run any more, so it is decided with what is known.
  */
 export async function finalizeRun(ctx: Interpreter, request: FinalizeRunRequest): Promise<RunOutcome> {
@@ -201,6 +203,8 @@ export async function finalizeRun(ctx: Interpreter, request: FinalizeRunRequest)
   const outlived = (run.reopened ?? 0) > 0 && typeof request.execution === 'string';
   if (outlived && request.execution !== currentRunExecutionName(run)) return outcome(run);
   if (run.status === 'planning') return failRun(ctx, { runId: run.runId, error: request.error ?? request.timedOut });
+  // A cancel that died after its mark: the run ends as it was asked to, cancelled, not failed or paused for a person.
+  if (isBeingCancelled(run)) return cancelRun(ctx, run.runId, recordedRequest(run));
   const loaded = await ctx.plan(run);
   const steps = await ctx.deps.store.listSteps(run.runId);
   const timedOut = request.timedOut !== undefined && request.timedOut !== null;
