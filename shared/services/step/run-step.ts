@@ -100,12 +100,9 @@ export function createStepRunner(deps: StepRunnerDeps): StepRunner {
         if (!flight) return endedBefore(ctx, call, records, request.executionId, previous.attempt);
         if (recorded && recorded.outcome !== 'running')
           return runAttempt(ctx, call, flight, previous.attempt, recorded.input, recorded);
-        // A new attempt starts no more once a cancel has begun, as a claim does not: the cancel (which may have died
-        // after its mark, the step left retrying) is finished instead.
-        if (!letsAttemptsStart(records.run)) {
-          await finishBegunCancel(ctx, ref.runId);
-          return done(previous.attempt);
-        }
+        // No new attempt once a cancel has begun (as no claim): the cancel, which may have died, is finished instead.
+        if (!letsAttemptsStart(records.run))
+          return finishBegunCancel(ctx, ref.runId).then(() => done(previous.attempt));
         const input = await inputOf(ctx, records, flight);
         if (input instanceof InputLimit) return recordFailedAttempt(ctx, ref, previous.attempt, input.error);
         return runAttempt(ctx, call, flight, previous.attempt, input, recorded);
