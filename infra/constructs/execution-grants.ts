@@ -33,8 +33,10 @@ export const EXECUTION_CALLS: Readonly<Record<FunctionKey, ExecutionCalls>> = {
   Validator: {},
   // startRun and every follow-up start steps; cancel, a deadline or a stale wait stop steps and answer tokens.
   Coordinator: { start: ['run', 'step'], answer: ['run', 'step'], stop: ['step'] },
-  // RunStep starts the dependents it releases and answers the run's waiter when its step settles the run.
-  StepExecutor: { start: ['step'], answer: ['run'] },
+  // RunStep starts the dependents it releases and answers the run's waiter when its step settles the run; a claim
+  // (or a side effect's gate) that finds a cancel begun and not finished finishes it (cancellation.ts): the open
+  // steps' executions stopped, a revision approval's wait answered.
+  StepExecutor: { start: ['step'], answer: ['run', 'step'], stop: ['step'] },
   // POST /runs, approvals (step tokens), cancel, and the invalidations it runs in process (a person's replan is
   // checked here and made by the replanner, FUNCTION_INVOKES).
   Api: { start: ['run', 'step'], answer: ['run', 'step'], stop: ['step'] },

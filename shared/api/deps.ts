@@ -71,7 +71,7 @@ export interface ApiDeps {
   /**
    * Invalidates a step (or a group) and its downstream closure (the invalidator's invalidateStep): the steps that
    * started a new generation, and whether a finished run reopened. Throws NotFoundError for an unknown step,
-   * ConflictError for a run not started or cancelled. Without it `POST /runs/{id}/steps/{stepId}/invalidate` answers 503.
+   * ConflictError for a run not started, cancelled or being cancelled. Without it `POST /runs/{id}/steps/{stepId}/invalidate` answers 503.
    */
   /**
    * A person's retry or resolution by hand of a compensation that failed (the coordinator's actOnCompensation).

@@ -2,7 +2,7 @@
  * Invalidation on request: `POST /runs/{id}/steps/{stepId}/invalidate {reason?}` starts a new generation of the
  * step (a group: of all its executable descendants) and of everything downstream of it; upstream and unrelated
  * steps keep their results, and a finished run reopens. 202 `{ runId, stepIds, reopened }`; 404 for an unknown run
- * or step; 409 for a run that has not started or was cancelled. An `Idempotency-Key` header makes a retried request
+ * or step; 409 for a run that has not started, was cancelled or is being cancelled. An `Idempotency-Key` header makes a retried request
  * answer the first one's result instead of invalidating again.
  */
 import { Hono } from 'hono';

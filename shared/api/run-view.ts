@@ -6,6 +6,7 @@
 import { round, spentBy } from '../engine/budget.ts';
 import { type BudgetReplanView, budgetReplanView } from '../engine/budget-replan.ts';
 import { deriveRunStatus, progress } from '../engine/run-view.ts';
+import { isBeingCancelled } from '../engine/statuses.ts';
 import { buildGraph, groupStatus } from '../plan/graph.ts';
 import type { Budget, Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
 import type { Spend } from '../ports/capabilities.ts';
@@ -63,6 +64,8 @@ export interface RunView {
   readonly budget?: Budget;
   /** The budget replan (`onExhausted: "replan"`), once the run asked for one: what became of it. */
   readonly budgetReplan?: BudgetReplanView;
+  /** Present (true) while a cancellation has begun and the run has not ended yet: it starts nothing more. */
+  readonly cancelling?: true;
 }
 
 export interface RunSummary {
@@ -74,7 +77,12 @@ export interface RunSummary {
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly terminal?: Pick<TerminalRecord, 'state' | 'reason' | 'evidence'>;
+  /** As in RunView: a cancellation has begun and the run has not ended yet. */
+  readonly cancelling?: true;
 }
+
+/** The cancel's mark as a view shows it: the status stays the run's own until the cancel ends it. */
+const cancellingView = (run: RunRecord): { cancelling?: true } => (isBeingCancelled(run) ? { cancelling: true } : {});
 
 const terminalView = (run: RunRecord): Pick<RunView, 'terminal'> =>
   run.terminal
@@ -152,6 +160,7 @@ export function buildRunView(run: RunRecord, plan: Plan | undefined, records: re
     usage: usageView(run),
     ...(plan?.budget === undefined ? {} : { budget: plan.budget }),
     ...budgetReplanOf(run),
+    ...cancellingView(run),
   };
 }
 
@@ -173,6 +182,7 @@ export function buildRunSummary(run: RunRecord, records: readonly StepRecord[]):
     createdAt: run.createdAt,
     updatedAt: run.updatedAt,
     ...terminalView(run),
+    ...cancellingView(run),
   };
 }
 

@@ -60,13 +60,52 @@ export const TERMINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set(['complete'
 export const STEP_MOVING_RUN_STATUSES: readonly RunStatus[] = ['running', 'paused'];
 export const letsStepsMove = (status: RunStatus): boolean => STEP_MOVING_RUN_STATUSES.includes(status);
 
+/** What a run record says about a cancellation: the cancel's mark, and a cancellation with compensation. */
+export interface CancelMarks {
+  readonly status: RunStatus;
+  readonly cancelling?: boolean | undefined;
+  readonly cancelCompensation?: boolean | undefined;
+}
+
+/**
+ * A cancellation has begun and the run has not ended yet: the cancel marked it (plain or with compensation) before
+ * it closed the open steps. One fact, read by every refusal (a claim, the gate before a side effect, an
+ * invalidation, a revision). A mark on a finished run is a cancel that lost the race to the run's end: it says
+ * nothing any more (a reopening drops it).
+ */
+export const isBeingCancelled = (run: CancelMarks): boolean =>
+  letsStepsMove(run.status) && (run.cancelling === true || run.cancelCompensation === true);
+
 /**
  * Whether a step of the run may start an attempt (be claimed, or pass the gate before a side effect): the run lets
  * steps move and no cancellation has begun. A cancel marks the run before it lists and closes the open steps, so a
  * generation it did not list (started after that) reads the mark when it loads, and never runs.
  */
-export const letsAttemptsStart = (run: { readonly status: RunStatus; readonly cancelling?: boolean }): boolean =>
-  letsStepsMove(run.status) && run.cancelling !== true;
+export const letsAttemptsStart = (run: CancelMarks): boolean => letsStepsMove(run.status) && !isBeingCancelled(run);
+
+/**
+ * A claim found its step open and unclaimed in this generation, in a run whose cancellation has begun: the cancel has
+ * not closed the step yet, and may have died between its mark and its end (a store failure, a client that gave up).
+ * Whoever finds this finishes the cancel (idempotent); nothing else would move the run before its deadline. (Once the
+ * run has ended, its cancel's own close after the end write, or its repeat, closes what is left.)
+ */
+export const leftOpenByCancel = (
+  run: CancelMarks,
+  step: { readonly status: StepStatus; readonly generation: number; readonly claimedBy?: string | undefined },
+  generation: number,
+): boolean =>
+  isBeingCancelled(run) &&
+  step.generation === generation &&
+  step.claimedBy === undefined &&
+  CLAIMABLE_STEP_STATUSES.includes(step.status);
+
+/**
+ * Whether the run's steps may be invalidated (a request, a resource change): it has started, and it is neither
+ * cancelled nor being cancelled. A marked run would only get generations whose claims refuse, which its cancel then
+ * closes: it is refused as a cancelled one is, and a resource change leaves it alone.
+ */
+export const takesInvalidation = (run: CancelMarks): boolean =>
+  run.status !== 'planning' && run.status !== 'cancelled' && !isBeingCancelled(run);
 
 /**
  * Whether a person's decision on a gate's approval may still count: its run lets steps move and its step is still in

@@ -1,9 +1,9 @@
 /**
  * Run-level coordinator actions: reject an invalid plan, fail a run whose planning crashed, start a run (revision 1,
- * step records, root steps), hold the run machine's waiter token, finalize (deadline) and cancel.
+ * step records, root steps), hold the run machine's waiter token and finalize (deadline). Cancellation is in cancellation.ts.
  */
 import { initialStepRecords, inStartOrder, stepsToStart } from '../engine/scheduling.ts';
-import { isTerminalRunStatus, LIVE_RUN_STATUSES, letsStepsMove, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
+import { isBeingCancelled, isTerminalRunStatus, LIVE_RUN_STATUSES } from '../engine/statuses.ts';
 import { decideTerminal } from '../engine/terminal.ts';
 import { isConflictError } from '../errors.ts';
 import type { Plan, StepError } from '../plan/schema.ts';
@@ -11,7 +11,7 @@ import { RUN_STATUSES } from '../plan/schema.ts';
 import { validateUnlessStamped } from '../plan/stamp.ts';
 import type { RunRecord, StepRecord, TerminalRecord } from '../ports/store.ts';
 import { closeLeftAttempts } from './attempt-closing.ts';
-import { advanceCompensation } from './compensation.ts';
+import { cancelRun, recordedRequest } from './cancellation.ts';
 import type {
   AwaitRunRequest,
   FailRunRequest,
@@ -22,7 +22,6 @@ import type {
 } from './coordinator-types.ts';
 import { listRunSteps } from './initial-steps.ts';
 import { describeWorkflowError, event, type Interpreter } from './interpreter.ts';
-import { CLOSED_BY_CANCEL, closeRevisionApprovals } from './revision-approvals.ts';
 import { persistRevision } from './revisions.ts';
 import { answerWaiter, CANCELLED_ERROR, failurePolicies, finishRun, settleRun, writeEnding } from './run-end.ts';
 import { currentRunExecutionName } from './run-reopen.ts';
@@ -189,8 +188,9 @@ const FINALIZE_ERRORS: ReadonlyMap<string, StepError> = new Map<string, StepErro
 ]);
 
 /**
- * The run machine's last word. A run already finished is left as it is. At the deadline the run fails (open steps
- * cancelled, their executions stopped) or, when only people are left to answer, is left paused for them. When the
+ * The run machine's last word. A run already finished is left as it is; one whose cancel began is cancelled. At the
+ * deadline the run fails (open steps cancelled, their executions stopped) or, when only people are left to answer,
+ * is left paused for them. When the
  * wait failed for another reason nothing will move the run any more, so it is decided with what is known.
  */
 export async function finalizeRun(ctx: Interpreter, request: FinalizeRunRequest): Promise<RunOutcome> {
@@ -203,6 +203,8 @@ export async function finalizeRun(ctx: Interpreter, request: FinalizeRunRequest)
   const outlived = (run.reopened ?? 0) > 0 && typeof request.execution === 'string';
   if (outlived && request.execution !== currentRunExecutionName(run)) return outcome(run);
   if (run.status === 'planning') return failRun(ctx, { runId: run.runId, error: request.error ?? request.timedOut });
+  // A cancel that died after its mark: the run ends as it was asked to, cancelled, not failed or paused for a person.
+  if (isBeingCancelled(run)) return cancelRun(ctx, run.runId, recordedRequest(run));
   const loaded = await ctx.plan(run);
   const steps = await ctx.deps.store.listSteps(run.runId);
   const timedOut = request.timedOut !== undefined && request.timedOut !== null;
@@ -224,84 +226,4 @@ export async function finalizeRun(ctx: Interpreter, request: FinalizeRunRequest)
   // The waiter has timed out or failed: there is no one left to answer.
   const finished = await finishRun(ctx, run.runId, decision, { answer: false });
   return outcome(finished ?? (await ctx.getRun(run.runId)));
-}
-
-/**
- * Cancels a live run: the run marked `cancelling` (no step is claimed any more), open steps cancelled and their
- * executions stopped, then the run cancelled with RunFinished, then the waiter answered. Steps go first: a closed step can no longer be claimed, start an attempt, pass the gate
- * before a side effect or announce anything, so once RunFinished is written nothing of the run moves or is
- * published any more. (A decision on the steps made meanwhile by someone else, see settleRun, ends it cancelled too.)
- * The terminal evidence names who asked (`requestedBy`; null when the caller did not say, a direct coordinator call).
- * A revision waiting for a person's approval is closed with the steps: a cancelled run takes no revision.
- */
-export async function cancelRun(
-  ctx: Interpreter,
-  runId: string,
-  options: { readonly requestedBy?: string; readonly compensate?: boolean } = {},
-): Promise<RunOutcome> {
-  let run = await ctx.getRun(runId);
-  if (run.status === 'complete' || run.status === 'failed') return outcome(run);
-  if (options.compensate === true && letsStepsMove(run.status)) {
-    const compensating = await cancelWithCompensation(ctx, run, options.requestedBy);
-    if (compensating) return outcome(compensating);
-    run = await ctx.getRun(runId);
-  }
-  if (run.status !== 'cancelled') {
-    const steps = await ctx.deps.store.listSteps(runId);
-    const decision = decideTerminal({
-      cancelled: true,
-      expected: steps.map((s) => s.stepId),
-      steps: new Map(steps.map((s) => [s.stepId, s])),
-    });
-    if (decision.state === 'continue') return outcome(run);
-    // Marked first: a generation started after the close below lists the steps (an invalidation, a late release)
-    // reads the mark when it loads and is never claimed, so no attempt starts and nothing is announced after the end.
-    if (run.cancelling !== true)
-      await ctx.updateRun(runId, LIVE_RUN_STATUSES, { cancelling: true, updatedAt: ctx.now() });
-    await closeOpenSteps(ctx, runId, CANCELLED_ERROR);
-    await closeRevisionApprovals(ctx, runId, CLOSED_BY_CANCEL);
-    const cancelled = await finishRun(ctx, runId, decision, {
-      evidence: { requestedBy: options.requestedBy ?? null },
-    });
-    if (cancelled) {
-      // A generation started between the two (a replan, an invalidation) is closed too.
-      await closeOpenSteps(ctx, runId, CANCELLED_ERROR);
-      return outcome(cancelled);
-    }
-    run = await ctx.getRun(runId);
-    if (run.status !== 'cancelled') return outcome(run);
-  }
-  // A repeat (or a lost race with another cancel): whatever an earlier call did not get to is done now.
-  await closeOpenSteps(ctx, runId, CANCELLED_ERROR);
-  await closeRevisionApprovals(ctx, runId, CLOSED_BY_CANCEL);
-  await answerWaiter(ctx, run);
-  return outcome(run);
-}
-
-/**
- * A cancellation that undoes first (`compensate: true`): the run is marked, its open steps are closed as by any
- * cancellation, and its segments' finished mutating steps are compensated (services/compensation.ts) while the run
- * stays live; the last compensation's end settles it `cancelled`, or a compensation that fails pauses it for a
- * person. Returns the run while compensation goes on, undefined when there was nothing to compensate.
- */
-async function cancelWithCompensation(
-  ctx: Interpreter,
-  run: RunRecord,
-  requestedBy: string | undefined,
-): Promise<RunRecord | undefined> {
-  // The first requester is the one on record: a repeat (or a second person) finds the run already marked.
-  const marked =
-    run.cancelCompensation === true
-      ? run
-      : await ctx.updateRun(run.runId, STEP_MOVING_RUN_STATUSES, {
-          cancelCompensation: true,
-          ...(requestedBy === undefined ? {} : { cancelRequestedBy: requestedBy }),
-          updatedAt: ctx.now(),
-        });
-  if (!marked) return undefined;
-  await closeOpenSteps(ctx, run.runId, CANCELLED_ERROR);
-  await closeRevisionApprovals(ctx, run.runId, CLOSED_BY_CANCEL);
-  const progress = await advanceCompensation(ctx, run.runId);
-  if (progress === 'none') return undefined;
-  return ctx.getRun(run.runId);
 }

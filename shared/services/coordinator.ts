@@ -4,14 +4,15 @@
  * changes are single-item conditional writes through the Store port, and a lost condition means someone else did
  * it, so the action re-reads and carries on with the follow-ups (or does nothing).
  *
- * Split by concern: coordinator-run.ts (run actions), coordinator-approval.ts (approvals and reviews),
+ * Split by concern: coordinator-run.ts (run actions), cancellation.ts (cancel), coordinator-approval.ts (approvals and reviews),
  * step-follow-ups.ts (what follows a step transition), run-end.ts (how a run ends); a step's own path is in step/.
  */
 
 import { isReplanWatchStepId } from '../engine/replan/watch.ts';
+import { cancelRun } from './cancellation.ts';
 import { actOnCompensation } from './compensation-actions.ts';
 import { expireApproval, requestApproval } from './coordinator-approval.ts';
-import { awaitRun, cancelRun, failRun, finalizeRun, rejectPlan, startRun } from './coordinator-run.ts';
+import { awaitRun, failRun, finalizeRun, rejectPlan, startRun } from './coordinator-run.ts';
 import type { Coordinator, CoordinatorDeps } from './coordinator-types.ts';
 import { createInterpreter } from './interpreter.ts';
 import { expireReplanWatch, requestReplanWatch } from './replan-watch.ts';

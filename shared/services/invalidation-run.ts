@@ -38,6 +38,7 @@ import {
   isOpenStepStatus,
   RELEASING_STEP_STATUSES,
   STEP_MOVING_RUN_STATUSES,
+  takesInvalidation,
 } from '../engine/statuses.ts';
 import { transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
@@ -88,6 +89,8 @@ export async function invalidateInRun(
 ): Promise<RunInvalidation> {
   const runId = run.runId;
   const nothing: RunInvalidation = { runId, stepIds: [], reopened: false };
+  // Cancelled or being cancelled (a repeat's fresh read may find the mark): nothing moves, the cancel closes the run.
+  if (!takesInvalidation(run)) return nothing;
   const loaded = await ctx.plan(run);
   const { graph } = loaded;
   const records = new Map((await listRunSteps(ctx, runId)).map((s) => [s.stepId, s]));

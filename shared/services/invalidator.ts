@@ -14,8 +14,8 @@
  * in place, and so is each run's invalidation as a whole, under the event's key, which makes a repeat carry on from
  * what the try before it did.
  */
+import { isBeingCancelled, takesInvalidation } from '../engine/statuses.ts';
 import { ConflictError, isRetryable, NotFoundError } from '../errors.ts';
-import type { RunRecord } from '../ports/store.ts';
 import type { CoordinatorDeps } from './coordinator-types.ts';
 import { createInterpreter, type Interpreter } from './interpreter.ts';
 import { invalidateInRun, type RunInvalidation } from './invalidation-run.ts';
@@ -53,7 +53,7 @@ export interface InvalidateStepRequest {
 
 export interface Invalidator {
   invalidateResource(request: InvalidateResourceRequest): Promise<InvalidateResourceResult>;
-  /** NotFoundError for an unknown run or step; ConflictError for a run that has not started or was cancelled. */
+  /** NotFoundError for an unknown run or step; ConflictError for a run that has not started, was cancelled or is being cancelled. */
   invalidateStep(request: InvalidateStepRequest): Promise<RunInvalidation>;
 }
 
@@ -100,9 +100,6 @@ async function once<T>(ctx: Interpreter, key: string, work: () => Promise<T>): P
   return { first: true, result };
 }
 
-/** Runs whose steps may be invalidated: started, and not cancelled. */
-const isInvalidatable = (run: RunRecord): boolean => run.status !== 'planning' && run.status !== 'cancelled';
-
 async function invalidateResource(
   ctx: Interpreter,
   request: InvalidateResourceRequest,
@@ -117,7 +114,7 @@ async function invalidateResource(
     // One run after the other: a change watched by many runs must not open a socket per run at once.
     for (const [runId, stepIds] of byRun) {
       const first = await ctx.deps.store.getRun(runId);
-      if (!first || !isInvalidatable(first)) continue;
+      if (!first || !takesInvalidation(first)) continue;
       const { byId } = await ctx.plan(first);
       // An entry of an earlier revision whose step no longer watches the key (or no longer exists) is left out.
       const roots = stepIds.filter((id) => byId.get(id)?.watches?.includes(resourceKey) === true);
@@ -145,8 +142,10 @@ async function invalidateStep(ctx: Interpreter, request: InvalidateStepRequest):
   const work = async (): Promise<RunInvalidation> => {
     const { runId, stepId } = request;
     const run = await ctx.getRun(runId);
-    if (!isInvalidatable(run)) {
-      throw new ConflictError(`run ${runId} is ${run.status}: its steps cannot be invalidated`, {
+    if (!takesInvalidation(run)) {
+      // A run its cancel has marked is refused as a cancelled one is: the cancel closes whatever would move.
+      const state = isBeingCancelled(run) ? 'being cancelled' : run.status;
+      throw new ConflictError(`run ${runId} is ${state}: its steps cannot be invalidated`, {
         context: { runId, status: run.status },
       });
     }

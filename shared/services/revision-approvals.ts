@@ -20,6 +20,7 @@
  */
 import { REVISION_REJECTED_CODE } from '../engine/budget-replan.ts';
 import { addedMutatingTargets, revisionQuestion } from '../engine/replan/authority.ts';
+import { isBeingCancelled } from '../engine/statuses.ts';
 import { approvalWindow } from '../engine/step-seconds.ts';
 import { ConflictError, isConflictError } from '../errors.ts';
 import { REVISION_APPROVAL_STEP } from '../events/bus-rules.ts';
@@ -131,7 +132,7 @@ export const CLOSED_BY_CANCEL = 'closed: the run was cancelled';
 
 /** Whether the run is cancelled or being cancelled (marked by the cancel, or compensating first): it takes no revision. */
 export const isCancelling = (run: Pick<RunRecord, 'status' | 'cancelCompensation' | 'cancelling'>): boolean =>
-  run.status === 'cancelled' || run.cancelCompensation === true || run.cancelling === true;
+  run.status === 'cancelled' || isBeingCancelled(run);
 
 /** The refusal of a revision (held, decided or proposed) for a cancelled run; one code, whoever asks. */
 export const runCancelled = (runId: string, message = `run ${runId} is cancelled: it takes no revision`) =>

@@ -7,7 +7,13 @@
 
 import { compensationPending, decideCompensation } from '../engine/compensation.ts';
 import { replanWatchStepId } from '../engine/replan/watch.ts';
-import { isTerminalRunStatus, LIVE_RUN_STATUSES, letsStepsMove, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
+import {
+  isBeingCancelled,
+  isTerminalRunStatus,
+  LIVE_RUN_STATUSES,
+  letsStepsMove,
+  STEP_MOVING_RUN_STATUSES,
+} from '../engine/statuses.ts';
 import { decideTerminal, describeTerminal, type TerminalDecision } from '../engine/terminal.ts';
 import { isConflictError } from '../errors.ts';
 import type { FailurePolicy } from '../plan/schema.ts';
@@ -227,6 +233,10 @@ export async function settleRun(ctx: Interpreter, runId: string): Promise<void> 
   // Over budget, the steps already in flight finish first (no new one starts: the claim refuses); then the run ends.
   const budget = runBudgetState(loaded.plan, run, ctx.now());
   const inFlight = steps.some((s) => s.status === 'running' || s.status === 'retrying');
+  // A cancel begun and not through its close: ended now, the run would announce a step in flight ending after its
+  // RunFinished. The cancel closes that step and ends the run; had it died, the step's own end looks again, or a
+  // claim or a retry the mark refuses finishes the cancel.
+  if (isBeingCancelled(run) && inFlight) return;
   const stopping = budget !== undefined && !inFlight ? { budgetExhausted: budget.detail } : {};
   const policies = failurePolicies(loaded);
   const decision = decideTerminal({ expected, steps: byId, cancelled: cancelling, policies, ...stopping });

@@ -179,8 +179,8 @@ describe('bus and state machine grants', () => {
         for (const resource of resourcesOf(statement)) expect(text(resource)).toMatch(/:cairn-test-(run|step)(:\*)?"/);
       }
     }
-    // RunStep starts the dependents it releases (step machine) and answers the run's waiter when its step was the
-    // run's last (run machine): nothing else of Step Functions.
+    // RunStep starts the dependents it releases (step machine), answers the run's waiter when its step was the run's
+    // last (run machine), and finishes a cancel it finds begun (steps' executions stopped, a revision wait answered).
     const machine = (name: string) => ({
       'Fn::Join': [
         '',
@@ -197,7 +197,29 @@ describe('bus and state machine grants', () => {
     });
     expect(withAction(statementsFor(full, 'StepExecutor'), 'states:')).toEqual([
       { Effect: 'Allow', Action: 'states:StartExecution', Resource: machine('cairn-test-step') },
-      { Effect: 'Allow', Action: 'states:SendTaskSuccess', Resource: machine('cairn-test-run') },
+      {
+        Effect: 'Allow',
+        Action: 'states:SendTaskSuccess',
+        Resource: [machine('cairn-test-run'), machine('cairn-test-step')],
+      },
+      {
+        Effect: 'Allow',
+        Action: 'states:StopExecution',
+        Resource: {
+          'Fn::Join': [
+            '',
+            [
+              'arn:',
+              { Ref: 'AWS::Partition' },
+              ':states:',
+              { Ref: 'AWS::Region' },
+              ':',
+              { Ref: 'AWS::AccountId' },
+              ':execution:cairn-test-step:*',
+            ],
+          ],
+        },
+      },
     ]);
     for (const key of ['Outbox', 'Planner', 'Validator'])
       expect(withAction(statementsFor(full, key), 'states:'), key).toEqual([]);

@@ -1,13 +1,17 @@
 /**
  * A gate's attempt must not stay `running` in a cancelled run whose gate was closed by a cancellation and then moved
  * to a new generation (issue 10, chaos seed 22 run 193). The cancellation closed the waiting gate, then failed to
- * close its attempt (a throttled write) and was sent again; meanwhile an invalidation started the gate's next
- * generation from the cancelled one. The ended generation's history did not keep the claim of a generation closed
- * from outside, so the repeat's sweep no longer knew the attempt was there, and it was left running.
+ * close its attempt (a throttled write) and was sent again; meanwhile an invalidation (one that read the run before
+ * the cancel's mark) started the gate's next generation from the cancelled one. The ended generation's history did
+ * not keep the claim of a generation closed from outside, so the repeat's sweep no longer knew the attempt was
+ * there, and it was left running.
  */
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
+import { createInterpreter } from '../../shared/services/interpreter.ts';
+import { invalidateInRun } from '../../shared/services/invalidation-run.ts';
 import { getRun, plan, statusOf, step, stepOf, summary } from '../support/local-stack.ts';
+import { secondProcessDeps } from '../support/second-process.ts';
 import { useStackWithFaults } from '../support/stack-faults.ts';
 
 const { stack, faults } = useStackWithFaults();
@@ -44,6 +48,9 @@ describe('a gate closed by a cancellation that failed part-way, then moved to a 
       (run) => statusOf(run, 'G') === 'awaiting_approval',
       'the gate waits',
     );
+    // An invalidation that read the run before the cancel marked it (one that reads it after is refused).
+    const before = await stack.store.getRun(runId);
+    if (!before) throw new Error(`no run ${runId}`);
     // The cancellation closes G, then its close of G's attempt is throttled: it fails, the run still running.
     const throttled = faults.throwOn({
       method: 'updateAttempt',
@@ -55,8 +62,8 @@ describe('a gate closed by a cancellation that failed part-way, then moved to a 
     expect(first.status).not.toBe(200);
     expect(stepOf(await getRun(stack, runId), 'G').status).toBe('cancelled');
 
-    const invalidated = await stack.request('POST', `/runs/${runId}/steps/G/invalidate`, { reason: 'stale' });
-    expect(invalidated.status).toBe(202);
+    const invalidated = await invalidateInRun(createInterpreter(secondProcessDeps(stack)), before, ['G'], 'stale');
+    expect(invalidated.stepIds).toEqual(['G']);
     const again = await stack.request('POST', `/runs/${runId}/cancel`);
     expect(again.status).toBe(200);
 

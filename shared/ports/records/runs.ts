@@ -60,14 +60,14 @@ export interface RunRecord {
    */
   readonly cancelCompensation?: boolean;
   /**
-   * Who asked for that cancellation (a JWT `sub`, or `local-token`): the run ends later, from the last compensation's
-   * end, and its terminal evidence names them as a plain cancellation's does.
+   * Who first asked for the cancellation (a JWT `sub`, or `local-token`), written with its mark: whoever ends the run
+   * later (the last compensation's end, a repeat, a claim the mark refused) names them in the terminal evidence.
    */
   readonly cancelRequestedBy?: string;
   /**
-   * A cancellation has begun (marked before it closes the open steps): no step of the run is claimed any more, so a
-   * generation started after the cancel listed the steps (an invalidation, a late release) runs no attempt and
-   * announces nothing; the cancel closes it after its end write. A reopening drops the mark.
+   * A cancellation has begun (marked before it closes the open steps, plain or with compensation): no step of the run
+   * is claimed any more, so a generation started after the cancel listed the steps (an invalidation, a late release)
+   * runs no attempt and announces nothing; the cancel closes it after its end write. A reopening drops the mark.
    */
   readonly cancelling?: boolean;
 }

@@ -20,6 +20,7 @@ import { decideExpectedFailure, decideVerdict, type Verdict } from '../../engine
 import type { PlanStep, StepError, StepExpectation } from '../../plan/schema.ts';
 import type { CapabilityCall } from '../../ports/capabilities.ts';
 import type { AttemptRecord, StepRecord } from '../../ports/store.ts';
+import { finishBegunCancel } from '../cancellation.ts';
 import { checkCriteriaSchema, evaluateAssertion, evaluatorOf } from '../coordinator-inputs.ts';
 import type { StepNext } from '../coordinator-types.ts';
 import { type Interpreter, isCurrent } from '../interpreter.ts';
@@ -231,11 +232,18 @@ async function stillInFlight(ctx: Interpreter, claimed: StepRecord): Promise<boo
 
 /** The gate refused: the run stopped between the claim and the side effect, which was not made; no attempt ran. */
 async function notStarted(ctx: Interpreter, step: StepRecord, n: number): Promise<StepNext> {
-  await ctx.transitionStep(step.runId, step.stepId, transitionCondition('evidence', step.generation), {
-    appendTrace: [
-      traceEntry('exec', `attempt ${n} not started: the run had stopped, so its side effect was not made`, ctx.now()),
-    ],
-  });
+  const note = () =>
+    ctx.transitionStep(step.runId, step.stepId, transitionCondition('evidence', step.generation), {
+      appendTrace: [
+        traceEntry('exec', `attempt ${n} not started: the run had stopped, so its side effect was not made`, ctx.now()),
+      ],
+    });
+  // Not closed: the cancel's mark alone refused it, and the cancel may have died before its close. It is finished
+  // now (or this execution would leave its step running until the deadline), then the note goes on the closed step.
+  if (!(await note())) {
+    await finishBegunCancel(ctx, step.runId);
+    await note();
+  }
   return done(n);
 }
 

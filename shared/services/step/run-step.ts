@@ -13,7 +13,7 @@
 import { isCompensationStepId } from '../../engine/compensation.ts';
 import { isReplanWatchStepId } from '../../engine/replan/watch.ts';
 import { retryPolicy } from '../../engine/retry.ts';
-import { isTerminalStepStatus, letsAttemptsStart } from '../../engine/statuses.ts';
+import { isTerminalStepStatus, leftOpenByCancel, letsAttemptsStart } from '../../engine/statuses.ts';
 import {
   closeAttempt,
   decideAttemptOutcome,
@@ -29,6 +29,7 @@ import type { StepError } from '../../plan/schema.ts';
 import type { CapabilityRegistry } from '../../ports/capabilities.ts';
 import type { AttemptRecord, StepRecord } from '../../ports/store.ts';
 import { closeAttemptOf } from '../attempt-closing.ts';
+import { finishBegunCancel } from '../cancellation.ts';
 import { APPROVAL_EXPIRED_CODE, recordDecisionWait } from '../coordinator-approval.ts';
 import {
   CLAIM_ERROR_CODES,
@@ -99,6 +100,9 @@ export function createStepRunner(deps: StepRunnerDeps): StepRunner {
         if (!flight) return endedBefore(ctx, call, records, request.executionId, previous.attempt);
         if (recorded && recorded.outcome !== 'running')
           return runAttempt(ctx, call, flight, previous.attempt, recorded.input, recorded);
+        // No new attempt once a cancel has begun (as no claim): the cancel, which may have died, is finished instead.
+        if (!letsAttemptsStart(records.run))
+          return finishBegunCancel(ctx, ref.runId).then(() => done(previous.attempt));
         const input = await inputOf(ctx, records, flight);
         if (input instanceof InputLimit) return recordFailedAttempt(ctx, ref, previous.attempt, input.error);
         return runAttempt(ctx, call, flight, previous.attempt, input, recorded);
@@ -149,7 +153,11 @@ async function enter(
   const { run, step, planStep } = records;
   const refusal = claimRefusal(records, ctx.now());
   const decision = decideClaim(step, generation, executionId, letsAttemptsStart(run), refusal);
-  if (decision.kind === 'ignore' || !step || !planStep) return done(0);
+  if (decision.kind === 'ignore' || !step || !planStep) {
+    // Refused by a cancel that has not closed the step: it may have died after its mark, so this claim finishes it.
+    if (step && leftOpenByCancel(run, step, generation)) await finishBegunCancel(ctx, run.runId);
+    return done(0);
+  }
   if (decision.kind === 'resume') return resume(ctx, call, records, step, executionId);
   if (decision.kind === 'refuse') {
     await refuseClaim(ctx, records, step, executionId, decision.reason);

@@ -4,13 +4,16 @@ import {
   COMPENSATION_TRANSITIONS,
   canTransition,
   IN_FLIGHT_STEP_STATUSES,
+  isBeingCancelled,
   isOpenStepStatus,
   isTerminalRunStatus,
   isTerminalStepStatus,
+  leftOpenByCancel,
   letsAttemptsStart,
   letsStepsMove,
   OPEN_STEP_STATUSES,
   TERMINAL_STEP_STATUSES,
+  takesInvalidation,
   transitionSources,
 } from '../../../shared/engine/statuses.ts';
 import { RUN_STATUSES, STEP_STATUSES } from '../../../shared/plan/schema.ts';
@@ -85,5 +88,41 @@ describe('run statuses', () => {
   it('lets attempts start only where steps move and no cancellation has begun', () => {
     expect(RUN_STATUSES.filter((status) => letsAttemptsStart({ status }))).toEqual(['running', 'paused']);
     expect(RUN_STATUSES.filter((status) => letsAttemptsStart({ status, cancelling: true }))).toEqual([]);
+    expect(RUN_STATUSES.filter((status) => letsAttemptsStart({ status, cancelCompensation: true }))).toEqual([]);
+  });
+
+  it('reads a cancel mark only on a run that has not ended (a finished one lost the race to its end)', () => {
+    expect(RUN_STATUSES.filter((status) => isBeingCancelled({ status, cancelling: true }))).toEqual([
+      'running',
+      'paused',
+    ]);
+    expect(RUN_STATUSES.filter((status) => isBeingCancelled({ status, cancelCompensation: true }))).toEqual([
+      'running',
+      'paused',
+    ]);
+    expect(RUN_STATUSES.filter((status) => isBeingCancelled({ status }))).toEqual([]);
+  });
+
+  it('finds a step left open by a cancel only unclaimed, in its generation, in a run being cancelled', () => {
+    const ready = { status: 'ready', generation: 2 } as const;
+    expect(leftOpenByCancel({ status: 'running', cancelling: true }, ready, 2)).toBe(true);
+    expect(leftOpenByCancel({ status: 'paused', cancelCompensation: true }, { ...ready, status: 'pending' }, 2)).toBe(
+      true,
+    );
+    expect(leftOpenByCancel({ status: 'cancelled', cancelling: true }, ready, 2)).toBe(false);
+    expect(leftOpenByCancel({ status: 'running' }, ready, 2)).toBe(false);
+    expect(leftOpenByCancel({ status: 'complete', cancelling: true }, ready, 2)).toBe(false);
+    expect(leftOpenByCancel({ status: 'running', cancelling: true }, ready, 1)).toBe(false);
+    expect(leftOpenByCancel({ status: 'running', cancelling: true }, { ...ready, claimedBy: 'x' }, 2)).toBe(false);
+    expect(leftOpenByCancel({ status: 'running', cancelling: true }, { ...ready, status: 'cancelled' }, 2)).toBe(false);
+  });
+
+  it('takes an invalidation of a started run that is neither cancelled nor being cancelled', () => {
+    expect(RUN_STATUSES.filter((status) => takesInvalidation({ status }))).toEqual(
+      RUN_STATUSES.filter((s) => s !== 'planning' && s !== 'cancelled'),
+    );
+    expect(RUN_STATUSES.filter((status) => takesInvalidation({ status, cancelling: true }))).toEqual(
+      RUN_STATUSES.filter((s) => s !== 'planning' && s !== 'cancelled' && !letsStepsMove(s)),
+    );
   });
 });
