@@ -23,6 +23,17 @@ export interface DriveResult {
   readonly runId: string;
   /** ms from POST /runs to the run's end after its last action; null: not within the bound. */
   readonly endedAfterMs: number | null;
+  /** What each action met, in the order made (for a dump: when it was made and what the API answered). */
+  readonly acted: readonly ActionOutcome[];
+}
+
+export interface ActionOutcome {
+  readonly action: ChaosAction;
+  /** ms from POST /runs to the call, and to its answer. */
+  readonly atMs: number;
+  readonly answeredMs: number;
+  /** The API's status, or null when the call failed after the client's retries. */
+  readonly status: number | null;
 }
 
 interface RunSnapshot {
@@ -59,13 +70,13 @@ async function act(
   action: ChaosAction,
   key: string,
   options: Pick<DriveOptions, 'counts' | 'webhookSecret'>,
-): Promise<void> {
+): Promise<number | null> {
   const { counts } = options;
   if (action.kind === 'cancel') {
     const answer = await api.call('POST', `/runs/${runId}/cancel`).catch(() => undefined);
     if (answer?.status === 200) counts.cancels += 1;
     else counts.actionsFailed += 1;
-    return;
+    return answer?.status ?? null;
   }
   if (action.via.kind === 'webhook') {
     // Signed once: a retry after a lost answer is the same delivery, which the stack acknowledges without publishing.
@@ -78,7 +89,7 @@ async function act(
     const answer = await api.call('POST', `/webhooks/${CHAOS_WEBHOOK_SOURCE}`, body, headers).catch(() => undefined);
     if (answer?.status === 202 || answer?.status === 200) counts.webhooks += 1;
     else counts.actionsFailed += 1;
-    return;
+    return answer?.status ?? null;
   }
   const answer = await api
     .call(
@@ -91,6 +102,7 @@ async function act(
   if (answer?.status === 202) counts.invalidations += 1;
   else if (answer?.status === 409) counts.invalidationsRefused += 1;
   else counts.actionsFailed += 1;
+  return answer?.status ?? null;
 }
 
 export async function driveRun(options: DriveOptions): Promise<DriveResult> {
@@ -113,21 +125,27 @@ export async function driveRun(options: DriveOptions): Promise<DriveResult> {
   // an invalidation before that is only refused.
   let movingSince: number | undefined;
   let done = 0;
+  const acted: ActionOutcome[] = [];
+  const perform = async (action: ChaosAction) => {
+    const atMs = Math.round(performance.now() - started);
+    const status = await act(api, runId, action, `${options.idempotencyKey}-action-${done++}`, options);
+    acted.push({ action, atMs, answeredMs: Math.round(performance.now() - started), status });
+  };
   for (;;) {
     const run = await api.get<RunSnapshot>(`/runs/${runId}?limit=1`).catch(() => undefined);
     const now = performance.now();
     if (movingSince === undefined && run !== undefined && run.status !== 'planning') movingSince = now;
     if (movingSince !== undefined && timed.length > 0 && at(timed[0] as ChaosAction) <= now - movingSince) {
-      await act(api, runId, timed.shift() as ChaosAction, `${options.idempotencyKey}-action-${done++}`, options);
+      await perform(timed.shift() as ChaosAction);
       continue;
     }
     if (run && timed.length === 0 && hasEnded(run)) {
       const next = afterFinish.shift();
-      if (next === undefined) return { runId, endedAfterMs: Math.round(now - started) };
-      await act(api, runId, next, `${options.idempotencyKey}-action-${done++}`, options);
+      if (next === undefined) return { runId, endedAfterMs: Math.round(now - started), acted };
+      await perform(next);
       continue;
     }
-    if (now - started > options.boundMs) return { runId, endedAfterMs: null };
+    if (now - started > options.boundMs) return { runId, endedAfterMs: null, acted };
     await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 50));
   }
 }

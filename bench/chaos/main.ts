@@ -35,7 +35,12 @@ async function main(): Promise<number> {
     const failing = new Set([...result.violations].map((v) => v.runId));
     const runs = result.runs
       .filter((run) => failing.has(run.runId))
-      .map((run) => ({ ...run, plan: result.plans.get(run.runId) }));
+      .map((run) => ({
+        ...run,
+        plan: result.plans.get(run.runId),
+        acted: result.acted.get(run.runId),
+        records: result.records.get(run.runId),
+      }));
     writeFileSync(command.dump, `${JSON.stringify({ options, violations: result.violations, runs }, null, 2)}\n`);
     console.log(`chaos: ${runs.length} run(s) with a violation written to ${command.dump}`);
   }

@@ -19,7 +19,7 @@ export const USAGE = `usage: npm run chaos -- [--runs N] [--faults SPEC] [--seed
   --faults-seed S      CAIRN_FAULTS_SEED (default: the suite's seed)
   --cancel-rate P      chance of a cancel per run, 0..1 (default 0.2)
   --invalidate-rate P  chance of invalidations per run, 0..1 (default 0.3)
-  --dump FILE          write what the runs with a violation left (plan, actions, steps, attempts, events, ledger)
+  --dump FILE          write what the runs with a violation left (plan, actions, steps, attempts, events, ledger, store records)
                        to FILE as JSON
   --verbose            one line per run as it ends`;
 

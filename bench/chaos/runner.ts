@@ -10,7 +10,7 @@
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../infra/local/boot.ts';
 import { type ApprovalCounts, startApprovalResponder } from './approvals.ts';
 import { createApiClient } from './client.ts';
-import { type ActionCounts, driveRun } from './drive.ts';
+import { type ActionCounts, type ActionOutcome, driveRun } from './drive.ts';
 import { checkRun } from './invariants/index.ts';
 import type { RunObservation, Violation } from './invariants/types.ts';
 import { observeRun, readLedger } from './observe.ts';
@@ -48,6 +48,13 @@ export interface ChaosResult {
   readonly runs: readonly RunObservation[];
   /** Each run's generated plan and actions, by run id. */
   readonly plans: ReadonlyMap<string, ChaosPlan>;
+  /** What each run's actions met (when made, what the API answered), by run id. */
+  readonly acted: ReadonlyMap<string, readonly ActionOutcome[]>;
+  /**
+   * For each run with a violation, its records as the store holds them (run, steps with their generations' keys,
+   * stale releases and history; outputs left out): what the API's views do not show, to find a cause from.
+   */
+  readonly records: ReadonlyMap<string, StoreRecords>;
   readonly violations: readonly Violation[];
   /** Runs the suite could not drive or read at all (an API that never answered), with why. */
   readonly errors: readonly { readonly label: string; readonly message: string }[];
@@ -63,6 +70,28 @@ export interface ChaosResult {
 }
 
 export const DEFAULT_RETRY_INTERVAL_MS = 50;
+
+export interface StoreRecords {
+  readonly run: unknown;
+  readonly steps: readonly unknown[];
+}
+
+/** A run's records as the store holds them, outputs left out (they can be large and tell nothing of the engine). */
+async function readRecords(stack: LocalStack, runId: string): Promise<StoreRecords> {
+  const withoutOutputs = <T extends object>(record: T): Omit<T, 'output'> => {
+    const { output: _output, ...rest } = record as T & { output?: unknown };
+    return rest;
+  };
+  const run = await stack.store.getRun(runId);
+  const steps = await stack.store.listSteps(runId);
+  return {
+    run: run === undefined ? null : { ...run, submittedPlan: undefined, candidatePlan: undefined },
+    steps: steps.map((step) => ({
+      ...withoutOutputs(step),
+      ...(step.history === undefined ? {} : { history: step.history.map(withoutOutputs) }),
+    })),
+  };
+}
 
 /** The faults a stack injected, if it says: `faults.counts()`/`faults.injected()` or `stats().faults`. */
 export function injectedFaults(stack: LocalStack): Record<string, number> | undefined {
@@ -139,7 +168,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     webhooks: 0,
     actionsFailed: 0,
   };
-  const driven: { runId: string; label: string; endedAfterMs: number | null; plan: ChaosPlan }[] = [];
+  const driven: {
+    runId: string;
+    label: string;
+    endedAfterMs: number | null;
+    plan: ChaosPlan;
+    acted: readonly ActionOutcome[];
+  }[] = [];
   const errors: { label: string; message: string }[] = [];
   const indexes = options.only ?? Array.from({ length: options.runs }, (_, i) => i);
   let settled = false;
@@ -199,10 +234,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         });
       }
     });
+    const violations = runs.flatMap(checkRun);
+    const records = new Map<string, StoreRecords>();
+    for (const runId of new Set(violations.map((v) => v.runId))) {
+      const read = await readRecords(stack, runId).catch(() => undefined);
+      if (read !== undefined) records.set(runId, read);
+    }
     return {
       runs,
       plans: new Map(driven.map((run) => [run.runId, run.plan])),
-      violations: runs.flatMap(checkRun),
+      acted: new Map(driven.map((run) => [run.runId, run.acted])),
+      records,
+      violations,
       errors,
       actions,
       approvals: { ...responder.counts },

@@ -125,6 +125,8 @@ export async function invalidateInRun(
   const next = nextGenerations(graph, scope, statuses, generations);
   const moves = new Map<string, Moved>();
   const lost: string[] = [];
+  // Moves of this invalidation made by an earlier try that landed after this one read the steps.
+  let landedLate = false;
   await Promise.all(
     scope.map(async (id) => {
       const current = records.get(id);
@@ -134,16 +136,17 @@ export async function invalidateInRun(
         moves.set(id, { before: generationBefore(current), after: current });
         return;
       }
-      const after = await startGeneration(ctx, current, key === undefined ? plan : { ...plan, key });
-      if (after) moves.set(id, { before: endedAs(current, after), after });
+      const started = await startGeneration(ctx, current, key === undefined ? plan : { ...plan, key });
+      if (started) moves.set(id, { before: endedAs(current, started.step), after: started.step });
       // Lost: a concurrent invalidation or revision started this step's next generation.
       else lost.push(id);
+      landedLate ||= started?.earlier === true;
     }),
   );
   // The generations this invalidation ended (a step moved twice ended two).
   const superseded = [...moves.values()].map((m) => m.before);
   // Lost moves, or a repeat (its first try's moves may have landed in part): the scope is looked at as a whole.
-  if (moves.size > 0 && (lost.length > 0 || own.size > 0))
+  if (moves.size > 0 && (lost.length > 0 || own.size > 0 || landedLate))
     await moveAgain(ctx, { runId, graph, scope, statuses, records, key }, moves, superseded, lost);
   const moved = scope.flatMap((id) => moves.get(id) ?? []);
   if (moved.length === 0) return { ...nothing, reopened };
@@ -268,7 +271,7 @@ async function moveAgain(
       [...again].map(async ([id, plan]): Promise<string | undefined> => {
         const current = fresh.get(id);
         if (!current) return undefined;
-        const after = await startGeneration(ctx, current, key === undefined ? plan : { ...plan, key });
+        const after = (await startGeneration(ctx, current, key === undefined ? plan : { ...plan, key }))?.step;
         if (!after) return id;
         const before = endedAs(current, after);
         superseded.push(before);
@@ -296,23 +299,34 @@ async function announce(ctx: Interpreter, runId: string, stepIds: readonly strin
 }
 
 /**
- * Starts the step's next generation from the one it is in. A write that landed although its answer was lost (a
- * timeout) is found by its key, and counts as this call's.
+ * Starts the step's next generation from the one it is in. A write of this invalidation (its key, the generation
+ * after the one read) counts as this call's: one that landed although its answer was lost (a timeout), and one an
+ * earlier try made (`earlier`) that landed after this try read the step. A try fails at its first failed move while
+ * its other moves are still under way, and the try after it reads the steps at once: a move of the first still in
+ * flight then wins over its own, which took the step for one a concurrent mover started and left it to that mover
+ * to start (chaos seed 42 run 3: the invalidated step `ready` in its new generation for good, announced by nobody).
  */
 async function startGeneration(
   ctx: Interpreter,
   step: StepRecord,
   next: NextGeneration,
-): Promise<StepRecord | undefined> {
+): Promise<{ readonly step: StepRecord; readonly earlier: boolean } | undefined> {
   const { store } = ctx.deps;
+  const ours = (read: StepRecord | undefined) =>
+    read?.generation === step.generation + 1 && read.generationKey === next.key ? read : undefined;
+  let started: StepRecord | undefined;
   try {
-    return await store.startGeneration(step.runId, step.stepId, step.generation, next);
+    started = await store.startGeneration(step.runId, step.stepId, step.generation, next);
   } catch (error) {
-    if (next.key === undefined) throw error;
-    const landed = await store.getStep(step.runId, step.stepId).catch(() => undefined);
-    if (landed?.generation !== step.generation + 1 || landed.generationKey !== next.key) throw error;
-    return landed;
+    const found =
+      next.key === undefined ? undefined : ours(await store.getStep(step.runId, step.stepId).catch(() => undefined));
+    if (found === undefined) throw error;
+    return { step: found, earlier: false };
   }
+  if (started !== undefined) return { step: started, earlier: false };
+  // A read that fails here fails the try: taken for lost, the move would be nobody's to start.
+  const earlier = next.key === undefined ? undefined : ours(await store.getStep(step.runId, step.stepId));
+  return earlier === undefined ? undefined : { step: earlier, earlier: true };
 }
 
 /** Reopens the run if it is finished; true when this call reopened it. */

@@ -5,13 +5,7 @@
  * nothing twice.
  */
 import { dependentsOf, FIRST_GENERATION, isStartable, stepsToBlock } from '../engine/scheduling.ts';
-import {
-  CLAIMABLE_STEP_STATUSES,
-  IN_FLIGHT_STEP_STATUSES,
-  isOpenStepStatus,
-  letsStepsMove,
-  OPEN_STEP_STATUSES,
-} from '../engine/statuses.ts';
+import { IN_FLIGHT_STEP_STATUSES, isOpenStepStatus, letsStepsMove, OPEN_STEP_STATUSES } from '../engine/statuses.ts';
 import { type AttemptEnding, transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
 import { downstreamClosure, effectiveUpstream } from '../plan/graph.ts';
@@ -114,49 +108,83 @@ export async function blockDownstream(
   failedId: string,
   failedGeneration?: number,
 ): Promise<StepRef[]> {
-  const { store } = ctx.deps;
   const downstream = new Set(downstreamClosure(loaded.graph, failedId));
   if (downstream.size === 0) return [];
-  const read =
-    downstream.size > DOWNSTREAM_READ_LIMIT
-      ? await store.listSteps(runId)
-      : await store.getSteps(runId, [...downstream]);
   // One StartRun has not written yet would be written pending after this: it is written (and blocked) now.
-  const steps = await withMissingSteps(ctx, runId, read, downstream);
+  const steps = await withMissingSteps(ctx, runId, await readDownstream(ctx, runId, downstream), downstream);
   const byId = new Map(steps.map((s) => [s.stepId, s]));
-  const statuses = new Map<string, StepStatus>(steps.map((s) => [s.stepId, s.status]));
   const now = ctx.now();
   const blocked: StepRef[] = steps.filter((s) => downstream.has(s.stepId) && s.status === 'blocked');
   // A dependent an invalidation moved with the failed step waits for its next generation: a late repeat of this
   // failure's follow-ups (read before the move) must not block it.
-  const toBlock = stepsToBlock(
-    loaded.graph,
-    failedId,
-    statuses,
-    failedGeneration === undefined ? undefined : { generation: failedGeneration, records: byId },
-  );
+  const toBlock = waitingSteps(loaded, failedId, failedGeneration, steps);
   // A finished run's open steps are new generations of an invalidation that a look at the run finished under it (it
   // read the steps before they moved); the invalidation reopens the run and blocks what cannot run itself. Blocked
   // now, by a repeat of this failure's follow-ups, they would be announced after the run's RunFinished.
   if (toBlock.length === 0 || !letsStepsMove((await ctx.getRun(runId)).status)) return blocked;
-  const block = (step: StepRecord) => blockFor(ctx, step, failedId, now);
+  const lost: StepRecord[] = [];
   await Promise.all(
     toBlock.map(async (id) => {
       const step = byId.get(id);
       if (!step) return;
-      let moved = await block(step);
-      if (!moved) {
-        // An invalidation that had read the failed step still running moved this step meanwhile: its new generation
-        // waits for the failed step too, and the invalidation, which saw nothing failed, does not block it.
-        const current = await store.getStep(runId, id);
-        const later = current !== undefined && current.generation > step.generation;
-        if (later && CLAIMABLE_STEP_STATUSES.includes(current.status) && (await stillFailed(ctx, runId, failedId)))
-          moved = await block(current);
-      }
+      const moved = await blockFor(ctx, step, failedId, now);
       if (moved) blocked.push(moved);
+      else lost.push(step);
     }),
   );
+  if (lost.length > 0) blocked.push(...(await blockMovedOn(ctx, loaded, runId, failedId, failedGeneration, lost)));
   return blocked;
+}
+
+/** The downstream's records: item by item up to a size, beyond it one listing of the run's steps. */
+const readDownstream = (ctx: Interpreter, runId: string, downstream: ReadonlySet<string>): Promise<StepRecord[]> =>
+  downstream.size > DOWNSTREAM_READ_LIMIT
+    ? ctx.deps.store.listSteps(runId)
+    : ctx.deps.store.getSteps(runId, [...downstream]);
+
+/** The unclaimed steps of `records` that wait for this failure (given its generation, not for a later one). */
+const waitingSteps = (
+  loaded: LoadedPlan,
+  failedId: string,
+  failedGeneration: number | undefined,
+  records: readonly StepRecord[],
+): string[] =>
+  stepsToBlock(
+    loaded.graph,
+    failedId,
+    new Map<string, StepStatus>(records.map((s) => [s.stepId, s.status])),
+    failedGeneration === undefined
+      ? undefined
+      : { generation: failedGeneration, records: new Map(records.map((s) => [s.stepId, s])) },
+  );
+
+/**
+ * The blocks that lost their generation condition: an invalidation moved those steps meanwhile. A new generation
+ * that still waits for the failed step (an invalidation that had read it still running, and saw nothing failed, does
+ * not block it) is blocked, as long as that step is still failed. One that waits for the failed step's next
+ * generation (the invalidation moved that step too, maybe not yet) is left to it: what waits for it is worked out
+ * again from the records as they are now, since the first read may have been of the generations before the move.
+ */
+async function blockMovedOn(
+  ctx: Interpreter,
+  loaded: LoadedPlan,
+  runId: string,
+  failedId: string,
+  failedGeneration: number | undefined,
+  lost: readonly StepRecord[],
+): Promise<StepRef[]> {
+  const downstream = new Set(downstreamClosure(loaded.graph, failedId));
+  const records = (await readDownstream(ctx, runId, downstream)).filter((s) => downstream.has(s.stepId));
+  const waiting = new Set(waitingSteps(loaded, failedId, failedGeneration, records));
+  const current = new Map(records.map((s) => [s.stepId, s]));
+  const later = lost.flatMap((step) => {
+    const moved = current.get(step.stepId);
+    return moved !== undefined && moved.generation > step.generation && waiting.has(moved.stepId) ? [moved] : [];
+  });
+  if (later.length === 0 || !(await stillFailed(ctx, runId, failedId))) return [];
+  const now = ctx.now();
+  const blocked = await Promise.all(later.map((step) => blockFor(ctx, step, failedId, now)));
+  return blocked.filter((s): s is StepRecord => s !== undefined);
 }
 
 /** Blocks the step in its generation, if it is still unclaimed there, announcing StepBlocked with the write. */

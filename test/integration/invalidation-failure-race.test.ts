@@ -11,6 +11,11 @@
  * blocked although every upstream step succeeded): an invalidation of the failing step itself moved its dependent
  * first; the failure's follow-up, which had read the failed step before it moved, blocked the dependent's new
  * generation, which waits for the failed step's next generation, not for this failure.
+ *
+ * And its mirror (chaos seed 31 run 34: a cancelled run with steps blocked in their generation 2 behind succeeded
+ * upstream steps): the failure's follow-up read the dependent before it moved, so its block lost the generation
+ * condition; it then followed the dependent to its new generation and blocked it, since the failed step had not moved
+ * yet, although that generation waits for the failed step's next one.
  */
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
@@ -124,6 +129,62 @@ describe('a failure whose step an invalidation moves, after its dependent moved 
 
     expect(await invalidation).toMatchObject({ stepIds: ['F', 'D'] });
     // Before, D was blocked in its generation 2 by F's first failure: F's generation 2 succeeded, the run failed.
+    const done = await waitForRun(stack, runId, undefined, 10_000);
+    expect(done.status, summary(done)).toBe('complete');
+    expect(done.steps.map((s) => `${s.id}${s.generation}:${s.status}`)).toEqual(['F2:succeeded', 'D2:succeeded']);
+  }, 60_000);
+});
+
+describe('a failure whose block of a dependent loses to an invalidation of the failed step, before the step moved', () => {
+  it("leaves the dependent's new generation to the step's next one, and the run completes", async () => {
+    const objective = 'failure block lost to an invalidation of its step';
+    const failing = faults.hold({ method: 'transitionStep', match: moving(objective, 'F', 'failed') });
+    const blocking = faults.hold({ method: 'transitionStep', match: moving(objective, 'D', 'blocked') });
+    const looked = faults.hold({
+      method: 'recordFrontier',
+      match: (call) => call.runId === faults.runIdFor(objective) && (call.args[1] as string[]).includes('F#1'),
+    });
+    const runId = await stack.startRun({
+      plan: plan(objective, [
+        // Fails its first call for good (no retry), succeeds on its next generation's.
+        step(stack, 'F', T.flaky, { input: { key: `fb-${Date.now()}`, failures: 1 }, maxRetries: 0 }),
+        echo('D', { dependsOn: ['F'] }),
+      ]),
+    });
+    await failing.arrived;
+
+    // The invalidation of F has read the steps; F's failure lands and its follow-up reads D in generation 1, then D
+    // moves before the block is written, and F moves only once the follow-up has looked at the run.
+    const atD = deferred();
+    const moveD = deferred();
+    const dMoved = deferred();
+    const moveF = deferred();
+    const store: Store = interceptStore(stack.store, ['startGeneration'], async (call, args) => {
+      if (args[0] !== runId) return call();
+      if (args[1] === 'F') await moveF.promise;
+      if (args[1] === 'D') {
+        atD.resolve();
+        await moveD.promise;
+      }
+      const moved = await call();
+      if (args[1] === 'D') dMoved.resolve();
+      return moved;
+    });
+    const invalidator = createInvalidator(secondProcessDeps(stack, store));
+    const invalidation = invalidator.invalidateStep({ runId, stepId: 'F', reason: 'stale' });
+    await atD.promise;
+    failing.release();
+    await blocking.arrived;
+    moveD.resolve();
+    await dMoved.promise;
+    blocking.release();
+    await looked.arrived;
+    looked.release();
+    moveF.resolve();
+
+    expect(await invalidation).toMatchObject({ stepIds: ['F', 'D'] });
+    // Before, the lost block followed D to its generation 2 (F was still failed there): F's generation 2 succeeded
+    // and D stayed blocked behind it.
     const done = await waitForRun(stack, runId, undefined, 10_000);
     expect(done.status, summary(done)).toBe('complete');
     expect(done.steps.map((s) => `${s.id}${s.generation}:${s.status}`)).toEqual(['F2:succeeded', 'D2:succeeded']);
