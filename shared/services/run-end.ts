@@ -225,11 +225,9 @@ export async function settleRun(ctx: Interpreter, runId: string): Promise<void> 
   // compensation's end settles it again.
   const compensation = decideCompensation(compensationInput(ctx, run, loaded, byId));
   if (compensationPending(compensation)) return;
-  // A cancellation closes the steps before it finishes the run: a step it closed means the run is being cancelled.
-  const cancelling =
-    run.cancelCompensation === true ||
-    run.cancelling === true ||
-    steps.some((s) => s.status === 'cancelled' && s.error?.code === CANCELLED_ERROR.code);
+  // A cancellation marks the run before it closes the steps: the mark, not a step it closed, says the run is being
+  // cancelled (a reopen clears the mark and keeps the closed step, whose run must not end cancelled for it).
+  const cancelling = run.cancelCompensation === true || run.cancelling === true;
   // Over budget, the steps already in flight finish first (no new one starts: the claim refuses); then the run ends.
   const budget = runBudgetState(loaded.plan, run, ctx.now());
   const inFlight = steps.some((s) => s.status === 'running' || s.status === 'retrying');
