@@ -10,10 +10,10 @@ import { awaitsDecision } from '../engine/statuses.ts';
 import { isConflictError } from '../errors.ts';
 import type { OutboxEntry } from '../events/outbox.ts';
 import type { ApprovalRecord, Store } from '../ports/store.ts';
-import { SUPERSEDED_APPROVAL_COMMENT } from '../services/invalidation-run.ts';
 import { CLOSED_BY_CANCEL } from '../services/revision-approvals.ts';
 import { REVISION_EXPIRED_COMMENT } from '../services/revision-wait.ts';
 import { isReopenable } from '../services/run-reopen.ts';
+import { SUPERSEDED_APPROVAL_COMMENTS } from '../services/superseded-generations.ts';
 import { decisionBody, readJson, readQuery } from './body.ts';
 import { cursorField, decodeCursor, encodeCursor, limitField } from './cursor.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
@@ -80,8 +80,8 @@ const conflict = (record: ApprovalRecord | undefined): ApiError => {
   if (record?.status !== 'expired')
     return new ApiError(409, 'E_ALREADY_DECIDED', `the approval was already decided (${record?.status ?? 'unknown'})`);
   // Gone for good as well, but not for lack of time: the step's new generation asks again, under another id.
-  if (record.comment === SUPERSEDED_APPROVAL_COMMENT)
-    return new ApiError(410, 'E_APPROVAL_SUPERSEDED', 'the step was invalidated: its new generation asks again');
+  if (record.comment !== undefined && SUPERSEDED_APPROVAL_COMMENTS.has(record.comment))
+    return new ApiError(410, 'E_APPROVAL_SUPERSEDED', 'the step started a new generation: it asks again');
   return new ApiError(410, 'E_APPROVAL_EXPIRED', 'the approval expired before a decision was made');
 };
 

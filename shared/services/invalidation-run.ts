@@ -34,7 +34,6 @@ import {
 } from '../engine/invalidation.ts';
 import { isStartable } from '../engine/scheduling.ts';
 import {
-  IN_FLIGHT_STEP_STATUSES,
   isOpenStepStatus,
   RELEASING_STEP_STATUSES,
   STEP_MOVING_RUN_STATUSES,
@@ -51,7 +50,8 @@ import { listRunSteps } from './initial-steps.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 import { CANCELLED_ERROR, checkRunEnd, recordEnded } from './run-end.ts';
 import { ensureRunExecution, isReopenable, reopenRun } from './run-reopen.ts';
-import { BLOCKED_CODE, closeOpenSteps, closeRunningAttempt, expireApprovals, startStep } from './step-follow-ups.ts';
+import { BLOCKED_CODE, closeOpenSteps, startStep } from './step-follow-ups.ts';
+import { closeSuperseded, endedAs, SUPERSEDED_APPROVAL_COMMENT, SUPERSEDED_CODE } from './superseded-generations.ts';
 
 export interface RunInvalidation {
   readonly runId: string;
@@ -71,9 +71,6 @@ export interface InvalidationOptions {
   readonly key?: string;
 }
 
-export const SUPERSEDED_CODE = 'E_SUPERSEDED';
-/** Why an approval of a superseded generation closed (an expired approval's comment). */
-export const SUPERSEDED_APPROVAL_COMMENT = 'superseded: the step was invalidated';
 interface Moved {
   readonly before: StepRecord;
   readonly after: StepRecord;
@@ -152,7 +149,14 @@ export async function invalidateInRun(
   if (moved.length === 0) return { ...nothing, reopened };
   const stepIds = moved.map((m) => m.after.stepId);
 
-  await stopSuperseded(ctx, runId, superseded);
+  await closeSuperseded(ctx, runId, superseded, {
+    errorOf: (step) => ({
+      code: SUPERSEDED_CODE,
+      message: `step ${step.stepId} was invalidated: generation ${step.generation + 1} supersedes it`,
+      retryable: false,
+    }),
+    approvalComment: SUPERSEDED_APPROVAL_COMMENT,
+  });
   // Re-read: a live run that finished while the generations were being started reopens here.
   reopened = (await reopenIfFinished(ctx, await ctx.getRun(runId), reason)) || reopened;
   // StepsInvalidated travels with a write only a run that lets steps move takes: a run cancelled meanwhile has
@@ -332,46 +336,6 @@ async function startGeneration(
 /** Reopens the run if it is finished; true when this call reopened it. */
 async function reopenIfFinished(ctx: Interpreter, run: RunRecord, reason: string): Promise<boolean> {
   return isReopenable(run) && (await reopenRun(ctx, run, reason)).reopened;
-}
-
-/**
- * The generation a move ended, as the move found it: the step may have moved on since it was read (claimed, gone
- * to wait for a person), and the history entry the move wrote says how it really ended (status, execution).
- */
-function endedAs(read: StepRecord, after: StepRecord): StepRecord {
-  const ended = after.history?.at(-1);
-  if (ended?.generation !== read.generation) return read;
-  const { claimedBy: _read, ...rest } = read;
-  return { ...rest, status: ended.status, ...(ended.claimedBy === undefined ? {} : { claimedBy: ended.claimedBy }) };
-}
-
-/**
- * Stops the executions of superseded generations that were in flight and closes their approvals: any in-flight
- * generation may have one (a gate, a review), written before or as its step moved to wait for it.
- */
-async function stopSuperseded(ctx: Interpreter, runId: string, ended: readonly StepRecord[]): Promise<void> {
-  const inFlight = ended.filter((s) => IN_FLIGHT_STEP_STATUSES.includes(s.status));
-  await Promise.all(
-    inFlight.map(async (step) => {
-      if (!step.claimedBy) return;
-      const error = {
-        code: SUPERSEDED_CODE,
-        message: `step ${step.stepId} was invalidated: generation ${step.generation + 1} supersedes it`,
-        retryable: false,
-      };
-      await closeRunningAttempt(ctx, step, { kind: 'invalidated', error });
-      try {
-        await ctx.deps.executions.stop(step.claimedBy, SUPERSEDED_CODE, error.message);
-      } catch (stopError) {
-        // Finished on its own meanwhile: its result fails the generation condition, nothing to stop.
-        console.error('cairn invalidator: stopping a superseded step execution failed', { runId, step, stopError });
-      }
-    }),
-  );
-  // Only up to the superseded generation: a later one's (a concurrent invalidation's, started already) still waits.
-  const gates = new Map<string, number>();
-  for (const s of inFlight) gates.set(s.stepId, Math.max(s.generation, gates.get(s.stepId) ?? 0));
-  if (gates.size > 0) await expireApprovals(ctx, runId, gates, SUPERSEDED_APPROVAL_COMMENT);
 }
 
 /**

@@ -18,8 +18,7 @@ import { listRunSteps } from './initial-steps.ts';
 import type { Interpreter } from './interpreter.ts';
 import { CANCELLED_ERROR, checkRunEnd, settleRun } from './run-end.ts';
 import { closeOpenSteps, startStep } from './step-follow-ups.ts';
-
-export const SUPERSEDED_CODE = 'E_SUPERSEDED';
+import { closeSuperseded, endedAs, REVISED_APPROVAL_COMMENT, SUPERSEDED_CODE } from './superseded-generations.ts';
 
 /** Stops the execution that claimed a generation which no longer counts (already finished: nothing to stop). */
 async function stopClaimed(ctx: Interpreter, step: StepRecord, error: StepError): Promise<void> {
@@ -60,6 +59,11 @@ async function supersede(ctx: Interpreter, read: StepRecord, revision: number): 
   }
 }
 
+/**
+ * Starts the step's next generation and closes what the one it supersedes left open (its execution, its running
+ * attempt, its pending approvals), as an invalidation does: a gate waiting for a person is closed now, not when
+ * someone decides on it or the run ends.
+ */
 async function restart(
   ctx: Interpreter,
   step: StepRecord,
@@ -68,10 +72,13 @@ async function restart(
 ): Promise<StepRecord | undefined> {
   const started = await ctx.deps.store.startGeneration(step.runId, step.stepId, step.generation, next);
   if (started)
-    await stopClaimed(ctx, step, {
-      code: SUPERSEDED_CODE,
-      message: `superseded by generation ${started.generation} (plan revision ${revision})`,
-      retryable: false,
+    await closeSuperseded(ctx, step.runId, [endedAs(step, started)], {
+      errorOf: () => ({
+        code: SUPERSEDED_CODE,
+        message: `superseded by generation ${started.generation} (plan revision ${revision})`,
+        retryable: false,
+      }),
+      approvalComment: REVISED_APPROVAL_COMMENT,
     });
   return started;
 }
