@@ -18,7 +18,7 @@ import { createInterpreter } from './interpreter.ts';
 import { expireReplanWatch, requestReplanWatch } from './replan-watch.ts';
 import { isRevisionWaitStepId } from './revision-approvals.ts';
 import { expireRevisionWait, requestRevisionWait } from './revision-wait.ts';
-import { recordFailedAttempt } from './step/run-step.ts';
+import { recordFailedAttempt } from './step/failed-attempt.ts';
 
 export type * from './coordinator-types.ts';
 

@@ -14,6 +14,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
+import { lateReleaseAfterInvalidation } from '../support/late-release.ts';
 import {
   executedGenerations,
   executionEnded,
@@ -32,25 +33,12 @@ const echo = (id: string, fields: Parameters<typeof step>[3] = {}) =>
 
 describe('a release that comes after an invalidation moved both ends of its edge', () => {
   it('is not counted in the new generation: the dependent waits for its upstream step to run again', async () => {
-    const objective = 'late release across an invalidation';
-    // b finished generation 1; its release of c is held on its way to the store.
-    const late = faults.hold({
-      method: ['releaseLastDependency', 'releaseDependency'],
-      match: (call) => call.runId === faults.runIdFor(objective) && call.args[1] === 'c',
-    });
-    const runId = await stack.startRun({
-      plan: plan(objective, [echo('a'), echo('b', { dependsOn: ['a'] }), echo('c', { dependsOn: ['b'] })]),
-    });
-    await late.arrived;
-    // a's generation 2 is held at its claim, so b and c stay waiting in theirs.
-    const claimOfA = faults.hold({
-      method: 'transitionStep',
-      match: (call) =>
-        call.runId === runId && call.args[1] === 'a' && (call.args[2] as { generation: number }).generation === 2,
-    });
-    const answer = await stack.request('POST', `/runs/${runId}/steps/a/invalidate`, { reason: 'changed' });
-    expect(answer.status).toBe(202);
-    await claimOfA.arrived;
+    // b finished generation 1 with its release of c held; a's generation 2 is held at its claim, so b and c wait.
+    const { runId, late, claimOfA } = await lateReleaseAfterInvalidation(
+      stack,
+      faults,
+      'late release across an invalidation',
+    );
 
     late.release();
     await executionEnded(stack, `${runId}-b-g1`);
@@ -70,22 +58,11 @@ describe('a release that comes after an invalidation moved both ends of its edge
   }, 60_000);
 
   it('is not counted either once a later invalidation of the dependent alone moved it again', async () => {
-    const objective = 'late release across two invalidations';
-    const late = faults.hold({
-      method: ['releaseLastDependency', 'releaseDependency'],
-      match: (call) => call.runId === faults.runIdFor(objective) && call.args[1] === 'c',
-    });
-    const runId = await stack.startRun({
-      plan: plan(objective, [echo('a'), echo('b', { dependsOn: ['a'] }), echo('c', { dependsOn: ['b'] })]),
-    });
-    await late.arrived;
-    const claimOfA = faults.hold({
-      method: 'transitionStep',
-      match: (call) =>
-        call.runId === runId && call.args[1] === 'a' && (call.args[2] as { generation: number }).generation === 2,
-    });
-    expect((await stack.request('POST', `/runs/${runId}/steps/a/invalidate`, { reason: 'changed' })).status).toBe(202);
-    await claimOfA.arrived;
+    const { runId, late, claimOfA } = await lateReleaseAfterInvalidation(
+      stack,
+      faults,
+      'late release across two invalidations',
+    );
     // c alone moves once more (to 3), while b waits in its generation 2: b is outside this scope, and not finished.
     const again = await stack.request('POST', `/runs/${runId}/steps/c/invalidate`, { reason: 'changed too' });
     expect(again.json).toMatchObject({ stepIds: ['c'] });

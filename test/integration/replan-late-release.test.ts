@@ -17,6 +17,7 @@
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
+import { lateReleaseAfterInvalidation } from '../support/late-release.ts';
 import {
   executedGenerations,
   executionEnded,
@@ -47,24 +48,12 @@ async function inGeneration(runId: string, stepId: string, generation: number): 
 
 describe("a revision's restarted step whose upstream step an invalidation moved and has not run again", () => {
   it("counts no late release of the upstream's ended generation: it waits for the current one", async () => {
-    const objective = 'late release across an invalidation and a revision';
-    // b finished generation 1; its release of c is held on its way to the store.
-    const late = faults.hold({
-      method: ['releaseLastDependency', 'releaseDependency'],
-      match: (call) => call.runId === faults.runIdFor(objective) && call.args[1] === 'c',
-    });
-    const runId = await stack.startRun({
-      plan: plan(objective, [echo('a'), echo('b', { dependsOn: ['a'] }), echo('c', { dependsOn: ['b'] })]),
-    });
-    await late.arrived;
-    // a's generation 2 is held at its claim, so b waits in its generation 2.
-    const claimOfA = faults.hold({
-      method: 'transitionStep',
-      match: (call) =>
-        call.runId === runId && call.args[1] === 'a' && (call.args[2] as { generation: number }).generation === 2,
-    });
-    expect((await stack.request('POST', `/runs/${runId}/steps/a/invalidate`, { reason: 'changed' })).status).toBe(202);
-    await claimOfA.arrived;
+    // b finished generation 1 with its release of c held; a's generation 2 is held at its claim, so b waits in its 2.
+    const { runId, late, claimOfA } = await lateReleaseAfterInvalidation(
+      stack,
+      faults,
+      'late release across an invalidation and a revision',
+    );
 
     // A person's revision changes c alone: c restarts (generation 3), b is kept, pending in its generation 2.
     model.revise = (steps) => steps.map((s) => (s.id === 'c' ? { ...s, input: { value: 'c, again' } } : s));

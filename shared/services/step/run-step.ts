@@ -3,7 +3,7 @@
  * completion and the release of dependents happen in this one invocation; the state machine keeps what it does well
  * — the backoff wait between attempts and the task-token wait for a person — and RunStep's answer (`StepNext`) says
  * which comes next. The coordinator's RecordFailure (a RunStep that crashed for good, a failed wait) ends in the same
- * decision through `recordFailedAttempt`.
+ * decision through `recordFailedAttempt` (failed-attempt.ts).
  *
  * Every entry is idempotent: the claim is conditional on the execution, an attempt is recorded once, a
  * side-effecting call goes through its idempotency record, completion and release are conditional writes. So a
@@ -12,13 +12,11 @@
 
 import { isCompensationStepId } from '../../engine/compensation.ts';
 import { isReplanWatchStepId } from '../../engine/replan/watch.ts';
-import { retryPolicy } from '../../engine/retry.ts';
 import { isTerminalStepStatus, leftOpenByCancel, letsAttemptsStart } from '../../engine/statuses.ts';
 import {
   closeAttempt,
   decideAttemptOutcome,
   decideClaim,
-  failsUnclaimed,
   orphanedAttemptEnding,
   transitionCondition,
 } from '../../engine/step-lifecycle.ts';
@@ -30,7 +28,7 @@ import type { CapabilityRegistry } from '../../ports/capabilities.ts';
 import type { AttemptRecord, StepRecord } from '../../ports/store.ts';
 import { closeAttemptOf } from '../attempt-closing.ts';
 import { finishBegunCancel } from '../cancellation.ts';
-import { APPROVAL_EXPIRED_CODE, recordDecisionWait } from '../coordinator-approval.ts';
+import { recordDecisionWait } from '../coordinator-approval.ts';
 import {
   CLAIM_ERROR_CODES,
   checkCriteriaSchema,
@@ -49,7 +47,8 @@ import { evaluateStepInput } from '../step-input.ts';
 import { runAttempt } from './attempt.ts';
 import { claimRefusal, refuseClaim } from './budget-keeping.ts';
 import { type CapabilityCallConfig, type CapabilityCaller, createCapabilityCaller } from './capability-call.ts';
-import { recordCompensationFailure, runCompensation } from './compensation-step.ts';
+import { runCompensation } from './compensation-step.ts';
+import { policyOf, recordFailedAttempt } from './failed-attempt.ts';
 import { done, follow, type InFlight } from './outcome.ts';
 import {
   loadStepRecords,
@@ -386,78 +385,5 @@ async function judge(
     note,
     result: { output: candidate.ok ? candidate.output : null, confidence: record?.confidence ?? null },
     decision,
-  });
-}
-
-const policyOf = (ctx: Interpreter, flight: InFlight) =>
-  retryPolicy(flight.planStep, {
-    baseSeconds: ctx.deps.config.retryBaseSeconds,
-    capSeconds: ctx.deps.config.retryCapSeconds,
-  });
-
-/**
- * A failed attempt that RunStep could not record itself (it crashed for good, the wait for a person failed): the
- * attempt is marked failed and the engine decides, as for any failure, between a retry and a final failure.
- */
-export async function recordFailedAttempt(
-  ctx: Interpreter,
-  ref: StepRef,
-  attempt: number | undefined,
-  error: StepError,
-): Promise<StepNext> {
-  if (isCompensationStepId(ref.stepId)) return recordCompensationFailure(ctx, ref, attempt, error);
-  // A replan watch has no step record: its RunStep failing for good leaves the failure to the deadline.
-  if (isReplanWatchStepId(ref.stepId)) return done(attempt ?? 1);
-  const memory: RevisionMemory = new Map();
-  const first = await loadStepRecords(ctx, memory, ref, attempt);
-  const { step, planStep } = first;
-  if (!isCurrent(step, ref.generation) || !planStep) return done(attempt ?? 0);
-  if (step.status === 'failed') {
-    // A repeat: the failure is written; make sure its follow-ups happened.
-    await afterFailure(ctx, first.plan, step);
-    return done(step.attempts);
-  }
-  if (failsUnclaimed(step, ref.generation)) {
-    const note = `${error.code} before the step was claimed: ${error.message}`;
-    const from = transitionCondition('reject', ref.generation).from;
-    // Lost to a claim that landed late (a timed-out invocation's write): its attempt is the one that failed.
-    const failed = await failStep(ctx, first.plan, step, error, { from, note });
-    return failed ? done(0) : recordFailedAttempt(ctx, ref, attempt, error);
-  }
-  const n = attempt ?? Math.max(1, step.attempts);
-  if (step.status === 'succeeded' || step.status === 'skipped') {
-    // The step got there before this failure was recorded (a lost answer): make sure its follow-ups happened.
-    await afterSuccess(ctx, first.plan, step);
-    return done(step.attempts);
-  }
-  if (isTerminalStepStatus(step.status) || step.attempts > n) return done(n);
-  const records = attempt === undefined ? await loadStepRecords(ctx, memory, ref, n) : first;
-  const record = records.attempt;
-  if (!record)
-    await ctx.deps.store.putAttempt({
-      ...ref,
-      attempt: n,
-      target: planStep.target ?? '',
-      startedAt: ctx.now(),
-      finishedAt: ctx.now(),
-      outcome: 'failed',
-      error,
-      revision: records.run.revision,
-      verdict: 'fail',
-      evidence: {},
-    });
-  else if (record.outcome === 'running') {
-    const kind = error.code === APPROVAL_EXPIRED_CODE ? 'expired' : 'failed';
-    const closed = closeAttempt(record, { kind, error }, ctx.now());
-    if (closed) await ctx.deps.store.updateAttempt(closed);
-  } else if (record.outcome !== 'failed')
-    await ctx.deps.store.updateAttempt({ ...record, outcome: 'failed', finishedAt: ctx.now(), error, verdict: 'fail' });
-  const flight: InFlight = { records, step, planStep };
-  const outcome = decideAttemptOutcome(n, { error }, policyOf(ctx, flight));
-  return follow(ctx, flight, {
-    attempt: n,
-    outcome,
-    note: `attempt ${n} failed: ${error.code} ${error.message}`,
-    result: { output: null, confidence: null },
   });
 }
