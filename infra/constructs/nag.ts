@@ -7,6 +7,8 @@ import { Aspects, type IAspect } from 'aws-cdk-lib';
 import { AwsSolutionsChecks, type INagLogger, NagSuppressions } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import type { CairnStack } from '../stack.ts';
+import { EXECUTION_CALLS } from './execution-grants.ts';
+import type { FunctionKey } from './state-names.ts';
 
 export interface Suppression {
   readonly id: string;
@@ -122,8 +124,9 @@ export function applyNagSuppressions(stack: CairnStack): void {
   // The Outbox role's one `Resource::*` finding is both its tracing and the stream listing: one reason for both.
   for (const [key, role] of Object.entries(roles)) if (key !== 'Outbox') add(role, SUPPRESSIONS.lambdaTracing);
   add(outboxPolicyOf(stack), SUPPRESSIONS.outboxStreamRead);
-  for (const role of [roles.Coordinator, roles.Api, roles.Invalidator, roles.Replanner])
-    add(role, SUPPRESSIONS.executions);
+  // Exactly the roles that stop executions (the one call whose resource is every execution of a machine).
+  for (const [key, calls] of Object.entries(EXECUTION_CALLS))
+    if ((calls.stop?.length ?? 0) > 0) add(roles[key as FunctionKey], SUPPRESSIONS.executions);
   for (const role of [roles.Planner, roles.Api, roles.StepExecutor, roles.Replanner])
     add(role, SUPPRESSIONS.crossRegionModel);
   for (const machine of [stack.machines.run, stack.machines.step]) add(machine, SUPPRESSIONS.stateMachineRole);
