@@ -46,6 +46,7 @@ import { blockedByOf, stepsInvalidatedParts } from '../events/bounded-details.ts
 import { effectiveUpstream } from '../plan/graph.ts';
 import type { StepError } from '../plan/schema.ts';
 import type { NextGeneration, RunRecord, StepRecord } from '../ports/store.ts';
+import { finishBegunCancel } from './cancellation.ts';
 import { listRunSteps } from './initial-steps.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 import { CANCELLED_ERROR, checkRunEnd, recordEnded } from './run-end.ts';
@@ -86,8 +87,9 @@ export async function invalidateInRun(
 ): Promise<RunInvalidation> {
   const runId = run.runId;
   const nothing: RunInvalidation = { runId, stepIds: [], reopened: false };
-  // Cancelled or being cancelled (a repeat's fresh read may find the mark): nothing moves, the cancel closes the run.
-  if (!takesInvalidation(run)) return nothing;
+  // Cancelled or being cancelled: nothing new moves (the cancel closes the run), but what an earlier try began (cutShort).
+  const cut = !takesInvalidation(run);
+  if (cut && (options.key === undefined || run.status === 'planning')) return nothing;
   const loaded = await ctx.plan(run);
   const { graph } = loaded;
   const records = new Map((await listRunSteps(ctx, runId)).map((s) => [s.stepId, s]));
@@ -95,6 +97,7 @@ export async function invalidateInRun(
   const { resourceChange, key } = options;
   // Moved by an earlier try of this same invalidation: stale as they were then, whatever their new generation says.
   const own = startedByKey(records.values(), key);
+  if (cut && own.size === 0) return nothing;
   const stale = candidates.filter((id) => {
     const record = records.get(id);
     if (record === undefined) return false;
@@ -107,10 +110,11 @@ export async function invalidateInRun(
   if (scope.length === 0) return nothing;
 
   // A finished run reopens first, so that nobody sees it finished with steps of a new generation waiting.
-  let reopened = await reopenIfFinished(ctx, run, reason);
-  if (reopened || (run.reopened ?? 0) > 0) await recordEndedSinks(ctx, runId, loaded, records, new Set(scope));
+  let reopened = !cut && (await reopenIfFinished(ctx, run, reason));
+  if (!cut && (reopened || (run.reopened ?? 0) > 0))
+    await recordEndedSinks(ctx, runId, loaded, records, new Set(scope));
   // A repeat: the first try reopened the run, and may have failed before its new run execution started.
-  if (own.size > 0 && run.status === 'running') await ensureRunExecution(ctx, run);
+  if (!cut && own.size > 0 && run.status === 'running') await ensureRunExecution(ctx, run);
   const statuses = new Map([...records.values()].map((s) => [s.stepId, s.status]));
   // The generation each step was in before this invalidation (a step an earlier try moved: the one it moved from).
   const generations = new Map(
@@ -157,6 +161,7 @@ export async function invalidateInRun(
     }),
     approvalComment: SUPERSEDED_APPROVAL_COMMENT,
   });
+  if (cut) return cutShort(ctx, runId, stepIds);
   // Re-read: a live run that finished while the generations were being started reopens here.
   reopened = (await reopenIfFinished(ctx, await ctx.getRun(runId), reason)) || reopened;
   // StepsInvalidated travels with a write only a run that lets steps move takes: a run cancelled meanwhile has
@@ -199,6 +204,20 @@ export async function invalidateInRun(
   if (reopened || own.size > 0) settled.push(...(await endedSince(ctx, runId, stepIds, settled)));
   if (settled.length > 0) await checkRunEnd(ctx, loaded, runId, settled);
   return { runId, stepIds, reopened };
+}
+
+/**
+ * The end of a repeat of an invalidation cut short by a cancellation: its first try moved part of the scope before
+ * the cancel's mark (chaos seed 33 run 53: of a chain k1 → k2 → k3, k1 and k2 moved, then a store fault; k3 then
+ * succeeded on k2's superseded generation while k2 closed `cancelled`). The repeat has moved the rest, so no result
+ * stands on a generation the invalidation ended, and nothing is announced or started: the moved steps close
+ * `cancelled` (the results they held stay in their history), and a cancel that has begun and not ended is finished.
+ */
+async function cutShort(ctx: Interpreter, runId: string, stepIds: readonly string[]): Promise<RunInvalidation> {
+  const moved = new Set(stepIds);
+  await closeOpenSteps(ctx, runId, CANCELLED_ERROR, (s) => moved.has(s.stepId));
+  await finishBegunCancel(ctx, runId);
+  return { runId, stepIds, reopened: false };
 }
 
 /** The steps of `stepIds` that are no longer open, read now, but for those already in `known`. */

@@ -114,7 +114,9 @@ async function invalidateResource(
     // One run after the other: a change watched by many runs must not open a socket per run at once.
     for (const [runId, stepIds] of byRun) {
       const first = await ctx.deps.store.getRun(runId);
-      if (!first || !takesInvalidation(first)) continue;
+      // A run cancelled (or being cancelled) is left alone, but for what an earlier delivery of this change moved in it
+      // before the cancel: invalidateInRun finishes that and nothing else.
+      if (!first || first.status === 'planning') continue;
       const { byId } = await ctx.plan(first);
       // An entry of an earlier revision whose step no longer watches the key (or no longer exists) is left out.
       const roots = stepIds.filter((id) => byId.get(id)?.watches?.includes(resourceKey) === true);
@@ -143,6 +145,9 @@ async function invalidateStep(ctx: Interpreter, request: InvalidateStepRequest):
     const { runId, stepId } = request;
     const run = await ctx.getRun(runId);
     if (!takesInvalidation(run)) {
+      // A repeat of a request whose earlier try moved steps before the cancel's mark finishes those moves alone.
+      if (request.requestId !== undefined)
+        await invalidateInRun(ctx, run, [stepId], request.reason ?? DEFAULT_INVALIDATION_REASON, { key });
       // A run its cancel has marked is refused as a cancelled one is: the cancel closes whatever would move.
       const state = isBeingCancelled(run) ? 'being cancelled' : run.status;
       throw new ConflictError(`run ${runId} is ${state}: its steps cannot be invalidated`, {
