@@ -10,8 +10,10 @@
  * side effect the mark refuses finishes the cancel as its requester asked (`finishBegunCancel`: the request is on the
  * run with the mark).
  */
+
 import { isBeingCancelled, LIVE_RUN_STATUSES, letsStepsMove, STEP_MOVING_RUN_STATUSES } from '../engine/statuses.ts';
 import { decideTerminal } from '../engine/terminal.ts';
+import { isRetryable } from '../errors.ts';
 import type { RunRecord } from '../ports/store.ts';
 import { advanceCompensation } from './compensation.ts';
 import type { RunOutcome } from './coordinator-types.ts';
@@ -19,6 +21,7 @@ import type { Interpreter } from './interpreter.ts';
 import { CLOSED_BY_CANCEL, closeRevisionApprovals } from './revision-approvals.ts';
 import { answerWaiter, CANCELLED_ERROR, finishRun } from './run-end.ts';
 import { closeOpenSteps } from './step-follow-ups.ts';
+import { tryAgain, workAgainPolicy } from './write-again.ts';
 
 /** What a cancellation was asked for: who asked (null in the record when unsaid) and whether it undoes first. */
 export interface CancelRequest {
@@ -73,6 +76,14 @@ export async function cancelRun(ctx: Interpreter, runId: string, request: Cancel
   await answerWaiter(ctx, run);
   return outcome(run);
 }
+
+/**
+ * A person's cancel (the API): tried in place while its failure may pass (a throttle, a timeout), as an invalidation
+ * is, each try carrying on from what the tries before it wrote. One that still fails leaves the run marked: the next
+ * claim, retry or side effect the mark refuses finishes it (finishBegunCancel), or the run's deadline does.
+ */
+export const requestCancel = (ctx: Interpreter, runId: string, request: CancelRequest = {}): Promise<RunOutcome> =>
+  tryAgain(workAgainPolicy(isRetryable), () => cancelRun(ctx, runId, request));
 
 /**
  * Finishes a cancellation that has begun (the run marked, not ended): the cancel is repeated as its requester asked.

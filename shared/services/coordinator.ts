@@ -9,7 +9,7 @@
  */
 
 import { isReplanWatchStepId } from '../engine/replan/watch.ts';
-import { cancelRun } from './cancellation.ts';
+import { requestCancel } from './cancellation.ts';
 import { actOnCompensation } from './compensation-actions.ts';
 import { expireApproval, requestApproval } from './coordinator-approval.ts';
 import { awaitRun, failRun, finalizeRun, rejectPlan, startRun } from './coordinator-run.ts';
@@ -43,7 +43,7 @@ export function createCoordinator(deps: CoordinatorDeps): Coordinator {
       if (isRevisionWaitStepId(request.stepId)) return expireRevisionWait(ctx, request);
       return expireApproval(ctx, request);
     },
-    cancelRun: (runId, options) => cancelRun(ctx, runId, options),
+    cancelRun: (runId, options) => requestCancel(ctx, runId, options),
     actOnCompensation: (request) => actOnCompensation(ctx, request),
   };
 }

@@ -3,7 +3,8 @@
  * then every write that would close a step fails and the client gives up. Such a run is refused an invalidation as a
  * cancelled run is (the API and a resource change alike), its own machinery finishes the cancel once a claim the mark
  * refused comes along, and a repeated cancel finishes it whatever else happened.
- * The cancel runs in a second process whose store fails every step transition of the run.
+ * The cancel runs in a second process whose store fails every step transition of the run as a crash would (a
+ * throttle it outlives: the cancel through the API tries again in place, last case).
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -13,7 +14,7 @@ import type { Store } from '../../shared/ports/store.ts';
 import { createCoordinator } from '../../shared/services/coordinator.ts';
 import { auditLog } from '../support/api-reads.ts';
 import { plan, statusOf, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
-import { injectedThrottle, interceptStore, secondProcessDeps } from '../support/second-process.ts';
+import { injectedCrash, interceptStore, secondProcessDeps } from '../support/second-process.ts';
 import { useStackWithFaults } from '../support/stack-faults.ts';
 
 const { stack, faults, handlers } = useStackWithFaults();
@@ -21,14 +22,14 @@ const { stack, faults, handlers } = useStackWithFaults();
 /** The stack's store, except that no step of `runId` can be moved: a cancel through it marks the run, then dies. */
 const storeFailingCloses = (runId: string): Store =>
   interceptStore(stack.store, ['transitionStep'], async (call, args) => {
-    if (args[0] === runId) throw injectedThrottle();
+    if (args[0] === runId) throw injectedCrash();
     return call();
   });
 
 /** Cancels `runId` through a process whose closes all fail: the run is left marked and running. */
 async function cancelThatDies(runId: string): Promise<void> {
   const coordinator = createCoordinator(secondProcessDeps(stack, storeFailingCloses(runId)));
-  await expect(coordinator.cancelRun(runId, { requestedBy: 'dying-cancel' })).rejects.toThrow(/Rate exceeded/);
+  await expect(coordinator.cancelRun(runId, { requestedBy: 'dying-cancel' })).rejects.toThrow(/process died/);
   const run = await stack.store.getRun(runId);
   expect(run).toMatchObject({ status: 'running', cancelling: true });
 }
@@ -190,5 +191,27 @@ describe('a run whose cancel died after marking it', () => {
     expect(done.status, summary(done)).toBe('cancelled');
     const log = await events(runId);
     expect(log.at(-1), log.join(' ')).toBe('RunFinished');
+  });
+});
+
+describe('a cancel through the API', () => {
+  it('ends the run though closes it made were throttled: it is tried again in place, not left marked', async () => {
+    const steps: PlanStep[] = [step(stack, 'S', T.sleep, { input: { ms: 4_000 } })];
+    const runId = await stack.startRun({ plan: plan('a throttled cancel is tried again', steps) });
+    await waitForRun(stack, runId, (run) => statusOf(run, 'S') === 'running');
+    const throttled = faults.throwOn({
+      method: 'transitionStep',
+      when: 'before',
+      match: (call) => call.runId === runId,
+      times: 2,
+    });
+
+    const answer = await stack.request('POST', `/runs/${runId}/cancel`);
+
+    expect(throttled.count()).toBe(2);
+    expect(answer).toMatchObject({ status: 200, json: { runId, status: 'cancelled' } });
+    const done = await waitForRun(stack, runId);
+    expect(stepOf(done, 'S').status, summary(done)).toBe('cancelled');
+    expect((await events(runId)).at(-1)).toBe('RunFinished');
   });
 });

@@ -8,7 +8,7 @@ import type { ApprovalRecord } from '../../shared/ports/store.ts';
 import { createCoordinator } from '../../shared/services/coordinator.ts';
 import { eventually, useEngineStack } from '../support/engine-stack.ts';
 import { held, TARGETS } from '../support/scripted-pack.ts';
-import { injectedThrottle, interceptStore, secondProcessDeps } from '../support/second-process.ts';
+import { injectedCrash, interceptStore, secondProcessDeps } from '../support/second-process.ts';
 
 const DEADLINE_SECONDS = 2;
 const engine = useEngineStack({ limits: { runDeadlineSeconds: DEADLINE_SECONDS } });
@@ -113,11 +113,11 @@ describe('run deadlines', () => {
     );
     // The cancel marks the run, then every close of a step fails and it gives up.
     const failingCloses = interceptStore(stack.store, ['transitionStep'], async (call, args) => {
-      if (args[0] === runId) throw injectedThrottle();
+      if (args[0] === runId) throw injectedCrash();
       return call();
     });
     const coordinator = createCoordinator(secondProcessDeps(stack, failingCloses));
-    await expect(coordinator.cancelRun(runId, { requestedBy: 'dying-cancel' })).rejects.toThrow(/Rate exceeded/);
+    await expect(coordinator.cancelRun(runId, { requestedBy: 'dying-cancel' })).rejects.toThrow(/process died/);
 
     await runMachineDone(runId, `run-${runId}`);
     await quiet();

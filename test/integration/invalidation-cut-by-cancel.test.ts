@@ -22,7 +22,7 @@ import {
   useTestStack,
   waitForRun,
 } from '../support/local-stack.ts';
-import { injectedThrottle, interceptStore, secondProcessDeps } from '../support/second-process.ts';
+import { injectedCrash, injectedThrottle, interceptStore, secondProcessDeps } from '../support/second-process.ts';
 
 const stack = useTestStack();
 const KEY = 'invalidation#cut-by-cancel';
@@ -117,12 +117,12 @@ describe('an invalidation cut short by a cancellation', () => {
     const runId = await chainDone('invalidation cut by a dying cancel');
     await firstTryCutShort(runId);
     const dying = interceptStore(stack.store, ['transitionStep'], async (call, args) => {
-      if (args[0] === runId) throw injectedThrottle();
+      if (args[0] === runId) throw injectedCrash();
       return call();
     });
     await expect(
       createCoordinator(secondProcessDeps(stack, dying)).cancelRun(runId, { requestedBy: 'test' }),
-    ).rejects.toThrow(/Rate exceeded/);
+    ).rejects.toThrow(/process died/);
     expect(await stack.store.getRun(runId)).toMatchObject({ status: 'running', cancelling: true });
 
     const repeated = await repeat(runId);

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ThrottlingException } from '@aws-sdk/client-dynamodb';
+import { CairnError } from '../../shared/errors.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import type { CoordinatorConfig, CoordinatorDeps } from '../../shared/services/coordinator.ts';
 import type { LocalStack } from './local-stack.ts';
@@ -34,6 +35,12 @@ export const secondProcessDeps = (
 /** The error DynamoDB's throttle leaves once the SDK gave up retrying it. */
 export const injectedThrottle = (): ThrottlingException =>
   new ThrottlingException({ message: 'injected: Rate exceeded', $metadata: {} });
+
+/**
+ * What ends a call's process where it stands (a crash, the function's time running out): unlike a throttle, nothing
+ * in the process tries again after it (a cancel's tries in place stop at it, say).
+ */
+export const injectedCrash = (): CairnError => new CairnError('InjectedCrash', 'injected: the process died');
 
 /**
  * `store` with each call of `methods` going through `around`, which is given the call itself (to make, or not) and
