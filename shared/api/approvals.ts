@@ -13,7 +13,7 @@ import type { ApprovalRecord, Store } from '../ports/store.ts';
 import { CLOSED_BY_CANCEL } from '../services/revision-approvals.ts';
 import { REVISION_EXPIRED_COMMENT } from '../services/revision-wait.ts';
 import { isReopenable } from '../services/run-reopen.ts';
-import { SUPERSEDED_APPROVAL_COMMENTS } from '../services/superseded-generations.ts';
+import { REMOVED_APPROVAL_COMMENT, SUPERSEDED_APPROVAL_COMMENTS } from '../services/superseded-generations.ts';
 import { decisionBody, readJson, readQuery } from './body.ts';
 import { cursorField, decodeCursor, encodeCursor, limitField } from './cursor.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
@@ -82,6 +82,8 @@ const conflict = (record: ApprovalRecord | undefined): ApiError => {
   // Gone for good as well, but not for lack of time: the step's new generation asks again, under another id.
   if (record.comment !== undefined && SUPERSEDED_APPROVAL_COMMENTS.has(record.comment))
     return new ApiError(410, 'E_APPROVAL_SUPERSEDED', 'the step started a new generation: it asks again');
+  if (record.comment === REMOVED_APPROVAL_COMMENT)
+    return new ApiError(410, 'E_APPROVAL_SUPERSEDED', 'a plan revision removed the step: nothing asks again');
   return new ApiError(410, 'E_APPROVAL_EXPIRED', 'the approval expired before a decision was made');
 };
 

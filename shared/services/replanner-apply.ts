@@ -9,7 +9,7 @@
  */
 import { applicationWork } from '../engine/replan.ts';
 import { planGraph } from '../engine/scheduling.ts';
-import { isTerminalStepStatus, RELEASING_STEP_STATUSES } from '../engine/statuses.ts';
+import { RELEASING_STEP_STATUSES } from '../engine/statuses.ts';
 import { traceEntry } from '../engine/trace.ts';
 import type { PlanGraph } from '../plan/graph.ts';
 import type { Plan, StepError } from '../plan/schema.ts';
@@ -18,21 +18,13 @@ import { listRunSteps } from './initial-steps.ts';
 import type { Interpreter } from './interpreter.ts';
 import { CANCELLED_ERROR, checkRunEnd, settleRun } from './run-end.ts';
 import { closeOpenSteps, startStep } from './step-follow-ups.ts';
-import { closeSuperseded, endedAs, REVISED_APPROVAL_COMMENT, SUPERSEDED_CODE } from './superseded-generations.ts';
-
-/** Stops the execution that claimed a generation which no longer counts (already finished: nothing to stop). */
-async function stopClaimed(ctx: Interpreter, step: StepRecord, error: StepError): Promise<void> {
-  if (step.claimedBy === undefined || isTerminalStepStatus(step.status)) return;
-  try {
-    await ctx.deps.executions.stop(step.claimedBy, error.code, error.message);
-  } catch (stopError) {
-    console.error('cairn replanner: stopping a superseded step execution failed', {
-      runId: step.runId,
-      stepId: step.stepId,
-      stopError,
-    });
-  }
-}
+import {
+  closeSuperseded,
+  endedAs,
+  REMOVED_APPROVAL_COMMENT,
+  REVISED_APPROVAL_COMMENT,
+  SUPERSEDED_CODE,
+} from './superseded-generations.ts';
 
 /** The step's record becomes `superseded` from wherever it is now (it may have moved since it was read). */
 async function supersede(ctx: Interpreter, read: StepRecord, revision: number): Promise<void> {
@@ -52,7 +44,12 @@ async function supersede(ctx: Interpreter, read: StepRecord, revision: number): 
       { status: 'superseded', error, finishedAt: now, appendTrace: [traceEntry('plan', error.message, now)] },
     );
     if (done) {
-      await stopClaimed(ctx, step, error);
+      // As a restarted step's old generation: its execution stopped, its attempt and approvals closed (a late
+      // decision answers 410, GET /approvals no longer offers it).
+      await closeSuperseded(ctx, step.runId, [step], {
+        errorOf: () => error,
+        approvalComment: REMOVED_APPROVAL_COMMENT,
+      });
       return;
     }
     step = await ctx.deps.store.getStep(step.runId, step.stepId);

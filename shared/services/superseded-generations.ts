@@ -1,6 +1,6 @@
 /**
  * What a step's generation that no longer counts leaves open, closed by whoever started the step's next generation
- * (an invalidation, a revision that restarts the step): the execution that claimed it is stopped (its late result
+ * (an invalidation, a revision that restarts the step) or removed it (a revision without it): the execution that claimed it is stopped (its late result
  * fails the generation condition anyway), its attempt still recorded `running` (a gate waiting for a person) is
  * closed as superseded, and its pending approvals expire, so GET /approvals no longer offers them and a late decision
  * answers 410. One implementation for both movers, so that a gate superseded either way ends the same.
@@ -16,6 +16,8 @@ export const SUPERSEDED_CODE = 'E_SUPERSEDED';
 export const SUPERSEDED_APPROVAL_COMMENT = 'superseded: the step was invalidated';
 /** Why an approval of a generation a plan revision superseded closed. */
 export const REVISED_APPROVAL_COMMENT = 'superseded: a plan revision restarted the step';
+/** Why an approval of a step a plan revision removed closed: nothing asks again. */
+export const REMOVED_APPROVAL_COMMENT = 'superseded: a plan revision removed the step';
 /** The comments of approvals closed because their step started a new generation (the new one asks again). */
 export const SUPERSEDED_APPROVAL_COMMENTS: ReadonlySet<string> = new Set([
   SUPERSEDED_APPROVAL_COMMENT,

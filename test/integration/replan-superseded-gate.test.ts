@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
 import { type ApprovalView, decide, pendingApproval } from '../support/api-reads.ts';
+import { eventually } from '../support/engine-stack.ts';
 import { untilAwaitingApproval } from '../support/gates.ts';
 import { plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
 import { useModelPlanner } from '../support/model-planner.ts';
@@ -29,7 +30,7 @@ async function pendingApprovals(runId: string): Promise<GenerationalApproval[]> 
   return (json as { approvals: GenerationalApproval[] }).approvals;
 }
 
-describe('a revision that restarts a gate waiting for a person', () => {
+describe('a revision that restarts or removes a gate waiting for a person', () => {
   it("closes the superseded generation's approval and attempt", async () => {
     const runId = await stack.startRun({
       plan: plan('a gate restarted by a revision', [
@@ -67,5 +68,44 @@ describe('a revision that restarts a gate waiting for a person', () => {
     const done = await waitForRun(stack, runId);
     expect(done.status, summary(done)).toBe('complete');
     expect(done.steps.map((s) => `${s.id}${s.generation}${s.status}`)).toEqual(['A2succeeded', 'G2succeeded']);
+  }, 60_000);
+
+  it('closes the approval and attempt of a gate the revision removes, and the decision on it answers 410', async () => {
+    const gate = (id: string) =>
+      step(stack, id, T.approver, { approval: { question: `May ${id} go?`, timeoutSeconds: 120 } });
+    const runId = await stack.startRun({ plan: plan('a gate removed by a revision', [gate('G'), gate('H')]) });
+    await waitForRun(
+      stack,
+      runId,
+      (r) => r.steps.length === 2 && r.steps.every((s) => s.status === 'awaiting_approval'),
+    );
+    const removed = await pendingApproval(stack, runId, 'G');
+
+    model.revise = (steps) => steps.filter((s) => s.id !== 'G');
+    expect((await stack.request('POST', `/runs/${runId}/replan`, { reason: 'G is not needed' })).status).toBe(202);
+    await waitForRun(stack, runId, (r) => r.revision === 2);
+    // The revision is stored before its records move: G is superseded, and its approval closed, a moment later.
+    // H still waits (the run paused for it): G's approval closes with the revision, not at the run's end.
+    const pending = await eventually(
+      () => pendingApprovals(runId),
+      (approvals) => approvals.length === 1,
+      "G's approval closed",
+      5_000,
+    );
+    expect(pending.map((a) => a.stepId)).toEqual(['H']);
+    expect(await stack.store.getStep(runId, 'G')).toMatchObject({ status: 'superseded' });
+    const late = await decide(stack, removed, { decision: 'approve' });
+    expect(late).toMatchObject({
+      status: 410,
+      json: { error: { code: 'E_APPROVAL_SUPERSEDED', message: expect.stringMatching(/removed the step/) } },
+    });
+    const attempts = await stack.store.listAttempts(runId, 'G');
+    expect(attempts.map((a) => `${a.outcome} ${a.error?.code}`)).toEqual(['failed E_SUPERSEDED']);
+
+    const kept = pending[0];
+    if (!kept) throw new Error('no pending approval of H');
+    expect((await decide(stack, kept, { decision: 'approve' })).status).toBe(200);
+    const done = await waitForRun(stack, runId);
+    expect(done.status, summary(done)).toBe('complete');
   }, 60_000);
 });
