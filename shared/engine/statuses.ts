@@ -108,18 +108,20 @@ export const takesInvalidation = (run: CancelMarks): boolean =>
   run.status !== 'planning' && run.status !== 'cancelled' && !isBeingCancelled(run);
 
 /**
- * Whether a person's decision on a gate's approval may still count: its run lets steps move and its step is still in
- * flight in the approval's generation. A gate whose step was closed (a cancel) between creating the approval and
- * holding the step leaves a pending approval behind; deciding it would announce a decision after the run's end.
+ * Whether a person's decision on a gate's approval may still count: its run lets steps move, no cancellation has
+ * begun (the cancel closes the gate: a decision let through would end it in a run the person asked to stop), and its
+ * step is still in flight in the approval's generation. A gate whose step was closed (a cancel) between creating the
+ * approval and holding the step leaves a pending approval behind; deciding it would announce a decision after the
+ * run's end.
  */
 export const awaitsDecision = (
-  run: { readonly status: RunStatus } | undefined,
+  run: CancelMarks | undefined,
   step: { readonly status: StepStatus; readonly generation: number } | undefined,
   generation: number,
 ): boolean =>
   run !== undefined &&
   step !== undefined &&
-  letsStepsMove(run.status) &&
+  letsAttemptsStart(run) &&
   step.generation === generation &&
   IN_FLIGHT_STEP_STATUSES.includes(step.status);
 

@@ -1,7 +1,7 @@
 /**
  * A gate's attempt must not stay `running` in a cancelled run whose gate was closed by a cancellation and then moved
  * to a new generation (issue 10, chaos seed 22 run 193). The cancellation closed the waiting gate, then failed to
- * close its attempt (a throttled write) and was sent again; meanwhile an invalidation (one that read the run before
+ * close its attempt (it died there) and was sent again; meanwhile an invalidation (one that read the run before
  * the cancel's mark) started the gate's next generation from the cancelled one. The ended generation's history did
  * not keep the claim of a generation closed from outside, so the repeat's sweep no longer knew the attempt was
  * there, and it was left running.
@@ -51,11 +51,13 @@ describe('a gate closed by a cancellation that failed part-way, then moved to a 
     // An invalidation that read the run before the cancel marked it (one that reads it after is refused).
     const before = await stack.store.getRun(runId);
     if (!before) throw new Error(`no run ${runId}`);
-    // The cancellation closes G, then its close of G's attempt is throttled: it fails, the run still running.
+    // The cancellation closes G, then dies as it closes G's attempt (a throttle would be tried again in place): it
+    // fails, the run still running.
     const throttled = faults.throwOn({
       method: 'updateAttempt',
       when: 'before',
       match: (call) => (call.args[0] as { runId?: string }).runId === runId,
+      crash: true,
     });
     const first = await stack.request('POST', `/runs/${runId}/cancel`);
     await throttled.fired;

@@ -10,6 +10,7 @@
  * Faults fire on the calls they match, once unless told otherwise.
  */
 import type { LocalHandler } from '../../infra/local/local-executions.ts';
+import { CairnError } from '../../shared/errors.ts';
 import type { RunRecord, Store, TerminalRecord } from '../../shared/ports/store.ts';
 import { type LocalStack, type LocalStackOptions, useTestStack } from './local-stack.ts';
 
@@ -44,6 +45,11 @@ export interface ThrowFault extends CallMatch {
   readonly when: 'before' | 'after';
   /** The error's name: Step Functions' Retry and Catch match on it (default `ThrottlingException`). */
   readonly name?: string;
+  /**
+   * The process dies at the call (a crash, its time running out): nothing in it tries again, where a throttle is
+   * tried again in place by the work that asked (a cancel, an invalidation). The error is not retryable.
+   */
+  readonly crash?: boolean;
   /** How many matching calls fail (default 1). */
   readonly times?: number;
   /** The error is thrown once this has settled (what else the test wants landed first); at once when absent. */
@@ -166,7 +172,9 @@ export function createStoreFaults(): StoreFaults {
       const name = fault.name ?? 'ThrottlingException';
       return arm(fault, fault.when, fault.times ?? 1, async (call) => {
         await fault.until?.catch(() => undefined);
-        const error = new Error(`injected ${name} ${fault.when} ${call.method}`);
+        const message = `injected ${name} ${fault.when} ${call.method}`;
+        if (fault.crash === true) throw new CairnError(name, message, { retryable: false });
+        const error = new Error(message);
         error.name = name;
         throw error;
       });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  awaitsDecision,
   CLAIMABLE_STEP_STATUSES,
   COMPENSATION_TRANSITIONS,
   canTransition,
@@ -124,5 +125,18 @@ describe('run statuses', () => {
     expect(RUN_STATUSES.filter((status) => takesInvalidation({ status, cancelling: true }))).toEqual(
       RUN_STATUSES.filter((s) => s !== 'planning' && s !== 'cancelled' && !letsStepsMove(s)),
     );
+  });
+
+  it('counts a decision on a gate only while its run lets steps move, no cancel has begun and the step still waits', () => {
+    const waiting = { status: 'awaiting_approval', generation: 3 } as const;
+    expect(awaitsDecision({ status: 'paused' }, waiting, 3)).toBe(true);
+    expect(awaitsDecision({ status: 'running' }, { ...waiting, status: 'running' }, 3)).toBe(true);
+    expect(awaitsDecision({ status: 'paused', cancelling: true }, waiting, 3)).toBe(false);
+    expect(awaitsDecision({ status: 'running', cancelCompensation: true }, waiting, 3)).toBe(false);
+    expect(awaitsDecision({ status: 'cancelled' }, waiting, 3)).toBe(false);
+    expect(awaitsDecision({ status: 'paused' }, waiting, 2)).toBe(false);
+    expect(awaitsDecision({ status: 'paused' }, { ...waiting, status: 'cancelled' }, 3)).toBe(false);
+    expect(awaitsDecision(undefined, waiting, 3)).toBe(false);
+    expect(awaitsDecision({ status: 'paused' }, undefined, 3)).toBe(false);
   });
 });
