@@ -50,7 +50,7 @@ import { finishBegunCancel } from './cancellation.ts';
 import { listRunSteps } from './initial-steps.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 import { CANCELLED_ERROR, checkRunEnd, recordEnded } from './run-end.ts';
-import { ensureRunExecution, isReopenable, reopenRun } from './run-reopen.ts';
+import { ensureRunExecution, isReopenable, reopenIfFinished } from './run-reopen.ts';
 import { BLOCKED_CODE, closeOpenSteps, startStep } from './step-follow-ups.ts';
 import { closeSuperseded, endedAs, SUPERSEDED_APPROVAL_COMMENT, SUPERSEDED_CODE } from './superseded-generations.ts';
 
@@ -89,7 +89,8 @@ export async function invalidateInRun(
   const nothing: RunInvalidation = { runId, stepIds: [], reopened: false };
   // Cancelled or being cancelled: nothing new moves (the cancel closes the run), but what an earlier try began (cutShort).
   const cut = !takesInvalidation(run);
-  if (cut && (options.key === undefined || run.status === 'planning')) return nothing;
+  if (cut && (options.key === undefined || run.status === 'planning' || run.cancelCompensation === true))
+    return nothing;
   const loaded = await ctx.plan(run);
   const { graph } = loaded;
   const records = new Map((await listRunSteps(ctx, runId)).map((s) => [s.stepId, s]));
@@ -212,6 +213,8 @@ export async function invalidateInRun(
  * succeeded on k2's superseded generation while k2 closed `cancelled`). The repeat has moved the rest, so no result
  * stands on a generation the invalidation ended, and nothing is announced or started: the moved steps close
  * `cancelled` (the results they held stay in their history), and a cancel that has begun and not ended is finished.
+ * Not in a run cancelled with compensation: the undo decides from the steps' current results, and a succeeded step
+ * moved on would hide its side effect from it.
  */
 async function cutShort(ctx: Interpreter, runId: string, stepIds: readonly string[]): Promise<RunInvalidation> {
   const moved = new Set(stepIds);
@@ -350,11 +353,6 @@ async function startGeneration(
   // A read that fails here fails the try: taken for lost, the move would be nobody's to start.
   const earlier = next.key === undefined ? undefined : ours(await store.getStep(step.runId, step.stepId));
   return earlier === undefined ? undefined : { step: earlier, earlier: true };
-}
-
-/** Reopens the run if it is finished; true when this call reopened it. */
-async function reopenIfFinished(ctx: Interpreter, run: RunRecord, reason: string): Promise<boolean> {
-  return isReopenable(run) && (await reopenRun(ctx, run, reason)).reopened;
 }
 
 /**

@@ -76,3 +76,8 @@ export async function reopenRun(
   await ensureRunExecution(ctx, updated);
   return { run: updated, reopened: true };
 }
+
+/** Reopens the run if it is finished; true when this call reopened it. */
+export async function reopenIfFinished(ctx: Interpreter, run: RunRecord, reason: string): Promise<boolean> {
+  return isReopenable(run) && (await reopenRun(ctx, run, reason)).reopened;
+}

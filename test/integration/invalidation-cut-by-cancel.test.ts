@@ -27,14 +27,20 @@ import { injectedCrash, injectedThrottle, interceptStore, secondProcessDeps } fr
 const stack = useTestStack();
 const KEY = 'invalidation#cut-by-cancel';
 
-/** A live run whose chain K1 → K2 → K3 has succeeded (S, waiting for a person, keeps it running). */
-async function chainDone(objective: string): Promise<string> {
+/**
+ * A live run whose chain K1 → K2 → K3 has succeeded (S, waiting for a person, keeps it running); `mutating`: K3
+ * makes a ledger entry, in a segment a compensating cancel undoes.
+ */
+async function chainDone(objective: string, mutating = false): Promise<string> {
   const echo = (id: string, dependsOn: string[] = []) => step(stack, id, T.echo, { input: { value: id }, dependsOn });
+  const k3 = mutating
+    ? step(stack, 'K3', T.ledger, { input: { entry: { id: 'K3' } }, dependsOn: ['K2'], segment: 'release' })
+    : echo('K3', ['K2']);
   const runId = await stack.startRun({
     plan: plan(objective, [
       echo('K1'),
       echo('K2', ['K1']),
-      echo('K3', ['K2']),
+      k3,
       step(stack, 'S', T.approver, { approval: { question: 'May S go ahead?', timeoutSeconds: 120 } }),
     ]),
   });
@@ -146,5 +152,20 @@ describe('an invalidation cut short by a cancellation', () => {
       ['K1', 'K2', 'K3'].map((id) => `${id} ${stepOf(done, id).status} ${stepOf(done, id).generation}`),
       summary(done),
     ).toEqual(['K1 succeeded 1', 'K2 succeeded 1', 'K3 succeeded 1']);
+  });
+
+  it('leaves the scope as it is in a run cancelled with compensation: the undo decides from the current results', async () => {
+    const runId = await chainDone('invalidation cut by a compensating cancel', true);
+    await firstTryCutShort(runId);
+    await createCoordinator(secondProcessDeps(stack)).cancelRun(runId, { requestedBy: 'test', compensate: true });
+    const cancelled = await waitForRun(stack, runId);
+    expect(stepOf(cancelled, 'K3').status, summary(cancelled)).toBe('compensated');
+
+    const repeated = await repeat(runId);
+
+    // Moved on, K3's side effect would sit in its history, out of the undo's sight; it is undone where it stands.
+    expect(repeated.stepIds).toEqual([]);
+    const done = await waitForRun(stack, runId);
+    expect(stepOf(done, 'K3'), summary(done)).toMatchObject({ status: 'compensated', generation: 1 });
   });
 });
