@@ -3,12 +3,21 @@
  * then a store call failed (a throttle before it, or a write whose answer was lost). The repeat — the bus's
  * redelivery, or a client's retry with the same Idempotency-Key — must move each step of the scope exactly once:
  * neither skip the steps the first try did not reach (the run would stay open with a step nobody starts) nor start
- * a generation twice.
+ * a generation twice. A repeat that finds the run cancelled meanwhile is refused, once it has moved the rest (last case).
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { executedGenerations, plan, type RunView, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
+import {
+  executedGenerations,
+  plan,
+  type RunView,
+  statusOf,
+  step,
+  stepOf,
+  summary,
+  waitForRun,
+} from '../support/local-stack.ts';
 import { useStackWithFaults } from '../support/stack-faults.ts';
 
 const { stack, faults } = useStackWithFaults();
@@ -96,5 +105,62 @@ describe('an invalidation request whose step write landed but whose answer was l
     expect(lost.count()).toBe(1);
     expect(answer.status).toBe(202);
     expectScopeMovedOnce(runId, again);
+  }, 60_000);
+});
+
+describe('an invalidation request cut short, then its run cancelled', () => {
+  it('is refused when the client retries it (409), but first finishes its moves: nothing stands on what it ended', async () => {
+    const runId = await stack.startRun({
+      plan: plan('invalidation request cut by a cancel', [
+        echo('a'),
+        echo('w', { dependsOn: ['a'] }),
+        echo('d', { dependsOn: ['w'] }),
+        echo('e', { dependsOn: ['d'] }),
+        step(stack, 'S', T.approver, { approval: { question: 'May S go?', timeoutSeconds: 120 } }),
+      ]),
+    });
+    await waitForRun(stack, runId, (run) => ['a', 'w', 'd', 'e'].every((id) => statusOf(run, id) === 'succeeded'));
+    // w's and d's moves land, then the process dies before e's (nothing in it tries again after a crash).
+    const landed = (async () => {
+      for (;;) {
+        const moved = await faults.raw().getSteps(runId, ['w', 'd']);
+        if (moved.length === 2 && moved.every((s) => s.generation === 2)) return;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    })();
+    faults.throwOn({
+      method: 'startGeneration',
+      when: 'before',
+      crash: true,
+      until: landed,
+      match: (call) => call.runId === runId && call.args[1] === 'e',
+    });
+    const idempotencyKey = randomUUID();
+    const invalidate = async () => {
+      const answer = await fetch(`${stack.url}/runs/${runId}/steps/w/invalidate`, {
+        method: 'POST',
+        headers: {
+          authorization: 'Bearer test-token',
+          'content-type': 'application/json',
+          'idempotency-key': idempotencyKey,
+        },
+        body: JSON.stringify({ reason: 'changed' }),
+      });
+      return { status: answer.status, json: (await answer.json()) as unknown };
+    };
+
+    const first = await invalidate();
+    expect(first.status, JSON.stringify(first.json)).toBe(500);
+    expect((await stack.request('POST', `/runs/${runId}/cancel`)).status).toBe(200);
+    expect(await faults.raw().getStep(runId, 'e')).toMatchObject({ status: 'succeeded', generation: 1 });
+
+    const retried = await invalidate();
+
+    expect(retried.status, JSON.stringify(retried.json)).toBe(409);
+    const done = await waitForRun(stack, runId);
+    expect(
+      ['w', 'd', 'e'].map((id) => `${id} ${stepOf(done, id).status} ${stepOf(done, id).generation}`),
+      summary(done),
+    ).toEqual(['w cancelled 2', 'd cancelled 2', 'e cancelled 2']);
   }, 60_000);
 });
