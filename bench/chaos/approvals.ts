@@ -26,6 +26,11 @@ export interface ApprovalResponder {
   /** Answers the approvals of this run from now on, drawn from its seed. */
   watch(runId: string, seed: number): void;
   readonly counts: ApprovalCounts;
+  /**
+   * Looks for pending approvals now and waits for every decision under way; how many decisions were started since
+   * the last call (0: it found nothing to answer, so its decisions start no more work).
+   */
+  flush(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -35,6 +40,8 @@ export function startApprovalResponder(api: ApiClient, options: { intervalMs?: n
   const inFlight = new Set<Promise<void>>();
   const counts: ApprovalCounts = { approved: 0, rejected: 0, refused: 0, failed: 0 };
   let stopped = false;
+  let started = 0;
+  let flushedAt = 0;
 
   const decide = async (approval: PendingApproval, seed: number) => {
     const { approve, delayMs } = decisionFor(seed, approval.stepId, approval.generation);
@@ -61,6 +68,7 @@ export function startApprovalResponder(api: ApiClient, options: { intervalMs?: n
         const seed = seeds.get(approval.runId);
         if (seed === undefined || handled.has(approval.approvalId)) continue;
         handled.add(approval.approvalId);
+        started += 1;
         const task = decide(approval, seed).finally(() => inFlight.delete(task));
         inFlight.add(task);
       }
@@ -80,6 +88,13 @@ export function startApprovalResponder(api: ApiClient, options: { intervalMs?: n
       seeds.set(runId, seed);
     },
     counts,
+    async flush() {
+      await poll();
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
+      const made = started - flushedAt;
+      flushedAt = started;
+      return made;
+    },
     async stop() {
       stopped = true;
       await loop;

@@ -8,7 +8,7 @@
  * neither runs fault-free, and the report says how many faults were injected when the stack tells.
  */
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../infra/local/boot.ts';
-import { type ApprovalCounts, startApprovalResponder } from './approvals.ts';
+import { type ApprovalCounts, type ApprovalResponder, startApprovalResponder } from './approvals.ts';
 import { createApiClient } from './client.ts';
 import { type ActionCounts, type ActionOutcome, driveRun } from './drive.ts';
 import { checkRun } from './invariants/index.ts';
@@ -154,6 +154,30 @@ async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Pr
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
 }
 
+/**
+ * Waits for the stack to go quiet while the suite's person still answers: a gate that asked for a decision as the
+ * stack settled (a run reopened late, say) is decided after it, and what the decision starts (a ledger step) would
+ * land after the ledger was read, or the run be read waiting for a person the suite had stopped being (seed 55 run
+ * 198). Quiet means settled twice running with nothing left to decide; false when `boundMs` ran out first.
+ */
+async function quiesce(stack: LocalStack, responder: ApprovalResponder, boundMs: number): Promise<boolean> {
+  const deadline = performance.now() + boundMs;
+  const within = <T>(work: Promise<T>): Promise<T | undefined> =>
+    Promise.race([
+      work,
+      new Promise<undefined>((resolve) =>
+        setTimeout(() => resolve(undefined), Math.max(0, deadline - performance.now())).unref(),
+      ),
+    ]);
+  for (let quiet = 0; quiet < 2; ) {
+    if ((await within(stack.settled().then(() => true))) !== true) return false;
+    const decided = await within(responder.flush());
+    if (decided === undefined) return false;
+    quiet = decided === 0 ? quiet + 1 : 0;
+  }
+  return true;
+}
+
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const log = options.log ?? (() => {});
   const started = performance.now();
@@ -211,10 +235,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     });
     // Late work (a straggling attempt, a redelivered event) lands before the runs are read: that is what the
     // after-finish and ledger invariants look for.
-    settled = await Promise.race([
-      stack.settled().then(() => true),
-      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), options.boundMs).unref()),
-    ]);
+    settled = await quiesce(stack, responder, options.boundMs);
     await responder.stop();
     // What is checked is what the runs left once the stack went quiet: read it fault-free, else a run whose reads
     // keep failing (a step's details are many store reads) goes unchecked. The drive above read under faults.
