@@ -28,7 +28,8 @@ export interface ApprovalResponder {
   readonly counts: ApprovalCounts;
   /**
    * Looks for pending approvals now and waits for every decision under way; how many decisions were started since
-   * the last call (0: it found nothing to answer, so its decisions start no more work).
+   * the last call (0: it found nothing to answer, so its decisions start no more work), one more when a page of the
+   * pending approvals could not be read.
    */
   flush(): Promise<number>;
   stop(): Promise<void>;
@@ -57,12 +58,13 @@ export function startApprovalResponder(api: ApiClient, options: { intervalMs?: n
     else counts.failed += 1;
   };
 
-  const poll = async () => {
+  /** Answers what is pending now; false when a page could not be read (nothing can be said of what it held). */
+  const poll = async (): Promise<boolean> => {
     let cursor: string | undefined;
     do {
       const query = `/approvals?status=pending${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
       const page = await api.call('GET', query).catch(() => undefined);
-      if (page?.status !== 200) return;
+      if (page?.status !== 200) return false;
       const { approvals, nextCursor } = page.json as { approvals: PendingApproval[]; nextCursor?: string };
       for (const approval of approvals) {
         const seed = seeds.get(approval.runId);
@@ -74,6 +76,7 @@ export function startApprovalResponder(api: ApiClient, options: { intervalMs?: n
       }
       cursor = nextCursor;
     } while (cursor !== undefined && !stopped);
+    return true;
   };
 
   const loop = (async () => {
@@ -89,11 +92,12 @@ export function startApprovalResponder(api: ApiClient, options: { intervalMs?: n
     },
     counts,
     async flush() {
-      await poll();
+      const read = await poll();
       while (inFlight.size > 0) await Promise.all([...inFlight]);
       const made = started - flushedAt;
       flushedAt = started;
-      return made;
+      // An unread page may hold approvals to answer: not quiet.
+      return read ? made : made + 1;
     },
     async stop() {
       stopped = true;

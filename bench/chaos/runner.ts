@@ -170,6 +170,7 @@ async function quiesce(stack: LocalStack, responder: ApprovalResponder, boundMs:
       ),
     ]);
   for (let quiet = 0; quiet < 2; ) {
+    if (performance.now() >= deadline) return false;
     if ((await within(stack.settled().then(() => true))) !== true) return false;
     const decided = await within(responder.flush());
     if (decided === undefined) return false;

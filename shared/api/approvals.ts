@@ -6,7 +6,7 @@
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { awaitsDecision } from '../engine/statuses.ts';
+import { awaitsDecision, isBeingCancelled } from '../engine/statuses.ts';
 import { isConflictError } from '../errors.ts';
 import type { OutboxEntry } from '../events/outbox.ts';
 import type { ApprovalRecord, Store } from '../ports/store.ts';
@@ -272,6 +272,13 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       store.getRun(approval.runId),
       store.getStep(approval.runId, approval.stepId),
     ]);
+    if (run !== undefined && isBeingCancelled(run)) {
+      // The cancel closes the gate with the run's other steps; one that died after its mark is finished here, as a
+      // claim the mark refuses finishes it (else the gate would wait for its timeout or the run's deadline).
+      const requestedBy = run.cancelRequestedBy === undefined ? {} : { requestedBy: run.cancelRequestedBy };
+      await deps.cancelRun(run.runId, { ...requestedBy, compensate: run.cancelCompensation === true });
+      throw new ApiError(409, 'E_RUN_CANCELLED', 'the run is being cancelled: no decision is taken');
+    }
     if (!awaitsDecision(run, step, approval.generation)) {
       // Nothing waits for it any more: it is closed unannounced (its run may have ended), never decided.
       await store.decideApproval(approval.approvalId, {

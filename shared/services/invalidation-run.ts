@@ -52,7 +52,7 @@ import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 import { CANCELLED_ERROR, checkRunEnd, recordEnded } from './run-end.ts';
 import { ensureRunExecution, isReopenable, reopenIfFinished } from './run-reopen.ts';
 import { BLOCKED_CODE, closeOpenSteps, startStep } from './step-follow-ups.ts';
-import { closeSuperseded, endedAs, SUPERSEDED_APPROVAL_COMMENT, SUPERSEDED_CODE } from './superseded-generations.ts';
+import { CLOSED_AS_CANCELLED, closeSuperseded, endedAs, INVALIDATED } from './superseded-generations.ts';
 
 export interface RunInvalidation {
   readonly runId: string;
@@ -60,6 +60,8 @@ export interface RunInvalidation {
   readonly stepIds: readonly string[];
   /** Whether this invalidation reopened the finished run. */
   readonly reopened: boolean;
+  /** The run was cancelled or being cancelled: nothing was announced or started (see cutShort). */
+  readonly cut?: true;
 }
 
 export interface InvalidationOptions {
@@ -86,9 +88,9 @@ export async function invalidateInRun(
   options: InvalidationOptions = {},
 ): Promise<RunInvalidation> {
   const runId = run.runId;
-  const nothing: RunInvalidation = { runId, stepIds: [], reopened: false };
   // Cancelled or being cancelled: nothing new moves (the cancel closes the run), but what an earlier try began (cutShort).
   const cut = !takesInvalidation(run);
+  const nothing: RunInvalidation = { runId, stepIds: [], reopened: false, ...(cut ? { cut } : {}) };
   if (cut && (options.key === undefined || run.status === 'planning' || run.cancelCompensation === true))
     return nothing;
   const loaded = await ctx.plan(run);
@@ -154,14 +156,8 @@ export async function invalidateInRun(
   if (moved.length === 0) return { ...nothing, reopened };
   const stepIds = moved.map((m) => m.after.stepId);
 
-  await closeSuperseded(ctx, runId, superseded, {
-    errorOf: (step) => ({
-      code: SUPERSEDED_CODE,
-      message: `step ${step.stepId} was invalidated: generation ${step.generation + 1} supersedes it`,
-      retryable: false,
-    }),
-    approvalComment: SUPERSEDED_APPROVAL_COMMENT,
-  });
+  // In a cancelled run nothing asks again: what the old generations left open closes as the cancel closes it.
+  await closeSuperseded(ctx, runId, superseded, cut ? CLOSED_AS_CANCELLED : INVALIDATED);
   if (cut) return cutShort(ctx, runId, stepIds);
   // Re-read: a live run that finished while the generations were being started reopens here.
   reopened = (await reopenIfFinished(ctx, await ctx.getRun(runId), reason)) || reopened;
@@ -217,10 +213,15 @@ export async function invalidateInRun(
  * moved on would hide its side effect from it.
  */
 async function cutShort(ctx: Interpreter, runId: string, stepIds: readonly string[]): Promise<RunInvalidation> {
+  // The run read before the moves may have ended otherwise since (a mark that lost the race to the run's end): the
+  // next try takes the moves as an invalidation, which reopens it.
+  const context = { runId };
+  if (takesInvalidation(await ctx.getRun(runId)))
+    throw new ConflictError(`run ${runId} ended otherwise under its invalidation`, { context, retryable: true });
   const moved = new Set(stepIds);
   await closeOpenSteps(ctx, runId, CANCELLED_ERROR, (s) => moved.has(s.stepId));
   await finishBegunCancel(ctx, runId);
-  return { runId, stepIds, reopened: false };
+  return { runId, stepIds, reopened: false, cut: true };
 }
 
 /** The steps of `stepIds` that are no longer open, read now, but for those already in `known`. */

@@ -16,6 +16,7 @@
  */
 import { isBeingCancelled, takesInvalidation } from '../engine/statuses.ts';
 import { ConflictError, isRetryable, NotFoundError } from '../errors.ts';
+import type { RunRecord } from '../ports/store.ts';
 import type { CoordinatorDeps } from './coordinator-types.ts';
 import { createInterpreter, type Interpreter } from './interpreter.ts';
 import { invalidateInRun, type RunInvalidation } from './invalidation-run.ts';
@@ -100,6 +101,12 @@ async function once<T>(ctx: Interpreter, key: string, work: () => Promise<T>): P
   return { first: true, result };
 }
 
+/** The run was cancelled before `time` (an ISO instant; absent: not known to be). */
+function cancelledBefore(run: RunRecord, time: string | undefined): boolean {
+  const ended = run.terminal === undefined || run.status !== 'cancelled' ? Number.NaN : Date.parse(run.terminal.at);
+  return time !== undefined && ended < Date.parse(time);
+}
+
 async function invalidateResource(
   ctx: Interpreter,
   request: InvalidateResourceRequest,
@@ -115,8 +122,9 @@ async function invalidateResource(
     for (const [runId, stepIds] of byRun) {
       const first = await ctx.deps.store.getRun(runId);
       // A run cancelled (or being cancelled) is left alone, but for what an earlier delivery of this change moved in it
-      // before the cancel: invalidateInRun finishes that and nothing else.
-      if (!first || first.status === 'planning') continue;
+      // before the cancel: invalidateInRun finishes that and nothing else. One that ended before the change was
+      // reported cannot have had anything moved by it (and need not be read).
+      if (!first || first.status === 'planning' || cancelledBefore(first, request.changedAt)) continue;
       const { byId } = await ctx.plan(first);
       // An entry of an earlier revision whose step no longer watches the key (or no longer exists) is left out.
       const roots = stepIds.filter((id) => byId.get(id)?.watches?.includes(resourceKey) === true);
@@ -144,23 +152,21 @@ async function invalidateStep(ctx: Interpreter, request: InvalidateStepRequest):
   const work = async (): Promise<RunInvalidation> => {
     const { runId, stepId } = request;
     const run = await ctx.getRun(runId);
-    if (!takesInvalidation(run)) {
-      // A repeat of a request whose earlier try moved steps before the cancel's mark finishes those moves alone.
-      if (request.requestId !== undefined)
-        await invalidateInRun(ctx, run, [stepId], request.reason ?? DEFAULT_INVALIDATION_REASON, { key });
-      // A run its cancel has marked is refused as a cancelled one is: the cancel closes whatever would move.
-      const state = isBeingCancelled(run) ? 'being cancelled' : run.status;
-      throw new ConflictError(`run ${runId} is ${state}: its steps cannot be invalidated`, {
-        context: { runId, status: run.status },
-      });
-    }
+    const refused = (state: RunRecord): ConflictError =>
+      new ConflictError(
+        `run ${runId} is ${isBeingCancelled(state) ? 'being cancelled' : state.status}: its steps cannot be invalidated`,
+        { context: { runId, status: state.status } },
+      );
+    // A run its cancel has marked is refused as a cancelled one is: the cancel closes whatever would move. Without a
+    // key nothing of this request can have moved; with one, a repeat finishes what its earlier try moved first.
+    if (!takesInvalidation(run) && request.requestId === undefined) throw refused(run);
     const { graph } = await ctx.plan(run);
     if (!graph.has(stepId)) {
       throw new NotFoundError(`run ${runId} has no step ${stepId}`, { context: { runId, stepId } });
     }
     // Tried in place like a resource change's: a client that takes the 5xx of a try failed part-way and never asks
     // again would leave moved steps in a generation nobody starts.
-    return tryAgain(RUN_INVALIDATION_POLICY, async (tries) =>
+    const done = await tryAgain(RUN_INVALIDATION_POLICY, async (tries) =>
       invalidateInRun(
         ctx,
         tries === 1 ? run : await ctx.getRun(runId),
@@ -169,6 +175,9 @@ async function invalidateStep(ctx: Interpreter, request: InvalidateStepRequest):
         { key },
       ),
     );
+    // The run was cancelled before or while this was tried: refused, whatever an earlier try had moved (now closed).
+    if (done.cut === true) throw refused(await ctx.getRun(runId));
+    return done;
   };
   if (request.requestId === undefined) return work();
   const handled = await once(ctx, key, work);

@@ -46,7 +46,8 @@ async function supersede(ctx: Interpreter, read: StepRecord, revision: number): 
     if (done) {
       // As a restarted step's old generation: its execution stopped, its attempt and approvals closed (a late
       // decision answers 410, GET /approvals no longer offers it).
-      await closeSuperseded(ctx, step.runId, [step], {
+      // As the transition found it (the status it left, the attempts it had then).
+      await closeSuperseded(ctx, step.runId, [{ ...done, status: step.status }], {
         errorOf: () => error,
         approvalComment: REMOVED_APPROVAL_COMMENT,
       });

@@ -9,6 +9,7 @@ import { IN_FLIGHT_STEP_STATUSES } from '../engine/statuses.ts';
 import type { StepError } from '../plan/schema.ts';
 import type { StepRecord } from '../ports/store.ts';
 import type { Interpreter } from './interpreter.ts';
+import { CANCELLED_ERROR } from './run-end.ts';
 import { closeRunningAttempt, expireApprovals } from './step-follow-ups.ts';
 
 export const SUPERSEDED_CODE = 'E_SUPERSEDED';
@@ -41,6 +42,22 @@ export interface Superseding {
   /** The comment its pending approvals expire with. */
   readonly approvalComment: string;
 }
+
+/** How an invalidation closes the generations it ended: the next generation asks again. */
+export const INVALIDATED: Superseding = {
+  errorOf: (step) => ({
+    code: SUPERSEDED_CODE,
+    message: `step ${step.stepId} was invalidated: generation ${step.generation + 1} supersedes it`,
+    retryable: false,
+  }),
+  approvalComment: SUPERSEDED_APPROVAL_COMMENT,
+};
+
+/** How they close in a cancelled run (an invalidation cut short by the cancel): nothing asks again. */
+export const CLOSED_AS_CANCELLED: Superseding = {
+  errorOf: () => CANCELLED_ERROR,
+  approvalComment: CANCELLED_ERROR.message,
+};
 
 /**
  * Stops the executions of superseded generations that were in flight and closes their attempts and approvals: any

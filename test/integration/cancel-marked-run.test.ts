@@ -12,7 +12,7 @@ import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.
 import type { PlanStep } from '../../shared/plan/schema.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import { createCoordinator } from '../../shared/services/coordinator.ts';
-import { auditLog } from '../support/api-reads.ts';
+import { auditLog, decide, pendingApproval } from '../support/api-reads.ts';
 import { plan, statusOf, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
 import { injectedCrash, interceptStore, secondProcessDeps } from '../support/second-process.ts';
 import { useStackWithFaults } from '../support/stack-faults.ts';
@@ -191,6 +191,27 @@ describe('a run whose cancel died after marking it', () => {
     expect(done.status, summary(done)).toBe('cancelled');
     const log = await events(runId);
     expect(log.at(-1), log.join(' ')).toBe('RunFinished');
+  });
+});
+
+describe('a gate in a run whose cancel died after marking it', () => {
+  it('takes no decision (409 E_RUN_CANCELLED) and the decision finishes the cancel, gate closed', async () => {
+    const steps: PlanStep[] = [
+      step(stack, 'G', T.approver, { approval: { question: 'May G go?', timeoutSeconds: 120 } }),
+    ];
+    const runId = await stack.startRun({ plan: plan('a decision in a marked run', steps) });
+    await waitForRun(stack, runId, (run) => statusOf(run, 'G') === 'awaiting_approval');
+    const approval = await pendingApproval(stack, runId, 'G');
+    await cancelThatDies(runId);
+
+    const answer = await decide(stack, approval, { decision: 'approve' });
+
+    expect(answer).toMatchObject({ status: 409, json: { error: { code: 'E_RUN_CANCELLED' } } });
+    const done = await waitForRun(stack, runId, undefined, 10_000);
+    expect(done.status, summary(done)).toBe('cancelled');
+    expect(stepOf(done, 'G').status, summary(done)).toBe('cancelled');
+    expect((await events(runId)).filter((e) => e.startsWith('ApprovalDecided'))).toEqual([]);
+    expect((await events(runId)).at(-1)).toBe('RunFinished');
   });
 });
 

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
+import { eventually } from '../support/engine-stack.ts';
 import {
   executedGenerations,
   plan,
@@ -121,13 +122,11 @@ describe('an invalidation request cut short, then its run cancelled', () => {
     });
     await waitForRun(stack, runId, (run) => ['a', 'w', 'd', 'e'].every((id) => statusOf(run, id) === 'succeeded'));
     // w's and d's moves land, then the process dies before e's (nothing in it tries again after a crash).
-    const landed = (async () => {
-      for (;;) {
-        const moved = await faults.raw().getSteps(runId, ['w', 'd']);
-        if (moved.length === 2 && moved.every((s) => s.generation === 2)) return;
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-    })();
+    const landed = eventually(
+      () => faults.raw().getSteps(runId, ['w', 'd']),
+      (moved) => moved.length === 2 && moved.every((s) => s.generation === 2),
+      "w's and d's moves",
+    );
     faults.throwOn({
       method: 'startGeneration',
       when: 'before',

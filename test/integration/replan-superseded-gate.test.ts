@@ -90,7 +90,6 @@ describe('a revision that restarts or removes a gate waiting for a person', () =
       () => pendingApprovals(runId),
       (approvals) => approvals.length === 1,
       "G's approval closed",
-      5_000,
     );
     expect(pending.map((a) => a.stepId)).toEqual(['H']);
     expect(await stack.store.getStep(runId, 'G')).toMatchObject({ status: 'superseded' });

@@ -43,7 +43,7 @@ export interface CallMatch {
 export interface ThrowFault extends CallMatch {
   /** `before`: the call never reaches the store. `after`: it did its work, then the error replaces its answer. */
   readonly when: 'before' | 'after';
-  /** The error's name: Step Functions' Retry and Catch match on it (default `ThrottlingException`). */
+  /** The error's name: Step Functions' Retry and Catch match on it (default `ThrottlingException`, `InjectedCrash`). */
   readonly name?: string;
   /**
    * The process dies at the call (a crash, its time running out): nothing in it tries again, where a throttle is
@@ -169,7 +169,7 @@ export function createStoreFaults(): StoreFaults {
     runIdFor: (objective) => runs.get(objective),
     calls: (method, runId) => counts.get(runId === undefined ? method : `${method}#${runId}`) ?? 0,
     throwOn(fault) {
-      const name = fault.name ?? 'ThrottlingException';
+      const name = fault.name ?? (fault.crash === true ? 'InjectedCrash' : 'ThrottlingException');
       return arm(fault, fault.when, fault.times ?? 1, async (call) => {
         await fault.until?.catch(() => undefined);
         const message = `injected ${name} ${fault.when} ${call.method}`;
