@@ -84,6 +84,8 @@ export function nextGenerations(
  * - a step still waiting whose generation waits for another generation of an upstream step of the scope than the one
  *   that step is in now (`waitingAmiss`): a move of the upstream step planned with it that never landed (a try that
  *   failed part-way, its repeat taking both as moved), or moves of it since.
+ * - with `closedBy` (this invalidation's key, once the run it reopened had ended under its moves), a step whose
+ *   generation it started was closed by that ending (`closedByEnding`).
  * Those steps and what waits for them in the scope move again, from the generation they are in now (`fresh`, which
  * may hold steps outside the scope too); every upstream step of the scope is waited for in the generation it is in
  * after these moves, so a release of any earlier generation of it is stale.
@@ -92,12 +94,14 @@ export function movesAgain(
   graph: PlanGraph,
   scope: readonly string[],
   statuses: ReadonlyMap<string, StepStatus>,
-  fresh: ReadonlyMap<string, Pick<StepRecord, 'generation' | 'status' | 'staleReleases'>>,
+  fresh: ReadonlyMap<string, Pick<StepRecord, 'generation' | 'status' | 'staleReleases' | 'generationKey'>>,
   lost: readonly string[],
   moved: ReadonlySet<string>,
+  closedBy?: string,
 ): Map<string, NextGeneration> {
   const counted = new Set(lost.filter((id) => effectiveUpstream(graph, id).some((u) => moved.has(u))));
   for (const id of waitingAmiss(graph, scope, fresh)) counted.add(id);
+  for (const id of closedByEnding(scope, fresh, closedBy)) counted.add(id);
   if (counted.size === 0) return new Map();
   const inScope = new Set(scope);
   const again = new Set(invalidationScope(graph, [...counted]).filter((id) => inScope.has(id)));
@@ -115,6 +119,24 @@ export function movesAgain(
     if (plan !== undefined) out.set(id, plan);
   }
   return out;
+}
+
+/**
+ * The steps of the scope whose generation an invalidation keyed `key` started, closed `cancelled` before it ran: the
+ * run ended while the invalidation moved its steps, by a way that closes what is open (the run failing before it
+ * started for good, its deadline), and the invalidation then reopened it. A cancellation closes them too, but a
+ * cancelled run is never reopened; in a run the invalidation reopened they would never run, nor what waits for them.
+ */
+export function closedByEnding(
+  scope: readonly string[],
+  fresh: ReadonlyMap<string, Pick<StepRecord, 'status' | 'generationKey'>>,
+  key: string | undefined,
+): string[] {
+  if (key === undefined) return [];
+  return scope.filter((id) => {
+    const record = fresh.get(id);
+    return record?.status === 'cancelled' && record.generationKey === key;
+  });
 }
 
 /** Statuses of a generation that waits for its upstream steps' releases. */

@@ -27,7 +27,6 @@ import {
   generationBefore,
   invalidationScope,
   isStaleAfterChange,
-  movesAgain,
   nextGenerations,
   startedByKey,
   unreachableSteps,
@@ -45,10 +44,11 @@ import { ConflictError } from '../errors.ts';
 import { blockedByOf, stepsInvalidatedParts } from '../events/bounded-details.ts';
 import { effectiveUpstream } from '../plan/graph.ts';
 import type { StepError } from '../plan/schema.ts';
-import type { NextGeneration, RunRecord, StepRecord } from '../ports/store.ts';
+import type { RunRecord, StepRecord } from '../ports/store.ts';
 import { finishBegunCancel } from './cancellation.ts';
 import { listRunSteps } from './initial-steps.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
+import { type Moved, moveAgain, startGeneration } from './invalidation-moves.ts';
 import { CANCELLED_ERROR, checkRunEnd, recordEnded } from './run-end.ts';
 import { ensureRunExecution, isReopenable, reopenIfFinished } from './run-reopen.ts';
 import { BLOCKED_CODE, closeOpenSteps, startStep } from './step-follow-ups.ts';
@@ -72,11 +72,6 @@ export interface InvalidationOptions {
   readonly resourceChange?: { readonly changedAt?: string | undefined };
   /** What names this invalidation across its tries: kept on each generation it starts (see the top of the file). */
   readonly key?: string;
-}
-
-interface Moved {
-  readonly before: StepRecord;
-  readonly after: StepRecord;
 }
 
 /** Invalidates `roots` (step or group ids of the run's current plan) and what depends on them. */
@@ -152,7 +147,7 @@ export async function invalidateInRun(
   // Lost moves, or a repeat (its first try's moves may have landed in part): the scope is looked at as a whole.
   if (moves.size > 0 && (lost.length > 0 || own.size > 0 || landedLate))
     await moveAgain(ctx, { runId, graph, scope, statuses, records, key }, moves, superseded, lost);
-  const moved = scope.flatMap((id) => moves.get(id) ?? []);
+  let moved = scope.flatMap((id) => moves.get(id) ?? []);
   if (moved.length === 0) return { ...nothing, reopened };
   const stepIds = moved.map((m) => m.after.stepId);
 
@@ -160,7 +155,7 @@ export async function invalidateInRun(
   await closeSuperseded(ctx, runId, superseded, cut ? CLOSED_AS_CANCELLED : INVALIDATED);
   if (cut) return cutShort(ctx, runId, stepIds);
   // Re-read: a live run that finished while the generations were being started reopens here.
-  reopened = (await reopenIfFinished(ctx, await ctx.getRun(runId), reason)) || reopened;
+  let endedUnder = await reopenIfFinished(ctx, await ctx.getRun(runId), reason);
   // StepsInvalidated travels with a write only a run that lets steps move takes: a run cancelled meanwhile has
   // nothing published after its RunFinished.
   let announced = await announce(ctx, runId, stepIds, reason);
@@ -169,9 +164,10 @@ export async function invalidateInRun(
   for (let tries = 0; !announced && tries < MAX_REOPENINGS; tries++) {
     const current = await ctx.getRun(runId);
     if (!isReopenable(current)) break;
-    reopened = (await reopenIfFinished(ctx, current, reason)) || reopened;
+    endedUnder = (await reopenIfFinished(ctx, current, reason)) || endedUnder;
     announced = await announce(ctx, runId, stepIds, reason);
   }
+  reopened ||= endedUnder;
   if (!announced) {
     // Cancelled while the generations were being started: the cancellation may have closed the old ones only.
     if ((await ctx.getRun(runId)).status === 'cancelled') {
@@ -179,6 +175,13 @@ export async function invalidateInRun(
       await closeOpenSteps(ctx, runId, CANCELLED_ERROR, (s) => invalidated.has(s.stepId));
     }
     return { runId, stepIds, reopened };
+  }
+  // An ending that closes what is open (the run failing before it started for good, its deadline) may have closed
+  // generations this call started before it reopened the run (chaos seed 60 run 87), or a repeat's first try did:
+  // those move once more, with what waits for them.
+  if (endedUnder || own.size > 0) {
+    await moveAgain(ctx, { runId, graph, scope, statuses, records, key }, moves, superseded, [], true);
+    moved = scope.flatMap((id) => moves.get(id) ?? []);
   }
 
   // Read again, now that the generations are started: an upstream step outside the scope that failed after the first
@@ -257,59 +260,6 @@ async function recordEndedSinks(
   if (ended.length > 0) await recordEnded(ctx, runId, ended);
 }
 
-interface Scope {
-  readonly runId: string;
-  readonly graph: LoadedPlan['graph'];
-  readonly scope: readonly string[];
-  /** The run's steps, and their statuses, as the invalidation read them. */
-  readonly statuses: ReadonlyMap<string, StepRecord['status']>;
-  readonly records: ReadonlyMap<string, StepRecord>;
-  readonly key: string | undefined;
-}
-
-/** How often the scope is read and its steps moved again before the try gives up (and is tried again). */
-const MAX_MOVE_ROUNDS = 4;
-
-/**
- * Moves once more what engine `movesAgain` names in the scope read now: a lost step made from a step this invalidation
- * moved as it was before, and a waiting step waiting for another generation of an upstream step of the scope than
- * its current one (a move planned with it never landed: a try failed part-way, its repeat took what landed as made);
- * with what waits for them. Read again after each round (a move can be lost too); still unsettled after the last: a
- * retryable ConflictError, and the repeat carries on. `moves` and `superseded` are brought up to date.
- */
-async function moveAgain(
-  ctx: Interpreter,
-  { runId, graph, scope, statuses, records, key }: Scope,
-  moves: Map<string, Moved>,
-  superseded: StepRecord[],
-  lost: readonly string[],
-): Promise<void> {
-  let left = lost;
-  for (let round = 0; ; round++) {
-    const read = await ctx.deps.store.getSteps(runId, [...scope]);
-    const fresh = new Map([...records, ...read.map((s): [string, StepRecord] => [s.stepId, s])]);
-    const again = movesAgain(graph, scope, statuses, fresh, left, new Set(moves.keys()));
-    if (again.size === 0) return;
-    if (round === MAX_MOVE_ROUNDS) {
-      const context = { runId, steps: [...again.keys()] };
-      throw new ConflictError(`steps of run ${runId} kept moving under its invalidation`, { context, retryable: true });
-    }
-    const results = await Promise.all(
-      [...again].map(async ([id, plan]): Promise<string | undefined> => {
-        const current = fresh.get(id);
-        if (!current) return undefined;
-        const after = (await startGeneration(ctx, current, key === undefined ? plan : { ...plan, key }))?.step;
-        if (!after) return id;
-        const before = endedAs(current, after);
-        superseded.push(before);
-        moves.set(id, { before: moves.get(id)?.before ?? before, after });
-        return undefined;
-      }),
-    );
-    left = results.filter((id): id is string => id !== undefined);
-  }
-}
-
 /** How often an invalidation reopens a run that keeps finishing under it before it gives up (and throws nothing). */
 const MAX_REOPENINGS = 3;
 
@@ -323,37 +273,6 @@ async function announce(ctx: Interpreter, runId: string, stepIds: readonly strin
     { events: stepsInvalidatedParts(runId, stepIds, reason).map((part) => event('StepsInvalidated', part)) },
   );
   return announced !== undefined;
-}
-
-/**
- * Starts the step's next generation from the one it is in. A write of this invalidation (its key, the generation
- * after the one read) counts as this call's: one that landed although its answer was lost (a timeout), and one an
- * earlier try made (`earlier`) that landed after this try read the step. A try fails at its first failed move while
- * its other moves are still under way, and the try after it reads the steps at once: a move of the first still in
- * flight then wins over its own, which took the step for one a concurrent mover started and left it to that mover
- * to start (chaos seed 42 run 3: the invalidated step `ready` in its new generation for good, announced by nobody).
- */
-async function startGeneration(
-  ctx: Interpreter,
-  step: StepRecord,
-  next: NextGeneration,
-): Promise<{ readonly step: StepRecord; readonly earlier: boolean } | undefined> {
-  const { store } = ctx.deps;
-  const ours = (read: StepRecord | undefined) =>
-    read?.generation === step.generation + 1 && read.generationKey === next.key ? read : undefined;
-  let started: StepRecord | undefined;
-  try {
-    started = await store.startGeneration(step.runId, step.stepId, step.generation, next);
-  } catch (error) {
-    const found =
-      next.key === undefined ? undefined : ours(await store.getStep(step.runId, step.stepId).catch(() => undefined));
-    if (found === undefined) throw error;
-    return { step: found, earlier: false };
-  }
-  if (started !== undefined) return { step: started, earlier: false };
-  // A read that fails here fails the try: taken for lost, the move would be nobody's to start.
-  const earlier = next.key === undefined ? undefined : ours(await store.getStep(step.runId, step.stepId));
-  return earlier === undefined ? undefined : { step: earlier, earlier: true };
 }
 
 /**

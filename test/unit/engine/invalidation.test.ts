@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  closedByEnding,
   generationBefore,
   invalidationScope,
   isStaleAfterChange,
@@ -104,7 +105,7 @@ describe('nextGenerations', () => {
   });
 });
 
-type Fresh = Pick<StepRecord, 'generation' | 'status' | 'staleReleases'>;
+type Fresh = Pick<StepRecord, 'generation' | 'status' | 'staleReleases' | 'generationKey'>;
 
 /** Records of `ids` in `generation`, each naming the generation before `upstream` is in stale for its upstream steps. */
 function recordsIn(ids: readonly string[], generation: number, upstream: Record<string, number>): [string, Fresh][] {
@@ -163,6 +164,28 @@ describe('movesAgain', () => {
     expect([...again.keys()]).toEqual(['d', 'z']);
     expect(again.get('d')).toMatchObject({ status: 'pending', remaining: 1, staleReleases: { w: 1 } });
     expect(again.get('z')).toMatchObject({ remaining: 2, staleReleases: { d: 3, e: 1 } });
+  });
+});
+
+describe('closedByEnding', () => {
+  const scope = ['w', 'd', 'z'];
+  const fresh = new Map<string, Fresh>([
+    ['w', { generation: 2, status: 'cancelled', generationKey: 'k' }],
+    ['d', { generation: 2, status: 'pending', generationKey: 'k' }],
+    ['z', { generation: 2, status: 'cancelled', generationKey: 'other' }],
+    ['u', { generation: 2, status: 'cancelled', generationKey: 'k' }],
+  ]);
+
+  it("names the steps of the scope closed `cancelled` in a generation this invalidation's key started", () => {
+    expect(closedByEnding(scope, fresh, 'k')).toEqual(['w']);
+    expect(closedByEnding(scope, fresh, undefined)).toEqual([]);
+  });
+
+  it('moves them again with what waits for them when movesAgain is told the key', () => {
+    const again = movesAgain(graph, scope, all('succeeded'), fresh, [], new Set(scope), 'k');
+    expect([...again.keys()]).toEqual(['w', 'd', 'z']);
+    expect(again.get('d')).toMatchObject({ status: 'pending', staleReleases: { w: 2 } });
+    expect(movesAgain(graph, scope, all('succeeded'), fresh, [], new Set(scope)).has('w')).toBe(false);
   });
 });
 
