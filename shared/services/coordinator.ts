@@ -9,6 +9,7 @@
  */
 
 import { isReplanWatchStepId } from '../engine/replan/watch.ts';
+import { isTransientPlatformError } from '../errors.ts';
 import { requestCancel } from './cancellation.ts';
 import { actOnCompensation } from './compensation-actions.ts';
 import { expireApproval, requestApproval } from './coordinator-approval.ts';
@@ -19,15 +20,20 @@ import { expireReplanWatch, requestReplanWatch } from './replan-watch.ts';
 import { isRevisionWaitStepId } from './revision-approvals.ts';
 import { expireRevisionWait, requestRevisionWait } from './revision-wait.ts';
 import { recordFailedAttempt } from './step/failed-attempt.ts';
+import { tryAgain, workAgainPolicy } from './write-again.ts';
 
 export type * from './coordinator-types.ts';
+
+const START_POLICY = workAgainPolicy(isTransientPlatformError);
 
 export function createCoordinator(deps: CoordinatorDeps): Coordinator {
   const ctx = createInterpreter(deps);
   return {
     rejectPlan: (request) => rejectPlan(ctx, request),
     failRun: (request) => failRun(ctx, request),
-    startRun: (request) => startRun(ctx, request),
+    // Tried in place as well as by the Task's Retry: past both, the run machine fails the run (FailRun) though its
+    // steps may be running, and every part of StartRun is safe to repeat.
+    startRun: (request) => tryAgain(START_POLICY, () => startRun(ctx, request)),
     awaitRun: (request) => awaitRun(ctx, request),
     finalizeRun: (request) => finalizeRun(ctx, request),
     recordFailure: (request) => recordFailedAttempt(ctx, request, request.attempt, request.error),
