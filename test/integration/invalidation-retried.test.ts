@@ -41,6 +41,23 @@ async function finishedChain(objective: string, key: string): Promise<string> {
   return runId;
 }
 
+/** `POST /runs/{runId}/steps/w/invalidate` as a client sends it, again with the same Idempotency-Key on each call. */
+function invalidationOfW(runId: string): () => Promise<{ status: number; json: unknown }> {
+  const idempotencyKey = randomUUID();
+  return async () => {
+    const answer = await fetch(`${stack.url}/runs/${runId}/steps/w/invalidate`, {
+      method: 'POST',
+      headers: {
+        authorization: 'Bearer test-token',
+        'content-type': 'application/json',
+        'idempotency-key': idempotencyKey,
+      },
+      body: JSON.stringify({ reason: 'changed' }),
+    });
+    return { status: answer.status, json: (await answer.json()) as unknown };
+  };
+}
+
 const regenerated = (run: RunView) =>
   run.status === 'complete' && ['w', 'd', 'e'].every((id) => stepOf(run, id).generation === 2);
 
@@ -85,17 +102,7 @@ describe('an invalidation request whose step write landed but whose answer was l
       name: 'TimeoutError',
       match: (call) => call.runId === runId && call.args[1] === 'd',
     });
-    const idempotencyKey = randomUUID();
-    const invalidate = () =>
-      fetch(`${stack.url}/runs/${runId}/steps/w/invalidate`, {
-        method: 'POST',
-        headers: {
-          authorization: 'Bearer test-token',
-          'content-type': 'application/json',
-          'idempotency-key': idempotencyKey,
-        },
-        body: JSON.stringify({ reason: 'changed' }),
-      });
+    const invalidate = invalidationOfW(runId);
 
     let answer = await invalidate();
     // A client retries a 503 with the same key (what a retry without the fix met: w and d moved twice).
@@ -134,19 +141,7 @@ describe('an invalidation request cut short, then its run cancelled', () => {
       until: landed,
       match: (call) => call.runId === runId && call.args[1] === 'e',
     });
-    const idempotencyKey = randomUUID();
-    const invalidate = async () => {
-      const answer = await fetch(`${stack.url}/runs/${runId}/steps/w/invalidate`, {
-        method: 'POST',
-        headers: {
-          authorization: 'Bearer test-token',
-          'content-type': 'application/json',
-          'idempotency-key': idempotencyKey,
-        },
-        body: JSON.stringify({ reason: 'changed' }),
-      });
-      return { status: answer.status, json: (await answer.json()) as unknown };
-    };
+    const invalidate = invalidationOfW(runId);
 
     const first = await invalidate();
     expect(first.status, JSON.stringify(first.json)).toBe(500);
