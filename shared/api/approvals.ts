@@ -10,6 +10,7 @@ import { awaitsDecision, isBeingCancelled } from '../engine/statuses.ts';
 import { isConflictError } from '../errors.ts';
 import type { OutboxEntry } from '../events/outbox.ts';
 import type { ApprovalRecord, Store } from '../ports/store.ts';
+import { recordedRequest } from '../services/cancellation.ts';
 import { CLOSED_BY_CANCEL } from '../services/revision-approvals.ts';
 import { REVISION_EXPIRED_COMMENT } from '../services/revision-wait.ts';
 import { isReopenable } from '../services/run-reopen.ts';
@@ -275,8 +276,7 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     if (run !== undefined && isBeingCancelled(run)) {
       // The cancel closes the gate with the run's other steps; one that died after its mark is finished here, as a
       // claim the mark refuses finishes it (else the gate would wait for its timeout or the run's deadline).
-      const requestedBy = run.cancelRequestedBy === undefined ? {} : { requestedBy: run.cancelRequestedBy };
-      await deps.cancelRun(run.runId, { ...requestedBy, compensate: run.cancelCompensation === true });
+      await deps.cancelRun(run.runId, recordedRequest(run));
       throw new ApiError(409, 'E_RUN_CANCELLED', 'the run is being cancelled: no decision is taken');
     }
     if (!awaitsDecision(run, step, approval.generation)) {
