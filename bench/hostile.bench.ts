@@ -20,6 +20,7 @@ import { Worker } from 'node:worker_threads';
 import { startLocalStack } from '../infra/local/boot.ts';
 import { CONFORMANCE_TARGETS as T } from '../shared/capabilities/conformance.ts';
 import type { PlanStep } from '../shared/plan/schema.ts';
+import { BIG, bigInvalidations } from './hostile/big-invalidation.ts';
 
 const ROUNDS = Math.max(1, Number(process.env.BENCH_HOSTILE_ROUNDS ?? 2));
 /** BENCH_HOSTILE_ONLY=text,text: only the cases whose name contains one of them (profiling one at a time). */
@@ -39,7 +40,7 @@ type ToServer = { kind: 'reset' } | { kind: 'settle' } | { kind: 'close' };
 type FromServer =
   | { kind: 'ready'; url: string; echo: Pick<PlanStep, 'inputSchema' | 'outputSchema'> }
   | { kind: 'reset' }
-  | { kind: 'settled'; loopMaxMs: number; loopP99Ms: number };
+  | { kind: 'settled'; loopMaxMs: number; loopP99Ms: number; rssBaseMb: number; rssPeakMb: number };
 
 if (process.env.BENCH_HOSTILE_SERVER === '1') {
   await serve();
@@ -49,7 +50,15 @@ if (process.env.BENCH_HOSTILE_SERVER === '1') {
 
 /** The server side: the stack, and the event-loop delay histogram the client asks for. */
 async function serve(): Promise<void> {
-  const stack = await startLocalStack({ conformance: true, backoffMs: 5, demoDelayMs: 0, token: TOKEN });
+  // The big invalidation's webhook is signed with this source's secret, and its 2,000-step run is over the default limit.
+  process.env.CAIRN_WEBHOOK_SECRETS = JSON.stringify({ [BIG.source]: BIG.secret });
+  const stack = await startLocalStack({
+    conformance: true,
+    backoffMs: 5,
+    demoDelayMs: 0,
+    token: TOKEN,
+    limits: { maxSteps: BIG.steps + 1 },
+  });
   const echo = stack.catalog.get(T.echo);
   if (!echo) throw new Error('no conformance echo capability');
   const loop = monitorEventLoopDelay({ resolution: 10 });
@@ -63,14 +72,30 @@ async function serve(): Promise<void> {
       if (now - last > 150_000_000n) stalls.push([Number(last / 1000n), Number(now / 1000n)]);
       last = now;
     }, 10).unref();
+  // The resident set, sampled: its peak since the last reset, against what it was at the reset.
+  const rss = () => process.memoryUsage().rss / MB;
+  let rssBase = rss();
+  let rssPeak = rssBase;
+  setInterval(() => {
+    rssPeak = Math.max(rssPeak, rss());
+  }, 50).unref();
   const send = (message: FromServer) => process.send?.(message);
   process.on('message', (message: ToServer) => {
     if (message.kind === 'reset') {
       loop.reset();
+      rssBase = rss();
+      rssPeak = rssBase;
       send({ kind: 'reset' });
     } else if (message.kind === 'settle') {
       void stack.settled().then(() => {
-        send({ kind: 'settled', loopMaxMs: loop.max / 1e6, loopP99Ms: loop.percentile(99) / 1e6 });
+        const rssPeakMb = Math.max(rssPeak, rss());
+        send({
+          kind: 'settled',
+          loopMaxMs: loop.max / 1e6,
+          loopP99Ms: loop.percentile(99) / 1e6,
+          rssBaseMb: rssBase,
+          rssPeakMb,
+        });
       });
     } else {
       if (process.env.BENCH_HOSTILE_PROFILE)
@@ -221,6 +246,8 @@ async function drive(): Promise<void> {
     readonly probes: number[];
     readonly loopMaxMs: number;
     readonly answers: Answer[];
+    /** The server's resident set: its peak during the load, less what it was before. */
+    readonly rssGrowthMb: number;
   }
 
   /** Runs `load` while a probe asks /health every PROBE_MS, until the load is answered and the stack settled. */
@@ -269,15 +296,17 @@ async function drive(): Promise<void> {
     const settled = await ask({ kind: 'settle' });
     const probes = fromProber<number[]>();
     prober.postMessage('stop');
-    return { probes: await probes, loopMaxMs: settled.kind === 'settled' ? settled.loopMaxMs : Number.NaN, answers };
+    if (settled.kind !== 'settled') throw new Error(`the server said ${settled.kind} to settle`);
+    const rssGrowthMb = settled.rssPeakMb - settled.rssBaseMb;
+    return { probes: await probes, loopMaxMs: settled.loopMaxMs, answers, rssGrowthMb };
   }
 
-  const summary = ({ probes, loopMaxMs }: Measure): string => {
+  const summary = ({ probes, loopMaxMs, rssGrowthMb }: Measure): string => {
     const sorted = [...probes].sort((a, b) => a - b);
     const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
     const ms = (n: number) => `${n.toFixed(0)}`.padStart(5);
     const over = probes.filter((p) => p > TARGET_MAX_MS).length;
-    return `/health max ${ms(sorted.at(-1) ?? Number.NaN)} p99 ${ms(at(0.99))} median ${ms(at(0.5))} ms (${String(sorted.length).padStart(3)} probes, ${over} over ${TARGET_MAX_MS / 1000} s), loop stall ${ms(loopMaxMs)} ms`;
+    return `/health max ${ms(sorted.at(-1) ?? Number.NaN)} p99 ${ms(at(0.99))} median ${ms(at(0.5))} ms (${String(sorted.length).padStart(3)} probes, ${over} over ${TARGET_MAX_MS / 1000} s), loop stall ${ms(loopMaxMs)} ms, RSS +${rssGrowthMb.toFixed(0)} MB`;
   };
   const answered = (answers: readonly Answer[]): string =>
     [...new Set(answers.map((a) => `${a.status} ${a.code}`))].join(', ');
@@ -314,6 +343,15 @@ async function drive(): Promise<void> {
     console.log(`  ${name.padEnd(36)} ${answered(list)}  (slowest ${slowest.toFixed(0)} ms)`);
   }
   console.log(`  ${'all together'.padEnd(36)} ${summary(together)}`);
+  const bigName = 'big invalidation';
+  if (chosen(bigName)) {
+    console.log(`${bigName}: a root and ${BIG.steps - 1} dependents, each watching one resource`);
+    const big = await bigInvalidations({ url, headers, echo, measure });
+    for (const { name, measure: measured } of big) {
+      results.push({ name, measure: measured });
+      console.log(`  ${name.padEnd(44)} ${summary(measured)}  → ${answered(measured.answers) || 'measured'}`);
+    }
+  }
   const probes = [...together.probes, ...results.flatMap((r) => r.measure.probes)];
   const max = Math.max(...probes);
   const over = probes.filter((p) => p > TARGET_MAX_MS).length;

@@ -249,6 +249,11 @@ export interface Store {
    * returns every key recorded so far. One write per sink, none for a step that hands over to a dependent.
    */
   recordFrontier(runId: string, keys: readonly string[]): Promise<readonly string[]>;
+  /**
+   * Takes keys off the run's frontier: the generations a move ended. A sink moved on is settled again only when its
+   * new generation ends, so its old key would make every other step's end a look at the whole run.
+   */
+  forgetFrontier(runId: string, keys: readonly string[]): Promise<void>;
 
   // watches: which steps of which runs watch an outside resource
   /** Records watchers (idempotent: an entry written twice is one entry). */

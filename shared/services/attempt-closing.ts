@@ -8,6 +8,7 @@
 import { type AttemptEnding, attemptsToClose, closeAttempt } from '../engine/step-lifecycle.ts';
 import type { AttemptRef, StepRecord } from '../ports/store.ts';
 import type { Interpreter } from './interpreter.ts';
+import { forEachInPool } from './pool.ts';
 import { writeAgainWhileRetryable } from './write-again.ts';
 
 /** Closes the step's attempt `ref` if it is still recorded `running`, as the pure `closeAttempt` says. */
@@ -30,11 +31,8 @@ export async function closeAttemptOf(
  * and not every caller that settles a run is itself repeated.
  */
 export async function closeLeftAttempts(ctx: Interpreter, steps: readonly StepRecord[]): Promise<void> {
-  await Promise.all(
-    steps.flatMap((step) =>
-      attemptsToClose(step).map(({ ref, ending }) =>
-        writeAgainWhileRetryable(() => closeAttemptOf(ctx, step, ref, ending)),
-      ),
-    ),
-  );
+  const closes = steps.flatMap((step) => attemptsToClose(step).map((close) => ({ step, ...close })));
+  await forEachInPool(closes, async ({ step, ref, ending }) => {
+    await writeAgainWhileRetryable(() => closeAttemptOf(ctx, step, ref, ending));
+  });
 }

@@ -20,6 +20,7 @@ import type { StepRecord } from '../ports/store.ts';
 import { compensationInput } from './compensation-view.ts';
 import { listRunSteps } from './initial-steps.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
+import { forEachInPool } from './pool.ts';
 import { pauseRun, settleRun } from './run-end.ts';
 import { idempotencyKey } from './step/idempotent-call.ts';
 
@@ -102,23 +103,21 @@ export function compensationEvidence(stepId: string, step: StepRecord | undefine
 /** Closes unclaimed steps of an aborting segment (pending, ready): they never acted. */
 async function cancelUnclaimed(ctx: Interpreter, steps: ReadonlyMap<string, StepRecord>, ids: readonly string[]) {
   const now = ctx.now();
-  await Promise.all(
-    ids.map(async (id) => {
-      const step = steps.get(id);
-      if (!step) return;
-      const error: StepError = {
-        code: SEGMENT_ABORTED_CODE,
-        message: 'cancelled: its segment is being compensated',
-        retryable: false,
-      };
-      await ctx.transitionStep(
-        step.runId,
-        id,
-        { generation: step.generation, from: ['pending', 'ready'], unclaimed: true },
-        { status: 'cancelled', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
-      );
-    }),
-  );
+  await forEachInPool(ids, async (id) => {
+    const step = steps.get(id);
+    if (!step) return;
+    const error: StepError = {
+      code: SEGMENT_ABORTED_CODE,
+      message: 'cancelled: its segment is being compensated',
+      retryable: false,
+    };
+    await ctx.transitionStep(
+      step.runId,
+      id,
+      { generation: step.generation, from: ['pending', 'ready'], unclaimed: true },
+      { status: 'cancelled', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
+    );
+  });
 }
 
 /**

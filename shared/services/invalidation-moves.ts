@@ -7,6 +7,7 @@ import { movesAgain } from '../engine/invalidation.ts';
 import { ConflictError } from '../errors.ts';
 import type { NextGeneration, StepRecord } from '../ports/store.ts';
 import type { Interpreter, LoadedPlan } from './interpreter.ts';
+import { mapInPool } from './pool.ts';
 import { endedAs } from './superseded-generations.ts';
 
 export interface Moved {
@@ -53,18 +54,16 @@ export async function moveAgain(
       const context = { runId, steps: [...again.keys()] };
       throw new ConflictError(`steps of run ${runId} kept moving under its invalidation`, { context, retryable: true });
     }
-    const results = await Promise.all(
-      [...again].map(async ([id, plan]): Promise<string | undefined> => {
-        const current = fresh.get(id);
-        if (!current) return undefined;
-        const after = (await startGeneration(ctx, current, key === undefined ? plan : { ...plan, key }))?.step;
-        if (!after) return id;
-        const before = endedAs(current, after);
-        superseded.push(before);
-        moves.set(id, { before: moves.get(id)?.before ?? before, after });
-        return undefined;
-      }),
-    );
+    const results = await mapInPool([...again], async ([id, plan]): Promise<string | undefined> => {
+      const current = fresh.get(id);
+      if (!current) return undefined;
+      const after = (await startGeneration(ctx, current, key === undefined ? plan : { ...plan, key }))?.step;
+      if (!after) return id;
+      const before = endedAs(current, after);
+      superseded.push(before);
+      moves.set(id, { before: moves.get(id)?.before ?? before, after });
+      return undefined;
+    });
     left = results.filter((id): id is string => id !== undefined);
   }
 }

@@ -49,6 +49,7 @@ import { finishBegunCancel } from './cancellation.ts';
 import { listRunSteps } from './initial-steps.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
 import { type Moved, moveAgain, startGeneration } from './invalidation-moves.ts';
+import { forEachInPool, mapInPool } from './pool.ts';
 import { CANCELLED_ERROR, checkRunEnd, recordEnded } from './run-end.ts';
 import { ensureRunExecution, isReopenable, reopenIfFinished } from './run-reopen.ts';
 import { BLOCKED_CODE, closeOpenSteps, startStep } from './step-follow-ups.ts';
@@ -126,22 +127,20 @@ export async function invalidateInRun(
   const lost: string[] = [];
   // Moves of this invalidation made by an earlier try that landed after this one read the steps.
   let landedLate = false;
-  await Promise.all(
-    scope.map(async (id) => {
-      const current = records.get(id);
-      const plan = next.get(id);
-      if (!current || !plan) return;
-      if (own.has(id)) {
-        moves.set(id, { before: generationBefore(current), after: current });
-        return;
-      }
-      const started = await startGeneration(ctx, current, key === undefined ? plan : { ...plan, key });
-      if (started) moves.set(id, { before: endedAs(current, started.step), after: started.step });
-      // Lost: a concurrent invalidation or revision started this step's next generation.
-      else lost.push(id);
-      landedLate ||= started?.earlier === true;
-    }),
-  );
+  await forEachInPool(scope, async (id) => {
+    const current = records.get(id);
+    const plan = next.get(id);
+    if (!current || !plan) return;
+    if (own.has(id)) {
+      moves.set(id, { before: generationBefore(current), after: current });
+      return;
+    }
+    const started = await startGeneration(ctx, current, key === undefined ? plan : { ...plan, key });
+    if (started) moves.set(id, { before: endedAs(current, started.step), after: started.step });
+    // Lost: a concurrent invalidation or revision started this step's next generation.
+    else lost.push(id);
+    landedLate ||= started?.earlier === true;
+  });
   // The generations this invalidation ended (a step moved twice ended two).
   const superseded = [...moves.values()].map((m) => m.before);
   // Lost moves, or a repeat (its first try's moves may have landed in part): the scope is looked at as a whole.
@@ -192,7 +191,7 @@ export async function invalidateInRun(
   const blocked = new Set(blockedSteps.map((s) => s.stepId));
   const open = moved.map((m) => m.after).filter((s) => !blocked.has(s.stepId));
   const ready = await catchUpReleases(ctx, runId, open);
-  await Promise.all(ready.filter(isStartable).map((s) => startStep(ctx, s)));
+  await forEachInPool(ready.filter(isStartable), (s) => startStep(ctx, s));
   // Blocked steps are settled steps: with nothing else left open, the run finishes again here. A repeat counts the
   // steps its first try blocked too: that try may have failed before this look, and nobody else makes it.
   const blockedEarlier = moved.filter((m) => own.has(m.after.stepId) && m.after.status === 'blocked');
@@ -309,30 +308,28 @@ async function blockUnreachable(
   const unreachable = unreachableSteps(loaded.graph, scope, statuses);
   const now = ctx.now();
   const keys: StepRecord[] = [];
-  await Promise.all(
-    moved.map(async ({ after }) => {
-      const causes = unreachable.get(after.stepId);
-      if (!causes) return;
-      // A step waiting on many failed upstream steps names a sample of them: neither its record nor its event grows
-      // with the plan (events/bounded-details.ts).
-      const { blockedBy, blockedByCount, message } = blockedByOf(causes);
-      const error: StepError = {
-        code: BLOCKED_CODE,
-        message,
-        retryable: false,
-        details: { blockedBy, blockedByCount },
-      };
-      const { runId, stepId, generation } = after;
-      const blocked = await ctx.transitionStep(
-        runId,
-        stepId,
-        transitionCondition('block', generation),
-        { status: 'blocked', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
-        [event('StepBlocked', { runId, stepId, generation, blockedBy, blockedByCount })],
-      );
-      if (blocked) keys.push(blocked);
-    }),
-  );
+  await forEachInPool(moved, async ({ after }) => {
+    const causes = unreachable.get(after.stepId);
+    if (!causes) return;
+    // A step waiting on many failed upstream steps names a sample of them: neither its record nor its event grows
+    // with the plan (events/bounded-details.ts).
+    const { blockedBy, blockedByCount, message } = blockedByOf(causes);
+    const error: StepError = {
+      code: BLOCKED_CODE,
+      message,
+      retryable: false,
+      details: { blockedBy, blockedByCount },
+    };
+    const { runId, stepId, generation } = after;
+    const blocked = await ctx.transitionStep(
+      runId,
+      stepId,
+      transitionCondition('block', generation),
+      { status: 'blocked', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
+      [event('StepBlocked', { runId, stepId, generation, blockedBy, blockedByCount })],
+    );
+    if (blocked) keys.push(blocked);
+  });
   return keys;
 }
 
@@ -353,16 +350,14 @@ async function catchUpReleases(ctx: Interpreter, runId: string, steps: readonly 
       .filter((u) => RELEASING_STEP_STATUSES.has(u.status))
       .map((u) => [u.stepId, u.generation]),
   );
-  return Promise.all(
-    steps.map(async (step) => {
-      let current = step;
-      for (const u of waitingFor(step).filter((id) => finished.has(id))) {
-        current =
-          (await store.releaseDependency(runId, step.stepId, step.generation, u, finished.get(u))) ??
-          (await store.getStep(runId, step.stepId)) ??
-          current;
-      }
-      return current;
-    }),
-  );
+  return mapInPool(steps, async (step) => {
+    let current = step;
+    for (const u of waitingFor(step).filter((id) => finished.has(id))) {
+      current =
+        (await store.releaseDependency(runId, step.stepId, step.generation, u, finished.get(u))) ??
+        (await store.getStep(runId, step.stepId)) ??
+        current;
+    }
+    return current;
+  });
 }

@@ -16,6 +16,7 @@ import type { Plan, StepError } from '../plan/schema.ts';
 import type { NextGeneration, RevisionApplication, RunRecord, StepRecord } from '../ports/store.ts';
 import { listRunSteps } from './initial-steps.ts';
 import type { Interpreter } from './interpreter.ts';
+import { forEachInPool } from './pool.ts';
 import { CANCELLED_ERROR, checkRunEnd, settleRun } from './run-end.ts';
 import { closeOpenSteps, startStep } from './step-follow-ups.ts';
 import {
@@ -96,8 +97,10 @@ export async function finishRevision(
 ): Promise<void> {
   const graph = planGraph(plan);
   const work = applicationWork({ runId, application, graph, records, plan, now: ctx.now() });
-  await Promise.all(work.supersede.map((step) => supersede(ctx, step, plan.revision)));
-  await Promise.all(work.restart.map(({ step, next }) => restart(ctx, step, next, plan.revision)));
+  await forEachInPool(work.supersede, (step) => supersede(ctx, step, plan.revision));
+  await forEachInPool(work.restart, async ({ step, next }) => {
+    await restart(ctx, step, next, plan.revision);
+  });
   if (work.create.length > 0) await ctx.deps.store.putSteps(work.create);
   await startDue(ctx, runId, graph, work.fresh);
   const run = await ctx.getRun(runId);
@@ -137,19 +140,17 @@ async function startDue(
   const executable = new Set(graph.executableIds());
   const steps = (await listRunSteps(ctx, runId)).filter((s) => executable.has(s.stepId));
   const byId = new Map(steps.map((s) => [s.stepId, s]));
-  await Promise.all(
-    steps.map(async (step) => {
-      let current: StepRecord | undefined = step;
-      if (restarted.has(step.stepId))
-        for (const upstreamId of step.upstream) {
-          const upstream = byId.get(upstreamId);
-          if (!current || current.released.includes(upstreamId)) continue;
-          if (!upstream || !RELEASING_STEP_STATUSES.has(upstream.status)) continue;
-          current =
-            (await store.releaseDependency(runId, step.stepId, current.generation, upstreamId, upstream.generation)) ??
-            (await store.getStep(runId, step.stepId));
-        }
-      if (current && current.generation === step.generation) await startStep(ctx, current);
-    }),
-  );
+  await forEachInPool(steps, async (step) => {
+    let current: StepRecord | undefined = step;
+    if (restarted.has(step.stepId))
+      for (const upstreamId of step.upstream) {
+        const upstream = byId.get(upstreamId);
+        if (!current || current.released.includes(upstreamId)) continue;
+        if (!upstream || !RELEASING_STEP_STATUSES.has(upstream.status)) continue;
+        current =
+          (await store.releaseDependency(runId, step.stepId, current.generation, upstreamId, upstream.generation)) ??
+          (await store.getStep(runId, step.stepId));
+      }
+    if (current && current.generation === step.generation) await startStep(ctx, current);
+  });
 }

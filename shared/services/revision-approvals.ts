@@ -28,6 +28,7 @@ import type { Plan } from '../plan/schema.ts';
 import { stepExecutionInput, stepExecutionName } from '../ports/executions.ts';
 import type { ApprovalRecord, HeldRevision, RunRecord } from '../ports/store.ts';
 import { event, type Interpreter } from './interpreter.ts';
+import { forEachInPool } from './pool.ts';
 import { declineBudgetReplan, declineFailure } from './replanner-support.ts';
 import { isReopenable } from './run-reopen.ts';
 import { approvalTimeoutSeconds } from './step/step-records.ts';
@@ -146,12 +147,10 @@ export async function closeRevisionApprovals(ctx: Interpreter, runId: string, co
   const { store } = ctx.deps;
   const decidedAt = ctx.now();
   const pending = (await store.listRunApprovals(runId)).filter((a) => isRevisionApproval(a) && a.status === 'pending');
-  await Promise.all(
-    pending.map(async (a) => {
-      const closed = await store.decideApproval(a.approvalId, { status: 'expired', decidedAt, comment });
-      if (closed) await releaseRevisionWait(ctx, closed);
-    }),
-  );
+  await forEachInPool(pending, async (a) => {
+    const closed = await store.decideApproval(a.approvalId, { status: 'expired', decidedAt, comment });
+    if (closed) await releaseRevisionWait(ctx, closed);
+  });
 }
 
 /** The run's revision approval still waiting, if any. */

@@ -58,6 +58,21 @@ export function recordEnded(ctx: Interpreter, runId: string, ended: readonly Ste
   return ctx.deps.store.recordFrontier(runId, ended.map(frontierKey));
 }
 
+/** How many frontier keys one write takes off: a request stays small however many steps a move ended. */
+const FORGET_SLICE = 500;
+
+/**
+ * Takes generations a move ended off the run's frontier. Left on it, a moved sink would count as settled while its
+ * new generation is open, and every step that ends after the move would look at the whole run (a 2,000-step
+ * invalidation made 2,000 reads of 2,000 steps). A forget that fails, or an old key recorded late, costs only such
+ * extra looks: never a missed one.
+ */
+export async function forgetEnded(ctx: Interpreter, runId: string, ended: readonly StepRef[]): Promise<void> {
+  const keys = ended.map(frontierKey);
+  for (let at = 0; at < keys.length; at += FORGET_SLICE)
+    await ctx.deps.store.forgetFrontier(runId, keys.slice(at, at + FORGET_SLICE));
+}
+
 /** Answers the run machine's wait; a token already answered or expired is no error (someone else finished). */
 export async function answerWaiter(ctx: Interpreter, run: RunRecord | undefined): Promise<boolean> {
   if (!run?.waiterToken) return false;

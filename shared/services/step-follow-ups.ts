@@ -17,6 +17,7 @@ import { advanceCompensation } from './compensation.ts';
 import { recordStepDuration } from './coordinator-metrics.ts';
 import { listRunSteps, withMissingSteps, writeMissingStep } from './initial-steps.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
+import { forEachInPool, mapInPool } from './pool.ts';
 import { checkRunEnd, pauseRun, recordEnded, settleRun, startReplanWatch } from './run-end.ts';
 
 export const BLOCKED_CODE = 'E_BLOCKED';
@@ -59,8 +60,9 @@ export async function startStep(ctx: Interpreter, step: StepRecord): Promise<voi
 export async function releaseDependents(ctx: Interpreter, loaded: LoadedPlan, step: StepRef): Promise<StepRecord[]> {
   const { store } = ctx.deps;
   const { runId, stepId, generation } = step;
-  const records = await Promise.all(
-    dependentsOf(loaded.graph, stepId).map(async (dependentId): Promise<StepRecord | undefined> => {
+  const records = await mapInPool(
+    dependentsOf(loaded.graph, stepId),
+    async (dependentId): Promise<StepRecord | undefined> => {
       const only = effectiveUpstream(loaded.graph, dependentId).length === 1;
       let current = only
         ? await store.releaseLastDependency(runId, dependentId, FIRST_GENERATION, stepId, generation)
@@ -79,7 +81,7 @@ export async function releaseDependents(ctx: Interpreter, loaded: LoadedPlan, st
       }
       if (current) await startStep(ctx, current);
       return current;
-    }),
+    },
   );
   return records.filter((r): r is StepRecord => r !== undefined);
 }
@@ -123,15 +125,13 @@ export async function blockDownstream(
   // now, by a repeat of this failure's follow-ups, they would be announced after the run's RunFinished.
   if (toBlock.length === 0 || !letsStepsMove((await ctx.getRun(runId)).status)) return blocked;
   const lost: StepRecord[] = [];
-  await Promise.all(
-    toBlock.map(async (id) => {
-      const step = byId.get(id);
-      if (!step) return;
-      const moved = await blockFor(ctx, step, failedId, now);
-      if (moved) blocked.push(moved);
-      else lost.push(step);
-    }),
-  );
+  await forEachInPool(toBlock, async (id) => {
+    const step = byId.get(id);
+    if (!step) return;
+    const moved = await blockFor(ctx, step, failedId, now);
+    if (moved) blocked.push(moved);
+    else lost.push(step);
+  });
   if (lost.length > 0) blocked.push(...(await blockMovedOn(ctx, loaded, runId, failedId, failedGeneration, lost)));
   return blocked;
 }
@@ -183,7 +183,7 @@ async function blockMovedOn(
   });
   if (later.length === 0 || !(await stillFailed(ctx, runId, failedId))) return [];
   const now = ctx.now();
-  const blocked = await Promise.all(later.map((step) => blockFor(ctx, step, failedId, now)));
+  const blocked = await mapInPool(later, (step) => blockFor(ctx, step, failedId, now));
   return blocked.filter((s): s is StepRecord => s !== undefined);
 }
 
@@ -304,27 +304,25 @@ export async function closeOpenSteps(
   const listed = (await listRunSteps(ctx, runId)).filter(which);
   const steps = listed.filter((s) => isOpenStepStatus(s.status));
   const ended: StepRecord[] = [];
-  await Promise.all(
-    steps.map(async (step) => {
-      const closed = await store.transitionStep(
-        runId,
-        step.stepId,
-        { generation: step.generation, from: [...OPEN_STEP_STATUSES] },
-        { status: 'cancelled', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
-      );
-      if (closed) ended.push(closed);
-      const claimedBy = (closed ?? step).claimedBy;
-      if (closed && claimedBy) await closeRunningAttempt(ctx, closed, { kind: 'cancelled', error });
-      if (closed && claimedBy) {
-        try {
-          await executions.stop(claimedBy, error.code, error.message);
-        } catch (stopError) {
-          // Already finished or stopped: nothing left to stop.
-          console.error('cairn coordinator: stopping a step execution failed', { runId, claimedBy, stopError });
-        }
+  await forEachInPool(steps, async (step) => {
+    const closed = await store.transitionStep(
+      runId,
+      step.stepId,
+      { generation: step.generation, from: [...OPEN_STEP_STATUSES] },
+      { status: 'cancelled', error, finishedAt: now, appendTrace: [traceEntry('fail', error.message, now)] },
+    );
+    if (closed) ended.push(closed);
+    const claimedBy = (closed ?? step).claimedBy;
+    if (closed && claimedBy) await closeRunningAttempt(ctx, closed, { kind: 'cancelled', error });
+    if (closed && claimedBy) {
+      try {
+        await executions.stop(claimedBy, error.code, error.message);
+      } catch (stopError) {
+        // Already finished or stopped: nothing left to stop.
+        console.error('cairn coordinator: stopping a step execution failed', { runId, claimedBy, stopError });
       }
-    }),
-  );
+    }
+  });
   await expireApprovals(ctx, runId, new Set(steps.map((s) => s.stepId)), error.message);
   if (ended.length > 0) await recordEnded(ctx, runId, ended);
   // A repeat after a failed first try (an attempt's write throttled, its answer lost) finds the steps that try closed
@@ -353,9 +351,9 @@ export async function expireApprovals(
     return upTo === undefined || a.generation <= upTo;
   };
   const pending = (await store.listRunApprovals(runId)).filter((a) => a.status === 'pending' && closes(a));
-  await Promise.all(
-    pending.map((a) => store.decideApproval(a.approvalId, { status: 'expired', decidedAt: now, comment })),
-  );
+  await forEachInPool(pending, async (a) => {
+    await store.decideApproval(a.approvalId, { status: 'expired', decidedAt: now, comment });
+  });
 }
 
 /**

@@ -3,13 +3,15 @@
  * (an invalidation, a revision that restarts the step) or removed it (a revision without it): the execution that claimed it is stopped (its late result
  * fails the generation condition anyway), its attempt still recorded `running` (a gate waiting for a person) is
  * closed as superseded, and its pending approvals expire, so GET /approvals no longer offers them and a late decision
- * answers 410. One implementation for both movers, so that a gate superseded either way ends the same.
+ * answers 410. One implementation for both movers, so that a gate superseded either way ends the same. The ended
+ * generations also leave the run's frontier: a sink moved on is settled again only when its new generation ends.
  */
 import { IN_FLIGHT_STEP_STATUSES } from '../engine/statuses.ts';
 import type { StepError } from '../plan/schema.ts';
 import type { StepRecord } from '../ports/store.ts';
 import type { Interpreter } from './interpreter.ts';
-import { CANCELLED_ERROR } from './run-end.ts';
+import { forEachInPool } from './pool.ts';
+import { CANCELLED_ERROR, forgetEnded } from './run-end.ts';
 import { closeRunningAttempt, expireApprovals } from './step-follow-ups.ts';
 
 export const SUPERSEDED_CODE = 'E_SUPERSEDED';
@@ -71,21 +73,20 @@ export async function closeSuperseded(
   how: Superseding,
 ): Promise<void> {
   const inFlight = ended.filter((s) => IN_FLIGHT_STEP_STATUSES.includes(s.status));
-  await Promise.all(
-    inFlight.map(async (step) => {
-      if (!step.claimedBy) return;
-      const error = how.errorOf(step);
-      await closeRunningAttempt(ctx, step, { kind: 'invalidated', error });
-      try {
-        await ctx.deps.executions.stop(step.claimedBy, error.code, error.message);
-      } catch (stopError) {
-        // Finished on its own meanwhile: its result fails the generation condition, nothing to stop.
-        console.error('cairn: stopping a superseded step execution failed', { runId, step, stopError });
-      }
-    }),
-  );
+  await forEachInPool(inFlight, async (step) => {
+    if (!step.claimedBy) return;
+    const error = how.errorOf(step);
+    await closeRunningAttempt(ctx, step, { kind: 'invalidated', error });
+    try {
+      await ctx.deps.executions.stop(step.claimedBy, error.code, error.message);
+    } catch (stopError) {
+      // Finished on its own meanwhile: its result fails the generation condition, nothing to stop.
+      console.error('cairn: stopping a superseded step execution failed', { runId, step, stopError });
+    }
+  });
   // Only up to the superseded generation: a later one's (a concurrent mover's, started already) still waits.
   const gates = new Map<string, number>();
   for (const s of inFlight) gates.set(s.stepId, Math.max(s.generation, gates.get(s.stepId) ?? 0));
   if (gates.size > 0) await expireApprovals(ctx, runId, gates, how.approvalComment);
+  await forgetEnded(ctx, runId, ended);
 }

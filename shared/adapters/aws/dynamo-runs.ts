@@ -60,6 +60,7 @@ type RunOperations = Pick<
   | 'getPlanRevision'
   | 'listPlanRevisions'
   | 'recordFrontier'
+  | 'forgetFrontier'
 >;
 
 type StoredRevision = { readonly plan: Plan; readonly reason: string; readonly createdAt: string };
@@ -221,6 +222,14 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     return item?.frontier?.SS ?? [];
   };
 
+  const forgetFrontier = async (runId: string, keys: readonly string[]): Promise<void> => {
+    // DELETE on a string set is a difference; a set left empty is removed with it, and a missing item stays missing.
+    if (keys.length === 0) return;
+    const scope = new ExpressionScope();
+    const update = new UpdateBuilder(scope).delete('frontier', { SS: [...new Set(keys)] }, 'keys');
+    await conditionalUpdate(ctx, itemKeys.frontier(runId), scope, update, scope.exists('PK'));
+  };
+
   const listPlanRevisions = async (runId: string) => {
     const query = runItemsQuery(runId, SORT_PREFIX.plan);
     const names = { ...query.ExpressionAttributeNames };
@@ -256,5 +265,6 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     getPlanRevision,
     listPlanRevisions,
     recordFrontier,
+    forgetFrontier,
   };
 }
