@@ -3,6 +3,7 @@
  * Pure formatting over bus envelopes, so the same lines can be tested without a stack.
  */
 import type { BusEnvelope } from '../../shared/adapters/local/event-bus.ts';
+import { terminalLine } from '../../shared/terminal-text.ts';
 
 // Done means the step's work is finished (succeeded or skipped). Failed and blocked steps are not counted: a replan
 // or an invalidation may still run them again, and a counter that goes backwards reads as a bug.
@@ -51,7 +52,8 @@ export function createProgressPrinter(write: (line: string) => void): ProgressPr
     else if (type === 'StepsInvalidated' && Array.isArray(d.stepIds))
       for (const id of d.stepIds) run.done.delete(String(id));
     const counter = run.total > 0 ? `[${run.done.size}/${run.total}]` : '';
-    write(`${counter.padEnd(8)} ${MARKS[type] ?? ' '} ${describe(type, d)}`);
+    // An objective, a reason or a tool's error is anybody's text: the terminal gets it as text, on this one line.
+    write(terminalLine(`${counter.padEnd(8)} ${MARKS[type] ?? ' '} ${describe(type, d)}`));
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { terminalBlock } from '../terminal-text.ts';
 import { type CliIo, EXIT_OK, EXIT_USAGE, UsageError } from './io.ts';
 
 /** A command's flag definitions, as `parseArgs` takes them. */
@@ -70,7 +71,8 @@ export async function runLocalCommand<T>(
     return await body(options);
   } catch (error) {
     if (!(error instanceof InputError)) throw error;
-    io.stderr(`cairn ${name}: ${error.message}\n`);
+    // An input's message may quote the input (a catalog, a server's answer): its controls show as escapes.
+    io.stderr(`cairn ${name}: ${terminalBlock(error.message)}\n`);
     return EXIT_USAGE;
   }
 }

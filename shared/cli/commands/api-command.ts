@@ -1,7 +1,8 @@
 /**
  * What the commands that talk to the API share (`run`, `status`, `approvals`, `approve`, `replan`, `invalidate`):
  * flags, the connection (`--api` / CAIRN_API_URL, `--token` / CAIRN_API_TOKEN), `--help`, error reporting and exit
- * codes, `--json` output, and `--watch`.
+ * codes, `--json` output, and `--watch`. What the server says is anybody's text (an objective, a question, a tool's
+ * error): it reaches the terminal through shared/terminal-text.ts, its controls shown as escapes.
  */
 import {
   type ApiClient,
@@ -14,6 +15,7 @@ import {
 } from '../../api/client.ts';
 import type { RunView } from '../../api/run-view.ts';
 import { DEFAULT_POLL_MS, watchRun } from '../../api/watch.ts';
+import { terminalBlock, terminalJson, terminalLine } from '../../terminal-text.ts';
 import { type CliIo, type CommandRun, EXIT_NO, EXIT_OK, EXIT_USAGE, UsageError } from '../io.ts';
 import { type OptionsConfig, parseStrict } from '../local-command.ts';
 
@@ -43,7 +45,7 @@ export function positiveMs(text: string | undefined): number {
 
 /** Follows a run and turns where it stopped into the exit code. */
 export async function watchToExit(client: ApiClient, runId: string, io: CliIo, intervalMs: number): Promise<number> {
-  const run = await watchRun(client, runId, { write: (line) => io.stdout(`${line}\n`), intervalMs });
+  const run = await watchRun(client, runId, { write: (line) => io.stdout(`${terminalLine(line)}\n`), intervalMs });
   return exitCodeOf(run);
 }
 
@@ -63,7 +65,7 @@ export async function guarded(name: string, usage: string, io: CliIo, body: () =
     if (isApiCallError(error)) {
       io.stderr(
         describeCallError(error)
-          .map((line) => `cairn ${name}: ${line}\n`)
+          .map((line) => `cairn ${name}: ${terminalLine(line)}\n`)
           .join(''),
       );
       return EXIT_NO;
@@ -141,8 +143,15 @@ export function oneId(positionals: readonly string[], missing: string, what: str
   return id;
 }
 
-/** Prints an answer: pretty JSON with `--json`, else the command's own text. */
+/**
+ * Prints an answer: pretty JSON with `--json`, else the command's own text. The text is made terminal-safe as a
+ * block, which keeps its newlines: a field that must stay on its line goes through terminalLine in `text`.
+ */
 export function printAnswer<T>(call: ApiCall, answer: T, text: (answer: T) => string): number {
-  call.io.stdout(call.values.json ? `${JSON.stringify(answer, null, 2)}\n` : text(answer));
+  call.io.stdout(call.values.json ? `${terminalJson(answer, 2)}\n` : terminalBlock(text(answer)));
   return EXIT_OK;
 }
+
+/** Prints a one-line answer: pretty JSON with `--json`, else the line, every field of it kept on it. */
+export const printLine = <T>(call: ApiCall, answer: T, line: (answer: T) => string): number =>
+  printAnswer(call, answer, (a) => `${terminalLine(line(a))}\n`);

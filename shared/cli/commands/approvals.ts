@@ -4,6 +4,7 @@
  * 1 the API refused; 2 bad usage.
  */
 import type { ApprovalView } from '../../api/approvals.ts';
+import { terminalBlock, terminalLine } from '../../terminal-text.ts';
 import { type CommandRun, UsageError } from '../io.ts';
 import { apiCommand, type CliDeps, CONNECTION_HELP, printAnswer, stringFlag } from './api-command.ts';
 
@@ -26,18 +27,31 @@ const preview = (value: unknown, max = 160): string => {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 };
 
+const QUESTION = '  question: ';
+
+/**
+ * A question may take several lines, as its author wrote it: they stay, each indented under the first, so none
+ * reads as a line of the listing; its other controls show as escapes.
+ */
+const questionLines = (question: string): string =>
+  `${QUESTION}${terminalBlock(question).replaceAll('\n', `\n${' '.repeat(QUESTION.length)}`)}`;
+
 export function formatApproval(approval: ApprovalView): string {
+  // Every line but the question's is one line: a field's newline or CR shows as an escape on it.
   const lines = [
-    `${approval.approvalId}  ${approval.kind}  ${approval.status}  run ${approval.runId}  step ${approval.stepId}` +
-      `  deadline ${approval.deadline}`,
-    `  question: ${approval.question}`,
+    terminalLine(
+      `${approval.approvalId}  ${approval.kind}  ${approval.status}  run ${approval.runId}  step ${approval.stepId}` +
+        `  deadline ${approval.deadline}`,
+    ),
+    questionLines(approval.question),
   ];
-  if (approval.heldOutput !== undefined) lines.push(`  result to review: ${preview(approval.heldOutput)}`);
-  if (approval.input !== undefined) lines.push(`  input: ${preview(approval.input)}`);
+  const line = (text: string) => lines.push(terminalLine(text));
+  if (approval.heldOutput !== undefined) line(`  result to review: ${preview(approval.heldOutput)}`);
+  if (approval.input !== undefined) line(`  input: ${preview(approval.input)}`);
   const upstream = Object.keys(approval.upstreamOutputs ?? {});
-  if (upstream.length > 0) lines.push(`  upstream outputs: ${upstream.join(', ')}`);
+  if (upstream.length > 0) line(`  upstream outputs: ${upstream.join(', ')}`);
   if (approval.decidedBy !== undefined) {
-    lines.push(
+    line(
       `  decided by ${approval.decidedBy} at ${approval.decidedAt ?? '?'}${approval.comment ? `: ${approval.comment}` : ''}`,
     );
   }

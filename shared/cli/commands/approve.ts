@@ -7,7 +7,7 @@
 import type { Decision } from '../../api/client.ts';
 import { parseStrictJson } from '../../plan/json.ts';
 import { type CommandRun, UsageError } from '../io.ts';
-import { apiCommand, type CliDeps, CONNECTION_HELP, oneId, printAnswer, stringFlag } from './api-command.ts';
+import { apiCommand, type CliDeps, CONNECTION_HELP, oneId, printLine, stringFlag } from './api-command.ts';
 
 const USAGE = `usage: cairn approve <approvalId> [options]
 
@@ -46,9 +46,9 @@ export function createApproveCommand(deps: CliDeps = {}): CommandRun {
     const approvalId = oneId(call.positionals, 'missing the approval id (see `cairn approvals`)', 'approval id');
     const decision = decisionOf(call.values);
     const approval = await call.client().decide(approvalId, decision);
-    return printAnswer(call, approval, () => {
+    return printLine(call, approval, () => {
       const by = approval.decidedBy === undefined ? '' : ` by ${approval.decidedBy}`;
-      return `approval ${approval.approvalId} ${PAST[decision.decision]}${by} (run ${approval.runId}, step ${approval.stepId})\n`;
+      return `approval ${approval.approvalId} ${PAST[decision.decision]}${by} (run ${approval.runId}, step ${approval.stepId})`;
     });
   });
 }

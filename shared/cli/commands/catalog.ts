@@ -20,6 +20,7 @@ import { bindingsConfigFromJson } from '../../capabilities/registry.ts';
 import { isCatalogError, isValidationError } from '../../errors.ts';
 import { loadCatalog, parseCatalog } from '../../plan/catalog.ts';
 import type { Capability, CatalogDocument } from '../../plan/schema.ts';
+import { terminalBlock, terminalJson, terminalLine } from '../../terminal-text.ts';
 import { type CliIo, type CommandRun, EXIT_NO, EXIT_OK, UsageError } from '../io.ts';
 import { HELP, InputError, limit, parseStrict, readInputFile, runLocalCommand } from '../local-command.ts';
 
@@ -186,7 +187,9 @@ async function decideSideEffect(tool: ListedTool, options: Options, io: CliIo): 
   if (reading !== undefined) return reading;
   if (!options.yes && io.ask !== undefined) {
     for (;;) {
-      const answer = (await io.ask(`Does the tool "${tool.name}" change anything (write, send, delete)? [Y/n] `))
+      const answer = (
+        await io.ask(`Does the tool "${terminalLine(tool.name)}" change anything (write, send, delete)? [Y/n] `)
+      )
         .trim()
         .toLowerCase();
       if (answer === '' || answer === 'y' || answer === 'yes') return { sideEffect: 'mutating', reason: 'you said so' };
@@ -194,7 +197,7 @@ async function decideSideEffect(tool: ListedTool, options: Options, io: CliIo): 
     }
   }
   io.stderr(
-    `cairn catalog import: warning: ${tool.name} has no readOnlyHint or destructiveHint; imported as mutating ` +
+    `cairn catalog import: warning: ${terminalLine(tool.name)} has no readOnlyHint or destructiveHint; imported as mutating ` +
       '(edit sideEffect in the catalog if it only reads)\n',
   );
   return { sideEffect: 'mutating', reason: 'not annotated: assumed' };
@@ -235,7 +238,8 @@ async function existingBindings(path: string): Promise<Record<string, unknown>> 
 }
 
 const shellQuoted = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`;
-const pretty = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
+// The server's tool names and descriptions are in the JSON too: escaped so `cat` of the file cannot run them either.
+const pretty = (value: unknown): string => `${terminalJson(value, 2)}\n`;
 
 async function importTools(options: Options, io: CliIo): Promise<number> {
   const server = describeServer(options.server);
@@ -243,7 +247,8 @@ async function importTools(options: Options, io: CliIo): Promise<number> {
   try {
     listing = await listTools(options);
   } catch (error) {
-    io.stderr(`cairn catalog import: cannot list the tools of ${server}: ${(error as Error).message}\n`);
+    // The message may end with the tail of a stdio server's stderr, over several lines.
+    io.stderr(`cairn catalog import: cannot list the tools of ${server}: ${terminalBlock((error as Error).message)}\n`);
     return EXIT_NO;
   }
   const unknown = options.tools.filter((name) => !listing.tools.some((tool) => tool.name === name));
@@ -270,7 +275,7 @@ async function importTools(options: Options, io: CliIo): Promise<number> {
     const unchecked = tool.outputSchema === undefined ? '; no output schema: its output is not checked' : '';
     io.stderr(`  ${entry.target}  ${sideEffect} (${reason})${unchecked}\n`);
   }
-  for (const problem of problems) io.stderr(`cairn catalog import: ${problem}\n`);
+  for (const problem of problems) io.stderr(`cairn catalog import: ${terminalLine(problem)}\n`);
 
   const outPath = options.out === undefined ? undefined : resolve(io.cwd, options.out);
   const catalog = mergeCatalog(outPath === undefined ? undefined : await existingCatalog(outPath), entries);
@@ -286,7 +291,7 @@ async function importTools(options: Options, io: CliIo): Promise<number> {
 
   if (outPath === undefined) io.stdout(pretty(catalog));
   else await writeFile(outPath, pretty(catalog));
-  const exportLine = `export CAIRN_BINDINGS=${shellQuoted(JSON.stringify(allBindings))}\n`;
+  const exportLine = `export CAIRN_BINDINGS=${shellQuoted(terminalJson(allBindings))}\n`;
   if (bindingsPath !== undefined) await writeFile(bindingsPath, pretty(allBindings));
   else if (outPath !== undefined) io.stdout(exportLine);
   else io.stderr(exportLine);

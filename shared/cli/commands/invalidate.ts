@@ -6,7 +6,7 @@
  * 2 bad usage.
  */
 import { type CommandRun, UsageError } from '../io.ts';
-import { apiCommand, type CliDeps, CONNECTION_HELP, printAnswer, stringFlag } from './api-command.ts';
+import { apiCommand, type CliDeps, CONNECTION_HELP, printLine, stringFlag } from './api-command.ts';
 
 const USAGE = `usage: cairn invalidate <runId> <stepId> [options]
 
@@ -30,11 +30,11 @@ export function createInvalidateCommand(deps: CliDeps = {}): CommandRun {
       const reason = stringFlag(call.values, 'reason');
       if (reason?.trim() === '') throw new UsageError('--reason must not be blank');
       const answer = await call.client().invalidate(runId, stepId, reason);
-      return printAnswer(call, answer, () =>
+      return printLine(call, answer, () =>
         answer.stepIds.length === 0
-          ? `run ${answer.runId}: nothing invalidated (another invalidation got there first)\n`
+          ? `run ${answer.runId}: nothing invalidated (another invalidation got there first)`
           : `run ${answer.runId}: ${answer.stepIds.join(', ')} start a new generation` +
-            `${answer.reopened ? '; the run reopened' : ''} (cairn status ${answer.runId} --watch)\n`,
+            `${answer.reopened ? '; the run reopened' : ''} (cairn status ${answer.runId} --watch)`,
       );
     },
   );

@@ -13,6 +13,7 @@ import { plannerErrorCode } from '../../planner/errors.ts';
 import { createHtnPlanModel } from '../../planner/htn/model.ts';
 import { createPlanner, PLANNER_MODES, type PlannerMode, type PlanRequest } from '../../planner/planner.ts';
 import type { PlanModel } from '../../ports/plan-model.ts';
+import { terminalJson, terminalLine } from '../../terminal-text.ts';
 import { catalogPathOf, loadCatalogFile } from '../catalog-file.ts';
 import { type CliIo, type CommandRun, EXIT_NO, EXIT_OK, EXIT_USAGE, UsageError } from '../io.ts';
 import { HELP, limit, parseStrict, runLocalCommand } from '../local-command.ts';
@@ -126,17 +127,19 @@ async function modelFor(options: Options, env: CliIo['env']): Promise<PlanModel>
   return createBedrockPlanModel({ client: defaultBedrockClient(options.model.region), modelId: options.model.modelId });
 }
 
+/** A model's answer and its endpoint's errors are anybody's text: each line keeps to one line, controls escaped. */
 function reportFailure(error: unknown, io: CliIo): number {
+  const line = (text: string) => io.stderr(`${terminalLine(text)}\n`);
   if (isPlannerError(error)) {
     const code = plannerErrorCode(error);
-    io.stderr(`cairn plan: ${code ? `${code}: ` : ''}${error.message}\n`);
+    line(`cairn plan: ${code ? `${code}: ` : ''}${error.message}`);
     const issues = error.context.issues;
     if (Array.isArray(issues))
-      for (const i of issues as PlanIssue[]) io.stderr(`  ${i.code} ${i.path || '(root)'} ${i.message}\n`);
+      for (const i of issues as PlanIssue[]) line(`  ${i.code} ${i.path || '(root)'} ${i.message}`);
     return code === 'E_MODE' ? EXIT_USAGE : EXIT_NO;
   }
   if (isModelError(error)) {
-    io.stderr(`cairn plan: ${error.message}${error.retryable ? ' (transient: try again)' : ''}\n`);
+    line(`cairn plan: ${error.message}${error.retryable ? ' (transient: try again)' : ''}`);
     return EXIT_NO;
   }
   throw error;
@@ -153,7 +156,7 @@ export const run: CommandRun = (argv, io) =>
       try {
         const planner = createPlanner({ model: await modelFor(options, io.env), catalog, limits: options.limits });
         const plan = await planner.plan(options.request);
-        io.stdout(`${JSON.stringify(plan, null, 2)}\n`);
+        io.stdout(`${terminalJson(plan, 2)}\n`);
         return EXIT_OK;
       } catch (error) {
         return reportFailure(error, io);

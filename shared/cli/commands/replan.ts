@@ -7,7 +7,7 @@
  * API; 2 bad usage.
  */
 import { type CommandRun, UsageError } from '../io.ts';
-import { apiCommand, type CliDeps, CONNECTION_HELP, oneId, printAnswer, stringFlag } from './api-command.ts';
+import { apiCommand, type CliDeps, CONNECTION_HELP, oneId, printLine, stringFlag } from './api-command.ts';
 
 const USAGE = `usage: cairn replan <runId> --reason <text> [options]
 
@@ -31,12 +31,12 @@ export function createReplanCommand(deps: CliDeps = {}): CommandRun {
       const objective = stringFlag(call.values, 'objective');
       if (objective !== undefined && objective.trim() === '') throw new UsageError('--objective must not be blank');
       const answer = await call.client().replan(runId, reason, objective);
-      return printAnswer(call, answer, () =>
+      return printLine(call, answer, () =>
         answer.approvalId !== undefined
-          ? `run ${answer.runId}: the new revision adds a mutating target and waits for approval ${answer.approvalId} (cairn approve ${answer.approvalId})\n`
+          ? `run ${answer.runId}: the new revision adds a mutating target and waits for approval ${answer.approvalId} (cairn approve ${answer.approvalId})`
           : answer.revision === undefined
-            ? `run ${answer.runId}: another replan revised the plan first (see cairn status ${answer.runId})\n`
-            : `run ${answer.runId}: replanned as revision ${answer.revision} (cairn status ${answer.runId} --watch)\n`,
+            ? `run ${answer.runId}: another replan revised the plan first (see cairn status ${answer.runId})`
+            : `run ${answer.runId}: replanned as revision ${answer.revision} (cairn status ${answer.runId} --watch)`,
       );
     },
   );

@@ -11,6 +11,7 @@ import { resolve } from 'node:path';
 import type { CreateRunBody } from '../../api/client.ts';
 import { DEFAULT_POLL_MS } from '../../api/watch.ts';
 import { parseStrictJson } from '../../plan/json.ts';
+import { terminalJson, terminalLine } from '../../terminal-text.ts';
 import { type CliIo, type CommandRun, EXIT_OK, UsageError } from '../io.ts';
 import {
   apiCommand,
@@ -91,8 +92,8 @@ export function createRunCommand(deps: CliDeps = {}): CommandRun {
     const client = call.client();
     const key = stringFlag(values, 'idempotency-key');
     const created = await client.createRun(body, key === undefined ? {} : { idempotencyKey: key });
-    if (values.json) io.stdout(`${JSON.stringify(created)}\n`);
-    else if (!values.watch) io.stdout(`run ${created.runId} ${created.status}\n`);
+    if (values.json) io.stdout(`${terminalJson(created)}\n`);
+    else if (!values.watch) io.stdout(`${terminalLine(`run ${created.runId} ${created.status}`)}\n`);
     if (!values.watch) return EXIT_OK;
     return watchToExit(client, created.runId, io, intervalMs);
   });

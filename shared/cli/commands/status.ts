@@ -5,6 +5,7 @@
  */
 import type { RunView, StepView } from '../../api/run-view.ts';
 import { counter, DEFAULT_POLL_MS } from '../../api/watch.ts';
+import { terminalLine } from '../../terminal-text.ts';
 import type { CommandRun } from '../io.ts';
 import {
   apiCommand,
@@ -58,7 +59,8 @@ export function formatRun(run: RunView): string {
     lines.push(stepLine(step, depth));
   }
   if (run.steps.length === 0 && run.status === 'planning') lines.push('  (planning: no steps yet)');
-  return `${lines.join('\n')}\n`;
+  // Each line is one line: whatever a field carries (a CR, an ESC sequence) shows as an escape on it.
+  return `${lines.map(terminalLine).join('\n')}\n`;
 }
 
 export function createStatusCommand(deps: CliDeps = {}): CommandRun {

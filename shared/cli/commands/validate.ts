@@ -5,6 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { DEFAULT_LIMITS, type PlanLimits, validateText } from '../../plan/validate.ts';
+import { terminalJson, terminalLine } from '../../terminal-text.ts';
 import { catalogPathOf, loadCatalogFile } from '../catalog-file.ts';
 import { type CommandRun, EXIT_NO, EXIT_OK, UsageError } from '../io.ts';
 import { HELP, limit, parseStrict, readInputFile, runLocalCommand } from '../local-command.ts';
@@ -66,11 +67,14 @@ export const run: CommandRun = (argv, io) =>
       ]);
       const result = validateText(text, catalog, options.limits, { generated: options.generated });
       if (options.json) {
-        io.stdout(`${JSON.stringify(result.valid ? { valid: true } : { valid: false, errors: result.errors })}\n`);
+        io.stdout(`${terminalJson(result.valid ? { valid: true } : { valid: false, errors: result.errors })}\n`);
       } else if (result.valid) {
         io.stdout(`valid: ${result.plan.steps.length} step${result.plan.steps.length === 1 ? '' : 's'}\n`);
       } else {
-        io.stdout(result.errors.map((e) => `${e.code} ${e.path || '(root)'} ${e.message}\n`).join(''));
+        // A message may quote the plan, which a model may have written: one line each, controls escaped.
+        io.stdout(
+          result.errors.map((e) => `${terminalLine(`${e.code} ${e.path || '(root)'} ${e.message}`)}\n`).join(''),
+        );
       }
       return result.valid ? EXIT_OK : EXIT_NO;
     },

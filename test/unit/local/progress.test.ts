@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createProgressPrinter } from '../../../infra/local/progress.ts';
 import type { BusEnvelope } from '../../../shared/adapters/local/event-bus.ts';
+import { rawControls } from '../../support/raw-controls.ts';
 
 const envelope = (type: string, detail: Record<string, unknown>): BusEnvelope => ({
   version: '0',
@@ -75,5 +76,23 @@ describe('createProgressPrinter', () => {
   it('says how many more causes a block has than it names', () => {
     const lines = feed([envelope('StepBlocked', { stepId: 'z', blockedBy: ['a', 'b'], blockedByCount: 30 })]);
     expect(lines[0]).toMatch(/z blocked by a, b and 28 more$/);
+  });
+
+  it('shows the controls in an objective, an error message or a reason as escapes, one line per event', () => {
+    const lines = feed([
+      envelope('RunStarted', {
+        objective: 'report\u001b]0;pwned\u0007\r\u202eevil\nrun r1 complete',
+        steps: 1,
+        revision: 1,
+      }),
+      envelope('StepFailed', { stepId: 'a', final: true, error: { code: 'E', message: 'no\u001b[2J\u009b31m' } }),
+      envelope('PlanRevised', { revision: 2, reason: 'why\tnot\u2066' }),
+    ]);
+
+    expect(lines.flatMap(rawControls)).toEqual([]);
+    expect(lines.join('\n').split('\n')).toHaveLength(3);
+    expect(lines[0]).toContain('report\\u001b]0;pwned\\u0007\\u000d\\u202eevil\\u000arun r1 complete');
+    expect(lines[1]).toMatch(/a failed: E no\\u001b\[2J\\u009b31m$/);
+    expect(lines[2]).toContain('why\\u0009not\\u2066');
   });
 });
