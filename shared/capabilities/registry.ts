@@ -23,6 +23,7 @@ export const bindingConfigSchema = z.discriminatedUnion('kind', [
     url: z.url({ protocol: /^https?$/ }),
     timeoutMs: z.number().int().positive().max(900_000).optional(),
     headers: z.record(z.string(), z.string()).optional(),
+    redirects: z.enum(['none', 'same-origin']).optional(),
   }),
   z.strictObject({
     kind: z.literal('bedrock'),
