@@ -84,6 +84,7 @@ export function bindingsFromConfig(config: unknown, deps: BindingDeps = {}): Rec
           ...(binding.timeoutMs === undefined ? {} : { timeoutMs: binding.timeoutMs }),
           ...(binding.headers === undefined ? {} : { headers: binding.headers }),
           ...(binding.redirects === undefined ? {} : { redirects: binding.redirects }),
+          ...(binding.internal === undefined ? {} : { internal: binding.internal }),
           ...(deps.maxOutputBytes === undefined ? {} : { maxAnswerBytes: deps.maxOutputBytes }),
         });
         break;

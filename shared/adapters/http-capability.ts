@@ -11,7 +11,9 @@
  *   Another origin is always refused, so the binding's headers never reach a host it was not configured for;
  * - the answer is read up to the step output limit (CAIRN_MAX_OUTPUT_BYTES) and no further: a larger one, or one
  *   that declares a larger `content-length`, fails E_OUTPUT_TOO_LARGE with the rest unread. A failure's body is read
- *   only as far as its message shows.
+ *   only as far as its message shows;
+ * - unless the binding is marked internal, an endpoint whose host is or resolves to a loopback, private or link-local
+ *   address is refused (E_ADDRESS_REFUSED, permanent) at the connection itself (shared/adapters/address-guard.ts).
  */
 
 import { CAPABILITY_ERROR_CODES, capabilityError, httpStatusFailure } from '../capabilities/capability-errors.ts';
@@ -19,6 +21,7 @@ import { answerToResult, capabilityRequest, parseAnswerJson } from '../capabilit
 import { DEFAULT_MAX_OUTPUT_BYTES } from '../config/defaults.ts';
 import { isCapabilityError } from '../errors.ts';
 import type { CapabilityBinding, CapabilityCall, CapabilityResult } from '../ports/capabilities.ts';
+import { checkLiteralHost, guardedLookup } from './address-guard.ts';
 import { createHttpClient, declaredLength, decodeText, type HttpClient, readBounded } from './http-exchange.ts';
 
 export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
@@ -38,6 +41,8 @@ export interface HttpCapabilityOptions {
   readonly redirects?: RedirectPolicy;
   /** The largest answer body read, in bytes; default the step output limit (DEFAULT_MAX_OUTPUT_BYTES). */
   readonly maxAnswerBytes?: number;
+  /** True lets the endpoint be on a loopback, private or link-local address; false (the default) refuses those. */
+  readonly internal?: boolean;
 }
 
 const excerpt = (text: string): string => (text.length > 300 ? `${text.slice(0, 300)}…` : text);
@@ -90,7 +95,9 @@ export function httpCapability(options: HttpCapabilityOptions): CapabilityBindin
   const maxAnswerBytes = options.maxAnswerBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const redirects = options.redirects ?? 'none';
   const endpoint = new URL(url);
-  const client: HttpClient = createHttpClient();
+  const internal = options.internal === true;
+  const what = `HTTP endpoint ${url}`;
+  const client: HttpClient = createHttpClient(internal ? {} : { lookup: guardedLookup(what) });
 
   /** The URL a redirect answer leads to, when this binding may follow it; else the refusal. */
   function nextHop(source: string, status: number, location: string | undefined, hop: number): URL {
@@ -132,6 +139,8 @@ export function httpCapability(options: HttpCapabilityOptions): CapabilityBindin
     };
     let target = endpoint;
     for (let hop = 0; ; hop++) {
+      // A host written as an IP is connected to without a lookup, so the guard's lookup never sees it.
+      if (!internal) checkLiteralHost(what, target.hostname);
       const response = await client.send(target, { method: 'POST', headers: requestHeaders, body, signal });
       const status = response.statusCode ?? 0;
       if (status >= 300 && status <= 399) {

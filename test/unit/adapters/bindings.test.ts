@@ -74,7 +74,7 @@ describe('bindingsFromConfig', () => {
     });
     try {
       const bindings = bindingsFromConfig(
-        { 'tool:x': { kind: 'http', url: server.url, redirects: 'same-origin' } },
+        { 'tool:x': { kind: 'http', url: server.url, redirects: 'same-origin', internal: true } },
         { maxOutputBytes: 1000 },
       );
 

@@ -42,7 +42,13 @@ describe('httpCapability as a careful client', () => {
   let server: TestHttpServer;
   let other: TestHttpServer;
   const binding = (options: Partial<HttpCapabilityOptions> = {}) =>
-    httpCapability({ url: server.url, timeoutMs: 5000, headers: { 'x-api-key': 'k-secret' }, ...options });
+    httpCapability({
+      url: server.url,
+      timeoutMs: 5000,
+      headers: { 'x-api-key': 'k-secret' },
+      internal: true,
+      ...options,
+    });
 
   beforeAll(async () => {
     [server, other] = await Promise.all([startHttpServer(), startHttpServer()]);
@@ -124,6 +130,42 @@ describe('httpCapability as a careful client', () => {
       expect(codeOf(error)).toBe('E_REDIRECT_REFUSED');
       expect(String(error.message)).toContain(`more than ${MAX_REDIRECTS} redirects`);
       expect(server.requests).toHaveLength(MAX_REDIRECTS + 1);
+    });
+  });
+
+  describe('addresses', () => {
+    it('refuses an endpoint on 127.0.0.1 unless the binding is marked internal, and calls it when it is', async () => {
+      server.respondWith(json(200, { value: 'internal' }));
+
+      const error = await caught(binding({ internal: false }).invoke(aCall()));
+      expect(server.requests).toEqual([]);
+      const result = await binding({ internal: true }).invoke(aCall());
+
+      expect(error).toMatchObject({ name: 'CapabilityError', retryable: false });
+      expect(codeOf(error)).toBe('E_ADDRESS_REFUSED');
+      expect(String(error.message)).toContain('127.0.0.1 is a loopback address');
+      expect(result.output).toEqual({ value: 'internal' });
+      expect(server.requests).toHaveLength(1);
+    });
+
+    it('refuses a host name that resolves to a loopback address, at the connection', async () => {
+      const byName = new URL(server.url);
+      byName.hostname = 'localhost';
+
+      const error = await caught(binding({ url: byName.href, internal: false }).invoke(aCall()));
+
+      expect(codeOf(error)).toBe('E_ADDRESS_REFUSED');
+      expect(String(error.message)).toMatch(/localhost resolves to (127\.0\.0\.1|::1), a loopback address/);
+      expect(server.requests).toEqual([]);
+    });
+
+    it('refuses the cloud metadata address before connecting', async () => {
+      const error = await caught(
+        binding({ url: 'http://169.254.169.254/latest/meta-data/', internal: false }).invoke(aCall()),
+      );
+
+      expect(codeOf(error)).toBe('E_ADDRESS_REFUSED');
+      expect(String(error.message)).toContain('169.254.169.254 is a link-local address');
     });
   });
 

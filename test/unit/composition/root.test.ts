@@ -211,7 +211,7 @@ describe('createRoot', () => {
     server.respondWith(json(200, { value: 'x'.repeat(2000) }));
     const settings = settingsFromEnv({
       CAIRN_MAX_OUTPUT_BYTES: '1000',
-      CAIRN_BINDINGS: JSON.stringify({ 'tool:other': { kind: 'http', url: server.url } }),
+      CAIRN_BINDINGS: JSON.stringify({ 'tool:other': { kind: 'http', url: server.url, internal: true } }),
     });
     try {
       const root = createRoot(settings, countingPlace().place);
