@@ -118,10 +118,10 @@ export function httpCapability(options: HttpCapabilityOptions): CapabilityBindin
     return target;
   }
 
-  function tooLarge(source: string, what: string): Error {
+  function tooLarge(source: string, how: string): Error {
     return capabilityError(
       CAPABILITY_ERROR_CODES.outputTooLarge,
-      `${source} ${what}, over the limit of ${maxAnswerBytes} bytes; the rest was not read ` +
+      `${source} ${how}, over the limit of ${maxAnswerBytes} bytes; the rest was not read ` +
         '(step results live in one DynamoDB item and travel in 256 KB Step Functions payloads): ' +
         'return a reference to the data (for example an S3 URL) instead of the data itself',
       { retryable: false, details: { limit: maxAnswerBytes }, context: { url } },
