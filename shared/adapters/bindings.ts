@@ -24,7 +24,8 @@ export interface BindingDeps {
   /** Clients are created once, on first use, with maxAttempts 1 (the step state machine owns retries). */
   readonly lambdaClient?: () => LambdaClient;
   readonly bedrockClient?: () => BedrockRuntimeClient;
-  readonly fetch?: typeof fetch;
+  /** The step output limit (CAIRN_MAX_OUTPUT_BYTES): an HTTP binding reads no more of an answer. */
+  readonly maxOutputBytes?: number;
   /** MCP server connections; default: one set per configuration, closed with the registry. */
   readonly mcpConnections?: () => McpConnections;
   /** Where OpenAI-compatible bindings find their keys (`apiKeyEnv`, `apiKeySecret`). */
@@ -82,7 +83,9 @@ export function bindingsFromConfig(config: unknown, deps: BindingDeps = {}): Rec
           url: binding.url,
           ...(binding.timeoutMs === undefined ? {} : { timeoutMs: binding.timeoutMs }),
           ...(binding.headers === undefined ? {} : { headers: binding.headers }),
-          ...(deps.fetch === undefined ? {} : { fetch: deps.fetch }),
+          ...(binding.redirects === undefined ? {} : { redirects: binding.redirects }),
+          ...(binding.internal === undefined ? {} : { internal: binding.internal }),
+          ...(deps.maxOutputBytes === undefined ? {} : { maxAnswerBytes: deps.maxOutputBytes }),
         });
         break;
       case 'bedrock':

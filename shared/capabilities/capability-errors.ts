@@ -30,6 +30,10 @@ export const CAPABILITY_ERROR_CODES = {
   idempotencyInProgress: 'E_IDEMPOTENCY_IN_PROGRESS',
   inputSchema: 'E_INPUT_SCHEMA',
   outputTooLarge: 'E_OUTPUT_TOO_LARGE',
+  /** An HTTP binding's host is (or resolves to) a loopback, private or link-local address and it is not internal. */
+  addressRefused: 'E_ADDRESS_REFUSED',
+  /** An HTTP binding was answered with a redirect it may not follow (none, or one to another origin). */
+  redirectRefused: 'E_REDIRECT_REFUSED',
 } as const;
 
 export interface CapabilityFailure {

@@ -1,7 +1,7 @@
 /**
  * The capability registry: runtime configuration that binds targets to code, never the plan. Deployed, the
  * configuration is JSON in the env var CAIRN_BINDINGS, for example
- *   { "tool:web.search": { "kind": "http", "url": "https://search.internal/run", "timeoutMs": 10000 },
+ *   { "tool:web.search": { "kind": "http", "url": "https://search.internal/run", "timeoutMs": 10000, "internal": true },
  *     "tool:ci.build": { "kind": "lambda", "functionArn": "arn:aws:lambda:eu-west-1:123456789012:function:build" },
  *     "agent:report.writer": { "kind": "bedrock", "modelId": "anthropic.claude-3-5-haiku-20241022-v1:0" },
  *     "tool:crm.lookup": { "kind": "mcp", "transport": "http", "url": "https://crm.internal/mcp", "tool": "lookup" } }
@@ -23,6 +23,8 @@ export const bindingConfigSchema = z.discriminatedUnion('kind', [
     url: z.url({ protocol: /^https?$/ }),
     timeoutMs: z.number().int().positive().max(900_000).optional(),
     headers: z.record(z.string(), z.string()).optional(),
+    redirects: z.enum(['none', 'same-origin']).optional(),
+    internal: z.boolean().optional(),
   }),
   z.strictObject({
     kind: z.literal('bedrock'),

@@ -135,6 +135,7 @@ export function createRoot(settings: Settings, place: Place): Root {
       catalog: catalog(),
       builtins: settings.capabilities.builtins,
       bindings: settings.capabilities.bindings,
+      deps: { maxOutputBytes: settings.capabilities.maxOutputBytes },
       ...(demo === undefined ? {} : { demo }),
       ...(extra === undefined ? {} : { extra }),
     });

@@ -10,6 +10,8 @@ import {
 import { unboundTargets } from '../../../shared/capabilities/registry.ts';
 import demoCatalog from '../../../shared/catalog/demo.json' with { type: 'json' };
 import { loadCatalog } from '../../../shared/plan/catalog.ts';
+import { aCall, caught, codeOf } from '../../support/capability-call.ts';
+import { json, startHttpServer } from '../../support/http-server.ts';
 
 const CONFIG = {
   'tool:ci.build': { kind: 'lambda', functionArn: 'arn:aws:lambda:eu-west-1:123456789012:function:build' },
@@ -62,6 +64,27 @@ describe('bindingsFromConfig', () => {
     );
 
     expect(made).toEqual({ lambda: 1, bedrock: 1 });
+  });
+
+  it('gives an HTTP binding its redirect policy and reads its answers no further than the output limit', async () => {
+    const server = await startHttpServer();
+    server.respondWith((request, response) => {
+      if (request.url !== '/capability') return json(200, { value: 'x'.repeat(2000) })(request, response);
+      response.writeHead(307, { location: '/v2' }).end();
+    });
+    try {
+      const bindings = bindingsFromConfig(
+        { 'tool:x': { kind: 'http', url: server.url, redirects: 'same-origin', internal: true } },
+        { maxOutputBytes: 1000 },
+      );
+
+      const error = await caught(bindings['tool:x']?.invoke(aCall()) ?? Promise.resolve());
+
+      expect(codeOf(error)).toBe('E_OUTPUT_TOO_LARGE');
+      expect(server.requests.map((r) => r.url)).toEqual(['/capability', '/v2']);
+    } finally {
+      await server.close();
+    }
   });
 
   it('gives default clients a single attempt so the step state machine owns retries', async () => {

@@ -6,7 +6,7 @@ import { json, refusedUrl, startHttpServer, type TestHttpServer } from '../../su
 describe('httpCapability', () => {
   let server: TestHttpServer;
   const binding = (timeoutMs = 2000) =>
-    httpCapability({ url: server.url, timeoutMs, headers: { authorization: 'Bearer s3cret' } });
+    httpCapability({ url: server.url, timeoutMs, headers: { authorization: 'Bearer s3cret' }, internal: true });
 
   beforeAll(async () => {
     server = await startHttpServer();
@@ -134,7 +134,7 @@ describe('httpCapability', () => {
   it('fails retryably when nothing listens', async () => {
     const url = await refusedUrl();
 
-    const error = await caught(httpCapability({ url, timeoutMs: 2000 }).invoke(aCall()));
+    const error = await caught(httpCapability({ url, timeoutMs: 2000, internal: true }).invoke(aCall()));
 
     expect(error).toMatchObject({ name: 'CapabilityError', retryable: true });
     expect(codeOf(error)).toBe('E_CAPABILITY_UNAVAILABLE');

@@ -65,7 +65,11 @@ describeBindingBehaviour('http (local server)', async () => {
     response.writeHead(status, { 'content-type': 'application/json' });
     response.end(JSON.stringify('fail' in answer ? { message: 'scripted failure' } : answer.output));
   });
-  return { kind: 'http', binding: httpCapability({ url: server.url, timeoutMs: 5000 }), stop: () => server.close() };
+  return {
+    kind: 'http',
+    binding: httpCapability({ url: server.url, timeoutMs: 5000, internal: true }),
+    stop: () => server.close(),
+  };
 });
 
 describeBindingBehaviour('bedrock (mocked model that echoes the input of its brief)', async () => {

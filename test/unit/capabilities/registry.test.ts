@@ -17,6 +17,8 @@ const CONFIG = {
     url: 'https://search.example.com/run',
     timeoutMs: 5000,
     headers: { 'x-key': 'k' },
+    redirects: 'same-origin',
+    internal: true,
   },
   'agent:report.writer': { kind: 'bedrock', modelId: 'anthropic.claude-3-5-haiku-20241022-v1:0', maxTokens: 2000 },
 };
@@ -31,6 +33,16 @@ describe('parseBindingsConfig', () => {
     ['a bound human gate', { 'human:ok': { kind: 'lambda', functionArn: 'arn:x' } }, '/human:ok'],
     ['a bedrock tool', { 'tool:a': { kind: 'bedrock', modelId: 'm' } }, '/tool:a'],
     ['a zero timeout', { 'tool:a': { kind: 'http', url: 'https://x.example', timeoutMs: 0 } }, '/tool:a/timeoutMs'],
+    [
+      'an internal mark that is not a boolean',
+      { 'tool:a': { kind: 'http', url: 'https://x.example', internal: 'yes' } },
+      '/tool:a/internal',
+    ],
+    [
+      'an unknown redirect policy',
+      { 'tool:a': { kind: 'http', url: 'https://x.example', redirects: 'any' } },
+      '/tool:a/redirects',
+    ],
   ])('refuses %s with a ValidationError naming the path', async (_label, config, path) => {
     const error = await caught(Promise.resolve().then(() => parseBindingsConfig(config)));
 

@@ -13,6 +13,8 @@ import type { Executions } from '../../../shared/ports/executions.ts';
 import type { Place } from '../../../shared/ports/place.ts';
 import type { PlanModel } from '../../../shared/ports/plan-model.ts';
 import type { Store } from '../../../shared/ports/store.ts';
+import { aCall, caught, codeOf } from '../../support/capability-call.ts';
+import { json, startHttpServer } from '../../support/http-server.ts';
 
 /** A store whose every call fails naming the store and the method: a service that reaches it says which it used. */
 const taggedStore = (tag: string): Store =>
@@ -202,6 +204,25 @@ describe('createRoot', () => {
     expect(root.registry.binding('tool:other')?.kind).toBe('http');
     expect(wrapped).toEqual([root.registry]);
     expect(root.runnerDeps.registry).toBe(root.registry);
+  });
+
+  it('gives the configured HTTP bindings the settings’ output limit', async () => {
+    const server = await startHttpServer();
+    server.respondWith(json(200, { value: 'x'.repeat(2000) }));
+    const settings = settingsFromEnv({
+      CAIRN_MAX_OUTPUT_BYTES: '1000',
+      CAIRN_BINDINGS: JSON.stringify({ 'tool:other': { kind: 'http', url: server.url, internal: true } }),
+    });
+    try {
+      const root = createRoot(settings, countingPlace().place);
+
+      const error = await caught(root.registry.binding('tool:other')?.invoke(aCall()) ?? Promise.resolve());
+
+      expect(codeOf(error)).toBe('E_OUTPUT_TOO_LARGE');
+      await root.close();
+    } finally {
+      await server.close();
+    }
   });
 
   it('passes the place’s metrics to the services that report them', () => {
