@@ -4,6 +4,7 @@
  * Handlers are the same `createHandler(deps)` factories the Lambdas use, and their dependencies come from the same
  * composition root (shared/composition/root.ts) with the same settings; only the adapters of the place differ.
  */
+import { terminalLine } from '../../shared/terminal-text.ts';
 import './polyfills.ts';
 import './xray-manual-mode.ts';
 import { randomBytes } from 'node:crypto';
@@ -108,7 +109,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const store = options.wrapStore ? options.wrapStore(dynamoStore) : dynamoStore;
   const catalog = localCatalog(options.conformance === true, options.extraCapabilities?.capabilities, settings.catalog);
   const onBusError = (error: unknown, event: BusEnvelope) =>
-    process.stderr.write(`cairn: a bus subscriber failed on ${event['detail-type']}: ${String(error)}\n`);
+    process.stderr.write(
+      `${terminalLine(`cairn: a bus subscriber failed on ${event['detail-type']}: ${String(error)}`)}\n`,
+    );
   const bus = hooks.bus(
     withPutEventsLimits(createLocalEventBus({ onError: onBusError }), undefined, options.putEventsLimits),
     onBusError,

@@ -3,6 +3,7 @@
  * every Lambda Task mapped to a local handler (the same `createHandler(deps)` the Lambda uses) and task tokens
  * emulated. Execution names are unique per machine, as in Step Functions, so a duplicate start is harmless.
  */
+import { terminalLine } from '../../shared/terminal-text.ts';
 import './polyfills.ts';
 import { randomUUID } from 'node:crypto';
 import type { MachineName, StartResult } from '../../shared/ports/executions.ts';
@@ -69,7 +70,9 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
   const onError =
     options.onError ??
     ((error: Error, execution: LocalExecutionInfo) => {
-      process.stderr.write(`cairn: ${execution.machine} execution ${execution.name} failed: ${error.message}\n`);
+      process.stderr.write(
+        `${terminalLine(`cairn: ${execution.machine} execution ${execution.name} failed: ${error.message}`)}\n`,
+      );
     });
 
   const { journal } = options;
