@@ -9,7 +9,6 @@ import './xray-manual-mode.ts';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { serve } from '@hono/node-server';
 import { createHandler as createCoordinatorHandler } from '../../functions/coordinator.ts';
 import { createHandler as createInvalidatorHandler } from '../../functions/invalidator.ts';
 import { createHandler as createPlannerHandler } from '../../functions/planner.ts';
@@ -36,6 +35,7 @@ import { startInProcessDynamo } from './dynalite-in-process.ts';
 import { type ExecutionJournal, openExecutionJournal } from './execution-journal.ts';
 import { faultsOf } from './faults/config.ts';
 import { faultHooks, type LocalStackFaults } from './faults/hooks.ts';
+import { serveApi, serverTimeouts } from './http-server.ts';
 import { LEDGER_FILE, type LedgerFile, openLedgerFile } from './ledger-file.ts';
 import { createLocalExecutions, type LocalExecutions, type LocalHandler } from './local-executions.ts';
 import { createPlanCheckPool } from './plan-check-pool.ts';
@@ -82,6 +82,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const settings = localSettings(options);
   // Before anything opens: a bad spec (E_BAD_FAULTS) stops here.
   const faults = faultsOf(options);
+  const timeouts = serverTimeouts(options.serverTimeouts);
   const token = options.token ?? settings.apiToken ?? randomBytes(18).toString('base64url');
 
   const counters = stackCounters(options.instrument === true);
@@ -232,11 +233,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   // API Gateway and the API Lambda between the client and the app, with Lambda's 6 MB each way.
   const api = withLambdaPayloadLimits(app.fetch);
   const host = options.host ?? DEFAULT_LOCAL_HOST;
-  const server = serve({ fetch: api, port: options.port ?? 0, hostname: host });
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
+  const server = await serveApi(api, { port: options.port ?? 0, hostname: host, timeouts });
   const { port } = server.address() as AddressInfo;
   const resumed = data ? await resumeOpenWork(executions, store) : { executions: [], started: [] };
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
