@@ -17,6 +17,7 @@ import { asTransient } from '../../functions/root.ts';
 import { createHandler as createExecutorHandler } from '../../functions/step-executor.ts';
 import { createHandler as createValidatorHandler } from '../../functions/validator.ts';
 import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
+import { createStoreReplayGuard } from '../../shared/adapters/aws/webhook-replay-guard.ts';
 import { type BusEnvelope, createLocalEventBus, type LocalEventBus } from '../../shared/adapters/local/event-bus.ts';
 import { createLocalOutboxStream, type LocalOutboxStream } from '../../shared/adapters/local/outbox-stream.ts';
 import { createInProcessPlanJobDispatcher } from '../../shared/adapters/local/plan-job-dispatcher.ts';
@@ -176,7 +177,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     events: () => bus,
     catalog: () => catalog,
     webhookSecrets: () => secretsFrom(settings.webhooks.secrets),
-    replayGuard: (_store, clock) => createMemoryReplayGuard({ clock }),
+    // With a data directory the replay memory is the store's, as deployed, so a restart forgets no delivery.
+    replayGuard: (handlersStore, clock) =>
+      data ? createStoreReplayGuard(handlersStore, clock) : createMemoryReplayGuard({ clock }),
     // Planning jobs run after the request, through the same handlers the deployed dispatcher invokes.
     planJobDispatcher: () => planJobs,
     ...(metrics === undefined ? {} : { metrics: () => metrics }),
