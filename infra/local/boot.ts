@@ -10,7 +10,6 @@ import './xray-manual-mode.ts';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { serve } from '@hono/node-server';
 import { createHandler as createCoordinatorHandler } from '../../functions/coordinator.ts';
 import { createHandler as createInvalidatorHandler } from '../../functions/invalidator.ts';
 import { createHandler as createPlannerHandler } from '../../functions/planner.ts';
@@ -19,6 +18,7 @@ import { asTransient } from '../../functions/root.ts';
 import { createHandler as createExecutorHandler } from '../../functions/step-executor.ts';
 import { createHandler as createValidatorHandler } from '../../functions/validator.ts';
 import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
+import { createStoreReplayGuard } from '../../shared/adapters/aws/webhook-replay-guard.ts';
 import { type BusEnvelope, createLocalEventBus, type LocalEventBus } from '../../shared/adapters/local/event-bus.ts';
 import { createLocalOutboxStream, type LocalOutboxStream } from '../../shared/adapters/local/outbox-stream.ts';
 import { createInProcessPlanJobDispatcher } from '../../shared/adapters/local/plan-job-dispatcher.ts';
@@ -37,6 +37,7 @@ import { startInProcessDynamo } from './dynalite-in-process.ts';
 import { type ExecutionJournal, openExecutionJournal } from './execution-journal.ts';
 import { faultsOf } from './faults/config.ts';
 import { faultHooks, type LocalStackFaults } from './faults/hooks.ts';
+import { serveApi, serverTimeouts } from './http-server.ts';
 import { LEDGER_FILE, type LedgerFile, openLedgerFile } from './ledger-file.ts';
 import { createLocalExecutions, type LocalExecutions, type LocalHandler } from './local-executions.ts';
 import { createPlanCheckPool } from './plan-check-pool.ts';
@@ -83,6 +84,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const settings = localSettings(options);
   // Before anything opens: a bad spec (E_BAD_FAULTS) stops here.
   const faults = faultsOf(options);
+  const timeouts = serverTimeouts(options.serverTimeouts);
   const token = options.token ?? settings.apiToken ?? randomBytes(18).toString('base64url');
 
   const counters = stackCounters(options.instrument === true);
@@ -178,7 +180,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     events: () => bus,
     catalog: () => catalog,
     webhookSecrets: () => secretsFrom(settings.webhooks.secrets),
-    replayGuard: (_store, clock) => createMemoryReplayGuard({ clock }),
+    // With a data directory the replay memory is the store's, as deployed, so a restart forgets no delivery.
+    replayGuard: (handlersStore, clock) =>
+      data ? createStoreReplayGuard(handlersStore, clock) : createMemoryReplayGuard({ clock }),
     // Planning jobs run after the request, through the same handlers the deployed dispatcher invokes.
     planJobDispatcher: () => planJobs,
     ...(metrics === undefined ? {} : { metrics: () => metrics }),
@@ -235,11 +239,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   // API Gateway and the API Lambda between the client and the app, with Lambda's 6 MB each way.
   const api = withLambdaPayloadLimits(app.fetch);
   const host = options.host ?? DEFAULT_LOCAL_HOST;
-  const server = serve({ fetch: api, port: options.port ?? 0, hostname: host });
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
+  const server = await serveApi(api, { port: options.port ?? 0, hostname: host, timeouts });
   const { port } = server.address() as AddressInfo;
   const resumed = data ? await resumeOpenWork(executions, store) : { executions: [], started: [] };
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;

@@ -14,6 +14,7 @@ import { consoleDataRoutes, consoleRoutes } from './console/routes.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
 import { errorBody, handleError, handleNotFound } from './errors.ts';
 import { invalidationRoutes } from './invalidations.ts';
+import { ID_ROUTE_PATTERNS, pathIdGuard } from './path-ids.ts';
 import { plansRoutes } from './plans.ts';
 import { replanRoutes } from './replans.ts';
 import { runsRoutes } from './runs.ts';
@@ -39,6 +40,9 @@ export function createApp(deps: ApiDeps): Hono<ApiEnv> {
       onError: (c) => c.json(errorBody('E_TOO_LARGE', `the request body exceeds ${MAX_BODY_BYTES} bytes`), 413),
     }),
   );
+
+  // Before any route reads the store: an id no route could find is a 404, not a store error.
+  for (const pattern of ID_ROUTE_PATTERNS) app.use(pattern, pathIdGuard);
 
   app.route('/', plansRoutes(deps));
   app.route('/', runsRoutes(deps));

@@ -89,6 +89,19 @@ export const DEFAULT_LOCAL_HOST = '127.0.0.1';
 export const DEFAULT_LOCAL_PORT = 3000;
 
 /**
+ * The embedded server's own timeouts (API Gateway has its own when deployed): the whole request (headers and body)
+ * within `requestMs`, its headers within `headersMs` (past either: 408), an idle keep-alive connection closed after
+ * `keepAliveMs`, and any socket without a byte either way for `idleMs` closed. Without them a client holds a
+ * connection as long as it likes: node waits a minute for headers and five for a request, and never for an idle one.
+ */
+export const DEFAULT_LOCAL_SERVER_TIMEOUTS: {
+  readonly requestMs: number;
+  readonly headersMs: number;
+  readonly keepAliveMs: number;
+  readonly idleMs: number;
+} = Object.freeze({ requestMs: 30_000, headersMs: 10_000, keepAliveMs: 5_000, idleMs: 60_000 });
+
+/**
  * How long after a final failure its replan watch looks whether the replanner answered it (CAIRN_REPLAN_WATCH_SECONDS,
  * context replanWatchSeconds; engine/replan/watch.ts): past every delivery of StepFailed to the replanner on AWS
  * (EventBridge's, then Lambda's two async retries a minute or two apart, each up to the Replanner's 300 s).

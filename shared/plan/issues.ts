@@ -26,6 +26,7 @@ export const ISSUE_CODES = [
   'E_METADATA_TOO_LARGE',
   'E_FAILURE_POLICY',
   'E_DYNAMIC_REFERENCE',
+  'E_LIMIT',
 ] as const;
 export type IssueCode = (typeof ISSUE_CODES)[number];
 

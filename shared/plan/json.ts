@@ -1,16 +1,19 @@
 /**
- * Strict JSON: RFC 8259 text with one value, no trailing data, no duplicate key and no `__proto__` key at any depth.
+ * Strict JSON: RFC 8259 text with one value, no trailing data, no duplicate key and no `__proto__` key at any depth,
+ * and no number a double cannot carry (json-numbers.ts: an integer beyond ±(2^53−1), an overflow, an underflow).
  *
  * `JSON.parse` silently keeps the last of two equal keys, so a plan could say one thing to a reviewer and another to
  * the executor. It also makes `__proto__` an own property, which every later copy (zod, spreads, `Object.assign`)
  * either drops or turns into the copy's prototype: the key is refused (E_RESERVED_KEY) so that it can do neither.
  * `constructor` and `prototype` stay ordinary keys: as own data properties they set nothing.
  *
- * The fast path is the native parser plus a single scan of the keys (the scan may assume the text is well-formed).
+ * The fast path is the native parser plus a single scan of the keys and numbers (the scan may assume the text is
+ * well-formed).
  * Only when either rejects the text does the slower checking parser below run, to say where and why with a line, a
  * column and a JSON Pointer.
  */
 import { type IssueCode, issue, type PlanIssue, pointer } from './issues.ts';
+import { numberLiteralEnd, numberProblem } from './json-numbers.ts';
 
 /** The one key refused anywhere in a document: assigning it to a plain object sets the object's prototype. */
 export const RESERVED_KEY = '__proto__';
@@ -65,7 +68,7 @@ const SMALL_OBJECT = 24;
 type KeySet = string[] | Set<string>;
 
 /**
- * Duplicate-key, reserved-key and depth scan over text that `JSON.parse` accepted. Iterative, so any nesting is safe here; the
+ * Duplicate-key, reserved-key, number and depth scan over text that `JSON.parse` accepted. Iterative, so any nesting is safe here; the
  * depth limit protects everything after it (schema checks, encoders) from recursing off the stack.
  */
 function scanKeysAndDepth(text: string): 'fine' | 'problem' {
@@ -95,6 +98,13 @@ function scanKeysAndDepth(text: string): 'fine' | 'problem' {
       } else {
         i = next;
       }
+      continue;
+    }
+    if (c === MINUS || isDigit(c)) {
+      // Outside strings a digit or a minus can only start a number (literals are true, false and null).
+      const { end, suspect } = numberLiteralEnd(text, i);
+      if (suspect && numberProblem(text.slice(i, end)) !== undefined) return 'problem';
+      i = end;
       continue;
     }
     if (c === OPEN_BRACE || c === OPEN_BRACKET) {
@@ -199,6 +209,12 @@ function parseChecked(text: string, frames: Frame[]): void {
     while (isDigit(text.charCodeAt(i))) i += 1;
   };
   const readNumber = (): void => {
+    const start = i;
+    readNumberSyntax();
+    const problem = numberProblem(text.slice(start, i));
+    if (problem !== undefined) fail(problem, start);
+  };
+  const readNumberSyntax = (): void => {
     if (text.charCodeAt(i) === MINUS) i += 1;
     if (text.charCodeAt(i) === ZERO) {
       i += 1;

@@ -46,6 +46,12 @@ export const DEFAULT_MAX_RETRIES = 3;
 export const MAX_RATIONALE_LENGTH = 2000;
 /** The largest `metadata` a step may carry, in bytes of JSON (UTF-8). */
 export const MAX_METADATA_BYTES = 4096;
+/**
+ * The most resources one step may watch, and a whole plan: each watch is a record written with every revision and
+ * read on every change of its resource, so an unbounded list would let one plan cost minutes and hundreds of MB.
+ */
+export const MAX_WATCHES_PER_STEP = 100;
+export const MAX_WATCHES_PER_PLAN = 10_000;
 
 const nonBlank = (max: number) =>
   z
@@ -152,7 +158,7 @@ export const planStepSchema = z.strictObject({
    */
   segment: z.string().regex(SEGMENT_PATTERN, { message: 'must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' }).optional(),
   approval: approvalSchema.optional(),
-  watches: z.array(z.string().min(1).max(512)).optional(),
+  watches: z.array(z.string().min(1).max(512)).max(MAX_WATCHES_PER_STEP).optional(),
   estimatedDurationSeconds: z.number().min(0).optional(),
   budget: budgetSchema.optional(),
   /** Free-form notes for people and tools (at most MAX_METADATA_BYTES of JSON): kept, shown, never interpreted. */

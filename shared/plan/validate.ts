@@ -6,7 +6,8 @@
  * such steps) / 32 word operations (rules/upstream.ts).
  *
  * - rules/shape.ts: the document and each step against the zod schema (E_FIELD, E_SCHEMA_VERSION); the common,
- *   well-formed step takes rules/fast-shape.ts instead of zod
+ *   well-formed step takes rules/fast-shape.ts instead of zod; before it, rules/watches.ts counts the steps'
+ *   `watches` (E_LIMIT) without reading them
  * - rules/structure.ts: ids, dependencies, groups, cycles, depth (graph.ts does the graph work)
  * - rules/steps.ts: catalog targets and contracts, approvals, rollback hints, lifecycle fields
  * - rules/criteria.ts: checkpoints (machine-checkable criteria on mutating steps and gates, expected failures)

@@ -15,6 +15,7 @@ import type { PlanLimits } from '../../../shared/plan/validate.ts';
 import type { CapabilityBinding } from '../../../shared/ports/capabilities.ts';
 import type { MetricsSink } from '../../../shared/ports/metrics.ts';
 import type { Store } from '../../../shared/ports/store.ts';
+import type { ServerTimeouts } from '../http-server.ts';
 import type { LocalHandler } from '../local-executions.ts';
 import type { SynthMissReason } from '../synth-cache.ts';
 
@@ -27,6 +28,8 @@ export interface LocalStackOptions {
   /** 0 picks a free port. */
   readonly port?: number;
   readonly host?: string;
+  /** The HTTP server's timeouts, each over its default (DEFAULT_LOCAL_SERVER_TIMEOUTS; infra/local/http-server.ts). */
+  readonly serverTimeouts?: Partial<ServerTimeouts>;
   /** The API token; else the settings' (CAIRN_API_TOKEN); else a random one. */
   readonly token?: string | undefined;
   readonly conformance?: boolean;

@@ -1,6 +1,8 @@
 /**
- * Webhooks in the embedded stack: secrets from CAIRN_WEBHOOK_SECRETS (a JSON object, source → secret) and a replay
- * memory in process. One process serves the local API, so an in-memory memory sees every delivery.
+ * Webhooks in the embedded stack: secrets from CAIRN_WEBHOOK_SECRETS (a JSON object, source → secret) and, for a
+ * stack kept in memory (`--in-memory`), a replay memory in process: one process serves the local API, so it sees
+ * every delivery, and nothing outlives the process anyway. A stack on a data directory keeps the memory in its store
+ * instead (the deployed guard, infra/local/boot.ts), so a delivery seen before a restart is still a duplicate.
  */
 import type { WebhookReplayGuard, WebhookSecretLookup } from '../../ports/webhooks.ts';
 

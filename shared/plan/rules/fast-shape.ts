@@ -28,6 +28,7 @@ import {
   APPROVAL_TIMEOUT_POLICIES,
   EXPRESSION_PATTERN,
   FAILURE_POLICIES,
+  MAX_WATCHES_PER_STEP,
   SEGMENT_PATTERN,
   STEP_ID_PATTERN,
   STEP_STATUSES,
@@ -136,7 +137,14 @@ const FIELD_TESTS: Readonly<Record<string, (v: unknown) => boolean>> = {
         (a.timeoutSeconds as number) > 0 &&
         optional(a.onTimeout, (p) => TIMEOUT_POLICIES.has(p)),
     ),
-  watches: (v) => optional(v, (w) => everyItem(w, (s) => typeof s === 'string' && s.length >= 1 && s.length <= 512)),
+  watches: (v) =>
+    optional(
+      v,
+      (w) =>
+        Array.isArray(w) &&
+        w.length <= MAX_WATCHES_PER_STEP &&
+        everyItem(w, (s) => typeof s === 'string' && s.length >= 1 && s.length <= 512),
+    ),
   estimatedDurationSeconds: (v) => optional(v, (n) => inRange(n, 0, Number.MAX_VALUE)),
   status: (v) => optional(v, (s) => STATUSES.has(s)),
   result: (v) => optional(v, isJsonValue),

@@ -8,6 +8,7 @@ import { child, issue, type PlanIssue } from '../issues.ts';
 import { MAX_JSON_DEPTH } from '../json.ts';
 import { PLAN_SCHEMA_VERSION, type Plan, type PlanStep, planSchema, planStepSchema } from '../schema.ts';
 import { isCertainlyValidStep, nestsDeeperThan } from './fast-shape.ts';
+import { checkWatchCounts } from './watches.ts';
 
 /** What the later rules may rely on about one step, whatever state the rest of it is in. */
 export interface StepView {
@@ -100,6 +101,11 @@ export function fieldIssues(zodIssues: readonly z.core.$ZodIssue[], value: unkno
   return out;
 }
 
+function withoutKey(record: Record<string, unknown>, key: string): Record<string, unknown> {
+  const { [key]: _left, ...rest } = record;
+  return rest;
+}
+
 function viewOf(raw: Record<string, unknown>, index: number, parsed: PlanStep | undefined): StepView {
   const { id, target, parentId, dependsOn } = raw;
   return {
@@ -141,14 +147,17 @@ export function checkShape(value: unknown): ShapeResult {
     return { issues, checkable: false, steps: [], plan: undefined };
   }
   if (rawSteps.length === 0) issues.push(issue('E_FIELD', '/steps', 'a plan needs at least one step'));
+  // Before any step is read key by key: a list of watches over its limit is reported (E_LIMIT) and never walked.
+  const unreadWatches = checkWatchCounts(rawSteps, issues);
   const steps: StepView[] = [];
   const parsedSteps: PlanStep[] = [];
-  rawSteps.forEach((raw: unknown, index) => {
+  rawSteps.forEach((given: unknown, index) => {
     const base = `/steps/${index}`;
-    if (!isRecord(raw)) {
-      issues.push(issue('E_FIELD', base, `a step must be a JSON object, got ${describeValue(raw)}`));
+    if (!isRecord(given)) {
+      issues.push(issue('E_FIELD', base, `a step must be a JSON object, got ${describeValue(given)}`));
       return;
     }
+    const raw = unreadWatches.has(index) ? withoutKey(given, 'watches') : given;
     if (isCertainlyValidStep(raw)) {
       // zod would return an equal copy; the value itself is the step.
       parsedSteps.push(raw as PlanStep);

@@ -118,10 +118,20 @@ export const arbitraryStep: fc.Arbitrary<PlanStep> = fc.record(
   { requiredKeys: ['id', 'title', 'target', 'dependsOn'] },
 );
 
+const holdsUnsafeInteger = (value: unknown): boolean => {
+  let found = false;
+  JSON.parse(JSON.stringify(value), (_key, v: unknown) => {
+    if (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v)) found = true;
+    return v;
+  });
+  return found;
+};
+
 /**
  * Any plan plan format v1 accepts, valid or not against the catalog and the graph rules. The free-form JSON of
- * schemas and inputs may come out with a `"__proto__"` key now and then, which the codec refuses by contract
- * (E_RESERVED_KEY, tested on its own): such plans are not plans the format accepts.
+ * schemas and inputs may come out with a `"__proto__"` key now and then, or a whole number past 2^53-1 (which JSON
+ * text holds in digits), which the codec refuses by contract (E_RESERVED_KEY, E_JSON, tested on their own): such
+ * plans are not plans the format accepts.
  */
 export const arbitraryPlan: fc.Arbitrary<Plan> = fc
   .record({
@@ -130,4 +140,4 @@ export const arbitraryPlan: fc.Arbitrary<Plan> = fc
     objective: nonBlank(100),
     steps: fc.array(arbitraryStep, { minLength: 1, maxLength: 5 }),
   })
-  .filter((plan) => !JSON.stringify(plan).includes('"__proto__":'));
+  .filter((plan) => !JSON.stringify(plan).includes('"__proto__":') && !holdsUnsafeInteger(plan));
