@@ -43,7 +43,8 @@ export function clipMessage(text: string, max: number = MAX_MESSAGE_CHARS): stri
 
 /**
  * A list of issues, bounded: the first `max` items, each formatted (only those are) and clipped to `itemChars`, then
- * `and N more` when there were more.
+ * `and N more` when there were more. A list bounded before keeps its count: its own final `and N more` is carried
+ * over, not taken for one more issue, so bounding twice changes nothing.
  */
 export function boundIssues<T>(
   items: readonly T[],
@@ -52,8 +53,12 @@ export function boundIssues<T>(
 ): string[] {
   const max = options.max ?? MAX_LISTED_ISSUES;
   const itemChars = options.itemChars ?? MAX_ISSUE_CHARS;
-  const kept = items.slice(0, max).map((item) => clipMessage(format(item), itemChars));
-  return items.length > max ? [...kept, moreItems(items.length - max)] : kept;
+  const last = items.at(-1);
+  const carried = typeof last === 'string' ? moreCount(last) : undefined;
+  const listed = carried === undefined ? items : items.slice(0, -1);
+  const more = Math.max(0, listed.length - max) + (carried ?? 0);
+  const kept = listed.slice(0, max).map((item) => clipMessage(format(item), itemChars));
+  return more > 0 ? [...kept, moreItems(more)] : kept;
 }
 
 /**

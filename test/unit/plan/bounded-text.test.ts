@@ -44,6 +44,12 @@ describe('boundIssues', () => {
     expect(formatted).toBe(MAX_LISTED_ISSUES);
   });
 
+  it('changes nothing when a list is bounded twice', () => {
+    const once = boundIssues(Array.from({ length: 250 }, (_, i) => `issue ${i}`));
+    expect(boundIssues(once)).toEqual(once);
+    expect(once.at(-1)).toBe('and 150 more');
+  });
+
   it('clips each issue and adds no marker to a list under the cap', () => {
     const listed = boundIssues(['x'.repeat(100_000), 'short']);
     expect(listed.map((s) => s.length)).toEqual([MAX_ISSUE_CHARS, 5]);
