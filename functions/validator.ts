@@ -10,16 +10,19 @@
 import { parsePayload, runTaskPayload } from '../shared/api/lambda-support.ts';
 import type { Env } from '../shared/config/settings.ts';
 import { NotFoundError } from '../shared/errors.ts';
+import { MAX_LISTED_ISSUES } from '../shared/plan/bounded-text.ts';
 import type { Catalog } from '../shared/plan/catalog.ts';
-import { issue, type PlanIssue } from '../shared/plan/issues.ts';
+import { issue, issueTotal, type PlanIssue } from '../shared/plan/issues.ts';
 import { isStamped } from '../shared/plan/stamp.ts';
 import { type PlanLimits, validateGenerated } from '../shared/plan/validate.ts';
 import type { Store } from '../shared/ports/store.ts';
 import { lambdaRoot, lazyHandler } from './root.ts';
 
-/** Step Functions payloads are capped at 256 KB: the first issues tell the story, the rest is counted. */
-export const MAX_REPORTED_ISSUES = 100;
-const MAX_MESSAGE_LENGTH = 500;
+/**
+ * Step Functions payloads are capped at 256 KB: the first issues tell the story, the rest is counted. The validator
+ * lists no more than these, each clipped, then one E_MORE_ISSUES (shared/plan/issues.ts IssueList).
+ */
+export const MAX_REPORTED_ISSUES = MAX_LISTED_ISSUES;
 
 export interface ValidatorHandlerDeps {
   readonly store: Store;
@@ -35,13 +38,10 @@ export interface ValidationAnswer {
 }
 
 function answer(errors: readonly PlanIssue[]): ValidationAnswer {
-  const shown = errors.slice(0, MAX_REPORTED_ISSUES).map((e) => ({
-    ...e,
-    message: e.message.length > MAX_MESSAGE_LENGTH ? `${e.message.slice(0, MAX_MESSAGE_LENGTH - 1)}…` : e.message,
-  }));
-  return errors.length > MAX_REPORTED_ISSUES
-    ? { valid: false, errors: shown, totalErrors: errors.length }
-    : { valid: false, errors: shown };
+  const total = issueTotal(errors);
+  return total > errors.length
+    ? { valid: false, errors: [...errors], totalErrors: total }
+    : { valid: false, errors: [...errors] };
 }
 
 export function createHandler(deps: ValidatorHandlerDeps) {

@@ -18,6 +18,7 @@ import {
   isTransientPlatformError,
   isValidationError,
 } from '../errors.ts';
+import { clipMessage, MAX_ISSUE_CHARS, MAX_LISTED_ISSUES, moreItems } from '../plan/bounded-text.ts';
 
 export interface ErrorBody {
   readonly error: { readonly code: string; readonly message: string; readonly details?: unknown };
@@ -63,12 +64,18 @@ export const unauthorized = (message = 'missing or invalid bearer token'): ApiEr
   new ApiError(401, 'E_UNAUTHORIZED', message);
 export const notFound = (message: string): ApiError => new ApiError(404, 'E_NOT_FOUND', message);
 
-/** A request body (or query) that zod rejected: 400 with one `{ path, message }` per problem. */
+/**
+ * A request body (or query) that zod rejected: 400 with one `{ path, message }` per problem, bounded as every list
+ * of issues is (plan/bounded-text.ts): the first 100, each clipped, then `{ path: '', message: 'and N more' }`.
+ */
 export function badRequest(error: z.ZodError, where = 'body'): ApiError {
-  const details = error.issues.map((i) => ({
-    path: i.path.map((p) => `/${String(p)}`).join(''),
-    message: i.message,
+  const { issues } = error;
+  const details = issues.slice(0, MAX_LISTED_ISSUES).map((i) => ({
+    path: clipMessage(i.path.map((p) => `/${String(p)}`).join(''), MAX_ISSUE_CHARS),
+    message: clipMessage(i.message, MAX_ISSUE_CHARS),
   }));
+  if (issues.length > MAX_LISTED_ISSUES)
+    details.push({ path: '', message: moreItems(issues.length - MAX_LISTED_ISSUES) });
   return new ApiError(400, 'E_BAD_REQUEST', `invalid request ${where}`, { details });
 }
 

@@ -1,17 +1,20 @@
 /**
- * Plan validation as the API answers it: an invalid plan is a 422 that carries every issue, both in the error
- * envelope's terms (`error.code` E_INVALID_PLAN) and in the validator's (`valid: false, errors`).
+ * Plan validation as the API answers it: an invalid plan is a 422 that carries its issues, both in the error
+ * envelope's terms (`error.code` E_INVALID_PLAN, the message counting them all) and in the validator's (`valid:
+ * false, errors`: the first 100, then one E_MORE_ISSUES counting the rest).
  */
 import type { Catalog } from '../plan/catalog.ts';
-import { issue, type PlanIssue } from '../plan/issues.ts';
+import { issue, issueTotal, type PlanIssue } from '../plan/issues.ts';
 import type { Plan } from '../plan/schema.ts';
 import { type PlanLimits, type ValidationResult, validate, validateGenerated } from '../plan/validate.ts';
 import { ApiError, errorBody } from './errors.ts';
 
 export const INVALID_PLAN = 'E_INVALID_PLAN';
 
-const message = (errors: readonly PlanIssue[]): string =>
-  `the plan is invalid (${errors.length} ${errors.length === 1 ? 'issue' : 'issues'})`;
+const message = (errors: readonly PlanIssue[]): string => {
+  const total = issueTotal(errors);
+  return `the plan is invalid (${total} ${total === 1 ? 'issue' : 'issues'})`;
+};
 
 export const invalidPlanBody = (errors: readonly PlanIssue[]) => ({
   ...errorBody(INVALID_PLAN, message(errors)),

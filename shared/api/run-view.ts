@@ -7,6 +7,7 @@ import { round, spentBy } from '../engine/budget.ts';
 import { type BudgetReplanView, budgetReplanView } from '../engine/budget-replan.ts';
 import { deriveRunStatus, progress } from '../engine/run-view.ts';
 import { isBeingCancelled } from '../engine/statuses.ts';
+import { boundJson, clipMessage } from '../plan/bounded-text.ts';
 import { buildGraph, groupStatus } from '../plan/graph.ts';
 import type { Budget, Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
 import type { Spend } from '../ports/capabilities.ts';
@@ -34,6 +35,8 @@ export interface StepView {
   readonly outputOmitted?: { readonly bytes: number };
   /** How many of the oldest trace entries were left out (the step's own view has them all). */
   readonly traceOmitted?: number;
+  /** Set when the error was too large to show whole: its message and details are cut (the step's own view has it). */
+  readonly errorTruncated?: true;
   /** What the step's attempts spent (all generations); null for a group. */
   readonly usage?: Spend | null;
   /** The step's own budget, when the plan gives it one. */
@@ -51,13 +54,18 @@ export interface Progress {
   readonly total: number;
 }
 
+/** The run's ending as views show it; `evidenceTruncated` when the evidence was too large to show whole. */
+export type TerminalView = Pick<TerminalRecord, 'state' | 'reason' | 'evidence'> & {
+  readonly evidenceTruncated?: true;
+};
+
 export interface RunView {
   readonly runId: string;
   readonly status: RunStatus;
   readonly objective: string;
   readonly revision: number;
   readonly steps: readonly StepView[];
-  readonly terminal?: Pick<TerminalRecord, 'state' | 'reason' | 'evidence'>;
+  readonly terminal?: TerminalView;
   /** What the run's attempts spent so far. */
   readonly usage?: Spend;
   /** The plan's budget, when it has one: the console shows the spend against it. */
@@ -76,7 +84,7 @@ export interface RunSummary {
   readonly progress: Progress;
   readonly createdAt: string;
   readonly updatedAt: string;
-  readonly terminal?: Pick<TerminalRecord, 'state' | 'reason' | 'evidence'>;
+  readonly terminal?: TerminalView;
   /** As in RunView: a cancellation has begun and the run has not ended yet. */
   readonly cancelling?: true;
 }
@@ -84,9 +92,34 @@ export interface RunSummary {
 /** The cancel's mark as a view shows it: the status stays the run's own until the cancel ends it. */
 const cancellingView = (run: RunRecord): { cancelling?: true } => (isBeingCancelled(run) ? { cancelling: true } : {});
 
+/**
+ * Characters of JSON of a run's terminal evidence a view shows whole; past them each of its fields is cut to a
+ * share (plan/bounded-text.ts boundJson) and `evidenceTruncated` says so. The sources bound what they record, but a
+ * run stored by an older version may hold megabytes there, and the view that includes it (GET /runs/{id}, and every
+ * GET /runs page listing it) must still fit Lambda's 6 MB answer: a hundred runs to a page.
+ */
+export const MAX_INLINE_EVIDENCE_CHARS = 32 * 1024;
+/** The least share of MAX_INLINE_EVIDENCE_CHARS one field of a truncated evidence keeps. */
+const EVIDENCE_FIELD_CHARS = 1024;
+
+function evidenceView(
+  evidence: Readonly<Record<string, unknown>>,
+): Pick<TerminalView, 'evidence' | 'evidenceTruncated'> {
+  const whole = boundJson(evidence, MAX_INLINE_EVIDENCE_CHARS);
+  if (!whole.truncated) return { evidence };
+  // Cut field by field, so that one huge field (errors, say) does not crowd out the others (counts, summary).
+  const keys = Object.keys(evidence);
+  const share = Math.max(EVIDENCE_FIELD_CHARS, Math.floor(MAX_INLINE_EVIDENCE_CHARS / Math.max(1, keys.length)));
+  const cut =
+    keys.length * EVIDENCE_FIELD_CHARS > MAX_INLINE_EVIDENCE_CHARS
+      ? (whole.value as Record<string, unknown>)
+      : Object.fromEntries(keys.map((key) => [key, boundJson(evidence[key], share).value]));
+  return { evidence: cut, evidenceTruncated: true };
+}
+
 const terminalView = (run: RunRecord): Pick<RunView, 'terminal'> =>
   run.terminal
-    ? { terminal: { state: run.terminal.state, reason: run.terminal.reason, evidence: run.terminal.evidence } }
+    ? { terminal: { state: run.terminal.state, reason: run.terminal.reason, ...evidenceView(run.terminal.evidence) } }
     : {};
 
 export function stepViews(plan: Plan | undefined, records: readonly StepRecord[]): StepView[] {
@@ -194,15 +227,33 @@ export function buildRunSummary(run: RunRecord, records: readonly StepRecord[]):
 export const MAX_INLINE_OUTPUT_BYTES = 16 * 1024;
 export const MAX_INLINE_TRACE = 20;
 
+/** Characters of JSON of an error's `details` a run view shows; its message is at most MAX_MESSAGE_CHARS. */
+export const MAX_INLINE_ERROR_DETAILS_CHARS = 2048;
+
+/** A step's error as a run view shows it: bounded (a record written by an older version may hold 10 MB). */
+function inlineError(error: StepError): { readonly error: StepError; readonly truncated: boolean } {
+  const code = clipMessage(error.code, 200);
+  const message = clipMessage(error.message);
+  const details = error.details === undefined ? undefined : boundJson(error.details, MAX_INLINE_ERROR_DETAILS_CHARS);
+  if (code === error.code && message === error.message && details?.truncated !== true)
+    return { error, truncated: false };
+  const bounded: StepError = { code, message };
+  if (error.retryable !== undefined) bounded.retryable = error.retryable;
+  if (details !== undefined) bounded.details = details.value as StepError['details'];
+  return { error: bounded, truncated: true };
+}
+
 function inlineSized(step: StepView): StepView {
   const bytes = step.output === null ? 0 : Buffer.byteLength(JSON.stringify(step.output) ?? '', 'utf8');
   const omitOutput = bytes > MAX_INLINE_OUTPUT_BYTES;
   const omitTrace = step.trace.length - MAX_INLINE_TRACE;
-  if (!omitOutput && omitTrace <= 0) return step;
+  const error = step.error === null ? undefined : inlineError(step.error);
+  if (!omitOutput && omitTrace <= 0 && error?.truncated !== true) return step;
   return {
     ...step,
     ...(omitOutput ? { output: null, outputOmitted: { bytes } } : {}),
     ...(omitTrace > 0 ? { trace: step.trace.slice(omitTrace), traceOmitted: omitTrace } : {}),
+    ...(error?.truncated === true ? { error: error.error, errorTruncated: true as const } : {}),
   };
 }
 

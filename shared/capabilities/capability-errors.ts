@@ -5,6 +5,7 @@
  */
 import { usageOf } from '../engine/usage.ts';
 import { CapabilityError, type ErrorContext, isCapabilityError, isRetryable } from '../errors.ts';
+import { boundJson, clipMessage, messageOf } from '../plan/bounded-text.ts';
 import type { ModelUsage } from '../ports/capabilities.ts';
 
 export const CAPABILITY_ERROR_CODES = {
@@ -75,16 +76,28 @@ export function usageOfError(error: unknown): ModelUsage | undefined {
   return usage === undefined || usage === null ? undefined : usageOf(usage.inputTokens, usage.outputTokens);
 }
 
-const messageOf = (error: unknown): string =>
-  error instanceof Error ? error.message : typeof error === 'string' ? error : (JSON.stringify(error) ?? String(error));
+/** A failure's code is a name, not prose: a capability that reports a longer one has it cut to this. */
+const MAX_CODE_CHARS = 100;
+/** What a failure keeps of its `details`, in characters of JSON (plan/bounded-text.ts boundJson). */
+export const MAX_FAILURE_DETAILS_CHARS = 4096;
 
-/** The engine's view of any error a binding threw: CapabilityErrors keep their code; the rest is classified. */
+/**
+ * The engine's view of any error a binding threw: CapabilityErrors keep their code; the rest is classified. Bounded
+ * here, where every binding's failure passes (plan/bounded-text.ts): a tool, a model or a remote server says what
+ * it likes, and the step, its attempt and the run's evidence keep it.
+ */
 export function toCapabilityFailure(error: unknown): CapabilityFailure {
   if (isCapabilityError(error)) {
     const context = (error as CapabilityError).context;
     const code = typeof context.code === 'string' ? context.code : CAPABILITY_ERROR_CODES.failed;
-    const failure = { code, message: error.message, retryable: (error as CapabilityError).retryable };
-    return context.details === undefined ? failure : { ...failure, details: context.details };
+    const failure = {
+      code: clipMessage(code, MAX_CODE_CHARS),
+      message: messageOf(error),
+      retryable: (error as CapabilityError).retryable,
+    };
+    return context.details === undefined
+      ? failure
+      : { ...failure, details: boundJson(context.details, MAX_FAILURE_DETAILS_CHARS).value };
   }
   return { code: CAPABILITY_ERROR_CODES.failed, message: messageOf(error), retryable: isRetryable(error) };
 }

@@ -5,6 +5,7 @@
  * everything has settled. Completion is never vacuous: every expected step must be succeeded or skipped and at
  * least one must have succeeded (a failure accepted by `onFailure: continue` counts as settled, not as succeeded).
  */
+import { boundJson, clipMessage } from '../plan/bounded-text.ts';
 import type { FailurePolicy, StepError, StepStatus } from '../plan/schema.ts';
 import { OPEN_STEP_STATUSES } from './statuses.ts';
 import { VERIFY_ERROR_CODES } from './verify.ts';
@@ -66,6 +67,21 @@ export type TerminalDecision =
       readonly evidence: TerminalEvidence;
     };
 
+/** Characters of JSON an error's `details` keeps in the evidence (the step's own record keeps them whole). */
+const EVIDENCE_DETAILS_CHARS = 1000;
+
+/**
+ * A failed step's error as the run's evidence names it, bounded: the evidence is on the run record, read by every
+ * step action and shown in every run listing, and it names each failed step of the plan at once.
+ */
+function evidenceError(error: StepError): StepError {
+  const bounded: StepError = { code: clipMessage(error.code, 200), message: clipMessage(error.message) };
+  if (error.retryable !== undefined) bounded.retryable = error.retryable;
+  if (error.details !== undefined)
+    bounded.details = boundJson(error.details, EVIDENCE_DETAILS_CHARS).value as StepError['details'];
+  return bounded;
+}
+
 // Pending steps wait for someone upstream, so they count as moving only through what they wait for.
 const STILL_WORKING: ReadonlySet<StepStatus> = new Set(['ready', 'running', 'retrying']);
 
@@ -101,13 +117,13 @@ function collect(input: TerminalInput) {
     if (step.status === 'failed' && input.policies?.get(id) === 'continue') {
       continued.push(id);
       settledWell += 1;
-      if (step.error) errors[id] = step.error;
+      if (step.error) errors[id] = evidenceError(step.error);
       continue;
     }
     if (step.status === 'failed') {
       if (input.policies?.get(id) === 'fail-run') failRun = true;
       rootCauses.push(id);
-      if (step.error) errors[id] = step.error;
+      if (step.error) errors[id] = evidenceError(step.error);
       if (step.error?.code === VERIFY_ERROR_CODES.rejected) denied = true;
     }
   }

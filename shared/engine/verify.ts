@@ -4,6 +4,7 @@
  * decision (human gate or review) approve / reject / edit. Pure: the checks are run by the caller and passed in.
  */
 import { ExpressionLimitError } from '../errors.ts';
+import { boundIssues, clipMessage, joinIssues } from '../plan/bounded-text.ts';
 import type { StepError, StepExpectation } from '../plan/schema.ts';
 
 export type ContractResult = { readonly ok: true } | { readonly ok: false; readonly errors: readonly string[] };
@@ -39,11 +40,18 @@ export const VERIFY_ERROR_CODES = {
   expectedFailure: 'E_EXPECTED_FAILURE',
 } as const;
 
-const fail = (code: string, message: string, details?: StepError['details']): Verdict => ({
-  verdict: 'fail',
-  // a verdict does not change when asked again with the same result: never worth a retry
-  error: details === undefined ? { code, message, retryable: false } : { code, message, retryable: false, details },
-});
+/**
+ * A failing verdict, its message bounded (plan/bounded-text.ts): it quotes the output's contract errors, the
+ * assertion's own error (`$error(...)` says anything) and a person's comment, and it is stored with the step.
+ */
+const fail = (code: string, text: string, details?: StepError['details']): Verdict => {
+  const message = clipMessage(text);
+  return {
+    verdict: 'fail',
+    // a verdict does not change when asked again with the same result: never worth a retry
+    error: details === undefined ? { code, message, retryable: false } : { code, message, retryable: false, details },
+  };
+};
 
 export type CandidateOutput =
   | { readonly ok: true; readonly output: unknown; readonly source: 'result' | 'decision' | 'approval' }
@@ -106,15 +114,15 @@ export function decideVerdict(input: {
     return fail(VERIFY_ERROR_CODES.rejected, `rejected${by}${decision.comment ? `: ${decision.comment}` : ''}`);
   }
   if (!contract.ok)
-    return fail(VERIFY_ERROR_CODES.contract, `output does not match the outputSchema: ${contract.errors.join('; ')}`, {
-      errors: [...contract.errors],
+    return fail(VERIFY_ERROR_CODES.contract, `output does not match the outputSchema: ${joinIssues(contract.errors)}`, {
+      errors: boundIssues(contract.errors),
     });
   // A criterion that does not hold, whether a schema or an assertion, is one failure: the success check failed.
   if (input.criteria !== undefined && !input.criteria.ok)
     return fail(
       VERIFY_ERROR_CODES.assertion,
-      `the output does not meet successCriteria.outputSchema: ${input.criteria.errors.join('; ')}`,
-      { errors: [...input.criteria.errors] },
+      `the output does not meet successCriteria.outputSchema: ${joinIssues(input.criteria.errors)}`,
+      { errors: boundIssues(input.criteria.errors) },
     );
   if (assertion !== undefined) {
     if (!assertion.ok && assertion.limit === true)

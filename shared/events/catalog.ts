@@ -3,6 +3,7 @@
  * their own EventBridge rules; cairn's own rules (bus-rules.ts) use them too. Parse at the edges with `parseEvent`.
  */
 import { z } from 'zod';
+import { boundIssues, joinIssues } from '../plan/bounded-text.ts';
 import { BLOCKED_BY_SAMPLE, EVENT_MESSAGE_CHARS, idsBytes, LISTED_IDS_BYTES } from './bounded-details.ts';
 
 const runRef = { runId: z.string().min(1) };
@@ -115,5 +116,6 @@ export function parseEventDetail<T extends EventType>(
 ): { ok: true; detail: EventDetail<T> } | { ok: false; message: string } {
   const result = EVENT_SCHEMAS[type].safeParse(detail);
   if (result.success) return { ok: true, detail: result.data as EventDetail<T> };
-  return { ok: false, message: result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
+  const issues = boundIssues(result.error.issues, (i) => `${i.path.join('.')}: ${i.message}`);
+  return { ok: false, message: joinIssues(issues) };
 }

@@ -5,12 +5,14 @@
  */
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { CatalogError } from '../errors.ts';
-import { contractValidator, metaSchemaErrors } from './contracts.ts';
+import { messageOf } from './bounded-text.ts';
+import { contractIssues, contractValidator, metaSchemaErrors } from './contracts.ts';
 import { parseStrictJson } from './json.ts';
 import { type Capability, catalogSchema } from './schema.ts';
 
 export const JSON_SCHEMA_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 
+/** A check of a value against a contract; `errors` is bounded (contracts.ts contractIssues). */
 export type ContractCheck = { ok: true } | { ok: false; errors: string[] };
 
 /**
@@ -166,15 +168,12 @@ export class Catalog {
       try {
         validateFn = contractValidator(contract);
       } catch (error) {
-        return { ok: false, errors: [`the ${side} of ${target} cannot be compiled: ${(error as Error).message}`] };
+        return { ok: false, errors: [`the ${side} of ${target} cannot be compiled: ${messageOf(error)}`] };
       }
       this.#byContract.set(contract, validateFn);
     }
     if (validateFn(value)) return { ok: true };
-    return {
-      ok: false,
-      errors: (validateFn.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`),
-    };
+    return { ok: false, errors: contractIssues(validateFn.errors) };
   }
 }
 

@@ -2,6 +2,7 @@
  * The wire codec for plan format v1. Decoding is strict (see json.ts for the JSON itself and rules/shape.ts for
  * the fields); it checks the format only. Rules that need the whole plan or the catalog are validate.ts's.
  */
+import { messageOf } from './bounded-text.ts';
 import type { PlanIssue } from './issues.ts';
 import { issue } from './issues.ts';
 import { parseStrictJson } from './json.ts';
@@ -17,10 +18,10 @@ export function decodePlan(text: string): DecodeResult {
   try {
     const shape = checkShape(parsed.value);
     if (shape.plan !== undefined && shape.issues.length === 0) return { ok: true, plan: shape.plan };
-    const errors = shape.issues.length > 0 ? shape.issues : [issue('E_FIELD', '', 'not a v1 plan')];
+    const errors = shape.issues.length > 0 ? shape.issues.listed() : [issue('E_FIELD', '', 'not a v1 plan')];
     return { ok: false, errors };
   } catch (error) {
-    return { ok: false, errors: [issue('E_FIELD', '', `the plan cannot be decoded: ${(error as Error).message}`)] };
+    return { ok: false, errors: [issue('E_FIELD', '', `the plan cannot be decoded: ${messageOf(error)}`)] };
   }
 }
 

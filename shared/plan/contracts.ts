@@ -10,6 +10,7 @@
  * options cairn has always used: formats are annotations in 2020-12, unknown keywords are allowed, nothing is logged.
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { boundIssues } from './bounded-text.ts';
 
 /** A JSON Schema: an object, or `true`/`false`. */
 export type JsonSchema = Readonly<Record<string, unknown>> | boolean;
@@ -91,6 +92,13 @@ export const contractValidators: ContractValidators = createContractValidators()
 
 /** The compiled validator of a contract, from the process's cache. */
 export const contractValidator = (schema: JsonSchema): ValidateFunction => contractValidators.get(schema);
+
+/**
+ * What a failed check found, one line per problem and bounded (./bounded-text.ts): a value whose 200,000 items each
+ * break the contract gives 200,000 errors (`allErrors`), of which only the first 100 are formatted.
+ */
+export const contractIssues = (errors: ValidateFunction['errors']): string[] =>
+  boundIssues(errors ?? [], (e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`);
 
 /**
  * Why `schema` is not a valid JSON Schema 2020-12 (ajv's text, data named `schema`), or undefined when it is.

@@ -15,6 +15,7 @@
 import jsonata from 'jsonata';
 import { DEFAULT_EXPRESSION_LIMITS } from '../config/defaults.ts';
 import { ExpressionLimitError } from '../errors.ts';
+import { clipMessage } from './bounded-text.ts';
 
 /**
  * What a plan expression sees: `$objective`, `$outputs` and, in a success assertion, `$output`; a compensation's
@@ -131,11 +132,15 @@ export function isLimitFailure(error: unknown): boolean {
   return code !== undefined && LIMIT_CODES.has(code);
 }
 
-/** The outcome of a failed evaluation, with the bound named when one was hit. */
+/**
+ * The outcome of a failed evaluation, with the bound named when one was hit. Its message is bounded where it is made
+ * (./bounded-text.ts): `$error($pad("", 9999999))` is a 10 MB message otherwise, carried back from the worker and
+ * stored on the step and in the run's evidence.
+ */
 export function failedOutcome(error: unknown): EvaluationOutcome {
   const limit = isLimitFailure(error);
   const { message } = describe(error);
-  return { ok: false, limit, message: limit ? `expression limit: ${message}` : message };
+  return { ok: false, limit, message: clipMessage(limit ? `expression limit: ${message}` : message) };
 }
 
 /**

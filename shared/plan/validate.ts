@@ -1,9 +1,10 @@
 /**
  * Plan validation: everything the executor trusts about a plan is checked here, and every problem is reported
- * (not only the first), each with a stable code and a JSON Pointer. Never throws: any input, of any shape, comes
- * back as a ValidationResult. Linear in steps + edges, with one exception: expressions that read a step that is
- * neither a direct dependency nor inside a group depended on are traced together, at (steps + edges) × (distinct
- * such steps) / 32 word operations (rules/upstream.ts).
+ * (not only the first), each with a stable code and a JSON Pointer: the first 100 found, listed in step order, then
+ * one E_MORE_ISSUES counting the rest, which are counted and not kept (issues.ts IssueList). Never throws: any
+ * input, of any shape, comes back as a ValidationResult. Linear in steps + edges, with one exception: expressions
+ * that read a step that is neither a direct dependency nor inside a group depended on are traced together, at
+ * (steps + edges) × (distinct such steps) / 32 word operations (rules/upstream.ts).
  *
  * - rules/shape.ts: the document and each step against the zod schema (E_FIELD, E_SCHEMA_VERSION); the common,
  *   well-formed step takes rules/fast-shape.ts instead of zod; before it, rules/watches.ts counts the steps'
@@ -16,8 +17,9 @@
  * - rules/metadata.ts: the size of a step's metadata (E_METADATA_TOO_LARGE)
  */
 import { DEFAULT_LIMITS } from '../config/defaults.ts';
+import { messageOf } from './bounded-text.ts';
 import type { Catalog } from './catalog.ts';
-import { issue, type PlanIssue } from './issues.ts';
+import { IssueList, issue, type PlanIssue } from './issues.ts';
 import { parseStrictJson } from './json.ts';
 import { checkBudgets } from './rules/budget.ts';
 import { checkCriteria } from './rules/criteria.ts';
@@ -70,7 +72,7 @@ function run(value: unknown, catalog: Catalog, limits: Partial<PlanLimits>, gene
   const { maxSteps, maxDepth } = effectiveLimits(limits);
   const shape = checkShape(value);
   const errors = shape.issues;
-  if (!shape.checkable) return { valid: false, errors };
+  if (!shape.checkable) return { valid: false, errors: errors.listed() };
   const steps = shape.steps;
   const stepCount = Array.isArray((value as { steps?: unknown }).steps)
     ? (value as { steps: unknown[] }).steps.length
@@ -89,7 +91,7 @@ function run(value: unknown, catalog: Catalog, limits: Partial<PlanLimits>, gene
 
   if (errors.length > 0 || shape.plan === undefined) {
     if (errors.length === 0) errors.push(issue('E_FIELD', '', 'the plan does not match plan format v1'));
-    return { valid: false, errors: byStep(errors) };
+    return { valid: false, errors: errors.listed(byStep) };
   }
   return { valid: true, plan: shape.plan, errors: [] };
 }
@@ -99,8 +101,9 @@ function guarded(value: unknown, catalog: Catalog, limits: Partial<PlanLimits>, 
     return run(value, catalog, limits, generated);
   } catch (error) {
     // Only values that are not JSON get here (cyclic objects, nesting deep enough to exhaust the stack).
-    const why = error instanceof Error ? error.message : String(error);
-    return { valid: false, errors: [issue('E_FIELD', '', `the plan cannot be checked: ${why}`)] };
+    const found = new IssueList();
+    found.push(issue('E_FIELD', '', `the plan cannot be checked: ${messageOf(error)}`));
+    return { valid: false, errors: found.listed() };
   }
 }
 
@@ -122,6 +125,10 @@ export function validateText(
   options: ValidateOptions = {},
 ): ValidationResult {
   const parsed = parseStrictJson(text);
-  if (!parsed.ok) return { valid: false, errors: [parsed.issue] };
+  if (!parsed.ok) {
+    const found = new IssueList();
+    found.push(parsed.issue);
+    return { valid: false, errors: found.listed() };
+  }
   return guarded(parsed.value, catalog, limits, options.generated === true);
 }

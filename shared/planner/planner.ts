@@ -5,9 +5,11 @@
  * - DECOMPOSE (no directTarget): the model port proposes a plan, which is validated as untrusted input. An invalid
  *   plan is a PlannerError carrying every issue; nothing the model said is ever used unvalidated.
  */
+
+import { clipMessage, joinIssues, MAX_MESSAGE_CHARS } from '../plan/bounded-text.ts';
 import type { Catalog } from '../plan/catalog.ts';
 import { containsExpression } from '../plan/expressions.ts';
-import type { PlanIssue } from '../plan/issues.ts';
+import { issueTotal, type PlanIssue } from '../plan/issues.ts';
 import { MAX_OBJECTIVE_LENGTH, type Plan, planJsonSchema } from '../plan/schema.ts';
 import { stampPlan } from '../plan/stamp.ts';
 import { DEFAULT_LIMITS, type PlanLimits, validateGenerated } from '../plan/validate.ts';
@@ -84,13 +86,22 @@ export function resolveMode(request: PlanRequest, catalog: Catalog): ResolvedMod
   return { mode: 'DIRECT', target: directTarget };
 }
 
+const LISTED_CHARS = MAX_MESSAGE_CHARS - 300;
+
 /** The PlannerError (E_INVALID_PLAN) for a candidate that failed validation, with the first issues in its message. */
 export const invalidPlan = (source: string, issues: readonly PlanIssue[]) => {
-  const shown = issues.slice(0, ISSUES_IN_MESSAGE).map((i) => `${i.code} at ${i.path || '(plan)'}: ${i.message}`);
-  const more = issues.length > ISSUES_IN_MESSAGE ? `; and ${issues.length - ISSUES_IN_MESSAGE} more` : '';
+  const total = issueTotal(issues);
+  const shown = issues
+    .filter((i) => i.code !== 'E_MORE_ISSUES')
+    .slice(0, ISSUES_IN_MESSAGE)
+    .map((i) => `${i.code} at ${i.path || '(plan)'}: ${i.message}`);
+  const more = total > shown.length ? `; and ${total - shown.length} more` : '';
   return plannerError(
     'E_INVALID_PLAN',
-    `the plan from ${source} is invalid (${issues.length} issue${issues.length === 1 ? '' : 's'}): ${shown.join('; ')}${more}`,
+    // The list is cut short of the limit, so the count of the rest survives the message's own bound.
+    clipMessage(
+      `the plan from ${source} is invalid (${total} issue${total === 1 ? '' : 's'}): ${joinIssues(shown, '; ', LISTED_CHARS)}${more}`,
+    ),
     { source, issues },
   );
 };
@@ -132,7 +143,7 @@ export function createPlanner(deps: PlannerDeps): Planner {
           if (!check.ok)
             throw plannerError(
               'E_INPUT',
-              `the input breaks the contract of ${resolved.target}: ${check.errors.join('; ')}`,
+              `the input breaks the contract of ${resolved.target}: ${joinIssues(check.errors)}`,
               {
                 directTarget: resolved.target,
                 errors: check.errors,

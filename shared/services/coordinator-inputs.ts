@@ -6,7 +6,8 @@
 import { clipText } from '../engine/replan/step-definition.ts';
 import type { AssertionResult, ContractResult } from '../engine/verify.ts';
 import { ExpressionLimitError, isExpressionLimitError } from '../errors.ts';
-import { contractValidator } from '../plan/contracts.ts';
+import { clipMessage, joinIssues, messageOf } from '../plan/bounded-text.ts';
+import { contractIssues, contractValidator } from '../plan/contracts.ts';
 import { createInProcessEvaluator } from '../plan/expression-limits.ts';
 import { containsExpression, type ExpressionBindings } from '../plan/expressions.ts';
 import type { PlanStep, StepError } from '../plan/schema.ts';
@@ -38,9 +39,16 @@ export type ClaimPreparation =
   | { readonly outcome: 'skip'; readonly reason: string }
   | { readonly outcome: 'fail'; readonly error: StepError };
 
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-const permanent = (code: string, message: string, details?: StepError['details']): StepError =>
-  details === undefined ? { code, message, retryable: false } : { code, message, retryable: false, details };
+/**
+ * A claim's failure, its message bounded (plan/bounded-text.ts): the text comes from the plan's expressions and
+ * the input they build (`$error($pad("", 9999999))`), and it is stored on the step and in the run's evidence.
+ */
+const permanent = (code: string, message: string, details?: StepError['details']): StepError => {
+  const bounded = clipMessage(message);
+  return details === undefined
+    ? { code, message: bounded, retryable: false }
+    : { code, message: bounded, retryable: false, details };
+};
 
 /** JSONata's notion of truth ($boolean): empty strings, zero, empty arrays and objects, null and nothing are false. */
 export function isTruthy(value: unknown): boolean {
@@ -113,7 +121,7 @@ export async function prepareClaim(
       outcome: 'fail',
       error: permanent(
         CLAIM_ERROR_CODES.inputSchema,
-        `the input of ${planStep.id} does not match the inputSchema of ${target}: ${check.errors.join('; ')}`,
+        `the input of ${planStep.id} does not match the inputSchema of ${target}: ${joinIssues(check.errors)}`,
         { errors: [...check.errors] },
       ),
     };
@@ -133,7 +141,7 @@ export async function evaluateAssertion(
   if (outcome === undefined) return { ok: false, message: 'no outcome' };
   return outcome.ok
     ? { ok: true, value: outcome.value }
-    : { ok: false, message: outcome.message, limit: outcome.limit };
+    : { ok: false, message: clipMessage(outcome.message), limit: outcome.limit };
 }
 
 /** The output against `successCriteria.outputSchema`; undefined when the step has none. */
@@ -142,10 +150,7 @@ export function checkCriteriaSchema(planStep: PlanStep, output: unknown): Contra
   if (schema === undefined) return undefined;
   const validateFn = contractValidator(schema);
   if (validateFn(output)) return { ok: true };
-  return {
-    ok: false,
-    errors: (validateFn.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`),
-  };
+  return { ok: false, errors: contractIssues(validateFn.errors) };
 }
 
 /**

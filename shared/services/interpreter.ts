@@ -8,6 +8,7 @@ import { NotFoundError } from '../errors.ts';
 import { boundedDetail } from '../events/bounded-details.ts';
 import type { EventDetail, EventType } from '../events/catalog.ts';
 import type { OutboxEntry } from '../events/outbox.ts';
+import { clipMessage, messageOf } from '../plan/bounded-text.ts';
 import type { PlanGraph } from '../plan/graph.ts';
 import type { RunStatus } from '../plan/schema.ts';
 import { type Plan, type PlanStep, stepKind } from '../plan/schema.ts';
@@ -204,7 +205,8 @@ export function describeWorkflowError(error: unknown): { code: string; message: 
         // a plain-text cause
       }
     }
-    return { code: code ?? 'E_UNKNOWN', message: message ?? JSON.stringify(error).slice(0, 1000) };
+    // A Cause may be a planner's whole answer (up to Step Functions' 32 KB): the run's evidence keeps it bounded.
+    return { code: clipMessage(code ?? 'E_UNKNOWN', 200), message: messageOf(message ?? JSON.stringify(error)) };
   }
-  return { code: 'E_UNKNOWN', message: error === undefined ? 'no error given' : String(error) };
+  return { code: 'E_UNKNOWN', message: error === undefined ? 'no error given' : messageOf(error) };
 }

@@ -13,6 +13,7 @@ import {
   isPlannerError,
   isValidationError,
 } from '../errors.ts';
+import { messageOf } from '../plan/bounded-text.ts';
 import type { Plan } from '../plan/schema.ts';
 import type {
   PlanJobDispatcher,
@@ -113,10 +114,11 @@ async function work(deps: PlanJobWorkerDeps, request: PlanJobRequest): Promise<P
 export function jobErrorOf(error: unknown): PlanJobError {
   const code = (fallback: string): string =>
     isCairnError(error) && typeof error.context.code === 'string' ? error.context.code : fallback;
-  if (isPlannerError(error)) return { code: code('E_PLANNER'), message: error.message, retryable: error.retryable };
-  if (isConflictError(error)) return { code: code('E_CONFLICT'), message: error.message, retryable: false };
-  if (isNotFoundError(error)) return { code: 'E_NOT_FOUND', message: error.message, retryable: false };
-  if (isValidationError(error)) return { code: 'E_VALIDATION', message: error.message, retryable: false };
+  // A planner's message may quote the model's plan: the job keeps it bounded (plan/bounded-text.ts).
+  if (isPlannerError(error)) return { code: code('E_PLANNER'), message: messageOf(error), retryable: error.retryable };
+  if (isConflictError(error)) return { code: code('E_CONFLICT'), message: messageOf(error), retryable: false };
+  if (isNotFoundError(error)) return { code: 'E_NOT_FOUND', message: messageOf(error), retryable: false };
+  if (isValidationError(error)) return { code: 'E_VALIDATION', message: messageOf(error), retryable: false };
   // The provider's words stay in the log, as the synchronous route kept them out of its answer.
   if (isModelError(error)) return { code: 'E_MODEL', message: 'the planning model failed', retryable: error.retryable };
   return { code: 'E_INTERNAL', message: 'internal error', retryable: isCairnError(error) && error.retryable };

@@ -20,6 +20,7 @@
  */
 import { type ChildProcess, type ForkOptions, fork as forkProcess } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
+import { clipMessage } from '../../plan/bounded-text.ts';
 import type { EvaluationOutcome, EvaluationRequest, ExpressionLimits } from '../../plan/expression-limits.ts';
 import type { ExpressionEvaluator } from '../../ports/expressions.ts';
 import { bundledWorkerFile } from '../worker-bundle.ts';
@@ -63,8 +64,9 @@ const workerCode = async (file: URL): Promise<WorkerCode> => ({
   file: await bundledWorkerFile(file, 'cairn-expression-worker'),
 });
 
+/** Every expression of a request failed at a bound; the message, bounded, names the worker's own failure. */
 const limitOutcomes = (request: EvaluationRequest, message: string): EvaluationOutcome[] =>
-  request.sources.map(() => ({ ok: false, limit: true, message }));
+  request.sources.map(() => ({ ok: false, limit: true, message: clipMessage(message) }));
 
 export type WorkerEvaluator = ExpressionEvaluator;
 

@@ -13,10 +13,10 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { CAPABILITY_ERROR_CODES, capabilityError, httpStatusFailure } from '../../capabilities/capability-errors.ts';
 import { reportedError } from '../../capabilities/wire.ts';
 import type { CapabilityError, ErrorContext } from '../../errors.ts';
+import { clipMessage, messageOf } from '../../plan/bounded-text.ts';
 
 const PERMANENT_START_CODES = new Set(['ENOENT', 'EACCES', 'ENOTDIR', 'EISDIR']);
 
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 const errnoOf = (error: unknown): string | undefined => {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
@@ -33,7 +33,7 @@ function rpcError(error: McpError, source: string, context: ErrorContext): Capab
       : retryable
         ? CAPABILITY_ERROR_CODES.unavailable
         : CAPABILITY_ERROR_CODES.rejected;
-  return capabilityError(code, `${source} failed: ${error.message}`, {
+  return capabilityError(code, `${source} failed: ${messageOf(error)}`, {
     retryable,
     details: { rpcCode: error.code },
     cause: error,
@@ -45,13 +45,13 @@ function httpError(error: StreamableHTTPError, source: string, context: ErrorCon
   const status = error.code ?? -1;
   if (status === -1)
     // An answer that is neither JSON nor an event stream: the endpoint is not an MCP server.
-    return capabilityError(CAPABILITY_ERROR_CODES.malformedAnswer, `${source} failed: ${error.message}`, {
+    return capabilityError(CAPABILITY_ERROR_CODES.malformedAnswer, `${source} failed: ${messageOf(error)}`, {
       retryable: false,
       cause: error,
       context,
     });
   const { code, retryable } = httpStatusFailure(status);
-  return capabilityError(code, `${source} answered HTTP ${status}: ${error.message}`, {
+  return capabilityError(code, `${source} answered HTTP ${status}: ${messageOf(error)}`, {
     retryable,
     details: { status },
     cause: error,
@@ -91,7 +91,7 @@ export function mcpCallError(error: unknown, source: string, context: ErrorConte
       context,
     });
   // Refused or reset connections, a child that went away, "Not connected": the next attempt reconnects.
-  const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  const cause = error instanceof Error && error.cause instanceof Error ? `: ${messageOf(error.cause)}` : '';
   return capabilityError(
     CAPABILITY_ERROR_CODES.unavailable,
     `${source} could not be reached: ${messageOf(error)}${cause}`,
@@ -119,11 +119,11 @@ export function toolErrorOf(
   const text = textOf(result.content);
   const reported = reportedError(result.structuredContent) ?? reportedError(tryJson(text));
   if (reported !== undefined)
-    return capabilityError(reported.code, `${source} reported an error: ${reported.message}`, {
+    return capabilityError(reported.code, `${source} reported an error: ${messageOf(reported.message)}`, {
       retryable: reported.retryable,
       context,
     });
-  const excerpt = text.length > 500 ? `${text.slice(0, 500)}…` : text;
+  const excerpt = clipMessage(text, 500);
   return capabilityError(
     CAPABILITY_ERROR_CODES.toolError,
     `${source} reported an error${excerpt.trim() === '' ? '' : `: ${excerpt.trim()}`}`,

@@ -6,7 +6,7 @@
  * never above what one step executor invocation can honour (MAX_STEP_BUDGET_SECONDS).
  */
 import { MAX_STEP_BUDGET_SECONDS } from '../../config/defaults.ts';
-import { child, issue, type PlanIssue } from '../issues.ts';
+import { child, type IssueSink, issue } from '../issues.ts';
 import { budgetSchema } from '../schema.ts';
 import type { StepView } from './shape.ts';
 
@@ -20,12 +20,12 @@ function readBudget(value: unknown): (Limits & { onExhausted?: string }) | undef
   return parsed.success ? parsed.data : undefined;
 }
 
-function checkOne(budget: Limits, path: string, issues: PlanIssue[]): void {
+function checkOne(budget: Limits, path: string, issues: IssueSink): void {
   if (LIMITS.every((limit) => budget[limit] === undefined))
     issues.push(issue('E_BUDGET', path, 'a budget names at least one of maxTokens, maxCostUsd, maxSeconds'));
 }
 
-export function checkBudgets(plan: unknown, steps: readonly StepView[], issues: PlanIssue[]): void {
+export function checkBudgets(plan: unknown, steps: readonly StepView[], issues: IssueSink): void {
   const planBudget =
     typeof plan === 'object' && plan !== null ? readBudget((plan as { budget?: unknown }).budget) : undefined;
   if (planBudget) checkOne(planBudget, '/budget', issues);

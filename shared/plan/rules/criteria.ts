@@ -13,7 +13,7 @@
  */
 import { contractValidator, metaSchemaErrors } from '../contracts.ts';
 import { regexHazard } from '../expression-hazards.ts';
-import { child, issue, type PlanIssue } from '../issues.ts';
+import { child, type IssueSink, issue } from '../issues.ts';
 import type { StepView } from './shape.ts';
 
 /** The catalog as this rule needs it: a target's side effect. */
@@ -23,7 +23,7 @@ interface SideEffects {
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function checkPattern(source: unknown, path: string, issues: PlanIssue[]): void {
+function checkPattern(source: unknown, path: string, issues: IssueSink): void {
   if (typeof source !== 'string') return; // the shape check reports it
   try {
     new RegExp(source);
@@ -37,7 +37,7 @@ function checkPattern(source: unknown, path: string, issues: PlanIssue[]): void 
 }
 
 /** A criterion's schema must be JSON Schema 2020-12 that compiles, as a catalog contract must. */
-function checkSchema(schema: Record<string, unknown>, path: string, issues: PlanIssue[]): void {
+function checkSchema(schema: Record<string, unknown>, path: string, issues: IssueSink): void {
   let why: string | undefined;
   try {
     why = metaSchemaErrors(schema);
@@ -48,7 +48,7 @@ function checkSchema(schema: Record<string, unknown>, path: string, issues: Plan
   if (why !== undefined) issues.push(issue('E_FIELD', path, `not a usable JSON Schema 2020-12: ${why}`));
 }
 
-export function checkCriteria(steps: readonly StepView[], catalog: SideEffects, issues: PlanIssue[]): void {
+export function checkCriteria(steps: readonly StepView[], catalog: SideEffects, issues: IssueSink): void {
   for (const { raw, path, target } of steps) {
     const criteria = raw.successCriteria;
     const expect = raw.expect;

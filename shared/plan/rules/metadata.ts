@@ -2,13 +2,13 @@
  * A step's `metadata` is free-form (any JSON object, checked by the shape rule) but small: it travels with the plan
  * revision and every run view, so it is capped at MAX_METADATA_BYTES of JSON (E_METADATA_TOO_LARGE).
  */
-import { child, issue, type PlanIssue } from '../issues.ts';
+import { child, type IssueSink, issue } from '../issues.ts';
 import { MAX_METADATA_BYTES } from '../schema.ts';
 import type { StepView } from './shape.ts';
 
 const encoder = new TextEncoder();
 
-export function checkMetadata(steps: readonly StepView[], issues: PlanIssue[]): void {
+export function checkMetadata(steps: readonly StepView[], issues: IssueSink): void {
   for (const step of steps) {
     const { metadata } = step.raw;
     if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) continue;

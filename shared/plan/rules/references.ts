@@ -9,7 +9,7 @@
  */
 
 import { analyseExpression, collectExpressions, type FoundExpression, isExpression } from '../expressions.ts';
-import { child, issue, type PlanIssue } from '../issues.ts';
+import { child, type IssueSink, issue } from '../issues.ts';
 import type { StepView } from './shape.ts';
 import type { StructureResult } from './structure.ts';
 import { UpstreamIndex } from './upstream.ts';
@@ -54,7 +54,7 @@ export function checkExpressions(
   steps: readonly StepView[],
   structure: StructureResult,
   options: { checkDistant: boolean },
-  issues: PlanIssue[],
+  issues: IssueSink,
 ): void {
   const distant: { id: string; ref: string; path: string }[] = [];
   for (const step of steps) {

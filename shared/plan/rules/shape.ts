@@ -4,7 +4,7 @@
  * expression) rules, which read only the fields that are well-formed through a StepView.
  */
 import type { z } from 'zod';
-import { child, issue, type PlanIssue } from '../issues.ts';
+import { child, IssueList, type IssueSink, issue } from '../issues.ts';
 import { MAX_JSON_DEPTH } from '../json.ts';
 import { PLAN_SCHEMA_VERSION, type Plan, type PlanStep, planSchema, planStepSchema } from '../schema.ts';
 import { isCertainlyValidStep, nestsDeeperThan } from './fast-shape.ts';
@@ -28,7 +28,8 @@ export interface StepView {
 }
 
 export interface ShapeResult {
-  readonly issues: PlanIssue[];
+  /** Bounded (IssueList): the later rules add theirs to the same list. */
+  readonly issues: IssueList;
   /** false when nothing more can be said: not an object, an unknown schemaVersion, or steps not an array. */
   readonly checkable: boolean;
   readonly steps: readonly StepView[];
@@ -70,9 +71,16 @@ function innermostUnionPath(zodIssue: z.core.$ZodIssue): PropertyKey[] {
   return path;
 }
 
-/** Turns zod issues about `value` (found at `base`) into E_FIELD issues with JSON Pointer paths. */
-export function fieldIssues(zodIssues: readonly z.core.$ZodIssue[], value: unknown, base: string): PlanIssue[] {
-  const out: PlanIssue[] = [];
+/**
+ * Turns zod issues about `value` (found at `base`) into E_FIELD issues with JSON Pointer paths, into `out` one by one
+ * (150,000 of them spread into one push overflowed the stack).
+ */
+export function fieldIssues(
+  zodIssues: readonly z.core.$ZodIssue[],
+  value: unknown,
+  base: string,
+  out: IssueSink,
+): void {
   const at = (path: readonly PropertyKey[]): string =>
     path.reduce<string>((p, key) => child(p, typeof key === 'number' ? key : String(key)), base);
   for (const zodIssue of zodIssues) {
@@ -98,7 +106,6 @@ export function fieldIssues(zodIssues: readonly z.core.$ZodIssue[], value: unkno
     }
     out.push(issue('E_FIELD', at(zodIssue.path), zodIssue.message));
   }
-  return out;
 }
 
 function withoutKey(record: Record<string, unknown>, key: string): Record<string, unknown> {
@@ -122,7 +129,7 @@ function viewOf(raw: Record<string, unknown>, index: number, parsed: PlanStep | 
 
 /** Checks the document shape: the root, schemaVersion, the plan's own fields and each step's fields. */
 export function checkShape(value: unknown): ShapeResult {
-  const issues: PlanIssue[] = [];
+  const issues = new IssueList();
   if (!isRecord(value)) {
     issues.push(issue('E_FIELD', '', `a plan must be a JSON object, got ${describeValue(value)}`));
     return { issues, checkable: false, steps: [], plan: undefined };
@@ -139,7 +146,7 @@ export function checkShape(value: unknown): ShapeResult {
   }
   const { schemaVersion: _version, steps: rawSteps, ...header } = value;
   const headerResult = headerSchema.safeParse(header);
-  if (!headerResult.success) issues.push(...fieldIssues(headerResult.error.issues, header, ''));
+  if (!headerResult.success) fieldIssues(headerResult.error.issues, header, '', issues);
   if (!Array.isArray(rawSteps)) {
     const message =
       rawSteps === undefined ? 'missing required field "steps"' : `must be an array, got ${describeValue(rawSteps)}`;
@@ -175,7 +182,7 @@ export function checkShape(value: unknown): ShapeResult {
     }
     const result = planStepSchema.safeParse(raw);
     if (result.success) parsedSteps.push(result.data);
-    else issues.push(...fieldIssues(result.error.issues, raw, base));
+    else fieldIssues(result.error.issues, raw, base, issues);
     steps.push(viewOf(raw, index, result.success ? result.data : undefined));
   });
   const plan =

@@ -7,7 +7,7 @@
 import type { Catalog } from '../catalog.ts';
 import { contractsEqual } from '../catalog.ts';
 import { containsExpression } from '../expressions.ts';
-import { child, issue, type PlanIssue } from '../issues.ts';
+import { child, type IssueSink, issue } from '../issues.ts';
 import { STEP_STATUSES, TARGET_PATTERN } from '../schema.ts';
 import type { StepView } from './shape.ts';
 
@@ -34,7 +34,7 @@ export function checkSteps(
   steps: readonly StepView[],
   catalog: Catalog,
   options: { generated: boolean },
-  issues: PlanIssue[],
+  issues: IssueSink,
 ): void {
   for (const step of steps) {
     const { raw, path, target } = step;

@@ -4,7 +4,7 @@
  * that point at the field to fix.
  */
 import { buildGraph, criticalPath, depth, findCycles, type GraphStep, type PlanGraph, parentCycles } from '../graph.ts';
-import { child, issue, type PlanIssue } from '../issues.ts';
+import { child, type IssueSink, issue } from '../issues.ts';
 import type { StepView } from './shape.ts';
 
 export interface StructureResult {
@@ -29,7 +29,7 @@ function edgePath(from: StepView, to: StepView | undefined): string {
   return from.path;
 }
 
-export function checkStructure(steps: readonly StepView[], issues: PlanIssue[]): StructureResult {
+export function checkStructure(steps: readonly StepView[], issues: IssueSink): StructureResult {
   const byId = new Map<string, StepView>();
   const duplicated = new Set<string>();
   for (const step of steps) {
@@ -93,7 +93,7 @@ export function checkStructure(steps: readonly StepView[], issues: PlanIssue[]):
 }
 
 /** E_TOO_DEEP when the longest dependency path holds more executable steps than allowed (acyclic graphs only). */
-export function checkDepth(result: StructureResult, maxDepth: number, issues: PlanIssue[]): void {
+export function checkDepth(result: StructureResult, maxDepth: number, issues: IssueSink): void {
   if (result.cyclic) return;
   const found = depth(result.graph);
   if (found <= maxDepth) return;

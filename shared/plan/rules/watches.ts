@@ -4,7 +4,7 @@
  * arrays' lengths are read, before the shape rule looks at a single key: a list over the per-step limit is left out
  * of the step's field checks altogether, so a hostile plan costs one pass over its steps, not one per watch.
  */
-import { child, issue, type PlanIssue } from '../issues.ts';
+import { child, type IssueSink, issue } from '../issues.ts';
 import { MAX_WATCHES_PER_PLAN, MAX_WATCHES_PER_STEP } from '../schema.ts';
 
 const watchCount = (raw: unknown): number => {
@@ -17,7 +17,7 @@ const watchCount = (raw: unknown): number => {
  * Reports the steps over the per-step limit and a plan over its total; returns the indexes of the steps whose
  * `watches` the shape rule must leave unread (their count alone makes the plan invalid).
  */
-export function checkWatchCounts(rawSteps: readonly unknown[], issues: PlanIssue[]): ReadonlySet<number> {
+export function checkWatchCounts(rawSteps: readonly unknown[], issues: IssueSink): ReadonlySet<number> {
   const refused = new Set<number>();
   let total = 0;
   for (let index = 0; index < rawSteps.length; index += 1) {

@@ -11,6 +11,7 @@ import { compensatedStepId } from '../../engine/compensation.ts';
 import { decideRetry, retryPolicy } from '../../engine/retry.ts';
 import { transitionCondition } from '../../engine/step-lifecycle.ts';
 import { traceEntry } from '../../engine/trace.ts';
+import { clipMessage, joinIssues, messageOf } from '../../plan/bounded-text.ts';
 import type { StepError } from '../../plan/schema.ts';
 import type { CompensationRecord, StepRecord } from '../../ports/store.ts';
 import { advanceCompensation, compensationEvidence, compensationKey } from '../compensation.ts';
@@ -29,7 +30,12 @@ export const COMPENSATION_ERROR_CODES = {
   outputSchema: 'E_COMPENSATION_OUTPUT_SCHEMA',
 } as const;
 
-const permanent = (code: string, message: string): StepError => ({ code, message, retryable: false });
+/** Its message quotes the compensation's input (evaluated from the plan) and contract errors: bounded. */
+const permanent = (code: string, message: string): StepError => ({
+  code,
+  message: clipMessage(message),
+  retryable: false,
+});
 
 /** Runs attempt n of the compensation the request names; a repeat of a finished one does nothing. */
 export async function runCompensation(
@@ -68,12 +74,12 @@ export async function runCompensation(
       evaluatorOf(ctx.deps),
     );
   } catch (error) {
-    const message = `the compensation input cannot be evaluated: ${(error as Error).message}`;
+    const message = `the compensation input cannot be evaluated: ${messageOf(error)}`;
     return finishFailed(ctx, step, attempt, undefined, permanent(COMPENSATION_ERROR_CODES.input, message));
   }
   const inputCheck = catalog.validateInput(undo.target, input);
   if (!inputCheck.ok) {
-    const message = `the compensation input breaks the inputSchema of ${undo.target}: ${inputCheck.errors.join('; ')}`;
+    const message = `the compensation input breaks the inputSchema of ${undo.target}: ${joinIssues(inputCheck.errors)}`;
     return finishFailed(ctx, step, attempt, input, permanent(COMPENSATION_ERROR_CODES.inputSchema, message));
   }
 
@@ -104,7 +110,7 @@ export async function runCompensation(
   if (answer.ok) {
     const contract = catalog.validateOutput(undo.target, answer.output);
     if (!contract.ok) {
-      const message = `the compensation output breaks the outputSchema of ${undo.target}: ${contract.errors.join('; ')}`;
+      const message = `the compensation output breaks the outputSchema of ${undo.target}: ${joinIssues(contract.errors)}`;
       return finishFailed(ctx, step, attempt, input, permanent(COMPENSATION_ERROR_CODES.outputSchema, message));
     }
     const now = ctx.now();

@@ -199,6 +199,21 @@ describe('POST /plans/validate', () => {
     expect(await h.storedKeys()).toEqual([]);
   });
 
+  it('answers 422 with 100 issues and "and N more" for a step with 150,000 duplicate dependencies', async () => {
+    const h = await harness();
+    const plan = planOf([echoStep('a'), echoStep('b', { dependsOn: Array.from({ length: 150_000 }, () => 'a') })]);
+
+    for (const path of ['/plans/validate', '/runs']) {
+      const res = await h.request('POST', path, { body: { plan } });
+      expect(res.status, path).toBe(422);
+      const body = (await res.json()) as { error: { code: string; message: string }; errors: { code: string }[] };
+      expect(body.error).toEqual({ code: 'E_INVALID_PLAN', message: 'the plan is invalid (149999 issues)' });
+      expect(body.errors).toHaveLength(101);
+      expect(body.errors.at(-1)).toEqual({ code: 'E_MORE_ISSUES', path: '', message: 'and 149899 more' });
+    }
+    expect(await h.storedKeys()).toEqual([]);
+  });
+
   it('needs a plan field', async () => {
     const h = await harness();
     const res = await h.request('POST', '/plans/validate', { body: { generated: true } });

@@ -70,7 +70,8 @@ describe('validator task (ValidatePlan)', () => {
     const steps = Array.from({ length: 150 }, (_, i) => echoStep(`s${i}`, { target: 'tool:nope' }));
     await store.createRun(runRecord('r', { candidatePlan: planOf(steps) }));
     const answer = await handler({ runId: 'r' });
-    expect(answer.errors).toHaveLength(MAX_REPORTED_ISSUES);
+    expect(answer.errors).toHaveLength(MAX_REPORTED_ISSUES + 1);
+    expect(answer.errors.at(-1)?.code).toBe('E_MORE_ISSUES');
     expect(answer.totalErrors).toBeGreaterThanOrEqual(150);
     expect(JSON.stringify(answer).length).toBeLessThan(256 * 1024);
   });
