@@ -92,6 +92,9 @@ describe('a kept step that counted the release of a step the revision restarts',
     });
     await claimOfX.arrived;
     await waitForRun(stack, runId, (r) => stepOf(r, 'b').status === 'succeeded');
+    // b's release of c follows its success write: read once it has landed.
+    for (let tries = 0; tries < 400 && (await faults.raw().getStep(runId, 'c'))?.remaining !== 1; tries++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     expect(await faults.raw().getStep(runId, 'c')).toMatchObject({ generation: 1, released: ['b'], remaining: 1 });
     // b's next generation is held at its claim too.
     const claimOfB = faults.hold({
