@@ -98,6 +98,8 @@ export const runCodecs: FieldCodecs<RunRecord> = {
   cancelCompensation: json<boolean>(),
   cancelRequestedBy: stringField,
   cancelling: json<boolean>(),
+  budgetWarned: optionalStringSet,
+  budgetExhaustedFor: json<readonly number[]>(),
 };
 
 export function encodeRun(run: RunRecord): Item {

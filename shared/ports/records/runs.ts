@@ -70,6 +70,10 @@ export interface RunRecord {
    * runs no attempt and announces nothing; the cancel closes it after its end write. A reopening drops the mark.
    */
   readonly cancelling?: boolean;
+  /** Budget thresholds announced (`run#<dimension>`, `<stepId>#<dimension>`): each once. */
+  readonly budgetWarned?: readonly string[];
+  /** Revisions whose budget's exhaustion was announced (once each). */
+  readonly budgetExhaustedFor?: readonly number[];
 }
 
 /**

@@ -1,0 +1,219 @@
+/**
+ * Everything that may change a run's facts, as the run's mailbox delivers it: one command at a time, each stamped
+ * by the shell with the time it was taken (`at`) so that deciding stays pure. Who sends each:
+ * - the run machine: StartRun, RejectPlan, FailRun, AwaitRun, FinalizeRun;
+ * - a step execution: AttemptEnded (its attempt's outcome, or that its execution failed for good), AwaitDecision
+ *   (a gate or review waits on a task token), DecisionTimedOut, CompensationEnded;
+ * - the API: DecideApproval, CancelRun, Invalidate (also the invalidator, for a resource change), ActOnCompensation;
+ * - the replanner: ProposeRevision, DeclineReplan; a timer: ReplanWatchExpired, RevisionWaitExpired.
+ */
+import type { Plan, StepError } from '../../plan/schema.ts';
+import type { ModelUsage } from '../../ports/capabilities.ts';
+import type { HeldRevision } from '../../ports/records/approvals.ts';
+import type { ReplanRecord } from '../../ports/records/runs.ts';
+import type { TraceEntry } from '../../ports/records/steps.ts';
+
+/** Who asked: a JWT subject, `local-token`, or the system (`cairn`). */
+export type Principal = string;
+
+interface Base {
+  /** When the shell took the command (ISO instant): the decider's only clock. */
+  readonly at: string;
+}
+
+export interface StartRun extends Base {
+  readonly kind: 'StartRun';
+  /** Revision 1, validated. */
+  readonly plan: Plan;
+}
+
+/** The run's plan could not be made or failed validation: the run fails before it starts. */
+export interface RejectPlan extends Base {
+  readonly kind: 'RejectPlan';
+  readonly reason: 'invalid_plan' | 'planning_failed';
+  readonly evidence: Readonly<Record<string, unknown>>;
+  /** The run execution that sends it (a reopened run's newer execution outlives the first one's words). */
+  readonly opening: number;
+}
+
+export interface AwaitRun extends Base {
+  readonly kind: 'AwaitRun';
+  readonly token: string;
+  readonly opening: number;
+}
+
+/** The run machine's wait ended: the deadline passed (`timedOut`), or the wait failed (`error`), or it was answered. */
+export interface FinalizeRun extends Base {
+  readonly kind: 'FinalizeRun';
+  readonly opening: number;
+  readonly timedOut: boolean;
+  readonly error?: string | undefined;
+}
+
+/** Identifies one step execution's work on one generation of a step. */
+export interface StepWork {
+  readonly stepId: string;
+  readonly generation: number;
+  /** The execution's name (it was started by the decider under this name). */
+  readonly execution: string;
+}
+
+export type AttemptOutcome =
+  /** `when` was false: the step did nothing. */
+  | { readonly kind: 'skipped'; readonly reason: string }
+  /** Its `when` or input could not be evaluated, or the input breaks the contract: it fails before any attempt. */
+  | { readonly kind: 'rejected'; readonly error: StepError }
+  /** A verified result (the output is on the attempt record and the step record, written by the execution). */
+  | { readonly kind: 'succeeded'; readonly confidence: number | null }
+  /** A failed attempt; `retryable` on the error says whether another attempt may follow. */
+  | { readonly kind: 'failed'; readonly error: StepError }
+  /** The execution did not make the attempt: the run stopped letting attempts start (its side-effect gate said no). */
+  | { readonly kind: 'notStarted'; readonly note: string };
+
+export interface AttemptEnded extends Base, StepWork {
+  readonly kind: 'AttemptEnded';
+  /** 1-based; 0 for what a step decides before any attempt (skipped, rejected). */
+  readonly attempt: number;
+  readonly outcome: AttemptOutcome;
+  /** What the attempt spent, priced (the decider counts each attempt once). */
+  readonly usage?: { readonly tokens: number; readonly costUsd: number; readonly model?: ModelUsage } | undefined;
+  /** The execution's one-line account of the attempt (what it called, what verification found). */
+  readonly note: string;
+  /** A person's decision the attempt was judged by (a gate, a review), and who gave it. */
+  readonly judged?: { readonly decision: 'approve' | 'reject' | 'edit'; readonly by?: string | undefined } | undefined;
+}
+
+/** A step execution failed for good outside its own attempt (the platform outlasted its retries, a gate's wait failed). */
+export interface ExecutionFailed extends Base {
+  readonly kind: 'ExecutionFailed';
+  readonly stepId: string;
+  readonly generation: number;
+  /** The attempt it was in, when known. */
+  readonly attempt: number | null;
+  readonly error: StepError;
+}
+
+/** What a person is shown with an approval (computed by the execution; kept on the approval record). */
+export interface ApprovalPresentation {
+  readonly question: string;
+  readonly input?: unknown;
+  readonly upstreamOutputs?: Readonly<Record<string, unknown>>;
+  readonly heldOutput?: unknown;
+  readonly heldConfidence?: number | null;
+}
+
+/** A gate (or a review of a low-confidence result) waits for a person on `token`. */
+export interface AwaitDecision extends Base, StepWork {
+  readonly kind: 'AwaitDecision';
+  readonly approvalKind: 'approval' | 'review';
+  readonly attempt: number;
+  readonly token: string;
+  /** How long the wait lasts (the machine's timeout): the approval's deadline is `at` plus this. */
+  readonly timeoutSeconds: number;
+  readonly presentation: ApprovalPresentation;
+}
+
+/** The machine's wait for a decision timed out. */
+export interface DecisionTimedOut extends Base, StepWork {
+  readonly kind: 'DecisionTimedOut';
+  readonly approvalKind: 'approval' | 'review';
+}
+
+export interface DecideApproval extends Base {
+  readonly kind: 'DecideApproval';
+  readonly approvalId: string;
+  readonly decision: 'approve' | 'reject' | 'edit';
+  readonly output?: unknown;
+  readonly comment?: string | undefined;
+  readonly by: Principal;
+}
+
+export interface CancelRun extends Base {
+  readonly kind: 'CancelRun';
+  readonly compensate: boolean;
+  readonly by: Principal | null;
+}
+
+export interface Invalidate extends Base {
+  readonly kind: 'Invalidate';
+  /** Step or group ids of the current plan. */
+  readonly roots: readonly string[];
+  readonly reason: string;
+  /** Names this invalidation: a repeat with the same key answers the first one's result. */
+  readonly key: string;
+  /** A resource change: only roots whose current generation ran before it are stale (absent: a request). */
+  readonly resourceChange?: { readonly changedAt?: string | undefined } | undefined;
+  readonly by?: Principal | undefined;
+}
+
+export interface CompensationEnded extends Base, StepWork {
+  readonly kind: 'CompensationEnded';
+  /** The person's retry round it belongs to (0: the first). */
+  readonly round: number;
+  readonly outcome:
+    | { readonly kind: 'compensated' }
+    | { readonly kind: 'retry'; readonly error: StepError; readonly delaySeconds: number }
+    | { readonly kind: 'failed'; readonly error: StepError };
+  readonly trace?: readonly TraceEntry[] | undefined;
+}
+
+export interface ActOnCompensation extends Base {
+  readonly kind: 'ActOnCompensation';
+  readonly stepId: string;
+  readonly action: { readonly kind: 'retry' } | { readonly kind: 'resolve'; readonly note: string };
+  readonly by: Principal | null;
+}
+
+/** The replanner's answer to a failure (or a person's replan, or a budget replan): revision `baseRevision + 1`. */
+export interface ProposeRevision extends Base {
+  readonly kind: 'ProposeRevision';
+  readonly revision: HeldRevision;
+  /** Its fingerprint, when it answers a failed step (no-progress detection). */
+  readonly fingerprint?: string | undefined;
+  /** The targets it adds that mutate: a person must approve it first. */
+  readonly mutatingTargets: readonly string[];
+  /** The replan record it will be logged as. */
+  readonly record: Omit<ReplanRecord, 'at'>;
+  readonly by?: Principal | undefined;
+}
+
+/** The replanner will not answer a failure (or the budget's exhaustion): it stands. */
+export interface DeclineReplan extends Base {
+  readonly kind: 'DeclineReplan';
+  /** `<stepId>#<generation>`, or `~budget`. */
+  readonly failure: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+/** Nobody answered a final failure in time. */
+export interface ReplanWatchExpired extends Base {
+  readonly kind: 'ReplanWatchExpired';
+  readonly failure: string;
+}
+
+export interface RevisionWaitExpired extends Base {
+  readonly kind: 'RevisionWaitExpired';
+  readonly approvalId: string;
+}
+
+export type RunCommand =
+  | StartRun
+  | RejectPlan
+  | AwaitRun
+  | FinalizeRun
+  | AttemptEnded
+  | ExecutionFailed
+  | AwaitDecision
+  | DecisionTimedOut
+  | DecideApproval
+  | CancelRun
+  | Invalidate
+  | CompensationEnded
+  | ActOnCompensation
+  | ProposeRevision
+  | DeclineReplan
+  | ReplanWatchExpired
+  | RevisionWaitExpired;
+
+export type RunCommandKind = RunCommand['kind'];

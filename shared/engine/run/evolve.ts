@@ -1,0 +1,306 @@
+/**
+ * evolve: what each of the run's events does to its records. Deterministic and total: the same events applied to
+ * the same state give the same state, which is how a run is rebuilt from its log and how the shell's copy and the
+ * store's records stay one thing. `evolveInto` changes a draft in place (the decider's own copy while it decides);
+ * `evolve` is the pure form.
+ */
+import type { StepError, StepStatus } from '../../plan/schema.ts';
+import type { ApprovalRecord } from '../../ports/records/approvals.ts';
+import type { RunRecord } from '../../ports/records/runs.ts';
+import type { StepGenerationRecord, StepRecord, TraceEntry } from '../../ports/records/steps.ts';
+import { RELEASING_STEP_STATUSES } from '../statuses.ts';
+import { appendAndRetain, traceEntry } from '../trace.ts';
+import type { RunEvent } from './events.ts';
+import { type DraftState, draftOf, type RunState } from './state.ts';
+
+/** Applies one event to a copy of `state`. */
+export function evolve(state: RunState, event: RunEvent): RunState {
+  const draft = draftOf(state);
+  evolveInto(draft, event);
+  return draft;
+}
+
+/** Whether an upstream step in `status` lets a dependent go on (a failure only under `onFailure: continue`). */
+export function letsDependentsGo(draft: Pick<DraftState, 'plan'>, stepId: string, status: StepStatus): boolean {
+  if (RELEASING_STEP_STATUSES.has(status)) return true;
+  return status === 'failed' && draft.plan?.byId.get(stepId)?.onFailure === 'continue';
+}
+
+/** A step's generation as its upstream steps stand now: what it waits for, and `ready` when that is nothing. */
+export function generationOf(
+  draft: DraftState,
+  stepId: string,
+): Pick<StepRecord, 'upstream' | 'released' | 'remaining' | 'status'> {
+  const upstream = draft.plan?.upstream(stepId) ?? [];
+  const released = upstream.filter((id) => {
+    const up = draft.steps.get(id);
+    return up !== undefined && letsDependentsGo(draft, id, up.status);
+  });
+  const remaining = upstream.length - released.length;
+  return { upstream, released, remaining, status: remaining === 0 ? 'ready' : 'pending' };
+}
+
+/** The ended generation as a step's history keeps it (its output stays on its attempt records). */
+function endedGeneration(step: StepRecord): StepGenerationRecord {
+  return {
+    generation: step.generation,
+    status: step.status,
+    ...(step.error === undefined ? {} : { error: step.error }),
+    ...(step.confidence === undefined ? {} : { confidence: step.confidence }),
+    ...(step.startedAt === undefined ? {} : { startedAt: step.startedAt }),
+    ...(step.finishedAt === undefined ? {} : { finishedAt: step.finishedAt }),
+    ...(step.claimedBy === undefined ? {} : { claimedBy: step.claimedBy }),
+  };
+}
+
+export function evolveInto(draft: DraftState, event: RunEvent): void {
+  draft.version += 0; // the version moves with the commit of a whole decision, not per event
+  const at = event.at;
+  const touchRun = (patch: Partial<RunRecord>) => {
+    draft.run = { ...draft.run, ...patch, updatedAt: at };
+  };
+  const step = (id: string): StepRecord => {
+    const found = draft.steps.get(id);
+    if (found === undefined) throw new Error(`evolve: ${event.type} names an unknown step ${id}`);
+    return found;
+  };
+  const retention = draft.settings.traceRetention;
+  /** Replaces a step record; `trace` is appended under the retention of its new status. */
+  const setStep = (id: string, patch: Partial<StepRecord>, trace: readonly TraceEntry[] = []) => {
+    const current = step(id);
+    const status = patch.status ?? current.status;
+    const next: StepRecord = {
+      ...current,
+      ...patch,
+      trace: trace.length === 0 ? current.trace : appendAndRetain(current.trace, trace, status, retention),
+      updatedAt: at,
+    };
+    draft.steps.set(id, next);
+  };
+  const approval = (id: string): ApprovalRecord => {
+    const found = draft.approvals.get(id);
+    if (found === undefined) throw new Error(`evolve: ${event.type} names an unknown approval ${id}`);
+    return found;
+  };
+  const fail = (text: string): TraceEntry[] => [traceEntry('fail', text, at)];
+  const closing = (error: StepError) => ({ error, finishedAt: at });
+
+  switch (event.type) {
+    case 'RunStarted': {
+      const { submittedPlan: _s, candidatePlan: _c, planStamp: _p, ...run } = draft.run;
+      draft.run = { ...run, status: 'running', revision: event.plan.revision, updatedAt: at };
+      draft.plan = draft.viewOf(event.plan);
+      for (const id of draft.plan.executable) draft.steps.set(id, firstRecord(draft, id, at, planTrace(draft, id, at)));
+      return;
+    }
+    case 'WaiterSet':
+      touchRun({ waiterToken: event.token });
+      return;
+    case 'StepStarted':
+      setStep(event.stepId, { status: 'running', claimedBy: event.execution, startedAt: at, attempts: 1 }, [
+        traceEntry('exec', `started by ${event.execution}`, at),
+      ]);
+      return;
+    case 'StepSkipped':
+      setStep(event.stepId, { status: 'skipped', finishedAt: at }, [
+        traceEntry('judge', `skipped: ${event.reason}`, at),
+      ]);
+      return;
+    case 'StepSucceeded':
+      setStep(
+        event.stepId,
+        { status: 'succeeded', attempts: event.attempts, confidence: event.confidence, error: null, finishedAt: at },
+        event.trace,
+      );
+      return;
+    case 'StepRetrying':
+      setStep(event.stepId, { status: 'retrying', attempts: event.attempt, error: event.error }, event.trace);
+      return;
+    case 'StepFailed':
+      setStep(event.stepId, { status: 'failed', attempts: event.attempts, ...closing(event.error) }, event.trace);
+      return;
+    case 'StepBlocked':
+      setStep(event.stepId, { status: 'blocked', ...closing(event.error) }, fail(event.error.message));
+      return;
+    case 'StepClosed':
+      setStep(event.stepId, { status: 'cancelled', ...closing(event.error) }, fail(event.error.message));
+      return;
+    case 'StepSuperseded':
+      setStep(event.stepId, { status: 'superseded', ...closing(event.error) }, fail(event.error.message));
+      return;
+    case 'StepEvidence':
+      setStep(event.stepId, { attempts: Math.max(step(event.stepId).attempts, event.attempts) }, event.trace);
+      return;
+    case 'StepAwaiting':
+      setStep(event.stepId, { status: 'awaiting_approval', attempts: event.attempts }, [
+        traceEntry('judge', `waiting for a decision on ${event.approvalId}`, at),
+      ]);
+      return;
+    case 'StepMoved': {
+      const before = step(event.stepId);
+      const { claimedBy: _c, output: _o, error: _e, confidence: _f, startedAt: _s, finishedAt: _d, ...kept } = before;
+      const { compensation: _comp, generationKey: _k, staleReleases: _r, ...rest } = kept;
+      draft.steps.set(event.stepId, {
+        ...rest,
+        ...generationOf(draft, event.stepId),
+        generation: event.generation,
+        attempts: 0,
+        history: [...(before.history ?? []), endedGeneration(before)],
+        trace:
+          event.trace.length === 0 ? before.trace : appendAndRetain(before.trace, event.trace, 'pending', retention),
+        updatedAt: at,
+      });
+      return;
+    }
+    case 'StepAdded':
+      draft.steps.set(event.stepId, firstRecord(draft, event.stepId, at, event.trace));
+      return;
+    case 'ApprovalRequested':
+    case 'RevisionHeld':
+      draft.approvals.set(event.approval.approvalId, event.approval);
+      return;
+    case 'ApprovalTokenMoved':
+      draft.approvals.set(event.approvalId, { ...approval(event.approvalId), taskToken: event.token });
+      return;
+    case 'ApprovalDecided':
+      draft.approvals.set(event.approvalId, {
+        ...approval(event.approvalId),
+        status: event.status,
+        decidedAt: at,
+        decidedBy: event.by,
+        ...(event.comment === undefined ? {} : { comment: event.comment }),
+        ...(event.output === undefined ? {} : { output: event.output }),
+      });
+      return;
+    case 'ApprovalClosed':
+      draft.approvals.set(event.approvalId, {
+        ...approval(event.approvalId),
+        status: 'expired',
+        decidedAt: at,
+        comment: event.comment,
+      });
+      return;
+    case 'UsageCounted': {
+      const s = step(event.stepId);
+      setStep(event.stepId, {
+        usageTokens: (s.usageTokens ?? 0) + event.tokens,
+        usageCostUsd: (s.usageCostUsd ?? 0) + event.costUsd,
+      });
+      touchRun({
+        usageTokens: (draft.run.usageTokens ?? 0) + event.tokens,
+        usageCostUsd: (draft.run.usageCostUsd ?? 0) + event.costUsd,
+      });
+      return;
+    }
+    case 'BudgetWarned':
+      touchRun({
+        budgetWarned: [...(draft.run.budgetWarned ?? []), `${event.stepId ?? 'run'}#${event.dimension}`],
+      });
+      return;
+    case 'BudgetExhausted':
+      touchRun({ budgetExhaustedFor: [...(draft.run.budgetExhaustedFor ?? []), event.revision] });
+      return;
+    case 'CancelBegun':
+      touchRun({
+        cancelling: true,
+        cancelCompensation: true,
+        ...(event.by === null ? {} : { cancelRequestedBy: event.by }),
+      });
+      return;
+    case 'CompensationStarted': {
+      const s = step(event.stepId);
+      setStep(event.stepId, {
+        status: 'compensating',
+        compensation: {
+          target: event.target,
+          attempts: 0,
+          idempotencyKey: `${draft.run.runId}#${event.stepId}#${event.generation}#compensate`,
+          startedAt: at,
+          ...(event.round === 0 ? {} : { round: event.round }),
+          ...(event.by === undefined ? {} : { retriedBy: event.by }),
+          ...(s.compensation?.input === undefined ? {} : { input: s.compensation.input }),
+        },
+      });
+      return;
+    }
+    case 'CompensationEnded': {
+      const s = step(event.stepId);
+      const base = s.compensation ?? { target: '', attempts: 0, idempotencyKey: '', startedAt: at };
+      setStep(
+        event.stepId,
+        {
+          status: event.state,
+          compensation: {
+            ...base,
+            finishedAt: at,
+            error: event.error ?? null,
+            ...(event.resolution === undefined ? {} : { resolution: { ...event.resolution, at } }),
+          },
+        },
+        event.trace,
+      );
+      return;
+    }
+    case 'RunFinished':
+      touchRun({ status: event.terminal.state, terminal: event.terminal });
+      return;
+    case 'RunReopened': {
+      const { terminal, waiterToken: _w, cancelling: _c, ...run } = draft.run;
+      draft.run = {
+        ...run,
+        status: 'running',
+        reopened: event.opening,
+        previousTerminals: [...(run.previousTerminals ?? []), ...(terminal === undefined ? [] : [terminal])],
+        updatedAt: at,
+      };
+      return;
+    }
+    case 'ReplanAsked':
+      touchRun({ handledFailures: [...(draft.run.handledFailures ?? []), event.failure] });
+      return;
+    case 'ReplanDeclined': {
+      const { failure, stepId, code, message } = event;
+      touchRun({
+        replanDeclines: [...(draft.run.replanDeclines ?? []), JSON.stringify({ failure, stepId, code, message })],
+      });
+      return;
+    }
+    case 'PlanRevised':
+      touchRun({
+        revision: event.plan.revision,
+        replans: draft.run.replans + 1,
+        replanLog: [...(draft.run.replanLog ?? []), event.record],
+        ...(event.fingerprint === undefined
+          ? {}
+          : { replanFingerprints: [...(draft.run.replanFingerprints ?? []), event.fingerprint] }),
+        ...(event.objective === undefined ? {} : { objective: event.objective }),
+      });
+      draft.plan = draft.viewOf(event.plan);
+      return;
+    case 'InvalidationApplied':
+      touchRun({});
+      return;
+  }
+}
+
+/** The `[plan]` entry a step's first generation starts with: what it does, and why the plan has it. */
+function planTrace(draft: DraftState, stepId: string, at: string): TraceEntry[] {
+  const planned = draft.plan?.byId.get(stepId);
+  const plan = draft.plan?.plan;
+  if (plan === undefined) return [];
+  const what = `${planned?.title ?? stepId} → ${planned?.target ?? '?'}`;
+  const revision = plan.revision > 1 ? ` (revision ${plan.revision})` : '';
+  return [traceEntry('plan', plan.rationale ? `${what}${revision}. Why: ${plan.rationale}` : `${what}${revision}`, at)];
+}
+
+function firstRecord(draft: DraftState, stepId: string, at: string, trace: readonly TraceEntry[]): StepRecord {
+  return {
+    runId: draft.run.runId,
+    stepId,
+    generation: 1,
+    ...generationOf(draft, stepId),
+    attempts: 0,
+    trace: [...trace],
+    updatedAt: at,
+  };
+}
