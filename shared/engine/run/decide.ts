@@ -11,7 +11,7 @@ import type { RunCommand } from './commands.ts';
 import { Decision, type Reply } from './decision.ts';
 import type { RunEvent } from './events.ts';
 import { activeDecider } from './rules/index.ts';
-import type { RunState } from './state.ts';
+import { type DraftState, draftOf, type RunState } from './state.ts';
 
 export interface Decided {
   readonly events: readonly RunEvent[];
@@ -21,11 +21,21 @@ export interface Decided {
 }
 
 export function decide(state: RunState, command: RunCommand): Decided {
-  const d = new Decision(state, command.at);
+  const d = new Decision(draftOf(state), command.at);
   activeDecider(d, command);
   return {
     events: d.events,
     reply: d.reply,
     state: { ...d.draft, version: state.version + (d.events.length > 0 ? 1 : 0) },
   };
+}
+
+/**
+ * decide on the shell's own draft, changed in place (no copy per command): the events, and the answer. The caller
+ * owns the draft, and drops it when what it decided is not committed.
+ */
+export function decideInPlace(draft: DraftState, command: RunCommand): Omit<Decided, 'state'> {
+  const d = new Decision(draft, command.at);
+  activeDecider(d, command);
+  return { events: d.events, reply: d.reply };
 }

@@ -35,8 +35,9 @@ export class Decision {
   /** When the command was taken: every event of this decision happens then. */
   readonly at: string;
 
-  constructor(state: RunState, at: string) {
-    this.draft = draftOf(state);
+  /** Decides on `draft` itself (the shell's copy of the run, changed in place), or on a copy of a state. */
+  constructor(state: RunState | DraftState, at: string) {
+    this.draft = 'open' in state ? state : draftOf(state);
     this.at = at;
   }
 

@@ -11,7 +11,7 @@ import type { StepGenerationRecord, StepRecord, TraceEntry } from '../../ports/r
 import { RELEASING_STEP_STATUSES } from '../statuses.ts';
 import { appendAndRetain, traceEntry } from '../trace.ts';
 import type { RunEvent } from './events.ts';
-import { type DraftState, draftOf, type RunState } from './state.ts';
+import { countsOf, type DraftState, draftOf, type RunState } from './state.ts';
 
 /** Applies one event to a copy of `state`. */
 export function evolve(state: RunState, event: RunEvent): RunState {
@@ -54,7 +54,32 @@ function endedGeneration(step: StepRecord): StepGenerationRecord {
 }
 
 export function evolveInto(draft: DraftState, event: RunEvent): void {
-  draft.version += 0; // the version moves with the commit of a whole decision, not per event
+  const stepId = 'stepId' in event ? event.stepId : undefined;
+  const before = stepId === undefined ? undefined : draft.steps.get(stepId)?.status;
+  apply(draft, event);
+  if (stepId === undefined) {
+    if (event.type === 'RunStarted') recount(draft);
+    return;
+  }
+  const after = draft.steps.get(stepId)?.status;
+  if (before === after) return;
+  const was = before === undefined ? { open: 0, inFlight: 0 } : countsOf(before);
+  const now = after === undefined ? { open: 0, inFlight: 0 } : countsOf(after);
+  draft.open += now.open - was.open;
+  draft.inFlight += now.inFlight - was.inFlight;
+}
+
+function recount(draft: DraftState): void {
+  draft.open = 0;
+  draft.inFlight = 0;
+  for (const step of draft.steps.values()) {
+    const counts = countsOf(step.status);
+    draft.open += counts.open;
+    draft.inFlight += counts.inFlight;
+  }
+}
+
+function apply(draft: DraftState, event: RunEvent): void {
   const at = event.at;
   const touchRun = (patch: Partial<RunRecord>) => {
     draft.run = { ...draft.run, ...patch, updatedAt: at };

@@ -98,11 +98,35 @@ export interface DraftState {
   plan?: PlanView | undefined;
   settings: RunSettings;
   readonly viewOf: (plan: Plan) => PlanView;
+  /** Steps open (waiting, started, in flight) and in flight (running, retrying): kept by evolve, read by the look at the run's end. */
+  open: number;
+  inFlight: number;
 }
 
-/** A copy to change: the maps are copied, the records are replaced whole when they change, never mutated. */
+const OPEN: ReadonlySet<string> = new Set(['pending', 'ready', 'running', 'retrying', 'awaiting_approval']);
+const IN_FLIGHT: ReadonlySet<string> = new Set(['running', 'retrying']);
+
+/** Whether a step in `status` counts as open, and as in flight. */
+export const countsOf = (status: string): { open: number; inFlight: number } => ({
+  open: OPEN.has(status) ? 1 : 0,
+  inFlight: IN_FLIGHT.has(status) ? 1 : 0,
+});
+
+/**
+ * A copy to change: the maps are copied, the records are replaced whole when they change, never mutated. The shell
+ * keeps one draft per run across the commands of a batch (one copy per batch, not per command).
+ */
 export function draftOf(state: RunState): DraftState {
+  let open = 0;
+  let inFlight = 0;
+  for (const step of state.steps.values()) {
+    const counts = countsOf(step.status);
+    open += counts.open;
+    inFlight += counts.inFlight;
+  }
   return {
+    open,
+    inFlight,
     version: state.version,
     run: state.run,
     steps: new Map(state.steps),

@@ -62,10 +62,12 @@ export function settle(d: Decision): void {
   const { run, plan } = d;
   if (plan === undefined || run.status === 'planning' || !isLive(d)) return;
   if (run.terminal !== undefined && HELD_REASONS.has(run.terminal.reason)) return;
+  // Work still open ends nothing, unless the run is being cancelled or its budget is spent: the usual case, in O(1).
+  if (d.draft.open > 0 && run.cancelCompensation !== true && runBudget(d) === undefined) return;
   if (advanceCompensation(d) === 'pending' || !isLive(d)) return;
   const cancelling = d.run.cancelCompensation === true;
   const steps = d.draft.steps;
-  const inFlight = [...steps.values()].some((s) => s.status === 'running' || s.status === 'retrying');
+  const inFlight = d.draft.inFlight > 0;
   if (cancelling && inFlight) return;
   const budget = runBudget(d);
   const stopping = budget !== undefined && !inFlight ? { budgetExhausted: budget.detail } : {};

@@ -3,6 +3,7 @@ import type { RunCommand } from '../commands.ts';
 import { type Decision, refuse } from '../decision.ts';
 import { attemptEnded, executionFailed } from './attempts.ts';
 import { cancelRun } from './cancel.ts';
+import { invalidate } from './invalidate.ts';
 import { awaitRun, finalizeRun, rejectPlan, startRun } from './lifecycle.ts';
 import { declineReplan, replanWatchExpired } from './replans.ts';
 
@@ -35,10 +36,12 @@ export function activeDecider(d: Decision, command: RunCommand): void {
     case 'ReplanWatchExpired':
       replanWatchExpired(d, command);
       return;
+    case 'Invalidate':
+      invalidate(d, command);
+      return;
     case 'AwaitDecision':
     case 'DecisionTimedOut':
     case 'DecideApproval':
-    case 'Invalidate':
     case 'CompensationEnded':
     case 'ActOnCompensation':
     case 'ProposeRevision':
