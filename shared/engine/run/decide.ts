@@ -7,14 +7,19 @@
  * the run as the commands before it left it. After each command the run is looked at as a whole where that command
  * could have ended it (rules/ending.ts).
  */
+
+import type { DomainEvent } from '../../ports/events.ts';
 import type { RunCommand } from './commands.ts';
 import { Decision, type Reply } from './decision.ts';
+import type { Effect } from './effects.ts';
 import type { RunEvent } from './events.ts';
 import { activeDecider } from './rules/index.ts';
 import { type DraftState, draftOf, type RunState } from './state.ts';
 
 export interface Decided {
   readonly events: readonly RunEvent[];
+  readonly effects: readonly Effect[];
+  readonly published: readonly DomainEvent[];
   readonly reply: Reply;
   /** The state after the events (what evolving the command's state by them gives). */
   readonly state: RunState;
@@ -25,6 +30,8 @@ export function decide(state: RunState, command: RunCommand): Decided {
   activeDecider(d, command);
   return {
     events: d.events,
+    effects: d.effects,
+    published: d.published,
     reply: d.reply,
     state: { ...d.draft, version: state.version + (d.events.length > 0 ? 1 : 0) },
   };
@@ -37,5 +44,5 @@ export function decide(state: RunState, command: RunCommand): Decided {
 export function decideInPlace(draft: DraftState, command: RunCommand): Omit<Decided, 'state'> {
   const d = new Decision(draft, command.at);
   activeDecider(d, command);
-  return { events: d.events, reply: d.reply };
+  return { events: d.events, effects: d.effects, published: d.published, reply: d.reply };
 }

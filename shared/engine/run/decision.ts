@@ -3,8 +3,12 @@
  * copy at once, so what is decided next sees it) and the answer for whoever sent the command. Rules take a Decision
  * and emit events; nothing else changes the copy.
  */
+
+import type { DomainEvent } from '../../ports/events.ts';
+import { type Effect, effectsOf } from './effects.ts';
 import type { RunEvent } from './events.ts';
 import { evolveInto } from './evolve.ts';
+import { publishedOf } from './published.ts';
 import { type DraftState, draftOf, type RunState } from './state.ts';
 
 /** What the decider answers the command's sender: the truth about what will happen. */
@@ -31,6 +35,10 @@ export const refuse = (
 export class Decision {
   readonly draft: DraftState;
   readonly events: RunEvent[] = [];
+  /** What the shell does once the events are committed (derived from each event as it is emitted). */
+  readonly effects: Effect[] = [];
+  /** What is published once the events are committed (the outbox). */
+  readonly published: DomainEvent[] = [];
   reply: Reply = OK;
   /** When the command was taken: every event of this decision happens then. */
   readonly at: string;
@@ -42,8 +50,10 @@ export class Decision {
   }
 
   emit(event: RunEvent): void {
+    this.effects.push(...effectsOf(this.draft, event));
     evolveInto(this.draft, event);
     this.events.push(event);
+    this.published.push(...publishedOf(this.draft, event));
   }
 
   get run() {

@@ -1,0 +1,143 @@
+/**
+ * What the shell does because of an event: start or stop an execution, answer a task token, wake the run later.
+ * Derived from each event and the run as it was just before it (decision.ts calls it as it emits), kept with the
+ * events when they commit, and performed once they have: every effect is safe to repeat (deterministic execution
+ * names, a closed token is no error), so the shell performs a committed batch's effects again after a crash.
+ */
+
+import type { StepError } from '../../plan/schema.ts';
+import { nameSafe, runExecutionName, stepExecutionInput } from '../../ports/executions.ts';
+import { compensationStepId } from '../compensation.ts';
+import type { RunCommand } from './commands.ts';
+import type { RunEvent } from './events.ts';
+import type { DraftState } from './state.ts';
+
+export type Effect =
+  /** Start an execution of the step machine (a step's generation, a compensation), named deterministically. */
+  | {
+      readonly kind: 'startStep';
+      readonly name: string;
+      readonly input: Readonly<Record<string, unknown>>;
+    }
+  /** A new run execution waits for a reopened run. */
+  | { readonly kind: 'startRun'; readonly name: string; readonly input: Readonly<Record<string, unknown>> }
+  /** Stop the execution of a generation that no longer counts (its late words are ignored anyway). */
+  | { readonly kind: 'stopStep'; readonly name: string; readonly error: StepError }
+  /** Answer a waiting task token (a step's wait for a person, the run machine's wait). */
+  | { readonly kind: 'answerToken'; readonly token: string; readonly output: Readonly<Record<string, unknown>> }
+  /** Deliver `command` to the run at `at` (a watch, a deadline): by a timer execution named `name`. */
+  | { readonly kind: 'schedule'; readonly name: string; readonly at: string; readonly command: RunCommand };
+
+/** The run execution that waits for opening `opening` of a run (the first has no suffix). */
+export const runExecutionNameOf = (runId: string, opening: number): string =>
+  opening === 0 ? runExecutionName(runId) : runExecutionName(`${runId}-o${opening}`);
+
+/** The opening a run execution's name stands for (0: the first execution). */
+export function openingOf(runId: string, executionName: string): number {
+  const base = runExecutionName(runId);
+  if (executionName === base) return 0;
+  for (let opening = 1; opening < 10_000; opening++)
+    if (runExecutionNameOf(runId, opening) === executionName) return opening;
+  return -1;
+}
+
+/** A timer's execution name: one per run and purpose, so scheduling twice is harmless. */
+const timerName = (runId: string, purpose: string): string => `t-${nameSafe(runId)}-${nameSafe(purpose)}`.slice(0, 80);
+
+const IN_FLIGHT = new Set(['running', 'retrying', 'awaiting_approval']);
+
+/** The effects of `event`, given the run just before it. */
+export function effectsOf(before: DraftState, event: RunEvent): Effect[] {
+  const runId = before.run.runId;
+  switch (event.type) {
+    case 'StepStarted':
+      return [
+        {
+          kind: 'startStep',
+          name: event.execution,
+          input: stepExecutionInput({ runId, stepId: event.stepId, generation: event.generation }),
+        },
+      ];
+    case 'CompensationStarted':
+      return [
+        {
+          kind: 'startStep',
+          name: event.execution,
+          input: stepExecutionInput({
+            runId,
+            stepId: compensationStepId(event.stepId, event.round),
+            generation: event.generation,
+          }),
+        },
+      ];
+    case 'StepMoved':
+    case 'StepClosed':
+    case 'StepSuperseded': {
+      const step = before.steps.get(event.stepId);
+      if (step?.claimedBy === undefined || !IN_FLIGHT.has(step.status)) return [];
+      const error: StepError =
+        event.type === 'StepMoved'
+          ? {
+              code: 'E_SUPERSEDED',
+              message: `step ${event.stepId} was invalidated: generation ${event.generation} supersedes it`,
+              retryable: false,
+            }
+          : event.error;
+      return [{ kind: 'stopStep', name: step.claimedBy, error }];
+    }
+    case 'ApprovalDecided': {
+      const approval = before.approvals.get(event.approvalId);
+      if (approval === undefined || approval.taskToken === '-') return [];
+      return [
+        {
+          kind: 'answerToken',
+          token: approval.taskToken,
+          output: {
+            decision: event.status === 'approved' ? 'approve' : event.status === 'rejected' ? 'reject' : 'edit',
+            ...(event.output === undefined ? {} : { output: event.output }),
+            ...(event.comment === undefined ? {} : { comment: event.comment }),
+            by: event.by,
+          },
+        },
+      ];
+    }
+    case 'RunFinished': {
+      const token = before.run.waiterToken;
+      return token === undefined ? [] : [{ kind: 'answerToken', token, output: { finished: true } }];
+    }
+    case 'RunReopened':
+      return [
+        {
+          kind: 'startRun',
+          name: runExecutionNameOf(runId, event.opening),
+          input: { runId, resume: true, started: { deadlineSeconds: before.settings.runDeadlineSeconds } },
+        },
+      ];
+    case 'ReplanAsked':
+      return [
+        {
+          kind: 'schedule',
+          name: timerName(runId, `replan-${event.failure}`),
+          at: event.until,
+          command: { kind: 'ReplanWatchExpired', at: event.until, failure: event.failure },
+        },
+      ];
+    case 'RevisionHeld':
+      return [
+        {
+          kind: 'schedule',
+          name: timerName(runId, event.approval.approvalId),
+          at: event.approval.deadline,
+          command: { kind: 'RevisionWaitExpired', at: event.approval.deadline, approvalId: event.approval.approvalId },
+        },
+      ];
+    case 'WaiterSet': {
+      // The run finished before its execution began to wait: the wait is answered at once.
+      const finished =
+        before.run.terminal !== undefined || ['complete', 'failed', 'cancelled'].includes(before.run.status);
+      return finished ? [{ kind: 'answerToken', token: event.token, output: { finished: true } }] : [];
+    }
+    default:
+      return [];
+  }
+}
