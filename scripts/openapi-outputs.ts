@@ -42,7 +42,6 @@ export async function renderClientTypes(): Promise<string> {
   const document = openApiDocument();
   // openapi-typescript takes the document as a plain object; its own type for it is the same JSON.
   const ast = await openapiTS(structuredClone(document) as unknown as Parameters<typeof openapiTS>[0], {
-    immutable: true,
     alphabetize: false,
     // A recursive union cannot be a TypeScript property type (TS2502): any JSON value is `unknown` to the client.
     transform: (_schema, metadata) =>

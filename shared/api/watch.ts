@@ -4,8 +4,27 @@
  * a transition that starts and ends between two polls; every final state is always printed.
  */
 import type { RunStatus, StepStatus } from '../plan/schema.ts';
-import type { ApiClient } from './client.ts';
-import type { RunView, StepView } from './run-view.ts';
+
+/** What watching reads of a step: the server's view and the client's generated type both are one. */
+export interface StepView {
+  readonly id: string;
+  readonly target: string | null;
+  readonly status: StepStatus;
+  readonly generation: number | null;
+  readonly attempts: number;
+  readonly error: { readonly code: string; readonly message: string } | null;
+  readonly confidence: number | null;
+}
+
+/** What watching reads of a run. */
+export interface RunView {
+  readonly runId: string;
+  readonly status: RunStatus;
+  readonly objective: string;
+  readonly revision: number;
+  readonly steps: readonly StepView[];
+  readonly terminal?: { readonly reason: string };
+}
 
 export const DEFAULT_POLL_MS = 500;
 /** A paused run must look the same on this many polls in a row: a step finishing may pause it for an instant. */
@@ -92,14 +111,14 @@ export interface WatchOptions {
 const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls until the run is terminal or stays paused; returns the last snapshot. */
-export async function watchRun(
-  client: Pick<ApiClient, 'getRun'>,
+export async function watchRun<R extends RunView>(
+  client: { getRun(runId: string): Promise<R> },
   runId: string,
   options: WatchOptions,
-): Promise<RunView> {
+): Promise<R> {
   const sleep = options.sleep ?? defaultSleep;
   const interval = options.intervalMs ?? DEFAULT_POLL_MS;
-  let previous: RunView | undefined;
+  let previous: R | undefined;
   let pausedSeen = 0;
   for (;;) {
     const run = await client.getRun(runId);

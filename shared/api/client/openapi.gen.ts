@@ -5,542 +5,542 @@
  */
 
 export interface paths {
-    readonly "/runs": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
         /**
          * List runs, newest first
          * @description Pages of up to `limit` (default 20, at most 100); follow `nextCursor` (as `cursor`) until it is absent.
          */
-        readonly get: operations["listRuns"];
-        readonly put?: never;
+        get: operations["listRuns"];
+        put?: never;
         /**
          * Start a run from an objective or a plan
          * @description Stores the run as `planning` and starts it; everything after that happens in the run machine. A plan is validated as untrusted first (422 E_INVALID_PLAN, nothing stored). The same Idempotency-Key with the same body (key order aside) answers its first run; with another body, 422 E_IDEMPOTENCY_MISMATCH.
          */
-        readonly post: operations["createRun"];
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        post: operations["createRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/runs/{runId}": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/runs/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
         /**
          * Read a run and its steps
          * @description Steps come in plan order, 500 a page by default. Outputs over 16 KB and all but the newest 20 trace entries are left out (`outputOmitted`, `traceOmitted`): GET /runs/{runId}/steps/{stepId} shows a step whole.
          */
-        readonly get: operations["getRun"];
-        readonly put?: never;
-        readonly post?: never;
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        get: operations["getRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/runs/{runId}/plan": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/runs/{runId}/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
         /** Read the run's plan (the current revision, or `revision`) */
-        readonly get: operations["getRunPlan"];
-        readonly put?: never;
-        readonly post?: never;
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        get: operations["getRunPlan"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/runs/{runId}/events": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/runs/{runId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
         /**
          * Read the run's audit log
          * @description Oldest first, up to 1000 a page; `after` (the last seq read) returns only what is new.
          */
-        readonly get: operations["listRunEvents"];
-        readonly put?: never;
-        readonly post?: never;
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        get: operations["listRunEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/runs/{runId}/cancel": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/runs/{runId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        readonly get?: never;
-        readonly put?: never;
+        get?: never;
+        put?: never;
         /**
          * Cancel a run
          * @description Idempotent. `compensate: true` undoes the finished mutating steps of its segments before it ends.
          */
-        readonly post: operations["cancelRun"];
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/runs/{runId}/steps/{stepId}/invalidate": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/runs/{runId}/steps/{stepId}/invalidate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        readonly get?: never;
-        readonly put?: never;
+        get?: never;
+        put?: never;
         /**
          * Invalidate a step and everything downstream of it
          * @description The step (a group: every step in it) and its downstream closure start a new generation; upstream and unrelated steps keep their results; a finished run reopens. A repeat with the same Idempotency-Key answers the first request's result.
          */
-        readonly post: operations["invalidateStep"];
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        post: operations["invalidateStep"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/runs/{runId}/steps/{stepId}/compensation": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/runs/{runId}/steps/{stepId}/compensation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        readonly get?: never;
-        readonly put?: never;
+        get?: never;
+        put?: never;
         /** Retry a failed compensation, or record that it was undone by hand */
-        readonly post: operations["actOnCompensation"];
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        post: operations["actOnCompensation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/runs/{runId}/replan": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/runs/{runId}/replan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        readonly get?: never;
-        readonly put?: never;
+        get?: never;
+        put?: never;
         /**
          * Ask for a person's replan
          * @description A planning job: poll its Location (GET /plans/{jobId}) until it made the revision, waits for an approval (the revision adds a mutating target) or failed with the planner's code.
          */
-        readonly post: operations["replanRun"];
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        post: operations["replanRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/runs/{runId}/plan/diff": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/runs/{runId}/plan/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
         /**
          * What changed between two plan revisions
          * @description `to` defaults to the current revision, `from` to the one before it.
          */
-        readonly get: operations["getPlanDiff"];
-        readonly put?: never;
-        readonly post?: never;
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        get: operations["getPlanDiff"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/runs/{runId}/steps/{stepId}": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/runs/{runId}/steps/{stepId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
         /**
          * Read one step whole
          * @description Its definition, record, every attempt of every generation with its evidence, approvals and events.
          */
-        readonly get: operations["getStep"];
-        readonly put?: never;
-        readonly post?: never;
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        get: operations["getStep"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/runs/{runId}/revisions": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/runs/{runId}/revisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
         /** List the run's plan revisions, with what each changed */
-        readonly get: operations["listRevisions"];
-        readonly put?: never;
-        readonly post?: never;
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        get: operations["listRevisions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/runs/{runId}/revisions/{revision}/diff": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/runs/{runId}/revisions/{revision}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
         /** What a revision changed (against the one before it, or `against`) */
-        readonly get: operations["getRevisionDiff"];
-        readonly put?: never;
-        readonly post?: never;
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        get: operations["getRevisionDiff"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/runs/{runId}/timeline": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/runs/{runId}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
         /** The run's timeline: planned and actual slots, attempts, waits, critical paths */
-        readonly get: operations["getTimeline"];
-        readonly put?: never;
-        readonly post?: never;
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        get: operations["getTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/plans": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        readonly get?: never;
-        readonly put?: never;
+        get?: never;
+        put?: never;
         /**
          * Plan an objective without running it
          * @description DIRECT (one step bound to the target, no model) answers the plan at once; DECOMPOSE may ask a model for long, so it answers 202 with a planning job to poll at its Location.
          */
-        readonly post: operations["createPlan"];
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        post: operations["createPlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/plans/{jobId}": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/plans/{jobId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
         /** Read a planning job (kept a day) */
-        readonly get: operations["getPlanJob"];
-        readonly put?: never;
-        readonly post?: never;
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        get: operations["getPlanJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/plans/validate": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/plans/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        readonly get?: never;
-        readonly put?: never;
+        get?: never;
+        put?: never;
         /**
          * Validate a plan against the catalog
          * @description `generated: true` applies the checks of a plan from a model or a client (untrusted).
          */
-        readonly post: operations["validatePlan"];
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        post: operations["validatePlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/approvals": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
         /**
          * List approvals, oldest first
          * @description Pages of up to 200; follow `nextCursor` (as `cursor`) until it is absent.
          */
-        readonly get: operations["listApprovals"];
-        readonly put?: never;
-        readonly post?: never;
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        get: operations["listApprovals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/approvals/{id}": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/approvals/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
         /** Read an approval */
-        readonly get: operations["getApproval"];
-        readonly put?: never;
+        get: operations["getApproval"];
+        put?: never;
         /**
          * Approve, reject or edit
          * @description Exactly one decision counts. The decider's own repeat of it (an answer lost on the way) answers 200 again, so the request may be sent again; any other decision after the first is 409.
          */
-        readonly post: operations["decideApproval"];
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        post: operations["decideApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/approvals/{id}/check": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/approvals/{id}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        readonly get?: never;
-        readonly put?: never;
+        get?: never;
+        put?: never;
         /** Check an edited output against the step's contract, deciding nothing */
-        readonly post: operations["checkApprovalOutput"];
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        post: operations["checkApprovalOutput"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/health": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
         /** Liveness */
-        readonly get: operations["health"];
-        readonly put?: never;
-        readonly post?: never;
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        get: operations["health"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/openapi.json": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
         /** This document (OpenAPI 3.1) */
-        readonly get: operations["getOpenApi"];
-        readonly put?: never;
-        readonly post?: never;
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        get: operations["getOpenApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/webhooks/{source}": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/webhooks/{source}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        readonly get?: never;
-        readonly put?: never;
+        get?: never;
+        put?: never;
         /**
          * An outside system says resources changed
          * @description No bearer token: X-Cairn-Signature is `sha256=<hex HMAC-SHA256>` of `<timestamp>.<raw body>` (or of the body alone) with the source's secret, X-Cairn-Timestamp within the replay window. Every refusal before the signature is proven is the same 401. A delivery seen before is answered 200 as a duplicate.
          */
-        readonly post: operations["receiveWebhook"];
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        post: operations["receiveWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    readonly "/conformance/ledger": {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    "/conformance/ledger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
         /** The conformance pack's ledger of side effects (only on a stack run with the pack) */
-        readonly get: operations["conformanceLedger"];
-        readonly put?: never;
-        readonly post?: never;
-        readonly delete?: never;
-        readonly options?: never;
-        readonly head?: never;
-        readonly patch?: never;
-        readonly trace?: never;
+        get: operations["conformanceLedger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        readonly Approval: {
-            readonly approvalId: string;
-            readonly runId: string;
-            readonly stepId: string;
-            readonly generation: number;
+        Approval: {
+            approvalId: string;
+            runId: string;
+            stepId: string;
+            generation: number;
             /** @enum {string} */
-            readonly kind: "approval" | "review" | "revision";
+            kind: "approval" | "review" | "revision";
             /** @enum {string} */
-            readonly status: "pending" | "approved" | "rejected" | "edited" | "expired";
-            readonly question: string;
-            readonly input?: unknown;
-            readonly upstreamOutputs?: {
-                readonly [key: string]: unknown;
+            status: "pending" | "approved" | "rejected" | "edited" | "expired";
+            question: string;
+            input?: unknown;
+            upstreamOutputs?: {
+                [key: string]: unknown;
             };
             /** @description A review: the result that waits for a person. */
-            readonly heldOutput?: unknown;
-            readonly heldConfidence?: number | null;
-            readonly heldRevision?: components["schemas"]["HeldRevision"];
-            readonly createdAt: string;
-            readonly deadline: string;
-            readonly decidedAt?: string;
-            readonly decidedBy?: string;
-            readonly comment?: string;
-            readonly output?: unknown;
+            heldOutput?: unknown;
+            heldConfidence?: number | null;
+            heldRevision?: components["schemas"]["HeldRevision"];
+            createdAt: string;
+            deadline: string;
+            decidedAt?: string;
+            decidedBy?: string;
+            comment?: string;
+            output?: unknown;
         };
-        readonly ApprovalAnswer: {
-            readonly approval: components["schemas"]["Approval"];
+        ApprovalAnswer: {
+            approval: components["schemas"]["Approval"];
         };
-        readonly ApprovalPage: {
-            readonly approvals: readonly components["schemas"]["Approval"][];
-            readonly nextCursor?: string;
+        ApprovalPage: {
+            approvals: components["schemas"]["Approval"][];
+            nextCursor?: string;
         };
-        readonly Attempt: {
-            readonly runId: string;
-            readonly stepId: string;
-            readonly generation: number;
-            readonly attempt: number;
-            readonly target: string;
-            readonly startedAt: string;
-            readonly finishedAt?: string;
+        Attempt: {
+            runId: string;
+            stepId: string;
+            generation: number;
+            attempt: number;
+            target: string;
+            startedAt: string;
+            finishedAt?: string;
             /** @enum {string} */
-            readonly outcome: "running" | "succeeded" | "failed";
-            readonly input?: unknown;
-            readonly output?: unknown;
-            readonly confidence?: number | null;
-            readonly error?: components["schemas"]["StepError"] | null;
-            readonly evidence: {
-                readonly [key: string]: unknown;
+            outcome: "running" | "succeeded" | "failed";
+            input?: unknown;
+            output?: unknown;
+            confidence?: number | null;
+            error?: components["schemas"]["StepError"] | null;
+            evidence: {
+                [key: string]: unknown;
             };
-            readonly usage?: {
-                readonly [key: string]: unknown;
+            usage?: {
+                [key: string]: unknown;
             };
-            readonly revision?: number;
+            revision?: number;
             /** @enum {string} */
-            readonly verdict?: "pass" | "review" | "fail";
+            verdict?: "pass" | "review" | "fail";
         };
-        readonly Budget: {
-            readonly maxTokens?: number;
-            readonly maxCostUsd?: number;
-            readonly maxSeconds?: number;
-            readonly warnAt?: number;
+        Budget: {
+            maxTokens?: number;
+            maxCostUsd?: number;
+            maxSeconds?: number;
+            warnAt?: number;
             /** @enum {string} */
-            readonly onExhausted?: "fail" | "pause" | "replan";
+            onExhausted?: "fail" | "pause" | "replan";
         };
         /** @description The budget replan (`onExhausted: "replan"`), once the run asked for one: what became of it. */
-        readonly BudgetReplan: {
+        BudgetReplan: {
             /** @constant */
-            readonly trigger: "budget";
-            readonly outcome: string;
-            readonly revision?: number;
-            readonly reason?: string;
-            readonly code?: string;
-            readonly message?: string;
+            trigger: "budget";
+            outcome: string;
+            revision?: number;
+            reason?: string;
+            code?: string;
+            message?: string;
         };
         /** @description A finished mutating step's compensation (saga): what was called, how it ended. */
-        readonly Compensation: {
-            readonly target: string;
-            readonly input?: unknown;
-            readonly output?: unknown;
-            readonly error?: components["schemas"]["StepError"] | null;
-            readonly attempts: number;
-            readonly idempotencyKey: string;
-            readonly startedAt: string;
-            readonly finishedAt?: string;
-            readonly round?: number;
-            readonly resolution?: {
-                readonly by: string | null;
-                readonly note: string;
-                readonly at: string;
+        Compensation: {
+            target: string;
+            input?: unknown;
+            output?: unknown;
+            error?: components["schemas"]["StepError"] | null;
+            attempts: number;
+            idempotencyKey: string;
+            startedAt: string;
+            finishedAt?: string;
+            round?: number;
+            resolution?: {
+                by: string | null;
+                note: string;
+                at: string;
             };
-            readonly retriedBy?: string | null;
+            retriedBy?: string | null;
         };
-        readonly CompensationActed: {
-            readonly runId: string;
-            readonly stepId: string;
-            readonly status: components["schemas"]["StepStatus"];
-            readonly reopened: boolean;
+        CompensationActed: {
+            runId: string;
+            stepId: string;
+            status: components["schemas"]["StepStatus"];
+            reopened: boolean;
         };
         /**
          * @description Every refusal: a stable code, a message about the request, and details (issues, reasons) if any.
@@ -551,33 +551,33 @@ export interface components {
          *       }
          *     }
          */
-        readonly Error: {
-            readonly error: {
+        Error: {
+            error: {
                 /** @description Stable and machine-readable: E_NOT_FOUND, E_BAD_REQUEST, E_CONFLICT... */
-                readonly code: string;
-                readonly message: string;
-                readonly details?: unknown;
+                code: string;
+                message: string;
+                details?: unknown;
             };
         };
-        readonly EventPage: {
-            readonly events: readonly components["schemas"]["RunEvent"][];
-            readonly nextCursor?: string;
+        EventPage: {
+            events: components["schemas"]["RunEvent"][];
+            nextCursor?: string;
         };
         /** @description A plan revision held for approval (it adds a mutating target): approving makes it current. */
-        readonly HeldRevision: {
-            readonly baseRevision: number;
-            readonly plan: components["schemas"]["Plan"];
-            readonly scope: {
-                readonly [key: string]: unknown;
+        HeldRevision: {
+            baseRevision: number;
+            plan: components["schemas"]["Plan"];
+            scope: {
+                [key: string]: unknown;
             };
-            readonly change: {
-                readonly [key: string]: unknown;
+            change: {
+                [key: string]: unknown;
             };
-            readonly replaces: {
-                readonly [key: string]: string;
+            replaces: {
+                [key: string]: string;
             };
-            readonly reason: string;
-            readonly targets?: readonly string[];
+            reason: string;
+            targets?: string[];
         };
         /**
          * @example {
@@ -589,69 +589,69 @@ export interface components {
          *       "reopened": true
          *     }
          */
-        readonly Invalidated: {
-            readonly runId: string;
-            readonly stepIds: readonly string[];
-            readonly reopened: boolean;
+        Invalidated: {
+            runId: string;
+            stepIds: string[];
+            reopened: boolean;
         };
         /** @description A plan that is not fit to run: E_INVALID_PLAN, with every issue. */
-        readonly InvalidPlan: {
-            readonly error: {
+        InvalidPlan: {
+            error: {
                 /** @description Stable and machine-readable: E_NOT_FOUND, E_BAD_REQUEST, E_CONFLICT... */
-                readonly code: string;
-                readonly message: string;
-                readonly details?: unknown;
+                code: string;
+                message: string;
+                details?: unknown;
             };
             /** @constant */
-            readonly valid: false;
-            readonly errors: readonly components["schemas"]["PlanIssue"][];
+            valid: false;
+            errors: components["schemas"]["PlanIssue"][];
         };
-        readonly JsonValue: unknown;
-        readonly OutputCheck: {
-            readonly approvalId: string;
+        JsonValue: unknown;
+        OutputCheck: {
+            approvalId: string;
             /** @enum {string} */
-            readonly status: "pending" | "approved" | "rejected" | "edited" | "expired";
-            readonly target: string;
-            readonly valid: boolean;
-            readonly errors: readonly unknown[];
+            status: "pending" | "approved" | "rejected" | "edited" | "expired";
+            target: string;
+            valid: boolean;
+            errors: unknown[];
         };
         /** @description A plan (format v1): see `cairn schema`. */
-        readonly Plan: {
+        Plan: {
             /** @constant */
-            readonly schemaVersion: 1;
-            readonly revision: number;
-            readonly objective: string;
-            readonly budget?: components["schemas"]["Budget"];
-            readonly rationale?: string;
-            readonly steps: readonly components["schemas"]["PlanStep"][];
+            schemaVersion: 1;
+            revision: number;
+            objective: string;
+            budget?: components["schemas"]["Budget"];
+            rationale?: string;
+            steps: components["schemas"]["PlanStep"][];
         };
-        readonly PlanAnswer: {
-            readonly plan: components["schemas"]["Plan"];
+        PlanAnswer: {
+            plan: components["schemas"]["Plan"];
         };
-        readonly PlanDiff: {
-            readonly added: readonly {
-                readonly id: string;
-                readonly title: string;
+        PlanDiff: {
+            added: {
+                id: string;
+                title: string;
             }[];
-            readonly removed: readonly {
-                readonly id: string;
-                readonly title: string;
+            removed: {
+                id: string;
+                title: string;
             }[];
-            readonly changed: readonly {
-                readonly id: string;
-                readonly title: string;
-                readonly fields: readonly string[];
+            changed: {
+                id: string;
+                title: string;
+                fields: string[];
             }[];
-            readonly superseded: readonly {
-                readonly id: string;
-                readonly title: string;
+            superseded: {
+                id: string;
+                title: string;
             }[];
         };
-        readonly PlanIssue: {
-            readonly code: string;
+        PlanIssue: {
+            code: string;
             /** @description A JSON Pointer into the plan ('' is the plan itself). */
-            readonly path: string;
-            readonly message: string;
+            path: string;
+            message: string;
         };
         /**
          * @description A planning job: polled at GET /plans/{jobId} until it succeeded (plan or revision) or failed.
@@ -662,108 +662,108 @@ export interface components {
          *       "createdAt": "2026-01-01T00:00:00.000Z"
          *     }
          */
-        readonly PlanJob: {
-            readonly jobId: string;
+        PlanJob: {
+            jobId: string;
             /** @enum {string} */
-            readonly kind: "plan" | "replan";
+            kind: "plan" | "replan";
             /** @enum {string} */
-            readonly status: "pending" | "succeeded" | "failed";
-            readonly runId?: string;
-            readonly createdAt: string;
-            readonly finishedAt?: string;
-            readonly plan?: components["schemas"]["Plan"];
-            readonly revision?: number;
-            readonly approvalId?: string;
-            readonly error?: {
-                readonly code: string;
-                readonly message: string;
-                readonly retryable: boolean;
+            status: "pending" | "succeeded" | "failed";
+            runId?: string;
+            createdAt: string;
+            finishedAt?: string;
+            plan?: components["schemas"]["Plan"];
+            revision?: number;
+            approvalId?: string;
+            error?: {
+                code: string;
+                message: string;
+                retryable: boolean;
             };
         };
-        readonly PlanRevision: {
-            readonly plan: components["schemas"]["Plan"];
-            readonly revision: number;
-            readonly reason: string;
+        PlanRevision: {
+            plan: components["schemas"]["Plan"];
+            revision: number;
+            reason: string;
         };
-        readonly PlanStep: {
-            readonly id: string;
-            readonly title: string;
-            readonly description?: string;
-            readonly target: string | null;
-            readonly parentId?: string;
-            readonly dependsOn: readonly string[];
-            readonly input?: components["schemas"]["JsonValue"];
-            readonly when?: string;
-            readonly inputSchema?: {
-                readonly [key: string]: components["schemas"]["JsonValue"];
+        PlanStep: {
+            id: string;
+            title: string;
+            description?: string;
+            target: string | null;
+            parentId?: string;
+            dependsOn: string[];
+            input?: components["schemas"]["JsonValue"];
+            when?: string;
+            inputSchema?: {
+                [key: string]: components["schemas"]["JsonValue"];
             };
-            readonly outputSchema?: {
-                readonly [key: string]: components["schemas"]["JsonValue"];
+            outputSchema?: {
+                [key: string]: components["schemas"]["JsonValue"];
             };
-            readonly successCriteria?: {
-                readonly description: string;
-                readonly assert?: string;
-                readonly outputSchema?: {
-                    readonly [key: string]: components["schemas"]["JsonValue"];
+            successCriteria?: {
+                description: string;
+                assert?: string;
+                outputSchema?: {
+                    [key: string]: components["schemas"]["JsonValue"];
                 };
             };
-            readonly expect?: {
-                readonly failure: {
-                    readonly code?: string;
-                    readonly message?: string;
+            expect?: {
+                failure: {
+                    code?: string;
+                    message?: string;
                 };
             };
-            readonly maxRetries?: number;
+            maxRetries?: number;
             /** @enum {string} */
-            readonly onFailure?: "retry-then-fail" | "continue" | "pause" | "replan" | "fail-run";
-            readonly confidenceThreshold?: number;
-            readonly rollbackHint?: string;
-            readonly segment?: string;
-            readonly approval?: {
-                readonly question: string;
-                readonly timeoutSeconds: number;
+            onFailure?: "retry-then-fail" | "continue" | "pause" | "replan" | "fail-run";
+            confidenceThreshold?: number;
+            rollbackHint?: string;
+            segment?: string;
+            approval?: {
+                question: string;
+                timeoutSeconds: number;
                 /** @enum {string} */
-                readonly onTimeout?: "fail" | "pause";
+                onTimeout?: "fail" | "pause";
             };
-            readonly watches?: readonly string[];
-            readonly estimatedDurationSeconds?: number;
-            readonly budget?: components["schemas"]["Budget"];
-            readonly metadata?: {
-                readonly [key: string]: components["schemas"]["JsonValue"];
+            watches?: string[];
+            estimatedDurationSeconds?: number;
+            budget?: components["schemas"]["Budget"];
+            metadata?: {
+                [key: string]: components["schemas"]["JsonValue"];
             };
             /** @enum {string} */
-            readonly status?: "pending" | "ready" | "running" | "retrying" | "awaiting_approval" | "succeeded" | "failed" | "skipped" | "blocked" | "superseded" | "cancelled" | "compensating" | "compensated" | "compensation_failed";
-            readonly result?: components["schemas"]["JsonValue"];
-            readonly error?: components["schemas"]["StepError"] | null;
+            status?: "pending" | "ready" | "running" | "retrying" | "awaiting_approval" | "succeeded" | "failed" | "skipped" | "blocked" | "superseded" | "cancelled" | "compensating" | "compensated" | "compensation_failed";
+            result?: components["schemas"]["JsonValue"];
+            error?: components["schemas"]["StepError"] | null;
         };
-        readonly RevisionDiff: {
-            readonly runId: string;
-            readonly from: number | null;
-            readonly to: number;
-            readonly reason: string;
-            readonly createdAt: string;
-            readonly diff: components["schemas"]["PlanDiff"];
+        RevisionDiff: {
+            runId: string;
+            from: number | null;
+            to: number;
+            reason: string;
+            createdAt: string;
+            diff: components["schemas"]["PlanDiff"];
         };
-        readonly Revisions: {
-            readonly runId: string;
-            readonly revision: number;
-            readonly revisions: readonly {
-                readonly revision: number;
-                readonly reason: string;
-                readonly createdAt: string;
-                readonly current: boolean;
-                readonly steps: number;
-                readonly changes: {
-                    readonly added: number;
-                    readonly removed: number;
-                    readonly changed: number;
-                    readonly superseded: number;
+        Revisions: {
+            runId: string;
+            revision: number;
+            revisions: {
+                revision: number;
+                reason: string;
+                createdAt: string;
+                current: boolean;
+                steps: number;
+                changes: {
+                    added: number;
+                    removed: number;
+                    changed: number;
+                    superseded: number;
                 } | null;
             }[];
         };
-        readonly RunCancelled: {
-            readonly runId: string;
-            readonly status: components["schemas"]["RunStatus"];
+        RunCancelled: {
+            runId: string;
+            status: components["schemas"]["RunStatus"];
         };
         /**
          * @example {
@@ -771,219 +771,219 @@ export interface components {
          *       "status": "planning"
          *     }
          */
-        readonly RunCreated: {
-            readonly runId: string;
-            readonly status: components["schemas"]["RunStatus"];
+        RunCreated: {
+            runId: string;
+            status: components["schemas"]["RunStatus"];
         };
-        readonly RunEvent: {
-            readonly runId: string;
+        RunEvent: {
+            runId: string;
             /** @description The event's place in the log; pass it as `after` to read what follows. */
-            readonly seq: string;
-            readonly type: string;
-            readonly at: string;
-            readonly stepId?: string;
-            readonly generation?: number;
-            readonly detail: {
-                readonly [key: string]: unknown;
+            seq: string;
+            type: string;
+            at: string;
+            stepId?: string;
+            generation?: number;
+            detail: {
+                [key: string]: unknown;
             };
         };
-        readonly RunPage: {
-            readonly runs: readonly components["schemas"]["RunSummary"][];
-            readonly nextCursor?: string;
+        RunPage: {
+            runs: components["schemas"]["RunSummary"][];
+            nextCursor?: string;
         };
         /** @enum {string} */
-        readonly RunStatus: "planning" | "running" | "paused" | "complete" | "failed" | "cancelled";
-        readonly RunSummary: {
-            readonly runId: string;
-            readonly status: components["schemas"]["RunStatus"];
-            readonly objective: string;
-            readonly revision: number;
-            readonly terminal?: components["schemas"]["Terminal"];
+        RunStatus: "planning" | "running" | "paused" | "complete" | "failed" | "cancelled";
+        RunSummary: {
+            runId: string;
+            status: components["schemas"]["RunStatus"];
+            objective: string;
+            revision: number;
+            terminal?: components["schemas"]["Terminal"];
             /**
              * @description A cancellation has begun and the run has not ended yet.
              * @constant
              */
-            readonly cancelling?: true;
-            readonly progress: {
-                readonly done: number;
-                readonly total: number;
+            cancelling?: true;
+            progress: {
+                done: number;
+                total: number;
             };
-            readonly createdAt: string;
-            readonly updatedAt: string;
+            createdAt: string;
+            updatedAt: string;
         };
         /** @description A run with a page of its steps in plan order (nextCursor: more steps follow). */
-        readonly RunView: {
-            readonly runId: string;
-            readonly status: components["schemas"]["RunStatus"];
-            readonly objective: string;
-            readonly revision: number;
-            readonly terminal?: components["schemas"]["Terminal"];
+        RunView: {
+            runId: string;
+            status: components["schemas"]["RunStatus"];
+            objective: string;
+            revision: number;
+            terminal?: components["schemas"]["Terminal"];
             /**
              * @description A cancellation has begun and the run has not ended yet.
              * @constant
              */
-            readonly cancelling?: true;
-            readonly steps: readonly components["schemas"]["StepView"][];
-            readonly usage?: components["schemas"]["Spend"];
-            readonly budget?: components["schemas"]["Budget"];
-            readonly budgetReplan?: components["schemas"]["BudgetReplan"];
-            readonly nextCursor?: string;
+            cancelling?: true;
+            steps: components["schemas"]["StepView"][];
+            usage?: components["schemas"]["Spend"];
+            budget?: components["schemas"]["Budget"];
+            budgetReplan?: components["schemas"]["BudgetReplan"];
+            nextCursor?: string;
         };
-        readonly Spend: {
-            readonly tokens: number;
-            readonly costUsd: number;
+        Spend: {
+            tokens: number;
+            costUsd: number;
         };
         /** @description One step whole: definition, record, every attempt with its evidence, approvals, generations. */
-        readonly StepDetail: {
-            readonly runId: string;
-            readonly revision: number;
+        StepDetail: {
+            runId: string;
+            revision: number;
             /** @enum {string} */
-            readonly kind: "tool" | "agent" | "human" | "group";
-            readonly status: components["schemas"]["StepStatus"];
-            readonly step: components["schemas"]["PlanStep"];
-            readonly children: readonly string[];
-            readonly record: {
-                readonly generation: number;
-                readonly attempts: number;
-                readonly output: unknown;
-                readonly error: components["schemas"]["StepError"] | null;
-                readonly confidence: number | null;
-                readonly startedAt: string | null;
-                readonly finishedAt: string | null;
-                readonly upstream: readonly string[];
-                readonly trace: readonly components["schemas"]["TraceEntry"][];
-                readonly compensation?: components["schemas"]["Compensation"];
+            kind: "tool" | "agent" | "human" | "group";
+            status: components["schemas"]["StepStatus"];
+            step: components["schemas"]["PlanStep"];
+            children: string[];
+            record: {
+                generation: number;
+                attempts: number;
+                output: unknown;
+                error: components["schemas"]["StepError"] | null;
+                confidence: number | null;
+                startedAt: string | null;
+                finishedAt: string | null;
+                upstream: string[];
+                trace: components["schemas"]["TraceEntry"][];
+                compensation?: components["schemas"]["Compensation"];
             } | null;
-            readonly attempts: readonly components["schemas"]["Attempt"][];
-            readonly generations: readonly {
-                readonly generation: number;
-                readonly attempts: number;
-                readonly outcome: ("running" | "succeeded" | "failed") | null;
-                readonly startedAt: string | null;
-                readonly finishedAt: string | null;
-                readonly current: boolean;
+            attempts: components["schemas"]["Attempt"][];
+            generations: {
+                generation: number;
+                attempts: number;
+                outcome: ("running" | "succeeded" | "failed") | null;
+                startedAt: string | null;
+                finishedAt: string | null;
+                current: boolean;
             }[];
-            readonly approvals: readonly components["schemas"]["Approval"][];
-            readonly events: readonly components["schemas"]["RunEvent"][];
+            approvals: components["schemas"]["Approval"][];
+            events: components["schemas"]["RunEvent"][];
         };
-        readonly StepError: {
-            readonly code: string;
-            readonly message: string;
-            readonly retryable?: boolean;
-            readonly details?: components["schemas"]["JsonValue"];
+        StepError: {
+            code: string;
+            message: string;
+            retryable?: boolean;
+            details?: components["schemas"]["JsonValue"];
         };
         /** @enum {string} */
-        readonly StepStatus: "pending" | "ready" | "running" | "retrying" | "awaiting_approval" | "succeeded" | "failed" | "skipped" | "blocked" | "superseded" | "cancelled" | "compensating" | "compensated" | "compensation_failed";
-        readonly StepView: {
-            readonly id: string;
-            readonly title: string;
-            readonly target: string | null;
-            readonly parentId: string | null;
-            readonly dependsOn: readonly string[];
-            readonly status: components["schemas"]["StepStatus"];
+        StepStatus: "pending" | "ready" | "running" | "retrying" | "awaiting_approval" | "succeeded" | "failed" | "skipped" | "blocked" | "superseded" | "cancelled" | "compensating" | "compensated" | "compensation_failed";
+        StepView: {
+            id: string;
+            title: string;
+            target: string | null;
+            parentId: string | null;
+            dependsOn: string[];
+            status: components["schemas"]["StepStatus"];
             /** @description null for a group (a group has no executions). */
-            readonly generation: number | null;
-            readonly attempts: number;
-            readonly output: unknown;
-            readonly error: components["schemas"]["StepError"] | null;
-            readonly confidence: number | null;
-            readonly startedAt: string | null;
-            readonly finishedAt: string | null;
-            readonly trace: readonly components["schemas"]["TraceEntry"][];
+            generation: number | null;
+            attempts: number;
+            output: unknown;
+            error: components["schemas"]["StepError"] | null;
+            confidence: number | null;
+            startedAt: string | null;
+            finishedAt: string | null;
+            trace: components["schemas"]["TraceEntry"][];
             /** @description The output was over 16 KB of JSON: GET /runs/{runId}/steps/{stepId} shows it. */
-            readonly outputOmitted?: {
-                readonly bytes: number;
+            outputOmitted?: {
+                bytes: number;
             };
-            readonly traceOmitted?: number;
-            readonly usage?: components["schemas"]["Spend"] | null;
-            readonly budget?: components["schemas"]["Budget"];
-            readonly metadata?: {
-                readonly [key: string]: unknown;
+            traceOmitted?: number;
+            usage?: components["schemas"]["Spend"] | null;
+            budget?: components["schemas"]["Budget"];
+            metadata?: {
+                [key: string]: unknown;
             };
-            readonly segment?: string;
-            readonly rollbackHint?: string;
-            readonly compensation?: components["schemas"]["Compensation"];
+            segment?: string;
+            rollbackHint?: string;
+            compensation?: components["schemas"]["Compensation"];
         };
-        readonly Terminal: {
+        Terminal: {
             /** @enum {string} */
-            readonly state: "complete" | "failed" | "paused" | "cancelled";
-            readonly reason: string;
+            state: "complete" | "failed" | "paused" | "cancelled";
+            reason: string;
             /** @description Whatever proves the state: root-cause step ids, counts, errors. */
-            readonly evidence: {
-                readonly [key: string]: unknown;
+            evidence: {
+                [key: string]: unknown;
             };
         };
-        readonly Timeline: {
-            readonly runId: string;
-            readonly revision: number;
-            readonly startedAt: string;
-            readonly finishedAt: string | null;
-            readonly now: string;
-            readonly rows: readonly {
-                readonly id: string;
-                readonly title: string;
-                readonly target: string;
-                readonly parentId: string | null;
-                readonly status: components["schemas"]["StepStatus"];
-                readonly estimatedSeconds: number | null;
-                readonly plannedStartSeconds: number;
-                readonly startedAt: string | null;
-                readonly finishedAt: string | null;
-                readonly attempts: readonly {
-                    readonly generation: number;
-                    readonly attempt: number;
-                    readonly startedAt: string;
-                    readonly finishedAt: string | null;
+        Timeline: {
+            runId: string;
+            revision: number;
+            startedAt: string;
+            finishedAt: string | null;
+            now: string;
+            rows: {
+                id: string;
+                title: string;
+                target: string;
+                parentId: string | null;
+                status: components["schemas"]["StepStatus"];
+                estimatedSeconds: number | null;
+                plannedStartSeconds: number;
+                startedAt: string | null;
+                finishedAt: string | null;
+                attempts: {
+                    generation: number;
+                    attempt: number;
+                    startedAt: string;
+                    finishedAt: string | null;
                     /** @enum {string} */
-                    readonly outcome: "running" | "succeeded" | "failed";
-                    readonly error: components["schemas"]["StepError"] | null;
+                    outcome: "running" | "succeeded" | "failed";
+                    error: components["schemas"]["StepError"] | null;
                 }[];
-                readonly waits: readonly {
-                    readonly approvalId: string;
+                waits: {
+                    approvalId: string;
                     /** @enum {string} */
-                    readonly kind: "approval" | "review" | "revision";
+                    kind: "approval" | "review" | "revision";
                     /** @enum {string} */
-                    readonly status: "pending" | "approved" | "rejected" | "edited" | "expired";
-                    readonly from: string;
-                    readonly to: string | null;
-                    readonly deadline: string;
+                    status: "pending" | "approved" | "rejected" | "edited" | "expired";
+                    from: string;
+                    to: string | null;
+                    deadline: string;
                 }[];
             }[];
-            readonly criticalPath: {
-                readonly planned: {
-                    readonly steps: readonly string[];
-                    readonly seconds: number;
+            criticalPath: {
+                planned: {
+                    steps: string[];
+                    seconds: number;
                 };
-                readonly actual: {
-                    readonly steps: readonly string[];
-                    readonly seconds: number;
+                actual: {
+                    steps: string[];
+                    seconds: number;
                 };
             };
         };
-        readonly TraceEntry: {
+        TraceEntry: {
             /** @enum {string} */
-            readonly kind: "plan" | "exec" | "judge" | "fail";
-            readonly at: string;
-            readonly text: string;
+            kind: "plan" | "exec" | "judge" | "fail";
+            at: string;
+            text: string;
         };
-        readonly Valid: {
+        Valid: {
             /** @constant */
-            readonly valid: true;
+            valid: true;
         };
-        readonly WebhookAccepted: {
+        WebhookAccepted: {
             /** @constant */
-            readonly accepted: true;
-            readonly resourceKeys?: readonly string[];
+            accepted: true;
+            resourceKeys?: string[];
             /** @constant */
-            readonly duplicate?: true;
-            readonly deliveryId: string;
+            duplicate?: true;
+            deliveryId: string;
         };
     };
     responses: {
         /** @description E_BAD_REQUEST: the body, query or a header is not what the route takes (E_BAD_CURSOR for a cursor). */
-        readonly BadRequest: {
+        BadRequest: {
             headers: {
-                readonly [name: string]: unknown;
+                [name: string]: unknown;
             };
             content: {
                 /**
@@ -994,13 +994,13 @@ export interface components {
                  *       }
                  *     }
                  */
-                readonly "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description E_UNAUTHORIZED: no valid bearer token (or, for a webhook, no valid signature). */
-        readonly Unauthorized: {
+        Unauthorized: {
             headers: {
-                readonly [name: string]: unknown;
+                [name: string]: unknown;
             };
             content: {
                 /**
@@ -1011,13 +1011,13 @@ export interface components {
                  *       }
                  *     }
                  */
-                readonly "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description E_NOT_FOUND: nothing has this id. */
-        readonly NotFound: {
+        NotFound: {
             headers: {
-                readonly [name: string]: unknown;
+                [name: string]: unknown;
             };
             content: {
                 /**
@@ -1028,13 +1028,13 @@ export interface components {
                  *       }
                  *     }
                  */
-                readonly "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description E_TOO_LARGE: the body is over 1 MB (a webhook: 256 KB). */
-        readonly TooLarge: {
+        TooLarge: {
             headers: {
-                readonly [name: string]: unknown;
+                [name: string]: unknown;
             };
             content: {
                 /**
@@ -1045,13 +1045,13 @@ export interface components {
                  *       }
                  *     }
                  */
-                readonly "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description E_INTERNAL: an unexpected failure; nothing about it is told. */
-        readonly Internal: {
+        Internal: {
             headers: {
-                readonly [name: string]: unknown;
+                [name: string]: unknown;
             };
             content: {
                 /**
@@ -1062,15 +1062,15 @@ export interface components {
                  *       }
                  *     }
                  */
-                readonly "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description E_UNAVAILABLE or E_OVERLOADED: busy, or not configured on this deployment. With Retry-After, send the same request again after it. */
-        readonly Unavailable: {
+        Unavailable: {
             headers: {
                 /** @description Seconds to wait before sending the request again. */
-                readonly "Retry-After"?: string;
-                readonly [name: string]: unknown;
+                "Retry-After"?: string;
+                [name: string]: unknown;
             };
             content: {
                 /**
@@ -1081,7 +1081,7 @@ export interface components {
                  *       }
                  *     }
                  */
-                readonly "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"];
             };
         };
     };
@@ -1092,45 +1092,45 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    readonly listRuns: {
-        readonly parameters: {
-            readonly query?: {
-                readonly status?: "planning" | "running" | "paused" | "complete" | "failed" | "cancelled";
-                readonly limit?: number;
-                readonly cursor?: string;
+    listRuns: {
+        parameters: {
+            query?: {
+                status?: "planning" | "running" | "paused" | "complete" | "failed" | "cancelled";
+                limit?: number;
+                cursor?: string;
             };
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        readonly requestBody?: never;
-        readonly responses: {
+        requestBody?: never;
+        responses: {
             /** @description A page of runs. */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["RunPage"];
+                    "application/json": components["schemas"]["RunPage"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly createRun: {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: {
-                readonly "Idempotency-Key"?: string;
+    createRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: string;
             };
-            readonly path?: never;
-            readonly cookie?: never;
+            path?: never;
+            cookie?: never;
         };
-        readonly requestBody: {
-            readonly content: {
+        requestBody: {
+            content: {
                 /**
                  * @example {
                  *       "objective": "say hello",
@@ -1138,755 +1138,755 @@ export interface operations {
                  *       "directTarget": "tool:echo"
                  *     }
                  */
-                readonly "application/json": {
-                    readonly objective: string;
+                "application/json": {
+                    objective: string;
                     /** @enum {string} */
-                    readonly mode?: "DIRECT" | "DECOMPOSE";
-                    readonly directTarget?: string;
+                    mode?: "DIRECT" | "DECOMPOSE";
+                    directTarget?: string;
                 } | {
-                    readonly plan: components["schemas"]["JsonValue"];
+                    plan: components["schemas"]["JsonValue"];
                 };
             };
         };
-        readonly responses: {
+        responses: {
             /** @description Accepted: the run is stored and started. */
-            readonly 202: {
+            202: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["RunCreated"];
+                    "application/json": components["schemas"]["RunCreated"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 413: components["responses"]["TooLarge"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["TooLarge"];
             /** @description An invalid plan (E_INVALID_PLAN with `valid: false, errors`), a mode that cannot plan, or E_IDEMPOTENCY_MISMATCH. */
-            readonly 422: {
+            422: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly getRun: {
-        readonly parameters: {
-            readonly query?: {
-                readonly cursor?: string;
-                readonly limit?: number;
+    getRun: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
             };
-            readonly header?: never;
-            readonly path: {
+            header?: never;
+            path: {
                 /** @description The run's id. */
-                readonly runId: string;
+                runId: string;
             };
-            readonly cookie?: never;
+            cookie?: never;
         };
-        readonly requestBody?: never;
-        readonly responses: {
+        requestBody?: never;
+        responses: {
             /** @description The run. */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["RunView"];
+                    "application/json": components["schemas"]["RunView"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 404: components["responses"]["NotFound"];
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly getRunPlan: {
-        readonly parameters: {
-            readonly query?: {
-                readonly revision?: number;
+    getRunPlan: {
+        parameters: {
+            query?: {
+                revision?: number;
             };
-            readonly header?: never;
-            readonly path: {
+            header?: never;
+            path: {
                 /** @description The run's id. */
-                readonly runId: string;
+                runId: string;
             };
-            readonly cookie?: never;
+            cookie?: never;
         };
-        readonly requestBody?: never;
-        readonly responses: {
+        requestBody?: never;
+        responses: {
             /** @description The plan revision and why it was made. */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["PlanRevision"];
+                    "application/json": components["schemas"]["PlanRevision"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 404: components["responses"]["NotFound"];
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly listRunEvents: {
-        readonly parameters: {
-            readonly query?: {
+    listRunEvents: {
+        parameters: {
+            query?: {
                 /** @description Only the events after this one (an event's seq). */
-                readonly after?: string;
-                readonly cursor?: string;
-                readonly limit?: number;
+                after?: string;
+                cursor?: string;
+                limit?: number;
             };
-            readonly header?: never;
-            readonly path: {
+            header?: never;
+            path: {
                 /** @description The run's id. */
-                readonly runId: string;
+                runId: string;
             };
-            readonly cookie?: never;
+            cookie?: never;
         };
-        readonly requestBody?: never;
-        readonly responses: {
+        requestBody?: never;
+        responses: {
             /** @description A page of events. */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["EventPage"];
+                    "application/json": components["schemas"]["EventPage"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 404: components["responses"]["NotFound"];
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly cancelRun: {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path: {
+    cancelRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
                 /** @description The run's id. */
-                readonly runId: string;
+                runId: string;
             };
-            readonly cookie?: never;
+            cookie?: never;
         };
-        readonly requestBody?: {
-            readonly content: {
+        requestBody?: {
+            content: {
                 /**
                  * @example {
                  *       "compensate": true
                  *     }
                  */
-                readonly "application/json": {
-                    readonly compensate?: boolean;
+                "application/json": {
+                    compensate?: boolean;
                 };
             };
         };
-        readonly responses: {
+        responses: {
             /** @description The run, cancelled or being cancelled. */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["RunCancelled"];
+                    "application/json": components["schemas"]["RunCancelled"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 404: components["responses"]["NotFound"];
-            readonly 413: components["responses"]["TooLarge"];
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly invalidateStep: {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: {
-                readonly "Idempotency-Key"?: string;
+    invalidateStep: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: string;
             };
-            readonly path: {
+            path: {
                 /** @description The run's id. */
-                readonly runId: string;
+                runId: string;
                 /** @description The step's id. */
-                readonly stepId: string;
+                stepId: string;
             };
-            readonly cookie?: never;
+            cookie?: never;
         };
-        readonly requestBody?: {
-            readonly content: {
+        requestBody?: {
+            content: {
                 /**
                  * @example {
                  *       "reason": "the source data changed"
                  *     }
                  */
-                readonly "application/json": {
-                    readonly reason?: string;
+                "application/json": {
+                    reason?: string;
                 };
             };
         };
-        readonly responses: {
+        responses: {
             /** @description The steps that start a new generation. */
-            readonly 202: {
+            202: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["Invalidated"];
+                    "application/json": components["schemas"]["Invalidated"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 404: components["responses"]["NotFound"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             /** @description The run has not started, was cancelled or is being cancelled. */
-            readonly 409: {
+            409: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
-            readonly 413: components["responses"]["TooLarge"];
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly actOnCompensation: {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path: {
+    actOnCompensation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
                 /** @description The run's id. */
-                readonly runId: string;
+                runId: string;
                 /** @description The step's id. */
-                readonly stepId: string;
+                stepId: string;
             };
-            readonly cookie?: never;
+            cookie?: never;
         };
-        readonly requestBody: {
-            readonly content: {
+        requestBody: {
+            content: {
                 /**
                  * @example {
                  *       "action": "resolve",
                  *       "note": "refunded by hand"
                  *     }
                  */
-                readonly "application/json": {
+                "application/json": {
                     /** @constant */
-                    readonly action: "retry";
+                    action: "retry";
                 } | {
                     /** @constant */
-                    readonly action: "resolve";
-                    readonly note: string;
+                    action: "resolve";
+                    note: string;
                 };
             };
         };
-        readonly responses: {
+        responses: {
             /** @description The run reopens and carries its saga on. */
-            readonly 202: {
+            202: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["CompensationActed"];
+                    "application/json": components["schemas"]["CompensationActed"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 404: components["responses"]["NotFound"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             /** @description E_NOT_COMPENSATION_FAILED: the step's compensation has not failed (or someone acted first). */
-            readonly 409: {
+            409: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
-            readonly 413: components["responses"]["TooLarge"];
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly replanRun: {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path: {
+    replanRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
                 /** @description The run's id. */
-                readonly runId: string;
+                runId: string;
             };
-            readonly cookie?: never;
+            cookie?: never;
         };
-        readonly requestBody: {
-            readonly content: {
+        requestBody: {
+            content: {
                 /**
                  * @example {
                  *       "reason": "use the staging database instead"
                  *     }
                  */
-                readonly "application/json": {
-                    readonly reason: string;
-                    readonly objective?: string;
+                "application/json": {
+                    reason: string;
+                    objective?: string;
                 };
             };
         };
-        readonly responses: {
+        responses: {
             /** @description The planning job. */
-            readonly 202: {
+            202: {
                 headers: {
                     /** @description Where the job is polled: /plans/{jobId}. */
-                    readonly Location?: string;
-                    readonly [name: string]: unknown;
+                    Location?: string;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["PlanJob"];
+                    "application/json": components["schemas"]["PlanJob"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 404: components["responses"]["NotFound"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             /** @description E_RUN_CANCELLED, E_REPLAN_LIMIT or E_REVISION_PENDING. */
-            readonly 409: {
+            409: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
-            readonly 413: components["responses"]["TooLarge"];
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly getPlanDiff: {
-        readonly parameters: {
-            readonly query?: {
-                readonly from?: number;
-                readonly to?: number;
+    getPlanDiff: {
+        parameters: {
+            query?: {
+                from?: number;
+                to?: number;
             };
-            readonly header?: never;
-            readonly path: {
+            header?: never;
+            path: {
                 /** @description The run's id. */
-                readonly runId: string;
+                runId: string;
             };
-            readonly cookie?: never;
+            cookie?: never;
         };
-        readonly requestBody?: never;
-        readonly responses: {
+        requestBody?: never;
+        responses: {
             /** @description Added, removed, changed and superseded steps. */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["RevisionDiff"];
+                    "application/json": components["schemas"]["RevisionDiff"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 404: components["responses"]["NotFound"];
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly getStep: {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path: {
+    getStep: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
                 /** @description The run's id. */
-                readonly runId: string;
+                runId: string;
                 /** @description The step's id. */
-                readonly stepId: string;
+                stepId: string;
             };
-            readonly cookie?: never;
+            cookie?: never;
         };
-        readonly requestBody?: never;
-        readonly responses: {
+        requestBody?: never;
+        responses: {
             /** @description The step. */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["StepDetail"];
+                    "application/json": components["schemas"]["StepDetail"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 404: components["responses"]["NotFound"];
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly listRevisions: {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path: {
+    listRevisions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
                 /** @description The run's id. */
-                readonly runId: string;
+                runId: string;
             };
-            readonly cookie?: never;
+            cookie?: never;
         };
-        readonly requestBody?: never;
-        readonly responses: {
+        requestBody?: never;
+        responses: {
             /** @description The revisions, oldest first. */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["Revisions"];
+                    "application/json": components["schemas"]["Revisions"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 404: components["responses"]["NotFound"];
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly getRevisionDiff: {
-        readonly parameters: {
-            readonly query?: {
-                readonly against?: number;
+    getRevisionDiff: {
+        parameters: {
+            query?: {
+                against?: number;
             };
-            readonly header?: never;
-            readonly path: {
+            header?: never;
+            path: {
                 /** @description The run's id. */
-                readonly runId: string;
-                readonly revision: string;
+                runId: string;
+                revision: string;
             };
-            readonly cookie?: never;
+            cookie?: never;
         };
-        readonly requestBody?: never;
-        readonly responses: {
+        requestBody?: never;
+        responses: {
             /** @description The diff. */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["RevisionDiff"];
+                    "application/json": components["schemas"]["RevisionDiff"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 404: components["responses"]["NotFound"];
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly getTimeline: {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path: {
+    getTimeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
                 /** @description The run's id. */
-                readonly runId: string;
+                runId: string;
             };
-            readonly cookie?: never;
+            cookie?: never;
         };
-        readonly requestBody?: never;
-        readonly responses: {
+        requestBody?: never;
+        responses: {
             /** @description The timeline. */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["Timeline"];
+                    "application/json": components["schemas"]["Timeline"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 404: components["responses"]["NotFound"];
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly createPlan: {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    createPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        readonly requestBody: {
-            readonly content: {
+        requestBody: {
+            content: {
                 /**
                  * @example {
                  *       "objective": "say hello",
                  *       "directTarget": "tool:echo"
                  *     }
                  */
-                readonly "application/json": {
-                    readonly objective: string;
+                "application/json": {
+                    objective: string;
                     /** @enum {string} */
-                    readonly mode?: "DIRECT" | "DECOMPOSE";
-                    readonly directTarget?: string;
+                    mode?: "DIRECT" | "DECOMPOSE";
+                    directTarget?: string;
                 };
             };
         };
-        readonly responses: {
+        responses: {
             /** @description The plan (DIRECT). */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["PlanAnswer"];
+                    "application/json": components["schemas"]["PlanAnswer"];
                 };
             };
             /** @description A planning job (DECOMPOSE). */
-            readonly 202: {
+            202: {
                 headers: {
                     /** @description Where the job is polled: /plans/{jobId}. */
-                    readonly Location?: string;
-                    readonly [name: string]: unknown;
+                    Location?: string;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["PlanJob"];
+                    "application/json": components["schemas"]["PlanJob"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 413: components["responses"]["TooLarge"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["TooLarge"];
             /** @description The planner's refusal, with its code (an unknown target...). */
-            readonly 422: {
+            422: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly getPlanJob: {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path: {
+    getPlanJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
                 /** @description The plan job's id. */
-                readonly jobId: string;
+                jobId: string;
             };
-            readonly cookie?: never;
+            cookie?: never;
         };
-        readonly requestBody?: never;
-        readonly responses: {
+        requestBody?: never;
+        responses: {
             /** @description The job: pending, succeeded or failed. */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["PlanJob"];
+                    "application/json": components["schemas"]["PlanJob"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 404: components["responses"]["NotFound"];
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly validatePlan: {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    validatePlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        readonly requestBody: {
-            readonly content: {
-                readonly "application/json": {
-                    readonly plan: components["schemas"]["JsonValue"];
-                    readonly generated?: boolean;
+        requestBody: {
+            content: {
+                "application/json": {
+                    plan: components["schemas"]["JsonValue"];
+                    generated?: boolean;
                 };
             };
         };
-        readonly responses: {
+        responses: {
             /** @description The plan is valid. */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["Valid"];
+                    "application/json": components["schemas"]["Valid"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 413: components["responses"]["TooLarge"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["TooLarge"];
             /** @description The plan is invalid: every issue. */
-            readonly 422: {
+            422: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["InvalidPlan"];
+                    "application/json": components["schemas"]["InvalidPlan"];
                 };
             };
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly listApprovals: {
-        readonly parameters: {
-            readonly query?: {
-                readonly status?: "pending" | "approved" | "rejected" | "edited" | "expired";
-                readonly runId?: string;
-                readonly limit?: number;
-                readonly cursor?: string;
+    listApprovals: {
+        parameters: {
+            query?: {
+                status?: "pending" | "approved" | "rejected" | "edited" | "expired";
+                runId?: string;
+                limit?: number;
+                cursor?: string;
             };
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        readonly requestBody?: never;
-        readonly responses: {
+        requestBody?: never;
+        responses: {
             /** @description A page of approvals. */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["ApprovalPage"];
+                    "application/json": components["schemas"]["ApprovalPage"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly getApproval: {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path: {
+    getApproval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
                 /** @description The approval's id. */
-                readonly id: string;
+                id: string;
             };
-            readonly cookie?: never;
+            cookie?: never;
         };
-        readonly requestBody?: never;
-        readonly responses: {
+        requestBody?: never;
+        responses: {
             /** @description The approval. */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["ApprovalAnswer"];
+                    "application/json": components["schemas"]["ApprovalAnswer"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 404: components["responses"]["NotFound"];
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly decideApproval: {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path: {
+    decideApproval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
                 /** @description The approval's id. */
-                readonly id: string;
+                id: string;
             };
-            readonly cookie?: never;
+            cookie?: never;
         };
-        readonly requestBody: {
-            readonly content: {
+        requestBody: {
+            content: {
                 /**
                  * @example {
                  *       "decision": "approve",
                  *       "comment": "looks right"
                  *     }
                  */
-                readonly "application/json": {
+                "application/json": {
                     /** @enum {string} */
-                    readonly decision: "approve" | "reject" | "edit";
-                    readonly output?: components["schemas"]["JsonValue"];
-                    readonly comment?: string;
+                    decision: "approve" | "reject" | "edit";
+                    output?: components["schemas"]["JsonValue"];
+                    comment?: string;
                 };
             };
         };
-        readonly responses: {
+        responses: {
             /** @description The decided approval. */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["ApprovalAnswer"];
+                    "application/json": components["schemas"]["ApprovalAnswer"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 404: components["responses"]["NotFound"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             /** @description E_ALREADY_DECIDED, or E_RUN_CANCELLED. */
-            readonly 409: {
+            409: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description E_APPROVAL_EXPIRED or E_APPROVAL_SUPERSEDED. */
-            readonly 410: {
+            410: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
-            readonly 413: components["responses"]["TooLarge"];
+            413: components["responses"]["TooLarge"];
             /** @description E_INVALID_OUTPUT: the output does not match the step's outputSchema. */
-            readonly 422: {
+            422: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly checkApprovalOutput: {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path: {
+    checkApprovalOutput: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
                 /** @description The approval's id. */
-                readonly id: string;
+                id: string;
             };
-            readonly cookie?: never;
+            cookie?: never;
         };
-        readonly requestBody: {
-            readonly content: {
+        requestBody: {
+            content: {
                 /**
                  * @example {
                  *       "output": {
@@ -1894,101 +1894,101 @@ export interface operations {
                  *       }
                  *     }
                  */
-                readonly "application/json": {
-                    readonly output: components["schemas"]["JsonValue"];
+                "application/json": {
+                    output: components["schemas"]["JsonValue"];
                 };
             };
         };
-        readonly responses: {
+        responses: {
             /** @description Whether the output would be taken. */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["OutputCheck"];
+                    "application/json": components["schemas"]["OutputCheck"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 404: components["responses"]["NotFound"];
-            readonly 413: components["responses"]["TooLarge"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
             /** @description E_INVALID_OUTPUT: the step is no longer in the run's plan. */
-            readonly 422: {
+            422: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly health: {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    health: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        readonly requestBody?: never;
-        readonly responses: {
+        requestBody?: never;
+        responses: {
             /** @description Up. */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": {
+                    "application/json": {
                         /** @constant */
-                        readonly ok: true;
+                        ok: true;
                     };
                 };
             };
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly getOpenApi: {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    getOpenApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        readonly requestBody?: never;
-        readonly responses: {
+        requestBody?: never;
+        responses: {
             /** @description The OpenAPI document. */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": {
-                        readonly [key: string]: unknown;
+                    "application/json": {
+                        [key: string]: unknown;
                     };
                 };
             };
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly receiveWebhook: {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header: {
-                readonly "X-Cairn-Signature": string;
-                readonly "X-Cairn-Timestamp"?: string;
+    receiveWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                "X-Cairn-Signature": string;
+                "X-Cairn-Timestamp"?: string;
             };
-            readonly path: {
-                readonly source: string;
+            path: {
+                source: string;
             };
-            readonly cookie?: never;
+            cookie?: never;
         };
-        readonly requestBody: {
-            readonly content: {
+        requestBody: {
+            content: {
                 /**
                  * @example {
                  *       "resourceKeys": [
@@ -1996,62 +1996,62 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                readonly "application/json": {
-                    readonly resourceKey: string;
+                "application/json": {
+                    resourceKey: string;
                 } | {
-                    readonly resourceKeys: readonly string[];
+                    resourceKeys: string[];
                 };
             };
         };
-        readonly responses: {
+        responses: {
             /** @description A delivery seen before: nothing published. */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["WebhookAccepted"];
+                    "application/json": components["schemas"]["WebhookAccepted"];
                 };
             };
             /** @description One ResourceChanged event published per distinct key. */
-            readonly 202: {
+            202: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": components["schemas"]["WebhookAccepted"];
+                    "application/json": components["schemas"]["WebhookAccepted"];
                 };
             };
-            readonly 400: components["responses"]["BadRequest"];
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 413: components["responses"]["TooLarge"];
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    readonly conformanceLedger: {
-        readonly parameters: {
-            readonly query?: never;
-            readonly header?: never;
-            readonly path?: never;
-            readonly cookie?: never;
+    conformanceLedger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        readonly requestBody?: never;
-        readonly responses: {
+        requestBody?: never;
+        responses: {
             /** @description The ledger. */
-            readonly 200: {
+            200: {
                 headers: {
-                    readonly [name: string]: unknown;
+                    [name: string]: unknown;
                 };
                 content: {
-                    readonly "application/json": {
-                        readonly entries: readonly unknown[];
+                    "application/json": {
+                        entries: unknown[];
                     };
                 };
             };
-            readonly 401: components["responses"]["Unauthorized"];
-            readonly 500: components["responses"]["Internal"];
-            readonly 503: components["responses"]["Unavailable"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
 }

@@ -3,7 +3,7 @@
  * Exit codes: 0 shown; 1 the API refused (unknown run: 404); 2 bad usage. With `--watch`: 0 complete, 1 failed or
  * cancelled, 3 paused (waiting for a person).
  */
-import type { RunView, StepView } from '../../api/run-view.ts';
+import type { RunView, StepView } from '../../api/client.ts';
 import { counter, DEFAULT_POLL_MS } from '../../api/watch.ts';
 import { terminalLine } from '../../terminal-text.ts';
 import type { CommandRun } from '../io.ts';
