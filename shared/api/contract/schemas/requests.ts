@@ -30,10 +30,18 @@ export const listRunsQuery = z.strictObject({
 });
 
 export const MAX_EVENT_PAGE = 1000;
+/**
+ * An event's seq is `<ISO time>~<announcement id>~<index>`: 66 characters with a UUID id, up to 110 as the store
+ * reads them (dynamo-events.ts); 64, the limit this had, refused every seq the store gave out.
+ */
+const MAX_SEQ_LENGTH = 128;
 /** `after` (an event's seq, or `cursor`, the same) lets a poller read only what is new. */
 export const eventsQuery = z.strictObject({
-  after: described("Only the events after this one (an event's seq).", z.string().min(1).max(64).optional()),
-  cursor: z.string().min(1).max(64).optional(),
+  after: described(
+    "Only the events after this one (an event's seq).",
+    z.string().min(1).max(MAX_SEQ_LENGTH).optional(),
+  ),
+  cursor: z.string().min(1).max(MAX_SEQ_LENGTH).optional(),
   limit: limitField(MAX_EVENT_PAGE),
 });
 
