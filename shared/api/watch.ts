@@ -76,19 +76,59 @@ function describe(step: StepView): string {
 
 const fingerprint = (step: StepView): string => `${step.status}#${step.generation}#${step.attempts}`;
 
+/** The executable steps that changed between two snapshots (the first snapshot: every step that has moved). */
+function moved(previous: RunView | undefined, next: RunView): StepView[] {
+  const before = new Map((previous?.steps ?? []).map((s) => [s.id, fingerprint(s)]));
+  return next.steps.filter((step) => {
+    if (step.target === null) return false;
+    const was = before.get(step.id);
+    return was !== fingerprint(step) && !(was === undefined && step.status === 'pending');
+  });
+}
+
+const stepLine = (step: StepView, { done, total }: { done: number; total: number }): string =>
+  `[${done}/${total}] ${MARKS[step.status] ?? ' '} ${describe(step)}`;
+
 /** The lines for what changed between two snapshots (the first snapshot reports every step that has moved). */
 export function transitions(previous: RunView | undefined, next: RunView): string[] {
-  const before = new Map((previous?.steps ?? []).map((s) => [s.id, fingerprint(s)]));
-  const { done, total } = counter(next);
-  const lines: string[] = [];
-  for (const step of next.steps) {
-    if (step.target === null) continue;
-    const was = before.get(step.id);
-    if (was === fingerprint(step) || (was === undefined && step.status === 'pending')) continue;
-    lines.push(`[${done}/${total}] ${MARKS[step.status] ?? ' '} ${describe(step)}`);
-  }
-  return lines;
+  const count = counter(next);
+  return moved(previous, next).map((step) => stepLine(step, count));
 }
+
+/**
+ * What a watch saw, one event per line it writes (`--json --watch` prints these as JSON lines): the run's first
+ * sight, a change of its status, a step's transition, and where the watch ended.
+ */
+export type WatchEvent =
+  | { readonly event: 'run'; readonly runId: string; readonly objective: string; readonly line: string }
+  | {
+      readonly event: 'status';
+      readonly runId: string;
+      readonly status: RunStatus;
+      readonly revision: number;
+      readonly line: string;
+    }
+  | {
+      readonly event: 'step';
+      readonly runId: string;
+      readonly stepId: string;
+      readonly status: StepStatus;
+      readonly attempts: number;
+      readonly generation: number | null;
+      readonly error: StepView['error'];
+      readonly done: number;
+      readonly total: number;
+      readonly line: string;
+    }
+  | {
+      readonly event: 'end';
+      readonly runId: string;
+      readonly status: RunStatus;
+      readonly done: number;
+      readonly total: number;
+      readonly reason: string | null;
+      readonly line: string;
+    };
 
 export function finalLine(run: RunView): string {
   const { done, total } = counter(run);
@@ -104,6 +144,8 @@ export function finalLine(run: RunView): string {
 
 export interface WatchOptions {
   readonly write: (line: string) => void;
+  /** Each line's event, with its fields (called before `write` of the same line). */
+  readonly emit?: (event: WatchEvent) => void;
   readonly intervalMs?: number;
   readonly sleep?: (ms: number) => Promise<void>;
 }
@@ -120,19 +162,31 @@ export async function watchRun<R extends RunView>(
   const interval = options.intervalMs ?? DEFAULT_POLL_MS;
   let previous: R | undefined;
   let pausedSeen = 0;
+  const tell = (event: WatchEvent) => {
+    options.emit?.(event);
+    options.write(event.line);
+  };
   for (;;) {
     const run = await client.getRun(runId);
-    if (previous === undefined) options.write(`run ${run.runId}: ${run.objective}`);
+    if (previous === undefined)
+      tell({ event: 'run', runId: run.runId, objective: run.objective, line: `run ${run.runId}: ${run.objective}` });
     if (run.status !== previous?.status && run.status !== 'paused' && !isTerminalStatus(run.status)) {
-      options.write(`run ${run.runId} ${run.status}${run.revision > 0 ? ` (plan revision ${run.revision})` : ''}`);
+      const line = `run ${run.runId} ${run.status}${run.revision > 0 ? ` (plan revision ${run.revision})` : ''}`;
+      tell({ event: 'status', runId: run.runId, status: run.status, revision: run.revision, line });
     }
-    const lines = transitions(previous, run);
-    for (const line of lines) options.write(line);
-    const settled = previous?.status === 'paused' && lines.length === 0;
+    const count = counter(run);
+    const steps = moved(previous, run);
+    for (const step of steps) {
+      const { id: stepId, status, attempts, generation, error } = step;
+      const line = stepLine(step, count);
+      tell({ event: 'step', runId: run.runId, stepId, status, attempts, generation, error, ...count, line });
+    }
+    const settled = previous?.status === 'paused' && steps.length === 0;
     pausedSeen = run.status !== 'paused' ? 0 : settled ? pausedSeen + 1 : 1;
     previous = run;
     if (isTerminalStatus(run.status) || pausedSeen >= PAUSED_CONFIRMATIONS) {
-      options.write(finalLine(run));
+      const reason = run.terminal?.reason ?? null;
+      tell({ event: 'end', runId: run.runId, status: run.status, ...count, reason, line: finalLine(run) });
       return run;
     }
     await sleep(interval);
