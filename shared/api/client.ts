@@ -32,6 +32,8 @@ export type Decision = Json<paths['/approvals/{id}']['post']['requestBody']>;
 export type CompensationAction = Json<paths['/runs/{runId}/steps/{stepId}/compensation']['post']['requestBody']>;
 export type PlanRequest = Json<paths['/plans']['post']['requestBody']>;
 export type ValidateRequest = Json<paths['/plans/validate']['post']['requestBody']>;
+export type WebhookHeaders = paths['/webhooks/{source}']['post']['parameters']['header'];
+type WebhookBody = Json<paths['/webhooks/{source}']['post']['requestBody']>;
 export type Operation = keyof typeof OPERATIONS;
 
 export interface Connection {
@@ -100,11 +102,7 @@ export interface ApiClient {
   decide(approvalId: string, decision: Decision): Promise<ApprovalView>;
   checkApprovalOutput(approvalId: string, output: unknown): Promise<Schemas['OutputCheck']>;
   /** A signed delivery: `body` exactly as signed, with the signature headers (`cairn webhook sign`). */
-  sendWebhook(
-    source: string,
-    body: string,
-    headers: Readonly<Record<string, string>>,
-  ): Promise<Schemas['WebhookAccepted']>;
+  sendWebhook(source: string, body: string, headers: WebhookHeaders): Promise<Schemas['WebhookAccepted']>;
   health(): Promise<{ readonly ok: true }>;
   openApi(): Promise<Readonly<Record<string, unknown>>>;
   conformanceLedger(): Promise<{ readonly entries: readonly unknown[] }>;
@@ -269,9 +267,10 @@ export function createApiClient(
     sendWebhook: (source, body, headers) =>
       answer(
         api.POST('/webhooks/{source}', {
-          params: { path: { source }, header: headers as never },
-          body: {} as never,
-          // The signature is over these exact bytes: they are sent as given, never re-serialized.
+          params: { path: { source }, header: headers },
+          // The signature is over these exact bytes: they go out as given (bodySerializer), never re-serialized,
+          // so the text stands where openapi-fetch expects the body's value.
+          body: body as unknown as WebhookBody,
           bodySerializer: () => body,
           fetch: via('receiveWebhook'),
         }),

@@ -138,6 +138,20 @@ describe('the API client against a server that is busy first', () => {
   });
 });
 
+describe('sendWebhook', () => {
+  it('sends the body byte for byte as it was signed, with its signature headers', async () => {
+    answering([[202, { accepted: true, resourceKeys: ['a'], deliveryId: 'd' }]]);
+    const body = '{ "resourceKey":"a" }';
+    const headers = { 'X-Cairn-Signature': 'sha256=00', 'X-Cairn-Timestamp': '1' };
+
+    const answer = await clientOf().sendWebhook('github', body, headers);
+
+    expect(answer).toEqual({ accepted: true, resourceKeys: ['a'], deliveryId: 'd' });
+    expect(server.requests[0]).toMatchObject({ method: 'POST', url: '/webhooks/github', body });
+    expect(server.requests[0]?.headers).toMatchObject({ 'x-cairn-signature': 'sha256=00', 'x-cairn-timestamp': '1' });
+  });
+});
+
 describe('retryAfterMs', () => {
   it('reads seconds and HTTP dates, and nothing else', () => {
     const now = Date.parse('2030-01-01T00:00:00Z');
