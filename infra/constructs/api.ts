@@ -26,7 +26,12 @@ import type { CairnConfig } from './config.ts';
 import { CairnUserPool } from './user-pool.ts';
 
 /** Routes API Gateway lets through without a JWT (each one says why it needs none). */
-export const PUBLIC_ROUTE_KEYS = ['POST /webhooks/{source}', 'GET /console', 'GET /console/{proxy+}'] as const;
+export const PUBLIC_ROUTE_KEYS = [
+  'POST /webhooks/{source}',
+  'GET /console',
+  'GET /console/{proxy+}',
+  'GET /openapi.json',
+] as const;
 /** Every other request needs a JWT; methods the API does not serve match no route (404 from API Gateway). */
 export const AUTHORIZED_ROUTE_KEYS = ['GET /{proxy+}', 'POST /{proxy+}'] as const;
 
@@ -64,7 +69,11 @@ export class CairnApi extends Construct {
   readonly webhookSecrets: Readonly<Record<string, Secret>>;
   readonly authorizedRoutes: HttpRoute[];
   /** The routes without a JWT authorizer, by why they have none. */
-  readonly publicRoutes: { readonly webhooks: HttpRoute[]; readonly console: HttpRoute[] };
+  readonly publicRoutes: {
+    readonly webhooks: HttpRoute[];
+    readonly console: HttpRoute[];
+    readonly contract: HttpRoute[];
+  };
 
   constructor(scope: Construct, id: string, props: CairnApiProps) {
     super(scope, id);
@@ -114,6 +123,8 @@ export class CairnApi extends Construct {
     const none = new HttpNoneAuthorizer();
     const get = [HttpMethod.GET];
     this.publicRoutes = {
+      // The OpenAPI document describes the routes and holds no data: tools read it before they have a token.
+      contract: this.httpApi.addRoutes({ path: '/openapi.json', methods: get, integration: api, authorizer: none }),
       console: [
         ...this.httpApi.addRoutes({ path: '/console', methods: get, integration: api, authorizer: none }),
         ...this.httpApi.addRoutes({ path: '/console/{proxy+}', methods: get, integration: api, authorizer: none }),

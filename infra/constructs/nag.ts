@@ -59,6 +59,12 @@ export const SUPPRESSIONS = {
       'over the raw body with the source’s secret from Secrets Manager, a timestamp window and replay memory, and ' +
       'answers 401 to anything else. The route is POST-only and throttled with the stage.',
   },
+  contractRoute: {
+    id: 'AwsSolutions-APIG4',
+    reason:
+      'GET /openapi.json is the API’s OpenAPI document, the same for every caller and holding no data: clients and ' +
+      'tools read it before they have a token. The function serves it on that exact path only.',
+  },
   consoleRoute: {
     id: 'AwsSolutions-APIG4',
     reason:
@@ -132,6 +138,7 @@ export function applyNagSuppressions(stack: CairnStack): void {
   for (const machine of [stack.machines.run, stack.machines.step]) add(machine, SUPPRESSIONS.stateMachineRole);
   for (const route of stack.api.publicRoutes.webhooks) add(route, SUPPRESSIONS.webhookRoute);
   for (const route of stack.api.publicRoutes.console) add(route, SUPPRESSIONS.consoleRoute);
+  for (const route of stack.api.publicRoutes.contract) add(route, SUPPRESSIONS.contractRoute);
   if (stack.api.userPool) add(stack.api.userPool.userPool, SUPPRESSIONS.userPoolPlusTier);
   for (const secret of Object.values(stack.api.webhookSecrets)) add(secret, SUPPRESSIONS.webhookSecretRotation);
   add(stack.events.deadLetters, SUPPRESSIONS.deadLetterQueue);

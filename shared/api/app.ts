@@ -1,7 +1,8 @@
 /**
  * The HTTP API: one Hono app, served by API Gateway + Lambda when deployed and by @hono/node-server locally.
- * Every route but `/health`, the console's static files and the signed webhooks needs a caller (auth.ts lists the
- * public ones); every error is JSON (errors.ts).
+ * Every route but `/health`, `/openapi.json`, the console's static files and the signed webhooks needs a caller
+ * (auth.ts lists the public ones); every error is JSON (errors.ts). What each route takes and answers is its
+ * definition in contract/routes, from which the OpenAPI document is built.
  */
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -11,6 +12,9 @@ import { MAX_BODY_BYTES } from './body.ts';
 import { compensationRoutes } from './compensations.ts';
 import { conformanceRoutes } from './conformance.ts';
 import { consoleDataRoutes, consoleRoutes } from './console/routes.ts';
+import { openApiDocument } from './contract/document.ts';
+import { serve } from './contract/route.ts';
+import { getOpenApi, health } from './contract/routes/service.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
 import { errorBody, handleError, handleNotFound } from './errors.ts';
 import { invalidationRoutes } from './invalidations.ts';
@@ -29,7 +33,8 @@ export function createApp(deps: ApiDeps): Hono<ApiEnv> {
 
   // First, for every request: the public routes below are the ones auth.ts names, matched on the routed path.
   app.use('*', authMiddleware(deps.auth));
-  app.get('/health', (c) => c.json({ ok: true }));
+  serve(app, health, (c) => c.json({ ok: true }));
+  serve(app, getOpenApi, (c) => c.json(openApiDocument()));
   app.route('/', webhookRoutes(deps)); // webhook senders authenticate with a per-source signature instead
   app.route('/', consoleRoutes(deps)); // the page holds no data: it loads before sign-in
 

@@ -5,7 +5,7 @@
  * Task tokens never leave the server.
  */
 import { Hono } from 'hono';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { awaitsDecision, isBeingCancelled } from '../engine/statuses.ts';
 import { isConflictError } from '../errors.ts';
 import type { OutboxEntry } from '../events/outbox.ts';
@@ -16,13 +16,15 @@ import { REVISION_EXPIRED_COMMENT } from '../services/revision-wait.ts';
 import { isReopenable } from '../services/run-reopen.ts';
 import { REMOVED_APPROVAL_COMMENT, SUPERSEDED_APPROVAL_COMMENTS } from '../services/superseded-generations.ts';
 import { decisionBody, readJson, readQuery } from './body.ts';
-import { cursorField, decodeCursor, encodeCursor, limitField } from './cursor.ts';
+import { serve } from './contract/route.ts';
+import { decideApproval, getApproval, listApprovals } from './contract/routes/approvals.ts';
+import { listApprovalsQuery, MAX_APPROVAL_PAGE } from './contract/schemas/requests.ts';
+import { decodeCursor, encodeCursor } from './cursor.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
 import { ApiError, notFound } from './errors.ts';
 
 export type Decision = z.infer<typeof decisionBody>;
 
-const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'edited', 'expired'] as const;
 /** Step Functions' limit on a task token's output (SendTaskSuccess), which carries the decision to the step. */
 export const MAX_TASK_OUTPUT_BYTES = 256 * 1024;
 /**
@@ -33,14 +35,6 @@ export const MAX_TASK_OUTPUT_BYTES = 256 * 1024;
  * catches, after the decision was recorded. So the rest of the state keeps this much room.
  */
 export const MAX_DECISION_BYTES = MAX_TASK_OUTPUT_BYTES - 96 * 1024;
-/** Approvals come oldest first in pages of up to this many (the default too: a queue is read from its head). */
-const MAX_APPROVAL_PAGE = 200;
-const listQuery = z.strictObject({
-  status: z.enum(APPROVAL_STATUSES).optional(),
-  runId: z.string().min(1).optional(),
-  limit: limitField(MAX_APPROVAL_PAGE),
-  cursor: cursorField,
-});
 
 const DECIDED_STATUS = { approve: 'approved', reject: 'rejected', edit: 'edited' } as const;
 
@@ -210,8 +204,8 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     ],
   });
 
-  app.get('/approvals', async (c) => {
-    const query = readQuery(c, listQuery);
+  serve(app, listApprovals, async (c) => {
+    const query = readQuery(c, listApprovalsQuery);
     const limit = query.limit ?? MAX_APPROVAL_PAGE;
     const approvals = await store.listApprovals({
       ...(query.status ? { status: query.status } : {}),
@@ -228,7 +222,7 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     });
   });
 
-  app.get('/approvals/:id', async (c) => c.json({ approval: approvalView(await requireApproval(c.req.param('id'))) }));
+  serve(app, getApproval, async (c) => c.json({ approval: approvalView(await requireApproval(c.req.param('id'))) }));
 
   /**
    * The same decision sent again by the person who made it: the first request's write landed but its answer was lost
@@ -245,7 +239,7 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     return true;
   };
 
-  app.post('/approvals/:id', async (c) => {
+  serve(app, decideApproval, async (c) => {
     const body = await readJson(c, decisionBody);
     const approval = await requireApproval(c.req.param('id'));
     if (approval.status !== 'pending') {

@@ -1,6 +1,6 @@
 /**
  * Authentication, the app's one gate, in front of every route. A short, explicit list of public routes (the health
- * check, the console's static files, the signed webhooks) passes without a caller; every other request needs one:
+ * check, the OpenAPI document, the console's static files, the signed webhooks) passes without a caller; every other request needs one:
  * locally a static bearer token (compared in constant time); deployed, the verified JWT claims that API Gateway's
  * authorizer put in the request context.
  *
@@ -30,6 +30,8 @@ const CONSOLE_SEGMENT = '[A-Za-z0-9_-][A-Za-z0-9._-]*';
  */
 export const PUBLIC_ROUTES: readonly { readonly methods: ReadonlySet<string>; readonly path: RegExp }[] = [
   { methods: READ, path: /^\/health$/ },
+  // The contract (OpenAPI) describes the routes and holds no data: clients and tools read it before they have a token.
+  { methods: READ, path: /^\/openapi\.json$/ },
   // The page holds no data: it loads before sign-in and every data request it makes carries a token.
   { methods: READ, path: /^\/console$/ },
   { methods: READ, path: new RegExp(`^/console/(?:${CONSOLE_SEGMENT}/)*(?:${CONSOLE_SEGMENT})?$`) },

@@ -1,15 +1,40 @@
 /**
- * A small HTTP client for the cairn API (the CLI and scripts use it): bearer token, JSON in and out, and every
- * non-2xx answer turned into an ApiCallError that keeps the server's code, message and details.
+ * The typed client of the cairn API (the CLI, scripts and tests use it), generated from the contract: its types are
+ * the OpenAPI document's (client/openapi.gen.ts, `npm run openapi`), its requests go through openapi-fetch, and each
+ * operation is sent again or not as the contract's `x-cairn-retry` says (client/transport.ts). Every answer that is
+ * not 2xx becomes an ApiCallError that keeps the server's code, message and details.
  */
-import { CairnError } from '../errors.ts';
-import type { ApprovalView } from './approvals.ts';
-import type { RunSummary, RunView } from './run-view.ts';
+import createClient from 'openapi-fetch';
+import { ApiCallError, errorOf, isApiCallError } from './client/errors.ts';
+import { type components, OPERATIONS, type paths } from './client/openapi.gen.ts';
+import { createTransport, type FetchLike, type TransportOptions } from './client/transport.ts';
+
+export { ApiCallError, describeCallError, isApiCallError, UNREACHABLE } from './client/errors.ts';
+export type { FetchLike, RetryEvent, TransportOptions } from './client/transport.ts';
 
 export const DEFAULT_API_URL = 'http://127.0.0.1:3000';
-const REQUEST_TIMEOUT_MS = 30_000;
 
-export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+type Schemas = components['schemas'];
+export type RunStatus = Schemas['RunStatus'];
+export type RunView = Schemas['RunView'];
+export type StepView = Schemas['StepView'];
+export type RunSummary = Schemas['RunSummary'];
+export type RunPage = Schemas['RunPage'];
+export type RunEvent = Schemas['RunEvent'];
+export type EventPage = Schemas['EventPage'];
+export type ApprovalView = Schemas['Approval'];
+export type StepDetail = Schemas['StepDetail'];
+export type PlanJob = Schemas['PlanJob'];
+export type Plan = Schemas['Plan'];
+type Json<Body> = Body extends { readonly content: { readonly 'application/json': infer T } } ? T : never;
+export type CreateRunBody = Json<paths['/runs']['post']['requestBody']>;
+export type Decision = Json<paths['/approvals/{id}']['post']['requestBody']>;
+export type CompensationAction = Json<paths['/runs/{runId}/steps/{stepId}/compensation']['post']['requestBody']>;
+export type PlanRequest = Json<paths['/plans']['post']['requestBody']>;
+export type ValidateRequest = Json<paths['/plans/validate']['post']['requestBody']>;
+export type WebhookHeaders = paths['/webhooks/{source}']['post']['parameters']['header'];
+type WebhookBody = Json<paths['/webhooks/{source}']['post']['requestBody']>;
+export type Operation = keyof typeof OPERATIONS;
 
 export interface Connection {
   readonly baseUrl: string;
@@ -41,157 +66,158 @@ export function connectionOf(
   return { baseUrl: url.toString().replace(/\/+$/, ''), token };
 }
 
-/** A request the API refused (status 4xx/5xx) or could not be sent at all (status 0). */
-export class ApiCallError extends CairnError {
-  readonly status: number;
-  readonly code: string;
-  readonly details: unknown;
-  /** The whole JSON answer (e.g. `errors` of an invalid plan), when there was one. */
-  readonly body: unknown;
-
-  constructor(status: number, code: string, message: string, details?: unknown, body?: unknown) {
-    super('ApiCallError', message, { retryable: status === 0 || status >= 500, context: { status, code } });
-    this.status = status;
-    this.code = code;
-    this.details = details;
-    this.body = body;
-  }
-}
-
-export const isApiCallError = (e: unknown): e is ApiCallError =>
-  e instanceof Error && e.name === 'ApiCallError' && typeof (e as { status?: unknown }).status === 'number';
-
-export interface Decision {
-  readonly decision: 'approve' | 'reject' | 'edit';
-  readonly output?: unknown;
-  readonly comment?: string;
-}
-
-export type CreateRunBody =
-  | { readonly objective: string; readonly mode?: 'DIRECT' | 'DECOMPOSE'; readonly directTarget?: string }
-  | { readonly plan: unknown };
-
 export interface ApiClient {
-  createRun(body: CreateRunBody, options?: { idempotencyKey?: string }): Promise<{ runId: string; status: string }>;
-  getRun(runId: string): Promise<RunView>;
-  listRuns(query?: { status?: string; limit?: number }): Promise<RunSummary[]>;
-  cancelRun(runId: string): Promise<{ runId: string; status: string }>;
-  listApprovals(query?: { status?: string; runId?: string }): Promise<ApprovalView[]>;
-  getApproval(approvalId: string): Promise<ApprovalView>;
-  decide(approvalId: string, decision: Decision): Promise<ApprovalView>;
+  createRun(body: CreateRunBody, options?: { idempotencyKey?: string }): Promise<Schemas['RunCreated']>;
+  /** One page of runs (newest first); listRunsPage gives its cursor too. */
+  listRuns(query?: { status?: RunStatus; limit?: number }): Promise<readonly RunSummary[]>;
+  listRunsPage(query?: { status?: RunStatus; limit?: number; cursor?: string }): Promise<RunPage>;
+  getRun(runId: string, query?: { limit?: number; cursor?: string }): Promise<RunView>;
+  getRunPlan(runId: string, revision?: number): Promise<Schemas['PlanRevision']>;
+  listRunEvents(runId: string, query?: { after?: string; limit?: number }): Promise<EventPage>;
+  cancelRun(runId: string, options?: { compensate?: boolean }): Promise<Schemas['RunCancelled']>;
+  getStep(runId: string, stepId: string): Promise<StepDetail>;
+  listRevisions(runId: string): Promise<Schemas['Revisions']>;
+  getRevisionDiff(runId: string, revision: number, against?: number): Promise<Schemas['RevisionDiff']>;
+  getPlanDiff(runId: string, query?: { from?: number; to?: number }): Promise<Schemas['RevisionDiff']>;
+  getTimeline(runId: string): Promise<Schemas['Timeline']>;
+  /** Starts a new generation of a step (a group: its descendants) and of everything downstream of it. */
+  invalidate(runId: string, stepId: string, reason?: string): Promise<Schemas['Invalidated']>;
+  actOnCompensation(runId: string, stepId: string, action: CompensationAction): Promise<Schemas['CompensationActed']>;
   /**
-   * Asks for a person's replan (a new objective optional); `revision` is absent when a concurrent replan made it
-   * first, `approvalId` present when the revision waits for approval (it adds a mutating target).
+   * Asks for a person's replan (a new objective optional) and waits for its planning job: `revision` is absent when
+   * a concurrent replan made it first, `approvalId` present when the revision waits for approval.
    */
   replan(
     runId: string,
     reason: string,
     objective?: string,
   ): Promise<{ runId: string; revision?: number; approvalId?: string }>;
-  /** Starts a new generation of a step (a group: its descendants) and of everything downstream of it. */
-  invalidate(
-    runId: string,
-    stepId: string,
-    reason?: string,
-  ): Promise<{ runId: string; stepIds: string[]; reopened: boolean }>;
+  createPlan(body: PlanRequest): Promise<Schemas['PlanAnswer'] | PlanJob>;
+  getPlanJob(jobId: string): Promise<PlanJob>;
+  /** `{ valid: true }`; an invalid plan is an ApiCallError 422 whose body has the issues. */
+  validatePlan(body: ValidateRequest): Promise<Schemas['Valid']>;
+  /** Every approval asked for (the queue's pages followed). */
+  listApprovals(query?: { status?: ApprovalView['status']; runId?: string }): Promise<ApprovalView[]>;
+  getApproval(approvalId: string): Promise<ApprovalView>;
+  decide(approvalId: string, decision: Decision): Promise<ApprovalView>;
+  checkApprovalOutput(approvalId: string, output: unknown): Promise<Schemas['OutputCheck']>;
+  /** A signed delivery: `body` exactly as signed, with the signature headers (`cairn webhook sign`). */
+  sendWebhook(source: string, body: string, headers: WebhookHeaders): Promise<Schemas['WebhookAccepted']>;
+  health(): Promise<{ readonly ok: true }>;
+  openApi(): Promise<Readonly<Record<string, unknown>>>;
+  conformanceLedger(): Promise<{ readonly entries: readonly unknown[] }>;
 }
 
-/** A planning job as `POST /runs/{id}/replan` and `GET /plans/{jobId}` answer it (plans.ts planJobView). */
-interface PlanJobAnswer {
-  readonly jobId: string;
-  readonly status: 'pending' | 'succeeded' | 'failed';
-  readonly revision?: number;
-  readonly approvalId?: string;
-  readonly error?: { readonly code: string; readonly message: string };
-}
 const JOB_POLL_MS = 250;
 /** How long the client waits for a planning job before it says it is still running. */
 const JOB_WAIT_MS = 10 * 60_000;
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function errorOf(status: number, body: unknown, text: string): ApiCallError {
-  const error = isRecord(body) && isRecord(body.error) ? body.error : undefined;
-  const code = typeof error?.code === 'string' ? error.code : `HTTP_${status}`;
-  const message =
-    typeof error?.message === 'string' ? error.message : text.trim().slice(0, 200) || `the API answered ${status}`;
-  return new ApiCallError(status, code, message, error?.details, body);
+/** Query values as the routes read them: absent ones left out, the rest as text (URLSearchParams encoding). */
+function querySerializer(query: Record<string, unknown>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) search.set(key, String(value));
+  return search.toString();
 }
 
-const query = (params: Record<string, string | number | undefined>): string => {
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(params)) if (value !== undefined) search.set(key, String(value));
-  const text = search.toString();
-  return text ? `?${text}` : '';
-};
+interface Outcome<T> {
+  readonly data?: T;
+  readonly error?: unknown;
+  readonly response: Response;
+}
 
-export function createApiClient(connection: Connection, fetchImpl: FetchLike = fetch): ApiClient {
-  const call = async <T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const init: RequestInit = {
-      method,
-      headers: {
-        accept: 'application/json',
-        authorization: `Bearer ${connection.token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...headers,
-      },
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    };
-    let response: Response;
-    try {
-      response = await fetchImpl(`${connection.baseUrl}${path}`, init);
-    } catch (error) {
-      const why = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : '';
-      throw new ApiCallError(
-        0,
-        'E_UNREACHABLE',
-        `cannot reach the API at ${connection.baseUrl}${why ? `: ${why}` : ''}`,
-      );
-    }
-    const text = await response.text();
-    let json: unknown;
-    try {
-      json = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    if (!response.ok) throw errorOf(response.status, json, text);
-    return json as T;
-  };
-  const id = encodeURIComponent;
-  return {
-    createRun: (body, options = {}) =>
-      call('POST', '/runs', body, options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {}),
-    getRun: (runId) => call('GET', `/runs/${id(runId)}`),
-    listRuns: async (q = {}) => (await call<{ runs: RunSummary[] }>('GET', `/runs${query(q)}`)).runs,
-    cancelRun: (runId) => call('POST', `/runs/${id(runId)}/cancel`),
-    listApprovals: async (q = {}) => {
-      // The queue comes in pages: follow them, so a caller sees every approval it asked for.
-      const approvals: ApprovalView[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await call<{ approvals: ApprovalView[]; nextCursor?: string }>(
-          'GET',
-          `/approvals${query(cursor === undefined ? q : { ...q, cursor })}`,
-        );
-        approvals.push(...page.approvals);
-        cursor = page.nextCursor;
-      } while (cursor !== undefined);
-      return approvals;
-    },
-    getApproval: async (approvalId) =>
-      (await call<{ approval: ApprovalView }>('GET', `/approvals/${id(approvalId)}`)).approval,
-    decide: async (approvalId, decision) =>
-      (await call<{ approval: ApprovalView }>('POST', `/approvals/${id(approvalId)}`, decision)).approval,
+/** The answer's data, or the ApiCallError it makes. */
+async function answer<T>(call: Promise<Outcome<T>>): Promise<NonNullable<T>> {
+  let outcome: Outcome<T>;
+  try {
+    outcome = await call;
+  } catch (error) {
+    if (isApiCallError(error)) throw error;
+    // The answer said 2xx but was not JSON: a proxy's page, a truncated body.
+    throw new ApiCallError(502, 'E_BAD_ANSWER', `the API's answer could not be read: ${(error as Error).message}`);
+  }
+  if (!outcome.response.ok) throw errorOf(outcome.response.status, outcome.error);
+  return outcome.data as NonNullable<T>;
+}
+
+export function createApiClient(
+  connection: Connection,
+  fetchImpl: FetchLike = fetch,
+  options: TransportOptions = {},
+): ApiClient {
+  const transport = createTransport(fetchImpl, { label: connection.baseUrl, ...options });
+  const api = createClient<paths>({
+    baseUrl: connection.baseUrl,
+    headers: { accept: 'application/json', authorization: `Bearer ${connection.token}` },
+    querySerializer,
+  });
+  /** The fetch of one logical call of `operation`: its retries and, when keyed, its Idempotency-Key. */
+  const via = (operation: Operation, idempotencyKey?: string) => (request: Request) =>
+    transport.send(request, OPERATIONS[operation].retry, idempotencyKey);
+  const run = (runId: string) => ({ path: { runId } });
+  const step = (runId: string, stepId: string) => ({ path: { runId, stepId } });
+
+  const client: ApiClient = {
+    createRun: (body, o = {}) => answer(api.POST('/runs', { body, fetch: via('createRun', o.idempotencyKey) })),
+    listRuns: async (query = {}) => (await client.listRunsPage(query)).runs,
+    listRunsPage: (query = {}) => answer(api.GET('/runs', { params: { query }, fetch: via('listRuns') })),
+    getRun: (runId, query = {}) =>
+      answer(api.GET('/runs/{runId}', { params: { ...run(runId), query }, fetch: via('getRun') })),
+    getRunPlan: (runId, revision) =>
+      answer(
+        api.GET('/runs/{runId}/plan', {
+          params: { ...run(runId), query: revision === undefined ? {} : { revision } },
+          fetch: via('getRunPlan'),
+        }),
+      ),
+    listRunEvents: (runId, query = {}) =>
+      answer(api.GET('/runs/{runId}/events', { params: { ...run(runId), query }, fetch: via('listRunEvents') })),
+    cancelRun: (runId, o = {}) =>
+      answer(
+        api.POST('/runs/{runId}/cancel', {
+          params: run(runId),
+          ...(o.compensate === undefined ? {} : { body: { compensate: o.compensate } }),
+          fetch: via('cancelRun'),
+        }),
+      ),
+    getStep: (runId, stepId) =>
+      answer(api.GET('/runs/{runId}/steps/{stepId}', { params: step(runId, stepId), fetch: via('getStep') })),
+    listRevisions: (runId) =>
+      answer(api.GET('/runs/{runId}/revisions', { params: run(runId), fetch: via('listRevisions') })),
+    getRevisionDiff: (runId, revision, against) =>
+      answer(
+        api.GET('/runs/{runId}/revisions/{revision}/diff', {
+          params: { path: { runId, revision: String(revision) }, query: against === undefined ? {} : { against } },
+          fetch: via('getRevisionDiff'),
+        }),
+      ),
+    getPlanDiff: (runId, query = {}) =>
+      answer(api.GET('/runs/{runId}/plan/diff', { params: { ...run(runId), query }, fetch: via('getPlanDiff') })),
+    getTimeline: (runId) =>
+      answer(api.GET('/runs/{runId}/timeline', { params: run(runId), fetch: via('getTimeline') })),
+    invalidate: (runId, stepId, reason) =>
+      answer(
+        api.POST('/runs/{runId}/steps/{stepId}/invalidate', {
+          params: step(runId, stepId),
+          body: reason === undefined ? {} : { reason },
+          fetch: via('invalidateStep'),
+        }),
+      ),
+    actOnCompensation: (runId, stepId, action) =>
+      answer(
+        api.POST('/runs/{runId}/steps/{stepId}/compensation', {
+          params: step(runId, stepId),
+          body: action,
+          fetch: via('actOnCompensation'),
+        }),
+      ),
     replan: async (runId, reason, objective) => {
       // The replan is a planning job (202): polled until its worker has recorded the revision or the refusal.
       const body = objective === undefined ? { reason } : { reason, objective };
-      let job = await call<PlanJobAnswer>('POST', `/runs/${id(runId)}/replan`, body);
+      let job = await answer(api.POST('/runs/{runId}/replan', { params: run(runId), body, fetch: via('replanRun') }));
       const deadline = Date.now() + JOB_WAIT_MS;
       while (job.status === 'pending' && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, JOB_POLL_MS));
-        job = await call<PlanJobAnswer>('GET', `/plans/${id(job.jobId)}`);
+        job = await client.getPlanJob(job.jobId);
       }
       if (job.status === 'pending')
         throw new ApiCallError(504, 'E_PLAN_JOB_PENDING', `the replan job ${job.jobId} is still running`);
@@ -203,21 +229,55 @@ export function createApiClient(connection: Connection, fetchImpl: FetchLike = f
         ...(job.approvalId === undefined ? {} : { approvalId: job.approvalId }),
       };
     },
-    invalidate: (runId, stepId, reason) =>
-      call('POST', `/runs/${id(runId)}/steps/${id(stepId)}/invalidate`, reason === undefined ? {} : { reason }),
+    createPlan: (body) => answer(api.POST('/plans', { body, fetch: via('createPlan') })),
+    getPlanJob: (jobId) => answer(api.GET('/plans/{jobId}', { params: { path: { jobId } }, fetch: via('getPlanJob') })),
+    validatePlan: (body) => answer(api.POST('/plans/validate', { body, fetch: via('validatePlan') })),
+    listApprovals: async (query = {}) => {
+      // The queue comes in pages: follow them, so a caller sees every approval it asked for.
+      const approvals: ApprovalView[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await answer(
+          api.GET('/approvals', {
+            params: { query: cursor === undefined ? query : { ...query, cursor } },
+            fetch: via('listApprovals'),
+          }),
+        );
+        approvals.push(...page.approvals);
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+      return approvals;
+    },
+    getApproval: async (id) =>
+      (await answer(api.GET('/approvals/{id}', { params: { path: { id } }, fetch: via('getApproval') }))).approval,
+    decide: async (id, decision) =>
+      (
+        await answer(
+          api.POST('/approvals/{id}', { params: { path: { id } }, body: decision, fetch: via('decideApproval') }),
+        )
+      ).approval,
+    checkApprovalOutput: (id, output) =>
+      answer(
+        api.POST('/approvals/{id}/check', {
+          params: { path: { id } },
+          body: { output },
+          fetch: via('checkApprovalOutput'),
+        }),
+      ),
+    sendWebhook: (source, body, headers) =>
+      answer(
+        api.POST('/webhooks/{source}', {
+          params: { path: { source }, header: headers },
+          // The signature is over these exact bytes: they go out as given (bodySerializer), never re-serialized,
+          // so the text stands where openapi-fetch expects the body's value.
+          body: body as unknown as WebhookBody,
+          bodySerializer: () => body,
+          fetch: via('receiveWebhook'),
+        }),
+      ),
+    health: () => answer(api.GET('/health', { fetch: via('health') })),
+    openApi: () => answer(api.GET('/openapi.json', { fetch: via('getOpenApi') })),
+    conformanceLedger: () => answer(api.GET('/conformance/ledger', { fetch: via('conformanceLedger') })),
   };
-}
-
-/** Human-readable lines for a failed call: the code and message, then one line per detail (plan issues included). */
-export function describeCallError(error: ApiCallError): string[] {
-  const lines = [`${error.code}: ${error.message}${error.status === 401 ? ' (check --token / CAIRN_API_TOKEN)' : ''}`];
-  const body = isRecord(error.body) ? error.body : {};
-  const items = Array.isArray(body.errors) ? body.errors : Array.isArray(error.details) ? error.details : [];
-  for (const item of items) {
-    if (isRecord(item)) {
-      const where = typeof item.path === 'string' ? item.path || '(root)' : '';
-      lines.push(`  ${[item.code, where, item.message].filter((x) => typeof x === 'string' && x !== '').join(' ')}`);
-    } else lines.push(`  ${String(item)}`);
-  }
-  return lines;
+  return client;
 }

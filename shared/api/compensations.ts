@@ -7,28 +7,20 @@
  * failed (or that someone else acted on first). Who acts (the JWT `sub`, or `local-token`) is recorded.
  */
 import { Hono } from 'hono';
-import { z } from 'zod';
 import { isConflictError } from '../errors.ts';
 import { NOT_COMPENSATION_FAILED_CODE } from '../services/compensation-actions.ts';
 import { readJson } from './body.ts';
 import { requireRun } from './console/plan-lookup.ts';
+import { serve } from './contract/route.ts';
+import { actOnCompensation } from './contract/routes/changes.ts';
+import { compensationActionBody } from './contract/schemas/requests.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
 import { ApiError } from './errors.ts';
-
-const note = z
-  .string()
-  .max(2000)
-  .refine((s) => s.trim().length > 0, { message: 'must not be blank' });
-
-export const compensationActionBody = z.discriminatedUnion('action', [
-  z.strictObject({ action: z.literal('retry') }),
-  z.strictObject({ action: z.literal('resolve'), note }),
-]);
 
 export function compensationRoutes(deps: ApiDeps): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
 
-  app.post('/runs/:runId/steps/:stepId/compensation', async (c) => {
+  serve(app, actOnCompensation, async (c) => {
     const body = await readJson(c, compensationActionBody);
     const run = await requireRun(deps.store, c.req.param('runId'));
     if (!deps.actOnCompensation)

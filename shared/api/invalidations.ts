@@ -6,27 +6,21 @@
  * answer the first one's result instead of invalidating again.
  */
 import { Hono } from 'hono';
-import { z } from 'zod';
 import { readOptionalJson } from './body.ts';
 import { requireRun } from './console/plan-lookup.ts';
+import { serve } from './contract/route.ts';
+import { invalidateStep } from './contract/routes/changes.ts';
+import { invalidateBody } from './contract/schemas/requests.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
 import { ApiError } from './errors.ts';
 import { IDEMPOTENCY_HEADER } from './runs.ts';
-
-export const invalidateBody = z.strictObject({
-  reason: z
-    .string()
-    .max(2000)
-    .refine((s) => s.trim().length > 0, { message: 'must not be blank' })
-    .optional(),
-});
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 export function invalidationRoutes(deps: ApiDeps): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
 
-  app.post('/runs/:runId/steps/:stepId/invalidate', async (c) => {
+  serve(app, invalidateStep, async (c) => {
     // The body is optional: no body (or an empty one) invalidates with the default reason.
     const reason = (await readOptionalJson(c, invalidateBody))?.reason;
     const requestId = c.req.header(IDEMPOTENCY_HEADER);

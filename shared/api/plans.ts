@@ -10,6 +10,8 @@
 import { Hono } from 'hono';
 import type { PlanJobRecord } from '../ports/plan-jobs.ts';
 import { bodyBytes, planRequestBody, readJson } from './body.ts';
+import { serve } from './contract/route.ts';
+import { createPlan, getPlanJob, validatePlan } from './contract/routes/plans.ts';
 import { type ApiDeps, type ApiEnv, modeOf } from './deps.ts';
 import { ApiError, notFound } from './errors.ts';
 import { invalidPlanBody } from './plan-check.ts';
@@ -42,7 +44,7 @@ export const requirePlanJobs = (deps: ApiDeps): NonNullable<ApiDeps['planJobs']>
 export function plansRoutes(deps: ApiDeps): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
 
-  app.post('/plans', async (c) => {
+  serve(app, createPlan, async (c) => {
     const body = await readJson(c, planRequestBody);
     const request = {
       objective: body.objective,
@@ -58,14 +60,14 @@ export function plansRoutes(deps: ApiDeps): Hono<ApiEnv> {
     return c.json(planJobView(job), 202);
   });
 
-  app.get('/plans/:jobId', async (c) => {
+  serve(app, getPlanJob, async (c) => {
     const jobId = c.req.param('jobId');
     const job = await requirePlanJobs(deps).get(jobId);
     if (!job) throw notFound(`plan job ${jobId} not found (a job is kept for a day)`);
     return c.json(planJobView(job));
   });
 
-  app.post('/plans/validate', async (c) => {
+  serve(app, validatePlan, async (c) => {
     // Decoded and validated where the deps say (plan-requests.ts): off the event loop when it serves many.
     const result = await validateRequest(deps, await bodyBytes(c));
     if (result.valid) return c.json({ valid: true });

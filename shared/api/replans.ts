@@ -8,43 +8,22 @@
  * steps; the console's diff).
  */
 import { Hono } from 'hono';
-import { z } from 'zod';
 import { isConflictError } from '../errors.ts';
-import { MAX_OBJECTIVE_LENGTH } from '../plan/schema.ts';
 import { readJson, readQuery } from './body.ts';
 import { diffPlans } from './console/plan-diff.ts';
 import { requireRun } from './console/plan-lookup.ts';
+import { serve } from './contract/route.ts';
+import { getPlanDiff, replanRun } from './contract/routes/changes.ts';
+import { planDiffQuery, replanBody } from './contract/schemas/requests.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
 import { ApiError, notFound } from './errors.ts';
 import { planJobLocation, planJobView } from './plans.ts';
-
-/** Longest reason a person may give (it reaches the planner and the revision's record, clipped there to 200). */
-export const MAX_REPLAN_REASON_LENGTH = 2000;
-
-export const replanBody = z.strictObject({
-  reason: z
-    .string()
-    .max(MAX_REPLAN_REASON_LENGTH)
-    .refine((s) => s.trim().length > 0, { message: 'must not be blank' }),
-  objective: z
-    .string()
-    .max(MAX_OBJECTIVE_LENGTH)
-    .refine((s) => s.trim().length > 0, { message: 'must not be blank' })
-    .optional(),
-});
-
-const revisionNumber = z
-  .string()
-  .regex(/^\d+$/, { message: 'must be a non-negative integer' })
-  .transform(Number)
-  .pipe(z.number().int().min(0).max(1_000_000));
-const diffQuery = z.strictObject({ from: revisionNumber.optional(), to: revisionNumber.optional() });
 
 export function replanRoutes(deps: ApiDeps): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   const { store } = deps;
 
-  app.post('/runs/:runId/replan', async (c) => {
+  serve(app, replanRun, async (c) => {
     const { reason, objective } = await readJson(c, replanBody);
     const run = await requireRun(store, c.req.param('runId'));
     if (!deps.checkReplan || !deps.planJobs)
@@ -70,8 +49,8 @@ export function replanRoutes(deps: ApiDeps): Hono<ApiEnv> {
     return c.json(planJobView(job), 202);
   });
 
-  app.get('/runs/:runId/plan/diff', async (c) => {
-    const query = readQuery(c, diffQuery);
+  serve(app, getPlanDiff, async (c) => {
+    const query = readQuery(c, planDiffQuery);
     const run = await requireRun(store, c.req.param('runId'));
     if (run.revision < 1) throw notFound(`run ${run.runId} has no plan yet (status ${run.status})`);
     const to = query.to ?? run.revision;

@@ -8,41 +8,27 @@
  * answered with a run that was asked for with other words.
  */
 import { Hono } from 'hono';
-import { z } from 'zod';
 import { isConflictError } from '../errors.ts';
-import { RUN_STATUSES, type RunStatus } from '../plan/schema.ts';
+import type { RunStatus } from '../plan/schema.ts';
 import { resolveMode } from '../planner/planner.ts';
 import { runExecutionName } from '../ports/executions.ts';
 import type { RunRecord } from '../ports/store.ts';
 import { bodyBytes, readOptionalJson, readQuery, revisionQuery } from './body.ts';
-import { cursorField, decodeCursor, encodeCursor, limitField } from './cursor.ts';
+import { serve } from './contract/route.ts';
+import { cancelRun, createRun, getRun, getRunPlan, listRunEvents, listRuns } from './contract/routes/runs.ts';
+import { cancelBody, eventsQuery, listRunsQuery, MAX_EVENT_PAGE, stepsQuery } from './contract/schemas/requests.ts';
+import { decodeCursor, encodeCursor } from './cursor.ts';
 import { type ApiDeps, type ApiEnv, modeOf } from './deps.ts';
 import { ApiError, notFound } from './errors.ts';
 import { submitRequest } from './plan-requests.ts';
 import { buildRunSummary, buildRunView, pageOfSteps } from './run-view.ts';
 
-/** `POST /runs/{id}/cancel` takes an optional body: `compensate: true` undoes the run's segments before it ends. */
-const cancelBody = z.strictObject({ compensate: z.boolean().optional() });
-
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
-const listQuery = z.strictObject({
-  status: z.enum(RUN_STATUSES).optional(),
-  limit: limitField(100),
-  cursor: cursorField,
-});
 const DEFAULT_LIST_LIMIT = 20;
-const MAX_EVENT_PAGE = 1000;
-/** `after` (an event's seq, or `cursor`, the same) lets a poller read only what is new. */
-const eventsQuery = z.strictObject({
-  after: z.string().min(1).max(64).optional(),
-  cursor: z.string().min(1).max(64).optional(),
-  limit: limitField(MAX_EVENT_PAGE),
-});
 /** A run's steps come in pages of this many by default (plans of up to 64 steps come whole). */
 const DEFAULT_STEP_PAGE = 500;
-const stepsQuery = z.strictObject({ cursor: cursorField, limit: limitField(2000) });
 
 type NewRun = Pick<RunRecord, 'objective' | 'mode' | 'directTarget' | 'submittedPlan' | 'planStamp'>;
 
@@ -88,7 +74,7 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     return 'planning';
   };
 
-  app.post('/runs', async (c) => {
+  serve(app, createRun, async (c) => {
     const key = c.req.header(IDEMPOTENCY_HEADER);
     // Decoded, validated, stamped and hashed where the deps say (plan-requests.ts): off the event loop when it
     // serves many. Nothing is stored, no key is claimed, for an invalid plan.
@@ -133,8 +119,8 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     return c.json({ runId, status }, 202);
   });
 
-  app.get('/runs', async (c) => {
-    const query = readQuery(c, listQuery);
+  serve(app, listRuns, async (c) => {
+    const query = readQuery(c, listRunsQuery);
     const limit = query.limit ?? DEFAULT_LIST_LIMIT;
     const before = query.cursor === undefined ? undefined : decodeCursor('runs', query.cursor);
     // `paused` is derived from the steps of a running run, so both stored states are read and re-derived.
@@ -162,7 +148,7 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     });
   });
 
-  app.get('/runs/:runId', async (c) => {
+  serve(app, getRun, async (c) => {
     const query = readQuery(c, stepsQuery);
     const run = await requireRun(c.req.param('runId'));
     const [revision, steps] = await Promise.all([
@@ -179,7 +165,7 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     });
   });
 
-  app.get('/runs/:runId/plan', async (c) => {
+  serve(app, getRunPlan, async (c) => {
     const run = await requireRun(c.req.param('runId'));
     const revision = readQuery(c, revisionQuery).revision ?? run.revision;
     if (revision < 1) throw notFound(`run ${run.runId} has no plan yet (status ${run.status})`);
@@ -188,7 +174,7 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     return c.json({ plan: stored.plan, revision, reason: stored.reason });
   });
 
-  app.get('/runs/:runId/events', async (c) => {
+  serve(app, listRunEvents, async (c) => {
     const query = readQuery(c, eventsQuery);
     const after = query.cursor ?? query.after;
     const limit = query.limit ?? MAX_EVENT_PAGE;
@@ -198,7 +184,7 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     return c.json({ events, ...(events.length === limit && last ? { nextCursor: last.seq } : {}) });
   });
 
-  app.post('/runs/:runId/cancel', async (c) => {
+  serve(app, cancelRun, async (c) => {
     const run = await requireRun(c.req.param('runId'));
     const body = await readOptionalJson(c, cancelBody);
     // Who asked is part of the record: the JWT `sub`, or `local-token` for the embedded API's static token.

@@ -4,8 +4,27 @@
  * a transition that starts and ends between two polls; every final state is always printed.
  */
 import type { RunStatus, StepStatus } from '../plan/schema.ts';
-import type { ApiClient } from './client.ts';
-import type { RunView, StepView } from './run-view.ts';
+
+/** What watching reads of a step: the server's view and the client's generated type both are one. */
+export interface StepView {
+  readonly id: string;
+  readonly target: string | null;
+  readonly status: StepStatus;
+  readonly generation: number | null;
+  readonly attempts: number;
+  readonly error: { readonly code: string; readonly message: string } | null;
+  readonly confidence: number | null;
+}
+
+/** What watching reads of a run. */
+export interface RunView {
+  readonly runId: string;
+  readonly status: RunStatus;
+  readonly objective: string;
+  readonly revision: number;
+  readonly steps: readonly StepView[];
+  readonly terminal?: { readonly reason: string };
+}
 
 export const DEFAULT_POLL_MS = 500;
 /** A paused run must look the same on this many polls in a row: a step finishing may pause it for an instant. */
@@ -57,19 +76,59 @@ function describe(step: StepView): string {
 
 const fingerprint = (step: StepView): string => `${step.status}#${step.generation}#${step.attempts}`;
 
+/** The executable steps that changed between two snapshots (the first snapshot: every step that has moved). */
+function moved(previous: RunView | undefined, next: RunView): StepView[] {
+  const before = new Map((previous?.steps ?? []).map((s) => [s.id, fingerprint(s)]));
+  return next.steps.filter((step) => {
+    if (step.target === null) return false;
+    const was = before.get(step.id);
+    return was !== fingerprint(step) && !(was === undefined && step.status === 'pending');
+  });
+}
+
+const stepLine = (step: StepView, { done, total }: { done: number; total: number }): string =>
+  `[${done}/${total}] ${MARKS[step.status] ?? ' '} ${describe(step)}`;
+
 /** The lines for what changed between two snapshots (the first snapshot reports every step that has moved). */
 export function transitions(previous: RunView | undefined, next: RunView): string[] {
-  const before = new Map((previous?.steps ?? []).map((s) => [s.id, fingerprint(s)]));
-  const { done, total } = counter(next);
-  const lines: string[] = [];
-  for (const step of next.steps) {
-    if (step.target === null) continue;
-    const was = before.get(step.id);
-    if (was === fingerprint(step) || (was === undefined && step.status === 'pending')) continue;
-    lines.push(`[${done}/${total}] ${MARKS[step.status] ?? ' '} ${describe(step)}`);
-  }
-  return lines;
+  const count = counter(next);
+  return moved(previous, next).map((step) => stepLine(step, count));
 }
+
+/**
+ * What a watch saw, one event per line it writes (`--json --watch` prints these as JSON lines): the run's first
+ * sight, a change of its status, a step's transition, and where the watch ended.
+ */
+export type WatchEvent =
+  | { readonly event: 'run'; readonly runId: string; readonly objective: string; readonly line: string }
+  | {
+      readonly event: 'status';
+      readonly runId: string;
+      readonly status: RunStatus;
+      readonly revision: number;
+      readonly line: string;
+    }
+  | {
+      readonly event: 'step';
+      readonly runId: string;
+      readonly stepId: string;
+      readonly status: StepStatus;
+      readonly attempts: number;
+      readonly generation: number | null;
+      readonly error: StepView['error'];
+      readonly done: number;
+      readonly total: number;
+      readonly line: string;
+    }
+  | {
+      readonly event: 'end';
+      readonly runId: string;
+      readonly status: RunStatus;
+      readonly done: number;
+      readonly total: number;
+      readonly reason: string | null;
+      readonly line: string;
+    };
 
 export function finalLine(run: RunView): string {
   const { done, total } = counter(run);
@@ -85,6 +144,8 @@ export function finalLine(run: RunView): string {
 
 export interface WatchOptions {
   readonly write: (line: string) => void;
+  /** Each line's event, with its fields (called before `write` of the same line). */
+  readonly emit?: (event: WatchEvent) => void;
   readonly intervalMs?: number;
   readonly sleep?: (ms: number) => Promise<void>;
 }
@@ -92,28 +153,40 @@ export interface WatchOptions {
 const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls until the run is terminal or stays paused; returns the last snapshot. */
-export async function watchRun(
-  client: Pick<ApiClient, 'getRun'>,
+export async function watchRun<R extends RunView>(
+  client: { getRun(runId: string): Promise<R> },
   runId: string,
   options: WatchOptions,
-): Promise<RunView> {
+): Promise<R> {
   const sleep = options.sleep ?? defaultSleep;
   const interval = options.intervalMs ?? DEFAULT_POLL_MS;
-  let previous: RunView | undefined;
+  let previous: R | undefined;
   let pausedSeen = 0;
+  const tell = (event: WatchEvent) => {
+    options.emit?.(event);
+    options.write(event.line);
+  };
   for (;;) {
     const run = await client.getRun(runId);
-    if (previous === undefined) options.write(`run ${run.runId}: ${run.objective}`);
+    if (previous === undefined)
+      tell({ event: 'run', runId: run.runId, objective: run.objective, line: `run ${run.runId}: ${run.objective}` });
     if (run.status !== previous?.status && run.status !== 'paused' && !isTerminalStatus(run.status)) {
-      options.write(`run ${run.runId} ${run.status}${run.revision > 0 ? ` (plan revision ${run.revision})` : ''}`);
+      const line = `run ${run.runId} ${run.status}${run.revision > 0 ? ` (plan revision ${run.revision})` : ''}`;
+      tell({ event: 'status', runId: run.runId, status: run.status, revision: run.revision, line });
     }
-    const lines = transitions(previous, run);
-    for (const line of lines) options.write(line);
-    const settled = previous?.status === 'paused' && lines.length === 0;
+    const count = counter(run);
+    const steps = moved(previous, run);
+    for (const step of steps) {
+      const { id: stepId, status, attempts, generation, error } = step;
+      const line = stepLine(step, count);
+      tell({ event: 'step', runId: run.runId, stepId, status, attempts, generation, error, ...count, line });
+    }
+    const settled = previous?.status === 'paused' && steps.length === 0;
     pausedSeen = run.status !== 'paused' ? 0 : settled ? pausedSeen + 1 : 1;
     previous = run;
     if (isTerminalStatus(run.status) || pausedSeen >= PAUSED_CONFIRMATIONS) {
-      options.write(finalLine(run));
+      const reason = run.terminal?.reason ?? null;
+      tell({ event: 'end', runId: run.runId, status: run.status, ...count, reason, line: finalLine(run) });
       return run;
     }
     await sleep(interval);

@@ -7,12 +7,14 @@
  */
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { z } from 'zod';
 import { DEFAULT_REPLAY_WINDOW_SECONDS, MAX_REPLAY_WINDOW_SECONDS } from '../config/defaults.ts';
 import type { EventDetail } from '../events/catalog.ts';
 import type { DomainEvent, EventPublisher } from '../ports/events.ts';
 import type { WebhookConfig } from '../ports/webhooks.ts';
 import { decodeBody, parseJsonBody, parseWith } from './body.ts';
+import { serve } from './contract/route.ts';
+import { receiveWebhook } from './contract/routes/service.ts';
+import { webhookBody } from './contract/schemas/requests.ts';
 import type { ApiEnv } from './deps.ts';
 import { ApiError, errorBody } from './errors.ts';
 import { deliveryIdOf, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyWebhook } from './webhook-signature.ts';
@@ -21,17 +23,9 @@ import { deliveryIdOf, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyWebhook } from 
 /** How long a body-only signature is remembered (its timestamp header is not signed). */
 export const BODY_ONLY_REPLAY_MEMORY_SECONDS = 86_400;
 export const MAX_WEBHOOK_BODY_BYTES = 256 * 1024;
-export const MAX_RESOURCE_KEYS = 100;
-export const MAX_RESOURCE_KEY_LENGTH = 512;
 
 /** Source names as they appear in a path and in a secret name; anything else cannot have a secret. */
 const SOURCE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
-const resourceKey = z.string().min(1).max(MAX_RESOURCE_KEY_LENGTH);
-export const webhookBody = z.union([
-  z.strictObject({ resourceKey }),
-  z.strictObject({ resourceKeys: z.array(resourceKey).min(1).max(MAX_RESOURCE_KEYS) }),
-]);
 
 export interface WebhookRouteDeps {
   readonly webhooks?: WebhookConfig | undefined;
@@ -62,12 +56,13 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<ApiEnv> {
   if (config && !deps.events) throw new Error('webhooks: an event publisher (deps.events) is required');
   const app = new Hono<ApiEnv>();
 
-  app.post(
-    '/webhooks/:source',
-    bodyLimit({
-      maxSize: MAX_WEBHOOK_BODY_BYTES,
-      onError: (c) => c.json(errorBody('E_TOO_LARGE', `the request body exceeds ${MAX_WEBHOOK_BODY_BYTES} bytes`), 413),
-    }),
+  const limit = bodyLimit({
+    maxSize: MAX_WEBHOOK_BODY_BYTES,
+    onError: (c) => c.json(errorBody('E_TOO_LARGE', `the request body exceeds ${MAX_WEBHOOK_BODY_BYTES} bytes`), 413),
+  });
+  serve(
+    app,
+    receiveWebhook,
     async (c) => {
       const source = c.req.param('source');
       // The raw bytes, read once: the signature is over exactly these, before any parsing.
@@ -112,6 +107,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<ApiEnv> {
       }
       return c.json({ accepted: true, resourceKeys, deliveryId }, 202);
     },
+    { before: [limit] },
   );
   return app;
 }

@@ -14,10 +14,26 @@ export interface CliIo {
 
 export type CommandRun = (argv: readonly string[], io: CliIo) => Promise<number>;
 
-/** Exit codes shared by every command: 0 ok, 1 the answer is "no" (invalid plan, failed run), 2 bad usage. */
+/**
+ * Exit codes shared by every command, so a script can tell the cases apart: 0 ok; 1 the answer is "no" (an invalid
+ * plan, a failed or cancelled run, a refusal by the API); 2 bad usage; 3 the run is paused, waiting for a person;
+ * 4 the API refused the caller (unauthorized or forbidden); 5 the API could not be reached (or stayed unavailable).
+ */
 export const EXIT_OK = 0;
 export const EXIT_NO = 1;
 export const EXIT_USAGE = 2;
+export const EXIT_PAUSED = 3;
+export const EXIT_UNAUTHORIZED = 4;
+export const EXIT_UNREACHABLE = 5;
+
+export const EXIT_CODES_HELP = `exit codes:
+  0  ok
+  1  the run failed or was cancelled; the plan is invalid; the API refused the request
+  2  bad usage
+  3  the run is paused, waiting for a person (cairn approvals)
+  4  unauthorized or forbidden (check --token / CAIRN_API_TOKEN)
+  5  the API could not be reached, or stayed unavailable (check --api / CAIRN_API_URL)
+`;
 
 export const processIo = (): CliIo => ({
   stdout: (text) => process.stdout.write(text),

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { terminalBlock } from '../terminal-text.ts';
 import { type CliIo, EXIT_OK, EXIT_USAGE, UsageError } from './io.ts';
+import { didYouMean } from './suggest.ts';
 
 /** A command's flag definitions, as `parseArgs` takes them. */
 export type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
@@ -17,12 +18,15 @@ export class InputError extends Error {}
 /** What a command's option parser returns for `--help` (after every other check). */
 export const HELP = 'help';
 
-/** Strict parsing (unknown flags are usage errors), positionals allowed. */
+/** Strict parsing (unknown flags are usage errors, with the nearest known flag suggested), positionals allowed. */
 export function parseStrict<const O extends OptionsConfig>(argv: readonly string[], options: O) {
   try {
     return parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    const message = (error as Error).message;
+    const unknown = /^Unknown option '(--?[^']+)'/.exec(message)?.[1];
+    const known = Object.keys(options).map((name) => `--${name}`);
+    throw new UsageError(unknown === undefined ? message : `unknown option "${unknown}"${didYouMean(unknown, known)}`);
   }
 }
 

@@ -53,16 +53,23 @@ describe('routes', () => {
     }
   });
 
+  it('let GET /openapi.json through without a JWT, as the function does', () => {
+    const route = routesOf(plain).find((r) => r.RouteKey === 'GET /openapi.json');
+    expect(route?.AuthorizationType).toBe('NONE');
+  });
+
   it('leave CORS preflight to API Gateway: no catch-all, no ANY, no OPTIONS route that an authorizer would refuse', () => {
     for (const template of [plain, full]) {
       for (const route of routesOf(template)) expect(route.RouteKey).toMatch(/^(GET|POST) \//);
     }
   });
 
-  it('leave only POST open on the webhook path and only GET on the console path', () => {
+  it('leave only POST open on the webhook path and only GET on the console path and the OpenAPI document', () => {
     const open = routesOf(full).filter((r) => r.AuthorizationType === 'NONE');
     for (const route of open) {
-      expect(route.RouteKey).toMatch(/^(POST \/webhooks\/\{source\}|GET \/console(\/\{proxy\+\})?)$/);
+      expect(route.RouteKey).toMatch(
+        /^(POST \/webhooks\/\{source\}|GET \/console(\/\{proxy\+\})?|GET \/openapi\.json)$/,
+      );
     }
   });
 });

@@ -5,8 +5,11 @@
  * All behind the API's authentication.
  */
 import { Hono } from 'hono';
-import { z } from 'zod';
 import { parseWith, readJson, readQuery } from '../body.ts';
+import { serve } from '../contract/route.ts';
+import { checkApprovalOutput } from '../contract/routes/approvals.ts';
+import { getRevisionDiff, getStep, getTimeline, listRevisions } from '../contract/routes/console.ts';
+import { outputCheckBody, revisionDiffQuery, revisionParam } from '../contract/schemas/requests.ts';
 import type { ApiDeps, ApiEnv } from '../deps.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { countDiff, diffPlans } from './plan-diff.ts';
@@ -14,14 +17,6 @@ import { currentPlan, findPlanStep, requireRun } from './plan-lookup.ts';
 import { buildStepDetail } from './step-detail.ts';
 import { readStepDetail } from './step-reads.ts';
 import { buildTimeline } from './timeline-model.ts';
-
-const revisionParam = z
-  .string()
-  .regex(/^\d+$/, { message: 'must be a positive integer' })
-  .transform(Number)
-  .pipe(z.number().int().min(1).max(1_000_000));
-const diffQuery = z.strictObject({ against: revisionParam.optional() });
-const checkBody = z.strictObject({ output: z.json() });
 
 export function consoleDataRoutes(deps: ApiDeps): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
@@ -36,7 +31,7 @@ export function consoleDataRoutes(deps: ApiDeps): Hono<ApiEnv> {
   const supersededSteps = async (runId: string): Promise<Set<string>> =>
     new Set((await store.listSteps(runId)).filter((r) => r.status === 'superseded').map((r) => r.stepId));
 
-  app.get('/runs/:runId/steps/:stepId', async (c) => {
+  serve(app, getStep, async (c) => {
     const run = await requireRun(store, c.req.param('runId'));
     const stepId = c.req.param('stepId');
     const found = await findPlanStep(store, run, stepId);
@@ -44,7 +39,7 @@ export function consoleDataRoutes(deps: ApiDeps): Hono<ApiEnv> {
     return c.json(buildStepDetail(await readStepDetail(store, run, found)));
   });
 
-  app.get('/runs/:runId/revisions', async (c) => {
+  serve(app, listRevisions, async (c) => {
     const run = await requireRun(store, c.req.param('runId'));
     const listed = (await store.listPlanRevisions(run.runId)).sort((a, b) => a.revision - b.revision);
     const [plans, superseded] = await Promise.all([
@@ -66,10 +61,10 @@ export function consoleDataRoutes(deps: ApiDeps): Hono<ApiEnv> {
     return c.json({ runId: run.runId, revision: run.revision, revisions });
   });
 
-  app.get('/runs/:runId/revisions/:revision/diff', async (c) => {
+  serve(app, getRevisionDiff, async (c) => {
     const run = await requireRun(store, c.req.param('runId'));
     const revision = parseWith(revisionParam, c.req.param('revision'), 'path');
-    const { against } = readQuery(c, diffQuery);
+    const { against } = readQuery(c, revisionDiffQuery);
     const base = against ?? revision - 1;
     const [after, before, superseded] = await Promise.all([
       planAt(run.runId, revision),
@@ -86,7 +81,7 @@ export function consoleDataRoutes(deps: ApiDeps): Hono<ApiEnv> {
     });
   });
 
-  app.get('/runs/:runId/timeline', async (c) => {
+  serve(app, getTimeline, async (c) => {
     const run = await requireRun(store, c.req.param('runId'));
     const [plan, records, attempts, approvals] = await Promise.all([
       currentPlan(store, run),
@@ -97,8 +92,8 @@ export function consoleDataRoutes(deps: ApiDeps): Hono<ApiEnv> {
     return c.json(buildTimeline({ run, plan, records, attempts, approvals, now: deps.clock() }));
   });
 
-  app.post('/approvals/:id/check', async (c) => {
-    const { output } = await readJson(c, checkBody);
+  serve(app, checkApprovalOutput, async (c) => {
+    const { output } = await readJson(c, outputCheckBody);
     const approval = await store.getApproval(c.req.param('id'));
     if (!approval) throw notFound(`approval ${c.req.param('id')} not found`);
     const run = await requireRun(store, approval.runId);

@@ -1,10 +1,11 @@
 /**
- * What the commands that talk to the API share (`run`, `status`, `approvals`, `approve`, `replan`, `invalidate`):
- * flags, the connection (`--api` / CAIRN_API_URL, `--token` / CAIRN_API_TOKEN), `--help`, error reporting and exit
- * codes, `--json` output, and `--watch`. What the server says is anybody's text (an objective, a question, a tool's
- * error): it reaches the terminal through shared/terminal-text.ts, its controls shown as escapes.
+ * What the commands that talk to the API share: flags, the connection (`--api` / CAIRN_API_URL, `--token` /
+ * CAIRN_API_TOKEN), `--help`, error reporting and exit codes (io.ts), `--json` output, and the client's retries
+ * (told on stderr). What the server says is anybody's text (an objective, a question, a tool's error): it reaches
+ * the terminal through shared/terminal-text.ts, its controls shown as escapes.
  */
 import {
+  type ApiCallError,
   type ApiClient,
   ClientConfigError,
   connectionOf,
@@ -12,41 +13,57 @@ import {
   describeCallError,
   type FetchLike,
   isApiCallError,
+  type TransportOptions,
 } from '../../api/client.ts';
-import type { RunView } from '../../api/run-view.ts';
-import { DEFAULT_POLL_MS, watchRun } from '../../api/watch.ts';
+import { DEFAULT_POLL_MS } from '../../api/watch.ts';
 import { terminalBlock, terminalJson, terminalLine } from '../../terminal-text.ts';
-import { type CliIo, type CommandRun, EXIT_NO, EXIT_OK, EXIT_USAGE, UsageError } from '../io.ts';
+import {
+  type CliIo,
+  type CommandRun,
+  EXIT_NO,
+  EXIT_OK,
+  EXIT_UNAUTHORIZED,
+  EXIT_UNREACHABLE,
+  EXIT_USAGE,
+  UsageError,
+} from '../io.ts';
 import { type OptionsConfig, parseStrict } from '../local-command.ts';
+import { isTransient, type SteadyOptions } from './follow.ts';
 
-/** The watched run is paused: a person has to decide before it can go on. */
-export const EXIT_PAUSED = 3;
+export { EXIT_PAUSED } from '../io.ts';
+export { exitCodeOf } from './follow.ts';
 
 export const CONNECTION_HELP = `  --api <url>               the cairn API (default: CAIRN_API_URL, else http://127.0.0.1:3000)
   --token <token>           the API token (default: CAIRN_API_TOKEN)`;
 
-export const WATCH_EXIT_HELP = `exit codes with --watch: 0 complete, 1 failed or cancelled, 3 paused (waiting for a person), 2 bad usage`;
+export const WATCH_EXIT_HELP = `exit codes with --watch: 0 complete, 1 failed or cancelled, 3 paused (waiting for a person);
+  --watch rides out the API being unreachable or busy for up to 5 minutes, saying so on stderr`;
 
-/** How the CLI reaches the API; tests pass their own fetch. */
+/** The exit codes an API command may end with, for its usage. */
+export const API_EXIT_HELP = `4 unauthorized or forbidden; 5 the API unreachable (or unavailable after retries)`;
+
+/** How the CLI reaches the API; tests pass their own fetch, and waits that take no time. */
 export interface CliDeps {
   readonly fetch?: FetchLike;
+  readonly transport?: Omit<TransportOptions, 'onRetry'>;
+  readonly steady?: Omit<SteadyOptions, 'notice'>;
 }
 
-/** Exit code for where a watched run stopped. */
-export const exitCodeOf = (run: Pick<RunView, 'status'>): number =>
-  run.status === 'complete' ? EXIT_OK : run.status === 'paused' ? EXIT_PAUSED : EXIT_NO;
+/** The watch's patience as the deps set it (tests: waits that take no time). */
+export const steadyOf = (deps: CliDeps): { steady?: Omit<SteadyOptions, 'notice'> } =>
+  deps.steady === undefined ? {} : { steady: deps.steady };
+
+/** The exit code of a call the API refused or that never reached it. */
+export function exitCodeOfCall(error: ApiCallError): number {
+  if (error.status === 401 || error.status === 403) return EXIT_UNAUTHORIZED;
+  return isTransient(error) ? EXIT_UNREACHABLE : EXIT_NO;
+}
 
 export function positiveMs(text: string | undefined): number {
   if (text === undefined) return DEFAULT_POLL_MS;
   if (!/^\d+$/.test(text) || Number(text) < 1)
     throw new UsageError(`--interval must be a positive integer, got "${text}"`);
   return Number(text);
-}
-
-/** Follows a run and turns where it stopped into the exit code. */
-export async function watchToExit(client: ApiClient, runId: string, io: CliIo, intervalMs: number): Promise<number> {
-  const run = await watchRun(client, runId, { write: (line) => io.stdout(`${terminalLine(line)}\n`), intervalMs });
-  return exitCodeOf(run);
 }
 
 /** Runs a command body, mapping configuration, usage and API failures to messages and exit codes. */
@@ -68,7 +85,7 @@ export async function guarded(name: string, usage: string, io: CliIo, body: () =
           .map((line) => `cairn ${name}: ${terminalLine(line)}\n`)
           .join(''),
       );
-      return EXIT_NO;
+      return exitCodeOfCall(error);
     }
     throw error;
   }
@@ -90,11 +107,16 @@ export const stringFlag = (values: Flags['values'], name: string): string | unde
   return typeof value === 'string' ? value : undefined;
 };
 
-/** The client for `--api` / `--token` (or their environment variables). */
-export const clientOf = (values: Flags['values'], io: CliIo, deps: CliDeps): ApiClient =>
+/** The client for `--api` / `--token` (or their environment variables); its retries are told on stderr. */
+export const clientOf = (name: string, values: Flags['values'], io: CliIo, deps: CliDeps): ApiClient =>
   createApiClient(
     connectionOf({ api: stringFlag(values, 'api'), token: stringFlag(values, 'token') }, io.env),
     deps.fetch,
+    {
+      ...deps.transport,
+      onRetry: ({ reason, delayMs }) =>
+        io.stderr(`cairn ${name}: ${terminalLine(reason)}; trying again in ${(delayMs / 1000).toFixed(1)} s\n`),
+    },
   );
 
 /** The flags every API command takes after its own. */
@@ -132,7 +154,7 @@ export const apiCommand =
         io.stdout(spec.usage);
         return EXIT_OK;
       }
-      return body({ ...flags, io, client: () => clientOf(flags.values, io, deps) });
+      return body({ ...flags, io, client: () => clientOf(spec.name, flags.values, io, deps) });
     });
 
 /** The single id a command takes: none, or more than one, is a usage error. */

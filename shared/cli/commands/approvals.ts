@@ -3,12 +3,14 @@
  * pending ones), with the question, the step and the deadline. Exit codes: 0 listed (also when there are none);
  * 1 the API refused; 2 bad usage.
  */
-import type { ApprovalView } from '../../api/approvals.ts';
+import type { ApprovalView } from '../../api/client.ts';
 import { terminalBlock, terminalLine } from '../../terminal-text.ts';
 import { type CommandRun, UsageError } from '../io.ts';
 import { apiCommand, type CliDeps, CONNECTION_HELP, printAnswer, stringFlag } from './api-command.ts';
 
-const STATUSES = ['pending', 'approved', 'rejected', 'edited', 'expired', 'all'];
+const STATUSES = ['pending', 'approved', 'rejected', 'edited', 'expired', 'all'] as const;
+type StatusFlag = (typeof STATUSES)[number];
+const isStatus = (text: string): text is StatusFlag => (STATUSES as readonly string[]).includes(text);
 
 const USAGE = `usage: cairn approvals [options]
 
@@ -63,7 +65,7 @@ export function createApprovalsCommand(deps: CliDeps = {}): CommandRun {
   return apiCommand({ name: 'approvals', usage: USAGE, options }, deps, async (call) => {
     if (call.positionals.length > 0) throw new UsageError(`unexpected argument "${call.positionals[0]}"`);
     const status = stringFlag(call.values, 'status') ?? 'pending';
-    if (!STATUSES.includes(status)) throw new UsageError(`--status must be one of ${STATUSES.join(', ')}`);
+    if (!isStatus(status)) throw new UsageError(`--status must be one of ${STATUSES.join(', ')}`);
     const runId = stringFlag(call.values, 'run');
     const approvals = await call.client().listApprovals({
       ...(status === 'all' ? {} : { status }),

@@ -14,15 +14,17 @@ import { parseStrictJson } from '../../plan/json.ts';
 import { terminalJson, terminalLine } from '../../terminal-text.ts';
 import { type CliIo, type CommandRun, EXIT_OK, UsageError } from '../io.ts';
 import {
+  API_EXIT_HELP,
   apiCommand,
   type CliDeps,
   CONNECTION_HELP,
   type Flags,
   positiveMs,
+  steadyOf,
   stringFlag,
   WATCH_EXIT_HELP,
-  watchToExit,
 } from './api-command.ts';
+import { watchToExit } from './follow.ts';
 
 const USAGE = `usage: cairn run "<objective>" [options]
        cairn run --plan <file> [options]
@@ -34,10 +36,10 @@ const USAGE = `usage: cairn run "<objective>" [options]
                             objective or plan it is refused: E_IDEMPOTENCY_MISMATCH)
   --watch                   follow the run until it ends or waits for a person
   --interval <ms>           polling interval of --watch (default ${DEFAULT_POLL_MS})
-  --json                    print the API's answer as JSON
+  --json                    print the API's answer as JSON (with --watch: then one JSON line per event)
 ${CONNECTION_HELP}
 
-exit codes: 0 started; 1 refused by the API; 2 bad usage
+exit codes: 0 started; 1 refused by the API; 2 bad usage; ${API_EXIT_HELP}
 ${WATCH_EXIT_HELP}
 `;
 
@@ -95,7 +97,8 @@ export function createRunCommand(deps: CliDeps = {}): CommandRun {
     if (values.json) io.stdout(`${terminalJson(created)}\n`);
     else if (!values.watch) io.stdout(`${terminalLine(`run ${created.runId} ${created.status}`)}\n`);
     if (!values.watch) return EXIT_OK;
-    return watchToExit(client, created.runId, io, intervalMs);
+    const json = values.json === true;
+    return watchToExit(client, created.runId, { io, name: 'run', json, intervalMs, ...steadyOf(deps) });
   });
 }
 

@@ -3,30 +3,32 @@
  * Exit codes: 0 shown; 1 the API refused (unknown run: 404); 2 bad usage. With `--watch`: 0 complete, 1 failed or
  * cancelled, 3 paused (waiting for a person).
  */
-import type { RunView, StepView } from '../../api/run-view.ts';
+import type { RunView, StepView } from '../../api/client.ts';
 import { counter, DEFAULT_POLL_MS } from '../../api/watch.ts';
 import { terminalLine } from '../../terminal-text.ts';
 import type { CommandRun } from '../io.ts';
 import {
+  API_EXIT_HELP,
   apiCommand,
   type CliDeps,
   CONNECTION_HELP,
   oneId,
   positiveMs,
   printAnswer,
+  steadyOf,
   stringFlag,
   WATCH_EXIT_HELP,
-  watchToExit,
 } from './api-command.ts';
+import { watchToExit } from './follow.ts';
 
 const USAGE = `usage: cairn status <runId> [options]
 
   --watch                   follow the run until it ends or waits for a person
   --interval <ms>           polling interval of --watch (default ${DEFAULT_POLL_MS})
-  --json                    print the run as JSON
+  --json                    print the run as JSON (with --watch: one JSON line per event)
 ${CONNECTION_HELP}
 
-exit codes: 0 shown; 1 refused by the API (an unknown run is 404); 2 bad usage
+exit codes: 0 shown; 1 refused by the API (an unknown run is 404); 2 bad usage; ${API_EXIT_HELP}
 ${WATCH_EXIT_HELP}
 `;
 
@@ -69,7 +71,10 @@ export function createStatusCommand(deps: CliDeps = {}): CommandRun {
     const runId = oneId(call.positionals, 'missing the run id', 'run id');
     const intervalMs = positiveMs(stringFlag(call.values, 'interval'));
     const client = call.client();
-    if (call.values.watch) return watchToExit(client, runId, call.io, intervalMs);
+    if (call.values.watch) {
+      const json = call.values.json === true;
+      return watchToExit(client, runId, { io: call.io, name: 'status', json, intervalMs, ...steadyOf(deps) });
+    }
     return printAnswer(call, await client.getRun(runId), formatRun);
   });
 }

@@ -7,7 +7,7 @@ import { SIGNATURE_HEADER, signWebhook, signWebhookBody, TIMESTAMP_HEADER } from
 import { type CommandRun, EXIT_OK, UsageError } from '../io.ts';
 import { HELP, InputError, parseStrict, runLocalCommand } from '../local-command.ts';
 
-const USAGE = `usage: cairn webhook sign [--secret <secret>] [--timestamp <unix seconds>] [--curl] < body
+const USAGE = `usage: cairn webhook sign [--secret <secret>] [--timestamp <unix seconds>] [--curl | --json] < body
 
 Reads the request body from standard input and prints the ${TIMESTAMP_HEADER} and ${SIGNATURE_HEADER}
 headers for it (HMAC-SHA256 with the source's secret over "<timestamp>.<body bytes>"). Send the body byte for
@@ -18,12 +18,14 @@ byte as it was signed (curl --data-binary @file), within the replay window (defa
   --timestamp <n>  Unix seconds to sign (default: now)
   --body-only      sign the body alone (the documented minimum; the timestamp is then checked but not signed)
   --curl           print the headers as curl arguments: curl $(cairn webhook sign --curl < f) --data-binary @f URL
+  --json           print the headers as one JSON object
 `;
 
 interface Options {
   readonly secret: string;
   readonly timestamp: number;
   readonly curl: boolean;
+  readonly json: boolean;
   readonly bodyOnly: boolean;
 }
 
@@ -35,10 +37,12 @@ function parseOptions(
     secret: { type: 'string' },
     timestamp: { type: 'string' },
     curl: { type: 'boolean' },
+    json: { type: 'boolean' },
     'body-only': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help === true) return HELP;
+  if (values.curl === true && values.json === true) throw new UsageError('--curl and --json are two outputs: pick one');
   if (positionals.length === 0) throw new UsageError('missing the subcommand (sign)');
   if (positionals[0] !== 'sign') throw new UsageError(`unknown subcommand "${positionals[0]}"`);
   if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
@@ -51,6 +55,7 @@ function parseOptions(
     secret,
     timestamp: text === undefined ? Math.floor(Date.now() / 1000) : Number(text),
     curl: values.curl === true,
+    json: values.json === true,
     bodyOnly: values['body-only'] === true,
   };
 }
@@ -67,11 +72,13 @@ export const run: CommandRun = (argv, io) =>
       const headers = sign(options.secret, await io.readStdin(), options.timestamp);
       const lines = [TIMESTAMP_HEADER, SIGNATURE_HEADER] as const;
       // Without a space after the colon each header stays one word through the shell's unquoted $(...) splitting.
-      io.stdout(
-        options.curl
-          ? `${lines.map((name) => `-H ${name}:${headers[name]}`).join(' ')}\n`
-          : lines.map((name) => `${name}: ${headers[name]}\n`).join(''),
-      );
+      if (options.json) io.stdout(`${JSON.stringify(headers)}\n`);
+      else
+        io.stdout(
+          options.curl
+            ? `${lines.map((name) => `-H ${name}:${headers[name]}`).join(' ')}\n`
+            : lines.map((name) => `${name}: ${headers[name]}\n`).join(''),
+        );
       return EXIT_OK;
     },
   );

@@ -334,6 +334,28 @@ describe('GET /runs/{runId}/plan and /events', () => {
     expect(later.events.map((e) => e.type)).toEqual(['StepStarted']);
     expect((await h.request('GET', '/runs/nope/events')).status).toBe(404);
   });
+
+  it('reads after a seq as long as the store gives out (announcement ids are UUIDs)', async () => {
+    const h = await harness();
+    await h.store.createRun(runRecord('r'));
+    const id = (n: number) => `0b0c7e0e-9f3c-4d2a-8a43-52c1e5f5d2a${n}`;
+    await h.store.recordEvents([
+      { id: id(1), runId: 'r', at: '2030-01-01T00:00:01.000Z', events: [{ type: 'RunStarted', detail: {} }] },
+      { id: id(2), runId: 'r', at: '2030-01-01T00:00:02.000Z', events: [{ type: 'RunFinished', detail: {} }] },
+    ]);
+    const first = (await (await h.request('GET', '/runs/r/events?limit=1')).json()) as {
+      events: Json[];
+      nextCursor: string;
+    };
+    expect(first.nextCursor.length).toBeGreaterThan(64);
+
+    const after = await h.request('GET', `/runs/r/events?after=${first.nextCursor}`);
+    const cursor = await h.request('GET', `/runs/r/events?cursor=${first.nextCursor}`);
+
+    expect(after.status).toBe(200);
+    expect(((await after.json()) as { events: Json[] }).events.map((e) => e.type)).toEqual(['RunFinished']);
+    expect(cursor.status).toBe(200);
+  });
 });
 
 describe('POST /runs/{runId}/cancel', () => {

@@ -112,13 +112,13 @@ describe('cairn run', () => {
     expect(await h.storedKeys()).toEqual([]);
   });
 
-  it('exits 1 with the server message for a wrong token or an unreachable API', async () => {
+  it('exits 4 for a wrong token and 5 for an unreachable API, with the message', async () => {
     const h = await harness();
     const io = await served(h, { CAIRN_API_TOKEN: 'wrong' });
-    expect(await main(['run', 'x', '--direct-target', 'tool:echo'], io)).toBe(1);
+    expect(await main(['run', 'x', '--direct-target', 'tool:echo'], io)).toBe(4);
     expect(text(io.err)).toContain('E_UNAUTHORIZED');
     const gone = await served(h, { CAIRN_API_URL: 'http://127.0.0.1:9' });
-    expect(await main(['status', 'r'], gone)).toBe(1);
+    expect(await main(['status', 'r'], gone)).toBe(5);
     expect(text(gone.err)).toContain('E_UNREACHABLE');
   });
 

@@ -30,6 +30,19 @@ const headersOf = (text: string): Record<string, string> =>
   );
 
 describe('cairn webhook sign', () => {
+  it('prints the headers as one JSON object with --json, and refuses --json with --curl', async () => {
+    const w = await webhookHarness();
+    const body = fixture('one-key.json');
+
+    const result = await cairnWebhook(['sign', '--secret', SECRET, '--timestamp', String(w.now()), '--json'], body);
+    const response = await w.post(SOURCE, body, JSON.parse(result.stdout) as Record<string, string>);
+    const both = await cairnWebhook(['sign', '--secret', SECRET, '--json', '--curl'], body);
+
+    expect(result.code).toBe(0);
+    expect(response.status).toBe(202);
+    expect([both.code, both.stderr]).toEqual([2, expect.stringContaining('pick one')]);
+  });
+
   it('prints the two headers of a delivery the API accepts', async () => {
     const w = await webhookHarness();
     const body = fixture('one-key.json');

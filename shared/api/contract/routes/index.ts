@@ -1,0 +1,17 @@
+/** Every route of the API, in the order the document lists them. */
+import type { RouteDef } from '../route.ts';
+import { APPROVAL_ROUTES } from './approvals.ts';
+import { CHANGE_ROUTES } from './changes.ts';
+import { CONSOLE_ROUTES } from './console.ts';
+import { PLAN_ROUTES } from './plans.ts';
+import { RUN_ROUTES } from './runs.ts';
+import { SERVICE_ROUTES } from './service.ts';
+
+export const ROUTES: readonly RouteDef[] = [
+  ...RUN_ROUTES,
+  ...CHANGE_ROUTES,
+  ...CONSOLE_ROUTES,
+  ...PLAN_ROUTES,
+  ...APPROVAL_ROUTES,
+  ...SERVICE_ROUTES,
+];

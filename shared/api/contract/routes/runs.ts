@@ -1,0 +1,99 @@
+/** The run routes (runs.ts serves them): start, list, read, its plan, its audit log, cancel. */
+import { revisionQuery } from '../../body.ts';
+import { defineRoute } from '../route.ts';
+import { RunCancelled } from '../schemas/approvals.ts';
+import { ErrorBody, idempotencyHeaders, runParams } from '../schemas/common.ts';
+import { cancelBody, createRunBody, eventsQuery, listRunsQuery, stepsQuery } from '../schemas/requests.ts';
+import { EventPage, PlanRevision, RunCreated, RunPage, RunView } from '../schemas/runs.ts';
+
+export const createRun = defineRoute({
+  operationId: 'createRun',
+  method: 'post',
+  path: '/runs',
+  tag: 'runs',
+  summary: 'Start a run from an objective or a plan',
+  description:
+    'Stores the run as `planning` and starts it; everything after that happens in the run machine. A plan is ' +
+    'validated as untrusted first (422 E_INVALID_PLAN, nothing stored). The same Idempotency-Key with the same body ' +
+    '(key order aside) answers its first run; with another body, 422 E_IDEMPOTENCY_MISMATCH.',
+  retry: 'keyed',
+  headers: idempotencyHeaders,
+  body: {
+    schema: createRunBody,
+    required: true,
+    example: { objective: 'say hello', mode: 'DIRECT', directTarget: 'tool:echo' },
+  },
+  responses: {
+    202: { description: 'Accepted: the run is stored and started.', schema: RunCreated },
+    422: {
+      description:
+        'An invalid plan (E_INVALID_PLAN with `valid: false, errors`), a mode that cannot plan, or ' +
+        'E_IDEMPOTENCY_MISMATCH.',
+      schema: ErrorBody,
+    },
+  },
+});
+
+export const listRuns = defineRoute({
+  operationId: 'listRuns',
+  method: 'get',
+  path: '/runs',
+  tag: 'runs',
+  summary: 'List runs, newest first',
+  description:
+    'Pages of up to `limit` (default 20, at most 100); follow `nextCursor` (as `cursor`) until it is absent.',
+  query: listRunsQuery,
+  responses: { 200: { description: 'A page of runs.', schema: RunPage } },
+});
+
+export const getRun = defineRoute({
+  operationId: 'getRun',
+  method: 'get',
+  path: '/runs/{runId}',
+  tag: 'runs',
+  summary: 'Read a run and its steps',
+  description:
+    'Steps come in plan order, 500 a page by default. Outputs over 16 KB and all but the newest 20 trace entries ' +
+    'are left out (`outputOmitted`, `traceOmitted`): GET /runs/{runId}/steps/{stepId} shows a step whole.',
+  params: runParams,
+  query: stepsQuery,
+  responses: { 200: { description: 'The run.', schema: RunView } },
+});
+
+export const getRunPlan = defineRoute({
+  operationId: 'getRunPlan',
+  method: 'get',
+  path: '/runs/{runId}/plan',
+  tag: 'runs',
+  summary: "Read the run's plan (the current revision, or `revision`)",
+  params: runParams,
+  query: revisionQuery,
+  responses: { 200: { description: 'The plan revision and why it was made.', schema: PlanRevision } },
+});
+
+export const listRunEvents = defineRoute({
+  operationId: 'listRunEvents',
+  method: 'get',
+  path: '/runs/{runId}/events',
+  tag: 'runs',
+  summary: "Read the run's audit log",
+  description: 'Oldest first, up to 1000 a page; `after` (the last seq read) returns only what is new.',
+  params: runParams,
+  query: eventsQuery,
+  responses: { 200: { description: 'A page of events.', schema: EventPage } },
+});
+
+export const cancelRun = defineRoute({
+  operationId: 'cancelRun',
+  method: 'post',
+  path: '/runs/{runId}/cancel',
+  tag: 'runs',
+  summary: 'Cancel a run',
+  description: 'Idempotent. `compensate: true` undoes the finished mutating steps of its segments before it ends.',
+  retry: 'safe',
+  params: runParams,
+  body: { schema: cancelBody, required: false, example: { compensate: true } },
+  responses: { 200: { description: 'The run, cancelled or being cancelled.', schema: RunCancelled } },
+});
+
+export const RUN_ROUTES = [createRun, listRuns, getRun, getRunPlan, listRunEvents, cancelRun] as const;

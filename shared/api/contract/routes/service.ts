@@ -1,0 +1,69 @@
+/** The service's own routes: health, this document, signed webhooks, the conformance ledger. */
+import { z } from 'zod';
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../webhook-signature.ts';
+import { named } from '../registry.ts';
+import { defineRoute } from '../route.ts';
+import { webhookBody } from '../schemas/requests.ts';
+
+export const health = defineRoute({
+  operationId: 'health',
+  method: 'get',
+  path: '/health',
+  tag: 'service',
+  summary: 'Liveness',
+  access: 'public',
+  responses: { 200: { description: 'Up.', schema: z.object({ ok: z.literal(true) }) } },
+});
+
+export const getOpenApi = defineRoute({
+  operationId: 'getOpenApi',
+  method: 'get',
+  path: '/openapi.json',
+  tag: 'service',
+  summary: 'This document (OpenAPI 3.1)',
+  access: 'public',
+  responses: { 200: { description: 'The OpenAPI document.', schema: z.record(z.string(), z.unknown()) } },
+});
+
+const WebhookAccepted = named(
+  'WebhookAccepted',
+  z.object({
+    accepted: z.literal(true),
+    resourceKeys: z.array(z.string()).optional(),
+    duplicate: z.literal(true).optional(),
+    deliveryId: z.string(),
+  }),
+);
+
+export const receiveWebhook = defineRoute({
+  operationId: 'receiveWebhook',
+  method: 'post',
+  path: '/webhooks/{source}',
+  tag: 'service',
+  summary: 'An outside system says resources changed',
+  description:
+    `No bearer token: ${SIGNATURE_HEADER} is \`sha256=<hex HMAC-SHA256>\` of \`<timestamp>.<raw body>\` (or of the ` +
+    `body alone) with the source's secret, ${TIMESTAMP_HEADER} within the replay window. Every refusal before the ` +
+    'signature is proven is the same 401. A delivery seen before is answered 200 as a duplicate.',
+  access: 'signature',
+  retry: 'safe',
+  params: z.object({ source: z.string() }),
+  headers: z.object({ [SIGNATURE_HEADER]: z.string(), [TIMESTAMP_HEADER]: z.string().regex(/^\d+$/).optional() }),
+  body: { schema: webhookBody, required: true, example: { resourceKeys: ['s3://bucket/report.csv'] } },
+  responses: {
+    202: { description: 'One ResourceChanged event published per distinct key.', schema: WebhookAccepted },
+    200: { description: 'A delivery seen before: nothing published.', schema: WebhookAccepted },
+  },
+});
+
+export const conformanceLedger = defineRoute({
+  operationId: 'conformanceLedger',
+  method: 'get',
+  path: '/conformance/ledger',
+  tag: 'service',
+  summary: "The conformance pack's ledger of side effects (only on a stack run with the pack)",
+  optional: true,
+  responses: { 200: { description: 'The ledger.', schema: z.object({ entries: z.array(z.unknown()) }) } },
+});
+
+export const SERVICE_ROUTES = [health, getOpenApi, receiveWebhook, conformanceLedger] as const;
