@@ -345,6 +345,11 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
       finish(entry, 'ABORTED', { error: { error, cause } });
     },
 
+    async stopNamed(machine, name, error, cause) {
+      const entry = byKey.get(`${machine}:${name}`);
+      if (entry !== undefined) await executions.stop(entry.info.executionId, error, cause);
+    },
+
     async idle() {
       for (;;) {
         const next = changed.promise;

@@ -15,6 +15,8 @@ export interface Executions {
   sendTaskSuccess(taskToken: string, output: unknown): Promise<void>;
   sendTaskFailure(taskToken: string, error: string, cause: string): Promise<void>;
   stop(executionId: string, error: string, cause: string): Promise<void>;
+  /** Stops the execution of `machine` named `name` (one that does not exist, or has ended, is no error). */
+  stopNamed(machine: MachineName, name: string, error: string, cause: string): Promise<void>;
 }
 
 /**

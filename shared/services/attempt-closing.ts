@@ -6,9 +6,9 @@
  * closed is left as it is.
  */
 import { type AttemptEnding, attemptsToClose, closeAttempt } from '../engine/step-lifecycle.ts';
+import { forEachInPool } from '../pool.ts';
 import type { AttemptRef, StepRecord } from '../ports/store.ts';
 import type { Interpreter } from './interpreter.ts';
-import { forEachInPool } from './pool.ts';
 import { writeAgainWhileRetryable } from './write-again.ts';
 
 /** Closes the step's attempt `ref` if it is still recorded `running`, as the pure `closeAttempt` says. */

@@ -15,12 +15,12 @@ import { letsStepsMove } from '../engine/statuses.ts';
 import { transitionCondition } from '../engine/step-lifecycle.ts';
 import { traceEntry } from '../engine/trace.ts';
 import type { StepError } from '../plan/schema.ts';
+import { forEachInPool } from '../pool.ts';
 import { stepExecutionInput, stepExecutionName } from '../ports/executions.ts';
 import type { StepRecord } from '../ports/store.ts';
 import { compensationInput } from './compensation-view.ts';
 import { listRunSteps } from './initial-steps.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
-import { forEachInPool } from './pool.ts';
 import { pauseRun, settleRun } from './run-end.ts';
 import { idempotencyKey } from './step/idempotent-call.ts';
 

@@ -5,9 +5,9 @@
  */
 import { movesAgain } from '../engine/invalidation.ts';
 import { ConflictError } from '../errors.ts';
+import { mapInPool } from '../pool.ts';
 import type { NextGeneration, StepRecord } from '../ports/store.ts';
 import type { Interpreter, LoadedPlan } from './interpreter.ts';
-import { mapInPool } from './pool.ts';
 import { endedAs } from './superseded-generations.ts';
 
 export interface Moved {

@@ -13,10 +13,10 @@ import { RELEASING_STEP_STATUSES } from '../engine/statuses.ts';
 import { traceEntry } from '../engine/trace.ts';
 import type { PlanGraph } from '../plan/graph.ts';
 import type { Plan, StepError } from '../plan/schema.ts';
+import { forEachInPool } from '../pool.ts';
 import type { NextGeneration, RevisionApplication, RunRecord, StepRecord } from '../ports/store.ts';
 import { listRunSteps } from './initial-steps.ts';
 import type { Interpreter } from './interpreter.ts';
-import { forEachInPool } from './pool.ts';
 import { CANCELLED_ERROR, checkRunEnd, settleRun } from './run-end.ts';
 import { closeOpenSteps, startStep } from './step-follow-ups.ts';
 import {

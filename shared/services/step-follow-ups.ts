@@ -10,6 +10,7 @@ import { type AttemptEnding, transitionCondition } from '../engine/step-lifecycl
 import { traceEntry } from '../engine/trace.ts';
 import { downstreamClosure, effectiveUpstream } from '../plan/graph.ts';
 import type { StepError, StepStatus } from '../plan/schema.ts';
+import { forEachInPool, mapInPool } from '../pool.ts';
 import { stepExecutionInput, stepExecutionName } from '../ports/executions.ts';
 import type { ApprovalRecord, StepRecord } from '../ports/store.ts';
 import { closeAttemptOf, closeLeftAttempts } from './attempt-closing.ts';
@@ -17,7 +18,6 @@ import { advanceCompensation } from './compensation.ts';
 import { recordStepDuration } from './coordinator-metrics.ts';
 import { listRunSteps, withMissingSteps, writeMissingStep } from './initial-steps.ts';
 import { event, type Interpreter, type LoadedPlan } from './interpreter.ts';
-import { forEachInPool, mapInPool } from './pool.ts';
 import { checkRunEnd, pauseRun, recordEnded, settleRun, startReplanWatch } from './run-end.ts';
 
 export const BLOCKED_CODE = 'E_BLOCKED';

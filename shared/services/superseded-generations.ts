@@ -8,9 +8,9 @@
  */
 import { IN_FLIGHT_STEP_STATUSES } from '../engine/statuses.ts';
 import type { StepError } from '../plan/schema.ts';
+import { forEachInPool } from '../pool.ts';
 import type { StepRecord } from '../ports/store.ts';
 import type { Interpreter } from './interpreter.ts';
-import { forEachInPool } from './pool.ts';
 import { CANCELLED_ERROR, forgetEnded } from './run-end.ts';
 import { closeRunningAttempt, expireApprovals } from './step-follow-ups.ts';
 

@@ -83,6 +83,7 @@ function harness(config: Partial<CoordinatorConfig> = {}): Harness {
     sendTaskSuccess: async () => {},
     sendTaskFailure: async () => {},
     stop: async () => {},
+    stopNamed: async () => {},
   };
   const coordinator = createCoordinator({
     store,

@@ -67,4 +67,9 @@ export class RecordedExecutions implements Executions {
     await this.#adapter.stop(executionId, error, cause);
     this.stops.push({ executionId, error, cause });
   }
+
+  async stopNamed(machine: MachineName, name: string, error: string, cause: string): Promise<void> {
+    await this.#adapter.stopNamed(machine, name, error, cause);
+    this.stops.push({ executionId: `${machine}:${name}`, error, cause });
+  }
 }

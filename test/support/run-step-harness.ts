@@ -74,6 +74,10 @@ export class RecordingExecutions implements Executions {
   async stop(executionId: string): Promise<void> {
     this.stopped.push(executionId);
   }
+
+  async stopNamed(_machine: string, name: string): Promise<void> {
+    this.stopped.push(name);
+  }
 }
 
 class RecordingPublisher implements EventPublisher {

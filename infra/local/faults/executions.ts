@@ -20,5 +20,6 @@ export function faultyExecutions(faults: FaultInjector, executions: Executions):
     sendTaskSuccess: (token, output) => executions.sendTaskSuccess(token, output),
     sendTaskFailure: (token, error, cause) => executions.sendTaskFailure(token, error, cause),
     stop: (executionId, error, cause) => executions.stop(executionId, error, cause),
+    stopNamed: (machine, name, error, cause) => executions.stopNamed(machine, name, error, cause),
   };
 }

@@ -51,7 +51,7 @@ export function createSfnExecutions(options: SfnExecutionsOptions): Executions {
     }
   };
 
-  return {
+  const executions: Executions = {
     async start(machine, name, input): Promise<StartResult> {
       const stateMachineArn = options.machineArns[machine];
       try {
@@ -99,5 +99,10 @@ export function createSfnExecutions(options: SfnExecutionsOptions): Executions {
         throw failure;
       }
     },
+
+    stopNamed(machine, name, error, cause) {
+      return executions.stop(executionArn(options.machineArns[machine], name), error, cause);
+    },
   };
+  return executions;
 }

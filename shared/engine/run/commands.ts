@@ -217,3 +217,8 @@ export type RunCommand =
   | RevisionWaitExpired;
 
 export type RunCommandKind = RunCommand['kind'];
+
+type WithoutAt<T> = T extends unknown ? Omit<T, 'at'> : never;
+
+/** A command as its sender makes it: the shell stamps `at` when it takes it. */
+export type RunCommandInput = WithoutAt<RunCommand>;

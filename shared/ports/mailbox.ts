@@ -1,0 +1,14 @@
+/**
+ * A run's mailbox: the one way in to its decider. Commands of a run are taken one batch at a time, in the order they
+ * came (on AWS, an SQS FIFO queue with the run id as message group; embedded, an in-process queue per run), so no two
+ * decisions of a run ever race; commands of different runs are taken in parallel.
+ */
+import type { RunCommandInput } from '../engine/run/commands.ts';
+import type { Reply } from '../engine/run/decision.ts';
+
+export interface Mailbox {
+  /** Hands a command to the run's decider; resolves once it is accepted for delivery (not decided). */
+  send(runId: string, command: RunCommandInput): Promise<void>;
+  /** Hands a command over and waits for the decider's answer (what will happen, told truthfully). */
+  ask(runId: string, command: RunCommandInput): Promise<Reply>;
+}
