@@ -64,6 +64,11 @@ export class DrivenRun {
     return new Date(this.clock).toISOString();
   }
 
+  /** Lets time pass before the next command (which comes one second after that). */
+  advance(seconds: number): void {
+    this.clock += seconds * 1000;
+  }
+
   /** Applies a command (its `at` filled in) and returns the events it caused. */
   apply(command: DistributiveOmit<RunCommand, 'at'>): RunEvent[] {
     this.clock += 1000;
@@ -115,6 +120,54 @@ export class DrivenRun {
       outcome: { kind: 'failed', error },
       note: `attempt ${attempt} failed: ${error.code}`,
     });
+  }
+
+  /** The step's execution waits on `token` for a person (a gate: attempt 1; a review: the attempt that answered). */
+  await(
+    id: string,
+    options: { kind?: 'approval' | 'review'; token?: string; timeoutSeconds?: number; attempt?: number } = {},
+  ): RunEvent[] {
+    const step = this.step(id);
+    return this.apply({
+      kind: 'AwaitDecision',
+      stepId: id,
+      generation: step.generation,
+      execution: this.execution(id),
+      approvalKind: options.kind ?? 'approval',
+      attempt: options.attempt ?? Math.max(1, step.attempts),
+      token: options.token ?? `token-${id}`,
+      timeoutSeconds: options.timeoutSeconds ?? 600,
+      presentation: { question: `Approve ${id}?`, input: { of: id } },
+    });
+  }
+
+  /** A person decides an approval (the API's command). */
+  decide(
+    approvalId: string,
+    decision: 'approve' | 'reject' | 'edit',
+    by = 'ana',
+    extra: { output?: unknown; comment?: string } = {},
+  ): RunEvent[] {
+    return this.apply({ kind: 'DecideApproval', approvalId, decision, by, ...extra });
+  }
+
+  /** The machine's wait for a decision on the step timed out. */
+  timeOut(id: string, kind: 'approval' | 'review' = 'approval'): RunEvent[] {
+    const step = this.step(id);
+    return this.apply({
+      kind: 'DecisionTimedOut',
+      stepId: id,
+      generation: step.generation,
+      execution: this.execution(id),
+      approvalKind: kind,
+    });
+  }
+
+  /** The approvals of a step, oldest first. */
+  approvals(stepId: string) {
+    return [...this.state.approvals.values()]
+      .filter((a) => a.stepId === stepId)
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.approvalId.localeCompare(b.approvalId));
   }
 }
 

@@ -1,6 +1,7 @@
 /** Which rule answers which command. */
 import type { RunCommand } from '../commands.ts';
 import { type Decision, refuse } from '../decision.ts';
+import { awaitDecision, decideApproval, decisionTimedOut } from './approvals.ts';
 import { attemptEnded, executionFailed } from './attempts.ts';
 import { cancelRun } from './cancel.ts';
 import { awaitRun, finalizeRun, rejectPlan, startRun } from './lifecycle.ts';
@@ -36,8 +37,14 @@ export function activeDecider(d: Decision, command: RunCommand): void {
       replanWatchExpired(d, command);
       return;
     case 'AwaitDecision':
+      awaitDecision(d, command);
+      return;
     case 'DecisionTimedOut':
+      decisionTimedOut(d, command);
+      return;
     case 'DecideApproval':
+      decideApproval(d, command);
+      return;
     case 'Invalidate':
     case 'CompensationEnded':
     case 'ActOnCompensation':
