@@ -169,7 +169,34 @@ export class DrivenRun {
       .filter((a) => a.stepId === stepId)
       .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.approvalId.localeCompare(b.approvalId));
   }
+
+  /** The execution the decider started for the compensation of a step (its current round). */
+  compensationExecution(id: string): string {
+    const started = this.events.filter(
+      (e): e is Extract<RunEvent, { type: 'CompensationStarted' }> =>
+        e.type === 'CompensationStarted' && e.stepId === id,
+    );
+    const last = started.at(-1);
+    if (last === undefined) throw new Error(`no compensation of ${id} was started`);
+    return last.execution;
+  }
+
+  /** The compensation of a step ends (its current round; attempt 1 unless said). */
+  compensate(id: string, outcome: CompensationOutcome, attempt = 1): RunEvent[] {
+    const step = this.step(id);
+    return this.apply({
+      kind: 'CompensationEnded',
+      stepId: id,
+      generation: step.generation,
+      execution: this.compensationExecution(id),
+      round: step.compensation?.round ?? 0,
+      attempt,
+      outcome,
+    });
+  }
 }
+
+type CompensationOutcome = Extract<RunCommand, { kind: 'CompensationEnded' }>['outcome'];
 
 type DistributiveOmit<T, K extends keyof never> = T extends unknown ? Omit<T, K> : never;
 

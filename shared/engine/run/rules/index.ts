@@ -4,6 +4,7 @@ import { type Decision, refuse } from '../decision.ts';
 import { awaitDecision, decideApproval, decisionTimedOut } from './approvals.ts';
 import { attemptEnded, executionFailed } from './attempts.ts';
 import { cancelRun } from './cancel.ts';
+import { actOnCompensation, compensationEnded } from './compensation-actions.ts';
 import { awaitRun, finalizeRun, rejectPlan, startRun } from './lifecycle.ts';
 import { declineReplan, replanWatchExpired } from './replans.ts';
 
@@ -45,9 +46,13 @@ export function activeDecider(d: Decision, command: RunCommand): void {
     case 'DecideApproval':
       decideApproval(d, command);
       return;
-    case 'Invalidate':
     case 'CompensationEnded':
+      compensationEnded(d, command);
+      return;
     case 'ActOnCompensation':
+      actOnCompensation(d, command);
+      return;
+    case 'Invalidate':
     case 'ProposeRevision':
     case 'RevisionWaitExpired':
       d.reply = refuse(409, 'E_NOT_IMPLEMENTED', `${command.kind} is not decided yet`);
