@@ -299,6 +299,21 @@ describe('a wait that timed out', () => {
     expect(typesOf(judged(run, 'approve', execution))).toEqual(['StepSucceeded:gate', 'StepStarted:after']);
   });
 
+  it('hands the decision on again, to the next -d<n> execution, if the judging execution lost it too', () => {
+    const run = gated();
+    run.await('gate');
+    run.decide(GATE_ID, 'reject');
+    run.timeOut('gate');
+    const first = run.execution('gate');
+    expect(run.await('gate', { token: 'token-d1' })).toMatchObject([
+      { type: 'WaitAnswered', answer: { kind: 'decision', approvalId: GATE_ID } },
+    ]);
+    const events = ofType(run.timeOut('gate'), 'DecisionRedelivered');
+    expect(events[0]?.execution).toBe(`${stepExecutionName('run-1', 'gate', 1)}-d2`);
+    expect(run.execution('gate')).not.toBe(first);
+    expect(typesOf(judged(run, 'reject'))).toEqual(['StepFailed:gate', 'StepBlocked:after', 'RunFinished']);
+  });
+
   it('closes the pending approval (announced) and fails the step E_APPROVAL_EXPIRED without a decision', () => {
     const run = gated();
     run.await('gate');
