@@ -60,6 +60,15 @@ export function stepExecutionName(runId: string, stepId: string, generation: num
   return withinLimit(`${nameSafe(runId)}-${nameSafe(stepId)}-g${generation}`);
 }
 
+/**
+ * An execution that judges a person's decision the generation's waiting execution was never answered with (its wait
+ * timed out first): the `n`-th of the generation. A name ending in `-d<n>` never ends in a generation's `-g<n>`, so
+ * it collides with no step execution.
+ */
+export function decisionExecutionName(runId: string, stepId: string, generation: number, n: number): string {
+  return withinLimit(`${nameSafe(runId)}-${nameSafe(stepId)}-g${generation}-d${n}`);
+}
+
 export function runExecutionName(runId: string): string {
   return withinLimit(`run-${nameSafe(runId)}`);
 }

@@ -64,6 +64,11 @@ export class DrivenRun {
     return new Date(this.clock).toISOString();
   }
 
+  /** Lets time pass before the next command (which comes one second after that). */
+  advance(seconds: number): void {
+    this.clock += seconds * 1000;
+  }
+
   /** Applies a command (its `at` filled in) and returns the events it caused. */
   apply(command: DistributiveOmit<RunCommand, 'at'>): RunEvent[] {
     this.clock += 1000;
@@ -116,7 +121,82 @@ export class DrivenRun {
       note: `attempt ${attempt} failed: ${error.code}`,
     });
   }
+
+  /** The step's execution waits on `token` for a person (a gate: attempt 1; a review: the attempt that answered). */
+  await(
+    id: string,
+    options: { kind?: 'approval' | 'review'; token?: string; timeoutSeconds?: number; attempt?: number } = {},
+  ): RunEvent[] {
+    const step = this.step(id);
+    return this.apply({
+      kind: 'AwaitDecision',
+      stepId: id,
+      generation: step.generation,
+      execution: this.execution(id),
+      approvalKind: options.kind ?? 'approval',
+      attempt: options.attempt ?? Math.max(1, step.attempts),
+      token: options.token ?? `token-${id}`,
+      timeoutSeconds: options.timeoutSeconds ?? 600,
+      presentation: { question: `Approve ${id}?`, input: { of: id } },
+    });
+  }
+
+  /** A person decides an approval (the API's command). */
+  decide(
+    approvalId: string,
+    decision: 'approve' | 'reject' | 'edit',
+    by = 'ana',
+    extra: { output?: unknown; comment?: string } = {},
+  ): RunEvent[] {
+    return this.apply({ kind: 'DecideApproval', approvalId, decision, by, ...extra });
+  }
+
+  /** The machine's wait for a decision on the step timed out. */
+  timeOut(id: string, kind: 'approval' | 'review' = 'approval'): RunEvent[] {
+    const step = this.step(id);
+    return this.apply({
+      kind: 'DecisionTimedOut',
+      stepId: id,
+      generation: step.generation,
+      execution: this.execution(id),
+      approvalKind: kind,
+    });
+  }
+
+  /** The approvals of a step, oldest first. */
+  approvals(stepId: string) {
+    return [...this.state.approvals.values()]
+      .filter((a) => a.stepId === stepId)
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.approvalId.localeCompare(b.approvalId));
+  }
+
+  /** The execution the decider started for the compensation of a step (its current round). */
+  compensationExecution(id: string): string {
+    const started = this.events.filter(
+      (e): e is Extract<RunEvent, { type: 'CompensationStarted' }> =>
+        e.type === 'CompensationStarted' && e.stepId === id,
+    );
+    const last = started.at(-1);
+    if (last === undefined) throw new Error(`no compensation of ${id} was started`);
+    return last.execution;
+  }
+
+  /** The compensation of a step ends (its current round; attempt 1 unless said). */
+  compensate(id: string, outcome: CompensationOutcome, attempt = 1): RunEvent[] {
+    const step = this.step(id);
+    return this.apply({
+      kind: 'CompensationEnded',
+      stepId: id,
+      generation: step.generation,
+      execution: this.compensationExecution(id),
+      round: step.compensation?.round ?? 0,
+      attempt,
+      outcome,
+    });
+  }
 }
+
+type CompensationOutcome = Extract<RunCommand, { kind: 'CompensationEnded' }>['outcome'];
 
 type DistributiveOmit<T, K extends keyof never> = T extends unknown ? Omit<T, K> : never;
 

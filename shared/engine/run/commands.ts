@@ -150,6 +150,11 @@ export interface CompensationEnded extends Base, StepWork {
   readonly kind: 'CompensationEnded';
   /** The person's retry round it belongs to (0: the first). */
   readonly round: number;
+  /** The compensation's attempt the outcome is about (1-based); null when its execution failed not knowing which. */
+  readonly attempt: number | null;
+  /** What the attempt called the compensating capability with, and what it answered, when it got that far. */
+  readonly input?: unknown;
+  readonly output?: unknown;
   readonly outcome:
     | { readonly kind: 'compensated' }
     | { readonly kind: 'retry'; readonly error: StepError; readonly delaySeconds: number }

@@ -128,6 +128,31 @@ export interface ApprovalTokenMoved extends At {
   readonly token: string;
 }
 
+/**
+ * A wait's task token is answered at once instead of being held: with the decision already recorded on `approvalId`
+ * (a retried wait, or a repeat of the decision by the person who made it), or released with cairn's rejection
+ * because its step no longer waits for a decision (`reason`).
+ */
+export interface WaitAnswered extends At, StepRef {
+  readonly type: 'WaitAnswered';
+  readonly token: string;
+  readonly answer:
+    | { readonly kind: 'decision'; readonly approvalId: string }
+    | { readonly kind: 'released'; readonly reason: string };
+}
+
+/**
+ * A decision that was taken but never reached its step (the wait timed out before its token was answered) goes to a
+ * new execution of the step, `execution`, which judges it as the waiting one would have: the step is now its.
+ */
+export interface DecisionRedelivered extends At, StepRef {
+  readonly type: 'DecisionRedelivered';
+  readonly approvalId: string;
+  /** The attempt the decision is about (the gate's, or the reviewed one). */
+  readonly attempt: number;
+  readonly execution: string;
+}
+
 export interface ApprovalDecided extends At {
   readonly type: 'ApprovalDecided';
   readonly approvalId: string;
@@ -187,10 +212,23 @@ export interface CompensationStarted extends At, StepRef {
   readonly by?: string | null | undefined;
 }
 
+/** A compensation's attempt failed and the next one follows after `delaySeconds` (evidence: nothing is decided). */
+export interface CompensationRetrying extends At, StepRef {
+  readonly type: 'CompensationRetrying';
+  readonly attempt: number;
+  readonly delaySeconds: number;
+  readonly error: StepError;
+  readonly trace: readonly TraceEntry[];
+}
+
 export interface CompensationEnded extends At, StepRef {
   readonly type: 'CompensationEnded';
   readonly state: 'compensated' | 'compensation_failed';
   readonly error?: StepError | undefined;
+  /** The attempts its round made, and what the last one was called with and answered (evidence for a person). */
+  readonly attempts?: number | undefined;
+  readonly input?: unknown;
+  readonly output?: unknown;
   readonly resolution?: { readonly by: string | null; readonly note: string } | undefined;
   readonly trace: readonly TraceEntry[];
 }
@@ -266,6 +304,8 @@ export type RunEvent =
   | StepAdded
   | ApprovalRequested
   | ApprovalTokenMoved
+  | WaitAnswered
+  | DecisionRedelivered
   | ApprovalDecided
   | ApprovalClosed
   | UsageCounted
@@ -273,6 +313,7 @@ export type RunEvent =
   | BudgetExhausted
   | CancelBegun
   | CompensationStarted
+  | CompensationRetrying
   | CompensationEnded
   | RunFinished
   | RunReopened

@@ -187,6 +187,25 @@ function apply(draft: DraftState, event: RunEvent): void {
     case 'ApprovalTokenMoved':
       draft.approvals.set(event.approvalId, { ...approval(event.approvalId), taskToken: event.token });
       return;
+    case 'WaitAnswered':
+      return;
+    case 'DecisionRedelivered':
+      setStep(
+        event.stepId,
+        {
+          status: 'running',
+          claimedBy: event.execution,
+          attempts: Math.max(step(event.stepId).attempts, event.attempt),
+        },
+        [
+          traceEntry(
+            'judge',
+            `the decision on ${event.approvalId} is judged by ${event.execution}: its wait timed out before it was answered`,
+            at,
+          ),
+        ],
+      );
+      return;
     case 'ApprovalDecided':
       draft.approvals.set(event.approvalId, {
         ...approval(event.approvalId),
@@ -248,9 +267,17 @@ function apply(draft: DraftState, event: RunEvent): void {
       });
       return;
     }
+    case 'CompensationRetrying': {
+      const base = compensationOf(step(event.stepId), at);
+      setStep(
+        event.stepId,
+        { compensation: { ...base, attempts: Math.max(base.attempts, event.attempt), error: event.error } },
+        event.trace,
+      );
+      return;
+    }
     case 'CompensationEnded': {
-      const s = step(event.stepId);
-      const base = s.compensation ?? { target: '', attempts: 0, idempotencyKey: '', startedAt: at };
+      const base = compensationOf(step(event.stepId), at);
       setStep(
         event.stepId,
         {
@@ -259,6 +286,9 @@ function apply(draft: DraftState, event: RunEvent): void {
             ...base,
             finishedAt: at,
             error: event.error ?? null,
+            ...(event.attempts === undefined ? {} : { attempts: Math.max(base.attempts, event.attempts) }),
+            ...(event.input === undefined ? {} : { input: event.input }),
+            ...(event.output === undefined ? {} : { output: event.output }),
             ...(event.resolution === undefined ? {} : { resolution: { ...event.resolution, at } }),
           },
         },
@@ -306,6 +336,11 @@ function apply(draft: DraftState, event: RunEvent): void {
       touchRun({});
       return;
   }
+}
+
+/** A step's compensation record, or an empty one for a compensation that left none. */
+function compensationOf(step: StepRecord, at: string): NonNullable<StepRecord['compensation']> {
+  return step.compensation ?? { target: '', attempts: 0, idempotencyKey: '', startedAt: at };
 }
 
 /** The `[plan]` entry a step's first generation starts with: what it does, and why the plan has it. */

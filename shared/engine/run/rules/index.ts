@@ -1,8 +1,10 @@
 /** Which rule answers which command. */
 import type { RunCommand } from '../commands.ts';
 import { type Decision, refuse } from '../decision.ts';
+import { awaitDecision, decideApproval, decisionTimedOut } from './approvals.ts';
 import { attemptEnded, executionFailed } from './attempts.ts';
 import { cancelRun } from './cancel.ts';
+import { actOnCompensation, compensationEnded } from './compensation-actions.ts';
 import { invalidate } from './invalidate.ts';
 import { awaitRun, finalizeRun, rejectPlan, startRun } from './lifecycle.ts';
 import { declineReplan, replanWatchExpired } from './replans.ts';
@@ -40,10 +42,20 @@ export function activeDecider(d: Decision, command: RunCommand): void {
       invalidate(d, command);
       return;
     case 'AwaitDecision':
+      awaitDecision(d, command);
+      return;
     case 'DecisionTimedOut':
+      decisionTimedOut(d, command);
+      return;
     case 'DecideApproval':
+      decideApproval(d, command);
+      return;
     case 'CompensationEnded':
+      compensationEnded(d, command);
+      return;
     case 'ActOnCompensation':
+      actOnCompensation(d, command);
+      return;
     case 'ProposeRevision':
     case 'RevisionWaitExpired':
       d.reply = refuse(409, 'E_NOT_IMPLEMENTED', `${command.kind} is not decided yet`);
