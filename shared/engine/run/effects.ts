@@ -7,6 +7,7 @@
 
 import type { StepError } from '../../plan/schema.ts';
 import { nameSafe, runExecutionName, stepExecutionInput } from '../../ports/executions.ts';
+import { recordedReply } from '../approval-request.ts';
 import { compensationStepId } from '../compensation.ts';
 import type { RunCommand } from './commands.ts';
 import type { RunEvent } from './events.ts';
@@ -97,6 +98,34 @@ export function effectsOf(before: DraftState, event: RunEvent): Effect[] {
             ...(event.output === undefined ? {} : { output: event.output }),
             ...(event.comment === undefined ? {} : { comment: event.comment }),
             by: event.by,
+          },
+        },
+      ];
+    }
+    case 'WaitAnswered': {
+      const { answer } = event;
+      const approval = answer.kind === 'decision' ? before.approvals.get(answer.approvalId) : undefined;
+      const reply =
+        approval === undefined
+          ? {
+              decision: 'reject',
+              comment: answer.kind === 'released' ? answer.reason : 'the step no longer waits for this decision',
+              by: 'cairn',
+            }
+          : recordedReply(approval);
+      return reply === undefined ? [] : [{ kind: 'answerToken', token: event.token, output: { ...reply } }];
+    }
+    case 'DecisionRedelivered': {
+      const approval = before.approvals.get(event.approvalId);
+      const decision = approval === undefined ? undefined : recordedReply(approval);
+      return [
+        {
+          kind: 'startStep',
+          name: event.execution,
+          input: {
+            ...stepExecutionInput({ runId, stepId: event.stepId, generation: event.generation }),
+            next: { action: 'await', attempt: event.attempt, kind: approval?.kind ?? 'approval' },
+            decision: decision ?? null,
           },
         },
       ];

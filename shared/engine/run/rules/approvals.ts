@@ -21,10 +21,10 @@ import { recordedReply } from '../../approval-request.ts';
 import { secondsBetween } from '../../budget.ts';
 import { IN_FLIGHT_STEP_STATUSES } from '../../statuses.ts';
 import { deadlineByBudget, timeExhausted } from '../../step-seconds.ts';
-import type { AwaitDecision, DecideApproval, DecisionTimedOut } from '../commands.ts';
+import type { AwaitDecision, DecideApproval, DecisionTimedOut, ExecutionFailed } from '../commands.ts';
 import { type Decision, refuse } from '../decision.ts';
 import { answerClosed, DECIDED_STATUS, decidedOutput, isSameDecision } from './approval-answers.ts';
-import { failStep } from './attempts.ts';
+import { executionFailed, failStep } from './attempts.ts';
 import { stopOverBudget } from './budget.ts';
 import { isLive, pause, settle } from './ending.ts';
 import { letsAttemptsStart } from './flow.ts';
@@ -253,6 +253,25 @@ export function decisionTimedOut(d: Decision, command: DecisionTimedOut): void {
   failStep(d, stepId, error, step.attempts, error.message);
   stopOverBudget(d);
   settle(d);
+}
+
+/**
+ * The wait of a step failed otherwise than by its timeout (GateFailed): a decision already answered OK is honoured
+ * as after a timeout; otherwise the step's attempt fails with the wait's error.
+ */
+export function gateFailed(d: Decision, command: ExecutionFailed): void {
+  const step = d.step(command.stepId);
+  if (step?.generation !== command.generation || step.status !== 'awaiting_approval') return;
+  const attempt = Math.max(1, step.attempts);
+  const decided = [...d.draft.approvals.values()]
+    .filter((a) => a.stepId === step.stepId && a.generation === step.generation && recordedReply(a) !== undefined)
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.approvalId.localeCompare(b.approvalId))
+    .at(-1);
+  if (decided !== undefined) {
+    if (letsAttemptsStart(d)) redeliver(d, step, decided.approvalId, attempt);
+    return;
+  }
+  executionFailed(d, command);
 }
 
 /**

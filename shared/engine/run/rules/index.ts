@@ -1,7 +1,7 @@
 /** Which rule answers which command. */
 import type { RunCommand } from '../commands.ts';
 import { type Decision, refuse } from '../decision.ts';
-import { awaitDecision, decideApproval, decisionTimedOut } from './approvals.ts';
+import { awaitDecision, decideApproval, decisionTimedOut, gateFailed } from './approvals.ts';
 import { attemptEnded, executionFailed } from './attempts.ts';
 import { cancelRun } from './cancel.ts';
 import { actOnCompensation, compensationEnded } from './compensation-actions.ts';
@@ -27,7 +27,8 @@ export function activeDecider(d: Decision, command: RunCommand): void {
       attemptEnded(d, command);
       return;
     case 'ExecutionFailed':
-      executionFailed(d, command);
+      if (d.step(command.stepId)?.status === 'awaiting_approval') gateFailed(d, command);
+      else executionFailed(d, command);
       return;
     case 'CancelRun':
       cancelRun(d, command);

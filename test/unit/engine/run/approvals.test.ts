@@ -299,6 +299,23 @@ describe('a wait that timed out', () => {
     expect(typesOf(judged(run, 'approve', execution))).toEqual(['StepSucceeded:gate', 'StepStarted:after']);
   });
 
+  it('honours a decision taken before the wait failed otherwise (GateFailed): a new execution judges it', () => {
+    const run = gated();
+    run.await('gate');
+    run.decide(GATE_ID, 'approve');
+    const error = { code: 'E_GATE', message: 'the wait failed', retryable: false };
+    const events = run.apply({ kind: 'ExecutionFailed', stepId: 'gate', generation: 1, attempt: 1, error });
+    expect(typesOf(events)).toEqual(['DecisionRedelivered:gate']);
+  });
+
+  it("fails the gate with the wait's error when the wait failed before any decision", () => {
+    const run = gated();
+    run.await('gate');
+    const error = { code: 'E_GATE', message: 'the wait failed', retryable: false };
+    const events = run.apply({ kind: 'ExecutionFailed', stepId: 'gate', generation: 1, attempt: 1, error });
+    expect(typesOf(events)).toEqual(['StepFailed:gate', 'ApprovalClosed', 'StepBlocked:after', 'RunFinished']);
+  });
+
   it('hands the decision on again, to the next -d<n> execution, if the judging execution lost it too', () => {
     const run = gated();
     run.await('gate');
