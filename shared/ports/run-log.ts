@@ -9,6 +9,7 @@
  */
 import type { Effect } from '../engine/run/effects.ts';
 import type { RunEvent } from '../engine/run/events.ts';
+import type { Plan } from '../plan/schema.ts';
 import type { DomainEvent } from './events.ts';
 import type { ApprovalRecord } from './records/approvals.ts';
 import type { RunRecord } from './records/runs.ts';
@@ -21,6 +22,8 @@ export interface RecordImages {
   /** Step records whose generation moved on: what the step's execution wrote on the old one is dropped. */
   readonly moved: readonly string[];
   readonly approvals: readonly ApprovalRecord[];
+  /** Plan revisions the batch made current (revision 1 at the start), with why: kept immutable, with their watches. */
+  readonly revisions: readonly { readonly plan: Plan; readonly reason: string }[];
 }
 
 export interface CommittedBatch {

@@ -10,11 +10,13 @@
  * generation that moves on drops it.
  */
 
+import { isConflictError } from '../../errors.ts';
 import type { EventType } from '../../events/catalog.ts';
 import { encodeOutbox, OUTBOX_ATTRIBUTE } from '../../events/outbox.ts';
 import { forEachInPool } from '../../pool.ts';
 import type { StepRecord } from '../../ports/records/steps.ts';
 import type { CommittedBatch, RunLog } from '../../ports/run-log.ts';
+import type { Store } from '../../ports/store.ts';
 import { encodeFields, type Item } from './dynamo-attributes.ts';
 import { ENTITY_ATTRIBUTE, encodeApproval, encodeRun, stepCodecs, stringItem } from './dynamo-codec.ts';
 import { ExpressionScope, UpdateBuilder } from './dynamo-expressions.ts';
@@ -70,7 +72,10 @@ async function projectWhole(ctx: DynamoContext, item: Item, version: number): Pr
   await conditionalPut(ctx, { ...item, [VERSION_ATTRIBUTE]: { N: String(version) } }, scope, olderThan(scope, version));
 }
 
-export function createDynamoRunLog(ctx: DynamoContext): RunLog {
+/** What projecting a batch writes through the store's own operations: a revision and its watchers. */
+export type RevisionWrites = Pick<Store, 'putPlanRevision' | 'putWatches'>;
+
+export function createDynamoRunLog(ctx: DynamoContext, store: RevisionWrites): RunLog {
   return {
     async last(runId) {
       const query = runItemsQuery(runId, LOG_PREFIX);
@@ -104,6 +109,16 @@ export function createDynamoRunLog(ctx: DynamoContext): RunLog {
     },
 
     async project({ runId, version, images }) {
+      for (const { plan, reason } of images.revisions) {
+        const watches = plan.steps.flatMap((step) =>
+          (step.watches ?? []).map((resourceKey) => ({ stepId: step.id, resourceKey })),
+        );
+        if (watches.length > 0) await store.putWatches(runId, watches);
+        // Written by this batch's first projection already, when this is a repeat: the same revision.
+        await store.putPlanRevision(runId, plan, reason).catch((error: unknown) => {
+          if (!isConflictError(error)) throw error;
+        });
+      }
       if (images.run !== undefined) await projectWhole(ctx, encodeRun(images.run), version);
       const moved = new Set(images.moved);
       await forEachInPool(images.steps, (step) => projectStep(ctx, step, version, moved.has(step.stepId)));

@@ -3,13 +3,16 @@
  * dynalite. Every write is a single-item conditional write: no transactions (dynalite has none, and one-item
  * conditions are cheaper); a lost condition comes back as `undefined` / `false` or a ConflictError, as the port says.
  */
+
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { RunLog } from '../../ports/run-log.ts';
 import type { Store } from '../../ports/store.ts';
 import { approvalOperations } from './dynamo-approvals.ts';
 import { eventOperations } from './dynamo-events.ts';
 import { generationOperations } from './dynamo-generations.ts';
 import type { DynamoContext } from './dynamo-ops.ts';
 import { planJobOperations } from './dynamo-plan-jobs.ts';
+import { createDynamoRunLog } from './dynamo-run-log.ts';
 import { runOperations } from './dynamo-runs.ts';
 import { stepOperations } from './dynamo-steps.ts';
 import { usageOperations } from './dynamo-usage.ts';
@@ -41,4 +44,15 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
     ...planJobOperations(ctx),
     ...usageOperations(ctx),
   };
+}
+
+/** The run log on the same table (shared/ports/run-log.ts), projecting through the same store. */
+export function createDynamoRunLogOf(options: DynamoStoreOptions, store: Store): RunLog {
+  const ctx: DynamoContext = {
+    client: options.client,
+    tableName: options.tableName,
+    now: options.now ?? (() => new Date()),
+    stream: options.stream,
+  };
+  return createDynamoRunLog(ctx, store);
 }

@@ -1,0 +1,128 @@
+/**
+ * The embedded stack's run mailboxes (shared/ports/mailbox.ts), shaped as the deployed SQS FIFO queue is: one queue
+ * per run (the message group), its commands taken in order in batches, one batch of a run at a time, runs side by
+ * side. A batch that fails is taken again after a pause (its commands are decided again: a repeat decides nothing
+ * twice), as SQS redelivers a batch whose handler failed; past its tries, its senders are told.
+ */
+import type { RunCommandInput } from '../../engine/run/commands.ts';
+import type { Reply } from '../../engine/run/decision.ts';
+import type { Mailbox } from '../../ports/mailbox.ts';
+
+export interface LocalMailboxOptions {
+  /** The decider's shell: a batch of one run's commands in, an answer per command out. */
+  readonly handle: (runId: string, commands: readonly RunCommandInput[]) => Promise<Reply[]>;
+  /** Commands taken together at most (SQS FIFO's batch is 10). */
+  readonly batchSize?: number;
+  /** Pause before a failed batch is taken again, doubling per try. */
+  readonly retryMs?: number;
+  readonly tries?: number;
+  readonly onError?: (error: unknown, runId: string) => void;
+}
+
+export interface LocalMailbox extends Mailbox {
+  /** Resolves once every queue is empty and no batch is being handled. */
+  idle(): Promise<void>;
+  /** Commands waiting or being handled, over all runs. */
+  pending(): number;
+  close(): void;
+}
+
+interface Letter {
+  readonly command: RunCommandInput;
+  readonly answer: (reply: Reply) => void;
+  readonly fail: (error: unknown) => void;
+}
+
+interface Queue {
+  readonly letters: Letter[];
+  draining: boolean;
+}
+
+export function createLocalMailbox(options: LocalMailboxOptions): LocalMailbox {
+  const batchSize = options.batchSize ?? 10;
+  const retryMs = options.retryMs ?? 50;
+  const tries = options.tries ?? 8;
+  const queues = new Map<string, Queue>();
+  let closed = false;
+  let waiters: (() => void)[] = [];
+  let inFlight = 0;
+
+  const quiet = () => inFlight === 0 && [...queues.values()].every((q) => q.letters.length === 0 && !q.draining);
+  const wake = () => {
+    if (!quiet()) return;
+    const ready = waiters;
+    waiters = [];
+    for (const resolve of ready) resolve();
+  };
+
+  async function drain(runId: string, queue: Queue): Promise<void> {
+    queue.draining = true;
+    try {
+      while (queue.letters.length > 0 && !closed) {
+        const batch = queue.letters.splice(0, batchSize);
+        inFlight += batch.length;
+        try {
+          const replies = await handleWithTries(runId, batch);
+          batch.forEach((letter, i) => letter.answer(replies[i] ?? { ok: true }));
+        } catch (error) {
+          options.onError?.(error, runId);
+          for (const letter of batch) letter.fail(error);
+        } finally {
+          inFlight -= batch.length;
+        }
+        // Other runs' batches get their turn between two of this run's.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      queue.draining = false;
+      if (queue.letters.length === 0) queues.delete(runId);
+      wake();
+    }
+  }
+
+  async function handleWithTries(runId: string, batch: readonly Letter[]): Promise<Reply[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await options.handle(
+          runId,
+          batch.map((letter) => letter.command),
+        );
+      } catch (error) {
+        if (attempt >= tries || closed) throw error;
+        await new Promise((resolve) => setTimeout(resolve, retryMs * 2 ** (attempt - 1)));
+      }
+    }
+  }
+
+  const post = (runId: string, command: RunCommandInput): Promise<Reply> =>
+    new Promise((answer, fail) => {
+      if (closed) {
+        fail(new Error('the mailbox is closed'));
+        return;
+      }
+      let queue = queues.get(runId);
+      if (queue === undefined) {
+        queue = { letters: [], draining: false };
+        queues.set(runId, queue);
+      }
+      queue.letters.push({ command, answer, fail });
+      if (!queue.draining) void drain(runId, queue);
+    });
+
+  return {
+    async send(runId, command) {
+      // Accepted once queued: the sender does not wait for the decision, and hears of no failure of it.
+      post(runId, command).catch(() => undefined);
+    },
+    ask: post,
+    idle: () =>
+      new Promise((resolve) => {
+        if (quiet()) resolve();
+        else waiters.push(resolve);
+      }),
+    pending: () => inFlight + [...queues.values()].reduce((sum, q) => sum + q.letters.length, 0),
+    close() {
+      closed = true;
+    },
+  };
+}

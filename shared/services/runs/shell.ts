@@ -1,0 +1,158 @@
+/**
+ * The shell around a run's decider: it takes a batch of the run's commands (from the run's mailbox: one batch of a
+ * run at a time), stamps each with the time it was taken, decides them on its copy of the run, commits the batch with
+ * one conditional write at the run's next version, writes the records the batch changed and performs its effects.
+ * It decides nothing itself.
+ *
+ * The copy of a run stays in memory between batches (a warm Lambda, the embedded process): a batch costs what it
+ * changes, not what the run holds. A commit that finds its version taken (another writer got there: a redelivery to
+ * another Lambda) drops the copy, loads the run again and decides the batch again; a failure after the commit drops
+ * the copy too, and whoever loads the run next finishes the batch (its records and effects, all safe to repeat).
+ */
+import type { RunCommand, RunCommandInput } from '../../engine/run/commands.ts';
+import { decideInPlace } from '../../engine/run/decide.ts';
+import { type Reply, refuse } from '../../engine/run/decision.ts';
+import type { Effect } from '../../engine/run/effects.ts';
+import type { RunEvent } from '../../engine/run/events.ts';
+import type { DraftState } from '../../engine/run/state.ts';
+import type { DomainEvent } from '../../ports/events.ts';
+import type { Executions } from '../../ports/executions.ts';
+import type { CommittedBatch, RecordImages, RunLog } from '../../ports/run-log.ts';
+import type { Timers } from '../../ports/timers.ts';
+import { type LoadDeps, loadRun } from './loading.ts';
+import { performEffects } from './performing.ts';
+
+export interface RunShellDeps extends LoadDeps {
+  readonly runLog: RunLog;
+  readonly executions: Executions;
+  readonly timers: Timers;
+  readonly clock: () => Date;
+  /** Runs kept in memory at most (least recently used dropped first). */
+  readonly cachedRuns?: number;
+}
+
+export interface RunShell {
+  /** Decides and commits a batch of one run's commands, in order; the answer to each. */
+  handle(runId: string, commands: readonly RunCommandInput[]): Promise<Reply[]>;
+  /** Forgets the in-memory copy of a run (the next batch loads it). */
+  forget(runId: string): void;
+}
+
+interface Cached {
+  readonly draft: DraftState;
+}
+
+/** How often a batch whose version was taken is decided again on a fresh copy before the failure stands. */
+const COMMIT_TRIES = 5;
+
+const UNKNOWN_RUN = (runId: string): Reply => refuse(404, 'E_NOT_FOUND', `run ${runId} not found`, { runId });
+
+export function createRunShell(deps: RunShellDeps): RunShell {
+  const cache = new Map<string, Cached>();
+  const limit = deps.cachedRuns ?? 1000;
+
+  const remember = (runId: string, entry: Cached): void => {
+    cache.delete(runId);
+    cache.set(runId, entry);
+    if (cache.size > limit) cache.delete(cache.keys().next().value as string);
+  };
+
+  const copyOf = async (runId: string): Promise<Cached | undefined> => {
+    const known = cache.get(runId);
+    if (known !== undefined) return known;
+    const loaded = await loadRun(deps, runId);
+    if (loaded === undefined) return undefined;
+    // The batch a writer committed and did not finish: its records were written again by loadRun, its effects now.
+    if (loaded.last !== undefined) await performEffects(deps, runId, loaded.last.effects);
+    const entry = { draft: loaded.draft };
+    remember(runId, entry);
+    return entry;
+  };
+
+  async function once(runId: string, commands: readonly RunCommandInput[]): Promise<Reply[] | 'taken'> {
+    const entry = await copyOf(runId);
+    if (entry === undefined) return commands.map(() => UNKNOWN_RUN(runId));
+    const { draft } = entry;
+    const at = deps.clock().toISOString();
+    const events: RunEvent[] = [];
+    const effects: Effect[] = [];
+    const published: DomainEvent[] = [];
+    const replies: Reply[] = [];
+    const runBefore = draft.run;
+    try {
+      for (const input of commands) {
+        const decided = decideInPlace(draft, { ...input, at } as RunCommand);
+        events.push(...decided.events);
+        effects.push(...decided.effects);
+        published.push(...decided.published);
+        replies.push(decided.reply);
+      }
+    } catch (error) {
+      // A rule that throws has left the copy half changed: it is dropped, and the batch fails as a whole.
+      cache.delete(runId);
+      throw error;
+    }
+    if (events.length === 0) return replies;
+    const batch: CommittedBatch = {
+      runId,
+      version: draft.version + 1,
+      at,
+      events,
+      images: imagesOf(draft, events, runBefore),
+      effects,
+      published,
+    };
+    try {
+      if (!(await deps.runLog.commit(batch))) {
+        cache.delete(runId);
+        return 'taken';
+      }
+      draft.version = batch.version;
+      await deps.runLog.project(batch);
+      await performEffects(deps, runId, effects);
+    } catch (error) {
+      cache.delete(runId);
+      throw error;
+    }
+    return replies;
+  }
+
+  return {
+    async handle(runId, commands) {
+      for (let tries = 1; ; tries++) {
+        const replies = await once(runId, commands);
+        if (replies !== 'taken') return replies;
+        if (tries >= COMMIT_TRIES) throw new Error(`run ${runId}: its version kept being taken by another writer`);
+      }
+    },
+    forget(runId) {
+      cache.delete(runId);
+    },
+  };
+}
+
+/** The records a batch changed, as they are after it. */
+function imagesOf(draft: DraftState, events: readonly RunEvent[], runBefore: DraftState['run']): RecordImages {
+  const steps = new Set<string>();
+  const moved = new Set<string>();
+  const approvals = new Set<string>();
+  const revisions: { plan: RunEvent & { type: 'RunStarted' | 'PlanRevised' } }[] = [];
+  for (const event of events) {
+    if ('stepId' in event && typeof event.stepId === 'string') steps.add(event.stepId);
+    if (event.type === 'StepMoved') moved.add(event.stepId);
+    if ('approvalId' in event) approvals.add(event.approvalId);
+    if (event.type === 'ApprovalRequested' || event.type === 'RevisionHeld') approvals.add(event.approval.approvalId);
+    if (event.type === 'RunStarted') for (const id of draft.steps.keys()) steps.add(id);
+    if (event.type === 'RunStarted' || event.type === 'PlanRevised') revisions.push({ plan: event });
+  }
+  return {
+    ...(draft.run === runBefore ? {} : { run: draft.run }),
+    steps: [...steps].flatMap((id) => draft.steps.get(id) ?? []),
+    moved: [...moved],
+    approvals: [...approvals].flatMap((id) => draft.approvals.get(id) ?? []),
+    revisions: revisions.map(({ plan: event }) => ({
+      plan: event.plan,
+      reason: event.type === 'PlanRevised' ? event.reason : 'initial plan',
+    })),
+  };
+}

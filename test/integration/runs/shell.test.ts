@@ -1,0 +1,168 @@
+/**
+ * The shell around the run decider, on dynalite: commands go through the run's mailbox, are decided and committed
+ * as batches at the run's next version, the records they changed are written where everything else reads them, and
+ * their effects are performed. A writer that dies after a commit leaves its batch to be finished by the next loader.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDynamoRunLogOf, createDynamoStore } from '../../../shared/adapters/aws/dynamo-store.ts';
+import { createLocalMailbox } from '../../../shared/adapters/local/mailbox.ts';
+import type { RunCommand } from '../../../shared/engine/run/commands.ts';
+import type { Executions, MachineName } from '../../../shared/ports/executions.ts';
+import type { RunLog } from '../../../shared/ports/run-log.ts';
+import type { Store } from '../../../shared/ports/store.ts';
+import { createRunShell } from '../../../shared/services/runs/shell.ts';
+import { planOf, SETTINGS } from '../../support/decider.ts';
+import { startDynalite, type TestDynamo } from '../../support/dynalite.ts';
+import { uniqueId } from '../../support/store-fixtures.ts';
+
+let dynamo: TestDynamo;
+beforeAll(async () => {
+  dynamo = await startDynalite();
+});
+afterAll(() => dynamo.stop());
+
+class Started implements Executions {
+  readonly names: string[] = [];
+  readonly answered: { token: string; output: unknown }[] = [];
+  async start(_machine: MachineName, name: string) {
+    this.names.push(name);
+    return { executionId: name, started: true };
+  }
+  async sendTaskSuccess(token: string, output: unknown) {
+    this.answered.push({ token, output });
+  }
+  async sendTaskFailure() {}
+  async stop() {}
+  async stopNamed() {}
+}
+
+function setUp(wrap: (log: RunLog) => RunLog = (log) => log) {
+  const options = { client: dynamo.client, tableName: dynamo.tableName };
+  const store: Store = createDynamoStore(options);
+  const runLog = wrap(createDynamoRunLogOf(options, store));
+  const executions = new Started();
+  const timers = { schedule: async () => {} };
+  const shellDeps = {
+    store,
+    runLog,
+    executions,
+    timers,
+    clock: () => new Date(),
+    settings: SETTINGS,
+    targets: () => ({ sideEffect: 'none' as const }),
+  };
+  const shell = createRunShell(shellDeps);
+  const mailbox = createLocalMailbox({ handle: shell.handle, retryMs: 1 });
+  return { store, runLog, executions, shell, mailbox, shellDeps };
+}
+
+async function aRun(store: Store): Promise<string> {
+  const runId = uniqueId('run');
+  const now = new Date().toISOString();
+  await store.createRun({
+    runId,
+    status: 'planning',
+    objective: 'o',
+    revision: 0,
+    createdAt: now,
+    updatedAt: now,
+    replans: 0,
+  });
+  return runId;
+}
+
+const plan = planOf([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }]);
+
+describe('the run shell', () => {
+  it('commits each batch at the next version and writes the records it changed where they are read', async () => {
+    const { store, runLog, executions, mailbox } = setUp();
+    const runId = await aRun(store);
+    expect(await mailbox.ask(runId, { kind: 'StartRun', plan })).toEqual({ ok: true });
+    expect((await runLog.last(runId))?.version).toBe(1);
+    expect((await store.getRun(runId))?.status).toBe('running');
+    expect((await store.getPlanRevision(runId, 1))?.plan.steps).toHaveLength(2);
+    const a = await store.getStep(runId, 'a');
+    expect(a).toMatchObject({ status: 'running', generation: 1 });
+    expect(executions.names).toEqual([a?.claimedBy]);
+
+    const ended = {
+      kind: 'AttemptEnded',
+      stepId: 'a',
+      generation: 1,
+      execution: a?.claimedBy ?? '',
+      attempt: 1,
+    } as const;
+    await mailbox.ask(runId, { ...ended, outcome: { kind: 'succeeded', confidence: 0.9 }, note: 'done' });
+    expect(await store.getStep(runId, 'a')).toMatchObject({ status: 'succeeded', confidence: 0.9 });
+    expect((await store.getStep(runId, 'b'))?.status).toBe('running');
+    expect((await runLog.last(runId))?.version).toBe(2);
+  });
+
+  it('answers 404 for a run it does not have, and commits nothing for a command that decides nothing', async () => {
+    const { store, runLog, mailbox } = setUp();
+    expect(await mailbox.ask('nope', { kind: 'CancelRun', compensate: false, by: null })).toMatchObject({
+      ok: false,
+      status: 404,
+    });
+    const runId = await aRun(store);
+    await mailbox.ask(runId, { kind: 'StartRun', plan });
+    await mailbox.ask(runId, { kind: 'StartRun', plan });
+    expect((await runLog.last(runId))?.version).toBe(1);
+  });
+
+  it("keeps a step's output, written by its execution, when the decider writes the step", async () => {
+    const { store, mailbox } = setUp();
+    const runId = await aRun(store);
+    await mailbox.ask(runId, { kind: 'StartRun', plan });
+    const a = await store.getStep(runId, 'a');
+    await store.transitionStep(runId, 'a', { generation: 1, from: ['running'] }, { output: { value: 42 } });
+    await mailbox.ask(runId, {
+      kind: 'AttemptEnded',
+      stepId: 'a',
+      generation: 1,
+      execution: a?.claimedBy ?? '',
+      attempt: 1,
+      outcome: { kind: 'succeeded', confidence: null },
+      note: 'done',
+    });
+    expect(await store.getStep(runId, 'a')).toMatchObject({ status: 'succeeded', output: { value: 42 } });
+  });
+
+  it('finishes a batch whose writer died after the commit: the next loader writes its records and effects', async () => {
+    let dying = true;
+    const first = setUp((log) => ({
+      ...log,
+      project: async (batch) => {
+        if (dying) throw new Error('died after the commit');
+        await log.project(batch);
+      },
+    }));
+    const runId = await aRun(first.store);
+    await expect(first.shell.handle(runId, [{ kind: 'StartRun', plan }])).rejects.toThrow('died after the commit');
+    expect((await first.store.getRun(runId))?.status).toBe('planning');
+    expect(first.executions.names).toEqual([]);
+
+    dying = false;
+    const second = setUp();
+    const cancel: Omit<RunCommand & { kind: 'CancelRun' }, 'at'> = { kind: 'CancelRun', compensate: false, by: 'ana' };
+    await second.mailbox.ask(runId, cancel);
+    expect(second.executions.names).toHaveLength(1);
+    expect(await second.store.getStep(runId, 'a')).toMatchObject({ status: 'cancelled' });
+    expect((await second.store.getRun(runId))?.status).toBe('cancelled');
+    expect((await second.runLog.last(runId))?.version).toBe(2);
+  });
+
+  it('decides a batch again on a fresh copy when another writer took its version', async () => {
+    const one = setUp();
+    const two = setUp();
+    const runId = await aRun(one.store);
+    await one.mailbox.ask(runId, { kind: 'StartRun', plan });
+    await two.mailbox.ask(runId, { kind: 'CancelRun', compensate: false, by: 'bo' });
+    // `one` still holds version 1 in memory: its commit finds version 2 taken, and it decides again on the run as is.
+    expect(await one.mailbox.ask(runId, { kind: 'CancelRun', compensate: false, by: 'ana' })).toMatchObject({
+      ok: true,
+      value: { status: 'cancelled' },
+    });
+    expect((await one.store.getRun(runId))?.terminal?.evidence.requestedBy).toBe('bo');
+  });
+});
