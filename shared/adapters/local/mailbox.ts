@@ -63,7 +63,7 @@ export function createLocalMailbox(options: LocalMailboxOptions): LocalMailbox {
         inFlight += batch.length;
         try {
           const replies = await handleWithTries(runId, batch);
-          batch.forEach((letter, i) => letter.answer(replies[i] ?? { ok: true }));
+          for (const [i, letter] of batch.entries()) letter.answer(replies[i] ?? { ok: true });
         } catch (error) {
           options.onError?.(error, runId);
           for (const letter of batch) letter.fail(error);
