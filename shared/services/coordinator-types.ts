@@ -8,6 +8,7 @@ import type { HumanDecision } from '../engine/verify.ts';
 import type { Catalog } from '../plan/catalog.ts';
 import type { RunStatus, StepError } from '../plan/schema.ts';
 import type { Executions } from '../ports/executions.ts';
+import type { Mailbox } from '../ports/mailbox.ts';
 import type { ExpressionEvaluator } from '../ports/expressions.ts';
 import type { MetricsSink } from '../ports/metrics.ts';
 import type { Store, TerminalRecord } from '../ports/store.ts';
@@ -48,6 +49,8 @@ export interface CoordinatorDeps {
    * the cooperative bounds only (tests).
    */
   readonly expressions?: ExpressionEvaluator;
+  /** The runs' mailboxes: the one way to tell a run's decider anything. */
+  readonly mailbox: Mailbox;
 }
 
 export type StepKindName = 'tool' | 'agent' | 'human';
