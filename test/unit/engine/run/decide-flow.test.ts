@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { DrivenRun, planOf, typesOf } from '../../../support/decider.ts';
 
-const chain = planOf([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }, { id: 'c', dependsOn: ['a'] }, { id: 'd', dependsOn: ['b', 'c'] }]);
+const chain = planOf([
+  { id: 'a' },
+  { id: 'b', dependsOn: ['a'] },
+  { id: 'c', dependsOn: ['a'] },
+  { id: 'd', dependsOn: ['b', 'c'] },
+]);
 
 describe('the run decider, on the happy path', () => {
   it('starts the steps that wait for nothing when the run starts', () => {
@@ -35,7 +40,13 @@ describe('the run decider, on the happy path', () => {
 describe('the run decider, on failures', () => {
   it('retries a retryable failure, then fails the step and blocks what waits for it', () => {
     const run = new DrivenRun();
-    run.apply({ kind: 'StartRun', plan: planOf([{ id: 'a', maxRetries: 1 }, { id: 'b', dependsOn: ['a'] }]) });
+    run.apply({
+      kind: 'StartRun',
+      plan: planOf([
+        { id: 'a', maxRetries: 1 },
+        { id: 'b', dependsOn: ['a'] },
+      ]),
+    });
     expect(typesOf(run.fail('a', { code: 'E_X', message: 'boom' }, 1))).toEqual(['StepRetrying:a']);
     expect(run.status('a')).toBe('retrying');
     const events = run.fail('a', { code: 'E_X', message: 'boom' }, 2);
