@@ -5,6 +5,7 @@ import { attemptEnded, executionFailed } from './attempts.ts';
 import { cancelRun } from './cancel.ts';
 import { awaitRun, finalizeRun, rejectPlan, startRun } from './lifecycle.ts';
 import { declineReplan, replanWatchExpired } from './replans.ts';
+import { proposeRevision } from './revision-proposals.ts';
 
 export function activeDecider(d: Decision, command: RunCommand): void {
   switch (command.kind) {
@@ -35,14 +36,16 @@ export function activeDecider(d: Decision, command: RunCommand): void {
     case 'ReplanWatchExpired':
       replanWatchExpired(d, command);
       return;
+    case 'ProposeRevision':
+      proposeRevision(d, command);
+      return;
     case 'AwaitDecision':
-    case 'DecisionTimedOut':
     case 'DecideApproval':
+    case 'RevisionWaitExpired':
+    case 'DecisionTimedOut':
     case 'Invalidate':
     case 'CompensationEnded':
     case 'ActOnCompensation':
-    case 'ProposeRevision':
-    case 'RevisionWaitExpired':
       d.reply = refuse(409, 'E_NOT_IMPLEMENTED', `${command.kind} is not decided yet`);
       return;
   }
