@@ -6,6 +6,7 @@ import { cancelRun } from './cancel.ts';
 import { awaitRun, finalizeRun, rejectPlan, startRun } from './lifecycle.ts';
 import { declineReplan, replanWatchExpired } from './replans.ts';
 import { proposeRevision } from './revision-proposals.ts';
+import { decideRevision, revisionWaitExpired } from './revisions.ts';
 
 export function activeDecider(d: Decision, command: RunCommand): void {
   switch (command.kind) {
@@ -39,9 +40,19 @@ export function activeDecider(d: Decision, command: RunCommand): void {
     case 'ProposeRevision':
       proposeRevision(d, command);
       return;
-    case 'AwaitDecision':
-    case 'DecideApproval':
     case 'RevisionWaitExpired':
+      revisionWaitExpired(d, command);
+      return;
+    case 'DecideApproval': {
+      const approval = d.draft.approvals.get(command.approvalId);
+      if (approval?.kind === 'revision') {
+        decideRevision(d, command, approval);
+        return;
+      }
+      d.reply = refuse(409, 'E_NOT_IMPLEMENTED', `${command.kind} is not decided yet`);
+      return;
+    }
+    case 'AwaitDecision':
     case 'DecisionTimedOut':
     case 'Invalidate':
     case 'CompensationEnded':
