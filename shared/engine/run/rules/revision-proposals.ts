@@ -79,6 +79,8 @@ export function replanRefusal(state: Pick<RunState, 'run' | 'approvals' | 'setti
     );
   return undefined;
 }
+
+/** The replanner's (or a person's) revision n+1: refused, declined, waiting with the held one, held, or made. */
 export function proposeRevision(d: Decision, command: ProposeRevision): void {
   const held = command.revision;
   const malformed = malformedProposal(command);
