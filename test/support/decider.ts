@@ -2,12 +2,17 @@
  * The run decider driven in tests: a run's initial state, plans built from a few fields, and commands applied one
  * after the other, each at its own instant, with the events and answers kept.
  */
-import type { RunCommand } from '../../shared/engine/run/commands.ts';
+import { budgetScope } from '../../shared/engine/budget-replan.ts';
+import { addedMutatingTargets } from '../../shared/engine/replan/authority.ts';
+import { type ReplanScope, replanScope, requestScope } from '../../shared/engine/replan/scope.ts';
+import type { ProposeRevision, RevisionTrigger, RunCommand } from '../../shared/engine/run/commands.ts';
 import { decide } from '../../shared/engine/run/decide.ts';
 import type { Reply } from '../../shared/engine/run/decision.ts';
 import type { RunEvent } from '../../shared/engine/run/events.ts';
+import { evolve } from '../../shared/engine/run/evolve.ts';
 import { planView, type RunSettings, type RunState, type TargetFacts } from '../../shared/engine/run/state.ts';
 import type { Plan, PlanStep } from '../../shared/plan/schema.ts';
+import type { HeldRevision } from '../../shared/ports/records/approvals.ts';
 
 export const SETTINGS: RunSettings = {
   maxReplans: 0,
@@ -77,6 +82,16 @@ export class DrivenRun {
     this.events.push(...decided.events);
     this.lastReply = decided.reply;
     return [...decided.events];
+  }
+
+  /** Events that happened by other means than the commands under test (a gate's wait, say): evolved in, not decided. */
+  given(...events: RunEvent[]): void {
+    for (const event of events) this.state = evolve(this.state, event);
+  }
+
+  /** Proposes `steps` as the next revision (see revisionOf) and returns the events it caused. */
+  propose(steps: readonly PlanStepFields[], options: RevisionOptions = {}): RunEvent[] {
+    return this.apply(revisionOf(this.state, steps, options));
   }
 
   step(id: string) {
@@ -202,3 +217,64 @@ type DistributiveOmit<T, K extends keyof never> = T extends unknown ? Omit<T, K>
 
 export const typesOf = (events: readonly RunEvent[]): string[] =>
   events.map((e) => ('stepId' in e ? `${e.type}:${e.stepId}` : e.type));
+
+type PlanStepFields = Partial<PlanStep> & { id: string };
+
+export interface RevisionOptions {
+  /** Default: `failure` when `failure` is given, else `request`. */
+  readonly trigger?: RevisionTrigger;
+  /** The failed step the revision answers (its current generation). */
+  readonly failure?: string;
+  /** Plan fields of the revision (its budget, objective, rationale). */
+  readonly fields?: Partial<Plan>;
+  /** A person's new objective. */
+  readonly objective?: string;
+  /** Default: what the targets' facts say the revision adds that mutates. */
+  readonly mutatingTargets?: readonly string[];
+  readonly scope?: ReplanScope;
+  /** Default: the run's current revision. */
+  readonly baseRevision?: number;
+  readonly reason?: string;
+}
+
+/**
+ * A ProposeRevision of `steps` as the replanner would send it against the run's current revision: the scope of its
+ * trigger (the failure and its downstream, the whole plan for a person, what the budget stopped), the mutating
+ * targets it adds as the run's target facts say.
+ */
+export function revisionOf(
+  state: RunState,
+  steps: readonly PlanStepFields[],
+  options: RevisionOptions = {},
+): Omit<ProposeRevision, 'at'> {
+  const current = state.plan;
+  if (current === undefined) throw new Error('revisionOf: the run has no plan yet');
+  const trigger = options.trigger ?? (options.failure === undefined ? 'request' : 'failure');
+  const base = options.baseRevision ?? state.run.revision;
+  const failed = options.failure === undefined ? undefined : state.steps.get(options.failure);
+  const objective = options.objective ?? current.plan.objective;
+  const { steps: _previous, ...fields } = current.plan;
+  const plan: Plan = { ...planOf(steps, { ...fields, ...options.fields, objective }), revision: base + 1 };
+  const scope =
+    options.scope ??
+    (trigger === 'budget'
+      ? budgetScope(current.plan, state.steps)
+      : trigger === 'request'
+        ? requestScope(current.plan, options.failure === undefined ? [] : [options.failure], options.objective)
+        : replanScope(current.plan, options.failure === undefined ? [] : [options.failure]));
+  const revision: HeldRevision = {
+    baseRevision: base,
+    plan,
+    scope,
+    change: { kind: 'rewrite' },
+    replaces: {},
+    reason: options.reason ?? `${trigger} revision`,
+    ...(failed === undefined ? {} : { failure: { stepId: failed.stepId, generation: failed.generation } }),
+    ...(failed?.error?.code === undefined ? {} : { failedCode: failed.error.code }),
+    ...(options.objective === undefined ? {} : { objective: options.objective }),
+    ...(trigger === 'budget' ? { trigger: 'budget' as const } : {}),
+  };
+  const mutatingTargets =
+    options.mutatingTargets ?? addedMutatingTargets(current.plan, plan, (t) => current.target(t)?.sideEffect);
+  return { kind: 'ProposeRevision', trigger, revision, mutatingTargets };
+}

@@ -10,7 +10,6 @@
 import type { Plan, StepError } from '../../plan/schema.ts';
 import type { ModelUsage } from '../../ports/capabilities.ts';
 import type { HeldRevision } from '../../ports/records/approvals.ts';
-import type { ReplanRecord } from '../../ports/records/runs.ts';
 import type { TraceEntry } from '../../ports/records/steps.ts';
 
 /** Who asked: a JWT subject, `local-token`, or the system (`cairn`). */
@@ -169,16 +168,21 @@ export interface ActOnCompensation extends Base {
   readonly by: Principal | null;
 }
 
-/** The replanner's answer to a failure (or a person's replan, or a budget replan): revision `baseRevision + 1`. */
+/** What a revision answers: a failure the decider asked about, a person's replan, or the run's spent budget. */
+export type RevisionTrigger = 'failure' | 'request' | 'budget';
+
+/**
+ * The replanner's answer (to a failure, a person's replan, or a budget replan): revision `baseRevision + 1`. Its
+ * replan record and no-progress fingerprint are the decider's to make, from the run as it is when the revision is
+ * made current (a held one's only on approval).
+ */
 export interface ProposeRevision extends Base {
   readonly kind: 'ProposeRevision';
+  readonly trigger: RevisionTrigger;
+  /** `failure` names the failure for the `failure` trigger; `trigger: 'budget'` goes with the `budget` one. */
   readonly revision: HeldRevision;
-  /** Its fingerprint, when it answers a failed step (no-progress detection). */
-  readonly fingerprint?: string | undefined;
-  /** The targets it adds that mutate: a person must approve it first. */
+  /** The targets it adds that mutate (the catalog's word when it was proposed): a person must approve it first. */
   readonly mutatingTargets: readonly string[];
-  /** The replan record it will be logged as. */
-  readonly record: Omit<ReplanRecord, 'at'>;
   readonly by?: Principal | undefined;
 }
 

@@ -146,7 +146,7 @@ export function effectsOf(before: DraftState, event: RunEvent): Effect[] {
       return [
         {
           kind: 'schedule',
-          name: timerName(runId, `replan-${event.failure}`),
+          name: timerName(runId, `replan-${event.failure}-${event.until}`),
           at: event.until,
           command: { kind: 'ReplanWatchExpired', at: event.until, failure: event.failure },
         },

@@ -160,6 +160,8 @@ export interface ApprovalDecided extends At {
   readonly by: string;
   readonly comment?: string | undefined;
   readonly output?: unknown;
+  /** Published (absent: yes); a decision on a finished run's revision says nothing until the run reopens. */
+  readonly announced?: boolean | undefined;
 }
 
 /**
@@ -261,11 +263,15 @@ export interface ReplanDeclined extends At {
   readonly message: string;
 }
 
-/** A revision waits for a person (it adds a mutating target). */
+/**
+ * A revision waits for a person (it adds a mutating target) until `approval.deadline`: the shell keeps a timer for it
+ * (RevisionWaitExpired). `announced`: published as ApprovalRequested (not while the run is finished).
+ */
 export interface RevisionHeld extends At {
   readonly type: 'RevisionHeld';
   readonly approval: ApprovalRecord;
   readonly revision: HeldRevision;
+  readonly announced: boolean;
 }
 
 /** Revision `plan.revision` is current. */

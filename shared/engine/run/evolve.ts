@@ -310,9 +310,12 @@ function apply(draft: DraftState, event: RunEvent): void {
       };
       return;
     }
-    case 'ReplanAsked':
-      touchRun({ handledFailures: [...(draft.run.handledFailures ?? []), event.failure] });
+    case 'ReplanAsked': {
+      // Asked again (after a held revision was decided) the failure stays one member.
+      const asked = draft.run.handledFailures ?? [];
+      touchRun({ handledFailures: asked.includes(event.failure) ? asked : [...asked, event.failure] });
       return;
+    }
     case 'ReplanDeclined': {
       const { failure, stepId, code, message } = event;
       touchRun({

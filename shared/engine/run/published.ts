@@ -92,7 +92,7 @@ export function publishedOf(after: DraftState, event: RunEvent): DomainEvent[] {
     case 'ApprovalRequested':
     case 'RevisionHeld': {
       const { approval } = event;
-      if (approval.kind === 'revision' && !['running', 'paused'].includes(after.run.status)) return [];
+      if (event.type === 'RevisionHeld' && !event.announced) return [];
       return [
         published('ApprovalRequested', {
           runId,
@@ -106,7 +106,7 @@ export function publishedOf(after: DraftState, event: RunEvent): DomainEvent[] {
     }
     case 'ApprovalDecided': {
       const approval = after.approvals.get(event.approvalId);
-      if (approval === undefined) return [];
+      if (approval === undefined || event.announced === false) return [];
       const decision = event.status === 'approved' ? 'approve' : event.status === 'rejected' ? 'reject' : 'edit';
       return [
         published('ApprovalDecided', {

@@ -28,6 +28,7 @@ import { executionFailed, failStep } from './attempts.ts';
 import { stopOverBudget } from './budget.ts';
 import { isLive, pause, settle } from './ending.ts';
 import { letsAttemptsStart } from './flow.ts';
+import { decideRevision } from './revisions.ts';
 
 export const APPROVAL_EXPIRED_CODE = 'E_APPROVAL_EXPIRED';
 /** Why a wait's token is released with cairn's rejection. */
@@ -148,11 +149,6 @@ export function decideApproval(d: Decision, command: DecideApproval): void {
   }
   if (approval.kind === 'revision') decideRevision(d, command, approval);
   else decideStepApproval(d, command, approval);
-}
-
-/** Until the revisions family (rules/revisions.ts decideRevision) lands, a held revision is not decided here. */
-function decideRevision(d: Decision, command: DecideApproval, _approval: ApprovalRecord): void {
-  d.reply = refuse(409, 'E_NOT_IMPLEMENTED', `the revision approval ${command.approvalId} is not decided yet`);
 }
 
 /**

@@ -12,6 +12,7 @@ import { stepExecutionName } from '../../../ports/executions.ts';
 import { isOpenStepStatus } from '../../statuses.ts';
 import type { Decision } from '../decision.ts';
 import { generationOf, letsDependentsGo } from '../evolve.ts';
+import { runBudget } from './run-budget.ts';
 
 export const BLOCKED_CODE = 'E_BLOCKED';
 
@@ -27,7 +28,8 @@ export function letsAttemptsStart(d: Decision): boolean {
  * budget is spent starts nothing either (budget.ts decides what becomes of such steps).
  */
 export function startDue(d: Decision, candidates?: Iterable<string>, refusal?: (stepId: string) => boolean): void {
-  if (!letsAttemptsStart(d) || d.plan === undefined) return;
+  // A spent budget starts nothing new: what is in flight finishes, and the run ends (budget.ts, ending.ts).
+  if (!letsAttemptsStart(d) || d.plan === undefined || runBudget(d) !== undefined) return;
   for (const id of candidates ?? d.plan.executable) {
     const step = d.step(id);
     if (step === undefined || (step.status !== 'pending' && step.status !== 'ready')) continue;

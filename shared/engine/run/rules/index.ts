@@ -1,6 +1,6 @@
 /** Which rule answers which command. */
 import type { RunCommand } from '../commands.ts';
-import { type Decision, refuse } from '../decision.ts';
+import type { Decision } from '../decision.ts';
 import { awaitDecision, decideApproval, decisionTimedOut, gateFailed } from './approvals.ts';
 import { attemptEnded, executionFailed } from './attempts.ts';
 import { cancelRun } from './cancel.ts';
@@ -8,6 +8,8 @@ import { actOnCompensation, compensationEnded } from './compensation-actions.ts'
 import { invalidate } from './invalidate.ts';
 import { awaitRun, finalizeRun, rejectPlan, startRun } from './lifecycle.ts';
 import { declineReplan, replanWatchExpired } from './replans.ts';
+import { proposeRevision } from './revision-proposals.ts';
+import { revisionWaitExpired } from './revisions.ts';
 
 export function activeDecider(d: Decision, command: RunCommand): void {
   switch (command.kind) {
@@ -39,6 +41,12 @@ export function activeDecider(d: Decision, command: RunCommand): void {
     case 'ReplanWatchExpired':
       replanWatchExpired(d, command);
       return;
+    case 'ProposeRevision':
+      proposeRevision(d, command);
+      return;
+    case 'RevisionWaitExpired':
+      revisionWaitExpired(d, command);
+      return;
     case 'Invalidate':
       invalidate(d, command);
       return;
@@ -56,10 +64,6 @@ export function activeDecider(d: Decision, command: RunCommand): void {
       return;
     case 'ActOnCompensation':
       actOnCompensation(d, command);
-      return;
-    case 'ProposeRevision':
-    case 'RevisionWaitExpired':
-      d.reply = refuse(409, 'E_NOT_IMPLEMENTED', `${command.kind} is not decided yet`);
       return;
   }
 }

@@ -29,14 +29,30 @@ export function fingerprintOf(d: Decision, stepId: string): string {
   });
 }
 
-/** After a final failure of `stepId`: ask for a revision, or hold the run for a person. */
-export function askReplan(d: Decision, stepId: string): void {
+/**
+ * After a final failure of `stepId`: ask for a revision, or hold the run for a person. `again`: a failure asked
+ * before is asked once more (its answer waited for a held revision, which a person has now decided).
+ */
+export function askReplan(d: Decision, stepId: string, again = false): void {
   const step = d.step(stepId);
   const { maxReplans, replanWatchSeconds } = d.draft.settings;
   if (step === undefined || maxReplans <= 0 || !isReplannable(d, stepId) || d.run.status !== 'running') return;
   if (d.run.terminal !== undefined || d.run.cancelCompensation === true) return;
   const failure = failureKey(step);
-  if ((d.run.handledFailures ?? []).includes(failure)) return;
+  if (!again && (d.run.handledFailures ?? []).includes(failure)) return;
+  if (pausedForReplanLimits(d, stepId)) return;
+  const until = new Date(Date.parse(d.at) + replanWatchSeconds * 1000).toISOString();
+  d.emit({ type: 'ReplanAsked', at: d.at, failure, until });
+}
+
+/**
+ * Holds the run for a person, and says so, when the failure of `stepId` may not be replanned: the same failure came
+ * back after a replan (no progress), or the run made all the replans it may.
+ */
+export function pausedForReplanLimits(d: Decision, stepId: string): boolean {
+  const step = d.step(stepId);
+  if (step === undefined) return false;
+  const { maxReplans } = d.draft.settings;
   const fingerprint = fingerprintOf(d, stepId);
   const decision = decideReplan({
     replansSoFar: d.run.replans,
@@ -44,20 +60,17 @@ export function askReplan(d: Decision, stepId: string): void {
     fingerprint,
     previousFingerprints: d.run.replanFingerprints ?? [],
   });
-  if (decision.action === 'pause') {
-    pause(d, decision.reason, {
-      stepId,
-      generation: step.generation,
-      error: step.error ?? null,
-      fingerprint,
-      replans: d.run.replans,
-      maxReplans,
-      detail: decision.detail,
-    });
-    return;
-  }
-  const until = new Date(Date.parse(d.at) + replanWatchSeconds * 1000).toISOString();
-  d.emit({ type: 'ReplanAsked', at: d.at, failure, until });
+  if (decision.action === 'replan') return false;
+  pause(d, decision.reason, {
+    stepId,
+    generation: step.generation,
+    error: step.error ?? null,
+    fingerprint,
+    replans: d.run.replans,
+    maxReplans,
+    detail: decision.detail,
+  });
+  return true;
 }
 
 /** The failure stands: recorded once, then the run is looked at again. */

@@ -102,3 +102,26 @@ describe('the run decider, on a cancel', () => {
     expect(run.status('a')).toBe('cancelled');
   });
 });
+
+describe('the run decider, on a run budget', () => {
+  it('starts no dependent once the run budget is spent, and ends the run when nothing is in flight', () => {
+    const run = new DrivenRun();
+    run.apply({
+      kind: 'StartRun',
+      plan: planOf([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }], { budget: { maxTokens: 100 } }),
+    });
+    const events = run.apply({
+      kind: 'AttemptEnded',
+      stepId: 'a',
+      generation: 1,
+      execution: run.execution('a'),
+      attempt: 1,
+      outcome: { kind: 'succeeded', confidence: null },
+      note: 'spent it all',
+      usage: { tokens: 150, costUsd: 0 },
+    });
+    expect(typesOf(events)).not.toContain('StepStarted:b');
+    expect(run.status('b')).toBe('cancelled');
+    expect(run.state.run.terminal).toMatchObject({ state: 'failed', reason: 'budget_exhausted' });
+  });
+});
