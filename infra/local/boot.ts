@@ -17,7 +17,9 @@ import { createHandler as createReplannerHandler } from '../../functions/replann
 import { asTransient } from '../../functions/root.ts';
 import { createHandler as createExecutorHandler } from '../../functions/step-executor.ts';
 import { createHandler as createValidatorHandler } from '../../functions/validator.ts';
-import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
+import { createDynamoRunLogOf, createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
+import { createLocalMailbox, type LocalMailbox } from '../../shared/adapters/local/mailbox.ts';
+import { createLocalTimers, type LocalTimers } from '../../shared/adapters/local/timers.ts';
 import { createStoreReplayGuard } from '../../shared/adapters/aws/webhook-replay-guard.ts';
 import { type BusEnvelope, createLocalEventBus, type LocalEventBus } from '../../shared/adapters/local/event-bus.ts';
 import { createLocalOutboxStream, type LocalOutboxStream } from '../../shared/adapters/local/outbox-stream.ts';
@@ -102,6 +104,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   });
   // The table's change stream, as DynamoDB Streams would deliver it: every announcing write goes to the relay.
   let outbox: LocalOutboxStream | undefined;
+  let mailbox: LocalMailbox | undefined;
+  let timers: LocalTimers | undefined;
   const dynamoStore = createDynamoStore({
     client: dynamo.client,
     tableName: LOCAL_TABLE_NAME,
@@ -174,6 +178,25 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   };
   const root = createRoot(settings, {
     store: () => store,
+    // The run log on the same table; it writes the run's records through the handlers' store (its tests' wrapper too).
+    runLog: (handlersStore) =>
+      createDynamoRunLogOf(
+        { client: dynamo.client, tableName: LOCAL_TABLE_NAME, stream: (record) => outbox?.accept(record) },
+        handlersStore,
+      ),
+    // A run's commands are taken here, in order, a batch at a time: the decider Lambda's SQS FIFO queue, in process.
+    mailbox: (shell) => {
+      mailbox = createLocalMailbox({
+        handle: shell.handle,
+        onError: (error, runId) =>
+          process.stderr.write(`${terminalLine(`cairn: a batch of run ${runId} failed: ${String(error)}`)}\n`),
+      });
+      return mailbox;
+    },
+    timers: (box) => {
+      timers = createLocalTimers(box);
+      return timers;
+    },
     // The relay reads the table's stream itself, below any wrapper the tests put around the handlers' store.
     relayStore: () => dynamoStore,
     executions: () => hooks.executions(executions),
@@ -285,16 +308,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       for (let pass = 0; pass < 3; pass++) {
         await planJobs.idle();
         await executions.idle();
+        await mailbox?.idle();
         await stream.drain();
         await bus.drain();
       }
     },
     async close() {
       executions.close();
+      timers?.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await planChecks.close();
       // A planning job under way finishes on the store before the store goes.
       await planJobs.idle();
+      await mailbox?.idle();
+      mailbox?.close();
       await stream.drain();
       await bus.drain();
       // MCP servers' connections and child processes: a stdio server would otherwise outlive the stack.

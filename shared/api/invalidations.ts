@@ -12,7 +12,11 @@ import { serve } from './contract/route.ts';
 import { invalidateStep } from './contract/routes/changes.ts';
 import { invalidateBody } from './contract/schemas/requests.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
-import { ApiError } from './errors.ts';
+import { ApiError, answered } from './errors.ts';
+
+/** Why a step runs again when its invalidation says nothing. */
+export const DEFAULT_INVALIDATION_REASON = 'invalidated on request';
+
 import { IDEMPOTENCY_HEADER } from './runs.ts';
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -27,15 +31,17 @@ export function invalidationRoutes(deps: ApiDeps): Hono<ApiEnv> {
     if (requestId !== undefined && !KEY_PATTERN.test(requestId))
       throw new ApiError(400, 'E_BAD_REQUEST', `${IDEMPOTENCY_HEADER} must be 1-255 printable ASCII characters`);
     const run = await requireRun(deps.store, c.req.param('runId'));
-    if (!deps.invalidateStep)
-      throw new ApiError(503, 'E_UNAVAILABLE', 'invalidation is not configured on this deployment');
-    const result = await deps.invalidateStep({
-      runId: run.runId,
-      stepId: c.req.param('stepId'),
-      ...(reason === undefined ? {} : { reason }),
-      ...(requestId === undefined ? {} : { requestId }),
-    });
-    return c.json({ runId: result.runId, stepIds: result.stepIds, reopened: result.reopened }, 202);
+    // A key names the invalidation: the run's decider answers a repeat of it with what the first one did.
+    const value = answered(
+      await deps.mailbox.ask(run.runId, {
+        kind: 'Invalidate',
+        roots: [c.req.param('stepId')],
+        reason: reason ?? DEFAULT_INVALIDATION_REASON,
+        key: requestId === undefined ? deps.newId() : `request#${requestId}`,
+        by: c.get('principal'),
+      }),
+    );
+    return c.json({ runId: run.runId, stepIds: value.stepIds ?? [], reopened: value.reopened === true }, 202);
   });
 
   return app;

@@ -12,7 +12,7 @@ import { buildGraph, groupStatus } from '../plan/graph.ts';
 import type { Budget, Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
 import type { Spend } from '../ports/capabilities.ts';
 import type { CompensationRecord, RunRecord, StepRecord, TerminalRecord, TraceEntry } from '../ports/store.ts';
-import { replanDeclines } from '../services/coordinator-replan.ts';
+import { replanDeclinesOf } from '../engine/run/rules/ending.ts';
 
 export interface StepView {
   readonly id: string;
@@ -198,7 +198,7 @@ export function buildRunView(run: RunRecord, plan: Plan | undefined, records: re
 }
 
 function budgetReplanOf(run: RunRecord): Pick<RunView, 'budgetReplan'> {
-  const view = budgetReplanView(run.replanLog, replanDeclines(run), run.terminal?.evidence);
+  const view = budgetReplanView(run.replanLog, replanDeclinesOf(run), run.terminal?.evidence);
   return view === undefined ? {} : { budgetReplan: view };
 }
 

@@ -8,11 +8,10 @@ import type { HumanDecision } from '../engine/verify.ts';
 import type { Catalog } from '../plan/catalog.ts';
 import type { RunStatus, StepError } from '../plan/schema.ts';
 import type { Executions } from '../ports/executions.ts';
-import type { Mailbox } from '../ports/mailbox.ts';
 import type { ExpressionEvaluator } from '../ports/expressions.ts';
+import type { Mailbox } from '../ports/mailbox.ts';
 import type { MetricsSink } from '../ports/metrics.ts';
 import type { Store, TerminalRecord } from '../ports/store.ts';
-import type { CompensationActionRequest, CompensationActionResult } from './compensation-actions.ts';
 
 export interface CoordinatorConfig {
   /** How long a run may take from StartRun; the run machine's wait times out after this. */
@@ -64,18 +63,23 @@ export interface StepRef {
   readonly generation: number;
 }
 
-export interface RejectPlanRequest {
+/** The execution a state machine's word comes from (its name): a run's opening, a step's generation holder. */
+interface FromExecution {
+  readonly execution?: string | null | undefined;
+}
+
+export interface RejectPlanRequest extends FromExecution {
   readonly runId: string;
   readonly errors: readonly { readonly code: string; readonly path: string; readonly message: string }[];
 }
-export interface FailRunRequest {
+export interface FailRunRequest extends FromExecution {
   readonly runId: string;
   readonly error?: WorkflowError;
 }
 export interface StartRunResult {
   readonly deadlineSeconds: number;
 }
-export interface AwaitRunRequest {
+export interface AwaitRunRequest extends FromExecution {
   readonly runId: string;
   readonly taskToken: string;
 }
@@ -94,7 +98,7 @@ export interface RunOutcome {
   readonly terminal?: TerminalRecord | undefined;
 }
 
-export interface RecordFailureRequest extends StepRef {
+export interface RecordFailureRequest extends StepRef, FromExecution {
   /** The failed attempt; absent when the caller does not know it (the step's recorded attempt count is taken). */
   readonly attempt?: number | undefined;
   readonly error: StepError;
@@ -105,7 +109,7 @@ export type ApprovalKind = 'approval' | 'review' | 'revision';
 /** What a step machine's wait is for: a person's answer, or a replan watch's time (engine/replan/watch.ts). */
 export type WaitKind = ApprovalKind | 'replan';
 
-export interface RequestApprovalRequest extends StepRef {
+export interface RequestApprovalRequest extends StepRef, FromExecution {
   readonly kind: WaitKind;
   readonly taskToken: string;
 }
@@ -114,7 +118,7 @@ export interface ApprovalRequested {
   readonly approvalId?: string;
 }
 
-export interface ExpireApprovalRequest extends StepRef {
+export interface ExpireApprovalRequest extends StepRef, FromExecution {
   readonly kind?: WaitKind | undefined;
 }
 export interface ExpireResult {
@@ -147,27 +151,12 @@ export interface RunStepRequest extends StepRef {
 }
 
 export interface Coordinator {
-  rejectPlan(request: RejectPlanRequest): Promise<RunOutcome>;
-  failRun(request: FailRunRequest): Promise<RunOutcome>;
+  rejectPlan(request: RejectPlanRequest): Promise<void>;
+  failRun(request: FailRunRequest): Promise<void>;
   startRun(request: { readonly runId: string }): Promise<StartRunResult>;
-  awaitRun(request: AwaitRunRequest): Promise<{ readonly answered: boolean }>;
-  finalizeRun(request: FinalizeRunRequest): Promise<RunOutcome>;
+  awaitRun(request: AwaitRunRequest): Promise<void>;
+  finalizeRun(request: FinalizeRunRequest): Promise<void>;
   recordFailure(request: RecordFailureRequest): Promise<StepNext>;
-  requestApproval(request: RequestApprovalRequest): Promise<ApprovalRequested>;
-  expireApproval(request: ExpireApprovalRequest): Promise<ExpireResult>;
-  /** Idempotent: the run cancelled, its open steps cancelled and their executions stopped, its waiter answered. */
-  /**
-   * `requestedBy`: who asked (the API's caller: a JWT `sub`, or `local-token`), recorded in the terminal evidence;
-   * `compensate`: the run's segments are compensated first (saga), then it ends cancelled.
-   */
-  cancelRun(
-    runId: string,
-    options?: { readonly requestedBy?: string; readonly compensate?: boolean },
-  ): Promise<RunOutcome>;
-  /**
-   * A person's answer to a compensation that failed (services/compensation-actions.ts): retry it, or resolve it by
-   * hand with a note; the paused run reopens and its saga goes on. NotFoundError for an unknown run or step,
-   * ConflictError (`E_NOT_COMPENSATION_FAILED`) for a step that is not `compensation_failed`.
-   */
-  actOnCompensation(request: CompensationActionRequest): Promise<CompensationActionResult>;
+  requestApproval(request: RequestApprovalRequest): Promise<void>;
+  expireApproval(request: ExpireApprovalRequest): Promise<void>;
 }

@@ -18,6 +18,7 @@ import type { StepRecord } from '../../ports/records/steps.ts';
 import type { CommittedBatch, RunLog } from '../../ports/run-log.ts';
 import type { Store } from '../../ports/store.ts';
 import { encodeFields, type Item } from './dynamo-attributes.ts';
+import { offload } from './dynamo-blobs.ts';
 import { ENTITY_ATTRIBUTE, encodeApproval, encodeRun, stepCodecs, stringItem } from './dynamo-codec.ts';
 import { ExpressionScope, UpdateBuilder } from './dynamo-expressions.ts';
 import {
@@ -75,7 +76,37 @@ async function projectWhole(ctx: DynamoContext, item: Item, version: number): Pr
 /** What projecting a batch writes through the store's own operations: a revision and its watchers. */
 export type RevisionWrites = Pick<Store, 'putPlanRevision' | 'putWatches'>;
 
+/** A batch's item: its version as the key, the batch itself, and its outbox (what it publishes). */
+function logItem(batch: Pick<CommittedBatch, 'runId' | 'version' | 'at' | 'published'>, text?: string): Item {
+  const { runId, version } = batch;
+  const outbox: Item =
+    batch.published.length === 0
+      ? {}
+      : {
+          [OUTBOX_ATTRIBUTE]: {
+            S: encodeOutbox({
+              id: `${runId}-v${version}`,
+              runId,
+              at: batch.at,
+              events: batch.published.map((e) => ({ type: e.detailType as EventType, detail: e.detail })),
+            }),
+          },
+        };
+  return {
+    ...stringItem({ ...logKey(runId, version), [ENTITY_ATTRIBUTE]: 'log' }),
+    ...(text === undefined ? {} : { [BATCH_ATTRIBUTE]: { S: text } }),
+    ...outbox,
+  };
+}
+
 export function createDynamoRunLog(ctx: DynamoContext, store: RevisionWrites): RunLog {
+  const { stream, ...quiet } = ctx;
+  /** The batch's announcement for the embedded stream, as a stored image carries it (its events out of line). */
+  const announce = (batch: CommittedBatch): void => {
+    if (stream === undefined || batch.published.length === 0) return;
+    const { value } = offload(logItem(batch));
+    stream({ eventName: 'INSERT', dynamodb: { NewImage: value } });
+  };
   return {
     async last(runId) {
       const query = runItemsQuery(runId, LOG_PREFIX);
@@ -85,30 +116,14 @@ export function createDynamoRunLog(ctx: DynamoContext, store: RevisionWrites): R
     },
 
     async commit(batch) {
-      const { runId, version } = batch;
-      const outbox: Item =
-        batch.published.length === 0
-          ? {}
-          : {
-              [OUTBOX_ATTRIBUTE]: {
-                S: encodeOutbox({
-                  id: `${runId}-v${version}`,
-                  runId,
-                  at: batch.at,
-                  events: batch.published.map((e) => ({ type: e.detailType as EventType, detail: e.detail })),
-                }),
-              },
-            };
-      const item: Item = {
-        ...stringItem({ ...logKey(runId, version), [ENTITY_ATTRIBUTE]: 'log' }),
-        [BATCH_ATTRIBUTE]: { S: JSON.stringify(batch) },
-        ...outbox,
-      };
       const scope = new ExpressionScope();
-      return conditionalPut(ctx, item, scope, scope.notExists(PARTITION_KEY));
+      // The embedded stream hears of the batch once its records are written (project): a reader woken by one of its
+      // events finds them. Deployed, the table's stream comes with its own delay.
+      return conditionalPut(quiet, logItem(batch, JSON.stringify(batch)), scope, scope.notExists(PARTITION_KEY));
     },
 
-    async project({ runId, version, images }) {
+    async project(batch) {
+      const { runId, version, images } = batch;
       for (const { plan, reason } of images.revisions) {
         const watches = plan.steps.flatMap((step) =>
           (step.watches ?? []).map((resourceKey) => ({ stepId: step.id, resourceKey })),
@@ -128,6 +143,7 @@ export function createDynamoRunLog(ctx: DynamoContext, store: RevisionWrites): R
         await batchPutItems(ctx, [stringItem({ ...ref, [ENTITY_ATTRIBUTE]: 'approvalRef', stepId: approval.stepId })]);
         await projectWhole(ctx, encodeApproval(approval), version);
       });
+      announce(batch);
     },
   };
 }

@@ -3,24 +3,47 @@
  * pointed at by the settings. Each adapter is made on first use, with its client; a setting it needs and does not
  * have fails then, naming the variable (CAIRN_TABLE_NAME is not set).
  */
+
+import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LambdaClient } from '@aws-sdk/client-lambda';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { requireSetting, type Settings } from '../../config/settings.ts';
 import type { Place } from '../../ports/place.ts';
 import { deploymentCatalog } from '../catalog-from-env.ts';
 import { createBedrockPlanModel, defaultBedrockClient } from './bedrock-plan-model.ts';
-import { createDynamoStore } from './dynamo-store.ts';
+import { createDynamoReplies } from './dynamo-replies.ts';
+import { createDynamoRunLogOf, createDynamoStore } from './dynamo-store.ts';
 import { createEventBridgePublisher } from './eventbridge-publisher.ts';
 import { createLambdaPlanJobDispatcher } from './lambda-plan-jobs.ts';
+import { createSchedulerTimers } from './scheduler-timers.ts';
 import { createSfnExecutions } from './sfn-executions.ts';
+import { createSqsMailbox } from './sqs-mailbox.ts';
 import { createStoreReplayGuard } from './webhook-replay-guard.ts';
 import { webhookSecretsFor } from './webhook-secrets.ts';
 
 export function awsPlace(settings: Settings): Place {
   const { plannerModelId } = settings;
+  const dynamo = once(() => ({ client: new DynamoDBClient({}), tableName: requireSetting(settings, 'tableName') }));
   return {
-    store: () =>
-      createDynamoStore({ client: new DynamoDBClient({}), tableName: requireSetting(settings, 'tableName') }),
+    store: () => createDynamoStore(dynamo()),
+    runLog: (store) => createDynamoRunLogOf(dynamo(), store),
+    // The decider Lambda reads the queue (functions/decider.ts): here the shell is only the place's to name.
+    mailbox: () =>
+      createSqsMailbox({
+        client: new SQSClient({}),
+        queueUrl: requireSetting(settings, 'mailboxUrl'),
+        replies: createDynamoReplies({ ...dynamo(), now: () => new Date() }),
+        newId: () => randomUUID(),
+      }),
+    timers: (mailbox) =>
+      createSchedulerTimers({
+        client: new SchedulerClient({}),
+        queueArn: requireSetting(settings, 'mailboxArn'),
+        roleArn: requireSetting(settings, 'schedulerRoleArn'),
+        mailbox,
+      }),
     executions: () =>
       createSfnExecutions({
         machineArns: {
@@ -44,5 +67,13 @@ export function awsPlace(settings: Settings): Place {
       }),
     webhookSecrets: () => webhookSecretsFor(settings.webhooks.secretPrefix),
     replayGuard: createStoreReplayGuard,
+  };
+}
+
+function once<T>(make: () => T): () => T {
+  let made: { readonly value: T } | undefined;
+  return () => {
+    made ??= { value: make() };
+    return made.value;
   };
 }

@@ -6,7 +6,7 @@
  * says. Ending and pausing are one event each, RunFinished, which the shell answers the run machine's waiter with.
  */
 import type { FailurePolicy } from '../../../plan/schema.ts';
-import type { ReplanDecline } from '../../../ports/records/runs.ts';
+import type { ReplanDecline, RunRecord } from '../../../ports/records/runs.ts';
 import { budgetReplanState, decideBudgetExhaustion } from '../../budget-replan.ts';
 import { decideTerminal, describeTerminal, type TerminalDecision } from '../../terminal.ts';
 import type { Decision } from '../decision.ts';
@@ -24,9 +24,12 @@ export function failurePolicies(d: Decision): ReadonlyMap<string, FailurePolicy 
 }
 
 /** The failures the replanner declined: they stand. */
-export function replanDeclines(d: Decision): ReplanDecline[] {
+export const replanDeclines = (d: Decision): ReplanDecline[] => replanDeclinesOf(d.run);
+
+/** A run record's declined failures, oldest key first. */
+export function replanDeclinesOf(run: Pick<RunRecord, 'replanDeclines'>): ReplanDecline[] {
   const out: ReplanDecline[] = [];
-  for (const member of d.run.replanDeclines ?? []) {
+  for (const member of run.replanDeclines ?? []) {
     const value = JSON.parse(member) as Partial<ReplanDecline>;
     if (typeof value.failure === 'string' && typeof value.stepId === 'string')
       out.push({
