@@ -18,12 +18,12 @@ import { asTransient } from '../../functions/root.ts';
 import { createHandler as createExecutorHandler } from '../../functions/step-executor.ts';
 import { createHandler as createValidatorHandler } from '../../functions/validator.ts';
 import { createDynamoRunLogOf, createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
-import { createLocalMailbox, type LocalMailbox } from '../../shared/adapters/local/mailbox.ts';
-import { createLocalTimers, type LocalTimers } from '../../shared/adapters/local/timers.ts';
 import { createStoreReplayGuard } from '../../shared/adapters/aws/webhook-replay-guard.ts';
 import { type BusEnvelope, createLocalEventBus, type LocalEventBus } from '../../shared/adapters/local/event-bus.ts';
+import { createLocalMailbox, type LocalMailbox } from '../../shared/adapters/local/mailbox.ts';
 import { createLocalOutboxStream, type LocalOutboxStream } from '../../shared/adapters/local/outbox-stream.ts';
 import { createInProcessPlanJobDispatcher } from '../../shared/adapters/local/plan-job-dispatcher.ts';
+import { createLocalTimers, type LocalTimers } from '../../shared/adapters/local/timers.ts';
 import { createMemoryReplayGuard, secretsFrom } from '../../shared/adapters/local/webhooks.ts';
 import { createApp } from '../../shared/api/app.ts';
 import { ledger, ledgerEntries } from '../../shared/capabilities/conformance.ts';
@@ -42,6 +42,7 @@ import { faultHooks, type LocalStackFaults } from './faults/hooks.ts';
 import { serveApi, serverTimeouts } from './http-server.ts';
 import { LEDGER_FILE, type LedgerFile, openLedgerFile } from './ledger-file.ts';
 import { createLocalExecutions, type LocalExecutions, type LocalHandler } from './local-executions.ts';
+import { openMailboxJournal } from './mailbox-journal.ts';
 import { createPlanCheckPool } from './plan-check-pool.ts';
 import { type ResumeReport, resumeOpenWork } from './resume.ts';
 import { type LocalStackOptions, localCatalog, localSettings } from './stack/config.ts';
@@ -147,6 +148,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       });
     };
   if (data) journal = openExecutionJournal(join(data.dir, 'executions.jsonl'));
+  // The runs' commands not yet decided and the timers not yet fired, kept as SQS and the scheduler keep them.
+  const letters = data ? openMailboxJournal(join(data.dir, 'mailbox.jsonl')) : undefined;
   if (data && options.conformance) {
     ledgerFile = openLedgerFile(join(data.dir, LEDGER_FILE));
     ledger.keepIn(ledgerFile);
@@ -188,13 +191,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     mailbox: (shell) => {
       mailbox = createLocalMailbox({
         handle: shell.handle,
+        ...(letters === undefined ? {} : { journal: letters }),
         onError: (error, runId) =>
           process.stderr.write(`${terminalLine(`cairn: a batch of run ${runId} failed: ${String(error)}`)}\n`),
       });
       return mailbox;
     },
     timers: (box) => {
-      timers = createLocalTimers(box);
+      timers = createLocalTimers(box, () => new Date(), letters);
       return timers;
     },
     // The relay reads the table's stream itself, below any wrapper the tests put around the handlers' store.
@@ -264,6 +268,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const host = options.host ?? DEFAULT_LOCAL_HOST;
   const server = await serveApi(api, { port: options.port ?? 0, hostname: host, timeouts });
   const { port } = server.address() as AddressInfo;
+  // What the mailbox and the timers held before a restart goes on first: a step's end waits there to be decided.
+  if (letters !== undefined) {
+    root.mailbox;
+    mailbox?.repost(letters.recovered.letters);
+    timers?.rearm(letters.recovered.timers);
+  }
   const resumed = data ? await resumeOpenWork(executions, store) : { executions: [], started: [] };
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
@@ -329,6 +339,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       await dynamo.stop();
       await root.expressions.close();
       journal?.close();
+      letters?.close();
       if (ledgerFile) {
         ledger.keepIn(undefined);
         ledgerFile.close();

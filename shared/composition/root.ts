@@ -17,7 +17,9 @@ import { lazyOpenAIPlanModel } from '../adapters/openai/lazy-plan-model.ts';
 import type { AuthConfig } from '../api/auth.ts';
 import type { ApiDeps } from '../api/deps.ts';
 import type { CapabilityRegistryView } from '../capabilities/registry.ts';
+import { DEFAULT_REPLAN_WATCH_SECONDS } from '../config/defaults.ts';
 import type { Settings } from '../config/settings.ts';
+import type { RunSettings, TargetFacts } from '../engine/run/state.ts';
 import type { Catalog } from '../plan/catalog.ts';
 import type { PlanLimits } from '../plan/validate.ts';
 import { createHtnPlanModel } from '../planner/htn/model.ts';
@@ -26,14 +28,11 @@ import type { CapabilityRegistry } from '../ports/capabilities.ts';
 import type { EventPublisher } from '../ports/events.ts';
 import type { Executions } from '../ports/executions.ts';
 import type { ExpressionEvaluator } from '../ports/expressions.ts';
+import type { Mailbox, Replies } from '../ports/mailbox.ts';
 import type { Place } from '../ports/place.ts';
 import type { PlanJobDispatcher } from '../ports/plan-jobs.ts';
 import type { PlanModel } from '../ports/plan-model.ts';
-import type { Mailbox } from '../ports/mailbox.ts';
 import type { Store } from '../ports/store.ts';
-import type { RunSettings, TargetFacts } from '../engine/run/state.ts';
-import { createRunShell, type RunShell } from '../services/runs/shell.ts';
-import { DEFAULT_REPLAN_WATCH_SECONDS } from '../config/defaults.ts';
 import type { WebhookConfig } from '../ports/webhooks.ts';
 import { type Coordinator, type CoordinatorDeps, createCoordinator } from '../services/coordinator.ts';
 import type { CoordinatorConfig } from '../services/coordinator-types.ts';
@@ -41,6 +40,7 @@ import { createInvalidator, type Invalidator } from '../services/invalidator.ts'
 import { createOutboxRelay, type OutboxRelay } from '../services/outbox/relay.ts';
 import { createPlanJobs, type PlanJobs, runPlanJob } from '../services/plan-jobs.ts';
 import { createReplanner, type Replanner } from '../services/replanner.ts';
+import { createRunShell, type RunShell } from '../services/runs/shell.ts';
 import type { CapabilityCallConfig } from '../services/step/capability-call.ts';
 import { createStepRunner, type StepRunner, type StepRunnerDeps } from '../services/step/run-step.ts';
 
@@ -61,6 +61,8 @@ export interface Root {
   /** The runs' deciders' shell (where the mailbox hands batches: embedded here, deployed in the decider Lambda). */
   readonly shell: RunShell;
   readonly mailbox: Mailbox;
+  /** Answers for senders waiting on a decider elsewhere (deployed: the decider Lambda writes them). */
+  readonly replies: Replies;
   readonly registry: CapabilityRegistry;
   readonly runnerDeps: StepRunnerDeps;
   readonly runner: StepRunner;
@@ -282,6 +284,10 @@ export function createRoot(settings: Settings, place: Place): Root {
     },
     get mailbox() {
       return deciding().mailbox;
+    },
+    get replies() {
+      if (place.replies === undefined) throw new Error('this place keeps no replies: its mailbox answers directly');
+      return place.replies();
     },
     get registry() {
       return registry();

@@ -6,6 +6,12 @@
 import type { RunCommandInput } from '../engine/run/commands.ts';
 import type { Reply } from '../engine/run/decision.ts';
 
+/** Answers kept for senders that wait on a mailbox whose decider runs elsewhere (deployed: the decider Lambda). */
+export interface Replies {
+  get(id: string): Promise<Reply | undefined>;
+  put(id: string, reply: Reply): Promise<void>;
+}
+
 export interface Mailbox {
   /** Hands a command to the run's decider; resolves once it is accepted for delivery (not decided). */
   send(runId: string, command: RunCommandInput): Promise<void>;

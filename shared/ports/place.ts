@@ -10,15 +10,15 @@
  */
 import type { DemoOptions } from '../capabilities/demo.ts';
 import type { Catalog } from '../plan/catalog.ts';
+import type { RunShell } from '../services/runs/shell.ts';
 import type { CapabilityBinding, CapabilityRegistry } from './capabilities.ts';
 import type { EventPublisher } from './events.ts';
 import type { Executions } from './executions.ts';
 import type { ExpressionEvaluator } from './expressions.ts';
+import type { Mailbox, Replies } from './mailbox.ts';
 import type { MetricsSink } from './metrics.ts';
 import type { PlanJobDispatcher } from './plan-jobs.ts';
 import type { PlanModel } from './plan-model.ts';
-import type { RunShell } from '../services/runs/shell.ts';
-import type { Mailbox } from './mailbox.ts';
 import type { RunLog } from './run-log.ts';
 import type { Store } from './store.ts';
 import type { Timers } from './timers.ts';
@@ -35,6 +35,8 @@ export interface Place {
   readonly mailbox: (shell: RunShell) => Mailbox;
   /** Waking a run later (embedded: the stack's clock; deployed: one-time schedules into the mailbox). */
   readonly timers: (mailbox: Mailbox) => Timers;
+  /** Where the decider leaves answers for senders waiting elsewhere (deployed only). */
+  readonly replies?: () => Replies;
   readonly executions: () => Executions;
   /** Where the outbox relay and the webhooks publish. */
   readonly events: () => EventPublisher;

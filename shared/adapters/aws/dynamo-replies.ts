@@ -3,10 +3,10 @@
  * consistently by the waiting sender.
  */
 import type { Reply } from '../../engine/run/decision.ts';
+import type { Replies } from '../../ports/mailbox.ts';
 import { ENTITY_ATTRIBUTE, stringItem } from './dynamo-codec.ts';
 import { ExpressionScope } from './dynamo-expressions.ts';
 import { conditionalPut, type DynamoContext, getItem } from './dynamo-ops.ts';
-import type { Replies } from './sqs-mailbox.ts';
 import { TTL_ATTRIBUTE } from './table-layout.ts';
 
 const RETENTION_SECONDS = 86_400;

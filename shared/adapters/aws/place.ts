@@ -26,6 +26,7 @@ import { webhookSecretsFor } from './webhook-secrets.ts';
 export function awsPlace(settings: Settings): Place {
   const { plannerModelId } = settings;
   const dynamo = once(() => ({ client: new DynamoDBClient({}), tableName: requireSetting(settings, 'tableName') }));
+  const replies = once(() => createDynamoReplies({ ...dynamo(), now: () => new Date() }));
   return {
     store: () => createDynamoStore(dynamo()),
     runLog: (store) => createDynamoRunLogOf(dynamo(), store),
@@ -34,9 +35,10 @@ export function awsPlace(settings: Settings): Place {
       createSqsMailbox({
         client: new SQSClient({}),
         queueUrl: requireSetting(settings, 'mailboxUrl'),
-        replies: createDynamoReplies({ ...dynamo(), now: () => new Date() }),
+        replies: replies(),
         newId: () => randomUUID(),
       }),
+    replies,
     timers: (mailbox) =>
       createSchedulerTimers({
         client: new SchedulerClient({}),

@@ -7,9 +7,8 @@
  */
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { RunCommandInput } from '../../engine/run/commands.ts';
-import type { Reply } from '../../engine/run/decision.ts';
 import { CairnError } from '../../errors.ts';
-import type { Mailbox } from '../../ports/mailbox.ts';
+import type { Mailbox, Replies } from '../../ports/mailbox.ts';
 
 /** A command as it travels through the queue: the run, the command, its id, and whether its sender waits. */
 export interface MailboxLetter {
@@ -17,11 +16,6 @@ export interface MailboxLetter {
   readonly id: string;
   readonly command: RunCommandInput;
   readonly reply?: boolean;
-}
-
-export interface Replies {
-  get(id: string): Promise<Reply | undefined>;
-  put(id: string, reply: Reply): Promise<void>;
 }
 
 export interface SqsMailboxOptions {
