@@ -20,7 +20,9 @@ import { cancelBody, eventsQuery, listRunsQuery, MAX_EVENT_PAGE, stepsQuery } fr
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { type ApiDeps, type ApiEnv, modeOf } from './deps.ts';
 import { ApiError, notFound } from './errors.ts';
+import { conditionalJson } from './etag.ts';
 import { submitRequest } from './plan-requests.ts';
+import { findRuns } from './run-search.ts';
 import { buildRunSummary, buildRunView, pageOfSteps } from './run-view.ts';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -122,29 +124,19 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
   serve(app, listRuns, async (c) => {
     const query = readQuery(c, listRunsQuery);
     const limit = query.limit ?? DEFAULT_LIST_LIMIT;
-    const before = query.cursor === undefined ? undefined : decodeCursor('runs', query.cursor);
-    // `paused` is derived from the steps of a running run, so both stored states are read and re-derived.
-    const stored: readonly (RunStatus | undefined)[] =
-      query.status === 'paused' || query.status === 'running' ? ['running', 'paused'] : [query.status];
-    const pages = await Promise.all(
-      stored.map((status) => store.listRuns({ ...(status ? { status } : {}), limit, ...(before ? { before } : {}) })),
-    );
-    const runs = pages
-      .flat()
-      .sort((a, b) =>
-        a.createdAt === b.createdAt ? b.runId.localeCompare(a.runId) : b.createdAt.localeCompare(a.createdAt),
-      )
-      .slice(0, limit);
+    const found = await findRuns(store, {
+      limit,
+      ...(query.status === undefined ? {} : { status: query.status }),
+      ...(query.q === undefined ? {} : { text: query.q }),
+      ...(query.cursor === undefined ? {} : { before: decodeCursor('runs', query.cursor) }),
+    });
     const summaries = await Promise.all(
-      runs.map(async (run) => buildRunSummary(run, await store.listSteps(run.runId))),
+      found.runs.map(async (run) => buildRunSummary(run, await store.listSteps(run.runId))),
     );
     const wanted = query.status === undefined ? summaries : summaries.filter((s) => s.status === query.status);
-    // More may follow when any stored state filled its page; the next page starts after the last run read.
-    const last = runs.at(-1);
-    const more = last !== undefined && pages.some((page) => page.length === limit);
-    return c.json({
+    return conditionalJson(c, {
       runs: wanted,
-      ...(more ? { nextCursor: encodeCursor('runs', { createdAt: last.createdAt, runId: last.runId }) } : {}),
+      ...(found.next ? { nextCursor: encodeCursor('runs', found.next) } : {}),
     });
   });
 
@@ -158,7 +150,7 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     const from = query.cursor === undefined ? 0 : decodeCursor('steps', query.cursor).index;
     const view = buildRunView(run, revision?.plan, steps);
     const page = pageOfSteps(view.steps, from, query.limit ?? DEFAULT_STEP_PAGE);
-    return c.json({
+    return conditionalJson(c, {
       ...view,
       steps: page.steps,
       ...(page.next === undefined ? {} : { nextCursor: encodeCursor('steps', { index: page.next }) }),
