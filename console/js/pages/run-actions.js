@@ -46,7 +46,7 @@ async function followJob(jobId) {
 }
 
 function replanDialog(run, onActed) {
-  const reason = h('textarea', { id: 'replan-reason', rows: 3, maxlength: 2000, required: true });
+  const reason = h('textarea', { id: 'replan-reason', rows: 3, maxlength: 2000 });
   const objective = h('textarea', { id: 'replan-objective', rows: 2, maxlength: 2000 });
   objective.value = run.objective;
   return confirmAction({

@@ -17,7 +17,6 @@ const RERUNNABLE = new Set(['succeeded', 'failed', 'blocked', 'skipped', 'cancel
  */
 function rerunAction(detail, onActed) {
   if (!RERUNNABLE.has(detail.status)) return null;
-  const message = h('p', { class: 'muted', role: 'status', id: 'rerun-result' });
   const open = () => {
     const reason = h('textarea', { id: 'rerun-reason', rows: 2, maxlength: 2000 });
     return confirmAction({
@@ -35,17 +34,13 @@ function rerunAction(detail, onActed) {
         const count = answer.stepIds.length;
         return `Rerunning ${count} step${count === 1 ? '' : 's'}${answer.reopened ? '; the run reopened' : ''}.`;
       },
-      onDone: async (text) => {
-        message.textContent = text;
-        await onActed();
-      },
+      onDone: (text) => onActed(text),
     });
   };
   return h(
     'div',
     { class: 'actions panel-actions' },
     h('button', { type: 'button', id: 'rerun-step', onclick: open }, 'Rerun from here…'),
-    message,
   );
 }
 
@@ -356,10 +351,13 @@ export function stepPanel(runId, onClose, { onActed } = {}) {
     { type: 'button', class: 'close', 'aria-label': 'Close step details', onclick: () => onClose() },
     '×',
   );
+  // What the last action from the panel did: kept while the step's details are read again after it.
+  const notice = h('p', { class: 'notice', role: 'status', id: 'panel-notice' });
   const element = h(
     'aside',
     { class: 'step-panel', id: 'step-panel', 'aria-labelledby': 'panel-title', hidden: true },
     close,
+    notice,
     body,
   );
   let shown;
@@ -371,7 +369,8 @@ export function stepPanel(runId, onClose, { onActed } = {}) {
     fingerprint = `${detail.status}/${detail.record?.generation ?? ''}/${detail.record?.attempts ?? 0}`;
     replaceChildren(
       body,
-      render(detail, async () => {
+      render(detail, async (text) => {
+        if (text) notice.textContent = text;
         await onActed?.();
         await load(stepId, false);
       }),
@@ -382,6 +381,7 @@ export function stepPanel(runId, onClose, { onActed } = {}) {
   return {
     element,
     async show(stepId) {
+      if (shown !== stepId) notice.textContent = '';
       shown = stepId;
       element.hidden = false;
       replaceChildren(body, h('p', { class: 'muted' }, 'Loading…'));
