@@ -57,6 +57,19 @@ describe('GET /runs/{runId} with If-None-Match', () => {
   });
 });
 
+describe('compressed reads', () => {
+  it('gzips a large run for a client that takes gzip, keeping the tag weak', async () => {
+    const h = await harness();
+    const steps = Array.from({ length: 40 }, (_, i) => echoStep(`step-${i}`));
+    await seedRun(h, 'big', planOf(steps), []);
+    const gzip = { 'accept-encoding': 'gzip' };
+    const run = await h.request('GET', '/runs/big', { headers: gzip });
+    expect(run.headers.get('content-encoding')).toBe('gzip');
+    expect(run.headers.get('etag')).toMatch(/^W\//);
+    expect((await h.request('GET', '/runs/big')).headers.get('content-encoding')).toBeNull();
+  });
+});
+
 describe('GET /runs with If-None-Match', () => {
   it('answers 304 while the page is unchanged and 200 once a run is added', async () => {
     const h = await harness();
