@@ -7,8 +7,9 @@
  * Chromium): the time to open a box of the 2,000-step overview in the page, and the requests and bytes a minute of
  * an open run page, live and paused (bench/console/run-page.ts; `--seconds N` of watching each, default 60).
  */
-import { parseArgs } from 'node:util';
+
 import { createRequire } from 'node:module';
+import { parseArgs } from 'node:util';
 import { type ConsoleStep, withOverviewGroups } from '../console/js/dag/collapse.js';
 import { CLUSTER_PADDING, innerGraph } from '../console/js/dag/incremental.js';
 import { defaultCollapsed, elkGraph, readLayout, type VisibleGraph, visibleGraph } from '../console/js/dag/model.js';

@@ -20,8 +20,15 @@ export const hasChromium = (): boolean => CHROMIUM !== undefined;
 
 type Step = Record<string, unknown>;
 
+/** A step for `target` with the catalog's contracts, as a plan must carry them. */
+function contracted(stack: LocalStack | undefined, target: string): Step {
+  const capability = stack?.catalog.get(target);
+  return capability ? { inputSchema: capability.inputSchema, outputSchema: capability.outputSchema } : {};
+}
+
 /** 40 layers of 50, each step waiting for two of the layer before; `target` runs `input`. */
-function layered(target: string, input: (l: number, i: number) => unknown, fields: (l: number) => Step = () => ({})) {
+function layered(target: string, input: (l: number, i: number) => unknown, stack?: LocalStack) {
+  const contracts = contracted(stack, target);
   const steps: Step[] = [];
   for (let l = 0; l < LAYERS; l++)
     for (let i = 0; i < WIDTH; i++)
@@ -31,7 +38,7 @@ function layered(target: string, input: (l: number, i: number) => unknown, field
         target,
         dependsOn: l === 0 ? [] : [`s${l - 1}-${i}`, `s${l - 1}-${(i + 1) % WIDTH}`],
         input: input(l, i),
-        ...fields(l),
+        ...contracts,
       });
   return steps;
 }
@@ -160,7 +167,7 @@ export async function runPageBench(options: { seconds: number; boxes: number }):
         schemaVersion: 1,
         revision: 1,
         objective: 'bench: a live 2,000-step run',
-        steps: layered('tool:conformance.sleep', () => ({ ms: 2500 })),
+        steps: layered('tool:conformance.sleep', () => ({ ms: 2500 }), stack),
       },
     });
     const liveTraffic = await watch(browser, stack, live, options.seconds);
@@ -174,8 +181,16 @@ export async function runPageBench(options: { seconds: number; boxes: number }):
         revision: 1,
         objective: 'bench: a run paused at an approval',
         steps: [
-          { id: 'prepare', title: 'Prepare', target: 'tool:conformance.echo', dependsOn: [], input: { value: 1 } },
           {
+            id: 'prepare',
+            title: 'Prepare',
+            target: 'tool:conformance.echo',
+            dependsOn: [],
+            input: { value: 1 },
+            ...contracted(stack, 'tool:conformance.echo'),
+          },
+          {
+            ...contracted(stack, 'human:conformance.approver'),
             id: 'gate',
             title: 'Sign off',
             target: 'human:conformance.approver',
