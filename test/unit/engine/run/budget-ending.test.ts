@@ -1,0 +1,41 @@
+/**
+ * A run whose budget runs out under `onExhausted: fail` ends failed with nothing left open: a step waiting for a
+ * person is closed with it (its execution stopped), as a deadline's failure closes it, instead of staying
+ * `awaiting_approval` in a failed run and failing later, after RunFinished (found by the simulation,
+ * `npm run sim -- --seed 98`).
+ */
+import { describe, expect, it } from 'vitest';
+import { DrivenRun, planOf, typesOf } from '../../../support/decider.ts';
+
+describe('the run decider, when the budget runs out', () => {
+  it('closes a step that waits for a person when it fails the run', () => {
+    const run = new DrivenRun();
+    run.apply({
+      kind: 'StartRun',
+      plan: planOf(
+        [
+          { id: 'a', target: 'tool:t' },
+          { id: 'g', target: 'human:p', approval: { question: 'ok?', timeoutSeconds: 600 } },
+        ],
+        { budget: { maxTokens: 100, onExhausted: 'fail' } },
+      ),
+    });
+    run.await('g');
+    const events = run.apply({
+      kind: 'AttemptEnded',
+      stepId: 'a',
+      generation: 1,
+      execution: run.execution('a'),
+      attempt: 1,
+      outcome: { kind: 'succeeded', confidence: null },
+      usage: { tokens: 150, costUsd: 0 },
+      note: 'done',
+    });
+    expect(run.state.run.terminal).toMatchObject({ state: 'failed', reason: 'budget_exhausted' });
+    expect(typesOf(events)).toContain('StepClosed:g');
+    expect(typesOf(events).indexOf('StepClosed:g')).toBeLessThan(typesOf(events).indexOf('RunFinished'));
+    expect(run.status('g')).toBe('cancelled');
+    // The gate's late end changes nothing once the run has finished.
+    expect(run.timeOut('g')).toEqual([]);
+  });
+});
