@@ -80,6 +80,9 @@ export function settle(d: Decision): void {
     return;
   }
   if (decision.state === 'failed' && awaitsReplan(d)) return;
+  // A fail-run failure ends the run whatever is still open (steps an invalidation's reopening started since).
+  if (decision.state === 'failed' && d.draft.open > 0)
+    closeOpenSteps(d, { code: 'E_RUN_FAILED', message: `the run failed: ${decision.reason}`, retryable: false });
   const declined = replanDeclines(d).map(({ stepId, failure, code, message }) => ({ stepId, failure, code, message }));
   const compensated = compensatedSteps(d);
   finish(d, {
