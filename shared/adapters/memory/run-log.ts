@@ -5,8 +5,9 @@
  * behind a newer one, changes nothing). A step's image never writes what its execution owns on the record (`output`,
  * the carried attempt record), and a generation that moved on drops it.
  *
- * A committed batch is kept as the JSON the table would hold (what `last` returns is read back from it), so a
- * reader never shares objects with the writer, and a field that JSON cannot carry is lost here as it is there.
+ * A committed batch is kept as it was committed: a batch, like the records in it, is never changed once made (the
+ * shell replaces records, it does not mutate them), so readers may share it. The behaviour suite
+ * (test/support/run-log-behaviour.ts) holds this adapter and the DynamoDB one to the same answers.
  */
 import { isConflictError } from '../../errors.ts';
 import type { ApprovalRecord } from '../../ports/records/approvals.ts';
@@ -44,24 +45,23 @@ function projectApproval(tables: MemoryTables, approval: ApprovalRecord, version
 
 export function createMemoryRunLog(store: MemoryStore): RunLog {
   const { tables } = store;
-  /** runId → version → the batch as JSON (the LOG#<version> items). */
-  const logs = new Map<string, Map<number, string>>();
+  /** runId → version → the batch (the LOG#<version> items), and the run's highest version. */
+  const logs = new Map<string, { readonly batches: Map<number, CommittedBatch>; top: number }>();
   return {
     async last(runId) {
       const log = logs.get(runId);
-      if (log === undefined || log.size === 0) return undefined;
-      const text = log.get(Math.max(...log.keys()));
-      return text === undefined ? undefined : (JSON.parse(text) as CommittedBatch);
+      return log?.batches.get(log.top);
     },
 
     async commit(batch) {
       let log = logs.get(batch.runId);
       if (log === undefined) {
-        log = new Map();
+        log = { batches: new Map(), top: 0 };
         logs.set(batch.runId, log);
       }
-      if (log.has(batch.version)) return false;
-      log.set(batch.version, JSON.stringify(batch));
+      if (log.batches.has(batch.version)) return false;
+      log.batches.set(batch.version, batch);
+      log.top = Math.max(log.top, batch.version);
       return true;
     },
 
