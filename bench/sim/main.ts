@@ -5,7 +5,8 @@
  *
  * Options: `--seeds A..B` (or `--seed N`), `--faults SPEC` (faults.ts; `all@P` for every fault at P),
  * `--runs-per-seed N` (runs sharing one world, side by side), `--trace` (each seed's trace hash, its runs' ends and
- * the faults that fired), `--events` (each run's committed batches), `--except INVARIANT,...` (an open finding's
+ * the faults that fired), `--events` (each run's committed batches), `--coverage` (how often each event, answer,
+ * fault and taken version occurred over all seeds), `--except INVARIANT,...` (an open finding's
  * violations counted apart, never silently), `--workers N` (worker threads; default: the machine's cores).
  */
 import { availableParallelism } from 'node:os';
@@ -21,13 +22,15 @@ export interface SimOptions {
   readonly trace: boolean;
   /** Print each run's committed batches (with --seed, to read what happened). */
   readonly events: boolean;
+  /** Print how often each path was taken over all seeds (event types, answers, taken versions, faults). */
+  readonly coverage: boolean;
   /** Invariants not counted (an open finding under repair): their violations are counted apart, and said so. */
   readonly except: readonly string[];
   readonly workers: number;
 }
 
 export const USAGE =
-  'usage: npm run sim -- --seeds A..B | --seed N [--faults point:fault@p,...|all@p] [--runs-per-seed N] [--trace] [--events] [--except INVARIANT,...] [--workers N]';
+  'usage: npm run sim -- --seeds A..B | --seed N [--faults point:fault@p,...|all@p] [--runs-per-seed N] [--trace] [--events] [--coverage] [--except INVARIANT,...] [--workers N]';
 
 function integer(flag: string, raw: string | undefined, min: number): number {
   const value = Number(raw);
@@ -43,6 +46,7 @@ export function parseSimOptions(argv: readonly string[]): SimOptions {
   let runsPerSeed = 1;
   let trace = false;
   let events = false;
+  let coverage = false;
   let except: string[] = [];
   let workers = Math.min(availableParallelism(), 8);
   for (let i = 0; i < argv.length; i++) {
@@ -80,6 +84,9 @@ export function parseSimOptions(argv: readonly string[]): SimOptions {
       case '--events':
         events = true;
         break;
+      case '--coverage':
+        coverage = true;
+        break;
       case '--except':
         except = (value ?? '').split(',').filter((name) => name !== '');
         i++;
@@ -88,7 +95,7 @@ export function parseSimOptions(argv: readonly string[]): SimOptions {
         throw new Error(`unknown option ${flag}\n${USAGE}`);
     }
   }
-  return { from, to, faults: parseSimFaults(spec), spec, runsPerSeed, trace, events, except, workers };
+  return { from, to, faults: parseSimFaults(spec), spec, runsPerSeed, trace, events, coverage, except, workers };
 }
 
 async function main(): Promise<number> {
@@ -129,6 +136,14 @@ async function main(): Promise<number> {
       );
       process.stdout.write(`trace ${result.trace}\n`);
     }
+  }
+  if (options.coverage) {
+    const sums = new Map<string, number>();
+    for (const result of results)
+      for (const [key, n] of [...result.tallies, ...result.fired.map(([k, v]) => [`fault: ${k}`, v] as const)])
+        sums.set(key, (sums.get(key) ?? 0) + n);
+    for (const [key, n] of [...sums].sort((a, b) => a[0].localeCompare(b[0])))
+      process.stdout.write(`coverage ${key}: ${n}\n`);
   }
   const apart = [...excepted].map(([name, n]) => `${n} ${name}`).join(', ');
   if (apart !== '') process.stdout.write(`sim: not counted (--except): ${apart}\n`);

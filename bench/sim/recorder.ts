@@ -58,6 +58,8 @@ export type CommitListener = (run: SimRun, batch: CommittedBatch) => void;
 
 export class Recorder {
   readonly runs = new Map<string, SimRun>();
+  /** How often each path was taken (event types, answers, taken versions): what `--coverage` sums up. */
+  readonly tallies = new Map<string, number>();
   private readonly listeners: CommitListener[] = [];
   private readonly hash: Hash | undefined;
 
@@ -101,6 +103,7 @@ export class Recorder {
     const run = this.runs.get(batch.runId);
     if (run === undefined) return;
     run.batches.push(batch);
+    for (const event of batch.events) this.tally(`event: ${event.type}`);
     this.hash?.update(JSON.stringify({ runId: batch.runId, version: batch.version, events: batch.events }));
     // After the first divergence every later batch would differ too: one problem says it.
     if (!run.problems.some((p) => p.invariant === 'event-sourcing'))
@@ -109,7 +112,15 @@ export class Recorder {
     for (const listener of this.listeners) listener(run, batch);
   }
 
+  tally(what: string): void {
+    this.tallies.set(what, (this.tallies.get(what) ?? 0) + 1);
+  }
+
   answered(runId: string, entry: Omit<AnsweredCommand, 'version'>): void {
+    const { command, reply } = entry;
+    this.tally(
+      `answer: ${command.kind} ${reply === undefined ? 'none' : reply.ok ? 'OK' : `${reply.status} ${reply.code}`}`,
+    );
     const run = this.runs.get(runId);
     if (run !== undefined) run.answers.push({ ...entry, version: run.batches.at(-1)?.version ?? 0 });
   }

@@ -38,6 +38,8 @@ export interface SeedResult {
   readonly statuses: readonly string[];
   /** Each run's committed batches, one line each (with `events`). */
   readonly log: readonly string[];
+  /** How often each path was taken (events, answers, taken versions, faults). */
+  readonly tallies: ReadonlyMap<string, number>;
 }
 
 /** Past this much virtual time a world is not quiet: something keeps it busy for ever. */
@@ -60,6 +62,7 @@ export async function simulateSeed(options: SeedOptions): Promise<SeedResult> {
     trace: world.recorder.traceHash(),
     fired: world.faults.fired,
     log: options.events === true ? runs.flatMap(logOf) : [],
+    tallies: world.recorder.tallies,
     statuses: runs.map(
       (r) => `${r.runId} ${r.replica.run.status}${r.replica.run.terminal ? ` (${r.replica.run.terminal.reason})` : ''}`,
     ),
@@ -83,6 +86,7 @@ export interface SeedReport {
   readonly statuses: readonly string[];
   readonly log: readonly string[];
   readonly fired: readonly (readonly [string, number])[];
+  readonly tallies: readonly (readonly [string, number])[];
   readonly batches: number;
   readonly tasks: number;
   readonly virtualMs: number;
@@ -105,7 +109,7 @@ interface WorkerJob extends SeedJob {
 async function reportSeed(seed: number, job: SeedJob): Promise<SeedReport> {
   const faults = parseSimFaults(job.spec);
   const result = await simulateSeed({ seed, runs: job.runsPerSeed, faults, trace: job.trace, events: job.events });
-  return { ...result, fired: [...result.fired] };
+  return { ...result, fired: [...result.fired], tallies: [...result.tallies] };
 }
 
 /**

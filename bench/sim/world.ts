@@ -67,9 +67,10 @@ export function simRunLog(env: IoEnv, inner: RunLog): RunLog {
     last: (runId) => faultedRead(env, () => inner.last(runId)),
     commit: (batch: CommittedBatch) =>
       faultedWrite(env, async () => {
-        const taken = await inner.commit(batch);
-        if (taken) env.recorder.committed(batch);
-        return taken;
+        const landed = await inner.commit(batch);
+        if (landed) env.recorder.committed(batch);
+        else env.recorder.tally('commit: version taken');
+        return landed;
       }),
     project: (batch) => faultedWrite(env, () => inner.project(batch)),
   };

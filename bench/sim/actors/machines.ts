@@ -189,6 +189,9 @@ async function awaitPerson(
   for (let retry = 1; ; retry++) {
     exec.token = token;
     waiting = ctx.tokens.wait(token, seconds * 1000);
+    // The wait's timeout runs from the Task's start; the Lambda that asks takes a while (the approval's deadline is
+    // counted from when the decider takes the ask, a little later).
+    await ctx.sched.sleep(streamOf(ctx, `ask:${token}`).int(20, 2_000));
     const presentation = { question: `Decide ${ref.stepId}?`, input: { key: ref.stepId }, ...held };
     await ctx.mailbox.send(ref.runId, {
       kind: 'AwaitDecision',
@@ -237,6 +240,8 @@ async function judgeEnd(
   exec.token = undefined;
   if (end.kind === 'stopped' || exec.stopped) return;
   if (end.kind === 'timedOut') {
+    // The machine's Catch runs a Task to report it: a Lambda's while, in which a decision may still be taken.
+    await ctx.sched.sleep(streamOf(ctx, `timeout:${exec.name}:${attempt}`).int(50, 3_000));
     await tell(ctx, ref.runId, { kind: 'DecisionTimedOut', ...ref, approvalKind: kind });
     return;
   }
@@ -272,7 +277,7 @@ export async function runCompensation(
     await ctx.sched.sleep(rng.int(50, 3_000));
     if (exec.stopped) return;
     const roll = rng.next();
-    if (roll < 0.75) {
+    if (roll < 0.65) {
       ctx.recorder.run(input.runId)?.undos.push({
         stepId: compensatedStepId(input.stepId),
         generation: input.generation,
@@ -282,7 +287,7 @@ export async function runCompensation(
       await tell(ctx, input.runId, { kind: 'CompensationEnded', ...ref, attempt, outcome: { kind: 'compensated' } });
       return;
     }
-    const error = { code: 'E_UNDO', message: `undo attempt ${attempt} failed`, retryable: roll < 0.9 };
+    const error = { code: 'E_UNDO', message: `undo attempt ${attempt} failed`, retryable: roll < 0.85 };
     if (!error.retryable || attempt === ATTEMPTS) {
       await tell(ctx, input.runId, { kind: 'CompensationEnded', ...ref, attempt, outcome: { kind: 'failed', error } });
       return;

@@ -54,11 +54,11 @@ export class People {
     }
     for (const approval of pending) {
       this.seen.add(approval.approvalId);
-      this.plan(runId, approval.approvalId, seconds);
+      this.plan(runId, approval.approvalId, seconds, Date.parse(approval.deadline));
     }
   }
 
-  private plan(runId: string, approvalId: string, seconds: number): void {
+  private plan(runId: string, approvalId: string, seconds: number, deadline: number): void {
     const rng = streamOf(this.ctx, `person:${approvalId}`);
     const when = rng.weighted([
       ['in time', 60],
@@ -67,7 +67,12 @@ export class People {
     ] as const);
     if (when === 'never') return;
     const window = seconds * 1000;
-    const delay = when === 'in time' ? rng.int(1_000, 0.8 * window) : rng.int(0.8 * window, 1.4 * window);
+    // Late: often in the last seconds before the deadline it is shown, which the wait's own timeout may have passed
+    // already (the decision then races the timeout's report); else well past it.
+    const late = rng.chance(0.6)
+      ? Math.max(0, deadline - this.ctx.sched.now - rng.int(0, 3_000))
+      : rng.int(0.8 * window, 1.4 * window);
+    const delay = when === 'in time' ? rng.int(1_000, 0.8 * window) : late;
     const decision = rng.weighted([
       ['approve', 65],
       ['reject', 20],
