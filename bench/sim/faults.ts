@@ -11,7 +11,8 @@
  * - `bus.deliver:duplicate|delay|drop-once`: a command reaches the run's mailbox twice, late (up to MS), or is lost
  *   and sent again MS later.
  * - `lambda.invoke:crash-after`: a step execution's word is sent twice (its Task's answer was lost and it ran again);
- *   a wait's Task is retried with a new token.
+ *   a wait's Task is retried with a new token. `lambda.invoke:timeout`: a shell outlives the queue's visibility
+ *   timeout, and the batch is received by the other shell while the first still handles it.
  * - `sfn.start:throttle`: an effect (an execution started or stopped, a token answered) is refused: the batch's
  *   effects are performed again by whoever loads the run next.
  */
@@ -22,7 +23,7 @@ export const SIM_FAULT_POINTS = {
   'store.write': ['throttle', 'crash-after', 'timeout'],
   'store.read': ['throttle'],
   'bus.deliver': ['duplicate', 'delay', 'drop-once'],
-  'lambda.invoke': ['crash-after'],
+  'lambda.invoke': ['crash-after', 'timeout'],
   'sfn.start': ['throttle'],
 } as const satisfies Readonly<Record<string, readonly string[]>>;
 
@@ -39,7 +40,7 @@ export interface SimFaultRule {
 export const allFaults = (probability: number): SimFaultRule[] =>
   Object.entries(SIM_FAULT_POINTS).flatMap(([point, faults]) =>
     faults
-      .filter((fault) => fault !== 'timeout')
+      .filter((fault) => point !== 'store.write' || fault !== 'timeout')
       .map((fault) => {
         const durationMs = DEFAULT_DURATION_MS[`${point}:${fault}`];
         const rule = { point: point as SimFaultPoint, fault, probability };
@@ -113,11 +114,15 @@ export class Faults {
   }
 
   /** The fault this call at `point` gets, if any (and its duration). */
-  draw(point: SimFaultPoint): { readonly fault: string; readonly durationMs: number; readonly rng: Rng } | undefined {
+  draw(
+    point: SimFaultPoint,
+    only?: readonly string[],
+  ): { readonly fault: string; readonly durationMs: number; readonly rng: Rng } | undefined {
     const rng = this.streams.get(point);
     if (rng === undefined) return undefined;
     for (const rule of this.rules) {
-      if (rule.point !== point || !rng.chance(rule.probability)) continue;
+      if (rule.point !== point || (only !== undefined && !only.includes(rule.fault))) continue;
+      if (!rng.chance(rule.probability)) continue;
       const key = `${point}:${rule.fault}`;
       this.fired.set(key, (this.fired.get(key) ?? 0) + 1);
       return { fault: rule.fault, durationMs: rule.durationMs ?? 0, rng };

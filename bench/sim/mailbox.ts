@@ -118,14 +118,41 @@ export class SimMailbox implements Mailbox {
     if (queue.letters.length === 0) this.queues.delete(runId);
   }
 
-  private async handle(runId: string, batch: readonly Letter[]): Promise<void> {
+  /**
+   * One receive of a batch by a shell. Under `lambda.invoke:timeout` the shell outlives the queue's visibility
+   * timeout: the batch is received again by the other shell while the first still handles it, both decide it on
+   * their own copies (one commit finds its version taken), and the sender hears the first answer that comes; the
+   * group stays blocked until both are done.
+   */
+  private async deliver(runId: string, commands: readonly RunCommandInput[]): Promise<Reply[]> {
     const { sched, rng, handlers } = this.options;
+    const index = rng.int(0, handlers.length - 1);
+    const first = handlers[index] as BatchHandler;
+    const fault = handlers.length > 1 ? this.options.faults.draw('lambda.invoke', ['timeout']) : undefined;
+    if (fault === undefined) return first(runId, commands);
+    const second = handlers[(index + 1) % handlers.length] as BatchHandler;
+    const answers: Reply[][] = [];
+    const failures: unknown[] = [];
+    const receive = (handler: BatchHandler) =>
+      handler(runId, commands).then(
+        (replies) => void answers.push(replies),
+        (error: unknown) => void failures.push(error),
+      );
+    await Promise.all([receive(first), sched.sleep(fault.rng.int(0, 30)).then(() => receive(second))]);
+    for (const error of failures)
+      if (!isInjectedFault(error) && answers.length > 0) this.options.onError(error, runId, commands);
+    const answered = answers[0];
+    if (answered === undefined) throw failures[0];
+    return answered;
+  }
+
+  private async handle(runId: string, batch: readonly Letter[]): Promise<void> {
+    const { sched, rng } = this.options;
     const commands = batch.map((letter) => letter.command);
     let bugs = 0;
     for (let attempt = 1; ; attempt++) {
       try {
-        const handler = handlers[rng.int(0, handlers.length - 1)] as BatchHandler;
-        const replies = await handler(runId, commands);
+        const replies = await this.deliver(runId, commands);
         for (const [i, letter] of batch.entries()) letter.answer?.(replies[i] ?? { ok: true });
         return;
       } catch (error) {

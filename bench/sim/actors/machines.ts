@@ -203,7 +203,7 @@ async function awaitPerson(
       presentation,
     });
     if (retry === 1) ctx.notice(ref.runId, ref.stepId, ref.generation, seconds);
-    const fault = retry <= 2 ? ctx.faults.draw('lambda.invoke') : undefined;
+    const fault = retry <= 2 ? ctx.faults.draw('lambda.invoke', ['crash-after']) : undefined;
     if (fault === undefined) break;
     await ctx.sched.sleep(fault.rng.int(200, 3_000));
     if (exec.stopped || !ctx.tokens.retire(token)) break;

@@ -55,7 +55,7 @@ export const streamOf = (ctx: ActorContext, label: string): Rng => Rng.of(ctx.se
 /** An execution's word to its run; under `lambda.invoke:crash-after` it is sent again a little later. */
 export async function tell(ctx: ActorContext, runId: string, command: RunCommandInput): Promise<void> {
   await ctx.mailbox.send(runId, command);
-  const fault = ctx.faults.draw('lambda.invoke');
+  const fault = ctx.faults.draw('lambda.invoke', ['crash-after']);
   if (fault !== undefined) ctx.sched.after(fault.rng.int(200, 5_000), () => void ctx.mailbox.send(runId, command));
 }
 
