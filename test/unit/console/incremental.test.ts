@@ -14,7 +14,13 @@ import {
   type Layout,
   resize,
 } from '../../../console/js/dag/incremental.js';
-import { defaultCollapsed, elkGraph, readLayout, type VisibleGraph, visibleGraph } from '../../../console/js/dag/model.js';
+import {
+  defaultCollapsed,
+  elkGraph,
+  readLayout,
+  type VisibleGraph,
+  visibleGraph,
+} from '../../../console/js/dag/model.js';
 
 const ELK = createRequire(import.meta.url)(
   'elkjs/lib/elk.bundled.js',
@@ -41,7 +47,9 @@ function plan(layers: number, width: number): ConsoleStep[] {
 
 const overlapping = (boxes: { x: number; y: number; width: number; height: number }[]) =>
   boxes.some((a, i) =>
-    boxes.some((b, j) => j > i && a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height),
+    boxes.some(
+      (b, j) => j > i && a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height,
+    ),
   );
 
 describe('resize', () => {
