@@ -69,12 +69,24 @@ export async function simulateSeed(options: SeedOptions): Promise<SeedResult> {
   };
 }
 
-/** A run's committed batches, a line each: its version, time and events (`type:stepId#generation`). */
+/**
+ * A run's committed batches, a line each: its version, time and events (`type:stepId#generation`); then the answers
+ * people and services were given, each after the version it came on (what it was decided on or before).
+ */
 function logOf(run: SimRun): string[] {
-  return run.batches.map(
-    (b) =>
-      `${run.runId} v${b.version} ${b.at.slice(11)} ${b.events.map((e) => ('generation' in e ? `${e.type}:${e.stepId}#${e.generation}` : e.type)).join(' ')}`,
-  );
+  const lines = run.batches.map((b) => ({
+    version: b.version,
+    text: `${run.runId} v${b.version} ${b.at.slice(11)} ${b.events.map((e) => ('generation' in e ? `${e.type}:${e.stepId}#${e.generation}` : e.type)).join(' ')}`,
+  }));
+  for (const a of run.answers) {
+    const reply = a.reply === undefined ? 'no answer' : a.reply.ok ? 'OK' : `${a.reply.status} ${a.reply.code}`;
+    const at = new Date(a.answeredAt).toISOString().slice(11);
+    lines.push({
+      version: a.version + 0.5,
+      text: `${run.runId}   answer after v${a.version} ${at} ${a.command.kind}: ${reply}`,
+    });
+  }
+  return lines.sort((x, y) => x.version - y.version).map((l) => l.text);
 }
 
 /** What one seed reports back (structured-clone safe, to cross from a worker). */

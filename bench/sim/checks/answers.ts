@@ -8,7 +8,7 @@
  * - CancelRun OK: the run ends cancelled (or is held for a person within its compensating cancel) and no step
  *   starts after it; a run already finished is answered with the state it finished in.
  * - Invalidate: an answer names exactly the steps its one application moved (a repeat under the same key answers
- *   that application's result and moves nothing again); a refusal moved nothing.
+ *   that application's result and moves nothing again); a refusal moved nothing, and comes before its key's application if any.
  */
 import type { Reply } from '../../../shared/engine/run/decision.ts';
 import type { RunEvent } from '../../../shared/engine/run/events.ts';
@@ -63,7 +63,7 @@ function check(run: SimRun, placed: readonly Placed[], answer: AnsweredCommand):
     case 'CancelRun':
       return cancel(run, placed, answer, reply);
     case 'Invalidate':
-      return invalidation(run, placed, command, reply);
+      return invalidation(run, placed, answer, reply);
     default:
       return undefined;
   }
@@ -154,9 +154,10 @@ function cancel(run: SimRun, placed: readonly Placed[], answer: AnsweredCommand,
 function invalidation(
   run: SimRun,
   placed: readonly Placed[],
-  command: Extract<AnsweredCommand['command'], { kind: 'Invalidate' }>,
+  answer: AnsweredCommand,
   reply: Reply,
 ): string | undefined {
+  const command = answer.command as Extract<AnsweredCommand['command'], { kind: 'Invalidate' }>;
   const applied = placed.filter((p) => p.event.type === 'InvalidationApplied' && p.event.key === command.key);
   if (applied.length > 1)
     return `${KEY}the key ${command.key} was applied ${applied.length} times (versions ${applied.map((p) => p.version).join(', ')})`;
@@ -167,7 +168,10 @@ function invalidation(
       return command.roots.some((id) => !run.replica.plan?.graph.has(id))
         ? undefined
         : 'every root is a step of the plan';
-    return first === undefined ? undefined : `${KEY}refused, though the key moved ${moved.join(', ')}`;
+    // A refusal before the key's application was true when given (a run still planning takes none; a retry may).
+    return first === undefined || answer.version < first.version
+      ? undefined
+      : `${KEY}refused after the key moved ${moved.join(', ')} (v${first.version})`;
   }
   const answered = Array.isArray(reply.value?.stepIds) ? (reply.value.stepIds as string[]) : [];
   const event = first?.event.type === 'InvalidationApplied' ? first.event : undefined;
@@ -175,7 +179,9 @@ function invalidation(
   if (event === undefined) return answered.length === 0 ? undefined : 'nothing was applied under its key';
   const named = [...event.stepIds].sort().join(',');
   if ([...moved].sort().join(',') !== named) return `its application names ${named} but moved ${moved.join(', ')}`;
-  // A repeat answered otherwise than the application under its key.
+  // A repeat says it is one (the API's edge answers an HTTP repeat with the first answer it kept); anything else
+  // must be the application under its key.
+  if (reply.value?.repeat === true) return answered.length === 0 ? undefined : `${KEY}a repeat named steps again`;
   if (named !== said) return `${KEY}the application under its key names ${event.stepIds.join(', ')}`;
   return undefined;
 }
