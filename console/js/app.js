@@ -6,23 +6,33 @@ import { get, onSignedOut } from './api.js';
 import { clearToken, completeOidc, getToken, loadConfig, takeFragmentToken } from './auth.js';
 import { h, replaceChildren } from './dom.js';
 import { approvalsPage } from './pages/approvals.js';
+import { eventsPage } from './pages/events.js';
+import { newRunPage } from './pages/new-run.js';
 import { revisionsPage } from './pages/revisions.js';
 import { runPage } from './pages/run.js';
 import { runsPage } from './pages/runs.js';
 import { signInPage } from './pages/sign-in.js';
+import { stepsPage } from './pages/steps.js';
 import { timelinePage } from './pages/timeline.js';
+import { poll } from './poll.js';
 
 const main = document.getElementById('main');
 const signOut = document.getElementById('sign-out');
 const inboxCount = document.getElementById('inbox-count');
 
 const ROUTES = [
+  [/^\/runs\/([^/]+)\/steps$/, (m) => ({ page: stepsPage, params: { runId: decodeURIComponent(m[1]) } })],
+  [/^\/runs\/([^/]+)\/events$/, (m) => ({ page: eventsPage, params: { runId: decodeURIComponent(m[1]) } })],
   [/^\/runs\/([^/]+)\/timeline$/, (m) => ({ page: timelinePage, params: { runId: decodeURIComponent(m[1]) } })],
   [/^\/runs\/([^/]+)\/revisions$/, (m) => ({ page: revisionsPage, params: { runId: decodeURIComponent(m[1]) } })],
   [/^\/runs\/([^/]+)$/, (m) => ({ page: runPage, params: { runId: decodeURIComponent(m[1]) } })],
   [/^\/runs$/, () => ({ page: runsPage, params: {} })],
   [/^\/approvals$/, () => ({ page: approvalsPage, params: {} })],
+  [/^\/new$/, () => ({ page: newRunPage, params: {} })],
 ];
+
+/** How often the inbox badge is asked, while the tab is visible (poll.js skips hidden tabs). */
+const BADGE_MS = 15_000;
 
 let current;
 let badgeTimer;
@@ -59,15 +69,16 @@ async function refreshBadge() {
 }
 
 function startBadge() {
-  clearInterval(badgeTimer);
+  badgeTimer?.stop();
   void refreshBadge();
-  badgeTimer = setInterval(() => void refreshBadge(), 5000);
+  badgeTimer = poll(refreshBadge, BADGE_MS);
 }
 
 function showSignIn(message) {
   current?.dispose?.();
   current = undefined;
-  clearInterval(badgeTimer);
+  badgeTimer?.stop();
+  document.title = 'Sign in · cairn';
   signOut.hidden = true;
   markNav('');
   current = signInPage(main, {
@@ -89,6 +100,7 @@ async function route() {
   }
   current?.dispose?.();
   markNav(location.hash.replace(/^#/, ''));
+  document.title = 'cairn console';
   replaceChildren(main, h('p', { class: 'muted' }, 'Loading…'));
   current = resolved.page(main, resolved.params);
 }

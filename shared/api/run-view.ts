@@ -5,7 +5,7 @@
  */
 import { round, spentBy } from '../engine/budget.ts';
 import { type BudgetReplanView, budgetReplanView } from '../engine/budget-replan.ts';
-import { deriveRunStatus, progress } from '../engine/run-view.ts';
+import { deriveRunStatus } from '../engine/run-view.ts';
 import { isBeingCancelled } from '../engine/statuses.ts';
 import { boundJson, clipMessage } from '../plan/bounded-text.ts';
 import { buildGraph, groupStatus } from '../plan/graph.ts';
@@ -82,6 +82,10 @@ export interface RunSummary {
   readonly objective: string;
   readonly revision: number;
   readonly progress: Progress;
+  /** What the run's attempts spent so far. */
+  readonly usage: Spend;
+  /** How many of its steps wait for a person's decision (a run paused for them, not at a deadline). */
+  readonly awaitingApproval: number;
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly terminal?: TerminalView;
@@ -202,6 +206,22 @@ function budgetReplanOf(run: RunRecord): Pick<RunView, 'budgetReplan'> {
   return view === undefined ? {} : { budgetReplan: view };
 }
 
+/**
+ * Finished over all steps of the current plan (superseded ones left out): only a step that succeeded or was skipped
+ * is done. A failed, blocked or cancelled step ended without doing its work, so a cancelled run that finished 4 of
+ * its 12 steps is 4/12, never 12/12.
+ */
+export function progressOf(statuses: Iterable<StepStatus>): Progress {
+  let done = 0;
+  let total = 0;
+  for (const status of statuses) {
+    if (status === 'superseded') continue;
+    total += 1;
+    if (status === 'succeeded' || status === 'skipped') done += 1;
+  }
+  return { done, total };
+}
+
 export function buildRunSummary(run: RunRecord, records: readonly StepRecord[]): RunSummary {
   return {
     runId: run.runId,
@@ -211,7 +231,9 @@ export function buildRunSummary(run: RunRecord, records: readonly StepRecord[]):
     ),
     objective: run.objective,
     revision: run.revision,
-    progress: progress(records.map((r) => r.status)),
+    progress: progressOf(records.map((r) => r.status)),
+    usage: usageView(run),
+    awaitingApproval: records.filter((r) => r.status === 'awaiting_approval').length,
     createdAt: run.createdAt,
     updatedAt: run.updatedAt,
     ...terminalView(run),

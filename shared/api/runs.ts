@@ -8,6 +8,7 @@
  * answered with a run that was asked for with other words.
  */
 import { Hono } from 'hono';
+import { compress } from 'hono/compress';
 import { isConflictError } from '../errors.ts';
 import type { RunStatus } from '../plan/schema.ts';
 import { resolveMode } from '../planner/planner.ts';
@@ -20,7 +21,9 @@ import { cancelBody, eventsQuery, listRunsQuery, MAX_EVENT_PAGE, stepsQuery } fr
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { type ApiDeps, type ApiEnv, modeOf } from './deps.ts';
 import { ApiError, answered, notFound } from './errors.ts';
+import { conditionalJson } from './etag.ts';
 import { submitRequest } from './plan-requests.ts';
+import { findRuns } from './run-search.ts';
 import { buildRunSummary, buildRunView, pageOfSteps } from './run-view.ts';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -29,6 +32,11 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const DEFAULT_LIST_LIMIT = 20;
 /** A run's steps come in pages of this many by default (plans of up to 64 steps come whole). */
 const DEFAULT_STEP_PAGE = 500;
+/**
+ * The reads a watching page repeats (a run's steps, its audit log, the runs list) are gzipped when the client takes
+ * it: their JSON repeats itself and shrinks about tenfold.
+ */
+const COMPRESSED = { before: [compress({ threshold: 2048 })] };
 
 type NewRun = Pick<RunRecord, 'objective' | 'mode' | 'directTarget' | 'submittedPlan' | 'planStamp'>;
 
@@ -119,51 +127,51 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     return c.json({ runId, status }, 202);
   });
 
-  serve(app, listRuns, async (c) => {
-    const query = readQuery(c, listRunsQuery);
-    const limit = query.limit ?? DEFAULT_LIST_LIMIT;
-    const before = query.cursor === undefined ? undefined : decodeCursor('runs', query.cursor);
-    // `paused` is derived from the steps of a running run, so both stored states are read and re-derived.
-    const stored: readonly (RunStatus | undefined)[] =
-      query.status === 'paused' || query.status === 'running' ? ['running', 'paused'] : [query.status];
-    const pages = await Promise.all(
-      stored.map((status) => store.listRuns({ ...(status ? { status } : {}), limit, ...(before ? { before } : {}) })),
-    );
-    const runs = pages
-      .flat()
-      .sort((a, b) =>
-        a.createdAt === b.createdAt ? b.runId.localeCompare(a.runId) : b.createdAt.localeCompare(a.createdAt),
-      )
-      .slice(0, limit);
-    const summaries = await Promise.all(
-      runs.map(async (run) => buildRunSummary(run, await store.listSteps(run.runId))),
-    );
-    const wanted = query.status === undefined ? summaries : summaries.filter((s) => s.status === query.status);
-    // More may follow when any stored state filled its page; the next page starts after the last run read.
-    const last = runs.at(-1);
-    const more = last !== undefined && pages.some((page) => page.length === limit);
-    return c.json({
-      runs: wanted,
-      ...(more ? { nextCursor: encodeCursor('runs', { createdAt: last.createdAt, runId: last.runId }) } : {}),
-    });
-  });
+  serve(
+    app,
+    listRuns,
+    async (c) => {
+      const query = readQuery(c, listRunsQuery);
+      const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+      const found = await findRuns(store, {
+        limit,
+        ...(query.status === undefined ? {} : { status: query.status }),
+        ...(query.q === undefined ? {} : { text: query.q }),
+        ...(query.cursor === undefined ? {} : { before: decodeCursor('runs', query.cursor) }),
+      });
+      const summaries = await Promise.all(
+        found.runs.map(async (run) => buildRunSummary(run, await store.listSteps(run.runId))),
+      );
+      const wanted = query.status === undefined ? summaries : summaries.filter((s) => s.status === query.status);
+      return conditionalJson(c, {
+        runs: wanted,
+        ...(found.next ? { nextCursor: encodeCursor('runs', found.next) } : {}),
+      });
+    },
+    COMPRESSED,
+  );
 
-  serve(app, getRun, async (c) => {
-    const query = readQuery(c, stepsQuery);
-    const run = await requireRun(c.req.param('runId'));
-    const [revision, steps] = await Promise.all([
-      run.revision > 0 ? store.getPlanRevision(run.runId, run.revision) : Promise.resolve(undefined),
-      store.listSteps(run.runId),
-    ]);
-    const from = query.cursor === undefined ? 0 : decodeCursor('steps', query.cursor).index;
-    const view = buildRunView(run, revision?.plan, steps);
-    const page = pageOfSteps(view.steps, from, query.limit ?? DEFAULT_STEP_PAGE);
-    return c.json({
-      ...view,
-      steps: page.steps,
-      ...(page.next === undefined ? {} : { nextCursor: encodeCursor('steps', { index: page.next }) }),
-    });
-  });
+  serve(
+    app,
+    getRun,
+    async (c) => {
+      const query = readQuery(c, stepsQuery);
+      const run = await requireRun(c.req.param('runId'));
+      const [revision, steps] = await Promise.all([
+        run.revision > 0 ? store.getPlanRevision(run.runId, run.revision) : Promise.resolve(undefined),
+        store.listSteps(run.runId),
+      ]);
+      const from = query.cursor === undefined ? 0 : decodeCursor('steps', query.cursor).index;
+      const view = buildRunView(run, revision?.plan, steps);
+      const page = pageOfSteps(view.steps, from, query.limit ?? DEFAULT_STEP_PAGE);
+      return conditionalJson(c, {
+        ...view,
+        steps: page.steps,
+        ...(page.next === undefined ? {} : { nextCursor: encodeCursor('steps', { index: page.next }) }),
+      });
+    },
+    COMPRESSED,
+  );
 
   serve(app, getRunPlan, async (c) => {
     const run = await requireRun(c.req.param('runId'));
@@ -174,15 +182,20 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     return c.json({ plan: stored.plan, revision, reason: stored.reason });
   });
 
-  serve(app, listRunEvents, async (c) => {
-    const query = readQuery(c, eventsQuery);
-    const after = query.cursor ?? query.after;
-    const limit = query.limit ?? MAX_EVENT_PAGE;
-    const run = await requireRun(c.req.param('runId'));
-    const events = await store.listEvents(run.runId, { limit, ...(after === undefined ? {} : { after }) });
-    const last = events.at(-1);
-    return c.json({ events, ...(events.length === limit && last ? { nextCursor: last.seq } : {}) });
-  });
+  serve(
+    app,
+    listRunEvents,
+    async (c) => {
+      const query = readQuery(c, eventsQuery);
+      const after = query.cursor ?? query.after;
+      const limit = query.limit ?? MAX_EVENT_PAGE;
+      const run = await requireRun(c.req.param('runId'));
+      const events = await store.listEvents(run.runId, { limit, ...(after === undefined ? {} : { after }) });
+      const last = events.at(-1);
+      return c.json({ events, ...(events.length === limit && last ? { nextCursor: last.seq } : {}) });
+    },
+    COMPRESSED,
+  );
 
   serve(app, cancelRun, async (c) => {
     const run = await requireRun(c.req.param('runId'));

@@ -98,7 +98,13 @@ export const contractValidator = (schema: JsonSchema): ValidateFunction => contr
  * break the contract gives 200,000 errors (`allErrors`), of which only the first 100 are formatted.
  */
 export const contractIssues = (errors: ValidateFunction['errors']): string[] =>
-  boundIssues(errors ?? [], (e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`);
+  boundIssues(errors ?? [], (e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}${namedField(e)}`);
+
+/** The field a problem is about when ajv's message leaves it out: `(root) must NOT have additional properties: 'x'`. */
+function namedField(error: NonNullable<ValidateFunction['errors']>[number]): string {
+  const extra = (error.params as { additionalProperty?: unknown }).additionalProperty;
+  return error.keyword === 'additionalProperties' && typeof extra === 'string' ? `: '${extra}'` : '';
+}
 
 /**
  * Why `schema` is not a valid JSON Schema 2020-12 (ajv's text, data named `schema`), or undefined when it is.

@@ -27,7 +27,7 @@ export function isGroup(step: ConsoleStep): boolean;
 export function defaultCollapsed(steps: readonly ConsoleStep[], maxNodes?: number): Set<string>;
 export function visibleGraph(steps: readonly ConsoleStep[], collapsed: ReadonlySet<string>): VisibleGraph;
 export function structureKey(graph: VisibleGraph): string;
-export function elkGraph(graph: VisibleGraph): unknown;
+export function elkGraph(graph: VisibleGraph, padding?: string): unknown;
 export function readLayout(laidOut: unknown): {
   width: number;
   height: number;

@@ -103,8 +103,11 @@ export function structureKey(graph) {
   return JSON.stringify([graph.nodes.map((n) => [n.id, n.kind, n.parent]), graph.edges.map((e) => [e.from, e.to])]);
 }
 
-/** The ELK graph of a visible graph: steps and folded groups at a fixed size, clusters sized by ELK. */
-export function elkGraph(graph) {
+/**
+ * The ELK graph of a visible graph: steps and folded groups at a fixed size, clusters sized by ELK. `padding` of
+ * the root: a box's contents laid out alone (incremental.js) are padded as the cluster that will hold them.
+ */
+export function elkGraph(graph, padding = '[top=16,left=16,bottom=16,right=16]') {
   const elkNodes = new Map();
   for (const node of graph.nodes) {
     elkNodes.set(
@@ -142,7 +145,7 @@ export function elkGraph(graph) {
       'elk.layered.spacing.nodeNodeBetweenLayers': '48',
       'elk.spacing.nodeNode': '22',
       'elk.spacing.edgeNode': '16',
-      'elk.padding': '[top=16,left=16,bottom=16,right=16]',
+      'elk.padding': padding,
       'elk.json.shapeCoords': 'ROOT',
       'elk.json.edgeCoords': 'ROOT',
     },

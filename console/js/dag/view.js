@@ -91,35 +91,20 @@ function clusterNode(node, box) {
 const pathOf = (points) => points.map((p, i) => `${i === 0 ? 'M' : 'L'}${p.x},${p.y}`).join(' ');
 
 /**
- * Renders into `container` and returns { update(graph), focus(id), select(id) }. `onActivate(node)` is called for a
- * click, Enter or Space on a node or cluster head.
+ * Renders into `container` and returns { update(graph), focus(id), select(id), reveal(id) }. `onActivate(node)` is
+ * called for a click, Enter or Space on a node or cluster head. The drawing sits in one group that `viewport`
+ * (viewport.js) zooms and pans; the svg itself fills the canvas.
  */
-export function renderDag(container, graph, laidOut, onActivate) {
+export function renderDag(container, graph, laidOut, onActivate, viewport) {
   const byId = new Map(graph.nodes.map((n) => [n.id, n]));
   const edgeCount = new Map(graph.edges.map((e) => [e.id, e.count ?? 1]));
   const clusters = graph.nodes
     .filter((n) => n.kind === 'group' && laidOut.boxes.has(n.id))
     .sort((a, b) => laidOut.boxes.get(a.id).depth - laidOut.boxes.get(b.id).depth);
   const leaves = graph.nodes.filter((n) => n.kind !== 'group' && laidOut.boxes.has(n.id));
-  const svg = s(
-    'svg',
-    {
-      class: 'dag',
-      width: Math.ceil(laidOut.width),
-      height: Math.ceil(laidOut.height),
-      viewBox: `0 0 ${Math.ceil(laidOut.width)} ${Math.ceil(laidOut.height)}`,
-      role: 'group',
-      'aria-label': `Plan graph, ${leaves.length} nodes`,
-    },
-    s(
-      'defs',
-      null,
-      s(
-        'marker',
-        { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto' },
-        s('path', { d: 'M0,0 L10,5 L0,10 z', class: 'arrow' }),
-      ),
-    ),
+  const content = s(
+    'g',
+    { class: 'viewport-content' },
     s(
       'g',
       { class: 'clusters' },
@@ -148,6 +133,27 @@ export function renderDag(container, graph, laidOut, onActivate) {
       leaves.map((n) => stepNode(n, laidOut.boxes.get(n.id))),
     ),
   );
+  const svg = s(
+    'svg',
+    {
+      class: 'dag',
+      width: '100%',
+      height: '100%',
+      role: 'group',
+      'aria-label': `Plan graph, ${leaves.length} nodes`,
+      dataset: { width: String(Math.ceil(laidOut.width)), height: String(Math.ceil(laidOut.height)) },
+    },
+    s(
+      'defs',
+      null,
+      s(
+        'marker',
+        { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto' },
+        s('path', { d: 'M0,0 L10,5 L0,10 z', class: 'arrow' }),
+      ),
+    ),
+    content,
+  );
   const activate = (target) => {
     const element = target.closest('[data-id][tabindex]');
     if (!element) return;
@@ -161,32 +167,45 @@ export function renderDag(container, graph, laidOut, onActivate) {
     activate(event.target);
   });
   container.replaceChildren(svg);
+  viewport?.attach(content, laidOut, laidOut.boxes);
+  for (const node of graph.nodes) viewport?.status(node.id, node.step.status);
 
   const elementsOf = (id) => svg.querySelectorAll(`[data-id="${CSS.escape(id)}"]`);
+  // What each node shows now: the step objects may change under the view, the drawing only by update().
+  const drawn = new Map(graph.nodes.map((n) => [n.id, { status: n.step.status, meta: metaText(n) }]));
   return {
     svg,
     /** New statuses (same structure): classes and labels only. */
     update(nextGraph) {
       for (const node of nextGraph.nodes) {
-        const known = byId.get(node.id);
-        if (!known) continue;
+        if (!byId.has(node.id)) continue;
         byId.set(node.id, node);
+        viewport?.status(node.id, node.step.status);
+        const was = drawn.get(node.id);
+        const meta = metaText(node);
+        if (was.status === node.step.status && was.meta === meta) continue;
+        drawn.set(node.id, { status: node.step.status, meta });
         for (const element of elementsOf(node.id)) {
-          element.classList.remove(`status-${known.step.status}`);
+          element.classList.remove(`status-${was.status}`);
           element.classList.add(`status-${node.step.status}`);
           if (element.hasAttribute('tabindex')) element.setAttribute('aria-label', nodeLabel(node));
-          const meta = element.querySelector('.meta');
-          if (meta) meta.textContent = metaText(node);
+          const text = element.querySelector('.meta');
+          if (text) text.textContent = meta;
         }
       }
     },
     focus(id) {
       const element = [...elementsOf(id)].find((e) => e.hasAttribute('tabindex'));
-      element?.focus();
+      element?.focus({ preventScroll: true });
     },
     select(id) {
       for (const element of svg.querySelectorAll('.selected')) element.classList.remove('selected');
       if (id) for (const element of elementsOf(id)) element.classList.add('selected');
+    },
+    /** Brings a node into view (zooming in if the graph is too small to read there). */
+    reveal(id) {
+      const box = laidOut.boxes.get(id);
+      if (box) viewport?.reveal(box);
     },
   };
 }

@@ -8,6 +8,9 @@ import { ApiFailure, get, post } from '../api.js';
 import { getConfig } from '../auth.js';
 import { formatTime, h, jsonBlock, relative, replaceChildren } from '../dom.js';
 import { poll } from '../poll.js';
+import { idWithCopy } from '../ui/copy.js';
+import { jsonTree } from '../ui/json-tree.js';
+import { looksLikeMarkdown } from '../ui/markdown.js';
 
 const DONE = { approve: 'Approved', reject: 'Rejected', edit: 'Edited and approved' };
 
@@ -57,7 +60,35 @@ function card(approval, context, onDecided) {
     name: 'output',
     'aria-describedby': `${domId}-errors`,
   });
-  editor.value = JSON.stringify(starter(approval, context.step?.outputSchema), null, 2);
+  const start = starter(approval, context.step?.outputSchema);
+  // The long texts of a held result (a report) are edited as text, with real line breaks; the rest as JSON.
+  const texts =
+    approval.heldOutput !== undefined && start && typeof start === 'object' && !Array.isArray(start)
+      ? Object.entries(start).filter(([, value]) => looksLikeMarkdown(value))
+      : [];
+  const textEditors = texts.map(([name, value]) => {
+    const area = h('textarea', {
+      id: `${domId}-text-${name.replace(/[^A-Za-z0-9_-]/g, '_')}`,
+      class: 'text-editor',
+      rows: '14',
+      name,
+      dataset: { field: name },
+    });
+    area.value = value;
+    return area;
+  });
+  const rest = texts.length
+    ? Object.fromEntries(Object.entries(start).filter(([k]) => !texts.some(([n]) => n === k)))
+    : start;
+  editor.value = JSON.stringify(rest, null, 2);
+  /** The edited output: the JSON editor's object with the text fields put back. */
+  const edited = () => {
+    const parsed = JSON.parse(editor.value);
+    if (textEditors.length === 0) return parsed;
+    const out = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? { ...parsed } : {};
+    for (const area of textEditors) out[area.dataset.field] = area.value;
+    return out;
+  };
   const buttons = [];
   const button = (label, attrs, action) => {
     const b = h('button', { type: 'button', ...attrs, onclick: () => void action() }, label);
@@ -67,7 +98,8 @@ function card(approval, context, onDecided) {
   const editArea = h(
     'div',
     { class: 'edit-area', hidden: true },
-    h('label', { for: editor.id }, 'Corrected output (JSON)'),
+    textEditors.map((area) => [h('label', { for: area.id }, `${area.dataset.field} (the held text, Markdown)`), area]),
+    h('label', { for: editor.id }, textEditors.length ? 'The other fields (JSON)' : 'Corrected output (JSON)'),
     editor,
     checkList,
     h(
@@ -108,7 +140,7 @@ function card(approval, context, onDecided) {
         context.objective ?? approval.runId,
       ),
       ' · step ',
-      h('span', { class: 'mono' }, approval.stepId),
+      idWithCopy(approval.stepId, 'Copy step id'),
       context.step ? ` (${context.step.title}, ${context.step.target})` : '',
     ),
     h(
@@ -125,16 +157,16 @@ function card(approval, context, onDecided) {
         'div',
         null,
         h('h3', null, approval.kind === 'revision' ? 'Revision' : 'Step input'),
-        jsonBlock(approval.input ?? null, 'Step input'),
+        jsonTree(approval.input ?? null, 'Step input'),
       ),
-      h('div', null, h('h3', null, 'Upstream outputs'), jsonBlock(approval.upstreamOutputs ?? {}, 'Upstream outputs')),
+      h('div', null, h('h3', null, 'Upstream outputs'), jsonTree(approval.upstreamOutputs ?? {}, 'Upstream outputs')),
     ),
     approval.kind === 'review'
       ? h(
           'div',
           null,
           h('h3', null, `Held result (confidence ${Math.round((approval.heldConfidence ?? 0) * 100)}%)`),
-          jsonBlock(approval.heldOutput, 'Held result'),
+          jsonTree(approval.heldOutput, 'Held result'),
         )
       : null,
     h('label', { for: comment.id }, 'Comment (optional)'),
@@ -194,7 +226,7 @@ function card(approval, context, onDecided) {
     replaceChildren(checkList);
     let output;
     try {
-      output = JSON.parse(editor.value);
+      output = edited();
     } catch (error) {
       replaceChildren(checkList, h('li', null, `Not valid JSON: ${error.message}`));
       editor.setAttribute('aria-invalid', 'true');
@@ -240,6 +272,7 @@ function card(approval, context, onDecided) {
 export function approvalsPage(main) {
   const list = h('div', { class: 'approval-list', id: 'approval-list' });
   const note = h('p', { class: 'muted', role: 'status' });
+  document.title = 'Approvals · cairn';
   replaceChildren(main, h('section', null, h('div', { class: 'page-head' }, h('h1', null, 'Approvals')), note, list));
   const cards = new Map();
   const decidedHere = new Set();
@@ -277,6 +310,7 @@ export function approvalsPage(main) {
     }
     for (const entry of cards.values()) entry.tick();
     note.textContent = approvals.length === 0 ? 'Nothing waits for a decision.' : `${approvals.length} pending.`;
+    document.title = approvals.length ? `(${approvals.length}) Approvals · cairn` : 'Approvals · cairn';
     return true;
   };
 

@@ -3,8 +3,9 @@
  * changed; selecting one shows the diff against the revision before it (added, removed, changed with the fields
  * that differ, superseded) and the plan itself.
  */
-import { get } from '../api.js';
-import { formatTime, h, jsonBlock, replaceChildren } from '../dom.js';
+import { get, getRun } from '../api.js';
+import { formatTime, h, replaceChildren } from '../dom.js';
+import { jsonTree } from '../ui/json-tree.js';
 import { runHeader } from './run-header.js';
 
 const KINDS = [
@@ -51,12 +52,14 @@ function diffView(answer, plan) {
             ),
       ),
     ),
-    plan ? h('details', null, h('summary', null, `Plan of revision ${answer.to}`), jsonBlock(plan, 'Plan JSON')) : null,
+    plan ? h('details', null, h('summary', null, `Plan of revision ${answer.to}`), jsonTree(plan, 'Plan JSON')) : null,
   );
 }
 
 export function revisionsPage(main, { runId, query }) {
-  const header = runHeader(runId, '/revisions');
+  const header = runHeader(runId, '/revisions', {
+    onActed: async () => header.update((await getRun(runId)).run),
+  });
   const body = h('tbody');
   const detail = h('div', { 'aria-live': 'polite' });
   replaceChildren(
@@ -95,10 +98,8 @@ export function revisionsPage(main, { runId, query }) {
   };
 
   (async () => {
-    const [run, list] = await Promise.all([
-      get(`/runs/${encodeURIComponent(runId)}`),
-      get(`/runs/${encodeURIComponent(runId)}/revisions`),
-    ]);
+    // Every page of steps: the head's progress counts them all.
+    const [{ run }, list] = await Promise.all([getRun(runId), get(`/runs/${encodeURIComponent(runId)}/revisions`)]);
     if (stopped) return;
     header.update(run);
     const chosen = Number(query.get('revision')) || list.revision;

@@ -4,6 +4,45 @@
  */
 import { get, post } from '../api.js';
 import { between, facts, formatDuration, formatTime, h, jsonBlock, replaceChildren, statusBadge } from '../dom.js';
+import { idWithCopy } from '../ui/copy.js';
+import { confirmAction, field } from '../ui/dialog.js';
+import { jsonTree } from '../ui/json-tree.js';
+
+/** Steps that can run again from here: finished, or stopped for good (invalidate starts a new generation). */
+const RERUNNABLE = new Set(['succeeded', 'failed', 'blocked', 'skipped', 'cancelled', 'compensated']);
+
+/**
+ * "Rerun from here": invalidates the step (a group: all its steps), so it and everything downstream of it run again
+ * as a new generation; upstream results are kept and a finished run reopens.
+ */
+function rerunAction(detail, onActed) {
+  if (!RERUNNABLE.has(detail.status)) return null;
+  const open = () => {
+    const reason = h('textarea', { id: 'rerun-reason', rows: 2, maxlength: 2000 });
+    return confirmAction({
+      title: `Rerun from “${detail.step.title}”?`,
+      body: 'This step and every step downstream of it run again as a new generation; the steps upstream keep their results, and a finished run reopens.',
+      fields: [field('Reason (optional)', reason)],
+      confirmLabel: 'Rerun from here',
+      run: async () => {
+        const body = reason.value.trim() ? { reason: reason.value.trim() } : {};
+        const answer = await post(
+          `/runs/${encodeURIComponent(detail.runId)}/steps/${encodeURIComponent(detail.step.id)}/invalidate`,
+          body,
+          { idempotent: true },
+        );
+        const count = answer.stepIds.length;
+        return `Rerunning ${count} step${count === 1 ? '' : 's'}${answer.reopened ? '; the run reopened' : ''}.`;
+      },
+      onDone: (text) => onActed(text),
+    });
+  };
+  return h(
+    'div',
+    { class: 'actions panel-actions' },
+    h('button', { type: 'button', id: 'rerun-step', onclick: open }, 'Rerun from here…'),
+  );
+}
 
 const TRACE_TAGS = { plan: '[plan]', exec: '[exec]', judge: '[judge]', fail: '[fail]' };
 
@@ -145,7 +184,7 @@ function attemptsTable(attempts) {
         h('details', null, h('summary', null, 'Input'), jsonBlock(a.input, 'Attempt input')),
         a.output === undefined
           ? null
-          : h('details', null, h('summary', null, 'Output'), jsonBlock(a.output, 'Attempt output')),
+          : h('details', null, h('summary', null, 'Output'), jsonTree(a.output, 'Attempt output')),
         h('details', null, h('summary', null, 'Evidence'), jsonBlock(a.evidence, 'Attempt evidence')),
       ),
     ),
@@ -241,7 +280,7 @@ function render(detail, onActed) {
       statusBadge(detail.status),
     ),
     facts([
-      ['Step', h('span', { class: 'mono' }, step.id)],
+      ['Step', idWithCopy(step.id, 'Copy step id')],
       ['Target', h('span', { class: 'mono' }, step.target ?? 'group')],
       step.description ? ['Description', step.description] : null,
       ['Depends on', step.dependsOn.length ? step.dependsOn.join(', ') : '—'],
@@ -273,6 +312,7 @@ function render(detail, onActed) {
       ],
       detail.children.length ? ['Contains', detail.children.join(', ')] : null,
     ]),
+    rerunAction(detail, onActed),
     errorView(record?.error),
     // A mutating step says how to undo it; a person acting on a failure needs that next to the error.
     step.rollbackHint
@@ -283,9 +323,9 @@ function render(detail, onActed) {
       : [
           section(
             lastAttempt?.input !== undefined ? 'Input (as resolved for the last attempt)' : 'Input (as planned)',
-            jsonBlock(input, 'Step input'),
+            jsonTree(input, 'Step input'),
           ),
-          section('Output', jsonBlock(record?.output ?? null, 'Step output')),
+          section('Output', h('div', { id: 'step-output' }, jsonTree(record?.output ?? null, 'Step output'))),
           section('Attempts', attemptsTable(detail.attempts)),
           section('Reasoning trace', traceList(record?.trace)),
         ],
@@ -304,17 +344,20 @@ function render(detail, onActed) {
   ];
 }
 
-export function stepPanel(runId, onClose) {
+export function stepPanel(runId, onClose, { onActed } = {}) {
   const body = h('div', { class: 'panel-body' });
   const close = h(
     'button',
     { type: 'button', class: 'close', 'aria-label': 'Close step details', onclick: () => onClose() },
     '×',
   );
+  // What the last action from the panel did: kept while the step's details are read again after it.
+  const notice = h('p', { class: 'notice', role: 'status', id: 'panel-notice' });
   const element = h(
     'aside',
     { class: 'step-panel', id: 'step-panel', 'aria-labelledby': 'panel-title', hidden: true },
     close,
+    notice,
     body,
   );
   let shown;
@@ -326,7 +369,11 @@ export function stepPanel(runId, onClose) {
     fingerprint = `${detail.status}/${detail.record?.generation ?? ''}/${detail.record?.attempts ?? 0}`;
     replaceChildren(
       body,
-      render(detail, () => load(stepId, false)),
+      render(detail, async (text) => {
+        if (text) notice.textContent = text;
+        await onActed?.();
+        await load(stepId, false);
+      }),
     );
     if (focus) document.getElementById('panel-title')?.focus();
   };
@@ -334,6 +381,7 @@ export function stepPanel(runId, onClose) {
   return {
     element,
     async show(stepId) {
+      if (shown !== stepId) notice.textContent = '';
       shown = stepId;
       element.hidden = false;
       replaceChildren(body, h('p', { class: 'muted' }, 'Loading…'));

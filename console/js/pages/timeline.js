@@ -6,7 +6,8 @@
 import { get } from '../api.js';
 import { getConfig } from '../auth.js';
 import { formatDuration, formatTime, h, replaceChildren, STATUS_MARKS, s, statusLabel, truncate } from '../dom.js';
-import { poll, TERMINAL_RUN } from '../poll.js';
+import { QUIET_MS } from '../feed/run-feed.js';
+import { runSession } from '../feed/run-session.js';
 import { runHeader } from './run-header.js';
 
 const LABEL = 250;
@@ -176,11 +177,10 @@ const LEGEND = [
 ];
 
 export function timelinePage(main, { runId }) {
-  const header = runHeader(runId, '/timeline');
+  const header = runHeader(runId, '/timeline', { onActed: () => session.refresh() });
   const area = h('div', { class: 'gantt-area', id: 'timeline' }, h('p', { class: 'muted' }, 'Loading…'));
   const info = h('div');
   const fit = h('input', { type: 'checkbox', id: 'fit-actual' });
-  fit.addEventListener('change', () => void refresh());
   replaceChildren(
     main,
     header.element,
@@ -198,13 +198,10 @@ export function timelinePage(main, { runId }) {
     ),
   );
   let stopped = false;
-  const refresh = async () => {
-    const [run, timeline] = await Promise.all([
-      get(`/runs/${encodeURIComponent(runId)}`),
-      get(`/runs/${encodeURIComponent(runId)}/timeline`),
-    ]);
-    if (stopped) return false;
-    header.update(run);
+  let timeline;
+  let fetched = 0;
+  const draw = () => {
+    if (!timeline) return;
     replaceChildren(info, summary(timeline));
     replaceChildren(
       area,
@@ -212,20 +209,37 @@ export function timelinePage(main, { runId }) {
         ? chart(timeline, area.clientWidth || main.clientWidth, fit.checked)
         : h('p', { class: 'muted' }, 'No steps yet.'),
     );
-    return !TERMINAL_RUN.has(run.status);
   };
-  let timer;
-  refresh()
-    .then((again) => {
-      if (again) timer = poll(refresh, getConfig().pollMs);
-    })
-    .catch((error) =>
+  fit.addEventListener('change', draw);
+  // The timeline is one answer for the whole run: read again when the run moved, at most every QUIET_MS.
+  const load = async () => {
+    fetched = Date.now();
+    const answer = await get(`/runs/${encodeURIComponent(runId)}/timeline`);
+    if (stopped) return;
+    timeline = answer;
+    draw();
+  };
+  const session = runSession(runId, {
+    pollMs: getConfig().pollMs,
+    onError: (error) =>
       replaceChildren(area, h('p', { class: 'error', role: 'alert' }, `Could not load the timeline: ${error.message}`)),
-    );
+    onChange: ({ run, reason }) => {
+      header.update(run);
+      if (reason === 'load' || Date.now() - fetched >= QUIET_MS) {
+        load().catch((error) =>
+          replaceChildren(
+            area,
+            h('p', { class: 'error', role: 'alert' }, `Could not load the timeline: ${error.message}`),
+          ),
+        );
+      }
+    },
+  });
+  void session.open();
   return {
     dispose() {
       stopped = true;
-      timer?.stop();
+      session.stop();
     },
   };
 }

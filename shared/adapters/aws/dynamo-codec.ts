@@ -100,6 +100,7 @@ export const runCodecs: FieldCodecs<RunRecord> = {
   cancelling: json<boolean>(),
   budgetWarned: optionalStringSet,
   budgetExhaustedFor: json<readonly number[]>(),
+  invalidationKeys: json<readonly string[]>(),
 };
 
 export function encodeRun(run: RunRecord): Item {

@@ -60,13 +60,12 @@ async function projectStep(ctx: DynamoContext, step: StepRecord, version: number
   }
   update.set(ENTITY_ATTRIBUTE, { S: 'step' });
   update.set(VERSION_ATTRIBUTE, { N: String(version) });
-  // What the decider no longer holds on the record goes (a field cleared by a new generation, a claim dropped), and
-  // with a new generation what the old one's execution wrote.
-  const removed = new Set(
-    Object.keys(stepCodecs).filter((name) => fields[name] === undefined && !EXECUTION_FIELDS.has(name)),
-  );
-  if (moved) for (const name of EXECUTION_FIELDS) removed.add(name);
-  for (const name of removed) update.remove(name);
+  // What the decider no longer holds on the record goes (a field cleared by a new generation, a claim dropped).
+  // The execution's fields are removed once, below: naming one twice in an update is refused (overlapping paths).
+  for (const name of Object.keys(stepCodecs)) {
+    if (fields[name] === undefined && !EXECUTION_FIELDS.has(name)) update.remove(name);
+  }
+  if (moved) for (const name of EXECUTION_FIELDS) update.remove(name);
   await conditionalUpdate(ctx, itemKeys.step(step.runId, step.stepId), scope, update, olderThan(scope, version));
 }
 

@@ -14,7 +14,7 @@ export interface paths {
         };
         /**
          * List runs, newest first
-         * @description Pages of up to `limit` (default 20, at most 100); follow `nextCursor` (as `cursor`) until it is absent.
+         * @description Pages of up to `limit` (default 20, at most 100); follow `nextCursor` (as `cursor`) until it is absent. Answered with a weak ETag: the same request with it as If-None-Match is answered 304 while nothing changed.
          */
         get: operations["listRuns"];
         put?: never;
@@ -38,7 +38,7 @@ export interface paths {
         };
         /**
          * Read a run and its steps
-         * @description Steps come in plan order, 500 a page by default. Outputs over 16 KB and all but the newest 20 trace entries are left out (`outputOmitted`, `traceOmitted`): GET /runs/{runId}/steps/{stepId} shows a step whole.
+         * @description Steps come in plan order, 500 a page by default. Outputs over 16 KB and all but the newest 20 trace entries are left out (`outputOmitted`, `traceOmitted`): GET /runs/{runId}/steps/{stepId} shows a step whole. Each page has a weak ETag: sent back as If-None-Match, it is answered 304 while the page is unchanged.
          */
         get: operations["getRun"];
         put?: never;
@@ -804,10 +804,14 @@ export interface components {
              * @constant
              */
             cancelling?: true;
+            /** @description Steps of the current plan done (succeeded or skipped) and in all (superseded ones left out). */
             progress: {
                 done: number;
                 total: number;
             };
+            usage: components["schemas"]["Spend"];
+            /** @description Steps waiting for a person to decide (a run paused for people, not at a deadline). */
+            awaitingApproval: number;
             createdAt: string;
             updatedAt: string;
         };
@@ -1096,10 +1100,14 @@ export interface operations {
         parameters: {
             query?: {
                 status?: "planning" | "running" | "paused" | "complete" | "failed" | "cancelled";
+                /** @description Only runs whose objective or run id contains this text (any case). A search reads up to 1000 runs a page. */
+                q?: string;
                 limit?: number;
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1108,11 +1116,20 @@ export interface operations {
             /** @description A page of runs. */
             200: {
                 headers: {
+                    /** @description A weak tag of this answer: send it as If-None-Match. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RunPage"];
                 };
+            };
+            /** @description Not modified: the answer is the same as the one whose ETag was sent as If-None-Match (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -1180,7 +1197,9 @@ export interface operations {
                 cursor?: string;
                 limit?: number;
             };
-            header?: never;
+            header?: {
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description The run's id. */
                 runId: string;
@@ -1192,11 +1211,20 @@ export interface operations {
             /** @description The run. */
             200: {
                 headers: {
+                    /** @description A weak tag of this answer: send it as If-None-Match. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RunView"];
                 };
+            };
+            /** @description Not modified: the answer is the same as the one whose ETag was sent as If-None-Match (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

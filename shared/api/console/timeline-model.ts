@@ -2,7 +2,7 @@
  * The data behind the console's Gantt view: one row per executable step of the current plan (dependencies first)
  * with its planned slot (earliest start by `estimatedDurationSeconds` along its effective dependencies), its attempts
  * (retries are separate bars) and its approval waits, plus two critical paths: the planned one (estimates only) and
- * the actual one (measured durations where a step has run, estimates elsewhere).
+ * the actual one (measuredPath: the chain of steps the run's last moment waited on, as they ran).
  */
 import { buildGraph, criticalPath, effectiveUpstream, topologicalOrder } from '../../plan/graph.ts';
 import type { Plan, StepError, StepStatus } from '../../plan/schema.ts';
@@ -68,8 +68,6 @@ export interface TimelineInput {
 
 const TERMINAL_RUN = new Set(['complete', 'failed', 'cancelled']);
 
-const seconds = (from: string, to: string): number => Math.max(0, (Date.parse(to) - Date.parse(from)) / 1000);
-
 const finitePath = (path: { steps: string[]; seconds: number }): PathView =>
   Number.isFinite(path.seconds) ? path : { steps: [], seconds: 0 };
 
@@ -86,6 +84,47 @@ function waitOf(approval: ApprovalRecord): TimelineWait {
 }
 
 const byAttempt = (a: AttemptRecord, b: AttemptRecord): number => a.generation - b.generation || a.attempt - b.attempt;
+
+/**
+ * The critical path of what happened: from the step that ended last (a running one ends now), back through the
+ * upstream step that ended last before it, and so on; its seconds are the steps' own durations along that chain.
+ * Only steps that started count: a step that was blocked, skipped, cancelled or never reached took no time, so
+ * the path can never be longer than the run (estimates belong to the planned path).
+ */
+export function measuredPath(
+  order: readonly string[],
+  upstreamOf: (id: string) => readonly string[],
+  recordOf: ReadonlyMap<string, StepRecord>,
+  end: string,
+): PathView {
+  const span = new Map<string, { from: number; to: number }>();
+  for (const id of order) {
+    const record = recordOf.get(id);
+    if (!record?.startedAt) continue;
+    const from = Date.parse(record.startedAt);
+    const to = Date.parse(record.finishedAt ?? end);
+    if (Number.isFinite(from) && Number.isFinite(to)) span.set(id, { from, to: Math.max(from, to) });
+  }
+  const later = (a: string, b: string | undefined): boolean =>
+    b === undefined || (span.get(a)?.to ?? 0) > (span.get(b)?.to ?? 0);
+  let last: string | undefined;
+  for (const id of order) if (span.has(id) && later(id, last)) last = id;
+  const steps: string[] = [];
+  let ms = 0;
+  const seen = new Set<string>();
+  for (let at = last; at !== undefined && !seen.has(at); ) {
+    seen.add(at);
+    const own = span.get(at);
+    if (!own) break;
+    steps.push(at);
+    ms += own.to - own.from;
+    // The upstream the step waited for: the one that ended last.
+    let via: string | undefined;
+    for (const up of upstreamOf(at)) if (span.has(up) && later(up, via)) via = up;
+    at = via;
+  }
+  return { steps: steps.reverse(), seconds: ms / 1000 };
+}
 
 export function buildTimeline(input: TimelineInput): Timeline {
   const { run, plan, records, now } = input;
@@ -104,11 +143,6 @@ export function buildTimeline(input: TimelineInput): Timeline {
   const byId = new Map(live.map((s) => [s.id, s]));
   const recordOf = new Map(records.map((r) => [r.stepId, r]));
   const estimate = (id: string): number => byId.get(id)?.estimatedDurationSeconds ?? 0;
-  const measured = (id: string): number => {
-    const record = recordOf.get(id);
-    if (!record?.startedAt) return estimate(id);
-    return seconds(record.startedAt, record.finishedAt ?? finishedAt ?? nowIso);
-  };
 
   const order = (topologicalOrder(graph) ?? live.map((s) => s.id)).filter((id) => !graph.isGroup(id));
   const plannedStart = new Map<string, number>();
@@ -161,7 +195,7 @@ export function buildTimeline(input: TimelineInput): Timeline {
     rows,
     criticalPath: {
       planned: finitePath(criticalPath(graph, estimate)),
-      actual: finitePath(criticalPath(graph, measured)),
+      actual: measuredPath(order, (id) => effectiveUpstream(graph, id), recordOf, finishedAt ?? nowIso),
     },
   };
 }

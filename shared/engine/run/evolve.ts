@@ -13,6 +13,9 @@ import { appendAndRetain, traceEntry } from '../trace.ts';
 import type { RunEvent } from './events.ts';
 import { countsOf, type DraftState, draftOf, type RunState } from './state.ts';
 
+/** How many invalidation keys a run remembers (a repeat comes soon after: a client's retry, a redelivery). */
+export const INVALIDATION_KEYS_KEPT = 100;
+
 /** Applies one event to a copy of `state`. */
 export function evolve(state: RunState, event: RunEvent): RunState {
   const draft = draftOf(state);
@@ -336,7 +339,7 @@ function apply(draft: DraftState, event: RunEvent): void {
       draft.plan = draft.viewOf(event.plan);
       return;
     case 'InvalidationApplied':
-      touchRun({});
+      touchRun({ invalidationKeys: [...(draft.run.invalidationKeys ?? []), event.key].slice(-INVALIDATION_KEYS_KEPT) });
       return;
   }
 }

@@ -74,6 +74,11 @@ export interface RunRecord {
   readonly budgetWarned?: readonly string[];
   /** Revisions whose budget's exhaustion was announced (once each). */
   readonly budgetExhaustedFor?: readonly number[];
+  /**
+   * The keys of the run's last invalidations (a request's Idempotency-Key, a resource change's event id), newest last:
+   * a repeat of one changes nothing.
+   */
+  readonly invalidationKeys?: readonly string[];
 }
 
 /**

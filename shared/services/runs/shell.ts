@@ -57,22 +57,22 @@ export function createRunShell(deps: RunShellDeps): RunShell {
     if (cache.size > limit) cache.delete(cache.keys().next().value as string);
   };
 
-  const copyOf = async (runId: string): Promise<Cached | undefined> => {
+  const copyOf = async (runId: string): Promise<(Cached & { readonly kept: boolean }) | undefined> => {
     const known = cache.get(runId);
-    if (known !== undefined) return known;
+    if (known !== undefined) return { ...known, kept: true };
     const loaded = await loadRun(deps, runId);
     if (loaded === undefined) return undefined;
     // The batch a writer committed and did not finish: its records were written again by loadRun, its effects now.
     if (loaded.last !== undefined) await performEffects(deps, runId, loaded.last.effects);
     const entry = { draft: loaded.draft };
     remember(runId, entry);
-    return entry;
+    return { ...entry, kept: false };
   };
 
   async function once(runId: string, commands: readonly RunCommandInput[]): Promise<Reply[] | 'taken'> {
     const entry = await copyOf(runId);
     if (entry === undefined) return commands.map(() => UNKNOWN_RUN(runId));
-    const { draft } = entry;
+    const { draft, kept } = entry;
     const at = deps.clock().toISOString();
     const events: RunEvent[] = [];
     const effects: Effect[] = [];
@@ -92,7 +92,15 @@ export function createRunShell(deps: RunShellDeps): RunShell {
       cache.delete(runId);
       throw error;
     }
-    if (events.length === 0) return replies;
+    if (events.length === 0) {
+      // No commit checks a batch that decided nothing: a copy kept from an earlier batch is checked against the log
+      // (another shell may have committed since), or it would answer from the past and drop what it was sent.
+      if (kept && ((await deps.runLog.last(runId))?.version ?? 0) !== draft.version) {
+        cache.delete(runId);
+        return 'taken';
+      }
+      return replies;
+    }
     const batch: CommittedBatch = {
       runId,
       version: draft.version + 1,

@@ -77,6 +77,26 @@ describe('buildTimeline', () => {
     expect(timeline.finishedAt).toBeNull();
   });
 
+  it('measures the critical path of a cancelled run from the steps that ran, never longer than the run', () => {
+    const records = [
+      stepRecord('r', 'a', { status: 'succeeded', startedAt: at(0), finishedAt: at(2) }),
+      stepRecord('r', 'b', { status: 'cancelled', startedAt: at(2), finishedAt: at(3) }),
+      stepRecord('r', 'c', { status: 'succeeded', startedAt: at(2), finishedAt: at(2.5) }),
+      stepRecord('r', 'd', { status: 'cancelled' }),
+    ];
+    const timeline = buildTimeline({
+      run: runRecord('r', { createdAt: T0, status: 'cancelled', updatedAt: at(3.1) }),
+      plan: planOf(steps),
+      records,
+      attempts: [],
+      approvals: [],
+      now: new Date(at(60)),
+    });
+
+    expect(timeline.criticalPath.actual).toEqual({ steps: ['a', 'b'], seconds: 3 });
+    expect(timeline.criticalPath.planned.seconds).toBe(17);
+  });
+
   it('shows approval waits, open while pending and closed by the decision', () => {
     const timeline = buildTimeline({
       run: runRecord('r', { createdAt: T0, status: 'complete', updatedAt: at(30) }),

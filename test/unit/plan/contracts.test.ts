@@ -126,12 +126,12 @@ describe('Catalog contracts through the process cache', () => {
     expect(inputCompiles).toHaveLength(1);
   });
 
-  it('reports contract violations and uncompilable contracts in the same words as before', () => {
+  it('reports contract violations, naming an extra field, and uncompilable contracts', () => {
     const contract = freshContract();
     const catalog = loadCatalog({ capabilities: [capability('tool:a', contract)] });
     expect(catalog.validateInput('tool:a', { q: 1, extra: true })).toEqual({
       ok: false,
-      errors: ['(root) must NOT have additional properties', '/q must be string'],
+      errors: ["(root) must NOT have additional properties: 'extra'", '/q must be string'],
     });
     const broken = new Catalog([capability('tool:broken', { type: 'object', properties: { a: { type: 'nope' } } })]);
     expect(broken.validateInput('tool:broken', {})).toEqual({

@@ -1,5 +1,6 @@
 /** The run routes (runs.ts serves them): start, list, read, its plan, its audit log, cancel. */
 import { revisionQuery } from '../../body.ts';
+import { conditionalHeaders, ETAG_HEADER, NOT_MODIFIED } from '../../etag.ts';
 import { defineRoute } from '../route.ts';
 import { RunCancelled } from '../schemas/approvals.ts';
 import { ErrorBody, idempotencyHeaders, runParams } from '../schemas/common.ts';
@@ -41,9 +42,14 @@ export const listRuns = defineRoute({
   tag: 'runs',
   summary: 'List runs, newest first',
   description:
-    'Pages of up to `limit` (default 20, at most 100); follow `nextCursor` (as `cursor`) until it is absent.',
+    'Pages of up to `limit` (default 20, at most 100); follow `nextCursor` (as `cursor`) until it is absent. ' +
+    'Answered with a weak ETag: the same request with it as If-None-Match is answered 304 while nothing changed.',
   query: listRunsQuery,
-  responses: { 200: { description: 'A page of runs.', schema: RunPage } },
+  headers: conditionalHeaders,
+  responses: {
+    200: { description: 'A page of runs.', schema: RunPage, headers: ETAG_HEADER },
+    304: NOT_MODIFIED,
+  },
 });
 
 export const getRun = defineRoute({
@@ -54,10 +60,15 @@ export const getRun = defineRoute({
   summary: 'Read a run and its steps',
   description:
     'Steps come in plan order, 500 a page by default. Outputs over 16 KB and all but the newest 20 trace entries ' +
-    'are left out (`outputOmitted`, `traceOmitted`): GET /runs/{runId}/steps/{stepId} shows a step whole.',
+    'are left out (`outputOmitted`, `traceOmitted`): GET /runs/{runId}/steps/{stepId} shows a step whole. Each page ' +
+    'has a weak ETag: sent back as If-None-Match, it is answered 304 while the page is unchanged.',
   params: runParams,
   query: stepsQuery,
-  responses: { 200: { description: 'The run.', schema: RunView } },
+  headers: conditionalHeaders,
+  responses: {
+    200: { description: 'The run.', schema: RunView, headers: ETAG_HEADER },
+    304: NOT_MODIFIED,
+  },
 });
 
 export const getRunPlan = defineRoute({

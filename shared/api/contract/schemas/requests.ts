@@ -25,6 +25,10 @@ export const cancelBody = z.strictObject({ compensate: z.boolean().optional() })
 export const MAX_RUN_PAGE = 100;
 export const listRunsQuery = z.strictObject({
   status: z.enum(RUN_STATUSES).optional(),
+  q: described(
+    'Only runs whose objective or run id contains this text (any case). A search reads up to 1000 runs a page.',
+    z.string().min(1).max(200).optional(),
+  ),
   limit: limitField(MAX_RUN_PAGE),
   cursor: cursorField,
 });

@@ -120,7 +120,15 @@ export const RunSummary = named(
   'RunSummary',
   z.object({
     ...runFields,
-    progress: z.object({ done: z.number(), total: z.number() }),
+    progress: described(
+      'Steps of the current plan done (succeeded or skipped) and in all (superseded ones left out).',
+      z.object({ done: z.number(), total: z.number() }),
+    ),
+    usage: Spend,
+    awaitingApproval: described(
+      'Steps waiting for a person to decide (a run paused for people, not at a deadline).',
+      z.number(),
+    ),
     createdAt: timestamp,
     updatedAt: timestamp,
   }),

@@ -23,6 +23,8 @@ export function countUsage(
   if (spend === undefined || (spend.tokens <= 0 && spend.costUsd <= 0)) return;
   const { stepId, generation } = step;
   d.emit({ type: 'UsageCounted', at: d.at, stepId, generation, attempt, tokens: spend.tokens, costUsd: spend.costUsd });
+  // A run that has ended is told of no threshold (its audit log ends with RunFinished); a reopening warns afresh.
+  if (d.run.status !== 'running' && d.run.status !== 'paused') return;
   warn(d, undefined, d.plan?.plan.budget, spentBy(d.run));
   const after = d.step(stepId);
   if (after !== undefined) warn(d, stepId, d.plan?.byId.get(stepId)?.budget, spentBy(after));

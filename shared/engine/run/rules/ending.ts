@@ -10,8 +10,9 @@ import type { ReplanDecline, RunRecord } from '../../../ports/records/runs.ts';
 import { budgetReplanState, decideBudgetExhaustion } from '../../budget-replan.ts';
 import { decideTerminal, describeTerminal, type TerminalDecision } from '../../terminal.ts';
 import type { Decision } from '../decision.ts';
-import { runBudget } from './budget.ts';
+import { runBudget, runBudgetStop } from './budget.ts';
 import { advanceCompensation } from './compensation.ts';
+import { closeOpenSteps } from './flow.ts';
 import { finish, HELD_REASONS, isLive, pause } from './terminal-writes.ts';
 
 export { finish, HELD_REASONS, type HeldReason, isLive, pause } from './terminal-writes.ts';
@@ -82,6 +83,9 @@ export function settle(d: Decision): void {
     return;
   }
   if (decision.state === 'failed' && awaitsReplan(d)) return;
+  // A fail-run failure ends the run whatever is still open (steps an invalidation's reopening started since).
+  if (decision.state === 'failed' && d.draft.open > 0)
+    closeOpenSteps(d, { code: 'E_RUN_FAILED', message: `the run failed: ${decision.reason}`, retryable: false });
   const declined = replanDeclines(d).map(({ stepId, failure, code, message }) => ({ stepId, failure, code, message }));
   const compensated = compensatedSteps(d);
   finish(d, {
@@ -132,10 +136,13 @@ function exhausted(
   };
   const summary = describeTerminal(decision);
   if (next.action === 'pause') pause(d, 'budget_exhausted', { ...decision.evidence, summary, ...evidence });
-  else
+  else {
+    // Nothing stays open in a failed run: a step still waiting for a person closes with it.
+    closeOpenSteps(d, runBudgetStop(`stopped: ${budget.detail}`));
     finish(d, {
       state: 'failed',
       reason: 'budget_exhausted',
       evidence: { ...decision.evidence, summary, ...evidence },
     });
+  }
 }

@@ -12,6 +12,7 @@ import { stepExecutionName } from '../../../ports/executions.ts';
 import { isOpenStepStatus } from '../../statuses.ts';
 import type { Decision } from '../decision.ts';
 import { generationOf, letsDependentsGo } from '../evolve.ts';
+import { closeStepApprovals } from './approval-closing.ts';
 import { runBudget } from './run-budget.ts';
 
 export const BLOCKED_CODE = 'E_BLOCKED';
@@ -108,6 +109,8 @@ export function closeOpenSteps(d: Decision, error: StepError, which: (stepId: st
   for (const [id, step] of d.draft.steps) {
     if (!isOpenStepStatus(step.status) || !which(id)) continue;
     d.emit({ type: 'StepClosed', at: d.at, stepId: id, generation: step.generation, error });
+    // Its approvals close with it, whoever ends the run (approval-closing.ts).
+    closeStepApprovals(d, id, step.generation, error.message);
   }
 }
 

@@ -25,6 +25,11 @@ function refusal(d: Decision): string | undefined {
 }
 
 export function invalidate(d: Decision, command: Invalidate): void {
+  // A repeat of an invalidation this run took already (a retry, a redelivery) moves nothing again.
+  if ((d.run.invalidationKeys ?? []).includes(command.key)) {
+    d.reply = { ok: true, value: { stepIds: [], reopened: false, repeat: true } };
+    return;
+  }
   const plan = d.plan;
   const refused = refusal(d);
   if (refused !== undefined || plan === undefined) {

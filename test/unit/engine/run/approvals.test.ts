@@ -217,9 +217,9 @@ describe('a person decides a gate', () => {
     run.await('gate');
     run.fail('other', { code: 'E_X', message: 'no', retryable: false });
     expect(run.status('gate')).toBe('cancelled');
-    expect(run.decide(GATE_ID, 'approve')).toMatchObject([
-      { type: 'ApprovalClosed', announced: false, comment: 'the step no longer waits' },
-    ]);
+    // Closed with its step when the run ended: a decision now decides nothing.
+    expect(run.state.approvals.get(GATE_ID)?.status).toBe('expired');
+    expect(run.decide(GATE_ID, 'approve')).toEqual([]);
     expect(run.lastReply).toMatchObject({ ok: false, status: 410, code: 'E_APPROVAL_EXPIRED' });
   });
 

@@ -116,3 +116,16 @@ describe('an invalidation', () => {
     expect(run.lastReply).toMatchObject({ ok: true, value: { reopened: true } });
   });
 });
+
+describe('a repeated invalidation', () => {
+  it('moves nothing again when its key was taken already, even after the run was cancelled', () => {
+    const run = completed();
+    run.apply({ kind: 'Invalidate', roots: ['r'], reason: 'changed', key: 'k1' });
+    expect(run.apply({ kind: 'Invalidate', roots: ['r'], reason: 'changed', key: 'k1' })).toEqual([]);
+    expect(run.lastReply).toEqual({ ok: true, value: { stepIds: [], reopened: false, repeat: true } });
+    expect(run.step('r').generation).toBe(2);
+    run.apply({ kind: 'CancelRun', compensate: false, by: null });
+    run.apply({ kind: 'Invalidate', roots: ['r'], reason: 'changed', key: 'k1' });
+    expect(run.lastReply).toMatchObject({ ok: true, value: { repeat: true } });
+  });
+});

@@ -1,0 +1,88 @@
+/**
+ * What a person can do to a whole run from its page: cancel it (optionally undoing its finished mutating steps,
+ * `compensate`), and replan it with a reason and, if they like, a new objective. Each asks first in a dialog and
+ * says plainly what the server answered: a replan is a planning job, followed until it made a revision, waits
+ * for an approval, or failed with the planner's code.
+ */
+import { get, post } from '../api.js';
+import { h } from '../dom.js';
+import { confirmAction, field, userError } from '../ui/dialog.js';
+
+const TERMINAL = new Set(['complete', 'failed', 'cancelled']);
+const JOB_POLL_MS = 700;
+const JOB_WAIT_MS = 120_000;
+
+function cancelDialog(run, onActed) {
+  const compensate = h('input', { type: 'checkbox', id: 'cancel-compensate', name: 'compensate' });
+  return confirmAction({
+    title: 'Cancel this run?',
+    body: `“${run.objective}” stops: nothing new starts, and steps in flight are stopped.`,
+    fields: [
+      h('label', { class: 'check' }, compensate, ' Undo the finished mutating steps (compensate) before it ends'),
+    ],
+    confirmLabel: 'Cancel the run',
+    danger: true,
+    run: async () => {
+      const answer = await post(`/runs/${encodeURIComponent(run.runId)}/cancel`, { compensate: compensate.checked });
+      return `Cancel sent: the run is ${answer.status}${compensate.checked ? ', undoing its finished steps' : ''}.`;
+    },
+    onDone: onActed,
+  });
+}
+
+/** Follows a planning job until it ends; what to say about how it ended. */
+async function followJob(jobId) {
+  const started = Date.now();
+  for (;;) {
+    const job = await get(`/plans/${encodeURIComponent(jobId)}`);
+    if (job.status === 'succeeded') {
+      if (job.approvalId) return `The new plan waits for approval (${job.approvalId}) in the inbox.`;
+      return `Replanned: revision ${job.revision ?? '?'} is current.`;
+    }
+    if (job.status === 'failed') throw userError(`The replan failed (${job.error?.code}): ${job.error?.message}`);
+    if (Date.now() - started > JOB_WAIT_MS) return `The replan is still being planned (job ${jobId}).`;
+    await new Promise((resolve) => setTimeout(resolve, JOB_POLL_MS));
+  }
+}
+
+function replanDialog(run, onActed) {
+  const reason = h('textarea', { id: 'replan-reason', rows: 3, maxlength: 2000 });
+  const objective = h('textarea', { id: 'replan-objective', rows: 2, maxlength: 2000 });
+  objective.value = run.objective;
+  return confirmAction({
+    title: 'Replan this run',
+    body: 'The planner revises the plan; finished work is kept where the new plan still has it.',
+    fields: [
+      field('Reason', reason, 'Why the plan must change (the planner reads it).'),
+      field('Objective', objective, 'Change it to re-aim the run; leave it to keep the objective.'),
+    ],
+    confirmLabel: 'Replan',
+    run: async () => {
+      if (reason.value.trim() === '') throw userError('Say why the plan must change.');
+      const body = { reason: reason.value.trim() };
+      if (objective.value.trim() && objective.value.trim() !== run.objective) body.objective = objective.value.trim();
+      const job = await post(`/runs/${encodeURIComponent(run.runId)}/replan`, body);
+      return followJob(job.jobId);
+    },
+    onDone: onActed,
+  });
+}
+
+/** The run's action buttons, for its current state; `onActed(message)` after the server took an action. */
+export function runActions(run, onActed) {
+  const live = !TERMINAL.has(run.status);
+  return h(
+    'div',
+    { class: 'run-actions' },
+    live && !run.cancelling
+      ? h(
+          'button',
+          { type: 'button', class: 'danger', id: 'cancel-run', onclick: () => cancelDialog(run, onActed) },
+          'Cancel…',
+        )
+      : null,
+    run.status === 'cancelled' || run.revision < 1
+      ? null
+      : h('button', { type: 'button', id: 'replan-run', onclick: () => replanDialog(run, onActed) }, 'Replan…'),
+  );
+}
