@@ -30,6 +30,7 @@ import { ledger, ledgerEntries } from '../../shared/capabilities/conformance.ts'
 import { createRoot } from '../../shared/composition/root.ts';
 import { DEFAULT_LOCAL_HOST } from '../../shared/config/defaults.ts';
 import type { Catalog } from '../../shared/plan/catalog.ts';
+import type { Mailbox } from '../../shared/ports/mailbox.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import { withLambdaPayloadLimits } from './api-payload-limits.ts';
 import { withPutEventsLimits } from './bus-limits.ts';
@@ -61,6 +62,8 @@ export interface LocalStack {
   readonly store: Store;
   readonly catalog: Catalog;
   readonly executions: LocalExecutions;
+  /** The runs' mailboxes: the one way in to each run's decider. */
+  readonly mailbox: Mailbox;
   /** Whether the state machines came from the synthesis cache or were synthesized, and why. */
   readonly synthesis: SynthOutcome;
   /** The data directory (absent: in memory). */
@@ -269,8 +272,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const server = await serveApi(api, { port: options.port ?? 0, hostname: host, timeouts });
   const { port } = server.address() as AddressInfo;
   // What the mailbox and the timers held before a restart goes on first: a step's end waits there to be decided.
+  const box = root.mailbox;
   if (letters !== undefined) {
-    root.mailbox;
     mailbox?.repost(letters.recovered.letters);
     timers?.rearm(letters.recovered.timers);
   }
@@ -296,6 +299,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     store,
     catalog,
     executions,
+    mailbox: box,
     synthesis,
     ...(data ? { dataDir: data.dir } : {}),
     resumed,

@@ -3,11 +3,12 @@
  * approval decisions safe under concurrency, not a fake's imitation of them.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
+import { createDynamoRunLogOf, createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
 import { createApp } from '../../shared/api/app.ts';
 import type { ApiDeps } from '../../shared/api/deps.ts';
 import { runExecutionName, stepExecutionName } from '../../shared/ports/executions.ts';
 import type { Store } from '../../shared/ports/store.ts';
+import { decidingFor } from '../support/deciding.ts';
 import { startDynalite, type TestDynamo } from '../support/dynalite.ts';
 import { RecordedExecutions } from '../support/recorded-executions.ts';
 import {
@@ -17,6 +18,7 @@ import {
   fakePlanner,
   gateStep,
   planOf,
+  SETTINGS,
   stepRecord,
   TOKEN,
 } from '../unit/api/harness.ts';
@@ -39,7 +41,9 @@ beforeEach(async () => {
     catalog,
     planner: fakePlanner,
     limits: { maxSteps: 8, maxDepth: 4 },
-    cancelRun: async () => {},
+    mailbox: decidingFor({ store, runLog: createDynamoRunLogOf(dynamo, store), executions, catalog, clock: () => now })
+      .mailbox,
+    runSettings: SETTINGS,
     auth: { kind: 'token', token: TOKEN },
     clock: () => now,
     newId: () => `run-${++ids}`,

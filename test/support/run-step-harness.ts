@@ -5,7 +5,7 @@
  * `useRunStepStore()` gives a test file its table and the helpers that act on it.
  */
 import { afterAll, beforeAll } from 'vitest';
-import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
+import { createDynamoRunLogOf, createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
 import {
   CONFORMANCE_TARGETS,
   conformanceCatalog,
@@ -27,6 +27,7 @@ import type { RunStepRequest, StepNext } from '../../shared/services/coordinator
 import { createOutboxRelay } from '../../shared/services/outbox/relay.ts';
 import type { CapabilityCallConfig } from '../../shared/services/step/capability-call.ts';
 import { createStepRunner } from '../../shared/services/step/run-step.ts';
+import { type Deciding, decidingFor } from './deciding.ts';
 import { startDynalite, type TestDynamo } from './dynalite.ts';
 import { at, uniqueId } from './store-fixtures.ts';
 
@@ -156,7 +157,9 @@ export function useRunStepStore() {
     dynamo = await startDynalite();
     started = createDynamoStore({ client: dynamo.client, tableName: dynamo.tableName });
   });
+  const decided: Deciding[] = [];
   afterAll(async () => {
+    for (const deciding of decided.splice(0)) deciding.close();
     await dynamo?.stop();
   });
   const table = (): TestDynamo => {
@@ -188,9 +191,18 @@ export function useRunStepStore() {
       stream: (record) => void relay?.relay([record]),
     });
     relay = createOutboxRelay({ events, store: streamed });
+    const store = { ...streamed, ...options.over };
+    // The step's reports go to the run's decider, which commits on this table and starts what follows.
+    const runLog = createDynamoRunLogOf(
+      { client: table().client, tableName: table().tableName, stream: (record) => void relay?.relay([record]) },
+      store,
+    );
+    const deciding = decidingFor({ store, runLog, executions, catalog });
+    decided.push(deciding);
     let ids = 0;
     const stepRunner = createStepRunner({
-      store: { ...streamed, ...options.over },
+      store,
+      mailbox: deciding.mailbox,
       executions,
       catalog,
       clock: () => new Date(),
@@ -206,7 +218,16 @@ export function useRunStepStore() {
       registry: createCapabilityRegistry(bindings),
       ...(options.capabilityCall === undefined ? {} : { capabilityCall: options.capabilityCall }),
     });
-    return { runStep: (request: RunStepRequest) => stepRunner.runStep(request), executions, events };
+    return {
+      runStep: async (request: RunStepRequest) => {
+        const next = await stepRunner.runStep(request);
+        await deciding.mailbox.idle();
+        return next;
+      },
+      executions,
+      events,
+      deciding,
+    };
   }
 
   /** A store method that throws the first time `when` holds for its arguments (a Lambda dying mid-invocation). */

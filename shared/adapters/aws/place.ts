@@ -31,21 +31,33 @@ export function awsPlace(settings: Settings): Place {
     store: () => createDynamoStore(dynamo()),
     runLog: (store) => createDynamoRunLogOf(dynamo(), store),
     // The decider Lambda reads the queue (functions/decider.ts): here the shell is only the place's to name.
-    mailbox: () =>
-      createSqsMailbox({
-        client: new SQSClient({}),
-        queueUrl: requireSetting(settings, 'mailboxUrl'),
-        replies: replies(),
-        newId: () => randomUUID(),
-      }),
+    // Both are made on first use, so a function that never sends a command needs none of their settings.
+    mailbox: () => {
+      const sqs = once(() =>
+        createSqsMailbox({
+          client: new SQSClient({}),
+          queueUrl: requireSetting(settings, 'mailboxUrl'),
+          replies: replies(),
+          newId: () => randomUUID(),
+        }),
+      );
+      return {
+        send: (runId, command) => sqs().send(runId, command),
+        ask: (runId, command) => sqs().ask(runId, command),
+      };
+    },
     replies,
-    timers: (mailbox) =>
-      createSchedulerTimers({
-        client: new SchedulerClient({}),
-        queueArn: requireSetting(settings, 'mailboxArn'),
-        roleArn: requireSetting(settings, 'schedulerRoleArn'),
-        mailbox,
-      }),
+    timers: (mailbox) => {
+      const scheduler = once(() =>
+        createSchedulerTimers({
+          client: new SchedulerClient({}),
+          queueArn: requireSetting(settings, 'mailboxArn'),
+          roleArn: requireSetting(settings, 'schedulerRoleArn'),
+          mailbox,
+        }),
+      );
+      return { schedule: (runId, name, at, command) => scheduler().schedule(runId, name, at, command) };
+    },
     executions: () =>
       createSfnExecutions({
         machineArns: {
