@@ -5,6 +5,7 @@
  */
 import { round, spentBy } from '../engine/budget.ts';
 import { type BudgetReplanView, budgetReplanView } from '../engine/budget-replan.ts';
+import { replanDeclinesOf } from '../engine/run/rules/ending.ts';
 import { deriveRunStatus } from '../engine/run-view.ts';
 import { isBeingCancelled } from '../engine/statuses.ts';
 import { boundJson, clipMessage } from '../plan/bounded-text.ts';
@@ -12,7 +13,6 @@ import { buildGraph, groupStatus } from '../plan/graph.ts';
 import type { Budget, Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
 import type { Spend } from '../ports/capabilities.ts';
 import type { CompensationRecord, RunRecord, StepRecord, TerminalRecord, TraceEntry } from '../ports/store.ts';
-import { replanDeclinesOf } from '../engine/run/rules/ending.ts';
 
 export interface StepView {
   readonly id: string;

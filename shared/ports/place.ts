@@ -10,12 +10,11 @@
  */
 import type { DemoOptions } from '../capabilities/demo.ts';
 import type { Catalog } from '../plan/catalog.ts';
-import type { RunShell } from '../services/runs/shell.ts';
 import type { CapabilityBinding, CapabilityRegistry } from './capabilities.ts';
 import type { EventPublisher } from './events.ts';
 import type { Executions } from './executions.ts';
 import type { ExpressionEvaluator } from './expressions.ts';
-import type { Mailbox, Replies } from './mailbox.ts';
+import type { BatchHandler, Mailbox, Replies } from './mailbox.ts';
 import type { MetricsSink } from './metrics.ts';
 import type { PlanJobDispatcher } from './plan-jobs.ts';
 import type { PlanModel } from './plan-model.ts';
@@ -32,7 +31,7 @@ export interface Place {
    * The runs' mailboxes. Embedded, an in-process queue per run that hands batches to `shell`; deployed, the SQS FIFO
    * queue the decider Lambda reads (the shell then runs there, not here).
    */
-  readonly mailbox: (shell: RunShell) => Mailbox;
+  readonly mailbox: (shell: BatchHandler) => Mailbox;
   /** Waking a run later (embedded: the stack's clock; deployed: one-time schedules into the mailbox). */
   readonly timers: (mailbox: Mailbox) => Timers;
   /** Where the decider leaves answers for senders waiting elsewhere (deployed only). */

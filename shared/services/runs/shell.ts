@@ -17,6 +17,7 @@ import type { RunEvent } from '../../engine/run/events.ts';
 import type { DraftState } from '../../engine/run/state.ts';
 import type { DomainEvent } from '../../ports/events.ts';
 import type { Executions } from '../../ports/executions.ts';
+import type { BatchHandler } from '../../ports/mailbox.ts';
 import type { CommittedBatch, RecordImages, RunLog } from '../../ports/run-log.ts';
 import type { Timers } from '../../ports/timers.ts';
 import { type LoadDeps, loadRun } from './loading.ts';
@@ -31,9 +32,8 @@ export interface RunShellDeps extends LoadDeps {
   readonly cachedRuns?: number;
 }
 
-export interface RunShell {
-  /** Decides and commits a batch of one run's commands, in order; the answer to each. */
-  handle(runId: string, commands: readonly RunCommandInput[]): Promise<Reply[]>;
+/** Decides and commits a batch of one run's commands, in order (`handle`): the answer to each. */
+export interface RunShell extends BatchHandler {
   /** Forgets the in-memory copy of a run (the next batch loads it). */
   forget(runId: string): void;
 }
