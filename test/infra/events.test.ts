@@ -139,7 +139,9 @@ describe('the cairn stack', () => {
     const names = Object.keys(properties?.Environment.Variables ?? {}).filter((name) => name.startsWith('CAIRN_'));
     // No bus: the invalidator's events travel in the outbox of its writes. The coordinator's rules settle the runs
     // it reopens.
+    // It sends each watching run an Invalidate command through the run's mailbox.
     expect(names.sort()).toEqual([
+      'CAIRN_MAILBOX_URL',
       'CAIRN_MAX_DEPTH',
       'CAIRN_MAX_REPLANS',
       'CAIRN_MAX_STEPS',
