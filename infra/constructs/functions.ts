@@ -190,10 +190,17 @@ export class Functions extends Construct {
     // decider commits a run's batches (`LOG#<version>` items), projects its records and writes the answers its
     // senders wait for (`REPLY#<id>` items, which the senders read back with GetItem).
     const tableResources = [props.table.tableArn, `${props.table.tableArn}/index/${GSI1_NAME}`];
-    const tableWriters: FunctionKey[] = ['Planner', 'Coordinator', 'StepExecutor', 'Api', 'Invalidator', 'Replanner'];
-    for (const fn of [...tableWriters, 'Decider' as const].map((key) => this.byKey[key])) {
-      allow(fn, [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS], tableResources);
-    }
+    const tableWriters: FunctionKey[] = [
+      'Planner',
+      'Coordinator',
+      'StepExecutor',
+      'Api',
+      'Invalidator',
+      'Replanner',
+      'Decider',
+    ];
+    for (const key of tableWriters)
+      allow(this.byKey[key], [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS], tableResources);
     allow(Validator, [...TABLE_READ_ACTIONS], tableResources);
     // Only the outbox relay publishes the engine's events (they travel with the writes that make the changes) and
     // writes the audit log (and reads back the events an announcement too large for its item kept out of line); the
