@@ -52,8 +52,9 @@ export function createHandler(deps: DeciderHandlerDeps) {
     const groups = new Map<string, { messageId: string; letter: MailboxLetter }[]>();
     const failures: string[] = [];
     for (const record of Records) {
-      const parsed = letterSchema.safeParse(JSON.parse(record.body));
-      // A letter that is not one is dropped (to the queue's DLQ after its receives): it can never be decided.
+      const parsed = letterSchema.safeParse(jsonOrUndefined(record.body));
+      // A letter that is not one (not even JSON) fails alone, and goes to the queue's DLQ after its receives: it can
+      // never be decided. Thrown, it would fail the whole batch, and every other run's letters in it with it.
       if (!parsed.success) {
         failures.push(record.messageId);
         continue;
@@ -82,6 +83,14 @@ export function createHandler(deps: DeciderHandlerDeps) {
     }
     return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
   };
+}
+
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 export function defaultDeps(env: Env = process.env): DeciderHandlerDeps {
