@@ -9,8 +9,8 @@
  * repeat that decides nothing).
  *
  * Environment (shared/config/settings.ts): CAIRN_TABLE_NAME, CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN,
- * CAIRN_MAILBOX_URL, CAIRN_MAILBOX_ARN, CAIRN_SCHEDULER_ROLE_ARN (the mailbox and timers it schedules), and the
- * run settings (CAIRN_RUN_DEADLINE_SECONDS, CAIRN_MAX_REPLANS, ...).
+ * CAIRN_MAILBOX_URL, CAIRN_MAILBOX_ARN, CAIRN_SCHEDULER_ROLE_ARN, CAIRN_SCHEDULE_GROUP (the mailbox and the timers it
+ * schedules), and the run settings (CAIRN_RUN_DEADLINE_SECONDS, CAIRN_MAX_REPLANS, ...).
  */
 import { z } from 'zod';
 import type { MailboxLetter } from '../shared/adapters/aws/sqs-mailbox.ts';

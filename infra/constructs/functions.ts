@@ -116,7 +116,7 @@ export interface FunctionsProps {
   readonly table: ITable;
   readonly bus: IEventBus;
   /** The runs' mailbox: where commands are sent, and where the decider's timers are scheduled. */
-  readonly mailbox: Pick<CairnMailbox, 'queue' | 'schedulerRole' | 'grantSend' | 'grantTimers'>;
+  readonly mailbox: Pick<CairnMailbox, 'queue' | 'schedulerRole' | 'scheduleGroup' | 'grantSend' | 'grantTimers'>;
   /** Names and ARNs fixed before the machines exist: the machines reference the functions, not the other way. */
   readonly machines: { readonly run: MachineRef; readonly step: MachineRef };
 }
@@ -261,6 +261,7 @@ function environmentsOf(props: FunctionsProps): Record<FunctionKey, Record<strin
   for (const key of TIMER_SCHEDULERS) {
     own[key].CAIRN_MAILBOX_ARN = props.mailbox.queue.queueArn;
     own[key].CAIRN_SCHEDULER_ROLE_ARN = props.mailbox.schedulerRole.roleArn;
+    own[key].CAIRN_SCHEDULE_GROUP = props.mailbox.scheduleGroup.scheduleGroupName;
   }
   return own;
 }

@@ -90,6 +90,8 @@ export interface Settings {
     readonly mailboxArn: string | undefined;
     /** CAIRN_SCHEDULER_ROLE_ARN: the role one-time schedules send timers into the mailbox with. */
     readonly schedulerRoleArn: string | undefined;
+    /** CAIRN_SCHEDULE_GROUP: the schedule group timers are made in (the scheduler role may send from it alone). */
+    readonly scheduleGroup: string | undefined;
   };
   /** CAIRN_CATALOG_FILE (wins), else CAIRN_CATALOG (inline JSON), else the bundled demo catalog. */
   readonly catalog: { readonly file: string | undefined; readonly json: string | undefined };
@@ -196,6 +198,7 @@ const AWS_VARIABLES = {
   mailboxUrl: 'CAIRN_MAILBOX_URL',
   mailboxArn: 'CAIRN_MAILBOX_ARN',
   schedulerRoleArn: 'CAIRN_SCHEDULER_ROLE_ARN',
+  scheduleGroup: 'CAIRN_SCHEDULE_GROUP',
 } as const satisfies Record<keyof Settings['aws'], string>;
 
 /** An AWS setting an adapter needs; a missing one fails the cold start loudly instead of the first request quietly. */
@@ -234,6 +237,7 @@ const envSchema = z.object({
   CAIRN_MAILBOX_URL: text,
   CAIRN_MAILBOX_ARN: text,
   CAIRN_SCHEDULER_ROLE_ARN: text,
+  CAIRN_SCHEDULE_GROUP: text,
   CAIRN_CATALOG_FILE: text,
   CAIRN_CATALOG: text,
   CAIRN_MAX_STEPS: positiveInteger(DEFAULT_LIMITS.maxSteps),
@@ -353,6 +357,7 @@ export function settingsFromEnv(env: Env): Settings {
       mailboxUrl: v.CAIRN_MAILBOX_URL,
       mailboxArn: v.CAIRN_MAILBOX_ARN,
       schedulerRoleArn: v.CAIRN_SCHEDULER_ROLE_ARN,
+      scheduleGroup: v.CAIRN_SCHEDULE_GROUP,
     },
     catalog: { file: v.CAIRN_CATALOG_FILE, json: v.CAIRN_CATALOG },
     limits: { maxSteps: v.CAIRN_MAX_STEPS, maxDepth: v.CAIRN_MAX_DEPTH },

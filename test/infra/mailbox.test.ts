@@ -146,15 +146,17 @@ describe('the decider', () => {
     }
   });
 
-  it('is told where the timers go: the queue’s ARN and the scheduler role; no other function is', () => {
+  it('is told where the timers go: the queue’s ARN, the scheduler role and the schedule group; no other function is', () => {
     expect(TIMER_SCHEDULERS).toEqual(['Decider']);
     expect(variablesOf('Decider')).toMatchObject({
       CAIRN_MAILBOX_ARN: queueArn(),
       CAIRN_SCHEDULER_ROLE_ARN: { 'Fn::GetAtt': [schedulerRole, 'Arn'] },
+      CAIRN_SCHEDULE_GROUP: 'cairn-test',
     });
     for (const key of FUNCTION_KEYS.filter((k) => k !== 'Decider')) {
       expect(Object.keys(variablesOf(key)), key).not.toContain('CAIRN_MAILBOX_ARN');
       expect(Object.keys(variablesOf(key)), key).not.toContain('CAIRN_SCHEDULER_ROLE_ARN');
+      expect(Object.keys(variablesOf(key)), key).not.toContain('CAIRN_SCHEDULE_GROUP');
     }
   });
 });

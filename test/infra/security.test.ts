@@ -106,7 +106,7 @@ describe('functions', () => {
     // Whoever sends runs commands is told the mailbox's URL (the decider too: a timer already due goes straight to
     // the queue); only the decider schedules timers (the queue's ARN, the scheduler role).
     const mailbox = ['CAIRN_MAILBOX_URL'];
-    const timers = ['CAIRN_MAILBOX_ARN', 'CAIRN_SCHEDULER_ROLE_ARN'];
+    const timers = ['CAIRN_MAILBOX_ARN', 'CAIRN_SCHEDULER_ROLE_ARN', 'CAIRN_SCHEDULE_GROUP'];
     expect(envOf(plain, 'Validator')).toEqual(sorted([...base, 'CAIRN_MAX_DEPTH', 'CAIRN_MAX_STEPS']));
     expect(envOf(plain, 'Planner')).toEqual(sorted([...base, 'CAIRN_MAX_DEPTH', 'CAIRN_MAX_STEPS']));
     // RunStep takes a step from its claim to its dependents' start: the coordinator's settings, and it evaluates

@@ -53,6 +53,7 @@ export function awsPlace(settings: Settings): Place {
           client: new SchedulerClient({}),
           queueArn: requireSetting(settings, 'mailboxArn'),
           roleArn: requireSetting(settings, 'schedulerRoleArn'),
+          groupName: requireSetting(settings, 'scheduleGroup'),
           mailbox,
         }),
       );
