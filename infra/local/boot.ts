@@ -328,14 +328,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       }
     },
     async close() {
-      executions.close();
-      timers?.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await planChecks.close();
-      // A planning job under way finishes on the store before the store goes.
+      // A planning job under way finishes (it may send its run's StartRun) before the mailbox closes; then a batch
+      // under way ends before the executions it may start are closed to it.
       await planJobs.idle();
-      await mailbox?.idle();
-      mailbox?.close();
+      timers?.close();
+      await mailbox?.close();
+      executions.close();
       await stream.drain();
       await bus.drain();
       // MCP servers' connections and child processes: a stdio server would otherwise outlive the stack.

@@ -55,7 +55,7 @@ export function decidingFor(options: DecidingOptions): Deciding {
     mailbox,
     timers,
     close() {
-      mailbox.close();
+      void mailbox.close();
       timers.close();
     },
   };

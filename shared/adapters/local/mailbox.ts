@@ -31,7 +31,8 @@ export interface LocalMailbox extends Mailbox {
   pending(): number;
   /** Posts again the letters a journal kept (they are in it already). */
   repost(letters: readonly { id: string; runId: string; command: RunCommandInput }[]): void;
-  close(): void;
+  /** Takes no batch more and resolves once the batches under way have ended; letters not taken stay journalled. */
+  close(): Promise<void>;
 }
 
 interface Letter {
@@ -55,7 +56,9 @@ export function createLocalMailbox(options: LocalMailboxOptions): LocalMailbox {
   let waiters: (() => void)[] = [];
   let inFlight = 0;
 
-  const quiet = () => inFlight === 0 && [...queues.values()].every((q) => q.letters.length === 0 && !q.draining);
+  // Closed, the letters left wait for the next start (journalled): only the batches under way are awaited.
+  const quiet = () =>
+    inFlight === 0 && (closed || [...queues.values()].every((q) => q.letters.length === 0 && !q.draining));
   const wake = () => {
     if (!quiet()) return;
     const ready = waiters;
@@ -138,6 +141,10 @@ export function createLocalMailbox(options: LocalMailboxOptions): LocalMailbox {
     pending: () => inFlight + [...queues.values()].reduce((sum, q) => sum + q.letters.length, 0),
     close() {
       closed = true;
+      return new Promise((resolve) => {
+        if (quiet()) resolve();
+        else waiters.push(resolve);
+      });
     },
   };
 }

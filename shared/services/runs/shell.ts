@@ -16,18 +16,14 @@ import type { Effect } from '../../engine/run/effects.ts';
 import type { RunEvent } from '../../engine/run/events.ts';
 import type { DraftState } from '../../engine/run/state.ts';
 import type { DomainEvent } from '../../ports/events.ts';
-import type { Executions } from '../../ports/executions.ts';
 import type { BatchHandler } from '../../ports/mailbox.ts';
 import type { CommittedBatch, RecordImages, RunLog } from '../../ports/run-log.ts';
-import type { Timers } from '../../ports/timers.ts';
 import { type LoadDeps, loadRun } from './loading.ts';
-import { performEffects } from './performing.ts';
+import { type PerformDeps, performEffects } from './performing.ts';
 
-export interface RunShellDeps extends LoadDeps {
+export interface RunShellDeps extends LoadDeps, PerformDeps {
+  readonly store: LoadDeps['store'] & PerformDeps['store'];
   readonly runLog: RunLog;
-  readonly executions: Executions;
-  readonly timers: Timers;
-  readonly clock: () => Date;
   /** Runs kept in memory at most (least recently used dropped first). */
   readonly cachedRuns?: number;
 }
@@ -106,7 +102,7 @@ export function createRunShell(deps: RunShellDeps): RunShell {
       version: draft.version + 1,
       at,
       events,
-      images: imagesOf(draft, events, runBefore),
+      images: imagesOf(draft, events, runBefore, at),
       effects,
       published,
     };
@@ -139,14 +135,26 @@ export function createRunShell(deps: RunShellDeps): RunShell {
   };
 }
 
-/** The records a batch changed, as they are after it. */
-function imagesOf(draft: DraftState, events: readonly RunEvent[], runBefore: DraftState['run']): RecordImages {
+/**
+ * The records a batch changed, as they are after it: those its events name, and the dependents whose count of what
+ * they wait for a step's end changed (evolve stamps them with the batch's time).
+ */
+function imagesOf(
+  draft: DraftState,
+  events: readonly RunEvent[],
+  runBefore: DraftState['run'],
+  at: string,
+): RecordImages {
   const steps = new Set<string>();
   const moved = new Set<string>();
   const approvals = new Set<string>();
   const revisions: { plan: RunEvent & { type: 'RunStarted' | 'PlanRevised' } }[] = [];
   for (const event of events) {
-    if ('stepId' in event && typeof event.stepId === 'string') steps.add(event.stepId);
+    if ('stepId' in event && typeof event.stepId === 'string') {
+      steps.add(event.stepId);
+      for (const id of draft.plan?.downstream(event.stepId) ?? [])
+        if (draft.steps.get(id)?.updatedAt === at) steps.add(id);
+    }
     if (event.type === 'StepMoved') moved.add(event.stepId);
     if ('approvalId' in event) approvals.add(event.approvalId);
     if (event.type === 'ApprovalRequested' || event.type === 'RevisionHeld') approvals.add(event.approval.approvalId);

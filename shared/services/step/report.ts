@@ -23,6 +23,8 @@ export interface InFlight {
   readonly planStep: PlanStep;
 }
 
+const OUTPUT_KEEPING = [...IN_FLIGHT_STEP_STATUSES, 'cancelled'] as const;
+
 export const done = (attempt: number): StepNext => ({ action: 'done', attempt });
 
 /** An attempt as the execution made and judged it. */
@@ -84,11 +86,12 @@ export async function report(ctx: Interpreter, flight: InFlight, judged: JudgedA
   };
   switch (outcome.kind) {
     case 'succeed':
+      // A step cancelled during its call keeps what the call made (a side effect happened): its output says so.
       if (judged.written !== true)
         await ctx.deps.store.transitionStep(
           step.runId,
           step.stepId,
-          { generation: step.generation, from: IN_FLIGHT_STEP_STATUSES },
+          { generation: step.generation, from: OUTPUT_KEEPING },
           { output: record?.output ?? null, confidence: record?.confidence ?? null },
         );
       await tell(ctx, step, n, { kind: 'succeeded', confidence: record?.confidence ?? null }, note, extra);
