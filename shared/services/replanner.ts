@@ -38,10 +38,12 @@ export function createReplanner(given: ReplannerDeps): Replanner {
   };
   const sideEffectOf = (target: string) => deps.catalog.get(target)?.sideEffect;
 
-  /** The run as it is now, with its plan and steps. */
+  /** The run as it is now, with its plan and steps: its last committed batch written first (a repeat is harmless). */
   async function read(
     runId: string,
   ): Promise<{ run: RunRecord; loaded: LoadedPlan; records: StepRecord[] } | undefined> {
+    const last = await deps.runLog.last(runId);
+    if (last !== undefined) await deps.runLog.project(last);
     const run = await store.getRun(runId);
     if (!run || run.revision < 1) return undefined;
     const [loaded, records] = await Promise.all([ctx.plan(run), store.listSteps(runId)]);

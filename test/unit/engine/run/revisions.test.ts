@@ -46,6 +46,23 @@ describe("a failure's revision", () => {
     expect(run.state.run.terminal?.state).toBe('complete');
   });
 
+  it('answers a repeat of the proposal it made as the first time (the answer was lost), changing nothing', () => {
+    const run = failedRun();
+    const proposal = revisionOf(run.state, substituted, { failure: 'a' });
+    run.apply(proposal);
+    expect(run.lastReply).toEqual({ ok: true, value: { outcome: 'revised', revision: 2 } });
+    expect(run.apply(proposal)).toEqual([]);
+    expect(run.lastReply).toEqual({ ok: true, value: { outcome: 'revised', revision: 2 } });
+    expect(run.state.run).toMatchObject({ revision: 2, replans: 1 });
+    // Another answer to the same failure is not the same proposal: the failure is gone (its step moved on).
+    const other = revisionOf(run.state, [{ id: 'a', target: 'tool:w' }, substituted[1] ?? { id: 'b' }], {
+      failure: 'a',
+      baseRevision: 1,
+    });
+    expect(run.apply(other)).toEqual([]);
+    expect(run.lastReply).toEqual({ ok: true, value: { outcome: 'ignored', why: 'stale' } });
+  });
+
   it('is refused when it is not revision n+1 of its base, and is stale against another base revision', () => {
     const run = failedRun();
     const answer = revisionOf(run.state, substituted, { failure: 'a' });
