@@ -9,6 +9,7 @@ import { CairnApi } from './constructs/api.ts';
 import type { CairnConfig } from './constructs/config.ts';
 import { CairnEvents } from './constructs/events.ts';
 import { Functions, METRICS_NAMESPACE, serviceName } from './constructs/functions.ts';
+import { CairnNotifier } from './constructs/notifier.ts';
 import { CairnObservability } from './constructs/observability.ts';
 import { CairnOutbox } from './constructs/outbox.ts';
 import { machineRefs, StateMachines } from './constructs/state-machines.ts';
@@ -29,6 +30,8 @@ export class CairnStack extends Stack {
   readonly machines: StateMachines;
   readonly api: CairnApi;
   readonly observability: CairnObservability;
+  /** Approval notifications (context notifyUrls); absent without them. */
+  readonly notifier?: CairnNotifier;
 
   constructor(scope: Construct, id: string, props: CairnStackProps) {
     super(scope, id, props);
@@ -64,6 +67,13 @@ export class CairnStack extends Stack {
       handler: this.functions.byKey.Api,
       webhookHandler: this.functions.byKey.Api,
     });
+    if (config.notifyUrls.length > 0)
+      this.notifier = new CairnNotifier(this, 'Notifier', {
+        config,
+        table: this.table.table,
+        events: this.events,
+        consoleUrl: this.api.consoleUrl,
+      });
     this.observability = new CairnObservability(this, 'Observability', {
       stage: config.stage,
       serviceName: serviceName(config.stage),
@@ -89,6 +99,11 @@ export class CairnStack extends Stack {
       new CfnOutput(this, 'UserPoolId', { value: this.api.userPool.userPool.userPoolId });
       new CfnOutput(this, 'UserPoolClientId', { value: this.api.userPool.client.userPoolClientId });
     }
+    if (this.notifier)
+      new CfnOutput(this, 'NotifySecret', {
+        description: "Secrets Manager name of the approval notifications' signing secret (whsec_<value>)",
+        value: this.notifier.secret.secretName,
+      });
     for (const [source, secret] of Object.entries(this.api.webhookSecrets)) {
       new CfnOutput(this, `WebhookSecret${source.replace(/[^A-Za-z0-9]/g, '')}`, {
         description: `Secrets Manager name of the ${source} webhook's signing secret`,

@@ -69,6 +69,11 @@ export interface CairnConfig {
   readonly consoleOrigin?: string;
   /** Webhook sources, each with its own HMAC secret `cairn/<stage>/webhooks/<source>` in Secrets Manager. */
   readonly webhookSources: readonly string[];
+  /**
+   * Where approval notifications go (context `notifyUrls`, https, comma-separated): a notifier Lambda on the bus,
+   * its signing secret `cairn/<stage>/notify` in Secrets Manager (infra/constructs/notifier.ts); none when empty.
+   */
+  readonly notifyUrls: readonly string[];
   /** Keep the table when the stack is deleted or the table replaced (RETAIN + deletion protection). */
   readonly retainData: boolean;
   readonly logRetentionDays: (typeof RETENTION_DAYS)[number];
@@ -94,6 +99,7 @@ export const DEFAULT_CONFIG: CairnConfig = {
   maxDepth: DEFAULT_LIMITS.maxDepth,
   maxReplans: DEFAULT_MAX_REPLANS,
   webhookSources: [],
+  notifyUrls: [],
   retainData: true,
   logRetentionDays: 30,
   apiRateLimit: 50,
@@ -161,6 +167,11 @@ export function configFromContext(node: Node): CairnConfig {
   for (const source of webhookSources) {
     if (!SOURCE_NAME.test(source)) throw new Error(`context webhookSources: "${source}" is not a valid source name`);
   }
+  const notifyUrls = list('notifyUrls');
+  for (const target of notifyUrls) {
+    if (!/^https:\/\/[^\s/]+/.test(target) || !URL.canParse(target))
+      throw new Error(`context notifyUrls: "${target}" is not an https URL`);
+  }
   const retention = count('logRetentionDays', DEFAULT_CONFIG.logRetentionDays);
   const logRetentionDays = RETENTION_DAYS.find((days) => days === retention);
   if (logRetentionDays === undefined)
@@ -182,6 +193,7 @@ export function configFromContext(node: Node): CairnConfig {
       : { approvalTimeoutSeconds: count('approvalTimeoutSeconds', 1) }),
     ...(text('replanWatchSeconds') === undefined ? {} : { replanWatchSeconds: count('replanWatchSeconds', 1) }),
     webhookSources: [...new Set(webhookSources)],
+    notifyUrls: [...new Set(notifyUrls)],
     retainData: flag('retainData', DEFAULT_CONFIG.retainData),
     logRetentionDays,
     apiRateLimit: count('apiRateLimit', DEFAULT_CONFIG.apiRateLimit),

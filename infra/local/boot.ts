@@ -40,6 +40,7 @@ import { faultHooks, type LocalStackFaults } from './faults/hooks.ts';
 import { serveApi, serverTimeouts } from './http-server.ts';
 import { LEDGER_FILE, type LedgerFile, openLedgerFile } from './ledger-file.ts';
 import { createLocalExecutions, type LocalExecutions, type LocalHandler } from './local-executions.ts';
+import { startLocalNotifier } from './notify.ts';
 import { createPlanCheckPool } from './plan-check-pool.ts';
 import { type ResumeReport, resumeOpenWork } from './resume.ts';
 import { type LocalStackOptions, localCatalog, localSettings } from './stack/config.ts';
@@ -241,8 +242,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const host = options.host ?? DEFAULT_LOCAL_HOST;
   const server = await serveApi(api, { port: options.port ?? 0, hostname: host, timeouts });
   const { port } = server.address() as AddressInfo;
-  const resumed = data ? await resumeOpenWork(executions, store) : { executions: [], started: [] };
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  // People told of approvals (--notify-url): a consumer of the bus, with its reminders armed again from the store.
+  const notifier = await startLocalNotifier({
+    settings: settings.notify,
+    bus,
+    store,
+    clock: root.clock,
+    consoleUrl: `${url}/console/`,
+    ...(options.notifySending === undefined ? {} : { sending: options.notifySending }),
+  });
+  const resumed = data ? await resumeOpenWork(executions, store) : { executions: [], started: [] };
 
   const request = async (method: string, path: string, body?: unknown) => {
     const response = await api(
@@ -290,6 +300,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       }
     },
     async close() {
+      notifier?.close();
       executions.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await planChecks.close();
@@ -297,6 +308,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       await planJobs.idle();
       await stream.drain();
       await bus.drain();
+      await notifier?.idle();
       // MCP servers' connections and child processes: a stdio server would otherwise outlive the stack.
       await root.close();
       await dynamo.stop();

@@ -37,6 +37,9 @@ const HELP = `usage: npm start -- [options]
   --run-deadline-seconds N run deadline (default ${DEFAULT_RUN_DEADLINE_SECONDS}; env CAIRN_RUN_DEADLINE_SECONDS)
   --model-url URL          plan with a model behind an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1
   --model NAME             ... that model (env CAIRN_MODEL_URL, CAIRN_MODEL; its key, if any: CAIRN_MODEL_API_KEY)
+  --notify-url URL         POST a signed notification (Standard Webhooks, secret CAIRN_NOTIFY_SECRET) for each
+                           approval requested, a reminder at 80 % of its deadline, and its outcome (env
+                           CAIRN_NOTIFY_URL; several: comma-separated)
   --faults SPEC            inject faults: point:fault@probability,... e.g. store.write:throttle@0.03 (env
                            CAIRN_FAULTS; the points and faults: README "Fault injection")
   --faults-seed N          seed of the faults' choices, to repeat a run (env CAIRN_FAULTS_SEED; default random, printed)
@@ -56,6 +59,7 @@ const SETTING_FLAGS = {
   'run-deadline-seconds': 'CAIRN_RUN_DEADLINE_SECONDS',
   'model-url': 'CAIRN_MODEL_URL',
   model: 'CAIRN_MODEL',
+  'notify-url': 'CAIRN_NOTIFY_URL',
 } as const;
 
 function port(raw: string | undefined): number {
@@ -103,6 +107,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         'run-deadline-seconds': { type: 'string' },
         'model-url': { type: 'string' },
         model: { type: 'string' },
+        'notify-url': { type: 'string' },
         faults: { type: 'string' },
         'faults-seed': { type: 'string' },
         quiet: { type: 'boolean' },
@@ -174,6 +179,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     out(`cairn: catalog: the demo's and ${options.settings.catalog.file}`);
   const endpoint = options.settings?.plannerEndpoint;
   if (endpoint) out(`cairn: planner: model ${endpoint.model} at ${endpoint.baseUrl}`);
+  const notify = options.settings?.notify.urls ?? [];
+  if (notify.length > 0) out(`cairn: notify ${notify.map((u) => new URL(u).origin).join(', ')} (approvals, signed)`);
   for (const line of describeResumed(stack.resumed)) out(`cairn: ${line}`);
   if (stack.faults) out(`cairn: faults ${stack.faults.spec} (seed ${stack.faults.seed}; repeat with --faults-seed)`);
   if (!values.quiet) stack.bus.subscribe({ source: ['cairn'] }, createProgressPrinter(out));

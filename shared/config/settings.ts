@@ -46,6 +46,7 @@ import {
   text,
   webhookSecrets,
 } from './env-values.ts';
+import { checkNotifyEnv, type NotifySettings, notifyEnvFields, notifySettingsOf } from './notify-settings.ts';
 import { parsePrices } from './prices.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -119,6 +120,8 @@ export interface Settings {
   };
   readonly console: ConsoleSettings;
   readonly expressions: ExpressionSettings;
+  /** The approval notifier (CAIRN_NOTIFY_*, CAIRN_CONSOLE_URL: config/notify-settings.ts). */
+  readonly notify: NotifySettings;
 }
 
 /** Where and within which bounds plan expressions are evaluated (shared/adapters/expressions). */
@@ -286,10 +289,12 @@ const envSchema = z.object({
   CAIRN_EXPRESSION_MEMORY_MB: positiveInteger(DEFAULT_EXPRESSION_LIMITS.memoryMb),
   CAIRN_EXPRESSION_WORKERS: positiveInteger(DEFAULT_EXPRESSION_WORKERS),
   CAIRN_EXPRESSION_WORKER: text,
+  ...notifyEnvFields,
 });
 
 /** The console's provider is configured whole or not at all: a missing one of the three is named. */
 const envChecked = envSchema.superRefine((v, ctx) => {
+  checkNotifyEnv(v, ctx);
   // The planner's endpoint: URL and model together, and one planning model, not two.
   if ((v.CAIRN_MODEL_URL === undefined) !== (v.CAIRN_MODEL === undefined)) {
     const missing = v.CAIRN_MODEL_URL === undefined ? 'CAIRN_MODEL_URL' : 'CAIRN_MODEL';
@@ -399,6 +404,7 @@ export function settingsFromEnv(env: Env): Settings {
       workers: v.CAIRN_EXPRESSION_WORKERS,
       workerFile: v.CAIRN_EXPRESSION_WORKER,
     },
+    notify: notifySettingsOf(v),
   };
 }
 

@@ -9,6 +9,7 @@ import demoCatalog from '../../../shared/catalog/demo.json' with { type: 'json' 
 import { DEFAULT_BUILTIN_PACKS, LOCAL_REPLAN_WATCH_SECONDS } from '../../../shared/config/defaults.ts';
 import { type Settings, settingsFromEnv } from '../../../shared/config/settings.ts';
 import type { PutEventsLimits } from '../../../shared/events/put-events.ts';
+import type { NotifierPlace } from '../../../shared/notify/compose.ts';
 import { type Catalog, loadCatalog } from '../../../shared/plan/catalog.ts';
 import type { Capability, CatalogDocument } from '../../../shared/plan/schema.ts';
 import type { PlanLimits } from '../../../shared/plan/validate.ts';
@@ -95,6 +96,8 @@ export interface LocalStackOptions {
   readonly faultsSeed?: number;
   /** EventBridge's PutEvents limits on the bus (bus-limits.ts); lowered only by tests. */
   readonly putEventsLimits?: PutEventsLimits;
+  /** The approval notifier's retry timing and fetch (tests); its URLs and secret are the settings' (CAIRN_NOTIFY_*). */
+  readonly notifySending?: NotifierPlace['sending'];
 }
 
 /**

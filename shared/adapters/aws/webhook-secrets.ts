@@ -5,13 +5,17 @@
  * A rotated secret is picked up within the cache time.
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { CairnError } from '../../errors.ts';
 import type { WebhookSecretLookup } from '../../ports/webhooks.ts';
+import { WebhookSecretError } from '../../webhooks/errors.ts';
 
 export const DEFAULT_SECRET_CACHE_SECONDS = 300;
 
-/** A deleted, disabled or never created secret: the source has no secret configured. */
-const ABSENT_SECRET_ERRORS = new Set(['ResourceNotFoundException', 'InvalidRequestException']);
+/**
+ * A deleted, disabled or never created secret: the source has no secret configured. AccessDenied is one too: the
+ * function may read `<prefix>/<source>-??????` only, and Secrets Manager answers AccessDenied rather than NotFound
+ * for a name it may not know of (an unknown source), so it is the same 401 as a bad signature, never a 500.
+ */
+const ABSENT_SECRET_ERRORS = new Set(['ResourceNotFoundException', 'InvalidRequestException', 'AccessDeniedException']);
 
 export interface SecretsManagerWebhookSecretsOptions {
   /** Secret name = `<prefix>/<source>` (a trailing slash on the prefix is ignored). */
@@ -65,8 +69,7 @@ export function createSecretsManagerWebhookSecrets(options: SecretsManagerWebhoo
     } catch (error) {
       if (error instanceof Error && ABSENT_SECRET_ERRORS.has(error.name)) return undefined;
       // Throttling or an outage is not "no secret": answering 401 would tell the sender its signature is wrong.
-      throw new CairnError('WebhookSecretError', `cannot read the webhook secret ${secretId}`, {
-        retryable: true,
+      throw new WebhookSecretError(`cannot read the webhook secret ${secretId}`, {
         cause: error,
         context: { secretId },
       });

@@ -414,7 +414,7 @@ export interface paths {
         put?: never;
         /**
          * An outside system says resources changed
-         * @description No bearer token: X-Cairn-Signature is `sha256=<hex HMAC-SHA256>` of `<timestamp>.<raw body>` (or of the body alone) with the source's secret, X-Cairn-Timestamp within the replay window. Every refusal before the signature is proven is the same 401. A delivery seen before is answered 200 as a duplicate.
+         * @description No bearer token: signed per the Standard Webhooks specification with the source's secret. `webhook-id` is the message id (the same on every retry), `webhook-timestamp` Unix seconds within 5 minutes of the server clock, `webhook-signature` one or more space-separated `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<raw body>">` (a `whsec_<base64>` secret: the key is the decoded bytes; another secret: its UTF-8 bytes). A message id seen before within the tolerance is answered 200 as a duplicate. The earlier `X-Cairn-Timestamp` + `X-Cairn-Signature: sha256=<hex HMAC of "<timestamp>.<raw body>">` stay accepted; a signature of the body alone is refused. Every refusal before the signature is proven (an unknown source, a stale timestamp, a bad or missing signature) is the same 401.
          */
         post: operations["receiveWebhook"];
         delete?: never;
@@ -2006,8 +2006,11 @@ export interface operations {
     receiveWebhook: {
         parameters: {
             query?: never;
-            header: {
-                "X-Cairn-Signature": string;
+            header?: {
+                "webhook-id"?: string;
+                "webhook-timestamp"?: string;
+                "webhook-signature"?: string;
+                "X-Cairn-Signature"?: string;
                 "X-Cairn-Timestamp"?: string;
             };
             path: {

@@ -68,6 +68,14 @@ describe('settingsFromEnv', () => {
       webhooks: { secretPrefix: undefined, secrets: new Map(), replayWindowSeconds: DEFAULT_REPLAY_WINDOW_SECONDS },
       console: { oidc: undefined, apiBase: undefined, dir: undefined },
       expressions: { limits: DEFAULT_EXPRESSION_LIMITS, workers: DEFAULT_EXPRESSION_WORKERS, workerFile: undefined },
+      notify: {
+        urls: [],
+        secret: undefined,
+        secretArn: undefined,
+        consoleUrl: undefined,
+        scheduleGroup: undefined,
+        schedulerRoleArn: undefined,
+      },
     });
     expect(defaultSettings()).toEqual(settingsFromEnv({}));
   });
@@ -168,6 +176,14 @@ describe('settingsFromEnv', () => {
         limits: { ...DEFAULT_EXPRESSION_LIMITS, timeoutMs: 250, memoryMb: 64 },
         workers: 3,
         workerFile: '/var/task/expression-worker.mjs',
+      },
+      notify: {
+        urls: [],
+        secret: undefined,
+        secretArn: undefined,
+        consoleUrl: undefined,
+        scheduleGroup: undefined,
+        schedulerRoleArn: undefined,
       },
     });
   });
