@@ -58,7 +58,7 @@ const ENTRIES: Readonly<Record<FunctionKey, string>> = {
 
 /** The newest Node.js runtime this aws-cdk-lib knows (cdk-nag's L1 checks for exactly that). */
 export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
-const BUNDLE_TARGET = 'node24';
+export const BUNDLE_TARGET = 'node24';
 export const METRICS_NAMESPACE = 'Cairn';
 export const serviceName = (stage: string): string => `cairn-${stage}`;
 

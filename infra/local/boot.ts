@@ -7,7 +7,6 @@
 import { terminalLine } from '../../shared/terminal-text.ts';
 import './polyfills.ts';
 import './xray-manual-mode.ts';
-import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createHandler as createCoordinatorHandler } from '../../functions/coordinator.ts';
@@ -43,6 +42,7 @@ import { createLocalExecutions, type LocalExecutions, type LocalHandler } from '
 import { startLocalNotifier } from './notify.ts';
 import { createPlanCheckPool } from './plan-check-pool.ts';
 import { type ResumeReport, resumeOpenWork } from './resume.ts';
+import { localAuth } from './stack/auth.ts';
 import { type LocalStackOptions, localCatalog, localSettings } from './stack/config.ts';
 import { type LocalStackStats, stackCounters } from './stack/instrument.ts';
 import { loadStateMachines, type SynthOutcome } from './synth-cache.ts';
@@ -54,7 +54,10 @@ export const LOCAL_TABLE_NAME = 'cairn-local';
 
 export interface LocalStack {
   readonly url: string;
+  /** The token the stack's own requests carry: the one token, or a tokens file entry that may start runs. */
   readonly token: string;
+  /** The tokens file's people, when the stack has one (`--tokens`, CAIRN_TOKENS_FILE). */
+  readonly callers?: readonly { readonly subject: string; readonly roles: readonly string[] }[];
   readonly bus: LocalEventBus;
   readonly store: Store;
   readonly catalog: Catalog;
@@ -86,7 +89,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   // Before anything opens: a bad spec (E_BAD_FAULTS) stops here.
   const faults = faultsOf(options);
   const timeouts = serverTimeouts(options.serverTimeouts);
-  const token = options.token ?? settings.apiToken ?? randomBytes(18).toString('base64url');
+  // Before anything opens, as a bad fault spec: a bad tokens file (E_BAD_TOKENS_FILE) stops here.
+  const { auth, token, callers } = localAuth(options, settings);
 
   const counters = stackCounters(options.instrument === true);
   // The lock first: a second process on the directory stops here, before it opens anything the first one uses.
@@ -232,7 +236,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const planChecks = createPlanCheckPool({ catalog: root.catalog, limits: root.limits });
   const app = createApp({
     ...root.apiDeps({
-      auth: { kind: 'token', token },
+      auth,
       ...(options.conformance ? { ledger: { entries: () => ledgerEntries() } } : {}),
     }),
     planChecks,
@@ -269,6 +273,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   return {
     url,
     token,
+    ...(callers === undefined ? {} : { callers }),
     bus,
     store,
     catalog,

@@ -3,6 +3,7 @@
  * progress, and keeps serving until interrupted.
  */
 import { parseArgs } from 'node:util';
+import { isBadTokensFileError, loadTokensFile } from '../../shared/api/tokens-file.ts';
 import {
   DEFAULT_LIMITS,
   DEFAULT_LOCAL_HOST,
@@ -43,6 +44,9 @@ const HELP = `usage: npm start -- [options]
   --faults SPEC            inject faults: point:fault@probability,... e.g. store.write:throttle@0.03 (env
                            CAIRN_FAULTS; the points and faults: README "Fault injection")
   --faults-seed N          seed of the faults' choices, to repeat a run (env CAIRN_FAULTS_SEED; default random, printed)
+  --tokens FILE            who may call the API: a JSON array of { "token", "subject", "roles": [...] } (roles
+                           viewer, operator, approver, admin; optional "groups", "tenant"; env CAIRN_TOKENS_FILE);
+                           without it, one admin token (CAIRN_API_TOKEN, or a random one printed at start)
   --quiet                  no progress lines
 
 The other settings are read from the environment by the Lambdas' names (CAIRN_TRACE_RETENTION,
@@ -60,6 +64,7 @@ const SETTING_FLAGS = {
   'model-url': 'CAIRN_MODEL_URL',
   model: 'CAIRN_MODEL',
   'notify-url': 'CAIRN_NOTIFY_URL',
+  tokens: 'CAIRN_TOKENS_FILE',
 } as const;
 
 function port(raw: string | undefined): number {
@@ -110,6 +115,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         'notify-url': { type: 'string' },
         faults: { type: 'string' },
         'faults-seed': { type: 'string' },
+        tokens: { type: 'string' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -132,11 +138,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     const faults = values.faults as string | undefined;
     const faultsSeed = values['faults-seed'] as string | undefined;
     if (faults !== undefined) parseFaultSpec(faults);
+    const settings = settingsOf(values);
+    // Checked before anything boots, as a fault spec is: a bad tokens file (E_BAD_TOKENS_FILE) never starts a stack.
+    if (settings.apiTokensFile !== undefined) loadTokensFile(settings.apiTokensFile);
     options = {
       ...(values['in-memory'] ? {} : { dataDir: dataDir ?? DEFAULT_DATA_DIR }),
       port: port(values.port as string | undefined),
       ...(host === undefined ? {} : { host }),
-      settings: settingsOf(values),
+      settings,
       conformance: values.conformance === true,
       ...(values['no-demo'] ? {} : { demoOutage: new Set([DEMO_OUTAGE]) }),
       synthCacheDir: synthCacheDirFromEnv(process.env, dataDir ?? DEFAULT_DATA_DIR),
@@ -145,7 +154,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       ...(faultsSeed === undefined ? {} : { faultsSeed: parseFaultSeed(faultsSeed, '--faults-seed') }),
     };
   } catch (error) {
-    process.stderr.write(`${isBadFaultsError(error) ? 'cairn: E_BAD_FAULTS: ' : ''}${(error as Error).message}\n`);
+    const code = isBadFaultsError(error) || isBadTokensFileError(error) ? `cairn: ${error.name}: ` : '';
+    process.stderr.write(`${code}${(error as Error).message}\n`);
     return 2;
   }
 
@@ -155,7 +165,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     stack = await startLocalStack(options);
   } catch (error) {
-    if (isBadFaultsError(error)) {
+    if (isBadFaultsError(error) || isBadTokensFileError(error)) {
       process.stderr.write(`cairn: ${error.name}: ${error.message}\n`);
       return 2;
     }
@@ -165,9 +175,17 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   if (stack.synthesis.kind === 'synthesized' && stack.synthesis.detail) out(`cairn: ${stack.synthesis.detail}`);
   out(`cairn: API   ${stack.url}`);
-  out(`cairn: token ${stack.token}${options.settings?.apiToken ? ' (from CAIRN_API_TOKEN)' : ''}`);
-  out(`cairn: console ${stack.url}/console/#token=${encodeURIComponent(stack.token)}`);
-  out(`cairn: try   CAIRN_API_URL=${stack.url} CAIRN_API_TOKEN=${stack.token} npx cairn status <runId>`);
+  if (stack.callers === undefined) {
+    out(`cairn: token ${stack.token}${options.settings?.apiToken ? ' (from CAIRN_API_TOKEN)' : ''}`);
+    out(`cairn: console ${stack.url}/console/#token=${encodeURIComponent(stack.token)}`);
+    out(`cairn: try   CAIRN_API_URL=${stack.url} CAIRN_API_TOKEN=${stack.token} npx cairn status <runId>`);
+  } else {
+    // A person's token stays in the file: only who may call, and with which roles.
+    const who = stack.callers.map((c) => `${c.subject} (${c.roles.join(', ') || 'no role'})`);
+    out(`cairn: tokens from ${options.settings?.apiTokensFile}: ${who.join('; ')}`);
+    out(`cairn: console ${stack.url}/console/`);
+    out(`cairn: try   CAIRN_API_URL=${stack.url} CAIRN_API_TOKEN=<your token> npx cairn status <runId>`);
+  }
   out(stack.dataDir ? `cairn: data  ${stack.dataDir} (kept across restarts)` : 'cairn: data  in memory (--in-memory)');
   if (options.conformance) out('cairn: conformance capability pack registered');
   const bound = Object.keys(options.settings?.capabilities.bindings ?? {});
@@ -186,11 +204,16 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (!values.quiet) stack.bus.subscribe({ source: ['cairn'] }, createProgressPrinter(out));
 
   if (!values['no-demo']) {
-    const runId = await stack.startRun({ objective: DEMO_OBJECTIVE });
-    out(`cairn: demo run ${runId}: "${DEMO_OBJECTIVE}"`);
-    out(
-      `cairn: demo: ${DEMO_OUTAGE} is down (a simulated outage); the replanner moves the searches to its alternative`,
-    );
+    try {
+      const runId = await stack.startRun({ objective: DEMO_OBJECTIVE });
+      out(`cairn: demo run ${runId}: "${DEMO_OBJECTIVE}"`);
+      out(
+        `cairn: demo: ${DEMO_OUTAGE} is down (a simulated outage); the replanner moves the searches to its alternative`,
+      );
+    } catch (error) {
+      // A tokens file where nobody may start runs: the stack serves on without its demo.
+      out(`cairn: demo not started: ${(error as Error).message}`);
+    }
   }
 
   await new Promise<void>((resolve) => {

@@ -2,7 +2,8 @@
  * Human approvals: list, read, decide. Exactly one decision counts: the store's conditional write on `pending`
  * picks the winner, everyone else gets 409; a decision after the deadline gets 410. Only the winner answers the
  * step execution's task token, and the winner's own repeat of it (a request whose answer was lost) answers it again.
- * Task tokens never leave the server.
+ * Task tokens never leave the server. Who may decide (the gate's approvers, no self-approval) is checked before
+ * anything else, and the list holds only what the caller may decide (approval-rules.ts).
  */
 import { Hono } from 'hono';
 import type { z } from 'zod';
@@ -15,6 +16,7 @@ import { CLOSED_BY_CANCEL } from '../services/revision-approvals.ts';
 import { REVISION_EXPIRED_COMMENT } from '../services/revision-wait.ts';
 import { isReopenable } from '../services/run-reopen.ts';
 import { REMOVED_APPROVAL_COMMENT, SUPERSEDED_APPROVAL_COMMENTS } from '../services/superseded-generations.ts';
+import { approvalContextReader, checkMayDecide, decidableBy, stepOfApproval } from './approval-rules.ts';
 import { decisionBody, readJson, readQuery } from './body.ts';
 import { serve } from './contract/route.ts';
 import { decideApproval, getApproval, listApprovals } from './contract/routes/approvals.ts';
@@ -86,15 +88,7 @@ const conflict = (record: ApprovalRecord | undefined): ApiError => {
 async function targetOf(store: Store, approval: ApprovalRecord): Promise<string | undefined> {
   const run = await store.getRun(approval.runId);
   if (!run) return undefined;
-  // The step normally lives in the current revision; a replan may have moved on since the approval was requested.
-  const revisions = [run.revision, ...(await store.listPlanRevisions(run.runId)).map((r) => r.revision).reverse()];
-  for (const revision of new Set(revisions)) {
-    if (revision < 1) continue;
-    const stored = await store.getPlanRevision(run.runId, revision);
-    const step = stored?.plan.steps.find((s) => s.id === approval.stepId);
-    if (step) return step.target ?? undefined;
-  }
-  return undefined;
+  return (await stepOfApproval(store, run, approval))?.target ?? undefined;
 }
 
 export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
@@ -213,9 +207,11 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       ...(query.cursor ? { after: decodeCursor('approvals', query.cursor) } : {}),
       limit,
     });
+    // Only what the caller may decide; the cursor follows the store's page, so a short page may have more after it.
+    const shown = await decidableBy(approvalContextReader(store, deps.catalog), c.get('caller'), approvals);
     const last = approvals.at(-1);
     return c.json({
-      approvals: approvals.map(approvalView),
+      approvals: shown.map(approvalView),
       ...(approvals.length === limit && last
         ? { nextCursor: encodeCursor('approvals', { createdAt: last.createdAt, approvalId: last.approvalId }) }
         : {}),
@@ -242,6 +238,8 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
   serve(app, decideApproval, async (c) => {
     const body = await readJson(c, decisionBody);
     const approval = await requireApproval(c.req.param('id'));
+    // Before anything is written or answered: a caller who may not decide this approval changes nothing (403).
+    await checkMayDecide(approvalContextReader(store, deps.catalog), c.get('caller'), approval);
     if (approval.status !== 'pending') {
       // A revision approval has no task token to answer again: another decision on it, a repeat or not, is 409.
       if (approval.kind !== 'revision' && (await repeatDecision(approval, body, c.get('principal'))))

@@ -31,6 +31,7 @@ import {
   DEFAULT_REPLAY_WINDOW_SECONDS,
   DEFAULT_RETRY_BASE_SECONDS,
   DEFAULT_RETRY_CAP_SECONDS,
+  DEFAULT_ROLE_CLAIMS,
   DEFAULT_RUN_DEADLINE_SECONDS,
   DEFAULT_TRACE_RETENTION,
   MAX_REPLAY_WINDOW_SECONDS,
@@ -108,8 +109,15 @@ export interface Settings {
     /** CAIRN_PRICES: model id or target → US dollars per million tokens (shared/config/prices.ts). */
     readonly prices: PriceTable;
   };
-  /** CAIRN_API_TOKEN: a static bearer token; absent, the API trusts API Gateway's JWT authorizer. */
+  /** CAIRN_API_TOKEN: a static bearer token (an admin); absent, the API trusts API Gateway's JWT authorizer. */
   readonly apiToken: string | undefined;
+  /** CAIRN_TOKENS_FILE: the embedded API's tokens file, a token per person (shared/api/tokens-file.ts). */
+  readonly apiTokensFile: string | undefined;
+  /**
+   * CAIRN_ROLE_GROUPS_CLAIM, CAIRN_ROLE_SCOPES_CLAIM, CAIRN_ROLE_SCOPE_PREFIX: where a verified JWT's roles are
+   * (a group named as the role, or a scope `<prefix><role>`); defaults DEFAULT_ROLE_CLAIMS.
+   */
+  readonly roleClaims: { readonly groups: string; readonly scopes: string; readonly scopePrefix: string };
   readonly webhooks: {
     /** CAIRN_WEBHOOK_SECRET_PREFIX: Secrets Manager names `<prefix>/<source>` (deployed). */
     readonly secretPrefix: string | undefined;
@@ -261,6 +269,10 @@ const envSchema = z.object({
   CAIRN_IDEMPOTENCY_TTL_SECONDS: positiveInteger(DEFAULT_IDEMPOTENCY_TTL_SECONDS),
   CAIRN_PRICES: parsedBy('CAIRN_PRICES', parsePrices),
   CAIRN_API_TOKEN: text,
+  CAIRN_TOKENS_FILE: text,
+  CAIRN_ROLE_GROUPS_CLAIM: text,
+  CAIRN_ROLE_SCOPES_CLAIM: text,
+  CAIRN_ROLE_SCOPE_PREFIX: text,
   CAIRN_WEBHOOK_SECRET_PREFIX: text,
   CAIRN_WEBHOOK_SECRETS: webhookSecrets,
   CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS: given.transform((raw, ctx) => {
@@ -310,6 +322,12 @@ const envChecked = envSchema.superRefine((v, ctx) => {
       code: 'custom',
       path: ['CAIRN_MODEL_URL'],
       message: `and a Bedrock planner model (${bedrock}) are both set: choose one planning model`,
+    });
+  if (v.CAIRN_TOKENS_FILE !== undefined && v.CAIRN_API_TOKEN !== undefined)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['CAIRN_TOKENS_FILE'],
+      message: 'and CAIRN_API_TOKEN are both set: give the tokens file (a token per person) or the one token',
     });
   const missing = OIDC_TOGETHER.filter((name) => v[name] === undefined);
   if (missing.length === 0 || missing.length === OIDC_TOGETHER.length) return;
@@ -376,6 +394,12 @@ export function settingsFromEnv(env: Env): Settings {
       prices: v.CAIRN_PRICES,
     },
     apiToken: v.CAIRN_API_TOKEN,
+    apiTokensFile: v.CAIRN_TOKENS_FILE,
+    roleClaims: {
+      groups: v.CAIRN_ROLE_GROUPS_CLAIM ?? DEFAULT_ROLE_CLAIMS.groups,
+      scopes: v.CAIRN_ROLE_SCOPES_CLAIM ?? DEFAULT_ROLE_CLAIMS.scopes,
+      scopePrefix: v.CAIRN_ROLE_SCOPE_PREFIX ?? DEFAULT_ROLE_CLAIMS.scopePrefix,
+    },
     webhooks: {
       secretPrefix: v.CAIRN_WEBHOOK_SECRET_PREFIX,
       secrets: v.CAIRN_WEBHOOK_SECRETS,

@@ -1,7 +1,8 @@
-/** The service's own routes: health, this document, signed webhooks, the conformance ledger. */
+/** The service's own routes: health, this document, who is calling, signed webhooks, the conformance ledger. */
 import { z } from 'zod';
 import { LEGACY_HEADERS, STANDARD_HEADERS } from '../../../webhooks/signature.ts';
 import { named } from '../registry.ts';
+import { ROLES } from '../roles.ts';
 import { defineRoute } from '../route.ts';
 import { webhookBody } from '../schemas/requests.ts';
 
@@ -23,6 +24,27 @@ export const getOpenApi = defineRoute({
   summary: 'This document (OpenAPI 3.1)',
   access: 'public',
   responses: { 200: { description: 'The OpenAPI document.', schema: z.record(z.string(), z.unknown()) } },
+});
+
+const Caller = named(
+  'Caller',
+  z.object({
+    subject: z.string(),
+    roles: z.array(z.enum(ROLES)),
+    groups: z.array(z.string()),
+    tenant: z.string().optional(),
+  }),
+  { description: "Who the token stands for: its subject, its roles and groups (an approval's approvers name groups)." },
+);
+
+export const getCaller = defineRoute({
+  operationId: 'getCaller',
+  method: 'get',
+  path: '/me',
+  tag: 'service',
+  summary: 'Who the token stands for, and its roles',
+  description: 'Any valid token, whatever its roles: the console shows who is signed in and what they may do.',
+  responses: { 200: { description: 'The caller.', schema: Caller } },
 });
 
 const WebhookAccepted = named(
@@ -77,4 +99,4 @@ export const conformanceLedger = defineRoute({
   responses: { 200: { description: 'The ledger.', schema: z.object({ entries: z.array(z.unknown()) }) } },
 });
 
-export const SERVICE_ROUTES = [health, getOpenApi, receiveWebhook, conformanceLedger] as const;
+export const SERVICE_ROUTES = [health, getOpenApi, getCaller, receiveWebhook, conformanceLedger] as const;
