@@ -3,8 +3,8 @@
  * adapters that answer the targets: Lambda, HTTP, Bedrock agent, MCP tool. The registry itself stays pure; the Lambda entry
  * and the embedded runtime build their registry here.
  */
-import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
-import { LambdaClient } from '@aws-sdk/client-lambda';
+import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
 import {
   type BindingsConfig,
   bindingsConfigFromJson,
@@ -15,6 +15,7 @@ import {
 import { type BuiltinPacksOptions, builtinBindings } from '../capabilities/runtime-registry.ts';
 import type { CapabilityBinding } from '../ports/capabilities.ts';
 import { bedrockAgentCapability } from './aws/bedrock-agent-capability.ts';
+import { bedrockRuntimeClient, lambdaClient } from './aws/clients.ts';
 import { lambdaCapability } from './aws/lambda-capability.ts';
 import { httpCapability } from './http-capability.ts';
 import type { McpConnections } from './mcp/connections.ts';
@@ -33,8 +34,8 @@ export interface BindingDeps {
 }
 
 /** The clients bindings get unless deps say otherwise: one attempt per call, the step state machine retries. */
-export const defaultLambdaClient = (): LambdaClient => new LambdaClient({ maxAttempts: 1 });
-export const defaultBedrockClient = (): BedrockRuntimeClient => new BedrockRuntimeClient({ maxAttempts: 1 });
+export const defaultLambdaClient = (): LambdaClient => lambdaClient({ maxAttempts: 1 }, 'invoke');
+export const defaultBedrockClient = (): BedrockRuntimeClient => bedrockRuntimeClient({ maxAttempts: 1 });
 
 const once = <T>(make: () => T): (() => T) => {
   let made: { value: T } | undefined;
