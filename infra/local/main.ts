@@ -15,6 +15,7 @@ import { startLocalStack } from './boot.ts';
 import { DataDirLockedError, DEFAULT_DATA_DIR } from './data-dir.ts';
 import { isBadFaultsError, parseFaultSeed, parseFaultSpec } from './faults/spec.ts';
 import { createProgressPrinter } from './progress.ts';
+import { isBadQuotasError, quotaOptionsOf, watchThrottles } from './quotas/quota-flags.ts';
 import { describeResumed } from './resume.ts';
 import { synthCacheDirFromEnv, synthesisProgress } from './synth-cache.ts';
 
@@ -40,6 +41,13 @@ const HELP = `usage: npm start -- [options]
   --faults SPEC            inject faults: point:fault@probability,... e.g. store.write:throttle@0.03 (env
                            CAIRN_FAULTS; the points and faults: README "Fault injection")
   --faults-seed N          seed of the faults' choices, to repeat a run (env CAIRN_FAULTS_SEED; default random, printed)
+  --aws-quotas             enforce the account's AWS quotas with AWS's numbers and errors: Lambda concurrency 1,000,
+                           StartExecution bucket 1,300 refilled 300/s, DynamoDB 1,000 write / 3,000 read units/s per
+                           partition key, the API's 29 s (env CAIRN_AWS_QUOTAS=1; README "AWS quotas")
+  --lambda-concurrency N   ... with the account's Lambda concurrency at N (implies --aws-quotas; env
+                           CAIRN_LAMBDA_CONCURRENCY)
+  --sfn-start-rate N       ... with StartExecution refilled N a second, its bucket in AWS's proportion (N × 13/3;
+                           implies --aws-quotas; env CAIRN_SFN_START_RATE)
   --quiet                  no progress lines
 
 The other settings are read from the environment by the Lambdas' names (CAIRN_TRACE_RETENTION,
@@ -105,6 +113,9 @@ export async function main(argv: readonly string[]): Promise<number> {
         model: { type: 'string' },
         faults: { type: 'string' },
         'faults-seed': { type: 'string' },
+        'aws-quotas': { type: 'boolean' },
+        'lambda-concurrency': { type: 'string' },
+        'sfn-start-rate': { type: 'string' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -127,6 +138,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     const faults = values.faults as string | undefined;
     const faultsSeed = values['faults-seed'] as string | undefined;
     if (faults !== undefined) parseFaultSpec(faults);
+    const awsQuotas = quotaOptionsOf(values, process.env);
     options = {
       ...(values['in-memory'] ? {} : { dataDir: dataDir ?? DEFAULT_DATA_DIR }),
       port: port(values.port as string | undefined),
@@ -138,9 +150,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       onSynthesize: (reason) => process.stdout.write(`${synthesisProgress(reason)}\n`),
       ...(faults === undefined ? {} : { faults }),
       ...(faultsSeed === undefined ? {} : { faultsSeed: parseFaultSeed(faultsSeed, '--faults-seed') }),
+      awsQuotas,
     };
   } catch (error) {
-    process.stderr.write(`${isBadFaultsError(error) ? 'cairn: E_BAD_FAULTS: ' : ''}${(error as Error).message}\n`);
+    const code = isBadFaultsError(error) ? 'E_BAD_FAULTS: ' : isBadQuotasError(error) ? 'E_BAD_QUOTAS: ' : '';
+    process.stderr.write(`${code === '' ? '' : `cairn: ${code}`}${(error as Error).message}\n`);
     return 2;
   }
 
@@ -176,6 +190,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (endpoint) out(`cairn: planner: model ${endpoint.model} at ${endpoint.baseUrl}`);
   for (const line of describeResumed(stack.resumed)) out(`cairn: ${line}`);
   if (stack.faults) out(`cairn: faults ${stack.faults.spec} (seed ${stack.faults.seed}; repeat with --faults-seed)`);
+  const throttles = watchThrottles(stack, out, { quiet: values.quiet === true });
   if (!values.quiet) stack.bus.subscribe({ source: ['cairn'] }, createProgressPrinter(out));
 
   if (!values['no-demo']) {
@@ -193,6 +208,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   });
   out('cairn: stopping…');
   if (stack.faults) out(`cairn: faults injected: ${JSON.stringify(stack.faults.injected())}`);
+  throttles.stop();
   await stack.close();
   return 0;
 }

@@ -17,6 +17,7 @@ import type { MetricsSink } from '../../../shared/ports/metrics.ts';
 import type { Store } from '../../../shared/ports/store.ts';
 import type { ServerTimeouts } from '../http-server.ts';
 import type { LocalHandler } from '../local-executions.ts';
+import type { AwsQuotasOptions } from '../quotas/aws-quotas.ts';
 import type { SynthMissReason } from '../synth-cache.ts';
 
 export interface LocalStackOptions {
@@ -95,6 +96,11 @@ export interface LocalStackOptions {
   readonly faultsSeed?: number;
   /** EventBridge's PutEvents limits on the bus (bus-limits.ts); lowered only by tests. */
   readonly putEventsLimits?: PutEventsLimits;
+  /**
+   * The account's quotas, with AWS's default numbers and these lowered (quotas/aws-quotas.ts); `false`: none, whatever
+   * the environment says; absent: CAIRN_AWS_QUOTAS (and CAIRN_LAMBDA_CONCURRENCY, CAIRN_SFN_START_RATE).
+   */
+  readonly awsQuotas?: AwsQuotasOptions | false;
 }
 
 /**
