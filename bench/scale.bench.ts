@@ -12,9 +12,13 @@
  *   npm run bench:scale [-- --workload runs|wide|layers|all] [--lambda-concurrency 8] [--sfn-start-rate 50]
  *                       [--runs 1000] [--run-steps 20] [--steps 5000] [--middle 2000] [--width 50] [--no-quotas]
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { conformanceCatalog } from '../shared/capabilities/conformance.ts';
 import { addCounts, apiOf, startRuns, stepStatuses, waitForRuns } from './scale/drive.ts';
-import { layeredPlan, type ScalePlan, smallRunPlan, widePlan } from './scale/plans.ts';
+import { benchCatalog, layeredPlan, type ScalePlan, smallRunPlan, widePlan } from './scale/plans.ts';
 import { startStackProcess } from './scale/stack-process.ts';
 
 const { values } = parseArgs({
@@ -49,6 +53,10 @@ const quotaFlags = [
 ];
 if (values['no-quotas'] && quotaFlags.length > 0) throw new Error('--no-quotas and a lowered quota exclude each other');
 const clientConcurrency = number('concurrency', values.concurrency);
+const echo = conformanceCatalog().capabilities.find((c) => c.target === 'tool:conformance.echo');
+if (echo === undefined) throw new Error('the conformance pack has no echo');
+const catalogFile = join(mkdtempSync(join(tmpdir(), 'cairn-bench-scale-')), 'catalog.json');
+writeFileSync(catalogFile, JSON.stringify(benchCatalog(echo as unknown as Record<string, unknown>)));
 const timeoutMs = number('timeout-minutes', values['timeout-minutes']) * 60_000;
 
 interface Workload {
@@ -105,10 +113,10 @@ const formatCounts = (counts: Readonly<Record<string, number>>): string =>
 
 async function measure(workload: Workload): Promise<boolean> {
   const plans = workload.plans();
-  const stepCount = plans.reduce((sum, plan) => sum + plan.steps.length, 0);
   const stack = await startStackProcess(quotaFlags, {
     CAIRN_MAX_STEPS: String(Math.max(workload.maxSteps, 200)),
     CAIRN_MAX_DEPTH: '256',
+    CAIRN_CATALOG_FILE: catalogFile,
     // A run waiting its turn under the quotas must not meet its deadline first.
     CAIRN_RUN_DEADLINE_SECONDS: String(Math.ceil(timeoutMs / 1000) + 3600),
   });
@@ -116,7 +124,8 @@ async function measure(workload: Workload): Promise<boolean> {
   let stopped = false;
   try {
     const started = performance.now();
-    const { runIds, refused } = await startRuns(api, plans, clientConcurrency);
+    const { runIds, refused, started: startedPlans } = await startRuns(api, plans, clientConcurrency);
+    const stepCount = startedPlans.reduce((sum, index) => sum + (plans[index]?.steps.length ?? 0), 0);
     const startedAfter = (performance.now() - started) / 1000;
     const statuses = await waitForRuns(api, runIds, {
       concurrency: clientConcurrency,
@@ -136,11 +145,11 @@ async function measure(workload: Workload): Promise<boolean> {
     console.log(
       `  runs: ${runIds.length} started in ${startedAfter.toFixed(1)} s${Object.keys(refused).length > 0 ? `, POST /runs refused: ${formatCounts(refused)}` : ''}; ended: ${formatCounts(ends)}`,
     );
-    console.log(`  steps: ${stepCount} planned; ${formatCounts(steps)}`);
+    console.log(`  steps: ${stepCount} in the runs started; ${formatCounts(steps)}`);
     console.log(`  time: ${seconds.toFixed(1)} s; ${(succeeded / seconds).toFixed(1)} steps succeeded/s`);
     console.log(`  throttles absorbed: ${formatCounts(throttles)}`);
     console.log(`  peak RSS of npm start: ${peak} MB`);
-    return succeeded === stepCount && (ends.complete ?? 0) === plans.length;
+    return runIds.length === plans.length && succeeded === stepCount && (ends.complete ?? 0) === plans.length;
   } finally {
     if (!stopped) await stack.stop().catch(() => ({}));
   }

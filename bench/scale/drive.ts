@@ -4,13 +4,18 @@
  * GET /runs/{id}.
  */
 
-export type Api = (method: string, path: string, body?: unknown) => Promise<{ status: number; json: unknown }>;
+export type Api = (
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Readonly<Record<string, string>>,
+) => Promise<{ status: number; json: unknown }>;
 
 export function apiOf(url: string, token: string): Api {
-  return async (method, path, body) => {
+  return async (method, path, body, headers = {}) => {
     const response = await fetch(`${url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      headers: { ...headers, authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     return { status: response.status, json: await response.json().catch(() => null) };
@@ -30,19 +35,41 @@ export async function pool<T, R>(items: readonly T[], limit: number, work: (item
 
 export interface Started {
   readonly runIds: string[];
+  /** The index in `plans` of each run started, in the order of `runIds`. */
+  readonly started: number[];
   /** POST /runs answers other than 202, by status. */
   readonly refused: Record<string, number>;
 }
 
+/**
+ * POST /runs as a careful client does: a 503 (its plan checks all busy, a store call or a start throttled) is sent
+ * again after a second with the same Idempotency-Key, so a run is never made twice.
+ */
+async function postRun(api: Api, plan: unknown, key: string): Promise<{ status: number; json: unknown }> {
+  for (let tries = 1; ; tries++) {
+    const answer = await api('POST', '/runs', { plan }, { 'idempotency-key': key });
+    if (answer.status !== 503 || tries >= 30) return answer;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
 export async function startRuns(api: Api, plans: readonly unknown[], concurrency: number): Promise<Started> {
   const refused: Record<string, number> = {};
-  const answers = await pool(plans, concurrency, (plan) => api('POST', '/runs', { plan }));
+  const prefix = `scale-${Date.now().toString(36)}`;
+  const answers = await pool(
+    plans.map((plan, index) => ({ plan, index })),
+    concurrency,
+    ({ plan, index }) => postRun(api, plan, `${prefix}-${index}`),
+  );
   const runIds: string[] = [];
-  for (const answer of answers) {
-    if (answer.status === 202) runIds.push((answer.json as { runId: string }).runId);
-    else refused[String(answer.status)] = (refused[String(answer.status)] ?? 0) + 1;
-  }
-  return { runIds, refused };
+  const started: number[] = [];
+  answers.forEach((answer, index) => {
+    if (answer.status === 202) {
+      runIds.push((answer.json as { runId: string }).runId);
+      started.push(index);
+    } else refused[String(answer.status)] = (refused[String(answer.status)] ?? 0) + 1;
+  });
+  return { runIds, refused, started };
 }
 
 export const TERMINAL = new Set(['complete', 'failed', 'cancelled']);
