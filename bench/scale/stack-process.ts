@@ -70,7 +70,8 @@ export async function startStackProcess(
   await until(
     'the stack answering',
     async () => ((await fetch(`${url}/health`)).status === 200 ? true : undefined),
-    180_000,
+    // A first boot synthesizes the state machines (CDK), which takes minutes on a busy two-core machine.
+    600_000,
   );
   return {
     url,
