@@ -13,6 +13,7 @@ import {
   DEFAULT_RUN_DEADLINE_SECONDS,
 } from '../../shared/config/defaults.ts';
 import { parseCatalog } from '../../shared/plan/catalog.ts';
+import { deployedBindings } from './binding-secrets.ts';
 
 /** Log retention periods CloudWatch Logs accepts (days). */
 export const RETENTION_DAYS = [
@@ -291,6 +292,8 @@ function parseBindings(value: unknown): Readonly<Record<string, unknown>> | unde
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new Error('context bindings must be a JSON object of target → binding');
   }
+  // What the step executor will refuse at its first call is refused here, and no credential goes in plaintext.
+  deployedBindings(parsed as Record<string, unknown>);
   return parsed as Record<string, unknown>;
 }
 

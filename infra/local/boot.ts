@@ -41,6 +41,8 @@ import { LEDGER_FILE, type LedgerFile, openLedgerFile } from './ledger-file.ts';
 import { createLocalExecutions, type LocalExecutions, type LocalHandler } from './local-executions.ts';
 import { startLocalNotifier } from './notify.ts';
 import { createPlanCheckPool } from './plan-check-pool.ts';
+import { type AwsQuotas, quotasFromEnv } from './quotas/aws-quotas.ts';
+import { type StackQuotas, stackQuotas } from './quotas/stack-quotas.ts';
 import { type ResumeReport, resumeOpenWork } from './resume.ts';
 import { localAuth } from './stack/auth.ts';
 import { type LocalStackOptions, localCatalog, localSettings } from './stack/config.ts';
@@ -70,8 +72,13 @@ export interface LocalStack {
   readonly resumed: ResumeReport;
   /** The faults injected (absent: none asked for). */
   readonly faults?: LocalStackFaults;
-  /** Counts since boot (all zero unless started with `instrument`). */
-  stats(): LocalStackStats;
+  /** The account quotas rehearsed (absent: none asked for). */
+  readonly quotas?: AwsQuotas;
+  /**
+   * Counts since boot (all zero unless started with `instrument`), and the throttles each quota gave (empty without
+   * quotas).
+   */
+  stats(): LocalStackStats & { readonly throttles: Readonly<Record<string, number>> };
   /** Starts a run through the API, as a client would; returns its id. */
   startRun(body: Readonly<Record<string, unknown>>, headers?: Readonly<Record<string, string>>): Promise<string>;
   /**
@@ -93,6 +100,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const { auth, token, callers } = localAuth(options, settings);
 
   const counters = stackCounters(options.instrument === true);
+  // Before anything opens too: a bad quota (E_BAD_QUOTAS) stops here.
+  const quotaOptions = options.awsQuotas ?? quotasFromEnv(process.env);
+  const quotas: StackQuotas | undefined =
+    quotaOptions === undefined || quotaOptions === false
+      ? undefined
+      : stackQuotas({ ...quotaOptions, tableName: LOCAL_TABLE_NAME });
   // The lock first: a second process on the directory stops here, before it opens anything the first one uses.
   const data: DataDir | undefined = options.dataDir === undefined ? undefined : openDataDir(options.dataDir);
   let journal: ExecutionJournal | undefined;
@@ -101,6 +114,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     tableName: LOCAL_TABLE_NAME,
     ...(data ? { path: join(data.dir, 'store') } : {}),
     ...(counters.onCommand ? { onCommand: counters.onCommand } : {}),
+    ...(quotas ? { aroundCalls: quotas.dynamo } : {}),
   }).catch((error: unknown) => {
     data?.release();
     throw error;
@@ -161,6 +175,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ),
     ...(options.backoffMs === undefined ? {} : { backoffMs: options.backoffMs }),
     ...(options.lambdaConcurrency === undefined ? {} : { concurrency: options.lambdaConcurrency }),
+    ...(quotas
+      ? { accountConcurrency: { gate: quotas.lambda, onThrottle: () => quotas.counter.count('lambda.concurrency') } }
+      : {}),
     ...(options.retryIntervalMs === undefined ? {} : { retryIntervalMs: options.retryIntervalMs }),
     ...(counters.onStateEntered ? { onStateEntered: counters.onStateEntered } : {}),
     ...(options.onExecutionError
@@ -181,7 +198,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     store: () => store,
     // The relay reads the table's stream itself, below any wrapper the tests put around the handlers' store.
     relayStore: () => dynamoStore,
-    executions: () => hooks.executions(executions),
+    // The service's quota first, then what the faults make of the answer the SDK gave up on.
+    executions: () => hooks.executions(quotas ? quotas.executions(executions) : executions),
     events: () => bus,
     catalog: () => catalog,
     webhookSecrets: () => secretsFrom(settings.webhooks.secrets),
@@ -198,14 +216,22 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       wrap: hooks.registry,
     },
   });
-  outbox = createLocalOutboxStream(root.relay);
+  // The outbox, the bus rules' targets and the planning jobs are invoked asynchronously deployed: under the
+  // account's concurrency they wait for a place (Lambda keeps the event) instead of failing.
+  const asynchronous = <A extends unknown[], R>(handler: (...args: A) => Promise<R>) =>
+    quotas ? quotas.async(handler) : handler;
+  const relay = root.relay;
+  outbox = createLocalOutboxStream(quotas ? { relay: asynchronous((records) => relay.relay(records)) } : relay);
   const stream = outbox;
 
   const wrapOwn = options.wrapHandler ?? ((_key: string, handler: LocalHandler) => handler);
   const wrapHandler = (key: string, handler: LocalHandler) => hooks.handler(key, wrapOwn(key, handler));
   const planJobs = createInProcessPlanJobDispatcher({
-    plan: (payload) => handlers.Planner?.(payload) ?? Promise.reject(new Error('the planner is not ready')),
-    replan: (payload) => replannerHandler(payload),
+    plan: asynchronous(
+      (payload: { planJobId: string }) =>
+        handlers.Planner?.(payload) ?? Promise.reject(new Error('the planner is not ready')),
+    ),
+    replan: asynchronous((payload: { planJobId: string }) => replannerHandler(payload)),
   });
   Object.assign(handlers, {
     Planner: wrapHandler(
@@ -228,8 +254,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   });
   // The rules that drive cairn, matched in process with the deployed patterns (BUS_RULES).
   subscribeBusRules(bus, {
-    Replanner: replannerHandler,
-    Invalidator: createInvalidatorHandler({ invalidator: root.invalidator }),
+    Replanner: asynchronous(replannerHandler),
+    Invalidator: asynchronous(createInvalidatorHandler({ invalidator: root.invalidator })),
   });
 
   // Large plan bodies are decoded and validated in worker threads: this event loop also answers /health.
@@ -241,8 +267,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }),
     planChecks,
   });
-  // API Gateway and the API Lambda between the client and the app, with Lambda's 6 MB each way.
-  const api = withLambdaPayloadLimits(app.fetch);
+  // API Gateway and the API Lambda between the client and the app, with Lambda's 6 MB each way (and, under quotas,
+  // the API Lambda's time limit).
+  const limited = withLambdaPayloadLimits(app.fetch);
+  const api = quotas ? quotas.api(limited) : limited;
   const host = options.host ?? DEFAULT_LOCAL_HOST;
   const server = await serveApi(api, { port: options.port ?? 0, hostname: host, timeouts });
   const { port } = server.address() as AddressInfo;
@@ -282,8 +310,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ...(data ? { dataDir: data.dir } : {}),
     resumed,
     ...(hooks.report ? { faults: hooks.report } : {}),
+    ...(quotas ? { quotas: quotas.quotas } : {}),
     request,
-    stats: counters.stats,
+    stats: () => ({ ...counters.stats(), throttles: quotas?.counter.counts() ?? {} }),
     async startRun(body, headers = {}) {
       const response = await app.request('/runs', {
         method: 'POST',

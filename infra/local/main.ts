@@ -16,6 +16,7 @@ import { startLocalStack } from './boot.ts';
 import { DataDirLockedError, DEFAULT_DATA_DIR } from './data-dir.ts';
 import { isBadFaultsError, parseFaultSeed, parseFaultSpec } from './faults/spec.ts';
 import { createProgressPrinter } from './progress.ts';
+import { isBadQuotasError, quotaOptionsOf, watchThrottles } from './quotas/quota-flags.ts';
 import { describeResumed } from './resume.ts';
 import { synthCacheDirFromEnv, synthesisProgress } from './synth-cache.ts';
 
@@ -47,6 +48,13 @@ const HELP = `usage: npm start -- [options]
   --tokens FILE            who may call the API: a JSON array of { "token", "subject", "roles": [...] } (roles
                            viewer, operator, approver, admin; optional "groups", "tenant"; env CAIRN_TOKENS_FILE);
                            without it, one admin token (CAIRN_API_TOKEN, or a random one printed at start)
+  --aws-quotas             enforce the account's AWS quotas with AWS's numbers and errors: Lambda concurrency 1,000,
+                           StartExecution bucket 1,300 refilled 300/s, DynamoDB 1,000 write / 3,000 read units/s per
+                           partition key, the API's 29 s (env CAIRN_AWS_QUOTAS=1; README "AWS quotas")
+  --lambda-concurrency N   ... with the account's Lambda concurrency at N (implies --aws-quotas; env
+                           CAIRN_LAMBDA_CONCURRENCY)
+  --sfn-start-rate N       ... with StartExecution refilled N a second, its bucket in AWS's proportion (N × 13/3;
+                           implies --aws-quotas; env CAIRN_SFN_START_RATE)
   --quiet                  no progress lines
 
 The other settings are read from the environment by the Lambdas' names (CAIRN_TRACE_RETENTION,
@@ -116,6 +124,9 @@ export async function main(argv: readonly string[]): Promise<number> {
         faults: { type: 'string' },
         'faults-seed': { type: 'string' },
         tokens: { type: 'string' },
+        'aws-quotas': { type: 'boolean' },
+        'lambda-concurrency': { type: 'string' },
+        'sfn-start-rate': { type: 'string' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -141,6 +152,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     const settings = settingsOf(values);
     // Checked before anything boots, as a fault spec is: a bad tokens file (E_BAD_TOKENS_FILE) never starts a stack.
     if (settings.apiTokensFile !== undefined) loadTokensFile(settings.apiTokensFile);
+    const awsQuotas = quotaOptionsOf(values, process.env);
     options = {
       ...(values['in-memory'] ? {} : { dataDir: dataDir ?? DEFAULT_DATA_DIR }),
       port: port(values.port as string | undefined),
@@ -152,10 +164,17 @@ export async function main(argv: readonly string[]): Promise<number> {
       onSynthesize: (reason) => process.stdout.write(`${synthesisProgress(reason)}\n`),
       ...(faults === undefined ? {} : { faults }),
       ...(faultsSeed === undefined ? {} : { faultsSeed: parseFaultSeed(faultsSeed, '--faults-seed') }),
+      awsQuotas,
     };
   } catch (error) {
-    const code = isBadFaultsError(error) || isBadTokensFileError(error) ? `cairn: ${error.name}: ` : '';
-    process.stderr.write(`${code}${(error as Error).message}\n`);
+    const code = isBadFaultsError(error)
+      ? 'E_BAD_FAULTS: '
+      : isBadTokensFileError(error)
+        ? 'E_BAD_TOKENS_FILE: '
+        : isBadQuotasError(error)
+          ? 'E_BAD_QUOTAS: '
+          : '';
+    process.stderr.write(`${code === '' ? '' : `cairn: ${code}`}${(error as Error).message}\n`);
     return 2;
   }
 
@@ -201,6 +220,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (notify.length > 0) out(`cairn: notify ${notify.map((u) => new URL(u).origin).join(', ')} (approvals, signed)`);
   for (const line of describeResumed(stack.resumed)) out(`cairn: ${line}`);
   if (stack.faults) out(`cairn: faults ${stack.faults.spec} (seed ${stack.faults.seed}; repeat with --faults-seed)`);
+  const throttles = watchThrottles(stack, out, { quiet: values.quiet === true });
   if (!values.quiet) stack.bus.subscribe({ source: ['cairn'] }, createProgressPrinter(out));
 
   if (!values['no-demo']) {
@@ -223,6 +243,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   });
   out('cairn: stopping…');
   if (stack.faults) out(`cairn: faults injected: ${JSON.stringify(stack.faults.injected())}`);
+  throttles.stop();
   await stack.close();
   return 0;
 }

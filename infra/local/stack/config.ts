@@ -18,6 +18,7 @@ import type { MetricsSink } from '../../../shared/ports/metrics.ts';
 import type { Store } from '../../../shared/ports/store.ts';
 import type { ServerTimeouts } from '../http-server.ts';
 import type { LocalHandler } from '../local-executions.ts';
+import type { AwsQuotasOptions } from '../quotas/aws-quotas.ts';
 import type { SynthMissReason } from '../synth-cache.ts';
 
 export interface LocalStackOptions {
@@ -98,6 +99,11 @@ export interface LocalStackOptions {
   readonly putEventsLimits?: PutEventsLimits;
   /** The approval notifier's retry timing and fetch (tests); its URLs and secret are the settings' (CAIRN_NOTIFY_*). */
   readonly notifySending?: NotifierPlace['sending'];
+  /**
+   * The account's quotas, with AWS's default numbers and these lowered (quotas/aws-quotas.ts); `false`: none, whatever
+   * the environment says; absent: CAIRN_AWS_QUOTAS (and CAIRN_LAMBDA_CONCURRENCY, CAIRN_SFN_START_RATE).
+   */
+  readonly awsQuotas?: AwsQuotasOptions | false;
 }
 
 /**

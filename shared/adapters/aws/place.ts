@@ -3,12 +3,11 @@
  * pointed at by the settings. Each adapter is made on first use, with its client; a setting it needs and does not
  * have fails then, naming the variable (CAIRN_TABLE_NAME is not set).
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { LambdaClient } from '@aws-sdk/client-lambda';
 import { requireSetting, type Settings } from '../../config/settings.ts';
 import type { Place } from '../../ports/place.ts';
 import { deploymentCatalog } from '../catalog-from-env.ts';
 import { createBedrockPlanModel, defaultBedrockClient } from './bedrock-plan-model.ts';
+import { dynamoDbClient, lambdaClient } from './clients.ts';
 import { createDynamoStore } from './dynamo-store.ts';
 import { createEventBridgePublisher } from './eventbridge-publisher.ts';
 import { createLambdaPlanJobDispatcher } from './lambda-plan-jobs.ts';
@@ -19,8 +18,7 @@ import { webhookSecretsFor } from './webhook-secrets.ts';
 export function awsPlace(settings: Settings): Place {
   const { plannerModelId } = settings;
   return {
-    store: () =>
-      createDynamoStore({ client: new DynamoDBClient({}), tableName: requireSetting(settings, 'tableName') }),
+    store: () => createDynamoStore({ client: dynamoDbClient(), tableName: requireSetting(settings, 'tableName') }),
     executions: () =>
       createSfnExecutions({
         machineArns: {
@@ -36,7 +34,7 @@ export function awsPlace(settings: Settings): Place {
       : { planModel: () => createBedrockPlanModel({ client: defaultBedrockClient(), modelId: plannerModelId }) }),
     planJobDispatcher: () =>
       createLambdaPlanJobDispatcher({
-        client: new LambdaClient({}),
+        client: lambdaClient(),
         functions: {
           plan: requireSetting(settings, 'plannerFunctionName'),
           replan: requireSetting(settings, 'replannerFunctionName'),

@@ -4,9 +4,10 @@
  * found alike — so a burst of deliveries, or of probes for made-up sources, costs one GetSecretValue per source.
  * A rotated secret is picked up within the cache time.
  */
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { WebhookSecretLookup } from '../../ports/webhooks.ts';
 import { WebhookSecretError } from '../../webhooks/errors.ts';
+import { secretsManagerClient } from './clients.ts';
 
 export const DEFAULT_SECRET_CACHE_SECONDS = 300;
 
@@ -52,7 +53,7 @@ export function secretFromValue(value: string | undefined): string | undefined {
 }
 
 export function createSecretsManagerWebhookSecrets(options: SecretsManagerWebhookSecretsOptions): WebhookSecretLookup {
-  const client = options.client ?? new SecretsManagerClient({});
+  const client = options.client ?? secretsManagerClient();
   const cacheMs = (options.cacheSeconds ?? DEFAULT_SECRET_CACHE_SECONDS) * 1000;
   const now = options.now ?? Date.now;
   const maxEntries = options.maxEntries ?? 256;
