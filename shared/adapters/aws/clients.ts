@@ -15,6 +15,7 @@ import { BedrockRuntimeClient, type BedrockRuntimeClientConfig } from '@aws-sdk/
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient, type EventBridgeClientConfig } from '@aws-sdk/client-eventbridge';
 import { LambdaClient, type LambdaClientConfig } from '@aws-sdk/client-lambda';
+import { SchedulerClient, type SchedulerClientConfig } from '@aws-sdk/client-scheduler';
 import { SecretsManagerClient, type SecretsManagerClientConfig } from '@aws-sdk/client-secrets-manager';
 import { SFNClient, type SFNClientConfig } from '@aws-sdk/client-sfn';
 import { STEP_EXECUTOR_TIMEOUT_SECONDS } from '../../config/defaults.ts';
@@ -26,7 +27,7 @@ export interface ClientTimeouts {
   readonly requestTimeoutMs: number;
 }
 
-/** The services cairn calls (SQS and Scheduler have their bounds ready for the clients that will use them). */
+/** The services cairn calls (SQS has its bounds ready for the client that will use them). */
 export type AwsService =
   | 'dynamodb'
   | 'sfn'
@@ -87,6 +88,10 @@ export const eventBridgeClient = (config: EventBridgeClientConfig = {}): EventBr
 
 export const secretsManagerClient = (config: SecretsManagerClientConfig = {}): SecretsManagerClient =>
   new SecretsManagerClient(withTimeouts('secretsmanager', config));
+
+/** EventBridge Scheduler: the notifier's reminder schedules. */
+export const schedulerClient = (config: SchedulerClientConfig = {}): SchedulerClient =>
+  new SchedulerClient(withTimeouts('scheduler', config));
 
 /** `invoke`: a client for synchronous invocations (bindings), bounded by a step's time instead of an API call's. */
 export const lambdaClient = (config: LambdaClientConfig = {}, use: 'api' | 'invoke' = 'api'): LambdaClient =>

@@ -4,8 +4,9 @@
  * `{"secret": "…"}`; CDK's generated one is base64 characters without the `whsec_` prefix, which Standard Webhooks
  * libraries accept as it is (the prefix is optional to them too).
  */
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { WebhookSecretError } from '../../webhooks/errors.ts';
+import { secretsManagerClient } from './clients.ts';
 import { secretFromValue } from './webhook-secrets.ts';
 
 const CACHE_MS = 300_000;
@@ -14,7 +15,7 @@ export function notifySecretReader(
   secretId: string,
   options: { readonly client?: SecretsManagerClient; readonly now?: () => number } = {},
 ): () => Promise<string> {
-  const client = options.client ?? new SecretsManagerClient({});
+  const client = options.client ?? secretsManagerClient();
   const now = options.now ?? Date.now;
   let cached: { readonly until: number; readonly value: Promise<string> } | undefined;
   const read = async (): Promise<string> => {

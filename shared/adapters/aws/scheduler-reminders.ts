@@ -6,8 +6,9 @@
  */
 
 import { createHash } from 'node:crypto';
-import { CreateScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
+import { CreateScheduleCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { ReminderScheduler } from '../../ports/notifications.ts';
+import { schedulerClient } from './clients.ts';
 
 export const REMINDER_EVENT_KEY = 'cairn-notify';
 
@@ -30,7 +31,7 @@ export const reminderScheduleName = (approvalId: string): string =>
 const atExpression = (at: Date): string => `at(${at.toISOString().slice(0, 19)})`;
 
 export function createSchedulerReminders(options: SchedulerRemindersOptions): ReminderScheduler {
-  const client = options.client ?? new SchedulerClient({});
+  const client = options.client ?? schedulerClient();
   const clock = options.clock ?? (() => new Date());
   return {
     async schedule(approvalId, at) {

@@ -9,6 +9,7 @@ import {
   eventBridgeClient,
   lambdaClient,
   requestHandlerOptions,
+  schedulerClient,
   secretsManagerClient,
   sfnClient,
   withTimeouts,
@@ -65,6 +66,7 @@ describe('the client factory', () => {
     ['lambda', () => lambdaClient({ region: 'us-east-1' })],
     ['lambda-invoke', () => lambdaClient({ region: 'us-east-1' }, 'invoke')],
     ['bedrock', () => bedrockRuntimeClient({ region: 'us-east-1' })],
+    ['scheduler', () => schedulerClient({ region: 'us-east-1' })],
   ] as const;
 
   it.each(made)('sets the %s timeouts on the client it makes', async (service, make) => {
