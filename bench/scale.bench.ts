@@ -1,127 +1,163 @@
 /**
- * Scale on `npm start`: one N-step zero-work plan (2,000 by default, limits raised by CAIRN_MAX_STEPS), run through
- * the HTTP API of a real `npm start -- --no-demo --conformance --in-memory` child process, as a user would. Prints
- * the time from POST /runs to the run's terminal state, the run's status, how its steps page through GET /runs/{id},
- * and the child's peak resident memory (VmHWM from /proc, Linux only). In memory: a bench keeps nothing on disk.
+ * Scale on `npm start`, with AWS's account quotas on (the embedded runtime's --aws-quotas): what the quotas absorb
+ * and what gets through. Each workload runs in its own `npm start -- --no-demo --conformance --in-memory` child
+ * process, driven through the HTTP API as a user would:
+ * - `runs`: many concurrent small runs (default 1,000 runs of 20 zero-work steps, 5 wide);
+ * - `wide`: one large plan whose middle layer is wide (default 5,000 steps, the middle layer 2,000 wide);
+ * - `layers`: one N-step plan in layers of `--width` (the earlier bench: 2,000 steps, 50 wide).
+ * For each it prints the runs' end states, the steps by status, steps succeeded per second (first POST /runs to the
+ * last run's end), the throttles absorbed by kind (as the stack counts them: quotas/throttle-counter.ts) and the
+ * child's peak RSS. It exits 1 when a step did not succeed or a run did not complete.
  *
- *   npm run bench:scale [-- --steps 2000 --width 50]
+ *   npm run bench:scale [-- --workload runs|wide|layers|all] [--lambda-concurrency 8] [--sfn-start-rate 50]
+ *                       [--runs 1000] [--run-steps 20] [--steps 5000] [--middle 2000] [--width 50] [--no-quotas]
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { conformanceCatalog } from '../shared/capabilities/conformance.ts';
+import { addCounts, apiOf, startRuns, stepStatuses, waitForRuns } from './scale/drive.ts';
+import { benchCatalog, layeredPlan, type ScalePlan, smallRunPlan, widePlan } from './scale/plans.ts';
+import { startStackProcess } from './scale/stack-process.ts';
 
 const { values } = parseArgs({
-  options: { steps: { type: 'string', default: '2000' }, width: { type: 'string', default: '50' } },
-});
-const STEPS = Number(values.steps);
-const WIDTH = Number(values.width);
-const TOKEN = 'bench-scale-token';
-const PORT = 3000 + Math.floor(Math.random() * 2000);
-const URL_BASE = `http://127.0.0.1:${PORT}`;
-
-/** Layers of WIDTH steps; each step depends on one step of the layer before (a wide, deep DAG). */
-function plan(): unknown {
-  const steps = Array.from({ length: STEPS }, (_, i) => {
-    const layer = Math.floor(i / WIDTH);
-    const parent = layer === 0 ? [] : [`s${(layer - 1) * WIDTH + (i % WIDTH)}`];
-    return {
-      id: `s${i}`,
-      title: `step ${i}`,
-      target: 'tool:conformance.echo',
-      dependsOn: parent,
-      input: { value: i },
-      inputSchema: { type: 'object', properties: { value: {} }, required: ['value'], additionalProperties: false },
-      outputSchema: { type: 'object', properties: { value: {} }, required: ['value'], additionalProperties: false },
-    };
-  });
-  return { schemaVersion: 1, revision: 1, objective: `scale: ${STEPS} zero-work steps`, steps };
-}
-
-async function api(method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
-  const response = await fetch(`${URL_BASE}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, json: await response.json().catch(() => null) };
-}
-
-function peakRssMb(child: ChildProcess): number {
-  try {
-    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-    const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
-    return Math.round(kb / 1024);
-  } catch {
-    return Number.NaN;
-  }
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs / 1000} s`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
-const child = spawn(
-  process.execPath,
-  ['bin/start.js', '--no-demo', '--conformance', '--in-memory', '--port', String(PORT)],
-  {
-    env: { ...process.env, CAIRN_API_TOKEN: TOKEN, CAIRN_MAX_STEPS: String(STEPS), CAIRN_MAX_DEPTH: '64' },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  options: {
+    workload: { type: 'string', default: 'all' },
+    runs: { type: 'string', default: '1000' },
+    'run-steps': { type: 'string', default: '20' },
+    'run-width': { type: 'string', default: '5' },
+    steps: { type: 'string' },
+    middle: { type: 'string', default: '2000' },
+    width: { type: 'string', default: '50' },
+    'lambda-concurrency': { type: 'string' },
+    'sfn-start-rate': { type: 'string' },
+    'no-quotas': { type: 'boolean', default: false },
+    // Accepted for the issue's command line (quotas are on unless --no-quotas).
+    'aws-quotas': { type: 'boolean', default: true },
+    'timeout-minutes': { type: 'string', default: '30' },
+    concurrency: { type: 'string', default: '32' },
   },
-);
-let peak = 0;
-const sampler = setInterval(() => {
-  peak = Math.max(peak, peakRssMb(child) || 0);
-}, 500);
-try {
-  await until(
-    'the stack answering',
-    async () => ((await api('GET', '/health')).status === 200 ? true : undefined),
-    120_000,
-  );
-  const started = performance.now();
-  const created = await api('POST', '/runs', { plan: plan() });
-  if (created.status !== 202) throw new Error(`POST /runs answered ${created.status}: ${JSON.stringify(created.json)}`);
-  const { runId } = created.json as { runId: string };
-  let last = '';
-  const status = await until(
-    'the run ending',
-    async () => {
-      const { json } = await api('GET', `/runs/${runId}?limit=1`);
-      const run = json as { status: string };
-      if (run.status !== last) process.stderr.write(`run ${runId}: ${run.status}\n`);
-      last = run.status;
-      return ['complete', 'failed', 'cancelled', 'paused'].includes(run.status) ? run.status : undefined;
-    },
-    30 * 60_000,
-  );
-  const seconds = (performance.now() - started) / 1000;
-  let pages = 0;
-  let steps = 0;
-  let succeeded = 0;
-  let cursor: string | undefined;
-  do {
-    const { json } = await api('GET', `/runs/${runId}${cursor ? `?cursor=${cursor}` : ''}`);
-    const page = json as { steps: { status: string }[]; nextCursor?: string };
-    pages += 1;
-    steps += page.steps.length;
-    succeeded += page.steps.filter((s) => s.status === 'succeeded').length;
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
-  peak = Math.max(peak, peakRssMb(child) || 0);
-  console.log(`scale: ${STEPS} steps (${WIDTH} wide, ${Math.ceil(STEPS / WIDTH)} layers) → run ${status}`);
-  console.log(
-    `scale: POST /runs → terminal ${seconds.toFixed(1)} s (${((seconds * 1000) / STEPS).toFixed(1)} ms/step)`,
-  );
-  console.log(`scale: GET /runs/{id} paged ${steps} steps in ${pages} pages, ${succeeded} succeeded`);
-  console.log(`scale: peak RSS of npm start ${peak} MB`);
-  process.exitCode = status === 'complete' && succeeded === STEPS ? 0 : 1;
-} finally {
-  clearInterval(sampler);
-  child.kill('SIGTERM');
+});
+
+const number = (name: string, raw: string | undefined): number => {
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`--${name} must be a whole number ≥ 1, got ${raw}`);
+  return value;
+};
+
+const quotaFlags = [
+  ...(values['no-quotas'] ? [] : ['--aws-quotas']),
+  ...(values['lambda-concurrency'] === undefined ? [] : ['--lambda-concurrency', values['lambda-concurrency']]),
+  ...(values['sfn-start-rate'] === undefined ? [] : ['--sfn-start-rate', values['sfn-start-rate']]),
+];
+if (values['no-quotas'] && quotaFlags.length > 0) throw new Error('--no-quotas and a lowered quota exclude each other');
+const clientConcurrency = number('concurrency', values.concurrency);
+const echo = conformanceCatalog().capabilities.find((c) => c.target === 'tool:conformance.echo');
+if (echo === undefined) throw new Error('the conformance pack has no echo');
+const catalogFile = join(mkdtempSync(join(tmpdir(), 'cairn-bench-scale-')), 'catalog.json');
+writeFileSync(catalogFile, JSON.stringify(benchCatalog(echo as unknown as Record<string, unknown>)));
+const timeoutMs = number('timeout-minutes', values['timeout-minutes']) * 60_000;
+
+interface Workload {
+  readonly name: string;
+  readonly describe: string;
+  readonly plans: () => ScalePlan[];
+  readonly maxSteps: number;
 }
+
+function workloads(): Workload[] {
+  const runs = number('runs', values.runs);
+  const runSteps = number('run-steps', values['run-steps']);
+  const runWidth = number('run-width', values['run-width']);
+  const wideSteps = number('steps', values.steps ?? '5000');
+  const middle = number('middle', values.middle);
+  const layerSteps = number('steps', values.steps ?? '2000');
+  const width = number('width', values.width);
+  const all: Workload[] = [
+    {
+      name: 'runs',
+      describe: `${runs} concurrent runs of ${runSteps} steps (${runWidth} wide)`,
+      plans: () => Array.from({ length: runs }, (_, i) => smallRunPlan(i, runSteps, runWidth)),
+      maxSteps: runSteps,
+    },
+    {
+      name: 'wide',
+      describe: `one ${wideSteps}-step plan, its middle layer ${middle} wide`,
+      plans: () => [widePlan(wideSteps, middle)],
+      maxSteps: wideSteps,
+    },
+    {
+      name: 'layers',
+      describe: `one ${layerSteps}-step plan in layers ${width} wide`,
+      plans: () => [
+        layeredPlan(
+          `scale: ${layerSteps} steps, ${width} wide`,
+          Array.from({ length: Math.ceil(layerSteps / width) }, (_, i) => Math.min(width, layerSteps - i * width)),
+        ),
+      ],
+      maxSteps: layerSteps,
+    },
+  ];
+  const chosen = values.workload === 'all' ? ['runs', 'wide'] : String(values.workload).split(',');
+  const unknown = chosen.filter((name) => !all.some((w) => w.name === name));
+  if (unknown.length > 0) throw new Error(`unknown workload ${unknown.join(', ')} (runs, wide, layers, all)`);
+  return all.filter((w) => chosen.includes(w.name));
+}
+
+const formatCounts = (counts: Readonly<Record<string, number>>): string =>
+  Object.entries(counts)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ') || 'none';
+
+async function measure(workload: Workload): Promise<boolean> {
+  const plans = workload.plans();
+  const stack = await startStackProcess(quotaFlags, {
+    // One limit for every workload: the synthesized machines are cached by it, and a second synthesis costs minutes.
+    CAIRN_MAX_STEPS: String(maxSteps),
+    CAIRN_MAX_DEPTH: '256',
+    CAIRN_CATALOG_FILE: catalogFile,
+    // A run waiting its turn under the quotas must not meet its deadline first.
+    CAIRN_RUN_DEADLINE_SECONDS: String(Math.ceil(timeoutMs / 1000) + 3600),
+  });
+  const api = apiOf(stack.url, stack.token);
+  let stopped = false;
+  try {
+    const started = performance.now();
+    const { runIds, refused, started: startedPlans } = await startRuns(api, plans, clientConcurrency);
+    const stepCount = startedPlans.reduce((sum, index) => sum + (plans[index]?.steps.length ?? 0), 0);
+    const startedAfter = (performance.now() - started) / 1000;
+    const statuses = await waitForRuns(api, runIds, {
+      concurrency: clientConcurrency,
+      timeoutMs,
+      onRound: (open) => process.stderr.write(`scale ${workload.name}: ${open} run(s) still going\n`),
+    });
+    const seconds = (performance.now() - started) / 1000;
+    const ends: Record<string, number> = {};
+    for (const runId of runIds) addCounts(ends, { [statuses.get(runId) ?? 'unknown']: 1 });
+    const steps: Record<string, number> = {};
+    for (const counts of await Promise.all(runIds.map((runId) => stepStatuses(api, runId)))) addCounts(steps, counts);
+    const peak = stack.peakRssMb();
+    const throttles = await stack.stop();
+    stopped = true;
+    const succeeded = steps.succeeded ?? 0;
+    console.log(`scale ${workload.name}: ${workload.describe}; quotas ${quotaFlags.join(' ') || 'off'}`);
+    console.log(
+      `  runs: ${runIds.length} started in ${startedAfter.toFixed(1)} s${Object.keys(refused).length > 0 ? `, POST /runs refused: ${formatCounts(refused)}` : ''}; ended: ${formatCounts(ends)}`,
+    );
+    console.log(`  steps: ${stepCount} in the runs started; ${formatCounts(steps)}`);
+    console.log(`  time: ${seconds.toFixed(1)} s; ${(succeeded / seconds).toFixed(1)} steps succeeded/s`);
+    console.log(`  throttles absorbed: ${formatCounts(throttles)}`);
+    console.log(`  peak RSS of npm start: ${peak} MB`);
+    return runIds.length === plans.length && succeeded === stepCount && (ends.complete ?? 0) === plans.length;
+  } finally {
+    if (!stopped) await stack.stop().catch(() => ({}));
+  }
+}
+
+const chosen = workloads();
+const maxSteps = Math.max(200, ...chosen.map((workload) => workload.maxSteps));
+let ok = true;
+for (const workload of chosen) ok = (await measure(workload)) && ok;
+process.exitCode = ok ? 0 : 1;

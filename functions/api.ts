@@ -1,7 +1,9 @@
 /**
  * The API Lambda: the Hono app behind API Gateway (HTTP API), through hono/aws-lambda. The same app runs locally on
- * @hono/node-server. Deployed, API Gateway's JWT authorizer has already checked the caller, so the app only reads
- * the `sub` claim; with CAIRN_API_TOKEN set it checks that static bearer token instead.
+ * @hono/node-server. Deployed, API Gateway's JWT authorizer has already checked the caller and the route's scopes,
+ * so the app reads the `sub` claim and the roles (CAIRN_ROLE_GROUPS_CLAIM, CAIRN_ROLE_SCOPES_CLAIM,
+ * CAIRN_ROLE_SCOPE_PREFIX) and checks the route's role again; with CAIRN_API_TOKEN set it checks that static bearer
+ * token (an admin) instead.
  *
  * Environment (read by shared/config/settings.ts): CAIRN_TABLE_NAME, CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN,
  * CAIRN_EVENT_BUS_NAME (required); CAIRN_CATALOG_FILE or CAIRN_CATALOG, CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH,
@@ -23,9 +25,14 @@ export function createHandler(deps: ApiDeps) {
   return handle(createApp(deps));
 }
 
-/** A static bearer token when CAIRN_API_TOKEN is set; else API Gateway's JWT authorizer has checked the caller. */
+/**
+ * A static bearer token when CAIRN_API_TOKEN is set; else API Gateway's JWT authorizer has checked the caller, whose
+ * roles are in the claims the settings name.
+ */
 export const apiAuth = (settings: Settings): AuthConfig =>
-  settings.apiToken === undefined ? { kind: 'gateway' } : { kind: 'token', token: settings.apiToken };
+  settings.apiToken === undefined
+    ? { kind: 'gateway', claims: settings.roleClaims }
+    : { kind: 'token', token: settings.apiToken };
 
 /** The API's dependencies from the container's root: the same store and services the other Lambdas build. */
 export function defaultDeps(env: Env = process.env): ApiDeps {

@@ -11,6 +11,7 @@ import type { CairnConfig } from './constructs/config.ts';
 import { CairnEvents } from './constructs/events.ts';
 import { FUNCTION_TIMEOUT_SECONDS, Functions, METRICS_NAMESPACE, serviceName } from './constructs/functions.ts';
 import { CairnMailbox } from './constructs/mailbox.ts';
+import { CairnNotifier } from './constructs/notifier.ts';
 import { CairnObservability } from './constructs/observability.ts';
 import { CairnOutbox } from './constructs/outbox.ts';
 import { machineRefs, StateMachines } from './constructs/state-machines.ts';
@@ -32,6 +33,8 @@ export class CairnStack extends Stack {
   readonly machines: StateMachines;
   readonly api: CairnApi;
   readonly observability: CairnObservability;
+  /** Approval notifications (context notifyUrls); absent without them. */
+  readonly notifier?: CairnNotifier;
 
   constructor(scope: Construct, id: string, props: CairnStackProps) {
     super(scope, id, props);
@@ -74,6 +77,13 @@ export class CairnStack extends Stack {
       handler: this.functions.byKey.Api,
       webhookHandler: this.functions.byKey.Api,
     });
+    if (config.notifyUrls.length > 0)
+      this.notifier = new CairnNotifier(this, 'Notifier', {
+        config,
+        table: this.table.table,
+        events: this.events,
+        consoleUrl: this.api.consoleUrl,
+      });
     this.observability = new CairnObservability(this, 'Observability', {
       stage: config.stage,
       serviceName: serviceName(config.stage),
@@ -102,6 +112,11 @@ export class CairnStack extends Stack {
       new CfnOutput(this, 'UserPoolId', { value: this.api.userPool.userPool.userPoolId });
       new CfnOutput(this, 'UserPoolClientId', { value: this.api.userPool.client.userPoolClientId });
     }
+    if (this.notifier)
+      new CfnOutput(this, 'NotifySecret', {
+        description: "Secrets Manager name of the approval notifications' signing secret (whsec_<value>)",
+        value: this.notifier.secret.secretName,
+      });
     for (const [source, secret] of Object.entries(this.api.webhookSecrets)) {
       new CfnOutput(this, `WebhookSecret${source.replace(/[^A-Za-z0-9]/g, '')}`, {
         description: `Secrets Manager name of the ${source} webhook's signing secret`,

@@ -4,7 +4,7 @@
  * steps start moving), until the run has ended (terminal, or paused with the engine's reason) after the last
  * action, or the bound has passed.
  */
-import { signWebhook } from '../../shared/api/webhook-signature.ts';
+import { signWebhook } from '../../shared/webhooks/signature.ts';
 import type { ApiClient } from './client.ts';
 import { CHAOS_WEBHOOK_SOURCE, type ChaosAction, type ChaosPlan } from './plan-generator.ts';
 

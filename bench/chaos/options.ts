@@ -19,6 +19,10 @@ export const USAGE = `usage: npm run chaos -- [--runs N] [--faults SPEC] [--seed
   --faults-seed S      CAIRN_FAULTS_SEED (default: the suite's seed)
   --cancel-rate P      chance of a cancel per run, 0..1 (default 0.2)
   --invalidate-rate P  chance of invalidations per run, 0..1 (default 0.3)
+  --lambda-concurrency N
+                       the account's Lambda concurrency under the AWS quotas (default AWS's 1,000)
+  --sfn-start-rate N   StartExecution refilled N a second, its bucket in AWS's proportion (default AWS's 300)
+  --no-quotas          run without the AWS account quotas (on by default: npm start --aws-quotas)
   --dump FILE          write what the runs with a violation left (plan, actions, steps, attempts, events, ledger, store records)
                        to FILE as JSON
   --verbose            one line per run as it ends`;
@@ -52,6 +56,7 @@ export function parseCommandLine(argv: readonly string[], randomSeed: () => numb
   let verbose = false;
   let help = false;
   let readUnderFaults = false;
+  let noQuotas = false;
   const valued = [
     '--runs',
     '--faults',
@@ -62,6 +67,8 @@ export function parseCommandLine(argv: readonly string[], randomSeed: () => numb
     '--faults-seed',
     '--dump',
     '--retry-interval-ms',
+    '--lambda-concurrency',
+    '--sfn-start-rate',
   ];
   const rates = ['--cancel-rate', '--invalidate-rate'];
   for (let i = 0; i < argv.length; i++) {
@@ -69,6 +76,7 @@ export function parseCommandLine(argv: readonly string[], randomSeed: () => numb
     const [flag = '', inline] = arg.startsWith('--') && arg.includes('=') ? arg.split(/=(.*)/s, 2) : [arg, undefined];
     if (flag === '--verbose') verbose = true;
     else if (flag === '--read-under-faults') readUnderFaults = true;
+    else if (flag === '--no-quotas') noQuotas = true;
     else if (flag === '--help' || flag === '-h') help = true;
     else if (valued.includes(flag) || rates.includes(flag)) {
       const value = inline ?? argv[++i];
@@ -86,6 +94,10 @@ export function parseCommandLine(argv: readonly string[], randomSeed: () => numb
   const invalidateRate = value('--invalidate-rate');
   const dump = value('--dump');
   const retryInterval = value('--retry-interval-ms');
+  const lambdaConcurrency = value('--lambda-concurrency');
+  const sfnStartRate = value('--sfn-start-rate');
+  if (noQuotas && (lambdaConcurrency !== undefined || sfnStartRate !== undefined))
+    throw new UsageError('--no-quotas and a lowered quota exclude each other');
   return {
     verbose,
     help,
@@ -104,6 +116,14 @@ export function parseCommandLine(argv: readonly string[], randomSeed: () => numb
         ? {}
         : { retryIntervalMs: retryInterval === 'asl' ? 'asl' : integer('--retry-interval-ms', retryInterval, 0) }),
       ...(readUnderFaults ? { readUnderFaults } : {}),
+      awsQuotas: noQuotas
+        ? false
+        : {
+            ...(lambdaConcurrency === undefined
+              ? {}
+              : { lambdaConcurrency: integer('--lambda-concurrency', lambdaConcurrency, 1) }),
+            ...(sfnStartRate === undefined ? {} : { sfnStartRate: integer('--sfn-start-rate', sfnStartRate, 1) }),
+          },
     },
   };
 }

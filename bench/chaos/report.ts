@@ -23,6 +23,15 @@ const median = (values: readonly number[]): number => {
   return sorted.length === 0 ? Number.NaN : (sorted[Math.floor((sorted.length - 1) / 2)] as number);
 };
 
+const quotasLowered = (quotas: ChaosOptions['awsQuotas']): string => {
+  if (quotas === undefined || quotas === false) return '';
+  const lowered = [
+    ...(quotas.lambdaConcurrency === undefined ? [] : [`Lambda concurrency ${quotas.lambdaConcurrency}`]),
+    ...(quotas.sfnStartRate === undefined ? [] : [`StartExecution ${quotas.sfnStartRate}/s`]),
+  ];
+  return lowered.length === 0 ? " (AWS's numbers)" : ` (${lowered.join(', ')})`;
+};
+
 export function formatReport(options: Omit<ChaosOptions, 'log'>, result: ChaosResult): string[] {
   const { runs, violations } = result;
   const steps = runs.flatMap((r) => r.steps);
@@ -39,6 +48,7 @@ export function formatReport(options: Omit<ChaosOptions, 'log'>, result: ChaosRe
     // What the counts above are out of: a point's faults fire on its calls only (bus.deliver: an event a rule
     // delivers to its target, which most events are not).
     ...(result.faultCalls === undefined ? [] : [`calls per fault point: ${counted(result.faultCalls)}`]),
+    `AWS quotas: ${options.awsQuotas === false ? 'off' : `on${quotasLowered(options.awsQuotas)}`}; throttles absorbed: ${result.throttles === undefined ? 'not reported' : counted(result.throttles)}`,
     `time: ${(result.wallMs / 1000).toFixed(1)} s in all; a run ended after ${median(ended)} ms (median), ${ended.length > 0 ? Math.max(...ended) : Number.NaN} ms (max)${result.settled ? '' : '; the stack did not go quiet within the bound'}`,
     `violations: ${violations.length}${violations.length > 0 ? ` (${tally(violations.map((v) => v.invariant))})` : ''}`,
   ];

@@ -8,6 +8,7 @@
  * neither runs fault-free, and the report says how many faults were injected when the stack tells.
  */
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../infra/local/boot.ts';
+import type { AwsQuotasOptions } from '../../infra/local/quotas/aws-quotas.ts';
 import { type ApprovalCounts, type ApprovalResponder, startApprovalResponder } from './approvals.ts';
 import { createApiClient } from './client.ts';
 import { type ActionCounts, type ActionOutcome, driveRun } from './drive.ts';
@@ -40,6 +41,8 @@ export interface ChaosOptions {
   readonly only?: readonly number[];
   readonly cancelRate?: number;
   readonly invalidateRate?: number;
+  /** The AWS account quotas (npm start --aws-quotas) with these lowered; `false`: none. Default: on, AWS's numbers. */
+  readonly awsQuotas?: AwsQuotasOptions | false;
   /** One line per finished run and per stage (default: nothing). */
   readonly log?: (line: string) => void;
 }
@@ -64,6 +67,8 @@ export interface ChaosResult {
   readonly faultsInjected?: Readonly<Record<string, number>>;
   /** Calls each fault point drew for (what its faults' counts are out of), when the stack reports them. */
   readonly faultCalls?: Readonly<Record<string, number>>;
+  /** What the AWS quotas refused and the platform absorbed, by kind (absent: quotas off). */
+  readonly throttles?: Readonly<Record<string, number>>;
   readonly wallMs: number;
   /** Whether the stack went quiet after the runs (every execution over, the bus drained) within the bound. */
   readonly settled: boolean;
@@ -136,6 +141,7 @@ async function bootWithFaults(options: ChaosOptions): Promise<{ stack: LocalStac
     demoDelayMs: 0,
     ...(retryIntervalMs === 'asl' ? {} : { retryIntervalMs }),
     ...(options.faults === '' ? {} : { faults: options.faults, faultsSeed }),
+    awsQuotas: options.awsQuotas ?? {},
   } as LocalStackOptions;
   try {
     return { stack: await startLocalStack(stackOptions), restore };
@@ -242,6 +248,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     // keep failing (a step's details are many store reads) goes unchecked. The drive above read under faults.
     const faultsInjected = injectedFaults(stack);
     const faultCalls = stack.faults?.calls();
+    const throttles = stack.quotas === undefined ? undefined : stack.stats().throttles;
     if (!options.readUnderFaults) stack.faults?.pause(true);
     const reader = createApiClient(stack.url, stack.token, { attempts: 40 });
     const ledger = await readLedger(reader);
@@ -273,6 +280,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       approvals: { ...responder.counts },
       ...(faultsInjected === undefined ? {} : { faultsInjected }),
       ...(faultCalls === undefined ? {} : { faultCalls }),
+      ...(throttles === undefined ? {} : { throttles }),
       wallMs: Math.round(performance.now() - started),
       settled,
     };

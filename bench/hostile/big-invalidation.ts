@@ -5,9 +5,10 @@
  * these grew the server past 4 GB and killed it. Reported per case: the answer, /health, and the server's resident
  * set growth (peak against the reset before the case).
  */
-import { signWebhook } from '../../shared/api/webhook-signature.ts';
+
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
+import { signWebhook } from '../../shared/webhooks/signature.ts';
 
 export const BIG = {
   steps: 2_000,

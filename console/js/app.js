@@ -18,6 +18,7 @@ import { poll } from './poll.js';
 
 const main = document.getElementById('main');
 const signOut = document.getElementById('sign-out');
+const who = document.getElementById('who');
 const inboxCount = document.getElementById('inbox-count');
 
 const ROUTES = [
@@ -72,6 +73,19 @@ function startBadge() {
   badgeTimer?.stop();
   void refreshBadge();
   badgeTimer = poll(refreshBadge, BADGE_MS);
+  void showWho();
+}
+
+/** Who the token stands for: every decision made here is recorded under this subject. */
+async function showWho() {
+  try {
+    const me = await get('/me');
+    who.textContent = `${me.subject}${me.roles.length ? ` · ${me.roles.join(', ')}` : ' · no role'}`;
+    who.title = `Signed in as ${me.subject}: your decisions are recorded under this name.`;
+    who.hidden = false;
+  } catch {
+    who.hidden = true;
+  }
 }
 
 function showSignIn(message) {
@@ -80,6 +94,7 @@ function showSignIn(message) {
   badgeTimer?.stop();
   document.title = 'Sign in · cairn';
   signOut.hidden = true;
+  who.hidden = true;
   markNav('');
   current = signInPage(main, {
     message,

@@ -1,6 +1,7 @@
 /**
  * The HTTP API in front of the API Lambda. Every route needs a JWT (an outside OIDC issuer, or the built-in Cognito
- * user pool) except two kinds that cannot carry one: the signed webhooks (`POST /webhooks/{source}`, HMAC-verified
+ * user pool), with the scopes of the role the route needs (api-routes.ts, from the contract's route table), except
+ * two kinds that cannot carry one: the signed webhooks (`POST /webhooks/{source}`, HMAC-verified
  * by the function with a per-source secret from Secrets Manager) and the console's static page (`GET /console/…`,
  * which holds no data; every data request it makes carries a token). The stage is throttled and access-logged;
  * CORS is off unless a console origin is configured, and then allows that origin alone.
@@ -22,6 +23,7 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { authorizedRoutes } from './api-routes.ts';
 import type { CairnConfig } from './config.ts';
 import { CairnUserPool } from './user-pool.ts';
 
@@ -32,8 +34,6 @@ export const PUBLIC_ROUTE_KEYS = [
   'GET /console/{proxy+}',
   'GET /openapi.json',
 ] as const;
-/** Every other request needs a JWT; methods the API does not serve match no route (404 from API Gateway). */
-export const AUTHORIZED_ROUTE_KEYS = ['GET /{proxy+}', 'POST /{proxy+}'] as const;
 
 /** Secrets Manager names: the webhook adapter reads `<prefix>/<source>` (shared/adapters/aws/webhook-secrets.ts). */
 export const webhookSecretPrefix = (stage: string): string => `cairn/${stage}/webhooks`;
@@ -42,6 +42,7 @@ export type ApiConfig = Pick<
   CairnConfig,
   | 'stage'
   | 'jwt'
+  | 'roles'
   | 'consoleOidc'
   | 'consoleOrigin'
   | 'webhookSources'
@@ -106,6 +107,8 @@ export class CairnApi extends Construct {
         stage: config.stage,
         callbackUrls,
         retain: config.retainData,
+        scopePrefix: config.roles.scopePrefix,
+        logRetentionDays: config.logRetentionDays,
       });
       jwt = this.userPool.jwt;
       oidc = this.userPool.consoleOidc;
@@ -114,12 +117,19 @@ export class CairnApi extends Construct {
     const api = new HttpLambdaIntegration('Api', props.handler);
     // GET and POST only (all the API has), not `$default` or ANY: those would also catch CORS preflight OPTIONS and
     // send it to the authorizer; with no OPTIONS route, API Gateway answers preflight itself.
-    this.authorizedRoutes = this.httpApi.addRoutes({
-      path: '/{proxy+}',
-      methods: [HttpMethod.GET, HttpMethod.POST],
-      integration: api,
-      authorizer,
-    });
+    this.authorizedRoutes = authorizedRoutes(config.roles).flatMap((route) =>
+      this.httpApi.addRoutes({
+        path: route.path,
+        methods: [route.method === 'GET' ? HttpMethod.GET : HttpMethod.POST],
+        integration: api,
+        authorizer,
+        ...(route.scopes === undefined ? {} : { authorizationScopes: [...route.scopes] }),
+      }),
+    );
+    // The function checks the route's role again, from the claims the deployment names.
+    props.handler.addEnvironment('CAIRN_ROLE_GROUPS_CLAIM', config.roles.groupsClaim);
+    props.handler.addEnvironment('CAIRN_ROLE_SCOPES_CLAIM', config.roles.scopesClaim);
+    props.handler.addEnvironment('CAIRN_ROLE_SCOPE_PREFIX', config.roles.scopePrefix);
     const none = new HttpNoneAuthorizer();
     const get = [HttpMethod.GET];
     this.publicRoutes = {

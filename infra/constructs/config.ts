@@ -6,8 +6,14 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Node } from 'constructs';
-import { DEFAULT_LIMITS, DEFAULT_MAX_REPLANS, DEFAULT_RUN_DEADLINE_SECONDS } from '../../shared/config/defaults.ts';
+import {
+  DEFAULT_LIMITS,
+  DEFAULT_MAX_REPLANS,
+  DEFAULT_ROLE_CLAIMS,
+  DEFAULT_RUN_DEADLINE_SECONDS,
+} from '../../shared/config/defaults.ts';
 import { parseCatalog } from '../../shared/plan/catalog.ts';
+import { deployedBindings } from './binding-secrets.ts';
 
 /** Log retention periods CloudWatch Logs accepts (days). */
 export const RETENTION_DAYS = [
@@ -26,6 +32,21 @@ export interface ConsoleOidcConfig {
   readonly authorizeUrl: string;
   readonly tokenUrl: string;
   readonly clientId: string;
+}
+
+/**
+ * Where a caller's roles are in its JWT (shared/api/contract/roles.ts), and whether API Gateway checks them too.
+ * Context `roleGroupsClaim` (default `cognito:groups`: a group named as the role), `roleScopesClaim` (default
+ * `scope`) and `roleScopePrefix` (default `cairn/`: a scope `cairn/operator`); `routeScopes` (default true): each
+ * route's authorization scopes, so API Gateway refuses a token without the route's role before the function runs.
+ * The built-in user pool puts a person's role groups into their access token as those scopes; with an outside issuer
+ * that gives groups and no scopes, set `routeScopes` to false and the function alone checks.
+ */
+export interface RolesConfig {
+  readonly groupsClaim: string;
+  readonly scopesClaim: string;
+  readonly scopePrefix: string;
+  readonly routeScopes: boolean;
 }
 
 export interface ModelEndpointConfig {
@@ -65,10 +86,16 @@ export interface CairnConfig {
   /** An outside JWT issuer; absent, the stack creates a Cognito user pool and uses it. */
   readonly jwt?: JwtConfig;
   readonly consoleOidc?: ConsoleOidcConfig;
+  readonly roles: RolesConfig;
   /** The one origin allowed to call the API from a browser (CORS); absent, no CORS at all. */
   readonly consoleOrigin?: string;
   /** Webhook sources, each with its own HMAC secret `cairn/<stage>/webhooks/<source>` in Secrets Manager. */
   readonly webhookSources: readonly string[];
+  /**
+   * Where approval notifications go (context `notifyUrls`, https, comma-separated): a notifier Lambda on the bus,
+   * its signing secret `cairn/<stage>/notify` in Secrets Manager (infra/constructs/notifier.ts); none when empty.
+   */
+  readonly notifyUrls: readonly string[];
   /** Keep the table when the stack is deleted or the table replaced (RETAIN + deletion protection). */
   readonly retainData: boolean;
   readonly logRetentionDays: (typeof RETENTION_DAYS)[number];
@@ -94,6 +121,13 @@ export const DEFAULT_CONFIG: CairnConfig = {
   maxDepth: DEFAULT_LIMITS.maxDepth,
   maxReplans: DEFAULT_MAX_REPLANS,
   webhookSources: [],
+  notifyUrls: [],
+  roles: {
+    groupsClaim: DEFAULT_ROLE_CLAIMS.groups,
+    scopesClaim: DEFAULT_ROLE_CLAIMS.scopes,
+    scopePrefix: DEFAULT_ROLE_CLAIMS.scopePrefix,
+    routeScopes: true,
+  },
   retainData: true,
   logRetentionDays: 30,
   apiRateLimit: 50,
@@ -161,6 +195,22 @@ export function configFromContext(node: Node): CairnConfig {
   for (const source of webhookSources) {
     if (!SOURCE_NAME.test(source)) throw new Error(`context webhookSources: "${source}" is not a valid source name`);
   }
+  const notifyUrls = list('notifyUrls');
+  for (const target of notifyUrls) {
+    if (!/^https:\/\/[^\s/]+/.test(target) || !URL.canParse(target))
+      throw new Error(`context notifyUrls: "${target}" is not an https URL`);
+  }
+  const claimName = (key: string, fallback: string): string => {
+    const raw = text(key) ?? fallback;
+    if (!/^[\x21-\x7e]{1,128}$/.test(raw)) throw new Error(`context ${key} must be a claim name, got "${raw}"`);
+    return raw;
+  };
+  const roles: RolesConfig = {
+    groupsClaim: claimName('roleGroupsClaim', DEFAULT_CONFIG.roles.groupsClaim),
+    scopesClaim: claimName('roleScopesClaim', DEFAULT_CONFIG.roles.scopesClaim),
+    scopePrefix: claimName('roleScopePrefix', DEFAULT_CONFIG.roles.scopePrefix),
+    routeScopes: flag('routeScopes', DEFAULT_CONFIG.roles.routeScopes),
+  };
   const retention = count('logRetentionDays', DEFAULT_CONFIG.logRetentionDays);
   const logRetentionDays = RETENTION_DAYS.find((days) => days === retention);
   if (logRetentionDays === undefined)
@@ -182,6 +232,8 @@ export function configFromContext(node: Node): CairnConfig {
       : { approvalTimeoutSeconds: count('approvalTimeoutSeconds', 1) }),
     ...(text('replanWatchSeconds') === undefined ? {} : { replanWatchSeconds: count('replanWatchSeconds', 1) }),
     webhookSources: [...new Set(webhookSources)],
+    notifyUrls: [...new Set(notifyUrls)],
+    roles,
     retainData: flag('retainData', DEFAULT_CONFIG.retainData),
     logRetentionDays,
     apiRateLimit: count('apiRateLimit', DEFAULT_CONFIG.apiRateLimit),
@@ -240,6 +292,8 @@ function parseBindings(value: unknown): Readonly<Record<string, unknown>> | unde
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new Error('context bindings must be a JSON object of target → binding');
   }
+  // What the step executor will refuse at its first call is refused here, and no credential goes in plaintext.
+  deployedBindings(parsed as Record<string, unknown>);
   return parsed as Record<string, unknown>;
 }
 

@@ -15,6 +15,7 @@ import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { GSI1_NAME } from '../../shared/adapters/aws/table-layout.ts';
 import { STEP_EXECUTOR_TIMEOUT_SECONDS } from '../../shared/config/defaults.ts';
+import { deployedBindings } from './binding-secrets.ts';
 import { bundleFilesEnvironment, commandHooksOf } from './bundle-files.ts';
 import type { CairnConfig } from './config.ts';
 import {
@@ -72,7 +73,7 @@ const ENTRIES: Readonly<Record<FunctionKey, string>> = {
 
 /** The newest Node.js runtime this aws-cdk-lib knows (cdk-nag's L1 checks for exactly that). */
 export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
-const BUNDLE_TARGET = 'node24';
+export const BUNDLE_TARGET = 'node24';
 export const METRICS_NAMESPACE = 'Cairn';
 export const serviceName = (stage: string): string => `cairn-${stage}`;
 
@@ -235,7 +236,9 @@ export class Functions extends Construct {
     const plannerKey = props.config.modelEndpoint?.apiKeySecret;
     if (plannerKey !== undefined) for (const fn of [Planner, Replanner]) grantSecretRead(fn, stack, [plannerKey]);
     const targets = bindingTargets(bindings);
-    if (targets.apiKeySecrets.length > 0) grantSecretRead(StepExecutor, stack, targets.apiKeySecrets);
+    // The secrets bindings read (headers, keys, MCP environments by reference): the step executor alone calls them.
+    const secrets = bindings === undefined ? [] : deployedBindings(bindings).secrets;
+    if (secrets.length > 0) grantSecretRead(StepExecutor, stack, secrets);
     if (targets.modelIds.length > 0) grantModelInvoke(StepExecutor, stack, targets.modelIds);
     if (targets.functionArns.length > 0) allow(StepExecutor, ['lambda:InvokeFunction'], targets.functionArns);
   }
@@ -394,19 +397,16 @@ export function grantModelInvoke(grantee: IGrantable, stack: Stack, modelIds: re
 function bindingTargets(bindings: Readonly<Record<string, unknown>> | undefined): {
   modelIds: string[];
   functionArns: string[];
-  apiKeySecrets: string[];
 } {
   const modelIds: string[] = [];
   const functionArns: string[] = [];
-  const apiKeySecrets: string[] = [];
   for (const binding of Object.values(bindings ?? {})) {
     if (typeof binding !== 'object' || binding === null) continue;
-    const { kind, modelId, functionArn, apiKeySecret } = binding as Record<string, unknown>;
+    const { kind, modelId, functionArn } = binding as Record<string, unknown>;
     if (kind === 'bedrock' && typeof modelId === 'string') modelIds.push(modelId);
     if (kind === 'lambda' && typeof functionArn === 'string') functionArns.push(functionArn);
-    if (kind === 'openai' && typeof apiKeySecret === 'string') apiKeySecrets.push(apiKeySecret);
   }
-  return { modelIds, functionArns, apiKeySecrets };
+  return { modelIds, functionArns };
 }
 
 /** What the planning functions read for an OpenAI-compatible planner (shared/config/settings.ts). */

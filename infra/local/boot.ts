@@ -7,7 +7,6 @@
 import { terminalLine } from '../../shared/terminal-text.ts';
 import './polyfills.ts';
 import './xray-manual-mode.ts';
-import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createHandler as createCoordinatorHandler } from '../../functions/coordinator.ts';
@@ -44,8 +43,12 @@ import { serveApi, serverTimeouts } from './http-server.ts';
 import { LEDGER_FILE, type LedgerFile, openLedgerFile } from './ledger-file.ts';
 import { createLocalExecutions, type LocalExecutions, type LocalHandler } from './local-executions.ts';
 import { openMailboxJournal } from './mailbox-journal.ts';
+import { startLocalNotifier } from './notify.ts';
 import { createPlanCheckPool } from './plan-check-pool.ts';
+import { type AwsQuotas, quotasFromEnv } from './quotas/aws-quotas.ts';
+import { type StackQuotas, stackQuotas } from './quotas/stack-quotas.ts';
 import { type ResumeReport, resumeOpenWork } from './resume.ts';
+import { localAuth } from './stack/auth.ts';
 import { type LocalStackOptions, localCatalog, localSettings } from './stack/config.ts';
 import { type LocalStackStats, stackCounters } from './stack/instrument.ts';
 import { loadStateMachines, type SynthOutcome } from './synth-cache.ts';
@@ -57,7 +60,10 @@ export const LOCAL_TABLE_NAME = 'cairn-local';
 
 export interface LocalStack {
   readonly url: string;
+  /** The token the stack's own requests carry: the one token, or a tokens file entry that may start runs. */
   readonly token: string;
+  /** The tokens file's people, when the stack has one (`--tokens`, CAIRN_TOKENS_FILE). */
+  readonly callers?: readonly { readonly subject: string; readonly roles: readonly string[] }[];
   readonly bus: LocalEventBus;
   readonly store: Store;
   readonly catalog: Catalog;
@@ -72,8 +78,13 @@ export interface LocalStack {
   readonly resumed: ResumeReport;
   /** The faults injected (absent: none asked for). */
   readonly faults?: LocalStackFaults;
-  /** Counts since boot (all zero unless started with `instrument`). */
-  stats(): LocalStackStats;
+  /** The account quotas rehearsed (absent: none asked for). */
+  readonly quotas?: AwsQuotas;
+  /**
+   * Counts since boot (all zero unless started with `instrument`), and the throttles each quota gave (empty without
+   * quotas).
+   */
+  stats(): LocalStackStats & { readonly throttles: Readonly<Record<string, number>> };
   /** Starts a run through the API, as a client would; returns its id. */
   startRun(body: Readonly<Record<string, unknown>>, headers?: Readonly<Record<string, string>>): Promise<string>;
   /**
@@ -91,9 +102,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   // Before anything opens: a bad spec (E_BAD_FAULTS) stops here.
   const faults = faultsOf(options);
   const timeouts = serverTimeouts(options.serverTimeouts);
-  const token = options.token ?? settings.apiToken ?? randomBytes(18).toString('base64url');
+  // Before anything opens, as a bad fault spec: a bad tokens file (E_BAD_TOKENS_FILE) stops here.
+  const { auth, token, callers } = localAuth(options, settings);
 
   const counters = stackCounters(options.instrument === true);
+  // Before anything opens too: a bad quota (E_BAD_QUOTAS) stops here.
+  const quotaOptions = options.awsQuotas ?? quotasFromEnv(process.env);
+  const quotas: StackQuotas | undefined =
+    quotaOptions === undefined || quotaOptions === false
+      ? undefined
+      : stackQuotas({ ...quotaOptions, tableName: LOCAL_TABLE_NAME });
   // The lock first: a second process on the directory stops here, before it opens anything the first one uses.
   const data: DataDir | undefined = options.dataDir === undefined ? undefined : openDataDir(options.dataDir);
   let journal: ExecutionJournal | undefined;
@@ -102,6 +120,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     tableName: LOCAL_TABLE_NAME,
     ...(data ? { path: join(data.dir, 'store') } : {}),
     ...(counters.onCommand ? { onCommand: counters.onCommand } : {}),
+    ...(quotas ? { aroundCalls: quotas.dynamo } : {}),
   }).catch((error: unknown) => {
     data?.release();
     throw error;
@@ -166,6 +185,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ),
     ...(options.backoffMs === undefined ? {} : { backoffMs: options.backoffMs }),
     ...(options.lambdaConcurrency === undefined ? {} : { concurrency: options.lambdaConcurrency }),
+    ...(quotas
+      ? { accountConcurrency: { gate: quotas.lambda, onThrottle: () => quotas.counter.count('lambda.concurrency') } }
+      : {}),
     ...(options.retryIntervalMs === undefined ? {} : { retryIntervalMs: options.retryIntervalMs }),
     ...(counters.onStateEntered ? { onStateEntered: counters.onStateEntered } : {}),
     ...(options.onExecutionError
@@ -206,7 +228,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     },
     // The relay reads the table's stream itself, below any wrapper the tests put around the handlers' store.
     relayStore: () => dynamoStore,
-    executions: () => hooks.executions(executions),
+    // The service's quota first, then what the faults make of the answer the SDK gave up on.
+    executions: () => hooks.executions(quotas ? quotas.executions(executions) : executions),
     events: () => bus,
     catalog: () => catalog,
     webhookSecrets: () => secretsFrom(settings.webhooks.secrets),
@@ -223,14 +246,22 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       wrap: hooks.registry,
     },
   });
-  outbox = createLocalOutboxStream(root.relay);
+  // The outbox, the bus rules' targets and the planning jobs are invoked asynchronously deployed: under the
+  // account's concurrency they wait for a place (Lambda keeps the event) instead of failing.
+  const asynchronous = <A extends unknown[], R>(handler: (...args: A) => Promise<R>) =>
+    quotas ? quotas.async(handler) : handler;
+  const relay = root.relay;
+  outbox = createLocalOutboxStream(quotas ? { relay: asynchronous((records) => relay.relay(records)) } : relay);
   const stream = outbox;
 
   const wrapOwn = options.wrapHandler ?? ((_key: string, handler: LocalHandler) => handler);
   const wrapHandler = (key: string, handler: LocalHandler) => hooks.handler(key, wrapOwn(key, handler));
   const planJobs = createInProcessPlanJobDispatcher({
-    plan: (payload) => handlers.Planner?.(payload) ?? Promise.reject(new Error('the planner is not ready')),
-    replan: (payload) => replannerHandler(payload),
+    plan: asynchronous(
+      (payload: { planJobId: string }) =>
+        handlers.Planner?.(payload) ?? Promise.reject(new Error('the planner is not ready')),
+    ),
+    replan: asynchronous((payload: { planJobId: string }) => replannerHandler(payload)),
   });
   Object.assign(handlers, {
     Planner: wrapHandler(
@@ -253,21 +284,23 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   });
   // The rules that drive cairn, matched in process with the deployed patterns (BUS_RULES).
   subscribeBusRules(bus, {
-    Replanner: replannerHandler,
-    Invalidator: createInvalidatorHandler({ invalidator: root.invalidator }),
+    Replanner: asynchronous(replannerHandler),
+    Invalidator: asynchronous(createInvalidatorHandler({ invalidator: root.invalidator })),
   });
 
   // Large plan bodies are decoded and validated in worker threads: this event loop also answers /health.
   const planChecks = createPlanCheckPool({ catalog: root.catalog, limits: root.limits });
   const app = createApp({
     ...root.apiDeps({
-      auth: { kind: 'token', token },
+      auth,
       ...(options.conformance ? { ledger: { entries: () => ledgerEntries() } } : {}),
     }),
     planChecks,
   });
-  // API Gateway and the API Lambda between the client and the app, with Lambda's 6 MB each way.
-  const api = withLambdaPayloadLimits(app.fetch);
+  // API Gateway and the API Lambda between the client and the app, with Lambda's 6 MB each way (and, under quotas,
+  // the API Lambda's time limit).
+  const limited = withLambdaPayloadLimits(app.fetch);
+  const api = quotas ? quotas.api(limited) : limited;
   const host = options.host ?? DEFAULT_LOCAL_HOST;
   const server = await serveApi(api, { port: options.port ?? 0, hostname: host, timeouts });
   const { port } = server.address() as AddressInfo;
@@ -277,8 +310,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     mailbox?.repost(letters.recovered.letters);
     timers?.rearm(letters.recovered.timers);
   }
-  const resumed = data ? await resumeOpenWork(executions, store) : { executions: [], started: [] };
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  // People told of approvals (--notify-url): a consumer of the bus, with its reminders armed again from the store.
+  const notifier = await startLocalNotifier({
+    settings: settings.notify,
+    bus,
+    store,
+    clock: root.clock,
+    consoleUrl: `${url}/console/`,
+    ...(options.notifySending === undefined ? {} : { sending: options.notifySending }),
+  });
+  const resumed = data ? await resumeOpenWork(executions, store) : { executions: [], started: [] };
 
   const request = async (method: string, path: string, body?: unknown) => {
     const response = await api(
@@ -295,6 +337,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   return {
     url,
     token,
+    ...(callers === undefined ? {} : { callers }),
     bus,
     store,
     catalog,
@@ -304,8 +347,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ...(data ? { dataDir: data.dir } : {}),
     resumed,
     ...(hooks.report ? { faults: hooks.report } : {}),
+    ...(quotas ? { quotas: quotas.quotas } : {}),
     request,
-    stats: counters.stats,
+    stats: () => ({ ...counters.stats(), throttles: quotas?.counter.counts() ?? {} }),
     async startRun(body, headers = {}) {
       const response = await app.request('/runs', {
         method: 'POST',
@@ -328,6 +372,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       }
     },
     async close() {
+      notifier?.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await planChecks.close();
       // A planning job under way finishes (it may send its run's StartRun) before the mailbox closes; then a batch
@@ -338,6 +383,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       executions.close();
       await stream.drain();
       await bus.drain();
+      await notifier?.idle();
       // MCP servers' connections and child processes: a stdio server would otherwise outlive the stack.
       await root.close();
       await dynamo.stop();

@@ -19,6 +19,7 @@ import { sizeDynaliteItemsAsDynamoDb } from '../../shared/adapters/local/dynalit
 import { createLocalTable } from '../../shared/adapters/local/dynalite-server.ts';
 import { answerText, callDynalite, capturingStore } from './dynalite-direct.ts';
 import {
+  type CallAnswer,
   type FastPath,
   installFastPath,
   type SdkRequest,
@@ -128,6 +129,48 @@ export interface InProcessDynamoOptions {
   readonly path?: string;
   /** Called for every command the client sent, with its input and (unless it failed) its output: instrumentation. */
   readonly onCommand?: (commandName: string, input: unknown, output: unknown) => void;
+  /**
+   * Wraps every call dynalite answers, on the fast path and the SDK's path alike, as the service would sit around
+   * the table (quotas/dynamo-partitions.ts: per-partition throughput). An answer it gives is read by the SDK as
+   * DynamoDB's (its exception, its retries).
+   */
+  readonly aroundCalls?: (call: DynaliteCall) => DynaliteCall;
+}
+
+/** One operation on the table, its request and answer as data (the wire JSON). */
+export type DynaliteCall = (operation: string, data: Record<string, unknown>) => Promise<CallAnswer>;
+
+const headerOf = (headers: Record<string, string>, name: string): string | undefined => {
+  for (const key in headers) if (key.toLowerCase() === name) return headers[key];
+  return undefined;
+};
+
+/** A request on the SDK's path, answered through `around` (its operation and body read as data, then sent on). */
+async function answerAround(
+  around: (call: DynaliteCall) => DynaliteCall,
+  answer: (request: SdkRequest) => Promise<TextResponse>,
+  request: SdkRequest,
+): Promise<TextResponse> {
+  const operation = headerOf(request.headers, 'x-amz-target')?.split('.').pop();
+  if (operation === undefined || request.body === undefined || request.body === null) return answer(request);
+  const body = request.body;
+  // The SDK's body is a Uint8Array (a subclass whose valueOf is text: Buffer.from(body) would warn); read its bytes.
+  const bytes = body as Uint8Array;
+  const text =
+    typeof body === 'string' ? body : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  const send: DynaliteCall = async (_operation, data) => {
+    const sent = JSON.stringify(data);
+    const headers = { ...request.headers };
+    for (const name in headers) if (name.toLowerCase() === 'content-length') delete headers[name];
+    headers['content-length'] = String(Buffer.byteLength(sent, 'utf8'));
+    const answered = await answer({ ...request, headers, body: sent });
+    return {
+      statusCode: answered.statusCode,
+      data: answered.text === '' ? {} : (JSON.parse(answered.text) as Record<string, unknown>),
+      requestId: headerOf(answered.headers, 'x-amzn-requestid') ?? '',
+    };
+  };
+  return answerText(await around(send)(operation, JSON.parse(text) as Record<string, unknown>));
 }
 
 /** A dynalite (in memory, or on LevelDB at `path`) with cairn's table (`tableName`, see table-layout.ts) and an SDK client wired to it. */
@@ -158,7 +201,12 @@ export async function startInProcessDynamo(options: InProcessDynamoOptions): Pro
   // The transport and signer implement the SDK's interfaces structurally (see SdkRequest / SdkResponse).
   let fastPath: FastPath | undefined;
   // Every store call lets the loop poll once the current slice is spent (loop-turns.ts).
-  const answerNow = answerWith(listener);
+  const answerListener = answerWith(listener);
+  const { aroundCalls } = options;
+  const answerNow =
+    aroundCalls === undefined
+      ? answerListener
+      : (request: SdkRequest) => answerAround(aroundCalls, answerListener, request);
   const answer = (request: SdkRequest): Promise<TextResponse> => {
     const waiting = loopTurns.turn();
     return waiting === undefined ? answerNow(request) : waiting.then(() => answerNow(request));
@@ -201,11 +249,11 @@ export async function startInProcessDynamo(options: InProcessDynamoOptions): Pro
       },
       { step: 'initialize', name: 'cairnCommandObserver' },
     );
+  const direct: DynaliteCall = (operation, data) => callDynalite(store, operation, data);
+  const calls = aroundCalls === undefined ? direct : aroundCalls(direct);
   const call = (operation: string, data: Record<string, unknown>) => {
     const waiting = loopTurns.turn();
-    return waiting === undefined
-      ? callDynalite(store, operation, data)
-      : waiting.then(() => callDynalite(store, operation, data));
+    return waiting === undefined ? calls(operation, data) : waiting.then(() => calls(operation, data));
   };
   fastPath = installFastPath(client, { call, text: answerText, onCommand });
   let stopped: Promise<void> | undefined;

@@ -9,6 +9,18 @@ import { AslError } from './asl-errors.ts';
 
 export type Invoke = (payload: unknown) => Promise<unknown>;
 
+/**
+ * What Step Functions reports for a Task whose Lambda the account's concurrency throttled: the service's
+ * `TooManyRequestsException` (HTTP 429, Reason ConcurrentInvocationLimitExceeded) under the Task's error name.
+ */
+export function accountThrottled(limit: number): AslError {
+  const error = new AslError(
+    'Lambda.TooManyRequestsException',
+    `Rate Exceeded. (Service: Lambda, Status Code: 429, Error Code: TooManyRequestsException, Reason: ConcurrentInvocationLimitExceeded, account concurrency ${limit})`,
+  );
+  return Object.assign(error, { reason: 'ConcurrentInvocationLimitExceeded' });
+}
+
 /** What Step Functions reports for a Task whose Lambda was throttled. */
 export function lambdaThrottled(functionKey: string, limit: number): AslError {
   return new AslError(

@@ -4,6 +4,7 @@
  */
 import type { Executions, MachineName } from '../../shared/ports/executions.ts';
 import type { ExecutionJournal } from './execution-journal.ts';
+import type { ConcurrencyGate } from './quotas/concurrency-gate.ts';
 import type { AslDefinition } from './template.ts';
 
 export type LocalHandler = (payload: unknown) => Promise<unknown>;
@@ -46,6 +47,11 @@ export interface LocalExecutionsOptions {
    * many times is throttled (`Lambda.TooManyRequestsException`, retried by the machines). Absent: no limit.
    */
   readonly concurrency?: Readonly<Record<string, number>>;
+  /**
+   * The account's Lambda concurrency, shared by every function a Task invokes (quotas/aws-quotas.ts): a Task that
+   * finds it full is throttled (`Lambda.TooManyRequestsException`); `onThrottle` is told. Absent: no account limit.
+   */
+  readonly accountConcurrency?: { readonly gate: ConcurrencyGate; readonly onThrottle: () => void };
 }
 
 /** An execution carried on after a restart, and where. */

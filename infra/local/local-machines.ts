@@ -8,7 +8,7 @@ import type { MachineName } from '../../shared/ports/executions.ts';
 import { AslError, lambdaError } from './asl-errors.ts';
 import { evaluatePlainJsonPaths } from './asl-json-path.ts';
 import { checkLambdaRequest, checkLambdaResponse } from './aws-limits.ts';
-import { type ConcurrencyLimit, limitConcurrency } from './lambda-concurrency.ts';
+import { accountThrottled, type ConcurrencyLimit, limitConcurrency } from './lambda-concurrency.ts';
 import { type LocalTask, prepareDefinition, startingAt } from './local-asl.ts';
 import type { LocalExecutionsOptions, LocalHandler } from './local-executions-api.ts';
 import { loopTurns } from './loop-turns.ts';
@@ -49,16 +49,37 @@ export function compileMachines(options: LocalExecutionsOptions): LocalMachines 
     if (task.kind === 'constant') return { task, handler: async () => task.value };
     const key = options.functionOf(task.functionName);
     if (key === undefined) throw new Error(`${machine} state ${task.stateName}: unknown function ${task.functionName}`);
-    const handler = options.handlers[key];
-    if (!handler) throw new Error(`${machine} state ${task.stateName}: no local handler for function key ${key}`);
+    const own = options.handlers[key];
+    if (!own) throw new Error(`${machine} state ${task.stateName}: no local handler for function key ${key}`);
     const limit = options.concurrency?.[key];
-    if (limit === undefined) return { task, handler };
-    let throttled = limited.get(key);
-    if (!throttled) {
-      throttled = limitConcurrency(key, limit, handler);
-      limited.set(key, throttled);
+    let handler = own;
+    if (limit !== undefined) {
+      let throttled = limited.get(key);
+      if (!throttled) {
+        throttled = limitConcurrency(key, limit, own);
+        limited.set(key, throttled);
+      }
+      handler = throttled.invoke;
     }
-    return { task, handler: throttled.invoke };
+    return { task, handler: withinAccount(handler) };
+  }
+
+  /** The account's concurrency around a function's own: a Task finding it full is throttled, nothing runs. */
+  function withinAccount(handler: LocalHandler): LocalHandler {
+    const account = options.accountConcurrency;
+    if (account === undefined) return handler;
+    return async (payload) => {
+      const leave = account.gate.tryEnter();
+      if (leave === undefined) {
+        account.onThrottle();
+        throw accountThrottled(account.gate.limit);
+      }
+      try {
+        return await handler(payload);
+      } finally {
+        leave();
+      }
+    };
   }
 
   function compile(machine: MachineName, definition: AslDefinition): CompiledMachine {

@@ -3,6 +3,7 @@
  * progress, and keeps serving until interrupted.
  */
 import { parseArgs } from 'node:util';
+import { isBadTokensFileError, loadTokensFile } from '../../shared/api/tokens-file.ts';
 import {
   DEFAULT_LIMITS,
   DEFAULT_LOCAL_HOST,
@@ -15,6 +16,7 @@ import { startLocalStack } from './boot.ts';
 import { DataDirLockedError, DEFAULT_DATA_DIR } from './data-dir.ts';
 import { isBadFaultsError, parseFaultSeed, parseFaultSpec } from './faults/spec.ts';
 import { createProgressPrinter } from './progress.ts';
+import { isBadQuotasError, quotaOptionsOf, watchThrottles } from './quotas/quota-flags.ts';
 import { describeResumed } from './resume.ts';
 import { synthCacheDirFromEnv, synthesisProgress } from './synth-cache.ts';
 
@@ -37,9 +39,22 @@ const HELP = `usage: npm start -- [options]
   --run-deadline-seconds N run deadline (default ${DEFAULT_RUN_DEADLINE_SECONDS}; env CAIRN_RUN_DEADLINE_SECONDS)
   --model-url URL          plan with a model behind an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1
   --model NAME             ... that model (env CAIRN_MODEL_URL, CAIRN_MODEL; its key, if any: CAIRN_MODEL_API_KEY)
+  --notify-url URL         POST a signed notification (Standard Webhooks, secret CAIRN_NOTIFY_SECRET) for each
+                           approval requested, a reminder at 80 % of its deadline, and its outcome (env
+                           CAIRN_NOTIFY_URL; several: comma-separated)
   --faults SPEC            inject faults: point:fault@probability,... e.g. store.write:throttle@0.03 (env
                            CAIRN_FAULTS; the points and faults: README "Fault injection")
   --faults-seed N          seed of the faults' choices, to repeat a run (env CAIRN_FAULTS_SEED; default random, printed)
+  --tokens FILE            who may call the API: a JSON array of { "token", "subject", "roles": [...] } (roles
+                           viewer, operator, approver, admin; optional "groups", "tenant"; env CAIRN_TOKENS_FILE);
+                           without it, one admin token (CAIRN_API_TOKEN, or a random one printed at start)
+  --aws-quotas             enforce the account's AWS quotas with AWS's numbers and errors: Lambda concurrency 1,000,
+                           StartExecution bucket 1,300 refilled 300/s, DynamoDB 1,000 write / 3,000 read units/s per
+                           partition key, the API's 29 s (env CAIRN_AWS_QUOTAS=1; README "AWS quotas")
+  --lambda-concurrency N   ... with the account's Lambda concurrency at N (implies --aws-quotas; env
+                           CAIRN_LAMBDA_CONCURRENCY)
+  --sfn-start-rate N       ... with StartExecution refilled N a second, its bucket in AWS's proportion (N × 13/3;
+                           implies --aws-quotas; env CAIRN_SFN_START_RATE)
   --quiet                  no progress lines
 
 The other settings are read from the environment by the Lambdas' names (CAIRN_TRACE_RETENTION,
@@ -56,6 +71,8 @@ const SETTING_FLAGS = {
   'run-deadline-seconds': 'CAIRN_RUN_DEADLINE_SECONDS',
   'model-url': 'CAIRN_MODEL_URL',
   model: 'CAIRN_MODEL',
+  'notify-url': 'CAIRN_NOTIFY_URL',
+  tokens: 'CAIRN_TOKENS_FILE',
 } as const;
 
 function port(raw: string | undefined): number {
@@ -103,8 +120,13 @@ export async function main(argv: readonly string[]): Promise<number> {
         'run-deadline-seconds': { type: 'string' },
         'model-url': { type: 'string' },
         model: { type: 'string' },
+        'notify-url': { type: 'string' },
         faults: { type: 'string' },
         'faults-seed': { type: 'string' },
+        tokens: { type: 'string' },
+        'aws-quotas': { type: 'boolean' },
+        'lambda-concurrency': { type: 'string' },
+        'sfn-start-rate': { type: 'string' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -127,20 +149,32 @@ export async function main(argv: readonly string[]): Promise<number> {
     const faults = values.faults as string | undefined;
     const faultsSeed = values['faults-seed'] as string | undefined;
     if (faults !== undefined) parseFaultSpec(faults);
+    const settings = settingsOf(values);
+    // Checked before anything boots, as a fault spec is: a bad tokens file (E_BAD_TOKENS_FILE) never starts a stack.
+    if (settings.apiTokensFile !== undefined) loadTokensFile(settings.apiTokensFile);
+    const awsQuotas = quotaOptionsOf(values, process.env);
     options = {
       ...(values['in-memory'] ? {} : { dataDir: dataDir ?? DEFAULT_DATA_DIR }),
       port: port(values.port as string | undefined),
       ...(host === undefined ? {} : { host }),
-      settings: settingsOf(values),
+      settings,
       conformance: values.conformance === true,
       ...(values['no-demo'] ? {} : { demoOutage: new Set([DEMO_OUTAGE]) }),
       synthCacheDir: synthCacheDirFromEnv(process.env, dataDir ?? DEFAULT_DATA_DIR),
       onSynthesize: (reason) => process.stdout.write(`${synthesisProgress(reason)}\n`),
       ...(faults === undefined ? {} : { faults }),
       ...(faultsSeed === undefined ? {} : { faultsSeed: parseFaultSeed(faultsSeed, '--faults-seed') }),
+      awsQuotas,
     };
   } catch (error) {
-    process.stderr.write(`${isBadFaultsError(error) ? 'cairn: E_BAD_FAULTS: ' : ''}${(error as Error).message}\n`);
+    const code = isBadFaultsError(error)
+      ? 'E_BAD_FAULTS: '
+      : isBadTokensFileError(error)
+        ? 'E_BAD_TOKENS_FILE: '
+        : isBadQuotasError(error)
+          ? 'E_BAD_QUOTAS: '
+          : '';
+    process.stderr.write(`${code === '' ? '' : `cairn: ${code}`}${(error as Error).message}\n`);
     return 2;
   }
 
@@ -150,7 +184,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     stack = await startLocalStack(options);
   } catch (error) {
-    if (isBadFaultsError(error)) {
+    if (isBadFaultsError(error) || isBadTokensFileError(error)) {
       process.stderr.write(`cairn: ${error.name}: ${error.message}\n`);
       return 2;
     }
@@ -160,9 +194,17 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   if (stack.synthesis.kind === 'synthesized' && stack.synthesis.detail) out(`cairn: ${stack.synthesis.detail}`);
   out(`cairn: API   ${stack.url}`);
-  out(`cairn: token ${stack.token}${options.settings?.apiToken ? ' (from CAIRN_API_TOKEN)' : ''}`);
-  out(`cairn: console ${stack.url}/console/#token=${encodeURIComponent(stack.token)}`);
-  out(`cairn: try   CAIRN_API_URL=${stack.url} CAIRN_API_TOKEN=${stack.token} npx cairn status <runId>`);
+  if (stack.callers === undefined) {
+    out(`cairn: token ${stack.token}${options.settings?.apiToken ? ' (from CAIRN_API_TOKEN)' : ''}`);
+    out(`cairn: console ${stack.url}/console/#token=${encodeURIComponent(stack.token)}`);
+    out(`cairn: try   CAIRN_API_URL=${stack.url} CAIRN_API_TOKEN=${stack.token} npx cairn status <runId>`);
+  } else {
+    // A person's token stays in the file: only who may call, and with which roles.
+    const who = stack.callers.map((c) => `${c.subject} (${c.roles.join(', ') || 'no role'})`);
+    out(`cairn: tokens from ${options.settings?.apiTokensFile}: ${who.join('; ')}`);
+    out(`cairn: console ${stack.url}/console/`);
+    out(`cairn: try   CAIRN_API_URL=${stack.url} CAIRN_API_TOKEN=<your token> npx cairn status <runId>`);
+  }
   out(stack.dataDir ? `cairn: data  ${stack.dataDir} (kept across restarts)` : 'cairn: data  in memory (--in-memory)');
   if (options.conformance) out('cairn: conformance capability pack registered');
   const bound = Object.keys(options.settings?.capabilities.bindings ?? {});
@@ -174,16 +216,24 @@ export async function main(argv: readonly string[]): Promise<number> {
     out(`cairn: catalog: the demo's and ${options.settings.catalog.file}`);
   const endpoint = options.settings?.plannerEndpoint;
   if (endpoint) out(`cairn: planner: model ${endpoint.model} at ${endpoint.baseUrl}`);
+  const notify = options.settings?.notify.urls ?? [];
+  if (notify.length > 0) out(`cairn: notify ${notify.map((u) => new URL(u).origin).join(', ')} (approvals, signed)`);
   for (const line of describeResumed(stack.resumed)) out(`cairn: ${line}`);
   if (stack.faults) out(`cairn: faults ${stack.faults.spec} (seed ${stack.faults.seed}; repeat with --faults-seed)`);
+  const throttles = watchThrottles(stack, out, { quiet: values.quiet === true });
   if (!values.quiet) stack.bus.subscribe({ source: ['cairn'] }, createProgressPrinter(out));
 
   if (!values['no-demo']) {
-    const runId = await stack.startRun({ objective: DEMO_OBJECTIVE });
-    out(`cairn: demo run ${runId}: "${DEMO_OBJECTIVE}"`);
-    out(
-      `cairn: demo: ${DEMO_OUTAGE} is down (a simulated outage); the replanner moves the searches to its alternative`,
-    );
+    try {
+      const runId = await stack.startRun({ objective: DEMO_OBJECTIVE });
+      out(`cairn: demo run ${runId}: "${DEMO_OBJECTIVE}"`);
+      out(
+        `cairn: demo: ${DEMO_OUTAGE} is down (a simulated outage); the replanner moves the searches to its alternative`,
+      );
+    } catch (error) {
+      // A tokens file where nobody may start runs: the stack serves on without its demo.
+      out(`cairn: demo not started: ${(error as Error).message}`);
+    }
   }
 
   await new Promise<void>((resolve) => {
@@ -193,6 +243,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   });
   out('cairn: stopping…');
   if (stack.faults) out(`cairn: faults injected: ${JSON.stringify(stack.faults.injected())}`);
+  throttles.stop();
   await stack.close();
   return 0;
 }

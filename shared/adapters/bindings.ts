@@ -3,8 +3,8 @@
  * adapters that answer the targets: Lambda, HTTP, Bedrock agent, MCP tool. The registry itself stays pure; the Lambda entry
  * and the embedded runtime build their registry here.
  */
-import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
-import { LambdaClient } from '@aws-sdk/client-lambda';
+import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
 import {
   type BindingsConfig,
   bindingsConfigFromJson,
@@ -15,10 +15,12 @@ import {
 import { type BuiltinPacksOptions, builtinBindings } from '../capabilities/runtime-registry.ts';
 import type { CapabilityBinding } from '../ports/capabilities.ts';
 import { bedrockAgentCapability } from './aws/bedrock-agent-capability.ts';
+import { bedrockRuntimeClient, lambdaClient } from './aws/clients.ts';
 import { lambdaCapability } from './aws/lambda-capability.ts';
 import { httpCapability } from './http-capability.ts';
 import type { McpConnections } from './mcp/connections.ts';
 import { type ApiKeyDeps, apiKeyOf } from './openai/api-key.ts';
+import { asCapabilityFailure, createSecretResolver, type SecretResolver, valuesOf } from './secret-values.ts';
 
 export interface BindingDeps {
   /** Clients are created once, on first use, with maxAttempts 1 (the step state machine owns retries). */
@@ -30,11 +32,16 @@ export interface BindingDeps {
   readonly mcpConnections?: () => McpConnections;
   /** Where OpenAI-compatible bindings find their keys (`apiKeyEnv`, `apiKeySecret`). */
   readonly apiKeys?: ApiKeyDeps;
+  /**
+   * Reads what bindings name by reference (headers, MCP environments, `apiKey`: capabilities/secret-ref.ts); default:
+   * one resolver for the configuration (environment, files, Secrets Manager), made on first use.
+   */
+  readonly secrets?: () => SecretResolver;
 }
 
 /** The clients bindings get unless deps say otherwise: one attempt per call, the step state machine retries. */
-export const defaultLambdaClient = (): LambdaClient => new LambdaClient({ maxAttempts: 1 });
-export const defaultBedrockClient = (): BedrockRuntimeClient => new BedrockRuntimeClient({ maxAttempts: 1 });
+export const defaultLambdaClient = (): LambdaClient => lambdaClient({ maxAttempts: 1 }, 'invoke');
+export const defaultBedrockClient = (): BedrockRuntimeClient => bedrockRuntimeClient({ maxAttempts: 1 });
 
 const once = <T>(make: () => T): (() => T) => {
   let made: { value: T } | undefined;
@@ -66,11 +73,13 @@ function lazyBinding(kind: CapabilityBinding['kind'], load: () => Promise<Capabi
 /** Builds the bindings a configuration names; clients are shared by every binding of a kind. */
 export function bindingsFromConfig(config: unknown, deps: BindingDeps = {}): Record<string, CapabilityBinding> {
   const checked = parseBindingsConfig(config);
+  const secrets = once(deps.secrets ?? (() => createSecretResolver(deps.apiKeys ?? {})));
   const lambda = once(deps.lambdaClient ?? defaultLambdaClient);
   const bedrock = once(deps.bedrockClient ?? defaultBedrockClient);
   const mcp = once(
     async (): Promise<McpConnections> =>
-      deps.mcpConnections?.() ?? (await import('./mcp/connections.ts')).createMcpConnections(),
+      deps.mcpConnections?.() ??
+      (await import('./mcp/connections.ts')).createMcpConnections({ secrets: () => secrets() }),
   );
   const bindings: Record<string, CapabilityBinding> = {};
   for (const [target, binding] of Object.entries(checked)) {
@@ -82,7 +91,7 @@ export function bindingsFromConfig(config: unknown, deps: BindingDeps = {}): Rec
         bindings[target] = httpCapability({
           url: binding.url,
           ...(binding.timeoutMs === undefined ? {} : { timeoutMs: binding.timeoutMs }),
-          ...(binding.headers === undefined ? {} : { headers: binding.headers }),
+          ...(binding.headers === undefined ? {} : { headers: valuesOf(binding.headers, secrets) }),
           ...(binding.redirects === undefined ? {} : { redirects: binding.redirects }),
           ...(binding.internal === undefined ? {} : { internal: binding.internal }),
           ...(deps.maxOutputBytes === undefined ? {} : { maxAnswerBytes: deps.maxOutputBytes }),
@@ -102,8 +111,11 @@ export function bindingsFromConfig(config: unknown, deps: BindingDeps = {}): Rec
         });
         break;
       case 'openai': {
-        const { kind: _kind, apiKeyEnv, apiKeySecret, ...endpoint } = binding;
-        const apiKey = apiKeyOf({ apiKeyEnv, apiKeySecret }, deps.apiKeys);
+        const { kind: _kind, apiKey: apiKeyRef, apiKeyEnv, apiKeySecret, ...endpoint } = binding;
+        const apiKey =
+          apiKeyRef === undefined
+            ? apiKeyOf({ apiKeyEnv, apiKeySecret }, deps.apiKeys)
+            : () => secrets().resolve(apiKeyRef).catch(asCapabilityFailure);
         bindings[target] = lazyBinding('openai', async () =>
           (await import('./openai/openai-agent-capability.ts')).openAIAgentCapability({
             ...endpoint,

@@ -36,7 +36,8 @@ export interface HttpCapabilityOptions {
   readonly url: string;
   /** The whole exchange, body included; default 30 s. */
   readonly timeoutMs?: number;
-  readonly headers?: Readonly<Record<string, string>>;
+  /** The binding's headers, or a reader of them (values named by reference: ./secret-values.ts), read per call. */
+  readonly headers?: Readonly<Record<string, string>> | (() => Promise<Readonly<Record<string, string>>>);
   /** 'none' by default; 'same-origin' follows 307 and 308 to the endpoint's own origin. */
   readonly redirects?: RedirectPolicy;
   /** The largest answer body read, in bytes; default the step output limit (DEFAULT_MAX_OUTPUT_BYTES). */
@@ -132,7 +133,7 @@ export function httpCapability(options: HttpCapabilityOptions): CapabilityBindin
   async function exchange(call: CapabilityCall, source: string, signal: AbortSignal) {
     const body = JSON.stringify(capabilityRequest(call));
     const requestHeaders = {
-      ...headers,
+      ...(typeof headers === 'function' ? await headers() : headers),
       'content-type': 'application/json',
       accept: 'application/json',
       'idempotency-key': call.idempotencyKey,

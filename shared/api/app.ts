@@ -1,7 +1,8 @@
 /**
  * The HTTP API: one Hono app, served by API Gateway + Lambda when deployed and by @hono/node-server locally.
  * Every route but `/health`, `/openapi.json`, the console's static files and the signed webhooks needs a caller
- * (auth.ts lists the public ones); every error is JSON (errors.ts). What each route takes and answers is its
+ * (auth.ts lists the public ones) with the role the route needs (contract/roles.ts, checked by authorize.ts); every
+ * error is JSON (errors.ts). What each route takes and answers is its
  * definition in contract/routes, from which the OpenAPI document is built.
  */
 import { Hono } from 'hono';
@@ -9,12 +10,13 @@ import { bodyLimit } from 'hono/body-limit';
 import { approvalsRoutes } from './approvals.ts';
 import { authMiddleware } from './auth.ts';
 import { MAX_BODY_BYTES } from './body.ts';
+import { callerView } from './caller.ts';
 import { compensationRoutes } from './compensations.ts';
 import { conformanceRoutes } from './conformance.ts';
 import { consoleDataRoutes, consoleRoutes } from './console/routes.ts';
 import { openApiDocument } from './contract/document.ts';
 import { serve } from './contract/route.ts';
-import { getOpenApi, health } from './contract/routes/service.ts';
+import { getCaller, getOpenApi, health } from './contract/routes/service.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
 import { errorBody, handleError, handleNotFound } from './errors.ts';
 import { invalidationRoutes } from './invalidations.ts';
@@ -49,6 +51,7 @@ export function createApp(deps: ApiDeps): Hono<ApiEnv> {
   // Before any route reads the store: an id no route could find is a 404, not a store error.
   for (const pattern of ID_ROUTE_PATTERNS) app.use(pattern, pathIdGuard);
 
+  serve(app, getCaller, (c) => c.json(callerView(c.get('caller'))));
   app.route('/', plansRoutes(deps));
   app.route('/', runsRoutes(deps));
   app.route('/', invalidationRoutes(deps));

@@ -1,10 +1,13 @@
 /**
  * Human approvals: list, read, decide. A decision goes to the run's decider, which takes exactly one and answers
- * every request with what really happened (engine/run/rules/approvals.ts). Task tokens never leave the server.
+ * every request with what really happened (engine/run/rules/approvals.ts). Task tokens never leave the server. Who
+ * may decide (the gate's approvers, no self-approval) is checked before the decision is sent, and the list holds only
+ * what the caller may decide (approval-rules.ts).
  */
 import { Hono } from 'hono';
 import type { z } from 'zod';
 import type { ApprovalRecord, Store } from '../ports/store.ts';
+import { approvalContextReader, checkMayDecide, decidableBy, stepOfApproval } from './approval-rules.ts';
 import { decisionBody, readJson, readQuery } from './body.ts';
 import { serve } from './contract/route.ts';
 import { decideApproval, getApproval, listApprovals } from './contract/routes/approvals.ts';
@@ -45,15 +48,7 @@ export function approvalView(record: ApprovalRecord): ApprovalView {
 async function targetOf(store: Store, approval: ApprovalRecord): Promise<string | undefined> {
   const run = await store.getRun(approval.runId);
   if (!run) return undefined;
-  // The step normally lives in the current revision; a replan may have moved on since the approval was requested.
-  const revisions = [run.revision, ...(await store.listPlanRevisions(run.runId)).map((r) => r.revision).reverse()];
-  for (const revision of new Set(revisions)) {
-    if (revision < 1) continue;
-    const stored = await store.getPlanRevision(run.runId, revision);
-    const step = stored?.plan.steps.find((s) => s.id === approval.stepId);
-    if (step) return step.target ?? undefined;
-  }
-  return undefined;
+  return (await stepOfApproval(store, run, approval))?.target ?? undefined;
 }
 
 export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
@@ -93,9 +88,11 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       ...(query.cursor ? { after: decodeCursor('approvals', query.cursor) } : {}),
       limit,
     });
+    // Only what the caller may decide; the cursor follows the store's page, so a short page may have more after it.
+    const shown = await decidableBy(approvalContextReader(store, deps.catalog), c.get('caller'), approvals);
     const last = approvals.at(-1);
     return c.json({
-      approvals: approvals.map(approvalView),
+      approvals: shown.map(approvalView),
       ...(approvals.length === limit && last
         ? { nextCursor: encodeCursor('approvals', { createdAt: last.createdAt, approvalId: last.approvalId }) }
         : {}),
@@ -113,6 +110,8 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
   serve(app, decideApproval, async (c) => {
     const body = await readJson(c, decisionBody);
     const approval = await requireApproval(c.req.param('id'));
+    // Before anything is sent: a caller who may not decide this approval changes nothing (403).
+    await checkMayDecide(approvalContextReader(store, deps.catalog), c.get('caller'), approval);
     const by = c.get('principal');
     if (approval.kind !== 'revision' && approval.status === 'pending') {
       await checkOutput(approval, body);

@@ -1,8 +1,9 @@
 /**
  * Authentication, the app's one gate, in front of every route. A short, explicit list of public routes (the health
- * check, the OpenAPI document, the console's static files, the signed webhooks) passes without a caller; every other request needs one:
- * locally a static bearer token (compared in constant time); deployed, the verified JWT claims that API Gateway's
- * authorizer put in the request context.
+ * check, the OpenAPI document, the console's static files, the signed webhooks) passes without a caller; every other
+ * request needs one (caller.ts): locally a bearer token, compared in constant time, either the one static token (a
+ * shared admin, as before roles) or one of the tokens file's (tokens-file.ts); deployed, the verified JWT claims that
+ * API Gateway's authorizer put in the request context. What a caller may then do is authorize.ts's to check.
  *
  * Deployed, the gateway also has routes without an authorizer (the console's `GET /console/{proxy+}`), and it routes
  * on the path as sent: `/console/../runs` or `/console/%2e%2e/runs` reach the function without claims, and the URL
@@ -12,12 +13,19 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
+import { type Caller, callerFromClaims, type RoleClaims, SHARED_CALLER } from './caller.ts';
 import { unauthorized } from './errors.ts';
+import { callerOfEntry, type TokenEntry } from './tokens-file.ts';
 
-export type AuthConfig = { readonly kind: 'token'; readonly token: string } | { readonly kind: 'gateway' };
+export { gatewaySubject, LOCAL_PRINCIPAL } from './caller.ts';
 
-/** The identity recorded on decisions: 'local-token' for the static token, the JWT `sub` when deployed. */
-export const LOCAL_PRINCIPAL = 'local-token';
+export type AuthConfig =
+  /** The one static token: a shared admin (no tokens file). */
+  | { readonly kind: 'token'; readonly token: string }
+  /** The tokens file's entries: each token its own subject and roles. */
+  | { readonly kind: 'tokens'; readonly tokens: readonly TokenEntry[] }
+  /** API Gateway's JWT authorizer checked the caller; roles come from these claims (absent: the defaults). */
+  | { readonly kind: 'gateway'; readonly claims?: RoleClaims };
 
 const READ = new Set(['GET', 'HEAD']);
 const WRITE = new Set(['POST']);
@@ -44,7 +52,9 @@ export const isPublicRoute = (method: string, path: string): boolean =>
   PUBLIC_ROUTES.some((route) => route.methods.has(method) && route.path.test(path));
 
 export interface AuthVariables {
+  /** The caller's subject: what every change records as who asked. */
   principal: string;
+  caller: Caller;
 }
 
 // Hashing first makes the comparison constant-time for any length, and says nothing about the token's length.
@@ -60,38 +70,43 @@ export function bearerToken(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+/** The entry whose token this is: every entry is compared (constant time each), so the time says nothing. */
+function entryOf(tokens: readonly TokenEntry[], given: string): TokenEntry | undefined {
+  let found: TokenEntry | undefined;
+  for (const entry of tokens) if (tokenMatches(given, entry.token) && found === undefined) found = entry;
+  return found;
+}
 
-/** The JWT `sub` claim from an API Gateway (HTTP API v2 or REST) request context, as hono/aws-lambda passes it. */
-export function gatewaySubject(env: unknown): string | undefined {
-  if (!isRecord(env) || !isRecord(env.requestContext)) return undefined;
-  const authorizer = env.requestContext.authorizer;
-  if (!isRecord(authorizer)) return undefined;
-  const claims = isRecord(authorizer.jwt) ? authorizer.jwt.claims : authorizer.claims;
-  if (!isRecord(claims)) return undefined;
-  return typeof claims.sub === 'string' && claims.sub.length > 0 ? claims.sub : undefined;
+/** The caller a bearer token stands for, by the configuration; undefined for a token nobody holds. */
+function tokenCaller(config: Exclude<AuthConfig, { kind: 'gateway' }>, given: string): Caller | undefined {
+  if (config.kind === 'token') return tokenMatches(given, config.token) ? SHARED_CALLER : undefined;
+  const entry = entryOf(config.tokens, given);
+  return entry === undefined ? undefined : callerOfEntry(entry);
 }
 
 export function authMiddleware(config: AuthConfig): MiddlewareHandler<{ Variables: AuthVariables }> {
   if (config.kind === 'token' && config.token.length === 0) throw new Error('auth: the API token must not be empty');
+  if (config.kind === 'tokens' && config.tokens.length === 0) throw new Error('auth: the tokens file lists nobody');
   return async (c, next) => {
     if (isPublicRoute(c.req.method, c.req.path)) return next();
+    let caller: Caller | undefined;
     if (config.kind === 'gateway') {
       // No claims: the gateway's authorizer did not run for this request (it came in through a public route).
-      const subject = gatewaySubject(c.env);
-      if (subject === undefined) {
+      caller = callerFromClaims(c.env, config.claims);
+      if (caller === undefined) {
         c.header('WWW-Authenticate', 'Bearer');
         throw unauthorized('no verified caller: this route needs a JWT checked by the API authorizer');
       }
-      c.set('principal', subject);
-      return next();
+    } else {
+      const given = bearerToken(c.req.header('authorization'));
+      caller = given === undefined ? undefined : tokenCaller(config, given);
+      if (caller === undefined) {
+        c.header('WWW-Authenticate', 'Bearer');
+        throw unauthorized();
+      }
     }
-    const given = bearerToken(c.req.header('authorization'));
-    if (given === undefined || !tokenMatches(given, config.token)) {
-      c.header('WWW-Authenticate', 'Bearer');
-      throw unauthorized();
-    }
-    c.set('principal', LOCAL_PRINCIPAL);
+    c.set('caller', caller);
+    c.set('principal', caller.subject);
     return next();
   };
 }

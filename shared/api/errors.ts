@@ -21,6 +21,7 @@ import {
   isValidationError,
 } from '../errors.ts';
 import { clipMessage, MAX_ISSUE_CHARS, MAX_LISTED_ISSUES, moreItems } from '../plan/bounded-text.ts';
+import { isWebhookRejectedError, isWebhookSecretError } from '../webhooks/errors.ts';
 
 export interface ErrorBody {
   readonly error: { readonly code: string; readonly message: string; readonly details?: unknown };
@@ -124,6 +125,14 @@ export function mapError(error: unknown): Mapped & { unexpected: boolean } {
   if (isPayloadTooLargeError(error)) {
     // Whatever the request carried was too large to keep: the client's to shrink, never a 500.
     return { status: 413, body: { ...errorBody('E_TOO_LARGE', error.message) }, unexpected: false };
+  }
+  if (isWebhookRejectedError(error)) {
+    // Whatever the reason (its code is for the logs), a sender is told only that the signature is not valid.
+    return { status: 401, body: { ...errorBody('E_UNAUTHORIZED', 'invalid signature') }, unexpected: false };
+  }
+  if (isWebhookSecretError(error) && error.retryable) {
+    const message = 'the signing secret could not be read; send the delivery again';
+    return { status: 503, body: { ...errorBody('E_UNAVAILABLE', message) }, unexpected: true };
   }
   if (isTransientPlatformError(error)) {
     const message = 'a service this API depends on is busy or did not answer in time; send the request again';

@@ -64,6 +64,8 @@ export interface RunView {
   readonly status: RunStatus;
   readonly objective: string;
   readonly revision: number;
+  /** Who started the run (absent on runs started before it was kept). */
+  readonly startedBy?: string;
   readonly steps: readonly StepView[];
   readonly terminal?: TerminalView;
   /** What the run's attempts spent so far. */
@@ -81,6 +83,7 @@ export interface RunSummary {
   readonly status: RunStatus;
   readonly objective: string;
   readonly revision: number;
+  readonly startedBy?: string;
   readonly progress: Progress;
   /** What the run's attempts spent so far. */
   readonly usage: Spend;
@@ -192,6 +195,7 @@ export function buildRunView(run: RunRecord, plan: Plan | undefined, records: re
     ),
     objective: run.objective,
     revision: run.revision,
+    ...(run.startedBy === undefined ? {} : { startedBy: run.startedBy }),
     steps: stepViews(plan, records),
     ...terminalView(run),
     usage: usageView(run),
@@ -231,6 +235,7 @@ export function buildRunSummary(run: RunRecord, records: readonly StepRecord[]):
     ),
     objective: run.objective,
     revision: run.revision,
+    ...(run.startedBy === undefined ? {} : { startedBy: run.startedBy }),
     progress: progressOf(records.map((r) => r.status)),
     usage: usageView(run),
     awaitingApproval: records.filter((r) => r.status === 'awaiting_approval').length,

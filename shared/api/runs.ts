@@ -59,8 +59,16 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     return run;
   };
 
-  /** Stores the run (unless a concurrent request with the same key already did) and starts its machine. */
-  const createAndStart = async (runId: string, fields: NewRun, key: string | undefined): Promise<RunStatus> => {
+  /**
+   * Stores the run (unless a concurrent request with the same key already did) and starts its machine. Who asked is
+   * part of the record: its approvals are not theirs to decide (approval-rules.ts).
+   */
+  const createAndStart = async (
+    runId: string,
+    fields: NewRun,
+    key: string | undefined,
+    startedBy: string,
+  ): Promise<RunStatus> => {
     const now = deps.clock().toISOString();
     const record: RunRecord = {
       runId,
@@ -70,6 +78,7 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       createdAt: now,
       updatedAt: now,
       replans: 0,
+      startedBy,
       ...(key === undefined ? {} : { idempotencyKey: key }),
     };
     try {
@@ -123,7 +132,7 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
         runId = owner;
       }
     }
-    const status = await createAndStart(runId, fields, key);
+    const status = await createAndStart(runId, fields, key, c.get('principal'));
     return c.json({ runId, status }, 202);
   });
 

@@ -1,27 +1,30 @@
 /**
  * `POST /webhooks/{source}`: an outside system says resources changed. Not behind the bearer token (senders hold a
- * per-source signing secret instead): the signature, the timestamp window and the replay memory are the whole of
- * its authentication. Every refusal before the signature is proven is the same 401, whatever the reason, so the
+ * per-source signing secret instead): the Standard Webhooks signature (or cairn's timestamp-bound X-Cairn-* one,
+ * shared/webhooks/signature.ts), the timestamp tolerance and the replay memory are the whole of its authentication.
+ * Every refusal before the signature is proven is the same 401, whatever the reason (an unknown source too), so the
  * answer never tells which sources exist. Only then is the body parsed (400) and one ResourceChanged published per
- * key (202); a delivery seen before is acknowledged (200) and publishes nothing.
+ * key (202); a delivery seen before (the same `webhook-id`, or the same X-Cairn signature, within the tolerance) is
+ * acknowledged (200) and publishes nothing.
  */
+
+import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { DEFAULT_REPLAY_WINDOW_SECONDS, MAX_REPLAY_WINDOW_SECONDS } from '../config/defaults.ts';
 import type { EventDetail } from '../events/catalog.ts';
 import type { DomainEvent, EventPublisher } from '../ports/events.ts';
 import type { WebhookConfig } from '../ports/webhooks.ts';
+import { isWebhookRejectedError } from '../webhooks/errors.ts';
+import { verifyWebhook } from '../webhooks/signature.ts';
 import { decodeBody, parseJsonBody, parseWith } from './body.ts';
 import { serve } from './contract/route.ts';
 import { receiveWebhook } from './contract/routes/service.ts';
 import { webhookBody } from './contract/schemas/requests.ts';
 import type { ApiEnv } from './deps.ts';
 import { ApiError, errorBody } from './errors.ts';
-import { deliveryIdOf, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyWebhook } from './webhook-signature.ts';
 
 /** Change notifications are small; a larger body is refused (413) before it is read into memory. */
-/** How long a body-only signature is remembered (its timestamp header is not signed). */
-export const BODY_ONLY_REPLAY_MEMORY_SECONDS = 86_400;
 export const MAX_WEBHOOK_BODY_BYTES = 256 * 1024;
 
 /** Source names as they appear in a path and in a secret name; anything else cannot have a secret. */
@@ -33,8 +36,22 @@ export interface WebhookRouteDeps {
   readonly clock: () => Date;
 }
 
-/** One answer for every authentication failure: it must not differ by reason. */
-const refused = (): ApiError => new ApiError(401, 'E_UNAUTHORIZED', 'invalid signature');
+/** One answer for every authentication failure: it must not differ by reason (the cause stays on the error). */
+const refused = (cause?: unknown): ApiError =>
+  new ApiError(401, 'E_UNAUTHORIZED', 'invalid signature', cause === undefined ? {} : { cause });
+
+/** A stable id of one delivery (source + what the replay memory knows it by), carried on its events. */
+export const deliveryIdOf = (source: string, replayId: string): string =>
+  createHash('sha256').update(`${source}#${replayId}`, 'utf8').digest('hex').slice(0, 32);
+
+function verified(input: Parameters<typeof verifyWebhook>[0]) {
+  try {
+    return verifyWebhook(input);
+  } catch (error) {
+    if (isWebhookRejectedError(error)) throw refused(error);
+    throw error;
+  }
+}
 
 function windowOf(config: WebhookConfig | undefined): number {
   const window = config?.replayWindowSeconds ?? DEFAULT_REPLAY_WINDOW_SECONDS;
@@ -73,25 +90,20 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<ApiEnv> {
       const known = config !== undefined && SOURCE_PATTERN.test(source);
       const secret = known ? await config.secrets(source) : undefined;
       const now = Math.floor(deps.clock().getTime() / 1000);
-      const verified = verifyWebhook({
+      const delivery = verified({
         secret: secret === '' ? undefined : secret,
-        signatureHeader: c.req.header(SIGNATURE_HEADER),
-        timestampHeader: c.req.header(TIMESTAMP_HEADER),
+        header: (name) => c.req.header(name),
         body: raw,
         nowSeconds: now,
-        windowSeconds: window,
+        toleranceSeconds: window,
       });
-      if (!verified.ok || !config || !deps.events) throw refused();
+      if (!config || !deps.events) throw refused();
 
       const resourceKeys = parseBody(raw);
-      const deliveryId = deliveryIdOf(source, verified.signature);
-      const replayKey = `webhook#${source}#${verified.signature}`;
-      // A timestamp-bound signature is refused past timestamp + window anyway, so its memory need not outlive that;
-      // a body-only signature could come back with a fresh timestamp, so it is remembered for a day.
-      const expiresAt = verified.timestampBound
-        ? verified.timestamp + window + 1
-        : now + BODY_ONLY_REPLAY_MEMORY_SECONDS;
-      const first = await config.replayGuard.firstSeen(replayKey, expiresAt);
+      const deliveryId = deliveryIdOf(source, delivery.replayId);
+      const replayKey = `webhook#${source}#${delivery.replayId}`;
+      // Refused past timestamp + tolerance anyway, so the memory need not outlive that (nor the clock, if ahead).
+      const first = await config.replayGuard.firstSeen(replayKey, Math.max(delivery.timestamp, now) + window + 1);
       if (!first) return c.json({ accepted: true, duplicate: true, deliveryId }, 200);
 
       const events: DomainEvent[] = resourceKeys.map((key) => {

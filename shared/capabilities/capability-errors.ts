@@ -35,6 +35,8 @@ export const CAPABILITY_ERROR_CODES = {
   addressRefused: 'E_ADDRESS_REFUSED',
   /** An HTTP binding was answered with a redirect it may not follow (none, or one to another origin). */
   redirectRefused: 'E_REDIRECT_REFUSED',
+  /** A header, key or environment value the binding names by reference could not be read (secret-ref.ts). */
+  secretUnavailable: 'E_SECRET_UNAVAILABLE',
 } as const;
 
 export interface CapabilityFailure {

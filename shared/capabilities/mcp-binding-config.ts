@@ -7,6 +7,7 @@
  * (shared/adapters/mcp/connections.ts); `cairn catalog import --mcp` writes these for every tool it imports.
  */
 import { z } from 'zod';
+import { secretValueSchema } from './secret-ref.ts';
 
 const common = {
   kind: z.literal('mcp'),
@@ -21,15 +22,19 @@ export const mcpStdioBindingSchema = z.strictObject({
   transport: z.literal('stdio'),
   command: z.string().min(1),
   args: z.array(z.string()).optional(),
-  /** Added to the few variables the SDK passes on (HOME, PATH, ...): a server sees no other secret of ours. */
-  env: z.record(z.string(), z.string()).optional(),
+  /**
+   * Added to the few variables the SDK passes on (HOME, PATH, ...): a server sees no other secret of ours. A value
+   * may be a reference (secret-ref.ts), read when the server is started.
+   */
+  env: z.record(z.string(), secretValueSchema).optional(),
 });
 
 export const mcpHttpBindingSchema = z.strictObject({
   ...common,
   transport: z.literal('http'),
   url: z.url({ protocol: /^https?$/ }),
-  headers: z.record(z.string(), z.string()).optional(),
+  /** Each a value or a reference (secret-ref.ts), read for every request (kept a few minutes). */
+  headers: z.record(z.string(), secretValueSchema).optional(),
 });
 
 export const mcpBindingConfigSchema = z.discriminatedUnion('transport', [mcpStdioBindingSchema, mcpHttpBindingSchema]);

@@ -9,15 +9,17 @@
  * adapter is shared/adapters/openai/openai-agent-capability.ts.
  */
 import { z } from 'zod';
+import { ENV_NAME, secretRefSchema } from './secret-ref.ts';
 
-/** An environment variable's name, as shells and Lambda accept it. */
-export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+export { ENV_NAME } from './secret-ref.ts';
 
 export const openAIBindingConfigSchema = z.strictObject({
   kind: z.literal('openai'),
   /** Up to and including the API version segment, e.g. `http://localhost:11434/v1`. */
   baseUrl: z.url({ protocol: /^https?$/ }),
   model: z.string().min(1).max(256),
+  /** The key by reference (secret-ref.ts): `{ "secret": arn }` deployed, `{ "env": NAME }` or `{ "file": PATH }`. */
+  apiKey: secretRefSchema.optional(),
   apiKeyEnv: z.string().regex(ENV_NAME, { message: 'must be an environment variable name' }).optional(),
   /** A Secrets Manager secret name or ARN: its string, or its JSON `{"apiKey": …}`. */
   apiKeySecret: z.string().min(1).max(2048).optional(),

@@ -15,6 +15,7 @@ import { TARGET_PATTERN } from '../plan/schema.ts';
 import type { CapabilityBinding, CapabilityRegistry } from '../ports/capabilities.ts';
 import { mcpBindingConfigSchema } from './mcp-binding-config.ts';
 import { openAIBindingConfigSchema } from './openai-binding-config.ts';
+import { secretValueSchema } from './secret-ref.ts';
 
 export const bindingConfigSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('lambda'), functionArn: z.string().min(1) }),
@@ -22,7 +23,8 @@ export const bindingConfigSchema = z.discriminatedUnion('kind', [
     kind: z.literal('http'),
     url: z.url({ protocol: /^https?$/ }),
     timeoutMs: z.number().int().positive().max(900_000).optional(),
-    headers: z.record(z.string(), z.string()).optional(),
+    /** Each a value, or a reference to one (secret-ref.ts): `{ "secret": arn }`, `{ "env": NAME }`, `{ "file": PATH }`. */
+    headers: z.record(z.string(), secretValueSchema).optional(),
     redirects: z.enum(['none', 'same-origin']).optional(),
     internal: z.boolean().optional(),
   }),
@@ -48,8 +50,11 @@ export const bindingsConfigSchema = z
           path: [target],
           message: `a ${binding.kind} binding serves agent: targets only`,
         });
-      else if (binding.kind === 'openai' && binding.apiKeyEnv !== undefined && binding.apiKeySecret !== undefined)
-        ctx.addIssue({ code: 'custom', path: [target], message: 'give apiKeyEnv or apiKeySecret, not both' });
+      else if (
+        binding.kind === 'openai' &&
+        [binding.apiKey, binding.apiKeyEnv, binding.apiKeySecret].filter((given) => given !== undefined).length > 1
+      )
+        ctx.addIssue({ code: 'custom', path: [target], message: 'give one of apiKey, apiKeyEnv and apiKeySecret' });
     }
   });
 export type BindingsConfig = z.infer<typeof bindingsConfigSchema>;

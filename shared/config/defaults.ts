@@ -62,6 +62,13 @@ export const MAX_REPLAY_WINDOW_SECONDS = ONE_DAY_SECONDS;
 export const DEFAULT_CONSOLE_OIDC_SCOPE = 'openid';
 
 /**
+ * Where a deployed caller's roles are (shared/api/contract/roles.ts): a group named as the role in the groups claim
+ * (Cognito's), or a scope `<prefix><role>` in the scopes claim (CAIRN_ROLE_GROUPS_CLAIM, CAIRN_ROLE_SCOPES_CLAIM,
+ * CAIRN_ROLE_SCOPE_PREFIX; CDK context roleGroupsClaim, roleScopesClaim, roleScopePrefix).
+ */
+export const DEFAULT_ROLE_CLAIMS = { groups: 'cognito:groups', scopes: 'scope', scopePrefix: 'cairn/' } as const;
+
+/**
  * The bounds of one evaluation of plan expressions (the `input`, `when` and `assert` JSONata of one step), see
  * shared/plan/expression-limits.ts: wall-clock time (CAIRN_EXPRESSION_TIMEOUT_MS; the expressions a claim evaluates
  * together share it), JSONata evaluation depth (about three per level of recursion), the longest sequence and the

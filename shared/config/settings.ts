@@ -31,6 +31,7 @@ import {
   DEFAULT_REPLAY_WINDOW_SECONDS,
   DEFAULT_RETRY_BASE_SECONDS,
   DEFAULT_RETRY_CAP_SECONDS,
+  DEFAULT_ROLE_CLAIMS,
   DEFAULT_RUN_DEADLINE_SECONDS,
   DEFAULT_TRACE_RETENTION,
   MAX_REPLAY_WINDOW_SECONDS,
@@ -46,6 +47,7 @@ import {
   text,
   webhookSecrets,
 } from './env-values.ts';
+import { checkNotifyEnv, type NotifySettings, notifyEnvFields, notifySettingsOf } from './notify-settings.ts';
 import { parsePrices } from './prices.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -114,8 +116,15 @@ export interface Settings {
     /** CAIRN_PRICES: model id or target → US dollars per million tokens (shared/config/prices.ts). */
     readonly prices: PriceTable;
   };
-  /** CAIRN_API_TOKEN: a static bearer token; absent, the API trusts API Gateway's JWT authorizer. */
+  /** CAIRN_API_TOKEN: a static bearer token (an admin); absent, the API trusts API Gateway's JWT authorizer. */
   readonly apiToken: string | undefined;
+  /** CAIRN_TOKENS_FILE: the embedded API's tokens file, a token per person (shared/api/tokens-file.ts). */
+  readonly apiTokensFile: string | undefined;
+  /**
+   * CAIRN_ROLE_GROUPS_CLAIM, CAIRN_ROLE_SCOPES_CLAIM, CAIRN_ROLE_SCOPE_PREFIX: where a verified JWT's roles are
+   * (a group named as the role, or a scope `<prefix><role>`); defaults DEFAULT_ROLE_CLAIMS.
+   */
+  readonly roleClaims: { readonly groups: string; readonly scopes: string; readonly scopePrefix: string };
   readonly webhooks: {
     /** CAIRN_WEBHOOK_SECRET_PREFIX: Secrets Manager names `<prefix>/<source>` (deployed). */
     readonly secretPrefix: string | undefined;
@@ -126,6 +135,8 @@ export interface Settings {
   };
   readonly console: ConsoleSettings;
   readonly expressions: ExpressionSettings;
+  /** The approval notifier (CAIRN_NOTIFY_*, CAIRN_CONSOLE_URL: config/notify-settings.ts). */
+  readonly notify: NotifySettings;
 }
 
 /** Where and within which bounds plan expressions are evaluated (shared/adapters/expressions). */
@@ -273,6 +284,10 @@ const envSchema = z.object({
   CAIRN_IDEMPOTENCY_TTL_SECONDS: positiveInteger(DEFAULT_IDEMPOTENCY_TTL_SECONDS),
   CAIRN_PRICES: parsedBy('CAIRN_PRICES', parsePrices),
   CAIRN_API_TOKEN: text,
+  CAIRN_TOKENS_FILE: text,
+  CAIRN_ROLE_GROUPS_CLAIM: text,
+  CAIRN_ROLE_SCOPES_CLAIM: text,
+  CAIRN_ROLE_SCOPE_PREFIX: text,
   CAIRN_WEBHOOK_SECRET_PREFIX: text,
   CAIRN_WEBHOOK_SECRETS: webhookSecrets,
   CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS: given.transform((raw, ctx) => {
@@ -301,10 +316,12 @@ const envSchema = z.object({
   CAIRN_EXPRESSION_MEMORY_MB: positiveInteger(DEFAULT_EXPRESSION_LIMITS.memoryMb),
   CAIRN_EXPRESSION_WORKERS: positiveInteger(DEFAULT_EXPRESSION_WORKERS),
   CAIRN_EXPRESSION_WORKER: text,
+  ...notifyEnvFields,
 });
 
 /** The console's provider is configured whole or not at all: a missing one of the three is named. */
 const envChecked = envSchema.superRefine((v, ctx) => {
+  checkNotifyEnv(v, ctx);
   // The planner's endpoint: URL and model together, and one planning model, not two.
   if ((v.CAIRN_MODEL_URL === undefined) !== (v.CAIRN_MODEL === undefined)) {
     const missing = v.CAIRN_MODEL_URL === undefined ? 'CAIRN_MODEL_URL' : 'CAIRN_MODEL';
@@ -320,6 +337,12 @@ const envChecked = envSchema.superRefine((v, ctx) => {
       code: 'custom',
       path: ['CAIRN_MODEL_URL'],
       message: `and a Bedrock planner model (${bedrock}) are both set: choose one planning model`,
+    });
+  if (v.CAIRN_TOKENS_FILE !== undefined && v.CAIRN_API_TOKEN !== undefined)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['CAIRN_TOKENS_FILE'],
+      message: 'and CAIRN_API_TOKEN are both set: give the tokens file (a token per person) or the one token',
     });
   const missing = OIDC_TOGETHER.filter((name) => v[name] === undefined);
   if (missing.length === 0 || missing.length === OIDC_TOGETHER.length) return;
@@ -390,6 +413,12 @@ export function settingsFromEnv(env: Env): Settings {
       prices: v.CAIRN_PRICES,
     },
     apiToken: v.CAIRN_API_TOKEN,
+    apiTokensFile: v.CAIRN_TOKENS_FILE,
+    roleClaims: {
+      groups: v.CAIRN_ROLE_GROUPS_CLAIM ?? DEFAULT_ROLE_CLAIMS.groups,
+      scopes: v.CAIRN_ROLE_SCOPES_CLAIM ?? DEFAULT_ROLE_CLAIMS.scopes,
+      scopePrefix: v.CAIRN_ROLE_SCOPE_PREFIX ?? DEFAULT_ROLE_CLAIMS.scopePrefix,
+    },
     webhooks: {
       secretPrefix: v.CAIRN_WEBHOOK_SECRET_PREFIX,
       secrets: v.CAIRN_WEBHOOK_SECRETS,
@@ -418,6 +447,7 @@ export function settingsFromEnv(env: Env): Settings {
       workers: v.CAIRN_EXPRESSION_WORKERS,
       workerFile: v.CAIRN_EXPRESSION_WORKER,
     },
+    notify: notifySettingsOf(v),
   };
 }
 

@@ -88,6 +88,13 @@ export function candidateOutput(input: {
   return { ok: true, output: result.output, source: 'result' };
 }
 
+/** What a tool's answer without a confidence counts as: a tool does what it says; an agent states its own. */
+export const TOOL_DEFAULT_CONFIDENCE = 1;
+
+/** The confidence an attempt's answer is judged by: the one it reported, else 1.0 for a tool (none for an agent). */
+export const judgedConfidence = (target: string, reported: number | null | undefined): number | null | undefined =>
+  reported ?? (target.startsWith('tool:') ? TOOL_DEFAULT_CONFIDENCE : reported);
+
 /** Whether a confidence clears a threshold; a missing confidence never clears a threshold that is set. */
 export function meetsConfidence(confidence: number | null | undefined, threshold: number | undefined): boolean {
   if (threshold === undefined) return true;

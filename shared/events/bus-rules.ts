@@ -18,7 +18,7 @@ export interface BusRule {
   readonly description: string;
   readonly pattern: EventPattern;
   /** Which handler the rule targets (a function key in infra, a subscriber locally). */
-  readonly target: 'Replanner' | 'Invalidator';
+  readonly target: 'Replanner' | 'Invalidator' | 'Notifier';
 }
 
 export const BUS_RULES: readonly BusRule[] = [
@@ -45,3 +45,18 @@ export const BUS_RULES: readonly BusRule[] = [
     target: 'Invalidator',
   },
 ];
+
+/**
+ * The approval notifier's rule (shared/notify/notifier.ts): not one of the rules that drive a run, and only where
+ * notifications are configured (`--notify-url`, CDK context `notifyUrls`). The approvals' own events, and the run
+ * decisions that close approvals without announcing each one.
+ */
+export const NOTIFY_RULE: BusRule = {
+  name: 'ApprovalsToNotifier',
+  description: 'Approvals requested, decided or closed: tell the people who decide them (signed webhooks).',
+  pattern: {
+    source: [EVENT_SOURCE],
+    'detail-type': ['ApprovalRequested', 'ApprovalDecided', 'StepsInvalidated', 'PlanRevised', 'RunFinished'],
+  },
+  target: 'Notifier',
+};

@@ -105,12 +105,36 @@ export type FailurePolicy = (typeof FAILURE_POLICIES)[number];
 export const APPROVAL_TIMEOUT_POLICIES = ['fail', 'pause'] as const;
 export type ApprovalTimeoutPolicy = (typeof APPROVAL_TIMEOUT_POLICIES)[number];
 
+/** A group that may decide an approval: a name the caller's groups claim (or tokens file entry) carries. */
+export const APPROVER_GROUP_PATTERN = /^[\x21-\x7e]{1,128}$/;
+export const MAX_APPROVER_GROUPS = 20;
+
+/**
+ * Who may decide an approval, besides holding the approver role: `approvers`, the groups allowed (any one of them;
+ * absent, any approver), and `allowSelf`, whether the subject that started the run may decide it (default false).
+ * A catalog entry's rule and a step's both hold: a step narrows its capability's approvers, and may allow
+ * self-approval unless its capability says `allowSelf: false` (shared/api/approval-rules.ts).
+ */
+const approverRules = {
+  approvers: z
+    .array(z.string().regex(APPROVER_GROUP_PATTERN, { message: 'must be 1..128 visible ASCII characters' }))
+    .min(1)
+    .max(MAX_APPROVER_GROUPS)
+    .optional(),
+  allowSelf: z.boolean().optional(),
+};
+
 export const approvalSchema = z.strictObject({
   question: nonBlank(2000),
   timeoutSeconds: z.number().int().positive(),
   /** Default 'fail': the step fails (a replan may follow); 'pause': the run is left paused for a person. */
   onTimeout: z.enum(APPROVAL_TIMEOUT_POLICIES).optional(),
+  ...approverRules,
 });
+
+/** A catalog entry's rule for the approvals of its steps (gates, reviews of its results). */
+export const approverRulesSchema = z.strictObject(approverRules);
+export type ApproverRules = z.infer<typeof approverRulesSchema>;
 
 /**
  * What a run does when its plan's budget runs out: end `failed` (default), be left `paused` for a person, or ask the
@@ -209,6 +233,7 @@ export const capabilitySchema = z.strictObject({
   sideEffect: z.enum(SIDE_EFFECTS),
   alternatives: z.array(z.string().regex(TARGET_PATTERN)).optional(),
   compensate: compensationSchema.optional(),
+  approval: approverRulesSchema.optional(),
 });
 export type Capability = z.infer<typeof capabilitySchema>;
 

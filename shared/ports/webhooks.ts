@@ -18,7 +18,7 @@ export interface WebhookReplayGuard {
 
 export interface WebhookConfig {
   readonly secrets: WebhookSecretLookup;
-  /** How far `X-Cairn-Timestamp` may be from the server clock, either way (seconds; DEFAULT_REPLAY_WINDOW_SECONDS). */
+  /** How far a delivery's timestamp may be from the server clock, either way (seconds; DEFAULT_REPLAY_WINDOW_SECONDS). */
   readonly replayWindowSeconds?: number;
   readonly replayGuard: WebhookReplayGuard;
 }

@@ -90,6 +90,17 @@ describe('parseCommandLine', () => {
     expect(() => parseCommandLine(['--retry-interval-ms', 'soon'], () => 1)).toThrow('--retry-interval-ms must be');
   });
 
+  it('turns the AWS quotas on by default, lowers them by flag, and off with --no-quotas', () => {
+    expect(parseCommandLine([], () => 1).options.awsQuotas).toEqual({});
+    expect(parseCommandLine(['--lambda-concurrency', '8', '--sfn-start-rate=50'], () => 1).options.awsQuotas).toEqual({
+      lambdaConcurrency: 8,
+      sfnStartRate: 50,
+    });
+    expect(parseCommandLine(['--no-quotas'], () => 1).options.awsQuotas).toBe(false);
+    expect(() => parseCommandLine(['--no-quotas', '--lambda-concurrency', '8'], () => 1)).toThrow(UsageError);
+    expect(() => parseCommandLine(['--lambda-concurrency', '0'], () => 1)).toThrow('--lambda-concurrency must be');
+  });
+
   it('refuses unknown flags, missing values and bad numbers', () => {
     expect(() => parseCommandLine(['--run', '5'], () => 1)).toThrow(UsageError);
     expect(() => parseCommandLine(['--runs'], () => 1)).toThrow('--runs needs a value');

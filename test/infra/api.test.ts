@@ -5,7 +5,12 @@
  */
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AUTHORIZED_ROUTE_KEYS, PUBLIC_ROUTE_KEYS } from '../../infra/constructs/api.ts';
+import { PUBLIC_ROUTE_KEYS } from '../../infra/constructs/api.ts';
+import { authorizedRoutes, routeKey } from '../../infra/constructs/api-routes.ts';
+import { DEFAULT_CONFIG } from '../../infra/constructs/config.ts';
+import { scopesFor } from '../../shared/api/contract/roles.ts';
+import { needOf } from '../../shared/api/contract/route.ts';
+import { ROUTES } from '../../shared/api/contract/routes/index.ts';
 import {
   actionsOf,
   FULL_CONTEXT,
@@ -14,6 +19,7 @@ import {
   resourcesOf,
   statementsOf,
   synthStack,
+  TOKEN_TRIGGER_PATH,
 } from './synth-stack.ts';
 
 let plain: Template;
@@ -39,7 +45,8 @@ describe('routes', () => {
     for (const template of [plain, full, oidc]) {
       const authorizerId = only(Object.keys(template.findResources('AWS::ApiGatewayV2::Authorizer')));
       const routes = routesOf(template);
-      expect(routes.map((r) => r.RouteKey).sort()).toEqual([...AUTHORIZED_ROUTE_KEYS, ...PUBLIC_ROUTE_KEYS].sort());
+      const authorized = authorizedRoutes(DEFAULT_CONFIG.roles).map(routeKey);
+      expect(routes.map((r) => r.RouteKey).sort()).toEqual([...authorized, ...PUBLIC_ROUTE_KEYS].sort());
       for (const route of routes) {
         if ((PUBLIC_ROUTE_KEYS as readonly string[]).includes(route.RouteKey)) {
           expect(route.AuthorizationType, route.RouteKey).toBe('NONE');
@@ -71,6 +78,99 @@ describe('routes', () => {
         /^(POST \/webhooks\/\{source\}|GET \/console(\/\{proxy\+\})?|GET \/openapi\.json)$/,
       );
     }
+  });
+});
+
+type ScopedRoute = Route & { AuthorizationScopes?: string[] };
+const scopesByKey = (template: Template): Record<string, string[] | undefined> =>
+  Object.fromEntries(routesOf(template).map((r) => [r.RouteKey, (r as ScopedRoute).AuthorizationScopes]));
+
+describe('route scopes', () => {
+  const anyRole = ['cairn/viewer', 'cairn/operator', 'cairn/approver', 'cairn/admin'];
+  const operator = ['cairn/operator', 'cairn/admin'];
+  const approver = ['cairn/approver', 'cairn/admin'];
+
+  it('give each route the scopes of the role it needs, so API Gateway refuses a token without it', () => {
+    for (const template of [plain, full, oidc]) {
+      const scopes = scopesByKey(template);
+      expect(scopes['POST /runs']).toEqual(operator);
+      expect(scopes['POST /runs/{runId}/cancel']).toEqual(operator);
+      expect(scopes['POST /runs/{runId}/replan']).toEqual(operator);
+      expect(scopes['POST /runs/{runId}/steps/{stepId}/invalidate']).toEqual(operator);
+      expect(scopes['POST /runs/{runId}/steps/{stepId}/compensation']).toEqual(operator);
+      expect(scopes['POST /approvals/{id}']).toEqual(approver);
+      expect(scopes['POST /approvals/{id}/check']).toEqual(approver);
+      expect(scopes['GET /runs']).toEqual(anyRole);
+      expect(scopes['GET /runs/{runId}']).toEqual(anyRole);
+      expect(scopes['GET /approvals']).toEqual(anyRole);
+      // Any valid JWT: who am I, and the health check as before roles.
+      expect(scopes['GET /me']).toBeUndefined();
+      expect(scopes['GET /health']).toBeUndefined();
+      // What no operation serves is for admins only: anybody else never learns which paths exist.
+      expect(scopes['GET /{proxy+}']).toEqual(['cairn/admin']);
+      expect(scopes['POST /{proxy+}']).toEqual(['cairn/admin']);
+    }
+  });
+
+  it('come from the route table for every route that needs a role', () => {
+    const scopes = scopesByKey(full);
+    for (const route of ROUTES) {
+      const need = needOf(route);
+      if (need === undefined || route.optional) continue;
+      const key = `${route.method.toUpperCase()} ${route.path}`;
+      expect(scopes[key], key).toEqual(need === 'caller' ? undefined : scopesFor(need));
+    }
+  });
+
+  it('take the prefix from context, and are left off with routeScopes false (the function alone checks)', () => {
+    const prefixed = scopesByKey(synthStack({ roleScopePrefix: 'https://api.example.com/' }).template);
+    expect(prefixed['POST /runs']).toEqual(['https://api.example.com/operator', 'https://api.example.com/admin']);
+    const off = synthStack({ ...OIDC_CONTEXT, routeScopes: 'false' }).template;
+    for (const route of routesOf(off))
+      expect((route as ScopedRoute).AuthorizationScopes, route.RouteKey).toBeUndefined();
+    expect(() => synthStack({ routeScopes: 'maybe' })).toThrow(/routeScopes/);
+  });
+
+  it('tell the API function which claims hold the roles', () => {
+    const custom = synthStack({ ...OIDC_CONTEXT, roleGroupsClaim: 'groups', roleScopesClaim: 'scp' }).template;
+    const api = logicalIdAt(custom, 'AWS::Lambda::Function', '/Functions/Api/Resource');
+    expect(custom.findResources('AWS::Lambda::Function')[api]?.Properties).toMatchObject({
+      Environment: {
+        Variables: {
+          CAIRN_ROLE_GROUPS_CLAIM: 'groups',
+          CAIRN_ROLE_SCOPES_CLAIM: 'scp',
+          CAIRN_ROLE_SCOPE_PREFIX: 'cairn/',
+        },
+      },
+    });
+  });
+});
+
+describe('built-in user pool roles', () => {
+  it('are four groups named as the roles', () => {
+    const groups = Object.values(full.findResources('AWS::Cognito::UserPoolGroup')).map(
+      (g) => (g.Properties as { GroupName: string }).GroupName,
+    );
+    expect(groups.sort()).toEqual(['admin', 'approver', 'operator', 'viewer']);
+    oidc.resourceCountIs('AWS::Cognito::UserPoolGroup', 0);
+  });
+
+  it('reach the access token as scopes through a version 2 token trigger that may only write its logs', () => {
+    const trigger = logicalIdAt(full, 'AWS::Lambda::Function', TOKEN_TRIGGER_PATH);
+    full.hasResourceProperties('AWS::Cognito::UserPool', {
+      LambdaConfig: {
+        PreTokenGenerationConfig: { LambdaArn: { 'Fn::GetAtt': [trigger, 'Arn'] }, LambdaVersion: 'V2_0' },
+      },
+    });
+    const properties = full.findResources('AWS::Lambda::Function')[trigger]?.Properties as {
+      Environment: { Variables: Record<string, unknown> };
+    };
+    expect(properties.Environment.Variables).toEqual({ CAIRN_ROLE_SCOPE_PREFIX: 'cairn/' });
+    const role = logicalIdAt(full, 'AWS::IAM::Role', '/Api/Users/TokenTrigger/Role/Resource');
+    const granted = statementsOf(full).filter(
+      ({ owner, statement }) => owner.startsWith(role.slice(0, -8)) || JSON.stringify(statement).includes(`"${role}"`),
+    );
+    for (const { statement } of granted) for (const action of actionsOf(statement)) expect(action).toMatch(/^logs:/);
   });
 });
 

@@ -99,12 +99,16 @@ describe('policies', () => {
 describe('roles', () => {
   it('are one per function, assumed by Lambda, with no managed policy', () => {
     const functions = Object.values(full.findResources('AWS::Lambda::Function'));
-    expect(functions).toHaveLength(FUNCTION_KEYS.length);
+    // cairn's functions, and the built-in user pool's token trigger.
+    expect(functions).toHaveLength(FUNCTION_KEYS.length + 1);
     const roles = functions.map((fn) => text((fn.Properties as { Role: unknown }).Role));
     expect(new Set(roles).size).toBe(functions.length);
-    for (const key of FUNCTION_KEYS) {
-      const role =
-        full.findResources('AWS::IAM::Role')[logicalIdAt(full, 'AWS::IAM::Role', `/Functions/${key}Role/Resource`)];
+    const paths = [
+      ...FUNCTION_KEYS.map((key) => `/Functions/${key}Role/Resource`),
+      '/Api/Users/TokenTrigger/Role/Resource',
+    ];
+    for (const path of paths) {
+      const role = full.findResources('AWS::IAM::Role')[logicalIdAt(full, 'AWS::IAM::Role', path)];
       expect(role?.Properties).not.toHaveProperty('ManagedPolicyArns');
       expect(text(role?.Properties)).toContain('lambda.amazonaws.com');
     }

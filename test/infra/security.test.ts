@@ -48,7 +48,8 @@ describe('table', () => {
 describe('logs', () => {
   it('every log group has a retention (30 days by default, or the context value)', () => {
     const groups = Object.values(full.findResources('AWS::Logs::LogGroup'));
-    expect(groups.length).toBe(FUNCTION_KEYS.length + 3); // the functions, the two machines, the API's access log
+    // the functions, the two machines, the API's access log, the user pool's token trigger
+    expect(groups.length).toBe(FUNCTION_KEYS.length + 4);
     for (const group of groups) expect(group.Properties).toMatchObject({ RetentionInDays: 30 });
     const longer = Object.values(synthStack({ logRetentionDays: '90' }).template.findResources('AWS::Logs::LogGroup'));
     for (const group of longer) expect(group.Properties).toMatchObject({ RetentionInDays: 90 });
@@ -146,6 +147,9 @@ describe('functions', () => {
         'CAIRN_CONSOLE_OIDC_AUTHORIZE_URL',
         'CAIRN_CONSOLE_OIDC_CLIENT_ID',
         'CAIRN_CONSOLE_OIDC_TOKEN_URL',
+        'CAIRN_ROLE_GROUPS_CLAIM',
+        'CAIRN_ROLE_SCOPES_CLAIM',
+        'CAIRN_ROLE_SCOPE_PREFIX',
       ]),
     );
   });

@@ -89,3 +89,16 @@ export function logicalIdAt(template: Template, type: string, pathSuffix: string
   if (found.length !== 1) throw new Error(`${found.length} ${type} at …${pathSuffix}`);
   return (found[0] as [string, unknown])[0];
 }
+
+/** Where the built-in user pool's token trigger (role groups → scopes) is: the one function not under /Functions/. */
+export const TOKEN_TRIGGER_PATH = '/Api/Users/TokenTrigger/Function/Resource';
+
+const pathOf = (resource: { Metadata?: unknown }): string =>
+  String((resource.Metadata as Record<string, unknown> | undefined)?.['aws:cdk:path'] ?? '');
+
+/** cairn's own Lambdas (the Functions construct's), without the user pool's token trigger. */
+export function cairnFunctions(template: Template): Record<string, unknown>[] {
+  return Object.values(template.findResources('AWS::Lambda::Function'))
+    .filter((fn) => pathOf(fn).includes('/Functions/'))
+    .map((fn) => fn.Properties as Record<string, unknown>);
+}

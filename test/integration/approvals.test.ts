@@ -114,6 +114,16 @@ describe('approvals through the local runtime', () => {
     expect(statusOf(done, 'after')).toBe('blocked');
   });
 
+  it("takes a tool's answer without a confidence as 1.0: a threshold on a tool asks nobody", async () => {
+    const runId = await stack.startRun({
+      plan: plan('sure tool', [step(stack, 'sure', T.echo, { input: { value: 'x' }, confidenceThreshold: 0.99 })]),
+    });
+    const done = await waitForRun(stack, runId);
+    expect(done.status, summary(done)).toBe('complete');
+    const { json } = await stack.request('GET', `/approvals?runId=${runId}`);
+    expect((json as { approvals: unknown[] }).approvals).toEqual([]);
+  });
+
   it('holds a low-confidence result for review before anything downstream sees it', async () => {
     const runId = await stack.startRun({
       plan: plan('review', [

@@ -9,9 +9,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { signWebhook } from '../../shared/api/webhook-signature.ts';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import { settingsFromEnv } from '../../shared/config/settings.ts';
+import { signWebhook } from '../../shared/webhooks/signature.ts';
 import {
   executedGenerations,
   plan,

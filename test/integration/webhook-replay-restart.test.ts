@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { BusEnvelope } from '../../shared/adapters/local/event-bus.ts';
-import { signWebhook } from '../../shared/api/webhook-signature.ts';
+import { signWebhook } from '../../shared/webhooks/signature.ts';
 import { type LocalStack, startTestStack } from '../support/local-stack.ts';
 
 const SECRET = 'restart-prices-secret';

@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { BusEnvelope } from '../../shared/adapters/local/event-bus.ts';
-import { signWebhook } from '../../shared/api/webhook-signature.ts';
 import { BUS_RULES } from '../../shared/events/bus-rules.ts';
+import { signWebhook } from '../../shared/webhooks/signature.ts';
 import { type LocalStack, startTestStack } from '../support/local-stack.ts';
 
 const SECRET = 'local-prices-secret';

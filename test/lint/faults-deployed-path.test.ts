@@ -19,8 +19,11 @@ function sources(dir: string): string[] {
   });
 }
 
-const mentioning = (files: readonly string[]): string[] =>
-  files.filter((file) => MENTION.test(readFileSync(file, 'utf8'))).map((file) => relative(ROOT, file));
+const mentioning = (files: readonly string[], mention = MENTION): string[] =>
+  files.filter((file) => mention.test(readFileSync(file, 'utf8'))).map((file) => relative(ROOT, file));
+
+/** The variables that turn on the embedded runtime's AWS quotas (infra/local/quotas): also never deployed. */
+const QUOTAS = /CAIRN_(AWS_QUOTAS|LAMBDA_CONCURRENCY|SFN_START_RATE)/;
 
 describe('CAIRN_FAULTS', () => {
   it('is mentioned nowhere on the deployed path (functions/, shared/, infra/ outside infra/local)', () => {
@@ -36,5 +39,18 @@ describe('CAIRN_FAULTS', () => {
 
   it('is read by the embedded runtime (what the check above keeps out of the deployed path)', () => {
     expect(mentioning(sources(join(ROOT, 'infra', 'local')))).toContain(join('infra', 'local', 'faults', 'config.ts'));
+  });
+});
+
+describe('CAIRN_AWS_QUOTAS', () => {
+  it('is mentioned nowhere on the deployed path, and read by the embedded runtime', () => {
+    const local = join(ROOT, 'infra', 'local');
+    const deployed = [
+      ...sources(join(ROOT, 'functions')),
+      ...sources(join(ROOT, 'shared')),
+      ...sources(join(ROOT, 'infra')).filter((file) => !file.startsWith(local)),
+    ];
+    expect(mentioning(deployed, QUOTAS)).toEqual([]);
+    expect(mentioning(sources(local), QUOTAS)).toContain(join('infra', 'local', 'quotas', 'aws-quotas.ts'));
   });
 });

@@ -49,6 +49,8 @@ export interface RunningMcpServer {
   /** The Streamable HTTP endpoint (`…/mcp`). */
   readonly url: string;
   readonly calls: RecordedToolCall[];
+  /** The headers of every HTTP request the server received, in order. */
+  readonly requestHeaders: Readonly<Record<string, string | string[] | undefined>>[];
   /** Sessions the server has opened (one per client connection). */
   readonly sessions: () => number;
   /** Sessions still open (a client that closes politely ends its session with a DELETE). */
@@ -103,6 +105,7 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
 
 export async function startMcpServer(options: { readonly tools: readonly FixtureTool[] }): Promise<RunningMcpServer> {
   const calls: RecordedToolCall[] = [];
+  const requestHeaders: Readonly<Record<string, string | string[] | undefined>>[] = [];
   const transports = new Map<string, StreamableHTTPServerTransport>();
   let opened = 0;
 
@@ -111,6 +114,7 @@ export async function startMcpServer(options: { readonly tools: readonly Fixture
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
       res.end(String(error));
     };
+    requestHeaders.push({ ...req.headers });
     void (async () => {
       const body = req.method === 'POST' ? await readBody(req) : undefined;
       const header = req.headers['mcp-session-id'];
@@ -150,6 +154,7 @@ export async function startMcpServer(options: { readonly tools: readonly Fixture
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     calls,
+    requestHeaders,
     sessions: () => opened,
     openSessions: () => transports.size,
     forgetSessions,

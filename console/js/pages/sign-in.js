@@ -28,7 +28,7 @@ export function signInPage(main, { message, onSignedIn }) {
       'p',
       { id: 'token-help', class: 'muted' },
       config.auth.mode === 'token'
-        ? 'The token `npm start` prints (or CAIRN_API_TOKEN). It is kept in this tab only.'
+        ? 'The token `npm start` prints (or CAIRN_API_TOKEN), or yours from its tokens file. It is kept in this tab only.'
         : 'A JWT the API accepts. It is kept in this tab only.',
     ),
     h('button', { type: 'submit', class: 'primary' }, 'Sign in'),
@@ -38,7 +38,8 @@ export function signInPage(main, { message, onSignedIn }) {
     status.textContent = 'Checking…';
     setToken(input.value);
     try {
-      await api('/runs?limit=1', { signOutOn401: false });
+      // Any valid token, whatever its roles: who it stands for.
+      await api('/me', { signOutOn401: false });
       onSignedIn();
     } catch (error) {
       clearToken();

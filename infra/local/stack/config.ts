@@ -9,6 +9,7 @@ import demoCatalog from '../../../shared/catalog/demo.json' with { type: 'json' 
 import { DEFAULT_BUILTIN_PACKS, LOCAL_REPLAN_WATCH_SECONDS } from '../../../shared/config/defaults.ts';
 import { type Settings, settingsFromEnv } from '../../../shared/config/settings.ts';
 import type { PutEventsLimits } from '../../../shared/events/put-events.ts';
+import type { NotifierPlace } from '../../../shared/notify/compose.ts';
 import { type Catalog, loadCatalog } from '../../../shared/plan/catalog.ts';
 import type { Capability, CatalogDocument } from '../../../shared/plan/schema.ts';
 import type { PlanLimits } from '../../../shared/plan/validate.ts';
@@ -17,6 +18,7 @@ import type { MetricsSink } from '../../../shared/ports/metrics.ts';
 import type { Store } from '../../../shared/ports/store.ts';
 import type { ServerTimeouts } from '../http-server.ts';
 import type { LocalHandler } from '../local-executions.ts';
+import type { AwsQuotasOptions } from '../quotas/aws-quotas.ts';
 import type { SynthMissReason } from '../synth-cache.ts';
 
 export interface LocalStackOptions {
@@ -95,6 +97,13 @@ export interface LocalStackOptions {
   readonly faultsSeed?: number;
   /** EventBridge's PutEvents limits on the bus (bus-limits.ts); lowered only by tests. */
   readonly putEventsLimits?: PutEventsLimits;
+  /** The approval notifier's retry timing and fetch (tests); its URLs and secret are the settings' (CAIRN_NOTIFY_*). */
+  readonly notifySending?: NotifierPlace['sending'];
+  /**
+   * The account's quotas, with AWS's default numbers and these lowered (quotas/aws-quotas.ts); `false`: none, whatever
+   * the environment says; absent: CAIRN_AWS_QUOTAS (and CAIRN_LAMBDA_CONCURRENCY, CAIRN_SFN_START_RATE).
+   */
+  readonly awsQuotas?: AwsQuotasOptions | false;
 }
 
 /**

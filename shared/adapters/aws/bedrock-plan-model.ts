@@ -8,7 +8,7 @@
  * surfaces at once as a ModelError whose `retryable` flag lets the caller (a Step Functions Retry) decide.
  */
 import {
-  BedrockRuntimeClient,
+  type BedrockRuntimeClient,
   type ContentBlock,
   ConverseCommand,
   type ConverseCommandInput,
@@ -19,6 +19,7 @@ import { ModelError } from '../../errors.ts';
 import { MODEL_PROVIDER_ERROR, type PlannerErrorCode, plannerError } from '../../planner/errors.ts';
 import { buildPlanPrompt, PLAN_TOOL_DESCRIPTION, PLAN_TOOL_NAME } from '../../planner/prompt.ts';
 import type { PlanModel, PlanModelRequest } from '../../ports/plan-model.ts';
+import { bedrockRuntimeClient } from './clients.ts';
 
 export interface BedrockPlanModelOptions {
   /** Build it with `maxAttempts: 1` (see defaultBedrockClient): retries belong to the caller. */
@@ -33,7 +34,7 @@ export const DEFAULT_TEMPERATURE = 0;
 
 /** A Bedrock runtime client that never retries on its own. */
 export const defaultBedrockClient = (region?: string): BedrockRuntimeClient =>
-  new BedrockRuntimeClient({ maxAttempts: 1, ...(region === undefined ? {} : { region }) });
+  bedrockRuntimeClient({ maxAttempts: 1, ...(region === undefined ? {} : { region }) });
 
 /** Provider failures that may pass on a later attempt. */
 const TRANSIENT_NAMES = new Set([

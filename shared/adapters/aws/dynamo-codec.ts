@@ -84,6 +84,7 @@ export const runCodecs: FieldCodecs<RunRecord> = {
   createdAt: stringField,
   updatedAt: stringField,
   idempotencyKey: stringField,
+  startedBy: stringField,
   waiterToken: stringField,
   terminal: json<TerminalRecord>(),
   replans: numberField,

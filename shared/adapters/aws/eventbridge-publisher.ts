@@ -5,10 +5,11 @@
  * put, as a non-retryable `EventTooLargeError`. A partial failure (FailedEntryCount > 0) is an error for the caller
  * to retry: delivery is at least once, and every consumer tolerates duplicates.
  */
-import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
+import { type EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { CairnError } from '../../errors.ts';
 import { PUT_EVENTS_LIMITS, type PutEventsLimits, putInRequests } from '../../events/put-events.ts';
 import { type DomainEvent, EVENT_SOURCE, type EventPublisher } from '../../ports/events.ts';
+import { eventBridgeClient } from './clients.ts';
 
 export interface EventBridgePublisherOptions {
   readonly eventBusName: string;
@@ -21,7 +22,7 @@ export interface EventBridgePublisherOptions {
 
 export function createEventBridgePublisher(options: EventBridgePublisherOptions): EventPublisher {
   const source = options.source ?? EVENT_SOURCE;
-  const client = options.client ?? new EventBridgeClient({});
+  const client = options.client ?? eventBridgeClient();
   return {
     async publish(events: readonly DomainEvent[]): Promise<void> {
       await putInRequests(

@@ -5,14 +5,11 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { LambdaClient } from '@aws-sdk/client-lambda';
-import { SchedulerClient } from '@aws-sdk/client-scheduler';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { requireSetting, type Settings } from '../../config/settings.ts';
 import type { Place } from '../../ports/place.ts';
 import { deploymentCatalog } from '../catalog-from-env.ts';
 import { createBedrockPlanModel, defaultBedrockClient } from './bedrock-plan-model.ts';
+import { dynamoDbClient, lambdaClient, schedulerClient, sqsClient } from './clients.ts';
 import { createDynamoReplies } from './dynamo-replies.ts';
 import { createDynamoRunLogOf, createDynamoStore } from './dynamo-store.ts';
 import { createEventBridgePublisher } from './eventbridge-publisher.ts';
@@ -25,7 +22,7 @@ import { webhookSecretsFor } from './webhook-secrets.ts';
 
 export function awsPlace(settings: Settings): Place {
   const { plannerModelId } = settings;
-  const dynamo = once(() => ({ client: new DynamoDBClient({}), tableName: requireSetting(settings, 'tableName') }));
+  const dynamo = once(() => ({ client: dynamoDbClient(), tableName: requireSetting(settings, 'tableName') }));
   const replies = once(() => createDynamoReplies({ ...dynamo(), now: () => new Date() }));
   return {
     store: () => createDynamoStore(dynamo()),
@@ -35,7 +32,7 @@ export function awsPlace(settings: Settings): Place {
     mailbox: () => {
       const sqs = once(() =>
         createSqsMailbox({
-          client: new SQSClient({}),
+          client: sqsClient(),
           queueUrl: requireSetting(settings, 'mailboxUrl'),
           replies: replies(),
           newId: () => randomUUID(),
@@ -50,7 +47,7 @@ export function awsPlace(settings: Settings): Place {
     timers: (mailbox) => {
       const scheduler = once(() =>
         createSchedulerTimers({
-          client: new SchedulerClient({}),
+          client: schedulerClient(),
           queueArn: requireSetting(settings, 'mailboxArn'),
           roleArn: requireSetting(settings, 'schedulerRoleArn'),
           groupName: requireSetting(settings, 'scheduleGroup'),
@@ -74,7 +71,7 @@ export function awsPlace(settings: Settings): Place {
       : { planModel: () => createBedrockPlanModel({ client: defaultBedrockClient(), modelId: plannerModelId }) }),
     planJobDispatcher: () =>
       createLambdaPlanJobDispatcher({
-        client: new LambdaClient({}),
+        client: lambdaClient(),
         functions: {
           plan: requireSetting(settings, 'plannerFunctionName'),
           replan: requireSetting(settings, 'replannerFunctionName'),

@@ -8,12 +8,13 @@
 import {
   SendTaskFailureCommand,
   SendTaskSuccessCommand,
-  SFNClient,
+  type SFNClient,
   StartExecutionCommand,
   StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import { ConflictError } from '../../errors.ts';
 import type { Executions, MachineName, StartResult } from '../../ports/executions.ts';
+import { sfnClient } from './clients.ts';
 
 export interface SfnExecutionsOptions {
   readonly machineArns: Readonly<Record<MachineName, string>>;
@@ -34,7 +35,7 @@ export function executionArn(machineArn: string, name: string): string {
 }
 
 export function createSfnExecutions(options: SfnExecutionsOptions): Executions {
-  const client = options.client ?? new SFNClient({});
+  const client = options.client ?? sfnClient();
 
   const answer = async (taskToken: string, send: () => Promise<unknown>): Promise<void> => {
     try {

@@ -4,14 +4,19 @@
  * found alike — so a burst of deliveries, or of probes for made-up sources, costs one GetSecretValue per source.
  * A rotated secret is picked up within the cache time.
  */
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { CairnError } from '../../errors.ts';
+import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { WebhookSecretLookup } from '../../ports/webhooks.ts';
+import { WebhookSecretError } from '../../webhooks/errors.ts';
+import { secretsManagerClient } from './clients.ts';
 
 export const DEFAULT_SECRET_CACHE_SECONDS = 300;
 
-/** A deleted, disabled or never created secret: the source has no secret configured. */
-const ABSENT_SECRET_ERRORS = new Set(['ResourceNotFoundException', 'InvalidRequestException']);
+/**
+ * A deleted, disabled or never created secret: the source has no secret configured. AccessDenied is one too: the
+ * function may read `<prefix>/<source>-??????` only, and Secrets Manager answers AccessDenied rather than NotFound
+ * for a name it may not know of (an unknown source), so it is the same 401 as a bad signature, never a 500.
+ */
+const ABSENT_SECRET_ERRORS = new Set(['ResourceNotFoundException', 'InvalidRequestException', 'AccessDeniedException']);
 
 export interface SecretsManagerWebhookSecretsOptions {
   /** Secret name = `<prefix>/<source>` (a trailing slash on the prefix is ignored). */
@@ -48,7 +53,7 @@ export function secretFromValue(value: string | undefined): string | undefined {
 }
 
 export function createSecretsManagerWebhookSecrets(options: SecretsManagerWebhookSecretsOptions): WebhookSecretLookup {
-  const client = options.client ?? new SecretsManagerClient({});
+  const client = options.client ?? secretsManagerClient();
   const cacheMs = (options.cacheSeconds ?? DEFAULT_SECRET_CACHE_SECONDS) * 1000;
   const now = options.now ?? Date.now;
   const maxEntries = options.maxEntries ?? 256;
@@ -65,8 +70,7 @@ export function createSecretsManagerWebhookSecrets(options: SecretsManagerWebhoo
     } catch (error) {
       if (error instanceof Error && ABSENT_SECRET_ERRORS.has(error.name)) return undefined;
       // Throttling or an outage is not "no secret": answering 401 would tell the sender its signature is wrong.
-      throw new CairnError('WebhookSecretError', `cannot read the webhook secret ${secretId}`, {
-        retryable: true,
+      throw new WebhookSecretError(`cannot read the webhook secret ${secretId}`, {
         cause: error,
         context: { secretId },
       });

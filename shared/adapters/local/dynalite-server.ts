@@ -5,7 +5,8 @@
 import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { dynamoDbClient } from '../aws/clients.ts';
 import { tableDefinition } from '../aws/table-layout.ts';
 import { cacheDynaliteExpressions } from './dynalite-expression-cache.ts';
 import { sizeDynaliteItemsAsDynamoDb } from './dynalite-item-size.ts';
@@ -45,7 +46,7 @@ export interface LocalDynamoOptions {
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
 
 export function localDynamoClient(endpoint: string): DynamoDBClient {
-  return new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS, maxAttempts: 3 });
+  return dynamoDbClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS, maxAttempts: 3 });
 }
 
 export async function startLocalDynamo(options: LocalDynamoOptions = {}): Promise<LocalDynamo> {

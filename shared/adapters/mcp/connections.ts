@@ -14,7 +14,9 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { CAPABILITY_ERROR_CODES, capabilityError } from '../../capabilities/capability-errors.ts';
 import type { McpHttpBindingConfig, McpStdioBindingConfig } from '../../capabilities/mcp-binding-config.ts';
+import { refsIn, type SecretValue } from '../../capabilities/secret-ref.ts';
 import type { CapabilityError } from '../../errors.ts';
+import { asCapabilityFailure, createSecretResolver, type SecretResolver } from '../secret-values.ts';
 import { mcpCallError } from './errors.ts';
 
 /** Where a server is: a binding's configuration without the tool. */
@@ -37,7 +39,7 @@ export function serverKey(server: McpServerAddress): string {
     : JSON.stringify(['http', server.url, sortedEntries(server.headers)]);
 }
 
-const sortedEntries = (record: Readonly<Record<string, string>> | undefined): [string, string][] =>
+const sortedEntries = (record: Readonly<Record<string, SecretValue>> | undefined): [string, SecretValue][] =>
   Object.entries(record ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
 /** How messages name a server (never its environment or headers, which may hold secrets). */
@@ -76,7 +78,10 @@ class ServerConnection {
   #closed = false;
   #stderr = '';
 
-  constructor(private readonly server: McpServerAddress) {}
+  constructor(
+    private readonly server: McpServerAddress,
+    private readonly secrets: () => SecretResolver,
+  ) {}
 
   get stderrTail(): string {
     return this.#stderr.trim();
@@ -124,7 +129,7 @@ class ServerConnection {
       if (this.#live === self()) this.#live = undefined;
     };
     try {
-      await client.connect(this.#transport(), { timeout: timeoutMs });
+      await client.connect(await this.#transport(), { timeout: timeoutMs });
     } catch (error) {
       if (this.#live === self()) this.#live = undefined;
       await client.close().catch(() => undefined);
@@ -139,16 +144,33 @@ class ServerConnection {
     return client;
   }
 
-  #transport(): StdioClientTransport | StreamableHTTPClientTransport {
+  async #transport(): Promise<StdioClientTransport | StreamableHTTPClientTransport> {
     const server = this.server;
-    if (server.transport === 'http')
+    if (server.transport === 'http') {
+      const headers = server.headers ?? {};
+      if (refsIn(headers).length === 0)
+        return new StreamableHTTPClientTransport(new URL(server.url), {
+          ...(server.headers === undefined
+            ? {}
+            : { requestInit: { headers: { ...(headers as Record<string, string>) } } }),
+        });
+      // Values named by reference are read for every request (through the resolver's cache: a rotated secret is
+      // picked up by a connection that stays open); the SDK's own headers go over them, as over requestInit's.
+      const secrets = this.secrets;
       return new StreamableHTTPClientTransport(new URL(server.url), {
-        ...(server.headers === undefined ? {} : { requestInit: { headers: { ...server.headers } } }),
+        fetch: async (url, init) => {
+          const merged = new Headers(await secrets().resolveAll(headers).catch(asCapabilityFailure));
+          for (const [name, value] of new Headers(init?.headers)) merged.set(name, value);
+          return fetch(url, { ...init, headers: merged });
+        },
       });
+    }
+    const env =
+      server.env === undefined ? undefined : await this.secrets().resolveAll(server.env).catch(asCapabilityFailure);
     const transport = new StdioClientTransport({
       command: server.command,
       args: [...(server.args ?? [])],
-      ...(server.env === undefined ? {} : { env: { ...server.env } }),
+      ...(env === undefined ? {} : { env }),
       stderr: 'pipe',
     });
     this.#stderr = '';
@@ -186,7 +208,14 @@ function brokeTheConnection(error: unknown): boolean {
   return !(error instanceof Error && error.name === 'ZodError');
 }
 
-export function createMcpConnections(): McpConnections {
+export interface McpConnectionsOptions {
+  /** Reads the headers and environment values a binding names by reference (default: env, files, Secrets Manager). */
+  readonly secrets?: () => SecretResolver;
+}
+
+export function createMcpConnections(options: McpConnectionsOptions = {}): McpConnections {
+  let resolver: SecretResolver | undefined;
+  const secrets = options.secrets ?? (() => (resolver ??= createSecretResolver()));
   const byServer = new Map<string, ServerConnection>();
   let closed = false;
 
@@ -205,7 +234,7 @@ export function createMcpConnections(): McpConnections {
       const key = serverKey(server);
       let connection = byServer.get(key);
       if (connection === undefined) {
-        connection = new ServerConnection(server);
+        connection = new ServerConnection(server, secrets);
         if (!closed) byServer.set(key, connection);
         else await connection.close();
       }

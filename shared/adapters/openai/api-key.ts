@@ -4,9 +4,10 @@
  * when the first request needs it and again after a few minutes, so a rotated key is picked up. No source: none
  * (local servers need no key).
  */
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Env } from '../../config/settings.ts';
 import { CairnError, ValidationError } from '../../errors.ts';
+import { secretsManagerClient } from '../aws/clients.ts';
 
 export interface ApiKeySource {
   readonly apiKey?: string | undefined;
@@ -43,7 +44,7 @@ function secretKey(secretId: string, deps: ApiKeyDeps): () => Promise<string> {
   let client: SecretsManagerClient | undefined;
   let cached: { readonly until: number; readonly key: Promise<string> } | undefined;
   const read = async (): Promise<string> => {
-    client ??= deps.secretsClient?.() ?? new SecretsManagerClient({});
+    client ??= deps.secretsClient?.() ?? secretsManagerClient();
     let value: string | undefined;
     try {
       const answer = await client.send(new GetSecretValueCommand({ SecretId: secretId }));

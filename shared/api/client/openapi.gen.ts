@@ -319,8 +319,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List approvals, oldest first
-         * @description Pages of up to 200; follow `nextCursor` (as `cursor`) until it is absent.
+         * List the approvals the caller may decide, oldest first
+         * @description Only what the caller may decide: an approver in the gate's groups, and not of a run they started. Pages of up to 200 (a page may hold fewer while more follow); follow `nextCursor` (as `cursor`) until it is absent.
          */
         get: operations["listApprovals"];
         put?: never;
@@ -403,6 +403,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who the token stands for, and its roles
+         * @description Any valid token, whatever its roles: the console shows who is signed in and what they may do.
+         */
+        get: operations["getCaller"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/{source}": {
         parameters: {
             query?: never;
@@ -414,7 +434,7 @@ export interface paths {
         put?: never;
         /**
          * An outside system says resources changed
-         * @description No bearer token: X-Cairn-Signature is `sha256=<hex HMAC-SHA256>` of `<timestamp>.<raw body>` (or of the body alone) with the source's secret, X-Cairn-Timestamp within the replay window. Every refusal before the signature is proven is the same 401. A delivery seen before is answered 200 as a duplicate.
+         * @description No bearer token: signed per the Standard Webhooks specification with the source's secret. `webhook-id` is the message id (the same on every retry), `webhook-timestamp` Unix seconds within 5 minutes of the server clock, `webhook-signature` one or more space-separated `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<raw body>">` (a `whsec_<base64>` secret: the key is the decoded bytes; another secret: its UTF-8 bytes). A message id seen before within the tolerance is answered 200 as a duplicate. The earlier `X-Cairn-Timestamp` + `X-Cairn-Signature: sha256=<hex HMAC of "<timestamp>.<raw body>">` stay accepted; a signature of the body alone is refused. Every refusal before the signature is proven (an unknown source, a stale timestamp, a bad or missing signature) is the same 401.
          */
         post: operations["receiveWebhook"];
         delete?: never;
@@ -517,6 +537,13 @@ export interface components {
             reason?: string;
             code?: string;
             message?: string;
+        };
+        /** @description Who the token stands for: its subject, its roles and groups (an approval's approvers name groups). */
+        Caller: {
+            subject: string;
+            roles: ("viewer" | "operator" | "approver" | "admin")[];
+            groups: string[];
+            tenant?: string;
         };
         /** @description A finished mutating step's compensation (saga): what was called, how it ended. */
         Compensation: {
@@ -724,6 +751,8 @@ export interface components {
                 timeoutSeconds: number;
                 /** @enum {string} */
                 onTimeout?: "fail" | "pause";
+                approvers?: string[];
+                allowSelf?: boolean;
             };
             watches?: string[];
             estimatedDurationSeconds?: number;
@@ -798,6 +827,8 @@ export interface components {
             status: components["schemas"]["RunStatus"];
             objective: string;
             revision: number;
+            /** @description Who started the run: a JWT `sub`, a tokens file subject, or `local-token` (absent on older runs). */
+            startedBy?: string;
             terminal?: components["schemas"]["Terminal"];
             /**
              * @description A cancellation has begun and the run has not ended yet.
@@ -821,6 +852,8 @@ export interface components {
             status: components["schemas"]["RunStatus"];
             objective: string;
             revision: number;
+            /** @description Who started the run: a JWT `sub`, a tokens file subject, or `local-token` (absent on older runs). */
+            startedBy?: string;
             terminal?: components["schemas"]["Terminal"];
             /**
              * @description A cancellation has begun and the run has not ended yet.
@@ -1018,6 +1051,23 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description E_FORBIDDEN: the caller's roles do not include the one the operation needs (its `security`). */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "E_FORBIDDEN",
+                 *         "message": "this needs the operator role (or admin); ana has viewer"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description E_NOT_FOUND: nothing has this id. */
         NotFound: {
             headers: {
@@ -1133,6 +1183,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1177,6 +1228,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
             /** @description An invalid plan (E_INVALID_PLAN with `valid: false, errors`), a mode that cannot plan, or E_IDEMPOTENCY_MISMATCH. */
             422: {
@@ -1228,6 +1280,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1258,6 +1311,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1291,6 +1345,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1330,6 +1385,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["TooLarge"];
             500: components["responses"]["Internal"];
@@ -1374,6 +1430,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             /** @description The run has not started, was cancelled or is being cancelled. */
             409: {
@@ -1431,6 +1488,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             /** @description E_NOT_COMPENSATION_FAILED: the step's compensation has not failed (or someone acted first). */
             409: {
@@ -1483,6 +1541,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             /** @description E_RUN_CANCELLED, E_REPLAN_LIMIT or E_REVISION_PENDING. */
             409: {
@@ -1524,6 +1583,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1554,6 +1614,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1582,6 +1643,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1613,6 +1675,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1641,6 +1704,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1692,6 +1756,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
             /** @description The planner's refusal, with its code (an unknown target...). */
             422: {
@@ -1729,6 +1794,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1761,6 +1827,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
             /** @description The plan is invalid: every issue. */
             422: {
@@ -1800,6 +1867,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1827,6 +1895,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -1870,6 +1939,15 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description E_FORBIDDEN: not an approver, or not in one of the gate's `approval.approvers` groups; E_SELF_APPROVAL: the caller started the run (unless the step says `approval.allowSelf: true`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             404: components["responses"]["NotFound"];
             /** @description E_ALREADY_DECIDED, or E_RUN_CANCELLED. */
             409: {
@@ -1939,6 +2017,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["TooLarge"];
             /** @description E_INVALID_OUTPUT: the step is no longer in the run's plan. */
@@ -2003,11 +2082,37 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    getCaller: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Caller"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     receiveWebhook: {
         parameters: {
             query?: never;
-            header: {
-                "X-Cairn-Signature": string;
+            header?: {
+                "webhook-id"?: string;
+                "webhook-timestamp"?: string;
+                "webhook-signature"?: string;
+                "X-Cairn-Signature"?: string;
                 "X-Cairn-Timestamp"?: string;
             };
             path: {
@@ -2078,6 +2183,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2109,6 +2215,7 @@ export const OPERATIONS = {
   checkApprovalOutput: { method: 'POST', path: '/approvals/{id}/check', retry: 'safe' },
   health: { method: 'GET', path: '/health', retry: 'safe' },
   getOpenApi: { method: 'GET', path: '/openapi.json', retry: 'safe' },
+  getCaller: { method: 'GET', path: '/me', retry: 'safe' },
   receiveWebhook: { method: 'POST', path: '/webhooks/{source}', retry: 'safe' },
   conformanceLedger: { method: 'GET', path: '/conformance/ledger', retry: 'safe' },
 } as const;

@@ -15,7 +15,7 @@ import type { AuthConfig } from '../auth.ts';
 export type OidcSettings = NonNullable<ConsoleSettings['oidc']>;
 
 export interface ConsoleOptions {
-  /** 'token': the API checks a static token; 'jwt': a gateway authorizer checks JWTs. */
+  /** 'token': the API checks a static token (or a tokens file's); 'jwt': a gateway authorizer checks JWTs. */
   readonly auth: 'token' | 'jwt';
   readonly oidc?: OidcSettings;
   /** The API's origin when it is not the page's own (no trailing slash). */
@@ -36,7 +36,7 @@ export const DEFAULT_POLL_MS = 1500;
 /** The page's options: how the API checks callers, and the console settings (Settings.console). */
 export function consoleOptions(settings: ConsoleSettings | undefined, auth: AuthConfig): ConsoleOptions {
   return {
-    auth: auth.kind === 'token' ? 'token' : 'jwt',
+    auth: auth.kind === 'gateway' ? 'jwt' : 'token',
     ...(settings?.oidc ? { oidc: settings.oidc } : {}),
     ...(settings?.apiBase ? { apiBase: settings.apiBase } : {}),
     ...(settings?.dir ? { dir: settings.dir } : {}),

@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import pkg from '../../../package.json' with { type: 'json' };
 import { ID_PARAMS } from '../path-ids.ts';
 import { type JsonSchema, SchemaComponents } from './json-schema.ts';
-import { accessOf, type ResponseDef, type RouteDef, retryOf } from './route.ts';
+import { accessOf, needOf, type ResponseDef, type RouteDef, retryOf } from './route.ts';
 import { ROUTES } from './routes/index.ts';
 import { ErrorBody } from './schemas/common.ts';
 
@@ -30,6 +30,10 @@ const SHARED_RESPONSES: Record<string, ResponseDef & { readonly example: unknown
   Unauthorized: {
     description: 'E_UNAUTHORIZED: no valid bearer token (or, for a webhook, no valid signature).',
     example: errorExample('E_UNAUTHORIZED', 'missing or invalid bearer token'),
+  },
+  Forbidden: {
+    description: "E_FORBIDDEN: the caller's roles do not include the one the operation needs (its `security`).",
+    example: errorExample('E_FORBIDDEN', 'this needs the operator role (or admin); ana has viewer'),
   },
   NotFound: {
     description: 'E_NOT_FOUND: nothing has this id.',
@@ -54,9 +58,11 @@ const SHARED_RESPONSES: Record<string, ResponseDef & { readonly example: unknown
 
 function sharedResponsesOf(route: RouteDef): Record<string, string> {
   const reads = route.params ?? route.query ?? route.headers ?? route.body;
+  const need = needOf(route);
   return {
     ...(reads === undefined ? {} : { 400: 'BadRequest' }),
     ...(accessOf(route) === 'public' ? {} : { 401: 'Unauthorized' }),
+    ...(need === undefined || need === 'caller' ? {} : { 403: 'Forbidden' }),
     ...(route.params === undefined || route.access === 'signature' ? {} : { 404: 'NotFound' }),
     ...(route.body === undefined ? {} : { 413: 'TooLarge' }),
     500: 'Internal',
@@ -134,9 +140,19 @@ function operation(route: RouteDef, schemas: SchemaComponents): JsonSchema {
           },
         }),
     responses: Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b))),
-    ...(accessOf(route) === 'bearer' ? {} : { security: [] }),
+    ...securityOf(route),
     'x-cairn-retry': retryOf(route),
   };
+}
+
+/**
+ * Who may call the operation: none for a public or signed route; a bearer token with the role it needs
+ * (contract/roles.ts; admin holds every role), or any bearer token (the document's default).
+ */
+function securityOf(route: RouteDef): { security?: unknown[] } {
+  const need = needOf(route);
+  if (need === undefined) return { security: [] };
+  return need === 'caller' ? {} : { security: [{ bearer: [need] }] };
 }
 
 /** The document for these routes (all of them by default). */
@@ -182,7 +198,10 @@ export function buildOpenApiDocument(routes: readonly RouteDef[] = ROUTES): Json
         bearer: {
           type: 'http',
           scheme: 'bearer',
-          description: 'Embedded (`npm start`): the static token it prints. Deployed: a JWT checked by API Gateway.',
+          description:
+            'Embedded (`npm start`): the static token it prints (an admin), or a token of the tokens file ' +
+            '(`--tokens`). Deployed: a JWT checked by API Gateway, its roles from its groups or scopes. An ' +
+            "operation's `security` names the role it needs: viewer, operator, approver or admin (admin holds all).",
         },
       },
     },

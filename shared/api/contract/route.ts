@@ -1,12 +1,14 @@
 /**
  * A route of the API as one definition: what the OpenAPI document says about it (parameters, body, answers,
  * security) and what the app registers for it (method, path, and whatever a route's definition adds to its
- * handling). A route gains an answer, a header or, later, an authorization scope by one field here, and both the
+ * handling). A route gains an answer or a header by one field here, and its role by one line of roles.ts; both the
  * document and the app follow.
  */
 import type { Handler, Hono, MiddlewareHandler } from 'hono';
 import type { z } from 'zod';
+import { requireNeed } from '../authorize.ts';
 import type { ApiEnv } from '../deps.ts';
+import { type Need, needOfOperation } from './roles.ts';
 
 /** Who may call a route: a bearer token (the default), anyone, or a webhook sender proving a signature. */
 export type Access = 'bearer' | 'public' | 'signature';
@@ -58,8 +60,19 @@ export const honoPath = <P extends string>(path: P): HonoPath<P> =>
   path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1') as HonoPath<P>;
 
 /**
- * Registers the handler of a defined route, after the route's own middleware (`before`, e.g. a tighter body limit):
- * the one place where a route's definition shapes its handling.
+ * What a route needs of its caller (roles.ts): undefined for a public or signed route, which takes no bearer token.
+ * A bearer route missing from the table is a programming error, refused when the app is built.
+ */
+export function needOf(route: RouteDef): Need | undefined {
+  if (accessOf(route) !== 'bearer') return undefined;
+  const need = needOfOperation(route.operationId);
+  if (need === undefined) throw new Error(`roles: ${route.operationId} has no line in ROUTE_ROLES`);
+  return need;
+}
+
+/**
+ * Registers the handler of a defined route, after its role check (authorize.ts) and the route's own middleware
+ * (`before`, e.g. a tighter body limit): the one place where a route's definition shapes its handling.
  */
 export function serve<R extends RouteDef>(
   app: Hono<ApiEnv>,
@@ -67,7 +80,9 @@ export function serve<R extends RouteDef>(
   handler: Handler<ApiEnv, HonoPath<R['path']>>,
   options: { readonly before?: readonly MiddlewareHandler<ApiEnv>[] } = {},
 ): void {
+  const need = needOf(route);
   const handlers: (MiddlewareHandler<ApiEnv> | Handler<ApiEnv>)[] = [
+    ...(need === undefined ? [] : [requireNeed(need)]),
     ...(options.before ?? []),
     handler as Handler<ApiEnv>,
   ];

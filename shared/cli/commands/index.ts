@@ -21,7 +21,10 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     summary: 'invalidate a step and what depends on it (a new generation; a finished run reopens)',
     load: () => import('./invalidate.ts'),
   },
-  webhook: { summary: 'sign a webhook body for curl and tests', load: () => import('./webhook.ts') },
+  webhook: {
+    summary: 'sign a webhook body (Standard Webhooks), or make a whsec_ secret',
+    load: () => import('./webhook.ts'),
+  },
   catalog: {
     summary: "import catalog entries and bindings from an MCP server's tools (import --mcp)",
     load: () => import('./catalog.ts'),

@@ -32,6 +32,11 @@ export interface RunRecord {
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly idempotencyKey?: string;
+  /**
+   * Who started the run (a JWT `sub`, a tokens file's subject, or `local-token`); absent on runs started before it
+   * was kept, and on runs no API request started. Its approvals are not theirs to decide (shared/api/approval-rules.ts).
+   */
+  readonly startedBy?: string;
   /** Task token of the run state machine's wait-for-completion task. */
   readonly waiterToken?: string;
   readonly terminal?: TerminalRecord;

@@ -15,7 +15,7 @@ import {
   remainingMs,
   timeExhausted,
 } from '../../engine/step-seconds.ts';
-import { decideExpectedFailure, decideVerdict, type Verdict } from '../../engine/verify.ts';
+import { decideExpectedFailure, decideVerdict, judgedConfidence, type Verdict } from '../../engine/verify.ts';
 import type { PlanStep, StepError, StepExpectation } from '../../plan/schema.ts';
 import type { CapabilityCall } from '../../ports/capabilities.ts';
 import type { AttemptRecord, StepRecord } from '../../ports/store.ts';
@@ -158,7 +158,7 @@ export async function runAttempt(
             { objective: records.run.objective, outputs: context.outputs },
             attempt.output,
           ),
-          confidence: attempt.confidence,
+          confidence: judgedConfidence(target, attempt.confidence),
           confidenceThreshold: planStep.confidenceThreshold,
         })
       : undefined;

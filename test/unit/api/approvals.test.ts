@@ -253,7 +253,9 @@ describe('POST /approvals/{id}', () => {
     const h = await gateHarness({ auth: { kind: 'gateway' } });
     const { createApp } = await import('../../../shared/api/app.ts');
     const app = createApp(h.deps);
-    const env = { requestContext: { authorizer: { jwt: { claims: { sub: 'alice' } } } } };
+    const env = {
+      requestContext: { authorizer: { jwt: { claims: { sub: 'alice', 'cognito:groups': '[approver]' } } } },
+    };
     const res = await app.request(
       '/approvals/ap1',
       {

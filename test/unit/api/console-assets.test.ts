@@ -134,6 +134,13 @@ describe('console configuration', () => {
     expect(contentSecurityPolicy(config)).toContain("connect-src 'self' https://id.example.com");
   });
 
+  it('asks for a pasted token with the one token and with a tokens file alike', () => {
+    const tokens = [{ token: 'ana-token-0123456789', subject: 'ana', roles: ['viewer' as const] }];
+    for (const auth of [{ kind: 'token', token: 't' } as const, { kind: 'tokens', tokens } as const]) {
+      expect(consoleConfig(consoleOptionsFromEnv({}, auth), 'v/').auth, auth.kind).toEqual({ mode: 'token' });
+    }
+  });
+
   it('falls back to a pasted JWT when no provider is configured', () => {
     const config = consoleConfig(consoleOptionsFromEnv({}, { kind: 'gateway' }), 'v/');
 

@@ -32,7 +32,9 @@ function httpApiEvent(method: string, rawPath: string, options: { sub?: string; 
       stage: '$default',
       time: '01/Jan/2030:00:00:00 +0000',
       timeEpoch: 1_893_456_000_000,
-      ...(options.sub === undefined ? {} : { authorizer: { jwt: { claims: { sub: options.sub }, scopes: null } } }),
+      ...(options.sub === undefined
+        ? {}
+        : { authorizer: { jwt: { claims: { sub: options.sub, 'cognito:groups': '[viewer]' }, scopes: null } } }),
     },
   } as unknown as LambdaEvent;
 }

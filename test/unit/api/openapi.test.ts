@@ -11,7 +11,8 @@ import {
 import { createApp } from '../../../shared/api/app.ts';
 import { isPublicRoute } from '../../../shared/api/auth.ts';
 import { openApiDocument } from '../../../shared/api/contract/document.ts';
-import { accessOf, honoPath } from '../../../shared/api/contract/route.ts';
+import { ROUTE_ROLES } from '../../../shared/api/contract/roles.ts';
+import { accessOf, honoPath, needOf } from '../../../shared/api/contract/route.ts';
 import { ROUTES } from '../../../shared/api/contract/routes/index.ts';
 import { contractProblems } from '../../support/openapi-check.ts';
 import { harness } from './harness.ts';
@@ -87,6 +88,30 @@ describe('the route definitions', () => {
     for (const operation of operations) {
       expect(operation).toMatchObject({ operationId: expect.any(String), summary: expect.any(String) });
       expect(['safe', 'keyed', 'never']).toContain(operation['x-cairn-retry']);
+    }
+  });
+
+  it('name the role each operation needs in its security, as the route table says', () => {
+    const paths = openApiDocument().paths as Record<string, Record<string, Record<string, unknown>>>;
+    const operation = (method: string, path: string) => paths[path]?.[method] ?? {};
+    expect(operation('post', '/runs').security).toEqual([{ bearer: ['operator'] }]);
+    expect(operation('post', '/approvals/{id}').security).toEqual([{ bearer: ['approver'] }]);
+    expect(operation('get', '/runs').security).toEqual([{ bearer: ['viewer'] }]);
+    // Any token (the document's default), and no token at all.
+    expect(operation('get', '/me')).not.toHaveProperty('security');
+    expect(operation('get', '/health').security).toEqual([]);
+    for (const route of ROUTES) {
+      const op = operation(route.method, route.path);
+      const need = needOf(route);
+      const security = op.security as { bearer?: string[] }[] | undefined;
+      if (need === undefined) expect(security, route.operationId).toEqual([]);
+      else if (need === 'caller') expect(security, route.operationId).toBeUndefined();
+      else {
+        expect(security, route.operationId).toEqual([
+          { bearer: [ROUTE_ROLES[route.operationId as keyof typeof ROUTE_ROLES]] },
+        ]);
+        expect(op.responses, route.operationId).toHaveProperty('403');
+      }
     }
   });
 });

@@ -1,11 +1,11 @@
-/** Webhook test support: an app with signed webhooks, a recording publisher, and signed requests from fixtures. */
+/** Webhook test support: an app with signed webhooks (Standard Webhooks by default), a recording publisher, and signed requests from fixtures. */
 import { readFileSync } from 'node:fs';
 import { createMemoryReplayGuard } from '../../../shared/adapters/local/webhooks.ts';
 import { createApp } from '../../../shared/api/app.ts';
 import type { ApiDeps } from '../../../shared/api/deps.ts';
-import { signWebhook } from '../../../shared/api/webhook-signature.ts';
 import type { DomainEvent, EventPublisher } from '../../../shared/ports/events.ts';
 import type { WebhookConfig } from '../../../shared/ports/webhooks.ts';
+import { signWebhook } from '../../../shared/webhooks/signature.ts';
 import { harness } from './harness.ts';
 
 export const SOURCE = 'prices';
@@ -34,10 +34,10 @@ export interface WebhookHarness {
   now(): number;
   setNow(seconds: number): void;
   post(source: string, body: Uint8Array | string, headers?: Record<string, string>): Promise<Response>;
-  /** A delivery signed with `secret` at `timestamp` (default: now). */
+  /** A delivery signed (Standard Webhooks) with `secret` at `timestamp` (default: now), id `id` (default: new). */
   signed(
     body: Uint8Array | string,
-    options?: { secret?: string; timestamp?: number; source?: string },
+    options?: { secret?: string; timestamp?: number; source?: string; id?: string },
   ): Promise<Response>;
 }
 
@@ -78,6 +78,8 @@ export async function webhookHarness(
     },
     post,
     signed: (body, o = {}) =>
-      post(o.source ?? SOURCE, body, { ...signWebhook(o.secret ?? SECRET, bytes(body), o.timestamp ?? now()) }),
+      post(o.source ?? SOURCE, body, {
+        ...signWebhook(o.secret ?? SECRET, bytes(body), o.timestamp ?? now(), ...(o.id === undefined ? [] : [o.id])),
+      }),
   };
 }

@@ -2,10 +2,10 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { BusEnvelope } from '../../../shared/adapters/local/event-bus.ts';
 import { createLocalEventBus } from '../../../shared/adapters/local/event-bus.ts';
 import { createApp } from '../../../shared/api/app.ts';
-import { deliveryIdOf, signWebhook } from '../../../shared/api/webhook-signature.ts';
-import { MAX_WEBHOOK_BODY_BYTES } from '../../../shared/api/webhooks.ts';
+import { deliveryIdOf, MAX_WEBHOOK_BODY_BYTES } from '../../../shared/api/webhooks.ts';
 import { BUS_RULES } from '../../../shared/events/bus-rules.ts';
 import { parseEventDetail } from '../../../shared/events/catalog.ts';
+import { signWebhook } from '../../../shared/webhooks/signature.ts';
 import { TOKEN } from './harness.ts';
 import {
   bytes,
@@ -24,18 +24,20 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-const signatureOf = (body: Uint8Array, timestamp: number, secret = SECRET): string =>
-  signWebhook(secret, body, timestamp)['X-Cairn-Signature'];
+const ID = 'msg_2bqYxKUtQ4nOTr8RkzLhWg';
+const headersOf = (body: Uint8Array, timestamp: number, options: { secret?: string; id?: string } = {}) => ({
+  ...signWebhook(options.secret ?? SECRET, body, timestamp, options.id ?? ID),
+});
 
 describe('POST /webhooks/{source} with a valid signature', () => {
   it('publishes one ResourceChanged and answers 202 with the key', async () => {
     const w = await webhookHarness();
     const body = fixture('one-key.json');
 
-    const response = await w.signed(body);
+    const response = await w.signed(body, { id: ID });
 
     expect(response.status).toBe(202);
-    const deliveryId = deliveryIdOf(SOURCE, signatureOf(body, w.now()).slice('sha256='.length));
+    const deliveryId = deliveryIdOf(SOURCE, `id:${ID}`);
     expect(await response.json()).toEqual({ accepted: true, resourceKeys: [ONE_KEY], deliveryId });
     expect(w.events.published).toEqual([
       { detailType: 'ResourceChanged', detail: { resourceKey: ONE_KEY, source: SOURCE, deliveryId } },
@@ -104,20 +106,34 @@ describe('POST /webhooks/{source} with a valid signature', () => {
     expect(w.events.published).toHaveLength(2);
   });
 
-  it('verifies the openssl-signed fixture delivery', async () => {
-    const vector = JSON.parse(new TextDecoder().decode(fixture('signed-delivery.json'))) as Record<string, string>;
-    const w = await webhookHarness({
-      webhooks: { secrets: async (source) => (source === vector.source ? vector.secret : undefined) },
-    });
+  it("accepts the specification's published example when its body is a change notice", async () => {
+    const vector = JSON.parse(new TextDecoder().decode(fixture('standard-vector.json'))) as Record<string, string>;
+    const w = await webhookHarness({ webhooks: { secrets: async () => vector.secret } });
     w.setNow(Number(vector.timestamp));
 
-    const response = await w.post(vector.source ?? '', vector.body ?? '', {
-      'X-Cairn-Timestamp': vector.timestamp ?? '',
-      'X-Cairn-Signature': vector.signature ?? '',
+    // The vector's own body is not a change notice: 400 after the signature passed (401 would mean it failed).
+    const response = await w.post(SOURCE, vector.body ?? '', {
+      'webhook-id': vector.id ?? '',
+      'webhook-timestamp': vector.timestamp ?? '',
+      'webhook-signature': vector.signature ?? '',
+    });
+
+    expect(response.status).toBe(400);
+    expect(w.events.published).toHaveLength(0);
+  });
+
+  it('accepts any one matching signature among several (a sender rotating its secret)', async () => {
+    const w = await webhookHarness();
+    const body = fixture('one-key.json');
+    const good = headersOf(body, w.now());
+    const old = headersOf(body, w.now(), { secret: OTHER_SECRET });
+
+    const response = await w.post(SOURCE, body, {
+      ...good,
+      'webhook-signature': `v1a,ZmFrZQ== ${old['webhook-signature']} ${good['webhook-signature']}`,
     });
 
     expect(response.status).toBe(202);
-    expect(w.events.published).toHaveLength(1);
   });
 });
 
@@ -125,53 +141,59 @@ describe('POST /webhooks/{source} refusals', () => {
   const body = fixture('one-key.json');
   type Case = [string, (w: WebhookHarness) => Promise<Response>];
   const cases: Case[] = [
-    ['a wrong signature', (w) => w.post(SOURCE, body, { ...signWebhook(OTHER_SECRET, body, w.now()) })],
+    ['a wrong signature', (w) => w.post(SOURCE, body, headersOf(body, w.now(), { secret: OTHER_SECRET }))],
+    ['the signature of another body', (w) => w.post(SOURCE, body, headersOf(fixture('many-keys.json'), w.now()))],
+    ['no signature header', (w) => w.post(SOURCE, body, { 'webhook-id': ID, 'webhook-timestamp': String(w.now()) })],
     [
-      'the signature of another body',
-      (w) => w.post(SOURCE, body, { ...signWebhook(SECRET, fixture('many-keys.json'), w.now()) }),
-    ],
-    ['no signature header', (w) => w.post(SOURCE, body, { 'X-Cairn-Timestamp': String(w.now()) })],
-    [
-      'another scheme prefix',
-      (w) =>
-        w.post(SOURCE, body, {
-          'X-Cairn-Timestamp': String(w.now()),
-          'X-Cairn-Signature': signatureOf(body, w.now()).replace('sha256=', 'sha1='),
-        }),
+      'another signature version only',
+      (w) => {
+        const h = headersOf(body, w.now());
+        return w.post(SOURCE, body, { ...h, 'webhook-signature': h['webhook-signature'].replace('v1,', 'v2,') });
+      },
     ],
     [
-      'a bare hex signature',
-      (w) =>
-        w.post(SOURCE, body, {
-          'X-Cairn-Timestamp': String(w.now()),
-          'X-Cairn-Signature': signatureOf(body, w.now()).slice('sha256='.length),
-        }),
+      'a bare base64 signature',
+      (w) => {
+        const h = headersOf(body, w.now());
+        return w.post(SOURCE, body, { ...h, 'webhook-signature': h['webhook-signature'].slice(3) });
+      },
     ],
     [
       'a truncated signature (length mismatch)',
-      (w) =>
-        w.post(SOURCE, body, {
-          'X-Cairn-Timestamp': String(w.now()),
-          'X-Cairn-Signature': signatureOf(body, w.now()).slice(0, 40),
-        }),
+      (w) => {
+        const h = headersOf(body, w.now());
+        return w.post(SOURCE, body, { ...h, 'webhook-signature': h['webhook-signature'].slice(0, 20) });
+      },
+    ],
+    [
+      'another message id than the one signed',
+      (w) => w.post(SOURCE, body, { ...headersOf(body, w.now()), 'webhook-id': 'msg_other' }),
+    ],
+    [
+      'no message id',
+      (w) => {
+        const { 'webhook-id': _id, ...h } = headersOf(body, w.now(), { id: '' });
+        return w.post(SOURCE, body, h);
+      },
     ],
     ['an unknown source', (w) => w.signed(body, { source: 'payroll' })],
     ['a source name no secret can have', (w) => w.signed(body, { source: '..%2Fprices' })],
     ['a stale timestamp', (w) => w.signed(body, { timestamp: w.now() - 301 })],
     ['a timestamp too far in the future', (w) => w.signed(body, { timestamp: w.now() + 301 })],
-    ['no timestamp header', (w) => w.post(SOURCE, body, { 'X-Cairn-Signature': signatureOf(body, w.now()) })],
+    [
+      'no timestamp header',
+      (w) => {
+        const { 'webhook-timestamp': _t, ...h } = headersOf(body, w.now());
+        return w.post(SOURCE, body, h);
+      },
+    ],
     [
       'a garbled timestamp',
-      (w) =>
-        w.post(SOURCE, body, { 'X-Cairn-Timestamp': `${w.now()}abc`, 'X-Cairn-Signature': signatureOf(body, w.now()) }),
+      (w) => w.post(SOURCE, body, { ...headersOf(body, w.now()), 'webhook-timestamp': `${w.now()}abc` }),
     ],
     [
       'a fresh timestamp on an old signature (the timestamp is signed too)',
-      (w) =>
-        w.post(SOURCE, body, {
-          'X-Cairn-Timestamp': String(w.now()),
-          'X-Cairn-Signature': signatureOf(body, w.now() - 3600),
-        }),
+      (w) => w.post(SOURCE, body, { ...headersOf(body, w.now() - 3600), 'webhook-timestamp': String(w.now()) }),
     ],
   ];
 
@@ -198,7 +220,7 @@ describe('POST /webhooks/{source} refusals', () => {
 
   it('does not remember refused deliveries: the valid one after them is accepted', async () => {
     const w = await webhookHarness();
-    const good = signWebhook(SECRET, body, w.now());
+    const good = headersOf(body, w.now());
     await w.post(SOURCE, fixture('many-keys.json'), { ...good });
 
     const response = await w.post(SOURCE, body, { ...good });
@@ -286,7 +308,7 @@ describe('POST /webhooks/{source} replays', () => {
   it('acknowledges a replayed delivery with 200 duplicate and publishes nothing more', async () => {
     const w = await webhookHarness();
     const body = fixture('one-key.json');
-    const headers = { ...signWebhook(SECRET, body, w.now()) };
+    const headers = headersOf(body, w.now());
 
     const first = await w.post(SOURCE, body, headers);
     w.setNow(w.now() + 120);
@@ -301,7 +323,7 @@ describe('POST /webhooks/{source} replays', () => {
   it('counts two copies racing as one delivery', async () => {
     const w = await webhookHarness();
     const body = fixture('one-key.json');
-    const headers = { ...signWebhook(SECRET, body, w.now()) };
+    const headers = headersOf(body, w.now());
 
     const answers = await Promise.all([w.post(SOURCE, body, headers), w.post(SOURCE, body, headers)]);
 
@@ -309,10 +331,22 @@ describe('POST /webhooks/{source} replays', () => {
     expect(w.events.published).toHaveLength(1);
   });
 
+  it('refuses a message id seen before, even signed again at another time', async () => {
+    const w = await webhookHarness();
+    const body = fixture('one-key.json');
+
+    const first = await w.signed(body, { id: ID, timestamp: w.now() - 10 });
+    const again = await w.signed(body, { id: ID });
+
+    expect([first.status, again.status]).toEqual([202, 200]);
+    expect(await again.json()).toMatchObject({ duplicate: true, deliveryId: deliveryIdOf(SOURCE, `id:${ID}`) });
+    expect(w.events.published).toHaveLength(1);
+  });
+
   it('refuses the replay as stale once the window has passed and the memory forgot it', async () => {
     const w = await webhookHarness();
     const body = fixture('one-key.json');
-    const headers = { ...signWebhook(SECRET, body, w.now()) };
+    const headers = headersOf(body, w.now());
     await w.post(SOURCE, body, headers);
     w.setNow(w.now() + 302);
 
@@ -322,12 +356,12 @@ describe('POST /webhooks/{source} replays', () => {
     expect(w.events.published).toHaveLength(1);
   });
 
-  it('takes the same body signed at another time as a new delivery', async () => {
+  it('takes the same body under another message id as a new delivery', async () => {
     const w = await webhookHarness();
     const body = fixture('one-key.json');
 
-    const first = await w.signed(body, { timestamp: w.now() - 10 });
-    const second = await w.signed(body);
+    const first = await w.signed(body, { id: 'msg_one' });
+    const second = await w.signed(body, { id: 'msg_two' });
 
     expect([first.status, second.status]).toEqual([202, 202]);
     const ids = w.events.published.map((e) => e.detail.deliveryId);
@@ -339,7 +373,7 @@ describe('POST /webhooks/{source} replays', () => {
     const w = await webhookHarness();
     w.events.failNext = 1;
     const body = fixture('one-key.json');
-    const headers = { ...signWebhook(SECRET, body, w.now()) };
+    const headers = headersOf(body, w.now());
 
     const failed = await w.post(SOURCE, body, headers);
     const retried = await w.post(SOURCE, body, headers);
@@ -349,7 +383,7 @@ describe('POST /webhooks/{source} replays', () => {
     expect(w.events.published).toHaveLength(1);
   });
 
-  it('answers 500, not 401, when the secrets cannot be read', async () => {
+  it('answers 500, not 401, when the secrets cannot be read for an unknown reason', async () => {
     vi.spyOn(console, 'error').mockImplementation(() => undefined);
     const w = await webhookHarness({
       webhooks: {

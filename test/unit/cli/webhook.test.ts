@@ -1,9 +1,8 @@
-import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { verifyWebhook } from '../../../shared/api/webhook-signature.ts';
 import { run } from '../../../shared/cli/commands/webhook.ts';
 import type { CliIo } from '../../../shared/cli/io.ts';
 import { main } from '../../../shared/cli/main.ts';
+import { verifyWebhook } from '../../../shared/webhooks/signature.ts';
 import { fixture, SECRET, SOURCE, webhookHarness } from '../api/webhook-support.ts';
 
 async function cairnWebhook(args: string[], stdin: Uint8Array, env: Record<string, string> = {}, entry = run) {
@@ -51,23 +50,55 @@ describe('cairn webhook sign', () => {
     const response = await w.post(SOURCE, body, headersOf(result.stdout));
 
     expect(result.code).toBe(0);
-    expect(Object.keys(headersOf(result.stdout))).toEqual(['X-Cairn-Timestamp', 'X-Cairn-Signature']);
+    expect(Object.keys(headersOf(result.stdout))).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
     expect(response.status).toBe(202);
   });
 
-  it('signs the body alone with --body-only, and the API accepts it', async () => {
+  it('prints the timestamp-bound X-Cairn headers with --legacy, and the API accepts them', async () => {
     const w = await webhookHarness();
     const body = fixture('one-key.json');
 
-    const result = await cairnWebhook(
-      ['sign', '--body-only', '--secret', SECRET, '--timestamp', String(w.now())],
-      body,
-    );
+    const result = await cairnWebhook(['sign', '--legacy', '--secret', SECRET, '--timestamp', String(w.now())], body);
     const headers = headersOf(result.stdout);
     const response = await w.post(SOURCE, body, headers);
 
-    expect(headers['X-Cairn-Signature']).toBe(`sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`);
+    expect(Object.keys(headers)).toEqual(['X-Cairn-Timestamp', 'X-Cairn-Signature']);
     expect(response.status).toBe(202);
+  });
+
+  it("reproduces the specification's published signature with --id and --timestamp", async () => {
+    const vector = JSON.parse(new TextDecoder().decode(fixture('standard-vector.json'))) as Record<string, string>;
+
+    const result = await cairnWebhook(
+      [
+        'sign',
+        '--secret',
+        vector.secret ?? '',
+        '--id',
+        vector.id ?? '',
+        '--timestamp',
+        vector.timestamp ?? '',
+        '--json',
+      ],
+      new TextEncoder().encode(vector.body),
+    );
+
+    expect(JSON.parse(result.stdout)).toEqual({
+      'webhook-id': vector.id,
+      'webhook-timestamp': vector.timestamp,
+      'webhook-signature': vector.signature,
+    });
+  });
+
+  it('prints a new whsec_ secret of 32 bytes that signs and verifies', async () => {
+    const first = await cairnWebhook(['secret'], new Uint8Array());
+    const second = await cairnWebhook(['secret'], new Uint8Array());
+
+    const secret = first.stdout.trim();
+    expect(first.code).toBe(0);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(Buffer.from(secret.slice(6), 'base64')).toHaveLength(32);
+    expect(second.stdout.trim()).not.toBe(secret);
   });
 
   it('signs with the current time and the secret from CAIRN_WEBHOOK_SECRET by default', async () => {
@@ -79,26 +110,27 @@ describe('cairn webhook sign', () => {
 
     const verified = verifyWebhook({
       secret: 'from-env',
-      signatureHeader: headers['X-Cairn-Signature'],
-      timestampHeader: headers['X-Cairn-Timestamp'],
+      header: (name) => headers[name],
       body,
       nowSeconds: before,
-      windowSeconds: 5,
+      toleranceSeconds: 5,
     });
-    expect(verified.ok).toBe(true);
+    expect(verified).toMatchObject({ scheme: 'standard', replayId: `id:${headers['webhook-id']}` });
+    expect(headers['webhook-id']).toMatch(/^msg_[A-Za-z0-9_-]{22}$/);
   });
 
   it('prints curl arguments that stay one word each', async () => {
     const result = await cairnWebhook(
-      ['sign', '--secret', 's', '--timestamp', '1893456000', '--curl'],
+      ['sign', '--secret', 's', '--id', 'msg_1', '--timestamp', '1893456000', '--curl'],
       new Uint8Array(),
     );
 
     const words = result.stdout.trim().split(/\s+/);
-    expect(words).toHaveLength(4);
-    expect(words[0]).toBe('-H');
-    expect(words[1]).toBe('X-Cairn-Timestamp:1893456000');
-    expect(words[3]).toMatch(/^X-Cairn-Signature:sha256=[0-9a-f]{64}$/);
+    expect(words).toHaveLength(6);
+    expect(words.filter((_, i) => i % 2 === 0)).toEqual(['-H', '-H', '-H']);
+    expect(words[1]).toBe('webhook-id:msg_1');
+    expect(words[3]).toBe('webhook-timestamp:1893456000');
+    expect(words[5]).toMatch(/^webhook-signature:v1,[A-Za-z0-9+/]{43}=$/);
   });
 
   it.each([
@@ -107,6 +139,9 @@ describe('cairn webhook sign', () => {
     ['no secret', ['sign'], {}],
     ['a timestamp that is not Unix seconds', ['sign', '--secret', 's', '--timestamp', '2030-01-01'], {}],
     ['an unknown option', ['sign', '--secret', 's', '--algo', 'md5'], {}],
+    ['the body-only form, which the API refuses', ['sign', '--secret', 's', '--body-only'], {}],
+    ['a whsec_ secret that is not base64', ['sign', '--secret', 'whsec_not base64!'], {}],
+    ['a message id with a space', ['sign', '--secret', 's', '--id', 'msg 1'], {}],
   ])('exits 2 on %s', async (_name, args, env) => {
     const result = await cairnWebhook(args, new Uint8Array(), env);
 

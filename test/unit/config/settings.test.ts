@@ -65,9 +65,19 @@ describe('settingsFromEnv', () => {
         prices: {},
       },
       apiToken: undefined,
+      apiTokensFile: undefined,
+      roleClaims: { groups: 'cognito:groups', scopes: 'scope', scopePrefix: 'cairn/' },
       webhooks: { secretPrefix: undefined, secrets: new Map(), replayWindowSeconds: DEFAULT_REPLAY_WINDOW_SECONDS },
       console: { oidc: undefined, apiBase: undefined, dir: undefined },
       expressions: { limits: DEFAULT_EXPRESSION_LIMITS, workers: DEFAULT_EXPRESSION_WORKERS, workerFile: undefined },
+      notify: {
+        urls: [],
+        secret: undefined,
+        secretArn: undefined,
+        consoleUrl: undefined,
+        scheduleGroup: undefined,
+        schedulerRoleArn: undefined,
+      },
     });
     expect(defaultSettings()).toEqual(settingsFromEnv({}));
   });
@@ -152,6 +162,8 @@ describe('settingsFromEnv', () => {
         prices: { 'model-a': { inputPerMillion: 3, outputPerMillion: 15 } },
       },
       apiToken: 's3cret',
+      apiTokensFile: undefined,
+      roleClaims: { groups: 'cognito:groups', scopes: 'scope', scopePrefix: 'cairn/' },
       webhooks: { secretPrefix: 'cairn/prod/webhooks', secrets: new Map([['prices', 'p']]), replayWindowSeconds: 120 },
       console: {
         oidc: {
@@ -168,6 +180,14 @@ describe('settingsFromEnv', () => {
         limits: { ...DEFAULT_EXPRESSION_LIMITS, timeoutMs: 250, memoryMb: 64 },
         workers: 3,
         workerFile: '/var/task/expression-worker.mjs',
+      },
+      notify: {
+        urls: [],
+        secret: undefined,
+        secretArn: undefined,
+        consoleUrl: undefined,
+        scheduleGroup: undefined,
+        schedulerRoleArn: undefined,
       },
     });
   });
@@ -271,6 +291,20 @@ describe('settingsFromEnv', () => {
     const plain = thrown(() => settingsFromEnv({ ...oidc, CAIRN_CONSOLE_OIDC_TOKEN_URL: 'http://id.example.com/t' }));
     expect(plain.variables).toEqual(['CAIRN_CONSOLE_OIDC_TOKEN_URL']);
     expect(plain.message).toMatch(/must be an https URL/);
+  });
+
+  it('reads the tokens file and where a JWT holds its roles, and refuses a tokens file next to the one token', () => {
+    const settings = settingsFromEnv({
+      CAIRN_TOKENS_FILE: '/etc/cairn/tokens.json',
+      CAIRN_ROLE_GROUPS_CLAIM: 'groups',
+      CAIRN_ROLE_SCOPES_CLAIM: 'scp',
+      CAIRN_ROLE_SCOPE_PREFIX: 'api://cairn/',
+    });
+    expect(settings.apiTokensFile).toBe('/etc/cairn/tokens.json');
+    expect(settings.roleClaims).toEqual({ groups: 'groups', scopes: 'scp', scopePrefix: 'api://cairn/' });
+    expect(() => settingsFromEnv({ CAIRN_TOKENS_FILE: '/etc/cairn/tokens.json', CAIRN_API_TOKEN: 's3cret' })).toThrow(
+      /CAIRN_TOKENS_FILE and CAIRN_API_TOKEN are both set/,
+    );
   });
 
   it('keeps a webhook source named like an Object property only as a key', () => {

@@ -3,6 +3,7 @@ import {
   candidateOutput,
   decideExpectedFailure,
   decideVerdict,
+  judgedConfidence,
   meetsConfidence,
   VERIFY_ERROR_CODES,
 } from '../../../shared/engine/verify.ts';
@@ -167,5 +168,27 @@ describe('decideVerdict with successCriteria.outputSchema', () => {
       },
     });
     expect(decideVerdict({ contract: ok, criteria: ok })).toEqual({ verdict: 'pass' });
+  });
+});
+
+describe('judgedConfidence', () => {
+  it("counts a tool's answer without a confidence as 1.0, so a threshold on a tool does not send it to a person", () => {
+    expect(judgedConfidence('tool:echo', undefined)).toBe(1);
+    expect(judgedConfidence('tool:echo', null)).toBe(1);
+    expect(
+      decideVerdict({ contract: ok, confidence: judgedConfidence('tool:echo', null), confidenceThreshold: 0.9 }),
+    ).toEqual({ verdict: 'pass' });
+  });
+
+  it('keeps what a tool reported, and leaves an agent without one to review', () => {
+    expect(judgedConfidence('tool:echo', 0.2)).toBe(0.2);
+    expect(judgedConfidence('agent:writer', undefined)).toBeUndefined();
+    expect(judgedConfidence('agent:writer', null)).toBeNull();
+    const agent = decideVerdict({
+      contract: ok,
+      confidence: judgedConfidence('agent:writer', null),
+      confidenceThreshold: 0.5,
+    });
+    expect(agent.verdict).toBe('review');
   });
 });

@@ -10,7 +10,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import type { LambdaEvent } from 'hono/aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createHandler, defaultDeps } from '../../../functions/api.ts';
-import { signWebhook } from '../../../shared/api/webhook-signature.ts';
+import { signWebhook } from '../../../shared/webhooks/signature.ts';
 import { fixture } from '../api/webhook-support.ts';
 
 const ENV = {
@@ -67,6 +67,13 @@ beforeEach(() => {
   secretsManager
     .on(GetSecretValueCommand, { SecretId: 'cairn/test/webhooks/payroll' })
     .rejects(new ResourceNotFoundException({ message: 'not found', $metadata: {} }));
+  // Outside the function's grant (cairn/test/webhooks/<source>-??????): Secrets Manager answers AccessDenied.
+  secretsManager
+    .on(GetSecretValueCommand, { SecretId: 'cairn/test/webhooks/ledger' })
+    .rejects(Object.assign(new Error('not authorized to perform GetSecretValue'), { name: 'AccessDeniedException' }));
+  secretsManager
+    .on(GetSecretValueCommand, { SecretId: 'cairn/test/webhooks/billing' })
+    .rejects(Object.assign(new Error('rate exceeded'), { name: 'ThrottlingException', $retryable: {} }));
   eventbridge.on(PutEventsCommand).resolves({ FailedEntryCount: 0 });
   dynamo.on(PutItemCommand).resolves({});
 });
@@ -106,15 +113,31 @@ describe('api Lambda webhooks', () => {
     expect(JSON.stringify(dynamo.commandCalls(PutItemCommand)[0]?.args[0].input.Item)).toContain('webhook#prices#');
   });
 
-  it('refuses a source without a secret with the generic 401 and touches neither bus nor table', async () => {
+  it.each([
+    ['whose secret does not exist (ResourceNotFound)', 'payroll'],
+    ['whose secret the function may not read (AccessDenied)', 'ledger'],
+  ])('refuses a source %s with the generic 401 and touches neither bus nor table', async (_name, source) => {
     const handler = createHandler(defaultDeps(ENV));
     const body = fixture('one-key.json');
 
-    const answer = await handler(webhookEvent('payroll', body, signWebhook(SECRET, body, nowSeconds())));
+    const unknown = await handler(webhookEvent(source, body, signWebhook(SECRET, body, nowSeconds())));
+    const badSignature = await handler(webhookEvent('prices', body, signWebhook('wrong', body, nowSeconds())));
 
-    expect(answer.statusCode).toBe(401);
-    expect(JSON.parse(answer.body)).toEqual({ error: { code: 'E_UNAUTHORIZED', message: 'invalid signature' } });
+    expect([unknown.statusCode, badSignature.statusCode]).toEqual([401, 401]);
+    expect(unknown.body).toBe(badSignature.body);
+    expect(JSON.parse(unknown.body)).toEqual({ error: { code: 'E_UNAUTHORIZED', message: 'invalid signature' } });
     expect(eventbridge).toHaveReceivedCommandTimes(PutEventsCommand, 0);
     expect(dynamo).toHaveReceivedCommandTimes(PutItemCommand, 0);
+  });
+
+  it('answers 503, not 401, when Secrets Manager throttles, so the sender tries again', async () => {
+    vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const handler = createHandler(defaultDeps(ENV));
+    const body = fixture('one-key.json');
+
+    const answer = await handler(webhookEvent('billing', body, signWebhook(SECRET, body, nowSeconds())));
+
+    expect(answer.statusCode).toBe(503);
+    expect(JSON.parse(answer.body)).toMatchObject({ error: { code: 'E_UNAVAILABLE' } });
   });
 });

@@ -18,7 +18,7 @@ import {
 function httpApiEvent(
   method: string,
   path: string,
-  options: { body?: unknown; sub?: string; headers?: Record<string, string> } = {},
+  options: { body?: unknown; sub?: string; claims?: Record<string, string>; headers?: Record<string, string> } = {},
 ) {
   return {
     version: '2.0',
@@ -40,7 +40,7 @@ function httpApiEvent(
       time: '01/Jan/2030:00:00:00 +0000',
       timeEpoch: 1_893_456_000_000,
       authentication: null,
-      authorizer: options.sub ? { jwt: { claims: { sub: options.sub }, scopes: null } } : {},
+      authorizer: options.sub ? { jwt: { claims: { sub: options.sub, ...options.claims }, scopes: null } } : {},
     },
   } as unknown as LambdaEvent;
 }
@@ -53,11 +53,12 @@ describe('api Lambda', () => {
     ]);
     await h.store.putApproval(approvalRecord('ap1', { taskToken: await gateToken(h, 'run-a', 'gate') }));
     const handler = createHandler(h.deps);
-    const read = await handler(httpApiEvent('GET', '/runs/run-a', { sub: 'alice' }));
+    const claims = { 'cognito:groups': '[approver]' };
+    const read = await handler(httpApiEvent('GET', '/runs/run-a', { sub: 'alice', claims }));
     expect(read.statusCode).toBe(200);
     expect(JSON.parse(read.body).status).toBe('paused');
     const decided = await handler(
-      httpApiEvent('POST', '/approvals/ap1', { sub: 'alice', body: { decision: 'approve' } }),
+      httpApiEvent('POST', '/approvals/ap1', { sub: 'alice', claims, body: { decision: 'approve' } }),
     );
     expect(decided.statusCode).toBe(200);
     expect(JSON.parse(decided.body).approval.decidedBy).toBe('alice');
@@ -75,7 +76,10 @@ describe('api Lambda', () => {
   });
 
   it('checks a static token only when CAIRN_API_TOKEN is set', () => {
-    expect(apiAuth(settingsFromEnv({}))).toEqual({ kind: 'gateway' });
+    expect(apiAuth(settingsFromEnv({}))).toEqual({
+      kind: 'gateway',
+      claims: { groups: 'cognito:groups', scopes: 'scope', scopePrefix: 'cairn/' },
+    });
     expect(apiAuth(settingsFromEnv({ CAIRN_API_TOKEN: 's3cret' }))).toEqual({ kind: 'token', token: 's3cret' });
   });
 
@@ -88,7 +92,7 @@ describe('api Lambda', () => {
       CAIRN_MAX_STEPS: '12',
     };
     const deps = defaultDeps(env);
-    expect(deps.auth).toEqual({ kind: 'gateway' });
+    expect(deps.auth).toMatchObject({ kind: 'gateway' });
     expect(deps.limits.maxSteps).toBe(12);
     expect(deps.catalog.targets().length).toBeGreaterThan(0);
     expect(() => defaultDeps({ ...env, CAIRN_TABLE_NAME: '' })).toThrow(/CAIRN_TABLE_NAME/);

@@ -10,8 +10,10 @@ export const listApprovals = defineRoute({
   method: 'get',
   path: '/approvals',
   tag: 'approvals',
-  summary: 'List approvals, oldest first',
-  description: 'Pages of up to 200; follow `nextCursor` (as `cursor`) until it is absent.',
+  summary: 'List the approvals the caller may decide, oldest first',
+  description:
+    "Only what the caller may decide: an approver in the gate's groups, and not of a run they started. Pages of " +
+    'up to 200 (a page may hold fewer while more follow); follow `nextCursor` (as `cursor`) until it is absent.',
   query: listApprovalsQuery,
   responses: { 200: { description: 'A page of approvals.', schema: ApprovalPage } },
 });
@@ -40,6 +42,12 @@ export const decideApproval = defineRoute({
   body: { schema: decisionBody, required: true, example: { decision: 'approve', comment: 'looks right' } },
   responses: {
     200: { description: 'The decided approval.', schema: ApprovalAnswer },
+    403: {
+      description:
+        "E_FORBIDDEN: not an approver, or not in one of the gate's `approval.approvers` groups; E_SELF_APPROVAL: " +
+        'the caller started the run (unless the step says `approval.allowSelf: true`).',
+      schema: ErrorBody,
+    },
     409: { description: 'E_ALREADY_DECIDED, or E_RUN_CANCELLED.', schema: ErrorBody },
     410: { description: 'E_APPROVAL_EXPIRED or E_APPROVAL_SUPERSEDED.', schema: ErrorBody },
     422: { description: "E_INVALID_OUTPUT: the output does not match the step's outputSchema.", schema: ErrorBody },

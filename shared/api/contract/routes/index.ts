@@ -7,11 +7,19 @@ import { PLAN_ROUTES } from './plans.ts';
 import { RUN_ROUTES } from './runs.ts';
 import { SERVICE_ROUTES } from './service.ts';
 
-export const ROUTES: readonly RouteDef[] = [
+const ALL = [
   ...RUN_ROUTES,
   ...CHANGE_ROUTES,
   ...CONSOLE_ROUTES,
   ...PLAN_ROUTES,
   ...APPROVAL_ROUTES,
   ...SERVICE_ROUTES,
-];
+] as const;
+
+export const ROUTES: readonly RouteDef[] = ALL;
+
+/** The operationId of every route that takes a bearer token (not public, not a signed webhook). */
+export type BearerOperationId = Exclude<
+  (typeof ALL)[number],
+  { readonly access: 'public' | 'signature' }
+>['operationId'];

@@ -1,7 +1,8 @@
-/** The service's own routes: health, this document, signed webhooks, the conformance ledger. */
+/** The service's own routes: health, this document, who is calling, signed webhooks, the conformance ledger. */
 import { z } from 'zod';
-import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../webhook-signature.ts';
+import { LEGACY_HEADERS, STANDARD_HEADERS } from '../../../webhooks/signature.ts';
 import { named } from '../registry.ts';
+import { ROLES } from '../roles.ts';
 import { defineRoute } from '../route.ts';
 import { webhookBody } from '../schemas/requests.ts';
 
@@ -25,6 +26,27 @@ export const getOpenApi = defineRoute({
   responses: { 200: { description: 'The OpenAPI document.', schema: z.record(z.string(), z.unknown()) } },
 });
 
+const Caller = named(
+  'Caller',
+  z.object({
+    subject: z.string(),
+    roles: z.array(z.enum(ROLES)),
+    groups: z.array(z.string()),
+    tenant: z.string().optional(),
+  }),
+  { description: "Who the token stands for: its subject, its roles and groups (an approval's approvers name groups)." },
+);
+
+export const getCaller = defineRoute({
+  operationId: 'getCaller',
+  method: 'get',
+  path: '/me',
+  tag: 'service',
+  summary: 'Who the token stands for, and its roles',
+  description: 'Any valid token, whatever its roles: the console shows who is signed in and what they may do.',
+  responses: { 200: { description: 'The caller.', schema: Caller } },
+});
+
 const WebhookAccepted = named(
   'WebhookAccepted',
   z.object({
@@ -42,13 +64,24 @@ export const receiveWebhook = defineRoute({
   tag: 'service',
   summary: 'An outside system says resources changed',
   description:
-    `No bearer token: ${SIGNATURE_HEADER} is \`sha256=<hex HMAC-SHA256>\` of \`<timestamp>.<raw body>\` (or of the ` +
-    `body alone) with the source's secret, ${TIMESTAMP_HEADER} within the replay window. Every refusal before the ` +
-    'signature is proven is the same 401. A delivery seen before is answered 200 as a duplicate.',
+    "No bearer token: signed per the Standard Webhooks specification with the source's secret. " +
+    `\`${STANDARD_HEADERS.id}\` is the message id (the same on every retry), \`${STANDARD_HEADERS.timestamp}\` Unix ` +
+    `seconds within 5 minutes of the server clock, \`${STANDARD_HEADERS.signature}\` one or more space-separated ` +
+    '`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<raw body>">` (a `whsec_<base64>` secret: the key is the decoded ' +
+    'bytes; another secret: its UTF-8 bytes). A message id seen before within the tolerance is answered 200 as a ' +
+    `duplicate. The earlier \`${LEGACY_HEADERS.timestamp}\` + \`${LEGACY_HEADERS.signature}: sha256=<hex HMAC of ` +
+    '"<timestamp>.<raw body>">` stay accepted; a signature of the body alone is refused. Every refusal before the ' +
+    'signature is proven (an unknown source, a stale timestamp, a bad or missing signature) is the same 401.',
   access: 'signature',
   retry: 'safe',
   params: z.object({ source: z.string() }),
-  headers: z.object({ [SIGNATURE_HEADER]: z.string(), [TIMESTAMP_HEADER]: z.string().regex(/^\d+$/).optional() }),
+  headers: z.object({
+    [STANDARD_HEADERS.id]: z.string().optional(),
+    [STANDARD_HEADERS.timestamp]: z.string().regex(/^\d+$/).optional(),
+    [STANDARD_HEADERS.signature]: z.string().optional(),
+    [LEGACY_HEADERS.signature]: z.string().optional(),
+    [LEGACY_HEADERS.timestamp]: z.string().regex(/^\d+$/).optional(),
+  }),
   body: { schema: webhookBody, required: true, example: { resourceKeys: ['s3://bucket/report.csv'] } },
   responses: {
     202: { description: 'One ResourceChanged event published per distinct key.', schema: WebhookAccepted },
@@ -66,4 +99,4 @@ export const conformanceLedger = defineRoute({
   responses: { 200: { description: 'The ledger.', schema: z.object({ entries: z.array(z.unknown()) }) } },
 });
 
-export const SERVICE_ROUTES = [health, getOpenApi, receiveWebhook, conformanceLedger] as const;
+export const SERVICE_ROUTES = [health, getOpenApi, getCaller, receiveWebhook, conformanceLedger] as const;

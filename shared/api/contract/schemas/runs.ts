@@ -99,6 +99,10 @@ const runFields = {
   status: RunStatus,
   objective: z.string(),
   revision: z.number(),
+  startedBy: described(
+    'Who started the run: a JWT `sub`, a tokens file subject, or `local-token` (absent on older runs).',
+    z.string().optional(),
+  ),
   terminal: Terminal.optional(),
   cancelling: described('A cancellation has begun and the run has not ended yet.', z.literal(true).optional()),
 };

@@ -78,6 +78,11 @@ describe('createSecretsManagerWebhookSecrets', () => {
       'a secret marked for deletion',
       () => new InvalidRequestException({ message: 'marked for deletion', $metadata: {} }),
     ],
+    // What Secrets Manager answers for a name outside the function's grant (an unknown source): not an outage.
+    [
+      'a secret the function may not read',
+      () => Object.assign(new Error('not authorized'), { name: 'AccessDeniedException' }),
+    ],
   ])('answers no secret for %s and caches that too', async (_name, error) => {
     secretsManager.on(GetSecretValueCommand).rejects(error());
     const secrets = lookup();
