@@ -221,7 +221,7 @@ export function createRoot(settings: Settings, place: Place): Root {
     return place.planModel === undefined ? createHtnPlanModel() : place.planModel();
   });
   const planner = once(() => createPlanner({ model: planModel(), catalog: catalog(), limits }));
-  const replanner = once(() => createReplanner({ ...coordinatorDeps(), model: planModel(), runLog: runLog() }));
+  const replanner = once(() => createReplanner({ ...coordinatorDeps(), model: planModel() }));
   const invalidator = once(() => createInvalidator(coordinatorDeps()));
   // Made on the first job, so that an API that never plans needs no worker function names.
   const planJobDispatcher = once(

@@ -3,17 +3,11 @@
  * its dependencies, the failure it is handed, and what it answers. The replanner itself is replanner.ts.
  */
 import type { PlanModel } from '../ports/plan-model.ts';
-import type { RunLog } from '../ports/run-log.ts';
 import type { CoordinatorDeps } from './coordinator-types.ts';
 
 export interface ReplannerDeps extends CoordinatorDeps {
   /** The planning model: the HTN method library embedded, Bedrock when a model id is configured. */
   readonly model: PlanModel;
-  /**
-   * The runs' log: the replanner finishes the run's last batch before it reads (deployed, the failure's event leaves
-   * with the batch's commit, and its records may not be written yet).
-   */
-  readonly runLog: Pick<RunLog, 'last' | 'project'>;
 }
 
 export interface StepFailedRef {

@@ -38,12 +38,10 @@ export function createReplanner(given: ReplannerDeps): Replanner {
   };
   const sideEffectOf = (target: string) => deps.catalog.get(target)?.sideEffect;
 
-  /** The run as it is now, with its plan and steps: its last committed batch written first (a repeat is harmless). */
+  /** The run as it is now, with its plan and steps (an event is announced once its batch's records are written). */
   async function read(
     runId: string,
   ): Promise<{ run: RunRecord; loaded: LoadedPlan; records: StepRecord[] } | undefined> {
-    const last = await deps.runLog.last(runId);
-    if (last !== undefined) await deps.runLog.project(last);
     const run = await store.getRun(runId);
     if (!run || run.revision < 1) return undefined;
     const [loaded, records] = await Promise.all([ctx.plan(run), store.listSteps(runId)]);

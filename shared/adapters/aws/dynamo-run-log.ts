@@ -1,8 +1,11 @@
 /**
  * The run's log on DynamoDB (shared/ports/run-log.ts). A batch is one item, `RUN#<runId>` / `LOG#<version>`, put
  * only where none is (the run's version is the condition: two writers never both commit one version), carrying its
- * events, its record images and effects (large ones out of line, dynamo-blobs.ts) and its outbox, so the batch and
- * its announcement land together and the table's stream hands the announcement to the relay.
+ * events, its record images, effects and what it publishes (large ones out of line, dynamo-blobs.ts). Its outbox is
+ * set on that item once its records are written (project), only where none is: the table's stream hands it to the
+ * relay then, so whoever an event wakes finds the batch's records, and a repeat of the projection announces nothing
+ * twice. A writer that dies before the outbox is set leaves the batch to the next loader, which projects and
+ * announces it.
  *
  * Projection writes each image over an older copy only (`v`, the version of the batch that wrote it): a repeat after
  * a crash, or a slow writer behind a newer one, changes nothing. A step's image is written attribute by attribute:
@@ -12,13 +15,12 @@
 
 import { isConflictError } from '../../errors.ts';
 import type { EventType } from '../../events/catalog.ts';
-import { encodeOutbox, OUTBOX_ATTRIBUTE } from '../../events/outbox.ts';
+import { OUTBOX_ATTRIBUTE, type OutboxEntry } from '../../events/outbox.ts';
 import { forEachInPool } from '../../pool.ts';
 import type { StepRecord } from '../../ports/records/steps.ts';
 import type { CommittedBatch, RunLog } from '../../ports/run-log.ts';
 import type { Store } from '../../ports/store.ts';
 import { encodeFields, type Item } from './dynamo-attributes.ts';
-import { offload } from './dynamo-blobs.ts';
 import { ENTITY_ATTRIBUTE, encodeApproval, encodeRun, stepCodecs, stringItem } from './dynamo-codec.ts';
 import { ExpressionScope, UpdateBuilder } from './dynamo-expressions.ts';
 import {
@@ -77,36 +79,35 @@ async function projectWhole(ctx: DynamoContext, item: Item, version: number): Pr
 /** What projecting a batch writes through the store's own operations: a revision and its watchers. */
 export type RevisionWrites = Pick<Store, 'putPlanRevision' | 'putWatches'>;
 
-/** A batch's item: its version as the key, the batch itself, and its outbox (what it publishes). */
-function logItem(batch: Pick<CommittedBatch, 'runId' | 'version' | 'at' | 'published'>, text?: string): Item {
+/** What a batch publishes, as its log item's outbox announces it. */
+function outboxOf(batch: Pick<CommittedBatch, 'runId' | 'version' | 'at' | 'published'>): OutboxEntry {
   const { runId, version } = batch;
-  const outbox: Item =
-    batch.published.length === 0
-      ? {}
-      : {
-          [OUTBOX_ATTRIBUTE]: {
-            S: encodeOutbox({
-              id: `${runId}-v${version}`,
-              runId,
-              at: batch.at,
-              events: batch.published.map((e) => ({ type: e.detailType as EventType, detail: e.detail })),
-            }),
-          },
-        };
+  return {
+    id: `${runId}-v${version}`,
+    runId,
+    at: batch.at,
+    events: batch.published.map((e) => ({ type: e.detailType as EventType, detail: e.detail })),
+  };
+}
+
+/** A batch's item: its version as the key and the batch itself. */
+function logItem(batch: Pick<CommittedBatch, 'runId' | 'version'>, text: string): Item {
+  const { runId, version } = batch;
   return {
     ...stringItem({ ...logKey(runId, version), [ENTITY_ATTRIBUTE]: 'log' }),
-    ...(text === undefined ? {} : { [BATCH_ATTRIBUTE]: { S: text } }),
-    ...outbox,
+    [BATCH_ATTRIBUTE]: { S: text },
   };
 }
 
 export function createDynamoRunLog(ctx: DynamoContext, store: RevisionWrites): RunLog {
-  const { stream, ...quiet } = ctx;
-  /** The batch's announcement for the embedded stream, as a stored image carries it (its events out of line). */
-  const announce = (batch: CommittedBatch): void => {
-    if (stream === undefined || batch.published.length === 0) return;
-    const { value } = offload(logItem(batch));
-    stream({ eventName: 'INSERT', dynamodb: { NewImage: value } });
+  const { stream: _stream, ...quiet } = ctx;
+  /** Sets the batch's outbox on its item where none is: the stream announces it once, after its records. */
+  const announce = async (batch: CommittedBatch): Promise<void> => {
+    if (batch.published.length === 0) return;
+    const scope = new ExpressionScope();
+    const update = new UpdateBuilder(scope);
+    const condition = scope.notExists(OUTBOX_ATTRIBUTE);
+    await conditionalUpdate(ctx, logKey(batch.runId, batch.version), scope, update, condition, outboxOf(batch));
   };
   return {
     async last(runId) {
@@ -118,8 +119,6 @@ export function createDynamoRunLog(ctx: DynamoContext, store: RevisionWrites): R
 
     async commit(batch) {
       const scope = new ExpressionScope();
-      // The embedded stream hears of the batch once its records are written (project): a reader woken by one of its
-      // events finds them. Deployed, the table's stream comes with its own delay.
       return conditionalPut(quiet, logItem(batch, JSON.stringify(batch)), scope, scope.notExists(PARTITION_KEY));
     },
 
@@ -144,7 +143,7 @@ export function createDynamoRunLog(ctx: DynamoContext, store: RevisionWrites): R
         await batchPutItems(ctx, [stringItem({ ...ref, [ENTITY_ATTRIBUTE]: 'approvalRef', stepId: approval.stepId })]);
         await projectWhole(ctx, encodeApproval(approval), version);
       });
-      announce(batch);
+      await announce(batch);
     },
   };
 }
