@@ -134,15 +134,17 @@ export function createDynamoRunLog(ctx: DynamoContext, store: RevisionWrites): R
           if (!isConflictError(error)) throw error;
         });
       }
-      if (images.run !== undefined) await projectWhole(ctx, encodeRun(images.run), version);
-      const moved = new Set(images.moved);
-      await forEachInPool(images.steps, (step) => projectStep(ctx, step, version, moved.has(step.stepId)));
+      // What is pointed at before what points at it: a step shown waiting has its approval, a run shown ended has
+      // its steps closed, to a reader that reads between two of these writes.
       await forEachInPool(images.approvals, async (approval) => {
         // The run's reference first, as putApproval writes it: a run's approvals are read by their references.
         const ref = itemKeys.approvalRef(runId, approval.approvalId);
         await batchPutItems(ctx, [stringItem({ ...ref, [ENTITY_ATTRIBUTE]: 'approvalRef', stepId: approval.stepId })]);
         await projectWhole(ctx, encodeApproval(approval), version);
       });
+      const moved = new Set(images.moved);
+      await forEachInPool(images.steps, (step) => projectStep(ctx, step, version, moved.has(step.stepId)));
+      if (images.run !== undefined) await projectWhole(ctx, encodeRun(images.run), version);
       await announce(batch);
     },
   };
