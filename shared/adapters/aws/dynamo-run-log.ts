@@ -10,7 +10,7 @@
  * Projection writes each image over an older copy only (`v`, the version of the batch that wrote it): a repeat after
  * a crash, or a slow writer behind a newer one, changes nothing. A step's image is written attribute by attribute:
  * the step's execution writes the output of its attempt on the same item, which the decider never holds, and a
- * generation that moves on drops it.
+ * generation that moves on drops it (the attempt record it carried kept as an item of its own).
  */
 
 import { isConflictError } from '../../errors.ts';
@@ -21,13 +21,23 @@ import type { StepRecord } from '../../ports/records/steps.ts';
 import type { CommittedBatch, RunLog } from '../../ports/run-log.ts';
 import type { Store } from '../../ports/store.ts';
 import { encodeFields, type Item } from './dynamo-attributes.ts';
-import { ENTITY_ATTRIBUTE, encodeApproval, encodeRun, stepCodecs, stringItem } from './dynamo-codec.ts';
+import {
+  CARRIED_ATTEMPT_ATTRIBUTE,
+  carriedAttempt,
+  ENTITY_ATTRIBUTE,
+  encodeApproval,
+  encodeAttempt,
+  encodeRun,
+  stepCodecs,
+  stringItem,
+} from './dynamo-codec.ts';
 import { ExpressionScope, UpdateBuilder } from './dynamo-expressions.ts';
 import {
   batchPutItems,
   conditionalPut,
   conditionalUpdate,
   type DynamoContext,
+  getItem,
   queryAll,
   runItemsQuery,
 } from './dynamo-ops.ts';
@@ -36,6 +46,8 @@ import { itemKeys, PARTITION_KEY } from './table-layout.ts';
 const LOG_PREFIX = 'LOG#';
 const VERSION_ATTRIBUTE = 'v';
 const BATCH_ATTRIBUTE = 'batch';
+/** Reads and writes of a step's move, each refused by an attempt its execution carried in between. */
+const MAX_MOVE_TRIES = 3;
 
 const logKey = (runId: string, version: number) => ({
   PK: itemKeys.runPartition(runId),
@@ -53,22 +65,38 @@ function olderThan(scope: ExpressionScope, version: number): ReturnType<Expressi
 }
 
 async function projectStep(ctx: DynamoContext, step: StepRecord, version: number, moved: boolean): Promise<void> {
-  const scope = new ExpressionScope();
-  const update = new UpdateBuilder(scope);
-  const fields = encodeFields(stepCodecs, step);
-  for (const [name, value] of Object.entries(fields)) {
-    if (EXECUTION_FIELDS.has(name)) continue;
-    update.set(name, value);
+  const key = itemKeys.step(step.runId, step.stepId);
+  for (let tries = 0; tries < MAX_MOVE_TRIES; tries++) {
+    // A generation that moves on drops what its execution wrote on the item, but the attempt record carried there is
+    // an attempt of the ended generation: it gets an item of its own first (the same content however often this is
+    // repeated), as the attempts of a generation are kept. An execution may carry one until the move is written.
+    const stored = moved ? await getItem(ctx, key) : undefined;
+    if (stored !== undefined && Number(stored[VERSION_ATTRIBUTE]?.N ?? 0) >= version) return;
+    const carried = carriedAttempt(stored);
+    if (carried !== undefined) await conditionalPut(ctx, encodeAttempt(carried), new ExpressionScope(), undefined);
+    const scope = new ExpressionScope();
+    const update = new UpdateBuilder(scope);
+    const fields = encodeFields(stepCodecs, step);
+    for (const [name, value] of Object.entries(fields)) {
+      if (EXECUTION_FIELDS.has(name)) continue;
+      update.set(name, value);
+    }
+    update.set(ENTITY_ATTRIBUTE, { S: 'step' });
+    update.set(VERSION_ATTRIBUTE, { N: String(version) });
+    // What the decider no longer holds on the record goes (a field cleared by a new generation, a claim dropped).
+    // The execution's fields are removed once, below: naming one twice in an update is refused (overlapping paths).
+    for (const name of Object.keys(stepCodecs)) {
+      if (fields[name] === undefined && !EXECUTION_FIELDS.has(name)) update.remove(name);
+    }
+    if (moved) for (const name of EXECUTION_FIELDS) update.remove(name);
+    const newer = olderThan(scope, version);
+    // Moving on from an item that carried no attempt when read: only while it still carries none.
+    const condition =
+      moved && carried === undefined ? scope.and(newer, scope.notExists(CARRIED_ATTEMPT_ATTRIBUTE)) : newer;
+    const written = await conditionalUpdate(ctx, key, scope, update, condition);
+    // Refused: a newer copy is there (nothing to do), or, moving on, an attempt was carried meanwhile (read again).
+    if (written !== undefined || !moved) return;
   }
-  update.set(ENTITY_ATTRIBUTE, { S: 'step' });
-  update.set(VERSION_ATTRIBUTE, { N: String(version) });
-  // What the decider no longer holds on the record goes (a field cleared by a new generation, a claim dropped).
-  // The execution's fields are removed once, below: naming one twice in an update is refused (overlapping paths).
-  for (const name of Object.keys(stepCodecs)) {
-    if (fields[name] === undefined && !EXECUTION_FIELDS.has(name)) update.remove(name);
-  }
-  if (moved) for (const name of EXECUTION_FIELDS) update.remove(name);
-  await conditionalUpdate(ctx, itemKeys.step(step.runId, step.stepId), scope, update, olderThan(scope, version));
 }
 
 async function projectWhole(ctx: DynamoContext, item: Item, version: number): Promise<void> {
