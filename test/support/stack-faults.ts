@@ -297,7 +297,11 @@ export interface StackWithFaults {
 export function useStackWithFaults(options: LocalStackOptions = {}): StackWithFaults {
   const faults = createStoreFaults();
   const handlers = createHandlerFaults();
-  const stack = useTestStack({ retryIntervalMs: 5, wrapStore: faults.wrap, wrapHandler: handlers.wrap, ...options });
+  // A test's own handler wrapper runs inside the faults', so both apply.
+  const own = options.wrapHandler;
+  const wrapHandler: NonNullable<LocalStackOptions['wrapHandler']> =
+    own === undefined ? handlers.wrap : (key, handler) => handlers.wrap(key, own(key, handler));
+  const stack = useTestStack({ retryIntervalMs: 5, wrapStore: faults.wrap, ...options, wrapHandler });
   return { stack, faults, handlers };
 }
 
