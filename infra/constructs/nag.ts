@@ -97,7 +97,7 @@ export const SUPPRESSIONS = {
     id: 'AwsSolutions-SMG4',
     reason:
       'A webhook signing secret is shared with the outside sender, which must be reconfigured in the same change: ' +
-      'rotation is a manual, coordinated step (README, Deploy to AWS: Webhooks) that a rotation Lambda cannot do alone.',
+      'rotation is a manual, coordinated step (docs/deploy.md, Webhooks) that a rotation Lambda cannot do alone.',
   },
   deadLetterQueue: {
     id: 'AwsSolutions-SQS3',
