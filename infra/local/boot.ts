@@ -282,9 +282,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     replanner: root.replanner,
     jobs: { store: root.store, clock: root.clock },
   });
-  // The rules that drive cairn, matched in process with the deployed patterns (BUS_RULES).
+  // The rules that drive cairn, matched in process with the deployed patterns (BUS_RULES). The replanner's deliveries
+  // go through the tests' own wrapper (`wrapHandler`, key `Replanner`) as the machines' Lambdas do.
+  const replannerDelivery = wrapOwn('Replanner', replannerHandler as LocalHandler) as typeof replannerHandler;
   subscribeBusRules(bus, {
-    Replanner: asynchronous(replannerHandler),
+    Replanner: asynchronous(replannerDelivery),
     Invalidator: asynchronous(createInvalidatorHandler({ invalidator: root.invalidator })),
   });
 

@@ -41,5 +41,7 @@ export interface Replanner {
     readonly runId: string;
     readonly reason: string;
     readonly objective?: string;
+    /** The request's own id (its planning job): a repeat of it is answered as the first one was. */
+    readonly request?: string;
   }): Promise<{ runId: string; revision?: number; approvalId?: string }>;
 }

@@ -118,7 +118,7 @@ export function createReplanner(given: ReplannerDeps): Replanner {
       return propose(runId, 'budget', proposal, found.loaded);
     },
 
-    async replanRun({ runId, reason, objective }) {
+    async replanRun({ runId, reason, objective, request }) {
       const found = await read(runId);
       if (found === undefined)
         throw new ConflictError(`run ${runId} has no plan to revise`, {
@@ -132,7 +132,8 @@ export function createReplanner(given: ReplannerDeps): Replanner {
         trigger: 'manual',
         requested,
       });
-      const outcome = await propose(runId, 'request', proposal, found.loaded);
+      const asked = request === undefined ? proposal : { held: { ...proposal.held, request } };
+      const outcome = await propose(runId, 'request', asked, found.loaded);
       if (outcome.outcome === 'revised') return { runId, revision: outcome.revision };
       if (outcome.outcome === 'awaiting_approval') return { runId, approvalId: outcome.approvalId };
       if (outcome.outcome === 'declined')

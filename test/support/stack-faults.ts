@@ -221,6 +221,11 @@ export interface HandlerFaults {
   loseAnswer(match: InvocationMatch, name?: string): Promise<unknown>;
   /** Holds the first matching invocation before it runs; `arrived` resolves when it is held. */
   hold(match: InvocationMatch): { arrived: Promise<void>; release: () => void };
+  /**
+   * The first `times` matching invocations fail before they run, with `name` (default `ThrottlingException`): nothing
+   * ran. The bus's deliveries to the replanner (key `Replanner`) are invocations too.
+   */
+  fail(match: InvocationMatch, times: number, name?: string): Armed;
   /** Invocations so far of a function, with their payloads. */
   invocations(key: string): Payload[];
 }
@@ -278,6 +283,26 @@ export function createHandlerFaults(): HandlerFaults {
         },
       });
       return { arrived, release };
+    },
+    fail(match, times, name = 'ThrottlingException') {
+      const done = deferred();
+      let fired = 0;
+      const failOnce = (): void => {
+        rules.push({
+          ...match,
+          around: async () => {
+            fired += 1;
+            if (fired < times) failOnce();
+            else done.resolve();
+            const error = new Error(`injected: an invocation of ${match.key} failed before it ran`);
+            error.name = name;
+            throw error;
+          },
+        });
+      };
+      if (times > 0) failOnce();
+      else done.resolve();
+      return { fired: done.promise, count: () => fired };
     },
     invocations: (key) => seen.filter((s) => s.key === key).map((s) => s.payload),
   };

@@ -93,6 +93,8 @@ export interface RunRecord {
 export type ReplanRecord = PriorReplan & {
   readonly failure?: string;
   readonly reason: string;
+  /** A person's replan: the request it answered (its planning job), when it named one. */
+  readonly request?: string;
   readonly at: string;
   /** What the revision does to the step records (absent on records written before it was kept). */
   readonly application?: RevisionApplication;

@@ -38,7 +38,8 @@ describe('POST /runs/{runId}/replan', () => {
     expect(answer).toMatchObject({ kind: 'replan', status: 'pending', runId: 'run-1', jobId: expect.any(String) });
     expect(location).toBe(`/plans/${String(answer.jobId)}`);
     expect(job).toMatchObject({ jobId: answer.jobId, status: 'succeeded', runId: 'run-1', revision: 2 });
-    expect(requests).toEqual([{ runId: 'run-1', reason: 'the provider is down' }]);
+    // The job is the request the replanner names to the run's decider (a repeat of it is told the same answer).
+    expect(requests).toEqual([{ runId: 'run-1', reason: 'the provider is down', request: answer.jobId }]);
   });
 
   it('ends the job without a revision when a concurrent replan made it', async () => {
@@ -95,10 +96,12 @@ describe('POST /runs/{runId}/replan', () => {
     const { h, requests } = await withReplanner(async (r) => ({ runId: r.runId, revision: 2 }));
     await h.store.createRun(runRecord('run-1', { status: 'complete' }));
 
-    const { response } = await replan(h, 'run-1', 'add the summary', 'research and summarize');
+    const { response, answer } = await replan(h, 'run-1', 'add the summary', 'research and summarize');
 
     expect(response.status).toBe(202);
-    expect(requests).toEqual([{ runId: 'run-1', reason: 'add the summary', objective: 'research and summarize' }]);
+    expect(requests).toEqual([
+      { runId: 'run-1', reason: 'add the summary', objective: 'research and summarize', request: answer.jobId },
+    ]);
   });
 
   it('ends the job with the approval a revision adding a mutating target waits for', async () => {

@@ -128,7 +128,8 @@ export function proposeRevision(d: Decision, command: ProposeRevision): void {
 
 /**
  * The same proposal again, made or held already (its sender's answer was lost after the batch committed, and the
- * mailbox delivered it again): answered as the first one was, not as a stale proposal.
+ * mailbox delivered it again): answered as the first one was, not as a stale proposal. A person's replan is the same
+ * only from the same request: two requests whose planner proposed alike are two proposals, and the later is stale.
  */
 function repeatedProposal(d: Decision, held: HeldRevision): Reply | undefined {
   const { revision } = held.plan;
@@ -141,6 +142,7 @@ function repeatedProposal(d: Decision, held: HeldRevision): Reply | undefined {
       approval.kind === 'revision' &&
       approval.status === 'pending' &&
       approval.generation === revision &&
+      approval.heldRevision?.request === held.request &&
       isDeepStrictEqual(approval.heldRevision?.plan, held.plan)
     )
       return answer({ outcome: 'awaiting_approval', approvalId: approval.approvalId });
