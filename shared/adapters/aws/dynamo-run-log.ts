@@ -102,9 +102,18 @@ function logItem(batch: Pick<CommittedBatch, 'runId' | 'version' | 'at' | 'publi
 
 export function createDynamoRunLog(ctx: DynamoContext, store: RevisionWrites): RunLog {
   const { stream, ...quiet } = ctx;
+  /**
+   * The version each run's stream last heard of. The table's stream hears of a log item once, when it is put; the
+   * embedded stream hears of it when it is projected, and a batch is projected again by whoever reads the run after
+   * it (a loader, the replanner): announcing each repeat again would deliver its events again, and a reader woken by
+   * one (the replanner by a StepFailed) would project it again, without end.
+   */
+  const announced = new Map<string, number>();
   /** The batch's announcement for the embedded stream, as a stored image carries it (its events out of line). */
   const announce = (batch: CommittedBatch): void => {
     if (stream === undefined || batch.published.length === 0) return;
+    if ((announced.get(batch.runId) ?? 0) >= batch.version) return;
+    announced.set(batch.runId, batch.version);
     const { value } = offload(logItem(batch));
     stream({ eventName: 'INSERT', dynamodb: { NewImage: value } });
   };
@@ -135,7 +144,6 @@ export function createDynamoRunLog(ctx: DynamoContext, store: RevisionWrites): R
           if (!isConflictError(error)) throw error;
         });
       }
-      if (images.run !== undefined) await projectWhole(ctx, encodeRun(images.run), version);
       const moved = new Set(images.moved);
       await forEachInPool(images.steps, (step) => projectStep(ctx, step, version, moved.has(step.stepId)));
       await forEachInPool(images.approvals, async (approval) => {
@@ -144,6 +152,8 @@ export function createDynamoRunLog(ctx: DynamoContext, store: RevisionWrites): R
         await batchPutItems(ctx, [stringItem({ ...ref, [ENTITY_ATTRIBUTE]: 'approvalRef', stepId: approval.stepId })]);
         await projectWhole(ctx, encodeApproval(approval), version);
       });
+      // The run last: a reader that finds the run ended (or paused) finds its steps and approvals as the batch left them.
+      if (images.run !== undefined) await projectWhole(ctx, encodeRun(images.run), version);
       announce(batch);
     },
   };
