@@ -144,14 +144,15 @@ export function createDynamoRunLog(ctx: DynamoContext, store: RevisionWrites): R
           if (!isConflictError(error)) throw error;
         });
       }
-      const moved = new Set(images.moved);
-      await forEachInPool(images.steps, (step) => projectStep(ctx, step, version, moved.has(step.stepId)));
+      // Approvals before steps: a reader that finds a step waiting for a person finds the approval it waits on.
       await forEachInPool(images.approvals, async (approval) => {
         // The run's reference first, as putApproval writes it: a run's approvals are read by their references.
         const ref = itemKeys.approvalRef(runId, approval.approvalId);
         await batchPutItems(ctx, [stringItem({ ...ref, [ENTITY_ATTRIBUTE]: 'approvalRef', stepId: approval.stepId })]);
         await projectWhole(ctx, encodeApproval(approval), version);
       });
+      const moved = new Set(images.moved);
+      await forEachInPool(images.steps, (step) => projectStep(ctx, step, version, moved.has(step.stepId)));
       // The run last: a reader that finds the run ended (or paused) finds its steps and approvals as the batch left them.
       if (images.run !== undefined) await projectWhole(ctx, encodeRun(images.run), version);
       announce(batch);
