@@ -59,6 +59,11 @@ export const coordinatorPayloadSchema = z.discriminatedUnion('action', [
     ...stepRef,
     attempt: optional(attempt),
     error: stepError,
+    /** RunStep's entry (its `previous`): null for the first; absent from an execution started before it was sent. */
+    previous: z
+      .object({ attempt: z.number().int().min(0) })
+      .passthrough()
+      .nullish(),
     execution,
   }),
   z.object({

@@ -314,6 +314,9 @@ export class StateMachines extends Construct {
           ...stepIds,
           attempt: JsonPath.objectAt('$.failure.attempt'),
           error: JsonPath.objectAt('$.failure.error'),
+          // What RunStep was entered with (null: its first entry): the attempt it was making, when ExecutorFailed
+          // cannot say (a repeat of RecordFailure must name the same attempt, whatever the decider made of the first).
+          previous: JsonPath.objectAt('$.next'),
           execution,
         },
         '$.next',

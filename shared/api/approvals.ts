@@ -131,7 +131,7 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       ...(body.comment === undefined ? {} : { comment: body.comment }),
       by,
     });
-    if (!reply.ok) throw new ApiError(reply.status, reply.code, reply.message, reply.details);
+    if (!reply.ok) throw new ApiError(reply.status, reply.code, reply.message, { details: reply.details });
     return c.json({ approval: approvalView(await requireApproval(approval.approvalId)) });
   });
 

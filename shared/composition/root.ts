@@ -151,6 +151,7 @@ export function createRoot(settings: Settings, place: Place): Root {
   let built: { shell: RunShell; mailbox: Mailbox } | undefined;
   const deciding = (): { shell: RunShell; mailbox: Mailbox } => {
     if (built !== undefined) return built;
+    const sink = metrics();
     let box: Mailbox | undefined;
     const late: Mailbox = {
       send: (runId, command) => (box ?? fail()).send(runId, command),
@@ -164,6 +165,7 @@ export function createRoot(settings: Settings, place: Place): Root {
       clock,
       settings: runSettingsOf(settings),
       targets: targetFacts(catalog()),
+      ...(sink === undefined ? {} : { metrics: sink }),
     });
     box = place.mailbox(shell);
     built = { shell, mailbox: box };

@@ -99,8 +99,10 @@ export interface RunOutcome {
 }
 
 export interface RecordFailureRequest extends StepRef, FromExecution {
-  /** The failed attempt; absent when the caller does not know it (the step's recorded attempt count is taken). */
+  /** The failed attempt; absent when the caller does not know it (RunStep's entry says, else the step's count). */
   readonly attempt?: number | undefined;
+  /** What RunStep was entered with: null for its first entry, else the attempt it was to make (or judge). */
+  readonly previous?: { readonly attempt: number } | null | undefined;
   readonly error: StepError;
 }
 

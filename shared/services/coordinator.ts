@@ -85,7 +85,13 @@ export function createCoordinator(deps: CoordinatorDeps): Coordinator {
       });
     },
     recordFailure: (request) =>
-      recordFailedAttempt(ctx, { ...request, executionId: request.execution ?? '' }, request.attempt, request.error),
+      recordFailedAttempt(
+        ctx,
+        { ...request, executionId: request.execution ?? '' },
+        request.attempt,
+        request.error,
+        request.previous,
+      ),
     async requestApproval(request) {
       if (request.kind !== 'approval' && request.kind !== 'review') return;
       await requestDecision(ctx, { ...request, kind: request.kind, execution: request.execution ?? '' });

@@ -246,6 +246,7 @@ describe('state machines', () => {
         'generation.$': '$.generation',
         'attempt.$': '$.failure.attempt',
         'error.$': '$.failure.error',
+        'previous.$': '$.next',
       },
       ResultPath: '$.next',
       Next: 'Route',
@@ -273,6 +274,8 @@ describe('state machines', () => {
       generation: 2,
       execution,
       attempt: null,
+      // RunStep's entry: its first here (the execution's input says `next: null`).
+      previous: null,
       error: { code: 'E_EXECUTOR', retryable: true, message: 'TypeError', details: executorError },
     });
 

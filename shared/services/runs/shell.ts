@@ -17,7 +17,9 @@ import type { RunEvent } from '../../engine/run/events.ts';
 import type { DraftState } from '../../engine/run/state.ts';
 import type { DomainEvent } from '../../ports/events.ts';
 import type { BatchHandler } from '../../ports/mailbox.ts';
+import type { MetricsSink } from '../../ports/metrics.ts';
 import type { CommittedBatch, RecordImages, RunLog } from '../../ports/run-log.ts';
+import { countEventMetrics, recordStepDuration } from '../coordinator-metrics.ts';
 import { type LoadDeps, loadRun } from './loading.ts';
 import { type PerformDeps, performEffects } from './performing.ts';
 
@@ -26,6 +28,8 @@ export interface RunShellDeps extends LoadDeps, PerformDeps {
   readonly runLog: RunLog;
   /** Runs kept in memory at most (least recently used dropped first). */
   readonly cachedRuns?: number;
+  /** Where the step outcomes a committed batch announced are counted (absent: nowhere). */
+  readonly metrics?: MetricsSink | undefined;
 }
 
 /** Decides and commits a batch of one run's commands, in order (`handle`): the answer to each. */
@@ -112,6 +116,7 @@ export function createRunShell(deps: RunShellDeps): RunShell {
         return 'taken';
       }
       draft.version = batch.version;
+      if (deps.metrics !== undefined) countBatch(deps.metrics, draft, published);
       await deps.runLog.project(batch);
       await performEffects(deps, runId, effects);
     } catch (error) {
@@ -171,4 +176,29 @@ function imagesOf(
       reason: event.type === 'PlanRevised' ? event.reason : 'initial plan',
     })),
   };
+}
+
+/**
+ * The metrics of a committed batch, from what it announced (counted once, by the writer that committed it): step
+ * outcomes per capability, retries, blocks, replans and invalidations, and a finished step's duration.
+ */
+function countBatch(sink: MetricsSink, draft: DraftState, published: readonly DomainEvent[]): void {
+  const targetOf = (stepId: string) => draft.plan?.byId.get(stepId)?.target ?? undefined;
+  countEventMetrics(
+    sink,
+    published.map((event) => ({ type: event.detailType, detail: event.detail })),
+    targetOf,
+  );
+  for (const event of published) {
+    const stepId = event.detail.stepId;
+    if (typeof stepId !== 'string') continue;
+    const outcome =
+      event.detailType === 'StepSucceeded'
+        ? 'succeeded'
+        : event.detailType === 'StepFailed' && event.detail.final !== false
+          ? 'failed'
+          : undefined;
+    const step = draft.steps.get(stepId);
+    if (outcome !== undefined && step !== undefined) recordStepDuration(sink, step, targetOf(stepId), outcome);
+  }
 }

@@ -29,6 +29,7 @@ export async function recordFailedAttempt(
   ref: StepRef & { readonly executionId?: string },
   attempt: number | undefined,
   error: StepError,
+  previous?: { readonly attempt: number } | null,
 ): Promise<StepNext> {
   if (isCompensationStepId(ref.stepId)) return recordCompensationFailure(ctx, ref, attempt, error);
   const memory: RevisionMemory = new Map();
@@ -36,8 +37,16 @@ export async function recordFailedAttempt(
   const { step, planStep } = first;
   if (step?.generation !== ref.generation || !planStep || !IN_FLIGHT_STEP_STATUSES.includes(step.status))
     return done(attempt ?? 0);
-  // The attempt under way: after a retry's backoff the step still says `retrying` with the attempt that failed.
-  const n = attempt ?? (step.status === 'retrying' ? step.attempts + 1 : Math.max(1, step.attempts));
+  // The attempt under way, as RunStep's entry names it (its first entry: attempt 1): the same for a repeat of this
+  // call, whatever the decider made of the first. Without it (an execution from before), the step's count says: after
+  // a retry's backoff the step still says `retrying` with the attempt that failed.
+  const n =
+    attempt ??
+    (previous === undefined
+      ? step.status === 'retrying'
+        ? step.attempts + 1
+        : Math.max(1, step.attempts)
+      : Math.max(1, previous?.attempt ?? 1));
   const records = attempt === n ? first : await loadStepRecords(ctx, memory, ref, n);
   const record = records.attempt;
   if (!record)

@@ -101,11 +101,19 @@ export function settle(d: Decision): void {
   });
 }
 
-/** The steps a finished compensation undid, most recent first. */
+/**
+ * The steps a finished compensation undid, in the saga's order (the order they were undone): the most recently
+ * finished step first, a tie by plan order, later first (as engine/compensation.ts orders them).
+ */
 function compensatedSteps(d: Decision): string[] {
+  const order = new Map((d.plan?.executable ?? []).map((id, i) => [id, i]));
   return [...d.draft.steps.values()]
     .filter((s) => s.status === 'compensated')
-    .sort((a, b) => (b.compensation?.finishedAt ?? '').localeCompare(a.compensation?.finishedAt ?? ''))
+    .sort(
+      (a, b) =>
+        (b.finishedAt ?? '').localeCompare(a.finishedAt ?? '') ||
+        (order.get(b.stepId) ?? 0) - (order.get(a.stepId) ?? 0),
+    )
     .map((s) => s.stepId);
 }
 
