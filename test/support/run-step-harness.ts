@@ -88,9 +88,9 @@ class RecordingPublisher implements EventPublisher {
   }
 }
 
-/** The step's success write: for a first attempt, the write that records the attempt too. */
-export const successWrite = (_runId: string, _stepId: string, _condition: unknown, patch: { status?: string }) =>
-  patch.status === 'succeeded';
+/** The execution's write of a success on its step (its output; for a first attempt, the attempt's record too). */
+export const successWrite = (_runId: string, _stepId: string, _condition: unknown, patch: { output?: unknown }) =>
+  patch.output !== undefined;
 
 export const step = (id: string, target: string, input: unknown, dependsOn: string[] = []): PlanStep => ({
   id,
@@ -99,6 +99,9 @@ export const step = (id: string, target: string, input: unknown, dependsOn: stri
   dependsOn,
   input: input as PlanStep['input'],
 });
+
+/** The execution that holds a step's generation 1, as the decider names it (the step's `claimedBy`). */
+export const claimOf = (runId: string, stepId: string) => stepExecutionName(runId, stepId, 1);
 
 /** The step execution's id, as Step Functions would give it to RunStep. */
 export const executionOf = (runId: string, stepId: string) =>
@@ -145,6 +148,15 @@ export const echoOf = (pack = createConformancePack()) =>
   counting(pack.bindings[CONFORMANCE_TARGETS.echo] as CapabilityBinding);
 
 export const DONE_1: StepNext = { action: 'done', attempt: 1 };
+
+/** A ready step as the decider's StepStarted leaves it: running, its first attempt, held by its execution. */
+export const startedByDecider = (step: StepRecord): StepRecord => ({
+  ...step,
+  status: 'running',
+  attempts: Math.max(1, step.attempts),
+  claimedBy: step.claimedBy ?? stepExecutionName(step.runId, step.stepId, step.generation),
+  startedAt: step.startedAt ?? step.updatedAt,
+});
 
 /**
  * A dynalite table for the calling test file (its beforeAll and afterAll), and the helpers that act on it. `store`
@@ -197,7 +209,8 @@ export function useRunStepStore() {
       { client: table().client, tableName: table().tableName, stream: (record) => void relay?.relay([record]) },
       store,
     );
-    const deciding = decidingFor({ store, runLog, executions, catalog });
+    // The decider keeps traces as the runner's config says (every entry), so a test reads the whole story.
+    const deciding = decidingFor({ store, runLog, executions, catalog, settings: { traceRetention: 'full' } });
     decided.push(deciding);
     let ids = 0;
     const stepRunner = createStepRunner({
@@ -290,7 +303,7 @@ export function useRunStepStore() {
       steps.map((s) => {
         const own = records[s.id] ?? {};
         const done = own.status === 'succeeded';
-        return {
+        const seeded = {
           runId,
           stepId: s.id,
           status: s.dependsOn.length === 0 ? 'ready' : 'pending',
@@ -303,6 +316,8 @@ export function useRunStepStore() {
           updatedAt: at(0),
           ...own,
         } satisfies StepRecord;
+        // A step nothing holds back is started by the run's decider at once: running, held by its execution.
+        return seeded.status === 'ready' ? startedByDecider(seeded) : seeded;
       }),
     );
     return runId;

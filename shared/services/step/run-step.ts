@@ -17,6 +17,7 @@ import type { HumanDecision } from '../../engine/verify.ts';
 import { isExpressionLimitError } from '../../errors.ts';
 import type { StepError } from '../../plan/schema.ts';
 import type { CapabilityRegistry } from '../../ports/capabilities.ts';
+import type { StepRecord } from '../../ports/store.ts';
 import { CLAIM_ERROR_CODES, claimEvaluates, evaluatorOf, prepareClaim } from '../coordinator-inputs.ts';
 import type { CoordinatorDeps, RunStepRequest, StepNext, StepRef } from '../coordinator-types.ts';
 import { createInterpreter, type Interpreter, kindOf } from '../interpreter.ts';
@@ -58,7 +59,7 @@ export function createStepRunner(deps: StepRunnerDeps): StepRunner {
       if (previous === null) {
         const records = await loadStepRecords(ctx, memory, ref, 1);
         const flight = inFlight(records, execution);
-        return flight === undefined ? done(0) : enter(ctx, call, flight);
+        return flight === undefined ? done(attemptsMadeBy(records.step, ref, execution)) : enter(ctx, call, flight);
       }
       if (previous.action === 'retry') {
         // Attempt 1 holds the input every attempt of the generation runs with. The attempt to run may be recorded
@@ -93,6 +94,11 @@ function inFlight(records: StepRecords, execution: string): InFlight | undefined
   if (!step || !planStep || step.claimedBy !== execution || !IN_FLIGHT_STEP_STATUSES.includes(step.status))
     return undefined;
   return { records, step, planStep };
+}
+
+/** The attempts a generation made under this execution, once it is no longer in flight (0: none, or not its own). */
+function attemptsMadeBy(step: StepRecord | undefined, ref: StepRef, execution: string): number {
+  return step?.generation === ref.generation && step.claimedBy === execution ? step.attempts : 0;
 }
 
 /**
