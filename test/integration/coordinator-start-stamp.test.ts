@@ -106,7 +106,13 @@ function harness(config: Partial<CoordinatorConfig> = {}): Harness {
     newId: () => uniqueId('id'),
     config: { ...TEST_CONFIG, ...config },
   });
-  return { store, coordinator, started };
+  // StartRun is handed to the run's decider: a test reads the run once the decider has taken it.
+  const startRun: Coordinator['startRun'] = async (request) => {
+    const answer = await coordinator.startRun(request);
+    await deciding.mailbox.idle();
+    return answer;
+  };
+  return { store, coordinator: { ...coordinator, startRun }, started };
 }
 
 beforeEach(() => {
