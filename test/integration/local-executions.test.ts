@@ -299,6 +299,8 @@ describe('local executions on the synthesized step machine', () => {
       execution: STEP_NAME,
       ...STEP,
       attempt: 2,
+      // RunStep's entry the failure interrupted: a repeat of RecordFailure names the same attempt.
+      previous: { action: 'await', attempt: 2, kind: 'review', timeoutSeconds: 300 },
       error: {
         code: 'E_GATE',
         message: 'StepCancelled',
@@ -362,6 +364,7 @@ describe('local executions on the synthesized step machine', () => {
       execution: STEP_NAME,
       ...STEP,
       attempt: null,
+      previous: null,
       error: {
         code: 'E_EXECUTOR',
         message: 'TypeError',
