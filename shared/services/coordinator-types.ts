@@ -30,7 +30,10 @@ export interface CoordinatorConfig {
   readonly maxReplans?: number;
   /** The deadline of an approval without a timeout of its own (CAIRN_APPROVAL_TIMEOUT_SECONDS); absent: the run's. */
   readonly approvalTimeoutSeconds?: number | undefined;
-  /** How long after a final failure its replan watch declines it unanswered (engine/replan/watch.ts); absent: default. */
+  /**
+   * How long after a final failure its replan watch declines it unanswered (a timer of the run's decider,
+   * engine/run/rules/replans.ts); absent: default.
+   */
   readonly replanWatchSeconds?: number | undefined;
 }
 
@@ -106,7 +109,7 @@ export interface RecordFailureRequest extends StepRef, FromExecution {
 
 /** What a person is asked for. */
 export type ApprovalKind = 'approval' | 'review' | 'revision';
-/** What a step machine's wait is for: a person's answer, or a replan watch's time (engine/replan/watch.ts). */
+/** What a step machine's wait is for: a person's answer (`replan`: a wait no step machine makes any more, see below). */
 export type WaitKind = ApprovalKind | 'replan';
 
 export interface RequestApprovalRequest extends StepRef, FromExecution {
@@ -136,7 +139,10 @@ export type StepNext =
   | {
       readonly action: 'await';
       readonly attempt: number;
-      /** `revision`: the wait of a revision approval's deadline (services/revision-wait.ts); `replan`: a replan watch's. */
+      /**
+       * `revision`: the wait of a revision approval's deadline; `replan`: none (the replan watch is a timer of the run's
+       * decider, engine/run/rules/replans.ts).
+       */
       readonly kind: WaitKind;
       /** Step Functions TimeoutSecondsPath: a positive whole number. */
       readonly timeoutSeconds: number;

@@ -8,7 +8,6 @@ import {
   spendOf,
   usageKey,
 } from '../../../shared/engine/budget.ts';
-import { decideClaim } from '../../../shared/engine/step-lifecycle.ts';
 import { reportedUsage } from '../../../shared/engine/usage.ts';
 
 describe('priceUsage', () => {
@@ -71,20 +70,6 @@ describe('reportedUsage', () => {
   it('refuses what is not a usage', () => {
     for (const bad of [null, [], 'x', { tokens: -1 }, { tokens: 1.5 }, { costUsd: -0.1 }, { other: 1 }])
       expect(reportedUsage(bad)).toBeUndefined();
-  });
-});
-
-describe('decideClaim under a spent budget', () => {
-  const step = { generation: 1, status: 'ready' as const, claimedBy: undefined };
-  it('refuses a new claim, lets a claimed step resume and ignores a finished run', () => {
-    expect(decideClaim(step, 1, 'e1', true, 'run budget exhausted')).toEqual({
-      kind: 'refuse',
-      reason: 'run budget exhausted',
-    });
-    expect(decideClaim({ ...step, status: 'running', claimedBy: 'e1' }, 1, 'e1', true, 'spent')).toEqual({
-      kind: 'resume',
-    });
-    expect(decideClaim(step, 1, 'e1', false, 'spent')).toEqual({ kind: 'ignore' });
   });
 });
 
