@@ -3,8 +3,8 @@
  * deployment's price table), and where a spend stands against a budget (`budget` on the plan or a step): over its
  * soft threshold (BudgetThreshold is published once per limit) or over a hard limit (the run starts no new step and
  * ends `budget_exhausted`, or asks once for a cheaper revision: budget-replan.ts; a step fails with
- * E_BUDGET_EXHAUSTED). The sums themselves are kept by the store, once
- * per attempt (`Store.addUsage`).
+ * E_BUDGET_EXHAUSTED). The sums themselves are kept on the run and step records by the run's decider, once per
+ * attempt (UsageCounted).
  */
 import { type Budget, DEFAULT_BUDGET_WARN_AT } from '../plan/schema.ts';
 import type { ModelUsage, Spend } from '../ports/capabilities.ts';

@@ -1,15 +1,12 @@
 /**
  * No attempt stays `running` in a finished run (the chaos suite's "attempt left running" finding). A gate's attempt
- * is recorded `running` while it waits; whoever ends the gate closes it, but two orders left it open for good:
- * - the gate's record landed after its run was cancelled (the cancellation looked for it before it existed);
- * - an invalidation read the gate before it was claimed and started its next generation after the claim: it took
- *   the superseded generation for one that never ran, so it closed nothing, and the run completed on the new one.
+ * is recorded `running` while it waits; whoever ends the gate closes it, but one order left it open for good: the
+ * gate's record landed after its run was cancelled (the cancellation looked for it before it existed).
  */
 import { describe, expect, it } from 'vitest';
-import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import type { AttemptRecord } from '../../shared/ports/store.ts';
-import { gatedPlan, untilAwaitingApproval } from '../support/gates.ts';
-import { type LocalStack, plan, step, summary, waitForRun } from '../support/local-stack.ts';
+import { gatedPlan } from '../support/gates.ts';
+import { type LocalStack, summary, waitForRun } from '../support/local-stack.ts';
 import { useStackWithFaults } from '../support/stack-faults.ts';
 
 const { stack, faults } = useStackWithFaults();
@@ -23,24 +20,6 @@ async function attemptsOnceClosed(target: LocalStack, runId: string, stepId: str
     attempts = await target.store.listAttempts(runId, stepId);
   }
   return attempts;
-}
-
-async function decide(runId: string, stepId: string, generation: number): Promise<void> {
-  const until = Date.now() + 15_000;
-  const pending = async () =>
-    (await stack.store.listApprovals({ runId, status: 'pending' })).find(
-      (a) => a.stepId === stepId && a.generation === generation,
-    );
-  let approval = await pending();
-  while (!approval && Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    approval = await pending();
-  }
-  if (!approval) throw new Error(`no pending approval of ${stepId}#${generation}`);
-  const answer = await stack.request('POST', `/approvals/${encodeURIComponent(approval.approvalId)}`, {
-    decision: 'approve',
-  });
-  expect(answer.status).toBe(200);
 }
 
 describe('a gate attempt in a finished run', () => {
@@ -59,39 +38,5 @@ describe('a gate attempt in a finished run', () => {
     const attempts = await attemptsOnceClosed(stack, runId, 'G');
     expect(attempts).toHaveLength(1);
     expect(attempts[0]).toMatchObject({ outcome: 'failed', error: { code: 'E_CANCELLED' } });
-  }, 90_000);
-
-  it('is closed when the run ends although an invalidation superseded it unseen', async () => {
-    const objective = 'a gate superseded after a stale read';
-    const runId = await stack.startRun({
-      plan: plan(objective, [
-        step(stack, 'A', T.approver, { approval: { question: 'May A go ahead?', timeoutSeconds: 120 } }),
-        step(stack, 'G', T.approver, {
-          dependsOn: ['A'],
-          approval: { question: 'May G go ahead?', timeoutSeconds: 120 },
-        }),
-      ]),
-    });
-    await untilAwaitingApproval(stack, runId, 'A');
-    // The invalidation reads G pending (A still waits), then waits before it starts G's next generation.
-    const held = faults.hold({
-      method: 'startGeneration',
-      match: (call) => call.runId === runId && call.args[1] === 'G',
-    });
-    const invalidation = stack.request('POST', `/runs/${runId}/steps/G/invalidate`, { reason: 'changed' });
-    await held.arrived;
-    await decide(runId, 'A', 1);
-    await untilAwaitingApproval(stack, runId);
-    held.release();
-    expect((await invalidation).status).toBeLessThan(300);
-    await waitForRun(stack, runId, (run) => run.steps.find((s) => s.id === 'G')?.generation === 2);
-    await untilAwaitingApproval(stack, runId);
-    await decide(runId, 'G', 2);
-
-    const done = await waitForRun(stack, runId, undefined, 30_000);
-    expect(done.status, summary(done)).toBe('complete');
-    const superseded = (await stack.store.listAttempts(runId, 'G')).filter((a) => a.generation === 1);
-    expect(superseded).toHaveLength(1);
-    expect(superseded[0]).toMatchObject({ outcome: 'failed', error: { code: 'E_SUPERSEDED' } });
   }, 90_000);
 });

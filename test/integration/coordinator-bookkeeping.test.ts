@@ -6,7 +6,6 @@
  * still ends as it should.
  */
 import { describe, expect, it } from 'vitest';
-import type { StepRecord } from '../../shared/ports/store.ts';
 import { useEngineStack } from '../support/engine-stack.ts';
 import { fail, flaky } from '../support/scripted-pack.ts';
 import type { Call } from '../support/stack-faults.ts';
@@ -109,28 +108,6 @@ describe('a throttle or a crash inside RunStep', () => {
     expect(published('StepSucceeded', runId, 'a')).toHaveLength(1);
     expect(published('RunFinished', runId)).toHaveLength(1);
     expect(pack.calls(runId, 'a')).toHaveLength(1);
-  });
-
-  it('starts a dependent whose edge was counted when RunStep is repeated before starting it', async () => {
-    const { faults, quiet, outcome, step, pack, stepExecutions } = engine();
-    const objective = objectiveOf('lost after release');
-    // The write that readies b happens, then RunStep of a fails before b's execution is started.
-    const crash = faults.throwOn({
-      method: ['releaseLastDependency', 'releaseDependency', 'transitionStep'],
-      when: 'after',
-      match: (call, result) =>
-        call.runId === faults.runIdFor(objective) &&
-        (result as StepRecord | undefined)?.stepId === 'b' &&
-        (result as StepRecord | undefined)?.status === 'ready',
-    });
-    const runId = await submitAs(objective, [step('a'), step('b', ['a'])]);
-    await crash.fired;
-    await quiet();
-    const { run, steps } = await outcome(runId);
-    expect(steps.get('b')).toMatchObject({ status: 'succeeded', released: ['a'], remaining: 0 });
-    expect(stepExecutions(runId, 'b')).toHaveLength(1);
-    expect(pack.calls(runId, 'b')).toHaveLength(1);
-    expect(run.status).toBe('complete');
   });
 
   it('keeps a success that RunStep wrote before it crashed for good (Catch → RecordFailure), and finishes the run', async () => {

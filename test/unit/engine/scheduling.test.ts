@@ -1,12 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  dependentsOf,
-  planGraph,
-  planTraceText,
-  staleUpstreamReleases,
-  upstreamOutputs,
-} from '../../../shared/engine/scheduling.ts';
+import { dependentsOf, planGraph, planTraceText, upstreamOutputs } from '../../../shared/engine/scheduling.ts';
 import { dagArbitrary, group, step } from './engine-testkit.ts';
 
 describe('planTraceText', () => {
@@ -42,25 +36,6 @@ describe('dependentsOf', () => {
     const graph = planGraph({ steps });
     expect(dependentsOf(graph, 'x')).toEqual(['a']);
     expect(dependentsOf(graph, 'a')).toEqual(['c']);
-  });
-});
-
-describe('staleUpstreamReleases', () => {
-  const at = (generations: Record<string, { moves: boolean; generation: number }>) => (id: string) => generations[id];
-
-  it('names the generation a moving upstream step moves from, even its first', () => {
-    const of = at({ a: { moves: true, generation: 1 }, b: { moves: true, generation: 3 } });
-    expect(staleUpstreamReleases(['a', 'b'], [], of)).toEqual({ a: 1, b: 3 });
-  });
-
-  it('names the generation before the one an unfinished upstream step that does not move is in', () => {
-    const of = at({ a: { moves: false, generation: 2 }, b: { moves: false, generation: 4 } });
-    expect(staleUpstreamReleases(['a', 'b'], [], of)).toEqual({ a: 1, b: 3 });
-  });
-
-  it('names nothing for a released upstream step, one in its first generation, or one without a generation', () => {
-    const of = at({ a: { moves: false, generation: 2 }, b: { moves: false, generation: 1 } });
-    expect(staleUpstreamReleases(['a', 'b', 'c'], ['a'], of)).toBeUndefined();
   });
 });
 
