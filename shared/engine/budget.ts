@@ -11,8 +11,6 @@ import type { ModelUsage, Spend } from '../ports/capabilities.ts';
 
 export type { Spend };
 
-export const NO_SPEND: Spend = { tokens: 0, costUsd: 0 };
-
 /** US dollars per million tokens, for one model id or capability target. */
 export interface Price {
   readonly inputPerMillion: number;
@@ -52,10 +50,6 @@ export const spentBy = (record: { readonly usageTokens?: number; readonly usageC
 
 /** Whether a usage spends anything at all (an attempt without spend writes no sums). */
 export const spendsAnything = (spend: Spend): boolean => spend.tokens > 0 || spend.costUsd > 0;
-
-/** The key an attempt's usage is counted under, once, on its step and on its run. */
-export const usageKey = (stepId: string, generation: number, attempt: number): string =>
-  `${stepId}#${generation}#${attempt}`;
 
 export type BudgetDimension = 'tokens' | 'costUsd' | 'seconds';
 

@@ -32,13 +32,6 @@ export const OPEN_STEP_STATUSES: ReadonlySet<StepStatus> = new Set([
 /** A step execution exists and has claimed the step: the states a result (failure, verdict, completion) comes from. */
 export const IN_FLIGHT_STEP_STATUSES: readonly StepStatus[] = ['running', 'retrying', 'awaiting_approval'];
 
-/**
- * The statuses in which someone else ends a generation, whether or not it was claimed (a cancellation, a replan):
- * one ended so while claimed ended in flight, and its next generation's history keeps the claim (as for one that
- * was still in flight), so whoever ends the run can still close the attempt its gate had recorded.
- */
-export const CLOSED_IN_FLIGHT_STEP_STATUSES: readonly StepStatus[] = ['cancelled', 'superseded'];
-
 /** Not yet claimed by any step execution. */
 export const CLAIMABLE_STEP_STATUSES: readonly StepStatus[] = ['pending', 'ready'];
 

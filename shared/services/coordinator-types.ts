@@ -6,12 +6,12 @@
 import type { TraceRetention } from '../engine/trace.ts';
 import type { HumanDecision } from '../engine/verify.ts';
 import type { Catalog } from '../plan/catalog.ts';
-import type { RunStatus, StepError } from '../plan/schema.ts';
+import type { StepError } from '../plan/schema.ts';
 import type { Executions } from '../ports/executions.ts';
 import type { ExpressionEvaluator } from '../ports/expressions.ts';
 import type { Mailbox } from '../ports/mailbox.ts';
 import type { MetricsSink } from '../ports/metrics.ts';
-import type { Store, TerminalRecord } from '../ports/store.ts';
+import type { Store } from '../ports/store.ts';
 
 export interface CoordinatorConfig {
   /** How long a run may take from StartRun; the run machine's wait times out after this. */
@@ -95,11 +95,6 @@ export interface FinalizeRunRequest {
   /** The run execution's name: a finalize from an execution the run has outlived (it was reopened) changes nothing. */
   readonly execution?: string | null;
 }
-export interface RunOutcome {
-  readonly runId: string;
-  readonly status: RunStatus;
-  readonly terminal?: TerminalRecord | undefined;
-}
 
 export interface RecordFailureRequest extends StepRef, FromExecution {
   /** The failed attempt; absent when the caller does not know it (the step's recorded attempt count is taken). */
@@ -123,10 +118,6 @@ export interface ApprovalRequested {
 
 export interface ExpireApprovalRequest extends StepRef, FromExecution {
   readonly kind?: WaitKind | undefined;
-}
-export interface ExpireResult {
-  /** 'paused': the step's approval policy is `pause`, so the step waits on and the run is left paused. */
-  readonly outcome: 'failed' | 'paused' | 'noop';
 }
 
 /**

@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parsePrices } from '../../../shared/config/prices.ts';
-import {
-  checkBudget,
-  describeExhaustion,
-  priceUsage,
-  secondsBetween,
-  spendOf,
-  usageKey,
-} from '../../../shared/engine/budget.ts';
+import { checkBudget, describeExhaustion, priceUsage, secondsBetween, spendOf } from '../../../shared/engine/budget.ts';
 import { reportedUsage } from '../../../shared/engine/usage.ts';
 
 describe('priceUsage', () => {
@@ -53,9 +46,8 @@ describe('checkBudget', () => {
 });
 
 describe('spend helpers', () => {
-  it('sums tokens, keys an attempt and measures seconds', () => {
+  it('sums tokens and measures seconds', () => {
     expect(spendOf({ inputTokens: 3, outputTokens: 4 })).toEqual({ tokens: 7, costUsd: 0 });
-    expect(usageKey('s.1', 2, 3)).toBe('s.1#2#3');
     expect(secondsBetween('2026-01-01T00:00:00Z', '2026-01-01T00:00:02.500Z')).toBe(2.5);
     expect(secondsBetween(undefined, '2026-01-01T00:00:00Z')).toBeUndefined();
   });
