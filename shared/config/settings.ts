@@ -69,7 +69,8 @@ export interface RunSettings {
   readonly approvalTimeoutSeconds?: number | undefined;
   /**
    * CAIRN_REPLAN_WATCH_SECONDS: how long after a final failure its replan watch declines it if the replanner has not
-   * answered (engine/replan/watch.ts); absent: the platform's default (DEFAULT_REPLAN_WATCH_SECONDS on AWS).
+   * answered (a timer of the run's decider, engine/run/rules/replans.ts); absent: the platform's default
+   * (DEFAULT_REPLAN_WATCH_SECONDS on AWS).
    */
   readonly replanWatchSeconds?: number | undefined;
 }

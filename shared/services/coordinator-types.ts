@@ -6,12 +6,12 @@
 import type { TraceRetention } from '../engine/trace.ts';
 import type { HumanDecision } from '../engine/verify.ts';
 import type { Catalog } from '../plan/catalog.ts';
-import type { RunStatus, StepError } from '../plan/schema.ts';
+import type { StepError } from '../plan/schema.ts';
 import type { Executions } from '../ports/executions.ts';
 import type { ExpressionEvaluator } from '../ports/expressions.ts';
 import type { Mailbox } from '../ports/mailbox.ts';
 import type { MetricsSink } from '../ports/metrics.ts';
-import type { Store, TerminalRecord } from '../ports/store.ts';
+import type { Store } from '../ports/store.ts';
 
 export interface CoordinatorConfig {
   /** How long a run may take from StartRun; the run machine's wait times out after this. */
@@ -30,7 +30,10 @@ export interface CoordinatorConfig {
   readonly maxReplans?: number;
   /** The deadline of an approval without a timeout of its own (CAIRN_APPROVAL_TIMEOUT_SECONDS); absent: the run's. */
   readonly approvalTimeoutSeconds?: number | undefined;
-  /** How long after a final failure its replan watch declines it unanswered (engine/replan/watch.ts); absent: default. */
+  /**
+   * How long after a final failure its replan watch declines it unanswered (a timer of the run's decider,
+   * engine/run/rules/replans.ts); absent: default.
+   */
   readonly replanWatchSeconds?: number | undefined;
 }
 
@@ -92,11 +95,6 @@ export interface FinalizeRunRequest {
   /** The run execution's name: a finalize from an execution the run has outlived (it was reopened) changes nothing. */
   readonly execution?: string | null;
 }
-export interface RunOutcome {
-  readonly runId: string;
-  readonly status: RunStatus;
-  readonly terminal?: TerminalRecord | undefined;
-}
 
 export interface RecordFailureRequest extends StepRef, FromExecution {
   /** The failed attempt; absent when the caller does not know it (RunStep's entry says, else the step's count). */
@@ -108,7 +106,7 @@ export interface RecordFailureRequest extends StepRef, FromExecution {
 
 /** What a person is asked for. */
 export type ApprovalKind = 'approval' | 'review' | 'revision';
-/** What a step machine's wait is for: a person's answer, or a replan watch's time (engine/replan/watch.ts). */
+/** What a step machine's wait is for: a person's answer (`replan`: a wait no step machine makes any more, see below). */
 export type WaitKind = ApprovalKind | 'replan';
 
 export interface RequestApprovalRequest extends StepRef, FromExecution {
@@ -123,10 +121,6 @@ export interface ApprovalRequested {
 export interface ExpireApprovalRequest extends StepRef, FromExecution {
   readonly kind?: WaitKind | undefined;
 }
-export interface ExpireResult {
-  /** 'paused': the step's approval policy is `pause`, so the step waits on and the run is left paused. */
-  readonly outcome: 'failed' | 'paused' | 'noop';
-}
 
 /**
  * What the step machine does next (RunStep's answer, `$.next`): nothing (the step is finished, or someone else runs
@@ -138,7 +132,10 @@ export type StepNext =
   | {
       readonly action: 'await';
       readonly attempt: number;
-      /** `revision`: the wait of a revision approval's deadline (services/revision-wait.ts); `replan`: a replan watch's. */
+      /**
+       * `revision`: the wait of a revision approval's deadline; `replan`: none (the replan watch is a timer of the run's
+       * decider, engine/run/rules/replans.ts).
+       */
       readonly kind: WaitKind;
       /** Step Functions TimeoutSecondsPath: a positive whole number. */
       readonly timeoutSeconds: number;

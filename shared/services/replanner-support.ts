@@ -1,6 +1,6 @@
 import { clipText } from '../engine/replan/step-definition.ts';
 import { failureFingerprint, type LineageMap, mergeLineage, stepLineage } from '../engine/replan.ts';
-import { isModelError, isPlannerError, isTransientPlatformError } from '../errors.ts';
+import { isModelError, isPlannerError } from '../errors.ts';
 import { plannerErrorCode } from '../planner/errors.ts';
 import type { PlannerDeps } from '../planner/planner.ts';
 import { proposeRevision, type RevisionOutcome, type RevisionRequest } from '../planner/replan/revise.ts';
@@ -12,7 +12,7 @@ const APPROVAL_EXPIRED_CODE = 'E_APPROVAL_EXPIRED';
 const APPROVAL_EXPIRED_REASON = 'approval_expired';
 
 import type { LoadedPlan } from './interpreter.ts';
-import { type TryAgainPolicy, tryAgain, WORK_TRIES, workAgainPolicy } from './write-again.ts';
+import { type TryAgainPolicy, tryAgain } from './write-again.ts';
 
 /** Characters of a planner's reason kept in a decline (it ends up in the terminal evidence). */
 const DECLINE_MESSAGE_CHARS = 1000;
@@ -23,19 +23,6 @@ const MODEL_POLICY: TryAgainPolicy = {
 };
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Tries, in one invocation, of an answer (or of finishing a revision) that a platform error interrupted: the shared
- * policy of repeatable work (write-again.ts), as a run's invalidation is tried. An answer has three deliveries at
- * most behind it, and the run waits for it (awaitsReplan) with nothing else open to end it.
- */
-export const PLATFORM_TRIES = WORK_TRIES;
-const PLATFORM_POLICY = workAgainPolicy(isTransientPlatformError);
-
-/** `action` again, a little later each time, while it fails with a platform error (PLATFORM_TRIES in all). */
-export function withPlatformRetries<T>(action: (tries: number) => Promise<T>): Promise<T> {
-  return tryAgain(PLATFORM_POLICY, action);
-}
 
 /** The run's earlier replans around a failure as the planner is told them, oldest first. */
 export function priorReplans(run: Pick<RunRecord, 'replanLog'>): PriorReplan[] {

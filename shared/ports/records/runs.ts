@@ -56,7 +56,7 @@ export interface RunRecord {
    * `ReplanDecline` per member: they stand, and the run's terminal evidence names the planner's reason.
    */
   readonly replanDeclines?: readonly string[];
-  /** What the run's attempts spent (Store.addUsage: each attempt counted once); absent = nothing yet. */
+  /** What the run's attempts spent (the decider's UsageCounted: each attempt counted once); absent = nothing yet. */
   readonly usageTokens?: number;
   readonly usageCostUsd?: number;
   /**

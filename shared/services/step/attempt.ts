@@ -6,7 +6,8 @@
  */
 
 import { retryPolicy } from '../../engine/retry.ts';
-import { IN_FLIGHT_STEP_STATUSES, letsAttemptsStart } from '../../engine/statuses.ts';
+import { letsAttemptsStart } from '../../engine/run/rules/flow.ts';
+import { IN_FLIGHT_STEP_STATUSES } from '../../engine/statuses.ts';
 import { attemptRecordPlace, decideAttemptOutcome } from '../../engine/step-lifecycle.ts';
 import {
   type AttemptTimeLimit,

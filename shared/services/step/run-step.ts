@@ -12,7 +12,8 @@
  */
 
 import { isCompensationStepId } from '../../engine/compensation.ts';
-import { IN_FLIGHT_STEP_STATUSES, letsAttemptsStart } from '../../engine/statuses.ts';
+import { letsAttemptsStart } from '../../engine/run/rules/flow.ts';
+import { IN_FLIGHT_STEP_STATUSES } from '../../engine/statuses.ts';
 import type { HumanDecision } from '../../engine/verify.ts';
 import { isExpressionLimitError } from '../../errors.ts';
 import type { StepError } from '../../plan/schema.ts';
