@@ -34,15 +34,19 @@ export const humanDecisionSchema = z.object({
   by: optional(z.string()),
 });
 
+/** The execution a machine's word comes from (`$$.Execution.Name`): a run's opening, a step generation's holder. */
+const execution = optional(z.string());
+
 export const coordinatorPayloadSchema = z.discriminatedUnion('action', [
   z.object({
     action: z.literal('rejectPlan'),
     runId: id,
     errors: z.array(z.object({ code: z.string(), path: z.string(), message: z.string() })),
+    execution,
   }),
-  z.object({ action: z.literal('failRun'), runId: id, error: z.unknown() }),
+  z.object({ action: z.literal('failRun'), runId: id, error: z.unknown(), execution }),
   z.object({ action: z.literal('startRun'), runId: id }),
-  z.object({ action: z.literal('awaitRun'), runId: id, taskToken: id }),
+  z.object({ action: z.literal('awaitRun'), runId: id, taskToken: id, execution }),
   z.object({
     action: z.literal('finalizeRun'),
     runId: id,
@@ -50,23 +54,30 @@ export const coordinatorPayloadSchema = z.discriminatedUnion('action', [
     error: optional(z.unknown()),
     execution: optional(z.string()),
   }),
-  z.object({ action: z.literal('recordFailure'), ...stepRef, attempt: optional(attempt), error: stepError }),
+  z.object({
+    action: z.literal('recordFailure'),
+    ...stepRef,
+    attempt: optional(attempt),
+    error: stepError,
+    /** RunStep's entry (its `previous`): null for the first; absent from an execution started before it was sent. */
+    previous: z
+      .object({ attempt: z.number().int().min(0) })
+      .passthrough()
+      .nullish(),
+    execution,
+  }),
   z.object({
     action: z.literal('requestApproval'),
     ...stepRef,
     kind: z.enum(['approval', 'review', 'revision', 'replan']),
     taskToken: id,
+    execution,
   }),
   z.object({
     action: z.literal('expireApproval'),
     ...stepRef,
     kind: optional(z.enum(['approval', 'review', 'revision', 'replan'])),
-  }),
-  z.object({
-    action: z.literal('cancelRun'),
-    runId: id,
-    requestedBy: optional(z.string().min(1).max(512)),
-    compensate: z.boolean().optional(),
+    execution,
   }),
 ]);
 export type CoordinatorPayload = z.infer<typeof coordinatorPayloadSchema>;
@@ -97,26 +108,27 @@ export function createHandler(deps: CoordinatorHandlerDeps) {
     const payload = parse(event);
     switch (payload.action) {
       case 'rejectPlan':
-        return coordinator.rejectPlan(payload);
+        await coordinator.rejectPlan(payload);
+        return {};
       case 'failRun':
-        return coordinator.failRun(payload);
+        await coordinator.failRun(payload);
+        return {};
       case 'startRun':
         return coordinator.startRun(payload);
       case 'awaitRun':
-        return coordinator.awaitRun(payload);
+        await coordinator.awaitRun(payload);
+        return {};
       case 'finalizeRun':
-        return coordinator.finalizeRun(payload);
+        await coordinator.finalizeRun(payload);
+        return {};
       case 'recordFailure':
         return coordinator.recordFailure({ ...payload, attempt: orUndefined(payload.attempt) });
       case 'requestApproval':
-        return coordinator.requestApproval(payload);
+        await coordinator.requestApproval(payload);
+        return {};
       case 'expireApproval':
-        return coordinator.expireApproval({ ...payload, kind: orUndefined(payload.kind) });
-      case 'cancelRun':
-        return coordinator.cancelRun(payload.runId, {
-          ...(payload.requestedBy ? { requestedBy: payload.requestedBy } : {}),
-          ...(payload.compensate === undefined ? {} : { compensate: payload.compensate }),
-        });
+        await coordinator.expireApproval({ ...payload, kind: orUndefined(payload.kind) });
+        return {};
     }
   };
 }

@@ -23,7 +23,7 @@ import type { Replanner, ReplanOutcome } from '../shared/services/replanner.ts';
 import { lambdaRoot, lazyHandler } from './root.ts';
 
 export interface ReplannerHandlerDeps {
-  readonly replanner: Pick<Replanner, 'onStepFailed' | 'onBudgetExhausted' | 'replanRun' | 'onRevisionExpired'>;
+  readonly replanner: Pick<Replanner, 'onStepFailed' | 'onBudgetExhausted' | 'replanRun'>;
   /** Where replan jobs are read and finished; without it a `{ planJobId }` invocation is refused. */
   readonly jobs?: { readonly store: Store; readonly clock: () => Date };
 }
@@ -37,7 +37,6 @@ const envelopeSchema = z.object({ 'detail-type': z.string(), source: z.string().
 export type ReplannerAnswer =
   | ReplanOutcome
   | { readonly outcome: 'ignored'; readonly why: 'not_final' | 'not_replan' }
-  | { readonly outcome: 'revision_expired'; readonly approvalId: string }
   | { readonly planJobId: string; readonly status?: string };
 
 function invalid(message: string): ValidationError {
@@ -58,15 +57,8 @@ export function createHandler(deps: ReplannerHandlerDeps) {
     const envelope = envelopeSchema.safeParse(event);
     if (!envelope.success) throw invalid('not an EventBridge event with a detail-type and a detail');
     const type = envelope.data['detail-type'];
-    if (type === 'ApprovalDecided') {
-      const decided = parseEventDetail('ApprovalDecided', envelope.data.detail);
-      if (!decided.ok) throw invalid(decided.message);
-      const { runId, approvalId, decision } = decided.detail;
-      // The rule routes only expired revision approvals; anything else is none of the replanner's business.
-      if (decision !== 'expired') return { outcome: 'ignored', why: 'not_final' };
-      await deps.replanner.onRevisionExpired({ runId, approvalId });
-      return { outcome: 'revision_expired', approvalId };
-    }
+    // A held revision's expiry is the run's decider's (a timer): nothing of the replanner's.
+    if (type === 'ApprovalDecided') return { outcome: 'ignored', why: 'not_final' };
     if (type === 'BudgetExhausted') {
       const parsed = parseEventDetail('BudgetExhausted', envelope.data.detail);
       if (!parsed.ok) throw invalid(parsed.message);

@@ -1,4 +1,4 @@
-// The CDK app (`npx cdk synth`, `npx cdk deploy -c stage=prod -c modelId=... ...`; the README's Deploy to AWS
+// The CDK app (`npx cdk synth`, `npx cdk deploy -c stage=prod -c modelId=... ...`; docs/deploy.md
 // lists the context).
 // cdk-nag's AwsSolutions checks run on every synth: an unsuppressed finding fails it.
 import { App } from 'aws-cdk-lib';

@@ -1,14 +1,16 @@
 /**
- * The cairn stack: the table, the event bus, the Lambdas, the two state machines, the HTTP API (JWT-authorized) in
- * front of the API Lambda, and the alarms and dashboard over all of it. Deployment configuration comes from CDK
+ * The cairn stack: the table, the event bus, the runs' mailbox (an SQS FIFO queue read by the decider Lambda, and
+ * the timers' schedule group), the Lambdas, the two state machines, the HTTP API (JWT-authorized) in front of the
+ * API Lambda, and the alarms and dashboard over all of it. Deployment configuration comes from CDK
  * context or stack props (constructs/config.ts), with the same names the Lambdas read from their environment.
  */
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { CairnApi } from './constructs/api.ts';
 import type { CairnConfig } from './constructs/config.ts';
 import { CairnEvents } from './constructs/events.ts';
-import { Functions, METRICS_NAMESPACE, serviceName } from './constructs/functions.ts';
+import { FUNCTION_TIMEOUT_SECONDS, Functions, METRICS_NAMESPACE, serviceName } from './constructs/functions.ts';
+import { CairnMailbox } from './constructs/mailbox.ts';
 import { CairnNotifier } from './constructs/notifier.ts';
 import { CairnObservability } from './constructs/observability.ts';
 import { CairnOutbox } from './constructs/outbox.ts';
@@ -25,6 +27,7 @@ export class CairnStack extends Stack {
   readonly config: CairnConfig;
   readonly table: CairnTable;
   readonly events: CairnEvents;
+  readonly mailbox: CairnMailbox;
   readonly functions: Functions;
   readonly outbox: CairnOutbox;
   readonly machines: StateMachines;
@@ -42,13 +45,20 @@ export class CairnStack extends Stack {
       stage: config.stage,
       archiveRetentionDays: config.archiveRetentionDays,
     });
+    // The runs' mailbox: every command to a run goes through it to the run's decider, one batch of a run at a time.
+    this.mailbox = new CairnMailbox(this, 'Mailbox', {
+      stage: config.stage,
+      consumerTimeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS.Decider),
+    });
     const refs = machineRefs(this, config.stage);
     this.functions = new Functions(this, 'Functions', {
       config,
       table: this.table.table,
       bus: this.events.bus,
+      mailbox: this.mailbox,
       machines: refs,
     });
+    this.mailbox.deliverTo(this.functions.byKey.Decider);
     this.machines = new StateMachines(this, 'StateMachines', {
       functions: this.functions.byKey,
       machines: refs,
@@ -84,6 +94,7 @@ export class CairnStack extends Stack {
       table: this.table.table,
       deadLetters: this.events.deadLetters,
       outboxDeadLetters: this.outbox.deadLetters,
+      mailboxDeadLetters: this.mailbox.deadLetters,
       asyncFailures: this.events.asyncFailures,
       ...(config.alarmTopicArn === undefined ? {} : { alarmTopicArn: config.alarmTopicArn }),
     });
@@ -94,6 +105,8 @@ export class CairnStack extends Stack {
     new CfnOutput(this, 'EventBusName', { value: this.events.bus.eventBusName });
     new CfnOutput(this, 'RunMachineArn', { value: this.machines.run.stateMachineArn });
     new CfnOutput(this, 'StepMachineArn', { value: this.machines.step.stateMachineArn });
+    new CfnOutput(this, 'MailboxQueueUrl', { value: this.mailbox.queue.queueUrl });
+    new CfnOutput(this, 'MailboxDeadLettersUrl', { value: this.mailbox.deadLetters.queueUrl });
     new CfnOutput(this, 'DashboardName', { value: this.observability.dashboard.dashboardName });
     if (this.api.userPool) {
       new CfnOutput(this, 'UserPoolId', { value: this.api.userPool.userPool.userPoolId });

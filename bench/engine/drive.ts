@@ -7,23 +7,7 @@
  */
 import type { LocalStack, LocalStackStats } from '../../infra/local/boot.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
-import type { Row } from './report.ts';
-
-export interface Units {
-  readonly stateTransitions: number;
-  readonly lambda: number;
-  readonly lambdaBy: Readonly<Record<string, number>>;
-  readonly writes: number;
-  /** The outbox relay's audit-log batch writes (off the step's path). */
-  readonly auditWrites: number;
-  readonly reads: number;
-  readonly readItems: number;
-  /**
-   * CPU time of this process (the whole embedded stack but the expression worker processes), user + system, in ms:
-   * a cost that a busy machine distorts far less than wall time.
-   */
-  readonly cpuMs: number;
-}
+import type { Row, Units } from './report.ts';
 
 export function unitsBetween(
   a: LocalStackStats,

@@ -1,5 +1,19 @@
 /** The bench's output: one line per workload as it ends, then a table of every measure against its target. */
-import type { Units } from './drive.ts';
+export interface Units {
+  readonly stateTransitions: number;
+  readonly lambda: number;
+  readonly lambdaBy: Readonly<Record<string, number>>;
+  readonly writes: number;
+  /** The outbox relay's audit-log batch writes (off the step's path). */
+  readonly auditWrites: number;
+  readonly reads: number;
+  readonly readItems: number;
+  /**
+   * CPU time of this process (the whole embedded stack but the expression worker processes), user + system, in ms:
+   * a cost that a busy machine distorts far less than wall time.
+   */
+  readonly cpuMs: number;
+}
 
 export interface Row {
   readonly workload: string;

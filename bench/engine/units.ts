@@ -3,7 +3,8 @@
  * each run alone (the stack settled before and after, so nothing else is counted).
  */
 import { chain, echoSteps } from './dags.ts';
-import type { Units, Workload } from './drive.ts';
+import type { Workload } from './drive.ts';
+import type { Units } from './report.ts';
 
 type Counted = Pick<Units, 'stateTransitions' | 'lambda' | 'writes' | 'auditWrites' | 'reads' | 'readItems'> & {
   lambdaBy: Record<string, number>;

@@ -108,6 +108,9 @@ export function actorStore(env: IoEnv, inner: MemoryStore): MemoryStorePort {
     getPlanRevision: slow(inner.getPlanRevision),
     putPlanRevision: slow(inner.putPlanRevision),
     putWatches: slow(inner.putWatches),
+    putAttempt: slow(inner.putAttempt),
+    getAttempt: slow(inner.getAttempt),
+    updateAttempt: slow(inner.updateAttempt),
     listWatchers: slow(inner.listWatchers),
   };
 }

@@ -137,7 +137,7 @@ export const DEFAULT_CONFIG: CairnConfig = {
 
 const SOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
-/** Reads the context keys the README documents (Deploy to AWS); throws on a value that cannot be right. */
+/** Reads the context keys docs/deploy.md documents; throws on a value that cannot be right. */
 export function configFromContext(node: Node): CairnConfig {
   const text = (key: string): string | undefined => {
     const value: unknown = node.tryGetContext(key);

@@ -1,11 +1,11 @@
 /**
- * What each function does with Step Functions, declared once: functions.ts grants from this table and
- * test/infra/iam.test.ts checks the synthesized policies against it, and the table against the calls the Step
- * Functions adapter can make. A function's calls are those of the services it runs (the Executions port,
- * shared/ports/executions.ts): starting step executions (releases, new generations) or run executions (a new or
- * reopened run), answering a task token (a run's waiter when the service can settle a run; a step's approval), and
- * stopping the executions of steps it closes or supersedes. No function stops a run execution, fails a token or
- * describes an execution.
+ * What each function does with Step Functions and with the runs' mailbox, declared once: functions.ts grants from
+ * these tables and test/infra/iam.test.ts checks the synthesized policies against them, and the tables against the
+ * calls the adapters can make. With one writer per run, a run's executions are the decider's effects
+ * (shared/services/runs/performing.ts): it starts step executions (releases, new generations) and run executions (a
+ * reopened run), answers task tokens (a run's waiter, a step's approval) and stops the executions of steps a
+ * decision closes or supersedes. Every other function sends the run a command instead. No function stops a run
+ * execution, fails a token or describes an execution.
  */
 import { ArnFormat, type Stack } from 'aws-cdk-lib';
 import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -31,22 +31,41 @@ export type ExecutionCalls = Readonly<Partial<Record<PortCall, readonly MachineN
 export const EXECUTION_CALLS: Readonly<Record<FunctionKey, ExecutionCalls>> = {
   Planner: {},
   Validator: {},
-  // startRun and every follow-up start steps; cancel, a deadline or a stale wait stop steps and answer tokens.
-  Coordinator: { start: ['run', 'step'], answer: ['run', 'step'], stop: ['step'] },
-  // RunStep starts the dependents it releases and answers the run's waiter when its step settles the run; a claim
-  // (or a side effect's gate) that finds a cancel begun and not finished finishes it (cancellation.ts): the open
-  // steps' executions stopped, a revision approval's wait answered.
-  StepExecutor: { start: ['step'], answer: ['run', 'step'], stop: ['step'] },
-  // POST /runs, approvals (step tokens), cancel, and the invalidations it runs in process (a person's replan is
-  // checked here and made by the replanner, FUNCTION_INVOKES).
-  Api: { start: ['run', 'step'], answer: ['run', 'step'], stop: ['step'] },
-  // New generations and a reopened run's execution; superseded steps stopped; a run it reopens and that then
-  // settles (invalidation-run → checkRunEnd → settleRun) answers its run execution's waiter.
-  Invalidator: { start: ['run', 'step'], answer: ['run'], stop: ['step'] },
-  // A new revision's steps and a reopened run; superseded steps stopped; a run it pauses or settles answered.
-  Replanner: { start: ['run', 'step'], answer: ['run'], stop: ['step'] },
+  // The run machine's and the step machine's tasks report to the run (StartRun, a failed attempt, a decision's
+  // wait, an expired approval): commands.
+  Coordinator: {},
+  // RunStep reports its attempt to the run: a command; the dependents it releases are started by the decider.
+  StepExecutor: {},
+  // POST /runs stores the run and starts its run execution (shared/api/runs.ts), whose machine plans it; approvals,
+  // cancel, invalidations and compensation are commands.
+  Api: { start: ['run'] },
+  // Stale steps are an Invalidate command to each watching run.
+  Invalidator: {},
+  // A revision is a proposal to the run (asked, and answered by the decider), a declined replan a command.
+  Replanner: {},
   Outbox: {},
+  // The decider performs what its decisions imply: every step and run execution is started, stopped and answered
+  // here.
+  Decider: { start: ['run', 'step'], answer: ['run', 'step'], stop: ['step'] },
 };
+
+/**
+ * Who sends runs commands (shared/ports/mailbox.ts, `send` or `ask`): the services built on the coordinator's deps
+ * (coordinator, RunStep, invalidator, replanner), the API, and the decider itself (a timer already due when it is
+ * scheduled goes straight to the queue). Each gets `sqs:SendMessage` on the queue and CAIRN_MAILBOX_URL. Those that
+ * `ask` (the API, the replanner) read the decider's answer back from the table (`REPLY#<id>`, their table grant).
+ */
+export const MAILBOX_SENDERS: readonly FunctionKey[] = [
+  'Coordinator',
+  'StepExecutor',
+  'Api',
+  'Invalidator',
+  'Replanner',
+  'Decider',
+];
+
+/** Who schedules timers (the shell's `schedule` effect, performed by the decider only). */
+export const TIMER_SCHEDULERS: readonly FunctionKey[] = ['Decider'];
 
 /**
  * Which functions each function invokes asynchronously (`lambda:InvokeFunction`, InvocationType Event): the API

@@ -18,7 +18,15 @@ import { STEP_EXECUTOR_TIMEOUT_SECONDS } from '../../shared/config/defaults.ts';
 import { deployedBindings } from './binding-secrets.ts';
 import { bundleFilesEnvironment, commandHooksOf } from './bundle-files.ts';
 import type { CairnConfig } from './config.ts';
-import { EXECUTION_CALLS, FUNCTION_INVOKES, grantExecutions, INVOKED_FUNCTION_VARIABLE } from './execution-grants.ts';
+import {
+  EXECUTION_CALLS,
+  FUNCTION_INVOKES,
+  grantExecutions,
+  INVOKED_FUNCTION_VARIABLE,
+  MAILBOX_SENDERS,
+  TIMER_SCHEDULERS,
+} from './execution-grants.ts';
+import type { CairnMailbox } from './mailbox.ts';
 import { FUNCTION_KEYS, type FunctionKey } from './state-names.ts';
 
 /** Lambda timeouts; the state machines give every Task a little more so the Lambda's own timeout reports first. */
@@ -33,6 +41,9 @@ export const FUNCTION_TIMEOUT_SECONDS: Readonly<Record<FunctionKey, number>> = {
   // A replan may wait for the planning model (Bedrock), like the planner.
   Replanner: 300,
   Outbox: 60,
+  // A batch of up to 10 letters: decide, one conditional write, project, perform the effects. Kept short: the
+  // mailbox's visibility timeout is six times this, and a failed batch holds its run's later letters that long.
+  Decider: 30,
 };
 
 export const MEMORY_MB: Readonly<Record<FunctionKey, number>> = {
@@ -44,6 +55,8 @@ export const MEMORY_MB: Readonly<Record<FunctionKey, number>> = {
   Invalidator: 512,
   Replanner: 1024,
   Outbox: 512,
+  // Runs stay in memory between batches (the shell's copies): memory is what keeps a warm decider cheap.
+  Decider: 1024,
 };
 
 const ENTRIES: Readonly<Record<FunctionKey, string>> = {
@@ -55,6 +68,7 @@ const ENTRIES: Readonly<Record<FunctionKey, string>> = {
   Invalidator: 'invalidator.ts',
   Replanner: 'replanner.ts',
   Outbox: 'outbox.ts',
+  Decider: 'decider.ts',
 };
 
 /** The newest Node.js runtime this aws-cdk-lib knows (cdk-nag's L1 checks for exactly that). */
@@ -102,6 +116,8 @@ export interface FunctionsProps {
   readonly config: FunctionsConfig;
   readonly table: ITable;
   readonly bus: IEventBus;
+  /** The runs' mailbox: where commands are sent, and where the decider's timers are scheduled. */
+  readonly mailbox: Pick<CairnMailbox, 'queue' | 'schedulerRole' | 'scheduleGroup' | 'grantSend' | 'grantTimers'>;
   /** Names and ARNs fixed before the machines exist: the machines reference the functions, not the other way. */
   readonly machines: { readonly run: MachineRef; readonly step: MachineRef };
 }
@@ -169,13 +185,23 @@ export class Functions extends Construct {
   }
 
   private grant(props: FunctionsProps): void {
-    const { Planner, Validator, Coordinator, StepExecutor, Api, Invalidator, Replanner, Outbox } = this.byKey;
+    const { Planner, Validator, StepExecutor, Replanner, Outbox, Api } = this.byKey;
     const stack = Stack.of(this);
-    // The table and its one index by name (no `index/*`); the validator only reads the run's candidate plan.
+    // The table and its one index by name (no `index/*`); the validator only reads the run's candidate plan. The
+    // decider commits a run's batches (`LOG#<version>` items), projects its records and writes the answers its
+    // senders wait for (`REPLY#<id>` items, which the senders read back with GetItem).
     const tableResources = [props.table.tableArn, `${props.table.tableArn}/index/${GSI1_NAME}`];
-    for (const fn of [Planner, Coordinator, StepExecutor, Api, Invalidator, Replanner]) {
-      allow(fn, [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS], tableResources);
-    }
+    const tableWriters: FunctionKey[] = [
+      'Planner',
+      'Coordinator',
+      'StepExecutor',
+      'Api',
+      'Invalidator',
+      'Replanner',
+      'Decider',
+    ];
+    for (const key of tableWriters)
+      allow(this.byKey[key], [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS], tableResources);
     allow(Validator, [...TABLE_READ_ACTIONS], tableResources);
     // Only the outbox relay publishes the engine's events (they travel with the writes that make the changes) and
     // writes the audit log (and reads back the events an announcement too large for its item kept out of line); the
@@ -185,6 +211,11 @@ export class Functions extends Construct {
 
     // Step Functions: what each function's services call, from the one table (execution-grants.ts).
     for (const key of FUNCTION_KEYS) grantExecutions(stack, this.byKey[key], EXECUTION_CALLS[key], props.machines);
+
+    // The runs' mailbox: whoever sends a run a command may send to the queue; the decider alone schedules timers
+    // (one-time schedules that send to the queue as the scheduler role). Their variables: environmentsOf.
+    for (const key of MAILBOX_SENDERS) props.mailbox.grantSend(this.byKey[key]);
+    for (const key of TIMER_SCHEDULERS) props.mailbox.grantTimers(this.byKey[key]);
 
     // Planning jobs: the API invokes the planner and the replanner asynchronously, by the names it is given.
     for (const key of FUNCTION_KEYS) {
@@ -226,6 +257,19 @@ function allow(
 
 /** The environment each handler reads (see the header of each functions/*.ts), and nothing else. */
 function environmentsOf(props: FunctionsProps): Record<FunctionKey, Record<string, string>> {
+  const own = ownEnvironmentsOf(props);
+  // A sender of commands is told the queue's URL (shared/adapters/aws/sqs-mailbox.ts); whoever schedules timers,
+  // its ARN and the role Scheduler sends with (scheduler-timers.ts).
+  for (const key of MAILBOX_SENDERS) own[key].CAIRN_MAILBOX_URL = props.mailbox.queue.queueUrl;
+  for (const key of TIMER_SCHEDULERS) {
+    own[key].CAIRN_MAILBOX_ARN = props.mailbox.queue.queueArn;
+    own[key].CAIRN_SCHEDULER_ROLE_ARN = props.mailbox.schedulerRole.roleArn;
+    own[key].CAIRN_SCHEDULE_GROUP = props.mailbox.scheduleGroup.scheduleGroupName;
+  }
+  return own;
+}
+
+function ownEnvironmentsOf(props: FunctionsProps): Record<FunctionKey, Record<string, string>> {
   const { config, machines } = props;
   const common: Record<string, string> = {
     CAIRN_TABLE_NAME: props.table.tableName,
@@ -245,12 +289,7 @@ function environmentsOf(props: FunctionsProps): Record<FunctionKey, Record<strin
     CAIRN_RUN_DEADLINE_SECONDS: String(config.runDeadlineSeconds),
     // The coordinator leaves a final failure to the replanner while replanning is on.
     CAIRN_MAX_REPLANS: String(config.maxReplans),
-    ...(config.approvalTimeoutSeconds === undefined
-      ? {}
-      : { CAIRN_APPROVAL_TIMEOUT_SECONDS: String(config.approvalTimeoutSeconds) }),
-    ...(config.replanWatchSeconds === undefined
-      ? {}
-      : { CAIRN_REPLAN_WATCH_SECONDS: String(config.replanWatchSeconds) }),
+    ...runTimeouts(config),
   };
   return {
     Planner: { ...common, ...limits, ...model },
@@ -270,6 +309,29 @@ function environmentsOf(props: FunctionsProps): Record<FunctionKey, Record<strin
     Invalidator: { ...common, ...coordinator },
     Replanner: { ...common, ...coordinator, ...model },
     Outbox: { ...common, CAIRN_EVENT_BUS_NAME: props.bus.eventBusName },
+    // The run's decider: the machines it starts, stops and answers, and the run settings its rules read (deadline,
+    // replans, approval timeout, replan watch). No plan limits (its rules take none) and no bus (what it announces
+    // travels in the outbox of its commit).
+    Decider: {
+      ...common,
+      CAIRN_RUN_MACHINE_ARN: machines.run.arn,
+      CAIRN_STEP_MACHINE_ARN: machines.step.arn,
+      CAIRN_RUN_DEADLINE_SECONDS: coordinator.CAIRN_RUN_DEADLINE_SECONDS,
+      CAIRN_MAX_REPLANS: coordinator.CAIRN_MAX_REPLANS,
+      ...runTimeouts(config),
+    },
+  };
+}
+
+/** The approval timeout and the replan watch, when the deployment sets them. */
+function runTimeouts(config: FunctionsConfig): Record<string, string> {
+  return {
+    ...(config.approvalTimeoutSeconds === undefined
+      ? {}
+      : { CAIRN_APPROVAL_TIMEOUT_SECONDS: String(config.approvalTimeoutSeconds) }),
+    ...(config.replanWatchSeconds === undefined
+      ? {}
+      : { CAIRN_REPLAN_WATCH_SECONDS: String(config.replanWatchSeconds) }),
   };
 }
 

@@ -7,7 +7,7 @@ import { Aspects, type IAspect } from 'aws-cdk-lib';
 import { AwsSolutionsChecks, type INagLogger, NagSuppressions } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import type { CairnStack } from '../stack.ts';
-import { EXECUTION_CALLS } from './execution-grants.ts';
+import { EXECUTION_CALLS, TIMER_SCHEDULERS } from './execution-grants.ts';
 import type { FunctionKey } from './state-names.ts';
 
 export interface Suppression {
@@ -42,6 +42,20 @@ export const SUPPRESSIONS = {
       'run and step at start time, so the machine-scoped "execution:<machine>:*" is the narrowest possible ARN.',
     appliesTo: [
       { regex: '/^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:.+:\\*$/g' },
+    ],
+  },
+  timerSchedules: {
+    id: 'AwsSolutions-IAM5',
+    reason:
+      'scheduler:CreateSchedule on the schedules of cairn’s own schedule group of this stage, ' +
+      '"schedule/cairn-<stage>/*": a timer’s schedule is named at run time (a hash of its run and name), so the ' +
+      'group is the narrowest scope; the group holds only the decider’s timers, each targeting the mailbox queue ' +
+      'with the scheduler role, which may only send to that queue.',
+    appliesTo: [
+      {
+        regex:
+          '/^Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule\\/cairn-[^/]+\\/\\*$/g',
+      },
     ],
   },
   crossRegionModel: {
@@ -83,7 +97,7 @@ export const SUPPRESSIONS = {
     id: 'AwsSolutions-SMG4',
     reason:
       'A webhook signing secret is shared with the outside sender, which must be reconfigured in the same change: ' +
-      'rotation is a manual, coordinated step (README, Deploy to AWS: Webhooks) that a rotation Lambda cannot do alone.',
+      'rotation is a manual, coordinated step (docs/deploy.md, Webhooks) that a rotation Lambda cannot do alone.',
   },
   deadLetterQueue: {
     id: 'AwsSolutions-SQS3',
@@ -135,6 +149,8 @@ export function applyNagSuppressions(stack: CairnStack): void {
     if ((calls.stop?.length ?? 0) > 0) add(roles[key as FunctionKey], SUPPRESSIONS.executions);
   for (const role of [roles.Planner, roles.Api, roles.StepExecutor, roles.Replanner])
     add(role, SUPPRESSIONS.crossRegionModel);
+  // Exactly the roles that schedule timers.
+  for (const key of TIMER_SCHEDULERS) add(roles[key], SUPPRESSIONS.timerSchedules);
   for (const machine of [stack.machines.run, stack.machines.step]) add(machine, SUPPRESSIONS.stateMachineRole);
   for (const route of stack.api.publicRoutes.webhooks) add(route, SUPPRESSIONS.webhookRoute);
   for (const route of stack.api.publicRoutes.console) add(route, SUPPRESSIONS.consoleRoute);

@@ -1,7 +1,7 @@
 /**
  * Alarms and one CloudWatch dashboard: the engine's own metrics (EMF from the Lambdas, see shared/ports/metrics.ts)
- * per capability, the state machines, the Lambdas, the API, the table and the two dead-letter queues (the event
- * targets', the outbox relay's). Every alarm goes to the SNS topic named in context, when there is one.
+ * per capability, the state machines, the Lambdas, the API, the table and the dead-letter queues (the event
+ * targets', the outbox relay's, the async failures', the runs' mailbox's). Every alarm goes to the SNS topic named in context, when there is one.
  */
 import { Duration } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
@@ -43,6 +43,8 @@ export interface CairnObservabilityProps {
   readonly outboxDeadLetters: IQueue;
   /** Events an asynchronously invoked function (replanner, invalidator) failed after Lambda's retries. */
   readonly asyncFailures: IQueue;
+  /** Letters of the runs' mailbox the decider failed on every receive: a run's command that was not decided. */
+  readonly mailboxDeadLetters: IQueue;
   readonly alarmTopicArn?: string;
 }
 
@@ -100,6 +102,12 @@ export class CairnObservability extends Construct {
       props.asyncFailures.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }),
       1,
       'The replanner or the invalidator failed an event after Lambda’s async retries: it waits in the queue.',
+    );
+    alarm(
+      'mailbox-dead-letters',
+      props.mailboxDeadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }),
+      1,
+      'The decider failed a run’s command on every receive: it waits in the mailbox’s dead-letter queue, undecided.',
     );
     alarm(
       'api-5xx',
@@ -176,6 +184,7 @@ export class CairnObservability extends Construct {
         props.deadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD, label: 'event targets' }),
         props.outboxDeadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD, label: 'outbox' }),
         props.asyncFailures.metricApproximateNumberOfMessagesVisible({ period: PERIOD, label: 'async failures' }),
+        props.mailboxDeadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD, label: 'mailbox' }),
       ]),
     );
     this.dashboard.addWidgets(

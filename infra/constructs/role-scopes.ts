@@ -27,7 +27,7 @@ export class RoleScopesTrigger extends Construct {
     super(scope, id);
     this.role = new Role(this, 'Role', {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: `cairn ${props.stage}: the user pool's token trigger (role groups → scopes)`,
+      description: `cairn ${props.stage}: the user pool's token trigger (role groups to scopes)`,
     });
     const logGroup = new LogGroup(this, 'Logs', {
       retention: props.logRetentionDays,

@@ -126,6 +126,8 @@ export interface StateMachinesProps {
 }
 
 const runId = JsonPath.stringAt('$.runId');
+/** Which execution a word comes from: a run's opening, the holder of a step's generation. */
+const execution = JsonPath.stringAt('$$.Execution.Name');
 const stepIds = {
   runId,
   stepId: JsonPath.stringAt('$.stepId'),
@@ -215,7 +217,7 @@ export class StateMachines extends Construct {
     const failRun = this.coordinator(
       R.failRun,
       'failRun',
-      { runId, error: JsonPath.objectAt('$.error') },
+      { runId, error: JsonPath.objectAt('$.error'), execution },
       JsonPath.DISCARD,
     );
     failRun.next(runDone);
@@ -235,7 +237,7 @@ export class StateMachines extends Construct {
     const rejectPlan = this.coordinator(
       R.rejectPlan,
       'rejectPlan',
-      { runId, errors: JsonPath.objectAt('$.validation.errors') },
+      { runId, errors: JsonPath.objectAt('$.validation.errors'), execution },
       JsonPath.DISCARD,
     ).addCatch(failRun, toFailRun);
     const startRun = this.coordinator(R.startRun, 'startRun', { runId }, '$.started').addCatch(failRun, toFailRun);
@@ -248,7 +250,7 @@ export class StateMachines extends Construct {
         runId,
         timedOut: JsonPath.objectAt('$.outcome.timedOut'),
         error: JsonPath.objectAt('$.outcome.error'),
-        execution: JsonPath.stringAt('$$.Execution.Name'),
+        execution,
       },
       JsonPath.DISCARD,
     );
@@ -259,7 +261,7 @@ export class StateMachines extends Construct {
     });
     const awaitRunFinished = this.callback(
       R.awaitRunFinished,
-      { action: 'awaitRun', runId },
+      { action: 'awaitRun', runId, execution },
       '$.started.deadlineSeconds',
       '$.awaited',
     )
@@ -308,7 +310,15 @@ export class StateMachines extends Construct {
       this.coordinator(
         S.recordFailure,
         'recordFailure',
-        { ...stepIds, attempt: JsonPath.objectAt('$.failure.attempt'), error: JsonPath.objectAt('$.failure.error') },
+        {
+          ...stepIds,
+          attempt: JsonPath.objectAt('$.failure.attempt'),
+          error: JsonPath.objectAt('$.failure.error'),
+          // What RunStep was entered with (null: its first entry): the attempt it was making, when ExecutorFailed
+          // cannot say (a repeat of RecordFailure must name the same attempt, whatever the decider made of the first).
+          previous: JsonPath.objectAt('$.next'),
+          execution,
+        },
         '$.next',
       ),
       S.recordFailureAgain,
@@ -337,7 +347,7 @@ export class StateMachines extends Construct {
     const backoff = new Wait(this, S.backoff, { time: WaitTime.secondsPath('$.next.delaySeconds') }).next(runStep);
     const awaitDecision = this.callback(
       S.awaitDecision,
-      { action: 'requestApproval', ...stepIds, kind: JsonPath.stringAt('$.next.kind') },
+      { action: 'requestApproval', ...stepIds, kind: JsonPath.stringAt('$.next.kind'), execution },
       '$.next.timeoutSeconds',
       '$.decision',
     )
@@ -346,7 +356,7 @@ export class StateMachines extends Construct {
           this.coordinator(
             S.decisionExpired,
             'expireApproval',
-            { ...stepIds, kind: JsonPath.stringAt('$.next.kind') },
+            { ...stepIds, kind: JsonPath.stringAt('$.next.kind'), execution },
             JsonPath.DISCARD,
           ),
           S.decisionExpiredAgain,

@@ -56,6 +56,7 @@ export const FUNCTION_KEYS = [
   'Invalidator',
   'Replanner',
   'Outbox',
+  'Decider',
 ] as const;
 export type FunctionKey = (typeof FUNCTION_KEYS)[number];
 

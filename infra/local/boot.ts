@@ -16,17 +16,20 @@ import { createHandler as createReplannerHandler } from '../../functions/replann
 import { asTransient } from '../../functions/root.ts';
 import { createHandler as createExecutorHandler } from '../../functions/step-executor.ts';
 import { createHandler as createValidatorHandler } from '../../functions/validator.ts';
-import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
+import { createDynamoRunLogOf, createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
 import { createStoreReplayGuard } from '../../shared/adapters/aws/webhook-replay-guard.ts';
 import { type BusEnvelope, createLocalEventBus, type LocalEventBus } from '../../shared/adapters/local/event-bus.ts';
+import { createLocalMailbox, type LocalMailbox } from '../../shared/adapters/local/mailbox.ts';
 import { createLocalOutboxStream, type LocalOutboxStream } from '../../shared/adapters/local/outbox-stream.ts';
 import { createInProcessPlanJobDispatcher } from '../../shared/adapters/local/plan-job-dispatcher.ts';
+import { createLocalTimers, type LocalTimers } from '../../shared/adapters/local/timers.ts';
 import { createMemoryReplayGuard, secretsFrom } from '../../shared/adapters/local/webhooks.ts';
 import { createApp } from '../../shared/api/app.ts';
 import { ledger, ledgerEntries } from '../../shared/capabilities/conformance.ts';
 import { createRoot } from '../../shared/composition/root.ts';
 import { DEFAULT_LOCAL_HOST } from '../../shared/config/defaults.ts';
 import type { Catalog } from '../../shared/plan/catalog.ts';
+import type { Mailbox } from '../../shared/ports/mailbox.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import { withLambdaPayloadLimits } from './api-payload-limits.ts';
 import { withPutEventsLimits } from './bus-limits.ts';
@@ -39,6 +42,7 @@ import { faultHooks, type LocalStackFaults } from './faults/hooks.ts';
 import { serveApi, serverTimeouts } from './http-server.ts';
 import { LEDGER_FILE, type LedgerFile, openLedgerFile } from './ledger-file.ts';
 import { createLocalExecutions, type LocalExecutions, type LocalHandler } from './local-executions.ts';
+import { openMailboxJournal } from './mailbox-journal.ts';
 import { startLocalNotifier } from './notify.ts';
 import { createPlanCheckPool } from './plan-check-pool.ts';
 import { type AwsQuotas, quotasFromEnv } from './quotas/aws-quotas.ts';
@@ -64,6 +68,8 @@ export interface LocalStack {
   readonly store: Store;
   readonly catalog: Catalog;
   readonly executions: LocalExecutions;
+  /** The runs' mailboxes: the one way in to each run's decider. */
+  readonly mailbox: Mailbox;
   /** Whether the state machines came from the synthesis cache or were synthesized, and why. */
   readonly synthesis: SynthOutcome;
   /** The data directory (absent: in memory). */
@@ -121,6 +127,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   });
   // The table's change stream, as DynamoDB Streams would deliver it: every announcing write goes to the relay.
   let outbox: LocalOutboxStream | undefined;
+  let mailbox: LocalMailbox | undefined;
+  let timers: LocalTimers | undefined;
   const dynamoStore = createDynamoStore({
     client: dynamo.client,
     tableName: LOCAL_TABLE_NAME,
@@ -162,6 +170,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       });
     };
   if (data) journal = openExecutionJournal(join(data.dir, 'executions.jsonl'));
+  // The runs' commands not yet decided and the timers not yet fired, kept as SQS and the scheduler keep them.
+  const letters = data ? openMailboxJournal(join(data.dir, 'mailbox.jsonl')) : undefined;
   if (data && options.conformance) {
     ledgerFile = openLedgerFile(join(data.dir, LEDGER_FILE));
     ledger.keepIn(ledgerFile);
@@ -196,6 +206,26 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   };
   const root = createRoot(settings, {
     store: () => store,
+    // The run log on the same table; it writes the run's records through the handlers' store (its tests' wrapper too).
+    runLog: (handlersStore) =>
+      createDynamoRunLogOf(
+        { client: dynamo.client, tableName: LOCAL_TABLE_NAME, stream: (record) => outbox?.accept(record) },
+        handlersStore,
+      ),
+    // A run's commands are taken here, in order, a batch at a time: the decider Lambda's SQS FIFO queue, in process.
+    mailbox: (shell) => {
+      mailbox = createLocalMailbox({
+        handle: shell.handle,
+        ...(letters === undefined ? {} : { journal: letters }),
+        onError: (error, runId) =>
+          process.stderr.write(`${terminalLine(`cairn: a batch of run ${runId} failed: ${String(error)}`)}\n`),
+      });
+      return mailbox;
+    },
+    timers: (box) => {
+      timers = createLocalTimers(box, () => new Date(), letters);
+      return timers;
+    },
     // The relay reads the table's stream itself, below any wrapper the tests put around the handlers' store.
     relayStore: () => dynamoStore,
     // The service's quota first, then what the faults make of the answer the SDK gave up on.
@@ -252,9 +282,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     replanner: root.replanner,
     jobs: { store: root.store, clock: root.clock },
   });
-  // The rules that drive cairn, matched in process with the deployed patterns (BUS_RULES).
+  // The rules that drive cairn, matched in process with the deployed patterns (BUS_RULES). The replanner's deliveries
+  // go through the tests' own wrapper (`wrapHandler`, key `Replanner`) as the machines' Lambdas do.
+  const replannerDelivery = wrapOwn('Replanner', replannerHandler as LocalHandler) as typeof replannerHandler;
   subscribeBusRules(bus, {
-    Replanner: asynchronous(replannerHandler),
+    Replanner: asynchronous(replannerDelivery),
     Invalidator: asynchronous(createInvalidatorHandler({ invalidator: root.invalidator })),
   });
 
@@ -274,6 +306,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const host = options.host ?? DEFAULT_LOCAL_HOST;
   const server = await serveApi(api, { port: options.port ?? 0, hostname: host, timeouts });
   const { port } = server.address() as AddressInfo;
+  // What the mailbox and the timers held before a restart goes on first: a step's end waits there to be decided.
+  const box = root.mailbox;
+  if (letters !== undefined) {
+    mailbox?.repost(letters.recovered.letters);
+    timers?.rearm(letters.recovered.timers);
+  }
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   // People told of approvals (--notify-url): a consumer of the bus, with its reminders armed again from the store.
   const notifier = await startLocalNotifier({
@@ -306,6 +344,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     store,
     catalog,
     executions,
+    mailbox: box,
     synthesis,
     ...(data ? { dataDir: data.dir } : {}),
     resumed,
@@ -329,17 +368,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       for (let pass = 0; pass < 3; pass++) {
         await planJobs.idle();
         await executions.idle();
+        await mailbox?.idle();
         await stream.drain();
         await bus.drain();
       }
     },
     async close() {
       notifier?.close();
-      executions.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await planChecks.close();
-      // A planning job under way finishes on the store before the store goes.
+      // A planning job under way finishes (it may send its run's StartRun) before the mailbox closes; then a batch
+      // under way ends before the executions it may start are closed to it.
       await planJobs.idle();
+      timers?.close();
+      await mailbox?.close();
+      executions.close();
       await stream.drain();
       await bus.drain();
       await notifier?.idle();
@@ -348,6 +391,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       await dynamo.stop();
       await root.expressions.close();
       journal?.close();
+      letters?.close();
       if (ledgerFile) {
         ledger.keepIn(undefined);
         ledgerFile.close();

@@ -43,14 +43,14 @@ const HELP = `usage: npm start -- [options]
                            approval requested, a reminder at 80 % of its deadline, and its outcome (env
                            CAIRN_NOTIFY_URL; several: comma-separated)
   --faults SPEC            inject faults: point:fault@probability,... e.g. store.write:throttle@0.03 (env
-                           CAIRN_FAULTS; the points and faults: README "Fault injection")
+                           CAIRN_FAULTS; the points and faults: docs/faults-and-chaos.md)
   --faults-seed N          seed of the faults' choices, to repeat a run (env CAIRN_FAULTS_SEED; default random, printed)
   --tokens FILE            who may call the API: a JSON array of { "token", "subject", "roles": [...] } (roles
                            viewer, operator, approver, admin; optional "groups", "tenant"; env CAIRN_TOKENS_FILE);
                            without it, one admin token (CAIRN_API_TOKEN, or a random one printed at start)
   --aws-quotas             enforce the account's AWS quotas with AWS's numbers and errors: Lambda concurrency 1,000,
                            StartExecution bucket 1,300 refilled 300/s, DynamoDB 1,000 write / 3,000 read units/s per
-                           partition key, the API's 29 s (env CAIRN_AWS_QUOTAS=1; README "AWS quotas")
+                           partition key, the API's 29 s (env CAIRN_AWS_QUOTAS=1; docs/embedded.md)
   --lambda-concurrency N   ... with the account's Lambda concurrency at N (implies --aws-quotas; env
                            CAIRN_LAMBDA_CONCURRENCY)
   --sfn-start-rate N       ... with StartExecution refilled N a second, its bucket in AWS's proportion (N × 13/3;

@@ -1,17 +1,19 @@
 /**
  * Boot on a data directory that holds unfinished work: the executions the journal recovered carry on from the state
- * they were in (a Wait waits the rest, a callback waits again on the token the world holds), and then every open step
- * of a running run gets its execution started, by the same deterministic name: a no-op for those the journal brought
- * back, and the one start that a crash between a release write and `StartExecution` would otherwise have lost. The
- * claim is by execution id, which the name determines, so the restarted execution of a step finds its own claim and
- * carries on (`decideClaim` → resume) instead of running the step a second time.
+ * they were in (a Wait waits the rest, a callback waits again on the token the world holds), and the mailbox journal
+ * posts again the commands not yet decided (boot.ts). One gap is left: the run's decider commits a batch first and
+ * performs its effects after it (services/runs/shell.ts), and only whoever loads the run next performs the effects of
+ * a batch that did not finish, which after a crash between the two may be nobody for a long time. So every step of a
+ * running run that the decider started (claimed by its execution's deterministic name, still in flight) gets that
+ * execution started again, by the same name: a no-op for those the journal brought back, and the start the crash
+ * lost otherwise. A step the decider has not started is left to it.
  */
 import { stepExecutionInput, stepExecutionName } from '../../shared/ports/executions.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import type { LocalExecutions, ResumedExecution } from './local-executions.ts';
 
-/** Step statuses whose step has (or must have) an execution moving it. */
-const MOVING = new Set(['ready', 'running', 'retrying', 'awaiting_approval']);
+/** Step statuses whose step has an execution moving it (the one the decider started). */
+const MOVING = new Set(['running', 'retrying', 'awaiting_approval']);
 
 export interface ResumeReport {
   /** Executions carried on from the journal. */
@@ -25,13 +27,10 @@ export async function resumeOpenWork(executions: LocalExecutions, store: Store):
   const started: { runId: string; stepId: string; generation: number }[] = [];
   for (const run of await store.listRuns({ status: 'running', limit: 10_000 })) {
     for (const step of await store.listSteps(run.runId)) {
-      if (!MOVING.has(step.status)) continue;
       const ref = { runId: run.runId, stepId: step.stepId, generation: step.generation };
-      const result = await executions.start(
-        'step',
-        stepExecutionName(ref.runId, ref.stepId, ref.generation),
-        stepExecutionInput(ref),
-      );
+      const name = stepExecutionName(ref.runId, ref.stepId, ref.generation);
+      if (!MOVING.has(step.status) || step.claimedBy !== name) continue;
+      const result = await executions.start('step', name, stepExecutionInput(ref));
       if (result.started) started.push(ref);
     }
   }

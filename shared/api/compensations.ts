@@ -7,15 +7,13 @@
  * failed (or that someone else acted on first). Who acts (the JWT `sub`, or `local-token`) is recorded.
  */
 import { Hono } from 'hono';
-import { isConflictError } from '../errors.ts';
-import { NOT_COMPENSATION_FAILED_CODE } from '../services/compensation-actions.ts';
 import { readJson } from './body.ts';
 import { requireRun } from './console/plan-lookup.ts';
 import { serve } from './contract/route.ts';
 import { actOnCompensation } from './contract/routes/changes.ts';
 import { compensationActionBody } from './contract/schemas/requests.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
-import { ApiError } from './errors.ts';
+import { answered } from './errors.ts';
 
 export function compensationRoutes(deps: ApiDeps): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
@@ -23,22 +21,16 @@ export function compensationRoutes(deps: ApiDeps): Hono<ApiEnv> {
   serve(app, actOnCompensation, async (c) => {
     const body = await readJson(c, compensationActionBody);
     const run = await requireRun(deps.store, c.req.param('runId'));
-    if (!deps.actOnCompensation)
-      throw new ApiError(503, 'E_UNAVAILABLE', 'compensation actions are not configured on this deployment');
-    const requestedBy = c.get('principal');
-    try {
-      const result = await deps.actOnCompensation({
-        runId: run.runId,
-        stepId: c.req.param('stepId'),
+    const stepId = c.req.param('stepId');
+    const value = answered(
+      await deps.mailbox.ask(run.runId, {
+        kind: 'ActOnCompensation',
+        stepId,
         action: body.action === 'retry' ? { kind: 'retry' } : { kind: 'resolve', note: body.note },
-        ...(requestedBy === undefined ? {} : { requestedBy }),
-      });
-      return c.json(result, 202);
-    } catch (error) {
-      if (isConflictError(error) && error.context.code === NOT_COMPENSATION_FAILED_CODE)
-        throw new ApiError(409, NOT_COMPENSATION_FAILED_CODE, error.message);
-      throw error;
-    }
+        by: c.get('principal') ?? null,
+      }),
+    );
+    return c.json({ runId: run.runId, stepId, ...value }, 202);
   });
 
   return app;

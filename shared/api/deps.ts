@@ -3,16 +3,16 @@
  * Lambda (DynamoDB, Step Functions), in the embedded stack (dynalite, aws-local-stepfunctions) and in tests (fakes).
  */
 import type { ConsoleSettings } from '../config/settings.ts';
+import type { RunSettings } from '../engine/run/state.ts';
 import type { Catalog } from '../plan/catalog.ts';
 import type { Plan } from '../plan/schema.ts';
 import type { PlanLimits } from '../plan/validate.ts';
 import type { EventPublisher } from '../ports/events.ts';
 import type { Executions } from '../ports/executions.ts';
+import type { Mailbox } from '../ports/mailbox.ts';
 import type { Store } from '../ports/store.ts';
 import type { WebhookConfig } from '../ports/webhooks.ts';
-import type { CompensationActionRequest, CompensationActionResult } from '../services/compensation-actions.ts';
 import type { PlanJobs } from '../services/plan-jobs.ts';
-import type { RevisionDecision } from '../services/revision-approvals.ts';
 import type { AuthConfig, AuthVariables } from './auth.ts';
 import type { PlanRequestChecks } from './plan-requests.ts';
 
@@ -36,11 +36,13 @@ export interface ApiDeps {
    * also answers `/health` and runs every step) never spends a large plan's validation.
    */
   readonly planChecks?: PlanRequestChecks;
-  /** The coordinator's cancellation (idempotent): stops the run's executions and records the terminal state. */
-  readonly cancelRun: (
-    runId: string,
-    options?: { readonly requestedBy?: string; readonly compensate?: boolean },
-  ) => Promise<void>;
+  /**
+   * The runs' mailboxes: every command to a run (cancel, a decision, an invalidation, a person's action on a
+   * compensation) goes to its decider, whose answer is the truth the API passes on.
+   */
+  readonly mailbox: Mailbox;
+  /** The settings a run's decider keeps (what a replan refusal is judged by before a replan job is made). */
+  readonly runSettings: RunSettings;
   readonly auth: AuthConfig;
   readonly clock: () => Date;
   readonly newId: () => string;
@@ -58,32 +60,6 @@ export interface ApiDeps {
    * Without it those routes answer 503 (DIRECT planning calls no model and answers at once).
    */
   readonly planJobs?: Pick<PlanJobs, 'submit' | 'get'>;
-  /**
-   * Whether a person's replan may go ahead (the replanner's checkReplan), asked before the replan job is made:
-   * ConflictError for a cancelled run or at the replan limit. Without it `POST /runs/{id}/replan` answers 503.
-   */
-  readonly checkReplan?: (runId: string) => Promise<void>;
-  /**
-   * A decision on a revision approval (the replanner's decideRevision): approve makes the held revision current,
-   * reject keeps the previous one. ConflictError when already decided or stale. Without it such a decision is 503.
-   */
-  readonly decideRevision?: (decision: RevisionDecision) => Promise<{ revision?: number }>;
-  /**
-   * Invalidates a step (or a group) and its downstream closure (the invalidator's invalidateStep): the steps that
-   * started a new generation, and whether a finished run reopened. Throws NotFoundError for an unknown step,
-   * ConflictError for a run not started, cancelled or being cancelled. Without it `POST /runs/{id}/steps/{stepId}/invalidate` answers 503.
-   */
-  /**
-   * A person's retry or resolution by hand of a compensation that failed (the coordinator's actOnCompensation).
-   * Without it `POST /runs/{id}/steps/{stepId}/compensation` answers 503.
-   */
-  readonly actOnCompensation?: (request: CompensationActionRequest) => Promise<CompensationActionResult>;
-  readonly invalidateStep?: (request: {
-    runId: string;
-    stepId: string;
-    reason?: string;
-    requestId?: string;
-  }) => Promise<{ runId: string; stepIds: readonly string[]; reopened: boolean }>;
 }
 
 export type ApiEnv = { Variables: AuthVariables };

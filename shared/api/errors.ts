@@ -2,9 +2,11 @@
  * Every failure the API answers is JSON `{ error: { code, message, details? } }`. Client errors keep their message
  * (it is about the request); anything unexpected becomes a 500 with a generic message: no stack trace, no internals.
  */
+
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
+import type { Reply } from '../engine/run/decision.ts';
 import {
   CairnError,
   type CairnErrorOptions,
@@ -153,3 +155,9 @@ export function handleError(error: unknown, c: Context): Response {
 
 export const handleNotFound = (c: Context): Response =>
   c.json(errorBody('E_NOT_FOUND', `no route for ${c.req.method} ${c.req.path}`), 404);
+
+/** A run decider's answer as the API passes it on: its value, or its refusal as the coded error it names. */
+export function answered(reply: Reply): Readonly<Record<string, unknown>> {
+  if (!reply.ok) throw new ApiError(reply.status, reply.code, reply.message, reply.details);
+  return reply.value ?? {};
+}

@@ -12,7 +12,11 @@ import { serve } from './contract/route.ts';
 import { invalidateStep } from './contract/routes/changes.ts';
 import { invalidateBody } from './contract/schemas/requests.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
-import { ApiError } from './errors.ts';
+import { ApiError, answered } from './errors.ts';
+
+/** Why a step runs again when its invalidation says nothing. */
+export const DEFAULT_INVALIDATION_REASON = 'invalidated on request';
+
 import { IDEMPOTENCY_HEADER } from './runs.ts';
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -27,16 +31,61 @@ export function invalidationRoutes(deps: ApiDeps): Hono<ApiEnv> {
     if (requestId !== undefined && !KEY_PATTERN.test(requestId))
       throw new ApiError(400, 'E_BAD_REQUEST', `${IDEMPOTENCY_HEADER} must be 1-255 printable ASCII characters`);
     const run = await requireRun(deps.store, c.req.param('runId'));
-    if (!deps.invalidateStep)
-      throw new ApiError(503, 'E_UNAVAILABLE', 'invalidation is not configured on this deployment');
-    const result = await deps.invalidateStep({
-      runId: run.runId,
-      stepId: c.req.param('stepId'),
-      ...(reason === undefined ? {} : { reason }),
-      ...(requestId === undefined ? {} : { requestId }),
-    });
-    return c.json({ runId: result.runId, stepIds: result.stepIds, reopened: result.reopened }, 202);
+    const ask = async (key: string): Promise<InvalidationAnswer> => {
+      const value = answered(
+        await deps.mailbox.ask(run.runId, {
+          kind: 'Invalidate',
+          roots: [c.req.param('stepId')],
+          reason: reason ?? DEFAULT_INVALIDATION_REASON,
+          key,
+          by: c.get('principal'),
+        }),
+      );
+      const stepIds = Array.isArray(value.stepIds) ? (value.stepIds as string[]) : [];
+      return { runId: run.runId, stepIds, reopened: value.reopened === true };
+    };
+    if (requestId === undefined) return c.json(await ask(deps.newId()), 202);
+    return c.json(await keptAnswer(deps, run.runId, requestId, ask), 202);
   });
 
   return app;
+}
+
+interface InvalidationAnswer {
+  readonly runId: string;
+  readonly stepIds: readonly string[];
+  readonly reopened: boolean;
+}
+
+/** How long a request's answer is kept for its retries, and how long a request in progress holds its key. */
+const ANSWER_KEPT_SECONDS = 86_400;
+const IN_PROGRESS_SECONDS = 60;
+
+/**
+ * A request with an Idempotency-Key is answered once and its answer kept: a retry gets the first answer. The key
+ * also names the invalidation to the run's decider, which moves nothing again for it, so a retry whose first answer
+ * was lost (the API died between the decision and keeping it) is answered with an empty `stepIds`.
+ */
+async function keptAnswer(
+  deps: ApiDeps,
+  runId: string,
+  requestId: string,
+  ask: (key: string) => Promise<InvalidationAnswer>,
+): Promise<InvalidationAnswer> {
+  const key = `invalidate#${runId}#${requestId}`;
+  const now = Math.floor(deps.clock().getTime() / 1000);
+  const existing = await deps.store.beginIdempotent(key, now + IN_PROGRESS_SECONDS, now);
+  if (existing?.status === 'completed') return existing.result as InvalidationAnswer;
+  if (existing?.status === 'in_progress')
+    throw new ApiError(409, 'E_IN_PROGRESS', 'a request with this Idempotency-Key is still being answered: retry', {
+      retryAfterSeconds: 1,
+    });
+  try {
+    const answer = await ask(`request#${requestId}`);
+    await deps.store.completeIdempotent(key, answer, now + ANSWER_KEPT_SECONDS);
+    return answer;
+  } catch (error) {
+    await deps.store.abortIdempotent(key).catch(() => undefined);
+    throw error;
+  }
 }

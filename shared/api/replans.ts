@@ -8,7 +8,7 @@
  * steps; the console's diff).
  */
 import { Hono } from 'hono';
-import { isConflictError } from '../errors.ts';
+import { replanRefusal } from '../engine/run/rules/revision-proposals.ts';
 import { readJson, readQuery } from './body.ts';
 import { diffPlans } from './console/plan-diff.ts';
 import { requireRun } from './console/plan-lookup.ts';
@@ -16,7 +16,7 @@ import { serve } from './contract/route.ts';
 import { getPlanDiff, replanRun } from './contract/routes/changes.ts';
 import { planDiffQuery, replanBody } from './contract/schemas/requests.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
-import { ApiError, notFound } from './errors.ts';
+import { ApiError, answered, notFound } from './errors.ts';
 import { planJobLocation, planJobView } from './plans.ts';
 
 export function replanRoutes(deps: ApiDeps): Hono<ApiEnv> {
@@ -26,18 +26,12 @@ export function replanRoutes(deps: ApiDeps): Hono<ApiEnv> {
   serve(app, replanRun, async (c) => {
     const { reason, objective } = await readJson(c, replanBody);
     const run = await requireRun(store, c.req.param('runId'));
-    if (!deps.checkReplan || !deps.planJobs)
+    if (!deps.planJobs || deps.runSettings.maxReplans <= 0)
       throw new ApiError(503, 'E_UNAVAILABLE', 'replanning is not configured on this deployment');
-    try {
-      await deps.checkReplan(run.runId);
-    } catch (error) {
-      // A cancelled run, the limit, a revision waiting: the run's state says no, in its own words, before any job.
-      if (isConflictError(error)) {
-        const code = typeof error.context.code === 'string' ? error.context.code : 'E_CONFLICT';
-        throw new ApiError(409, code, error.message);
-      }
-      throw error;
-    }
+    // A cancelled run, the limit, a revision waiting: the run's state says no, in its own words, before any job.
+    const approvals = new Map((await store.listRunApprovals(run.runId)).map((a) => [a.approvalId, a]));
+    const refused = replanRefusal({ run, approvals, settings: deps.runSettings });
+    if (refused !== undefined) answered(refused);
     // The revision asks the planning model: a job, answered at once and polled for (plans.ts).
     const job = await deps.planJobs.submit({
       kind: 'replan',

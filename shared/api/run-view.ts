@@ -5,6 +5,7 @@
  */
 import { round, spentBy } from '../engine/budget.ts';
 import { type BudgetReplanView, budgetReplanView } from '../engine/budget-replan.ts';
+import { replanDeclinesOf } from '../engine/run/rules/ending.ts';
 import { deriveRunStatus } from '../engine/run-view.ts';
 import { isBeingCancelled } from '../engine/statuses.ts';
 import { boundJson, clipMessage } from '../plan/bounded-text.ts';
@@ -12,7 +13,6 @@ import { buildGraph, groupStatus } from '../plan/graph.ts';
 import type { Budget, Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
 import type { Spend } from '../ports/capabilities.ts';
 import type { CompensationRecord, RunRecord, StepRecord, TerminalRecord, TraceEntry } from '../ports/store.ts';
-import { replanDeclines } from '../services/coordinator-replan.ts';
 
 export interface StepView {
   readonly id: string;
@@ -124,9 +124,26 @@ function evidenceView(
   return { evidence: cut, evidenceTruncated: true };
 }
 
-const terminalView = (run: RunRecord): Pick<RunView, 'terminal'> =>
+/**
+ * A run held for a person to undo a step by hand shows what that step made (its output, for the rollbackHint): the
+ * decider keeps no outputs, so the view takes it from the step's record.
+ */
+function withRollbackOutput(run: RunRecord, records: readonly StepRecord[]): Record<string, unknown> | undefined {
+  const evidence = run.terminal?.evidence;
+  if (run.terminal?.reason !== 'rollback_required' || evidence === undefined || 'output' in evidence) return evidence;
+  const record = records.find((r) => r.stepId === evidence.stepId);
+  return record?.output === undefined ? evidence : { ...evidence, output: record.output };
+}
+
+const terminalView = (run: RunRecord, records: readonly StepRecord[] = []): Pick<RunView, 'terminal'> =>
   run.terminal
-    ? { terminal: { state: run.terminal.state, reason: run.terminal.reason, ...evidenceView(run.terminal.evidence) } }
+    ? {
+        terminal: {
+          state: run.terminal.state,
+          reason: run.terminal.reason,
+          ...evidenceView(withRollbackOutput(run, records) ?? run.terminal.evidence),
+        },
+      }
     : {};
 
 export function stepViews(plan: Plan | undefined, records: readonly StepRecord[]): StepView[] {
@@ -197,7 +214,7 @@ export function buildRunView(run: RunRecord, plan: Plan | undefined, records: re
     revision: run.revision,
     ...(run.startedBy === undefined ? {} : { startedBy: run.startedBy }),
     steps: stepViews(plan, records),
-    ...terminalView(run),
+    ...terminalView(run, records),
     usage: usageView(run),
     ...(plan?.budget === undefined ? {} : { budget: plan.budget }),
     ...budgetReplanOf(run),
@@ -206,7 +223,7 @@ export function buildRunView(run: RunRecord, plan: Plan | undefined, records: re
 }
 
 function budgetReplanOf(run: RunRecord): Pick<RunView, 'budgetReplan'> {
-  const view = budgetReplanView(run.replanLog, replanDeclines(run), run.terminal?.evidence);
+  const view = budgetReplanView(run.replanLog, replanDeclinesOf(run), run.terminal?.evidence);
   return view === undefined ? {} : { budgetReplan: view };
 }
 
@@ -241,7 +258,7 @@ export function buildRunSummary(run: RunRecord, records: readonly StepRecord[]):
     awaitingApproval: records.filter((r) => r.status === 'awaiting_approval').length,
     createdAt: run.createdAt,
     updatedAt: run.updatedAt,
-    ...terminalView(run),
+    ...terminalView(run, records),
     ...cancellingView(run),
   };
 }

@@ -20,7 +20,7 @@ import { cancelRun, createRun, getRun, getRunPlan, listRunEvents, listRuns } fro
 import { cancelBody, eventsQuery, listRunsQuery, MAX_EVENT_PAGE, stepsQuery } from './contract/schemas/requests.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { type ApiDeps, type ApiEnv, modeOf } from './deps.ts';
-import { ApiError, notFound } from './errors.ts';
+import { ApiError, answered, notFound } from './errors.ts';
 import { conditionalJson } from './etag.ts';
 import { submitRequest } from './plan-requests.ts';
 import { findRuns } from './run-search.ts';
@@ -211,10 +211,13 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     const body = await readOptionalJson(c, cancelBody);
     // Who asked is part of the record: the JWT `sub`, or `local-token` for the embedded API's static token.
     const requestedBy = c.get('principal');
-    await deps.cancelRun(run.runId, {
-      ...(requestedBy === undefined ? {} : { requestedBy }),
-      compensate: body?.compensate === true,
-    });
+    answered(
+      await deps.mailbox.ask(run.runId, {
+        kind: 'CancelRun',
+        compensate: body?.compensate === true,
+        by: requestedBy ?? null,
+      }),
+    );
     const after = (await store.getRun(run.runId)) ?? run;
     return c.json({ runId: run.runId, status: after.status });
   });

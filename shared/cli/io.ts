@@ -14,6 +14,12 @@ export interface CliIo {
 
 export type CommandRun = (argv: readonly string[], io: CliIo) => Promise<number>;
 
+/** A command of the table (commands/index.ts): its summary, and its module, loaded only when it runs. */
+export interface CommandEntry {
+  readonly summary: string;
+  readonly load: () => Promise<{ run: CommandRun }>;
+}
+
 /**
  * Exit codes shared by every command, so a script can tell the cases apart: 0 ok; 1 the answer is "no" (an invalid
  * plan, a failed or cancelled run, a refusal by the API); 2 bad usage; 3 the run is paused, waiting for a person;

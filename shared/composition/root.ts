@@ -17,7 +17,9 @@ import { lazyOpenAIPlanModel } from '../adapters/openai/lazy-plan-model.ts';
 import type { AuthConfig } from '../api/auth.ts';
 import type { ApiDeps } from '../api/deps.ts';
 import type { CapabilityRegistryView } from '../capabilities/registry.ts';
+import { DEFAULT_REPLAN_WATCH_SECONDS } from '../config/defaults.ts';
 import type { Settings } from '../config/settings.ts';
+import type { RunSettings, TargetFacts } from '../engine/run/state.ts';
 import type { Catalog } from '../plan/catalog.ts';
 import type { PlanLimits } from '../plan/validate.ts';
 import { createHtnPlanModel } from '../planner/htn/model.ts';
@@ -26,6 +28,7 @@ import type { CapabilityRegistry } from '../ports/capabilities.ts';
 import type { EventPublisher } from '../ports/events.ts';
 import type { Executions } from '../ports/executions.ts';
 import type { ExpressionEvaluator } from '../ports/expressions.ts';
+import type { Mailbox, Replies } from '../ports/mailbox.ts';
 import type { Place } from '../ports/place.ts';
 import type { PlanJobDispatcher } from '../ports/plan-jobs.ts';
 import type { PlanModel } from '../ports/plan-model.ts';
@@ -37,6 +40,7 @@ import { createInvalidator, type Invalidator } from '../services/invalidator.ts'
 import { createOutboxRelay, type OutboxRelay } from '../services/outbox/relay.ts';
 import { createPlanJobs, type PlanJobs, runPlanJob } from '../services/plan-jobs.ts';
 import { createReplanner, type Replanner } from '../services/replanner.ts';
+import { createRunShell, type RunShell } from '../services/runs/shell.ts';
 import type { CapabilityCallConfig } from '../services/step/capability-call.ts';
 import { createStepRunner, type StepRunner, type StepRunnerDeps } from '../services/step/run-step.ts';
 
@@ -54,6 +58,11 @@ export interface Root {
   /** What the coordinator, the step runner, the replanner and the invalidator share. */
   readonly coordinatorDeps: CoordinatorDeps;
   readonly coordinator: Coordinator;
+  /** The runs' deciders' shell (where the mailbox hands batches: embedded here, deployed in the decider Lambda). */
+  readonly shell: RunShell;
+  readonly mailbox: Mailbox;
+  /** Answers for senders waiting on a decider elsewhere (deployed: the decider Lambda writes them). */
+  readonly replies: Replies;
   readonly registry: CapabilityRegistry;
   readonly runnerDeps: StepRunnerDeps;
   readonly runner: StepRunner;
@@ -82,6 +91,30 @@ export const capabilityCallConfig = (settings: Settings): CapabilityCallConfig =
   idempotencyTtlSeconds: settings.capabilities.idempotencyTtlSeconds,
   prices: settings.capabilities.prices,
 });
+
+/** The run settings a decider keeps from the deployment's. */
+export const runSettingsOf = (settings: Settings): RunSettings => ({
+  maxReplans: settings.run.maxReplans,
+  runDeadlineSeconds: settings.run.runDeadlineSeconds,
+  approvalTimeoutSeconds: settings.run.approvalTimeoutSeconds,
+  replanWatchSeconds: settings.run.replanWatchSeconds ?? DEFAULT_REPLAN_WATCH_SECONDS,
+  retry: { baseSeconds: settings.run.retryBaseSeconds, capSeconds: settings.run.retryCapSeconds },
+  traceRetention: settings.run.traceRetention,
+});
+
+/** What the decider knows of each target from the catalog: whether it mutates, and what undoes it. */
+export const targetFacts =
+  (catalog: Catalog) =>
+  (target: string): TargetFacts | undefined => {
+    const capability = catalog.get(target);
+    return capability === undefined
+      ? undefined
+      : { sideEffect: capability.sideEffect, compensateTarget: capability.compensate?.target };
+  };
+
+const fail = (): never => {
+  throw new Error('the mailbox is used before the root built it');
+};
 
 function once<T>(make: () => T): () => T {
   let made: { readonly value: T } | undefined;
@@ -112,9 +145,36 @@ export function createRoot(settings: Settings, place: Place): Root {
       ),
   );
 
+  const runLog = once(() => place.runLog(store()));
+  // The shell and the mailbox know each other: the mailbox hands the shell its batches, the shell's timers post to
+  // the mailbox. Built together on first use.
+  let built: { shell: RunShell; mailbox: Mailbox } | undefined;
+  const deciding = (): { shell: RunShell; mailbox: Mailbox } => {
+    if (built !== undefined) return built;
+    const sink = metrics();
+    let box: Mailbox | undefined;
+    const late: Mailbox = {
+      send: (runId, command) => (box ?? fail()).send(runId, command),
+      ask: (runId, command) => (box ?? fail()).ask(runId, command),
+    };
+    const shell = createRunShell({
+      store: store(),
+      runLog: runLog(),
+      executions: executions(),
+      timers: place.timers(late),
+      clock,
+      settings: runSettingsOf(settings),
+      targets: targetFacts(catalog()),
+      ...(sink === undefined ? {} : { metrics: sink }),
+    });
+    box = place.mailbox(shell);
+    built = { shell, mailbox: box };
+    return built;
+  };
   const coordinatorDeps = once((): CoordinatorDeps => {
     const sink = metrics();
     return {
+      mailbox: deciding().mailbox,
       store: store(),
       executions: executions(),
       catalog: catalog(),
@@ -221,6 +281,16 @@ export function createRoot(settings: Settings, place: Place): Root {
     get coordinator() {
       return coordinator();
     },
+    get shell() {
+      return deciding().shell;
+    },
+    get mailbox() {
+      return deciding().mailbox;
+    },
+    get replies() {
+      if (place.replies === undefined) throw new Error('this place keeps no replies: its mailbox answers directly');
+      return place.replies();
+    },
     get registry() {
       return registry();
     },
@@ -257,16 +327,9 @@ export function createRoot(settings: Settings, place: Place): Root {
       catalog: catalog(),
       planner: planner(),
       limits,
-      // A cancellation, a person's replan and an invalidation run in the API's process, with the same services
-      // the coordinator, replanner and invalidator run (built on the first request that needs one).
-      cancelRun: async (runId, options) => {
-        await coordinator().cancelRun(runId, options);
-      },
+      mailbox: deciding().mailbox,
+      runSettings: runSettingsOf(settings),
       planJobs: planJobs(),
-      checkReplan: (runId) => replanner().checkReplan(runId),
-      decideRevision: (decision) => replanner().decideRevision(decision),
-      invalidateStep: (request) => invalidator().invalidateStep(request),
-      actOnCompensation: (request) => coordinator().actOnCompensation(request),
       auth,
       clock,
       newId,

@@ -110,7 +110,8 @@ export const DEFAULT_LOCAL_SERVER_TIMEOUTS: {
 
 /**
  * How long after a final failure its replan watch looks whether the replanner answered it (CAIRN_REPLAN_WATCH_SECONDS,
- * context replanWatchSeconds; engine/replan/watch.ts): past every delivery of StepFailed to the replanner on AWS
+ * context replanWatchSeconds; the timer the run's decider sets on ReplanAsked, engine/run/rules/replans.ts): past
+ * every delivery of StepFailed to the replanner on AWS
  * (EventBridge's, then Lambda's two async retries a minute or two apart, each up to the Replanner's 300 s).
  */
 export const DEFAULT_REPLAN_WATCH_SECONDS = 1800;

@@ -69,7 +69,8 @@ export interface RunSettings {
   readonly approvalTimeoutSeconds?: number | undefined;
   /**
    * CAIRN_REPLAN_WATCH_SECONDS: how long after a final failure its replan watch declines it if the replanner has not
-   * answered (engine/replan/watch.ts); absent: the platform's default (DEFAULT_REPLAN_WATCH_SECONDS on AWS).
+   * answered (a timer of the run's decider, engine/run/rules/replans.ts); absent: the platform's default
+   * (DEFAULT_REPLAN_WATCH_SECONDS on AWS).
    */
   readonly replanWatchSeconds?: number | undefined;
 }
@@ -87,6 +88,13 @@ export interface Settings {
     /** CAIRN_PLANNER_FUNCTION_NAME, CAIRN_REPLANNER_FUNCTION_NAME: the API's planning jobs go to these. */
     readonly plannerFunctionName: string | undefined;
     readonly replannerFunctionName: string | undefined;
+    /** CAIRN_MAILBOX_URL, CAIRN_MAILBOX_ARN: the runs' mailbox queue (SQS FIFO) the decider Lambda reads. */
+    readonly mailboxUrl: string | undefined;
+    readonly mailboxArn: string | undefined;
+    /** CAIRN_SCHEDULER_ROLE_ARN: the role one-time schedules send timers into the mailbox with. */
+    readonly schedulerRoleArn: string | undefined;
+    /** CAIRN_SCHEDULE_GROUP: the schedule group timers are made in (the scheduler role may send from it alone). */
+    readonly scheduleGroup: string | undefined;
   };
   /** CAIRN_CATALOG_FILE (wins), else CAIRN_CATALOG (inline JSON), else the bundled demo catalog. */
   readonly catalog: { readonly file: string | undefined; readonly json: string | undefined };
@@ -199,6 +207,10 @@ const AWS_VARIABLES = {
   eventBusName: 'CAIRN_EVENT_BUS_NAME',
   plannerFunctionName: 'CAIRN_PLANNER_FUNCTION_NAME',
   replannerFunctionName: 'CAIRN_REPLANNER_FUNCTION_NAME',
+  mailboxUrl: 'CAIRN_MAILBOX_URL',
+  mailboxArn: 'CAIRN_MAILBOX_ARN',
+  schedulerRoleArn: 'CAIRN_SCHEDULER_ROLE_ARN',
+  scheduleGroup: 'CAIRN_SCHEDULE_GROUP',
 } as const satisfies Record<keyof Settings['aws'], string>;
 
 /** An AWS setting an adapter needs; a missing one fails the cold start loudly instead of the first request quietly. */
@@ -234,6 +246,10 @@ const envSchema = z.object({
   CAIRN_EVENT_BUS_NAME: text,
   CAIRN_PLANNER_FUNCTION_NAME: text,
   CAIRN_REPLANNER_FUNCTION_NAME: text,
+  CAIRN_MAILBOX_URL: text,
+  CAIRN_MAILBOX_ARN: text,
+  CAIRN_SCHEDULER_ROLE_ARN: text,
+  CAIRN_SCHEDULE_GROUP: text,
   CAIRN_CATALOG_FILE: text,
   CAIRN_CATALOG: text,
   CAIRN_MAX_STEPS: positiveInteger(DEFAULT_LIMITS.maxSteps),
@@ -362,6 +378,10 @@ export function settingsFromEnv(env: Env): Settings {
       eventBusName: v.CAIRN_EVENT_BUS_NAME,
       plannerFunctionName: v.CAIRN_PLANNER_FUNCTION_NAME,
       replannerFunctionName: v.CAIRN_REPLANNER_FUNCTION_NAME,
+      mailboxUrl: v.CAIRN_MAILBOX_URL,
+      mailboxArn: v.CAIRN_MAILBOX_ARN,
+      schedulerRoleArn: v.CAIRN_SCHEDULER_ROLE_ARN,
+      scheduleGroup: v.CAIRN_SCHEDULE_GROUP,
     },
     catalog: { file: v.CAIRN_CATALOG_FILE, json: v.CAIRN_CATALOG },
     limits: { maxSteps: v.CAIRN_MAX_STEPS, maxDepth: v.CAIRN_MAX_DEPTH },

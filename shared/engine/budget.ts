@@ -3,15 +3,13 @@
  * deployment's price table), and where a spend stands against a budget (`budget` on the plan or a step): over its
  * soft threshold (BudgetThreshold is published once per limit) or over a hard limit (the run starts no new step and
  * ends `budget_exhausted`, or asks once for a cheaper revision: budget-replan.ts; a step fails with
- * E_BUDGET_EXHAUSTED). The sums themselves are kept by the store, once
- * per attempt (`Store.addUsage`).
+ * E_BUDGET_EXHAUSTED). The sums themselves are kept on the run and step records by the run's decider, once per
+ * attempt (UsageCounted).
  */
 import { type Budget, DEFAULT_BUDGET_WARN_AT } from '../plan/schema.ts';
 import type { ModelUsage, Spend } from '../ports/capabilities.ts';
 
 export type { Spend };
-
-export const NO_SPEND: Spend = { tokens: 0, costUsd: 0 };
 
 /** US dollars per million tokens, for one model id or capability target. */
 export interface Price {
@@ -52,10 +50,6 @@ export const spentBy = (record: { readonly usageTokens?: number; readonly usageC
 
 /** Whether a usage spends anything at all (an attempt without spend writes no sums). */
 export const spendsAnything = (spend: Spend): boolean => spend.tokens > 0 || spend.costUsd > 0;
-
-/** The key an attempt's usage is counted under, once, on its step and on its run. */
-export const usageKey = (stepId: string, generation: number, attempt: number): string =>
-  `${stepId}#${generation}#${attempt}`;
 
 export type BudgetDimension = 'tokens' | 'costUsd' | 'seconds';
 

@@ -9,7 +9,7 @@
  * Pure: the services load the plan and the step records, ask `decideCompensation` what comes next and act on it;
  * whoever finishes a piece of the work (a member settling, a compensation ending) asks again.
  */
-import type { Capability, PlanStep, StepError, StepStatus } from '../plan/schema.ts';
+import type { StepError, StepStatus } from '../plan/schema.ts';
 import { CLAIMABLE_STEP_STATUSES, IN_FLIGHT_STEP_STATUSES } from './statuses.ts';
 
 /** What the decision needs to know of a plan step. */
@@ -113,10 +113,6 @@ export function decideCompensation(input: CompensationInput): CompensationDecisi
   return { kind: 'done', compensated };
 }
 
-/** Whether the run must wait for compensation before it may end (anything but nothing-to-do or all done). */
-export const compensationPending = (decision: CompensationDecision): boolean =>
-  decision.kind !== 'none' && decision.kind !== 'done';
-
 /**
  * A compensation runs as an execution of the step machine for a synthetic step id: `~undo~<stepId>`, and after a
  * person's n-th retry `~undo~<stepId>~r<n>` (a new execution name: the first one has ended). `~` is not allowed in
@@ -149,24 +145,4 @@ export function checkCompensationAction(
         ? 'the step has no record'
         : `the step is ${status}: only a compensation_failed step can be retried or resolved`,
   };
-}
-
-/** The members of a plan as the decision sees them: its executable steps, their segment and their capability. */
-export function compensationMembers(
-  steps: readonly PlanStep[],
-  executable: ReadonlySet<string>,
-  catalog: { get(target: string): Capability | undefined },
-): CompensationMember[] {
-  return steps
-    .filter((s) => executable.has(s.id) && s.target !== null)
-    .map((s) => {
-      const capability = s.target === null ? undefined : catalog.get(s.target);
-      return {
-        id: s.id,
-        segment: s.segment,
-        mutating: capability?.sideEffect === 'mutating',
-        compensable: capability?.compensate !== undefined,
-        rollbackHint: s.rollbackHint,
-      };
-    });
 }

@@ -1,15 +1,8 @@
 /**
  * Replanning, the pure part (issue 4): the failure diagnosis and the bounded history a planner gets, the scope a
- * replan may change and the check that it kept to it, the new revision and what happens to each step record, the
- * diff between revisions, and the budget and no-progress decision. The HTN replanner lives in planner/replan.
+ * replan may change and the check that it kept to it, the new revision, the diff between revisions, and the budget
+ * and no-progress decision. The HTN replanner lives in planner/replan.
  */
-export {
-  type ApplicationInput,
-  type ApplicationWork,
-  applicationWork,
-  nextGeneration,
-  revisionApplication,
-} from './replan/application.ts';
 export { type AppliedReplan, type ApplyReplanOptions, applyReplan } from './replan/apply.ts';
 export { DEFAULT_MAX_REPLANS, decideReplan, type ReplanBudget, type ReplanDecision } from './replan/decide.ts';
 export {

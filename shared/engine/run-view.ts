@@ -6,15 +6,7 @@
 import type { RunStatus, StepStatus } from '../plan/schema.ts';
 import { isOpenStepStatus } from './statuses.ts';
 
-export type StepCounts = Partial<Record<StepStatus, number>>;
-
 const MOVING: ReadonlySet<StepStatus> = new Set(['ready', 'running', 'retrying']);
-
-export function countSteps(statuses: Iterable<StepStatus>): StepCounts {
-  const counts: StepCounts = {};
-  for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
-  return counts;
-}
 
 /** Whether only people can move the run on: something awaits approval and nothing is running, ready or retrying. */
 export function isWaitingForPeople(statuses: Iterable<StepStatus>): boolean {

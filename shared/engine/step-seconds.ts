@@ -5,7 +5,7 @@
  * attempts and the backoff waits between them) and of its run's (counted from the run's creation), whichever ends
  * first, and is abandoned there with E_BUDGET_EXHAUSTED and the figures.
  *
- * Why the step's seconds cover all of its attempts: a budget is a hard limit on what the step may use (README,
+ * Why the step's seconds cover all of its attempts: a budget is a hard limit on what the step may use (docs/plan-format.md,
  * "Budgets and usage"), and tokens and dollars are summed over attempts too; a limit per attempt would let retries
  * spend `maxRetries + 1` times the budget. Why the run's seconds abandon a running attempt, where tokens and dollars
  * let the steps in flight finish: their spend is made by the time the capability answers, but time is the very
@@ -81,7 +81,7 @@ export function timeExhausted(
 
 /**
  * A retry is not scheduled when its backoff would end with no time left: the step fails now, instead of waiting the
- * backoff out only to find the budget spent (README: retries do not extend past the budget).
+ * backoff out only to find the budget spent (docs/plan-format.md: retries do not extend past the budget).
  */
 export function boundRetry(outcome: AttemptOutcome, limit: AttemptTimeLimit | undefined, now: string): AttemptOutcome {
   if (outcome.kind !== 'retry' || limit === undefined) return outcome;

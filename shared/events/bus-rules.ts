@@ -6,7 +6,10 @@
 import { EVENT_SOURCE } from '../ports/events.ts';
 import type { EventPattern } from './pattern-match.ts';
 
-/** The stepId prefix of a revision approval (services/revision-approvals.ts; `~` is never in a plan step id). */
+/**
+ * The stepId prefix of a revision approval (engine/run/rules/revision-proposals.ts; `~` is never in a plan step id).
+ * No rule matches it any more: a held revision expires by its own timer in the run (RevisionWaitExpired).
+ */
 export const REVISION_APPROVAL_STEP = '~revision~';
 
 export interface BusRule {
@@ -23,17 +26,6 @@ export const BUS_RULES: readonly BusRule[] = [
     name: 'StepFailedToReplanner',
     description: 'A step failed after its retries, failed verification or was rejected: ask for a scoped replan.',
     pattern: { source: [EVENT_SOURCE], 'detail-type': ['StepFailed'], detail: { final: [true] } },
-    target: 'Replanner',
-  },
-  {
-    name: 'RevisionExpiredToReplanner',
-    description:
-      'A revision approval expired: its revision is rejected, and failures that waited with it are answered now.',
-    pattern: {
-      source: [EVENT_SOURCE],
-      'detail-type': ['ApprovalDecided'],
-      detail: { decision: ['expired'], stepId: [{ prefix: REVISION_APPROVAL_STEP }] },
-    },
     target: 'Replanner',
   },
   {

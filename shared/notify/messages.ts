@@ -9,6 +9,7 @@
  * that ended the wait: a cancel, the run's end, a failure).
  */
 import { createHash } from 'node:crypto';
+import { DEADLINE_COMMENT } from '../engine/run/rules/approvals.ts';
 import { clipMessage } from '../plan/bounded-text.ts';
 import type { OutgoingNotification } from '../ports/notifications.ts';
 import type { ApprovalRecord } from '../ports/records/approvals.ts';
@@ -41,6 +42,8 @@ export function outcomeOf(approval: ApprovalRecord): OutcomeType | undefined {
   if (approval.status === 'pending') return undefined;
   if (approval.status !== 'expired') return 'approval.decided';
   if (approval.comment?.startsWith('superseded') === true) return 'approval.superseded';
+  // Closed by its wait's timeout: the machine's clock started the wait a moment before the deadline was recorded.
+  if (approval.comment === DEADLINE_COMMENT) return 'approval.expired';
   const decided = approval.decidedAt === undefined ? Number.NaN : Date.parse(approval.decidedAt);
   return decided >= Date.parse(approval.deadline) ? 'approval.expired' : 'approval.closed';
 }

@@ -6,6 +6,18 @@
 import type { RunCommandInput } from '../engine/run/commands.ts';
 import type { Reply } from '../engine/run/decision.ts';
 
+/** Answers kept for senders that wait on a mailbox whose decider runs elsewhere (deployed: the decider Lambda). */
+export interface Replies {
+  get(id: string): Promise<Reply | undefined>;
+  put(id: string, reply: Reply): Promise<void>;
+}
+
+/** Who takes a run's batches out of its mailbox: the run's decider, behind its shell. */
+export interface BatchHandler {
+  /** Decides a batch of one run's commands, in order; the answer to each. */
+  handle(runId: string, commands: readonly RunCommandInput[]): Promise<Reply[]>;
+}
+
 export interface Mailbox {
   /** Hands a command to the run's decider; resolves once it is accepted for delivery (not decided). */
   send(runId: string, command: RunCommandInput): Promise<void>;

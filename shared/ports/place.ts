@@ -14,14 +14,28 @@ import type { CapabilityBinding, CapabilityRegistry } from './capabilities.ts';
 import type { EventPublisher } from './events.ts';
 import type { Executions } from './executions.ts';
 import type { ExpressionEvaluator } from './expressions.ts';
+import type { BatchHandler, Mailbox, Replies } from './mailbox.ts';
 import type { MetricsSink } from './metrics.ts';
 import type { PlanJobDispatcher } from './plan-jobs.ts';
 import type { PlanModel } from './plan-model.ts';
+import type { RunLog } from './run-log.ts';
 import type { Store } from './store.ts';
+import type { Timers } from './timers.ts';
 import type { WebhookReplayGuard, WebhookSecretLookup } from './webhooks.ts';
 
 export interface Place {
   readonly store: () => Store;
+  /** Where runs' decisions are committed (the same table as the store). */
+  readonly runLog: (store: Store) => RunLog;
+  /**
+   * The runs' mailboxes. Embedded, an in-process queue per run that hands batches to `shell`; deployed, the SQS FIFO
+   * queue the decider Lambda reads (the shell then runs there, not here).
+   */
+  readonly mailbox: (shell: BatchHandler) => Mailbox;
+  /** Waking a run later (embedded: the stack's clock; deployed: one-time schedules into the mailbox). */
+  readonly timers: (mailbox: Mailbox) => Timers;
+  /** Where the decider leaves answers for senders waiting elsewhere (deployed only). */
+  readonly replies?: () => Replies;
   readonly executions: () => Executions;
   /** Where the outbox relay and the webhooks publish. */
   readonly events: () => EventPublisher;

@@ -42,6 +42,6 @@ export interface RunLog {
   last(runId: string): Promise<CommittedBatch | undefined>;
   /** Commits a batch at its version; false when that version is taken (another writer committed first). */
   commit(batch: CommittedBatch): Promise<boolean>;
-  /** Writes the batch's record images, each only over a copy older than the batch. */
-  project(batch: Pick<CommittedBatch, 'runId' | 'version' | 'images'>): Promise<void>;
+  /** Writes the batch's record images, each only over a copy older than the batch; then its announcement goes out. */
+  project(batch: CommittedBatch): Promise<void>;
 }

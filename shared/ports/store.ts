@@ -5,7 +5,6 @@
  */
 import type { OutboxEntry } from '../events/outbox.ts';
 import type { Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
-import type { Spend } from './capabilities.ts';
 import type { PlanJobOutcome, PlanJobRecord } from './plan-jobs.ts';
 import type { ApprovalRecord } from './records/approvals.ts';
 import type { RunEventRecord, RunKeyClaim, RunRecord } from './records/runs.ts';
@@ -42,9 +41,6 @@ export type {
   WatchEntry,
 } from './records/steps.ts';
 
-/** Run record string sets that `Store.markRunOnce` adds to. */
-export type RunSetAttribute = 'replanFingerprints' | 'handledFailures' | 'replanDeclines';
-
 /**
  * The plan a run carries only until it starts (then revision 1 holds it): `updateRun` may remove these, so that
  * the run record every step action reads stays small.
@@ -56,27 +52,6 @@ export type RunPlanField = 'submittedPlan' | 'candidatePlan' | 'planStamp';
  * mark when it reopens.
  */
 export type RunRemovableField = RunPlanField | 'terminal' | 'waiterToken' | 'cancelling';
-
-/** How a step's next generation starts (see `Store.startGeneration`). */
-export interface NextGeneration {
-  readonly status: 'pending' | 'ready';
-  /** Effective upstream executable step ids of the new generation. */
-  readonly upstream: readonly string[];
-  /** Upstream steps still to finish; `released` holds the ones already counted. */
-  readonly remaining: number;
-  readonly released: readonly string[];
-  /** Entries appended to the step's trace with the new generation (a revision's `[plan]` entry: why it runs again). */
-  readonly appendTrace?: readonly TraceEntry[];
-  /** Kept on the new generation as `generationKey`: the change that started it (an invalidation's key). */
-  readonly key?: string;
-  /**
-   * Upstream steps that start their next generation with this one (the same invalidation or revision), each with
-   * the generation it starts from: a release sent by that generation or an earlier one is stale (it finished before
-   * it was invalidated, and its answer came late) and is not counted (see `Store.releaseDependency`). An unfinished
-   * upstream step that does not move is named with the generation before its current one.
-   */
-  readonly staleReleases?: Readonly<Record<string, number>>;
-}
 
 /** Field updates a step transition may write. */
 export interface StepPatch {
@@ -97,8 +72,9 @@ export interface StepPatch {
    * (a first attempt's success: one write fewer per step). Only if the step carries no attempt record yet. From then
    * on `getAttempt`, `getStepWithRun` and `listAttempts` return it like any other; if a record of the same attempt
    * was also put apart (a duplicated invocation that recorded another outcome), the carried one is the one returned,
-   * since it is the one the step's status was decided with. `startGeneration` keeps it as an attempt of the ended
-   * generation. It is never updated (`updateAttempt` is for attempts recorded apart).
+   * since it is the one the step's status was decided with. A later generation of the step keeps it as an attempt
+   * of the ended one (the run log moves it to an item of its own). It is never updated (`updateAttempt` is for
+   * attempts recorded apart).
    */
   readonly attemptRecord?: AttemptRecord;
 }
@@ -157,16 +133,6 @@ export interface Store {
     patch: Partial<Omit<RunRecord, 'runId' | 'createdAt'>>,
     options?: { readonly remove?: readonly RunRemovableField[]; readonly announce?: OutboxEntry },
   ): Promise<RunRecord | undefined>;
-  /**
-   * Adds `member` to one of the run's string sets, only if it is not there yet: true for the first caller, false
-   * for every repeat (and for an unknown run). A duplicate event answered by this is a no-op.
-   */
-  markRunOnce(runId: string, attribute: RunSetAttribute, member: string): Promise<boolean>;
-  /**
-   * Takes `member` out of one of the run's string sets (nothing for a member or run that is not there): a caller
-   * that marked work taken and could not finish it lets the repeat take it again.
-   */
-  unmarkRunOnce(runId: string, attribute: RunSetAttribute, member: string): Promise<void>;
   /** Newest first; `before` (a listed run's position) continues a listing after that run. */
   listRuns(options?: { status?: RunStatus; limit?: number; before?: RunPosition }): Promise<RunRecord[]>;
 
@@ -202,59 +168,6 @@ export interface Store {
     patch: StepPatch,
     announce?: OutboxEntry,
   ): Promise<StepRecord | undefined>;
-  /**
-   * Counts one finished upstream step against a dependent, exactly once per edge and generation:
-   * `remaining -= 1`, `released += upstreamId`, only if `upstreamId` is one of `upstream`, is not yet in `released`
-   * and the generation matches. Returns the new record, or undefined if this edge was already counted (or is no
-   * edge of this generation): read the step to recover. `upstreamGeneration`, the generation of the upstream step
-   * that finished: a generation the dependent's `staleReleases` names as stale (or an earlier one) counts nothing.
-   */
-  releaseDependency(
-    runId: string,
-    stepId: string,
-    generation: number,
-    upstreamId: string,
-    upstreamGeneration?: number,
-  ): Promise<StepRecord | undefined>;
-
-  /**
-   * `releaseDependency` for the edge that must be the step's last: applies only if, besides that method's
-   * conditions, `remaining` is 1 and the step is `pending`, and then also moves it to `ready` in the same write (a
-   * step waiting for one upstream step is started by one write instead of two). Undefined when any condition failed:
-   * read the step to find out why (counted before, not the last edge, not pending, another generation).
-   */
-  releaseLastDependency(
-    runId: string,
-    stepId: string,
-    generation: number,
-    upstreamId: string,
-    upstreamGeneration?: number,
-  ): Promise<StepRecord | undefined>;
-  /**
-   * Starts the step's next generation, only if its generation is still `fromGeneration` (undefined = lost the race,
-   * someone else started it): generation + 1, status / upstream / remaining / released from `next`, attempts 0,
-   * claimedBy, output, error, confidence, startedAt and finishedAt cleared, and the ended generation's result
-   * appended to `history`. A late result of the old generation then fails every generation condition.
-   */
-  startGeneration(
-    runId: string,
-    stepId: string,
-    fromGeneration: number,
-    next: NextGeneration,
-  ): Promise<StepRecord | undefined>;
-
-  /**
-   * The run's frontier: records that steps ended a line of work (a sink finished, or a step whose dependents were
-   * already settled; keys such as `<stepId>#<generation>`, each counted once however often it is recorded) and
-   * returns every key recorded so far. One write per sink, none for a step that hands over to a dependent.
-   */
-  recordFrontier(runId: string, keys: readonly string[]): Promise<readonly string[]>;
-  /**
-   * Takes keys off the run's frontier: the generations a move ended. A sink moved on is settled again only when its
-   * new generation ends, so its old key would make every other step's end a look at the whole run.
-   */
-  forgetFrontier(runId: string, keys: readonly string[]): Promise<void>;
-
   // watches: which steps of which runs watch an outside resource
   /** Records watchers (idempotent: an entry written twice is one entry). */
   putWatches(runId: string, entries: readonly WatchEntry[]): Promise<void>;
@@ -266,14 +179,6 @@ export interface Store {
   putAttempt(attempt: AttemptRecord): Promise<boolean>; // false if that attempt number already exists
   updateAttempt(attempt: AttemptRecord): Promise<void>; // replaces an existing attempt; NotFoundError if missing
   listAttempts(runId: string, stepId?: string): Promise<AttemptRecord[]>;
-
-  // usage sums
-  /**
-   * Adds an attempt's spend to its step's sums and to its run's, each exactly once per `key` (the attempt, see
-   * engine/budget.ts `usageKey`): each item's add is conditional on the key not being counted there yet, so a
-   * repeated attempt (a retried invocation) adds nothing. Returns both sums after the add (or as they stand).
-   */
-  addUsage(runId: string, stepId: string, key: string, spend: Spend): Promise<{ run: Spend; step: Spend }>;
 
   // the outbox: every write above that takes `announce` carries its events in the same item (see events/outbox.ts)
   /** Announces events that belong to no other write, in an item of their own (once per entry id). */
@@ -288,28 +193,12 @@ export interface Store {
   // approvals
   putApproval(approval: ApprovalRecord, announce?: OutboxEntry): Promise<boolean>; // false if it exists
   getApproval(approvalId: string): Promise<ApprovalRecord | undefined>; // ConsistentRead
-  /** Decides a pending approval: only one decision ever wins (undefined when it was no longer pending). */
-  decideApproval(
-    approvalId: string,
-    decision: Pick<ApprovalRecord, 'status' | 'decidedAt' | 'decidedBy' | 'comment' | 'output'>,
-    announce?: OutboxEntry,
-  ): Promise<ApprovalRecord | undefined>;
-  /**
-   * Gives a pending approval the task token that waits on it (a revision approval's, written before its wait
-   * started): false when it is no longer pending, so the caller answers that wait itself.
-   */
-  holdApprovalToken(approvalId: string, taskToken: string): Promise<boolean>;
   /**
    * A run's approvals, oldest first, read consistently (from the run's own items, not an index): what a decision
    * that closes steps or runs reads, so an approval created a moment ago is never missed. `stepId`: only that
    * step's approvals, and only theirs are read in full.
    */
   listRunApprovals(runId: string, options?: { readonly stepId?: string }): Promise<ApprovalRecord[]>;
-  /**
-   * Hands a pending approval to the wait that now holds its step (a retried wait's new task token), so the person
-   * is asked once; undefined when it was no longer pending (decided meanwhile: that decision answers the new wait).
-   */
-  moveApprovalWait(approvalId: string, taskToken: string): Promise<ApprovalRecord | undefined>;
   /** Oldest first; `after` (a listed approval's position) continues a listing after that approval. */
   listApprovals(options?: {
     status?: ApprovalRecord['status'];

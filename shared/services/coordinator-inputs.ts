@@ -12,9 +12,8 @@ import { createInProcessEvaluator } from '../plan/expression-limits.ts';
 import { containsExpression, type ExpressionBindings } from '../plan/expressions.ts';
 import type { PlanStep, StepError } from '../plan/schema.ts';
 import type { ExpressionEvaluator } from '../ports/expressions.ts';
-import type { RunRecord, StepRecord } from '../ports/store.ts';
-import type { Interpreter, LoadedPlan } from './interpreter.ts';
-import { evaluateStepInput, loadStepContext } from './step-input.ts';
+import type { Interpreter } from './interpreter.ts';
+import { evaluateStepInput } from './step-input.ts';
 
 export const CLAIM_ERROR_CODES = {
   condition: 'E_WHEN_EXPRESSION',
@@ -59,22 +58,6 @@ export function isTruthy(value: unknown): boolean {
   if (typeof value === 'function') return false;
   if (Array.isArray(value)) return value.some(isTruthy);
   return Object.keys(value).length > 0;
-}
-
-/**
- * `$objective` and `$outputs` for a step, from the run and the records of the steps upstream of it. `needed` false
- * skips reading them (nothing will read `$outputs`).
- */
-export async function bindingsFor(
-  ctx: Interpreter,
-  run: RunRecord,
-  loaded: LoadedPlan,
-  step: StepRecord,
-  needed = true,
-): Promise<ExpressionBindings> {
-  if (!needed) return { objective: run.objective, outputs: {} };
-  const context = await loadStepContext(ctx.deps.store, loaded.graph, step);
-  return { objective: run.objective, outputs: context.outputs };
 }
 
 /** Whether claiming a step evaluates any expression (its `when` or anything in its input). */

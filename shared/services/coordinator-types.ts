@@ -6,12 +6,12 @@
 import type { TraceRetention } from '../engine/trace.ts';
 import type { HumanDecision } from '../engine/verify.ts';
 import type { Catalog } from '../plan/catalog.ts';
-import type { RunStatus, StepError } from '../plan/schema.ts';
+import type { StepError } from '../plan/schema.ts';
 import type { Executions } from '../ports/executions.ts';
 import type { ExpressionEvaluator } from '../ports/expressions.ts';
+import type { Mailbox } from '../ports/mailbox.ts';
 import type { MetricsSink } from '../ports/metrics.ts';
-import type { Store, TerminalRecord } from '../ports/store.ts';
-import type { CompensationActionRequest, CompensationActionResult } from './compensation-actions.ts';
+import type { Store } from '../ports/store.ts';
 
 export interface CoordinatorConfig {
   /** How long a run may take from StartRun; the run machine's wait times out after this. */
@@ -30,7 +30,10 @@ export interface CoordinatorConfig {
   readonly maxReplans?: number;
   /** The deadline of an approval without a timeout of its own (CAIRN_APPROVAL_TIMEOUT_SECONDS); absent: the run's. */
   readonly approvalTimeoutSeconds?: number | undefined;
-  /** How long after a final failure its replan watch declines it unanswered (engine/replan/watch.ts); absent: default. */
+  /**
+   * How long after a final failure its replan watch declines it unanswered (a timer of the run's decider,
+   * engine/run/rules/replans.ts); absent: default.
+   */
   readonly replanWatchSeconds?: number | undefined;
 }
 
@@ -48,6 +51,8 @@ export interface CoordinatorDeps {
    * the cooperative bounds only (tests).
    */
   readonly expressions?: ExpressionEvaluator;
+  /** The runs' mailboxes: the one way to tell a run's decider anything. */
+  readonly mailbox: Mailbox;
 }
 
 export type StepKindName = 'tool' | 'agent' | 'human';
@@ -61,18 +66,23 @@ export interface StepRef {
   readonly generation: number;
 }
 
-export interface RejectPlanRequest {
+/** The execution a state machine's word comes from (its name): a run's opening, a step's generation holder. */
+interface FromExecution {
+  readonly execution?: string | null | undefined;
+}
+
+export interface RejectPlanRequest extends FromExecution {
   readonly runId: string;
   readonly errors: readonly { readonly code: string; readonly path: string; readonly message: string }[];
 }
-export interface FailRunRequest {
+export interface FailRunRequest extends FromExecution {
   readonly runId: string;
   readonly error?: WorkflowError;
 }
 export interface StartRunResult {
   readonly deadlineSeconds: number;
 }
-export interface AwaitRunRequest {
+export interface AwaitRunRequest extends FromExecution {
   readonly runId: string;
   readonly taskToken: string;
 }
@@ -85,24 +95,21 @@ export interface FinalizeRunRequest {
   /** The run execution's name: a finalize from an execution the run has outlived (it was reopened) changes nothing. */
   readonly execution?: string | null;
 }
-export interface RunOutcome {
-  readonly runId: string;
-  readonly status: RunStatus;
-  readonly terminal?: TerminalRecord | undefined;
-}
 
-export interface RecordFailureRequest extends StepRef {
-  /** The failed attempt; absent when the caller does not know it (the step's recorded attempt count is taken). */
+export interface RecordFailureRequest extends StepRef, FromExecution {
+  /** The failed attempt; absent when the caller does not know it (RunStep's entry says, else the step's count). */
   readonly attempt?: number | undefined;
+  /** What RunStep was entered with: null for its first entry, else the attempt it was to make (or judge). */
+  readonly previous?: { readonly attempt: number } | null | undefined;
   readonly error: StepError;
 }
 
 /** What a person is asked for. */
 export type ApprovalKind = 'approval' | 'review' | 'revision';
-/** What a step machine's wait is for: a person's answer, or a replan watch's time (engine/replan/watch.ts). */
+/** What a step machine's wait is for: a person's answer (`replan`: a wait no step machine makes any more, see below). */
 export type WaitKind = ApprovalKind | 'replan';
 
-export interface RequestApprovalRequest extends StepRef {
+export interface RequestApprovalRequest extends StepRef, FromExecution {
   readonly kind: WaitKind;
   readonly taskToken: string;
 }
@@ -111,12 +118,8 @@ export interface ApprovalRequested {
   readonly approvalId?: string;
 }
 
-export interface ExpireApprovalRequest extends StepRef {
+export interface ExpireApprovalRequest extends StepRef, FromExecution {
   readonly kind?: WaitKind | undefined;
-}
-export interface ExpireResult {
-  /** 'paused': the step's approval policy is `pause`, so the step waits on and the run is left paused. */
-  readonly outcome: 'failed' | 'paused' | 'noop';
 }
 
 /**
@@ -129,7 +132,10 @@ export type StepNext =
   | {
       readonly action: 'await';
       readonly attempt: number;
-      /** `revision`: the wait of a revision approval's deadline (services/revision-wait.ts); `replan`: a replan watch's. */
+      /**
+       * `revision`: the wait of a revision approval's deadline; `replan`: none (the replan watch is a timer of the run's
+       * decider, engine/run/rules/replans.ts).
+       */
       readonly kind: WaitKind;
       /** Step Functions TimeoutSecondsPath: a positive whole number. */
       readonly timeoutSeconds: number;
@@ -144,27 +150,12 @@ export interface RunStepRequest extends StepRef {
 }
 
 export interface Coordinator {
-  rejectPlan(request: RejectPlanRequest): Promise<RunOutcome>;
-  failRun(request: FailRunRequest): Promise<RunOutcome>;
+  rejectPlan(request: RejectPlanRequest): Promise<void>;
+  failRun(request: FailRunRequest): Promise<void>;
   startRun(request: { readonly runId: string }): Promise<StartRunResult>;
-  awaitRun(request: AwaitRunRequest): Promise<{ readonly answered: boolean }>;
-  finalizeRun(request: FinalizeRunRequest): Promise<RunOutcome>;
+  awaitRun(request: AwaitRunRequest): Promise<void>;
+  finalizeRun(request: FinalizeRunRequest): Promise<void>;
   recordFailure(request: RecordFailureRequest): Promise<StepNext>;
-  requestApproval(request: RequestApprovalRequest): Promise<ApprovalRequested>;
-  expireApproval(request: ExpireApprovalRequest): Promise<ExpireResult>;
-  /** Idempotent: the run cancelled, its open steps cancelled and their executions stopped, its waiter answered. */
-  /**
-   * `requestedBy`: who asked (the API's caller: a JWT `sub`, or `local-token`), recorded in the terminal evidence;
-   * `compensate`: the run's segments are compensated first (saga), then it ends cancelled.
-   */
-  cancelRun(
-    runId: string,
-    options?: { readonly requestedBy?: string; readonly compensate?: boolean },
-  ): Promise<RunOutcome>;
-  /**
-   * A person's answer to a compensation that failed (services/compensation-actions.ts): retry it, or resolve it by
-   * hand with a note; the paused run reopens and its saga goes on. NotFoundError for an unknown run or step,
-   * ConflictError (`E_NOT_COMPENSATION_FAILED`) for a step that is not `compensation_failed`.
-   */
-  actOnCompensation(request: CompensationActionRequest): Promise<CompensationActionResult>;
+  requestApproval(request: RequestApprovalRequest): Promise<void>;
+  expireApproval(request: ExpireApprovalRequest): Promise<void>;
 }

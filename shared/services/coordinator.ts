@@ -1,55 +1,104 @@
 /**
- * The coordinator: the run machine's decision points, the step machine's waits for people and its record of a
- * crashed attempt, plus cancellation for the API. Each action is idempotent under a retry, a crash or a duplicate invocation: state
- * changes are single-item conditional writes through the Store port, and a lost condition means someone else did
- * it, so the action re-reads and carries on with the follow-ups (or does nothing).
- *
- * Split by concern: coordinator-run.ts (run actions), cancellation.ts (cancel), coordinator-approval.ts (approvals and reviews),
- * step-follow-ups.ts (what follows a step transition), run-end.ts (how a run ends); a step's own path is in step/.
+ * The coordinator: the state machines' words, told to the run's decider. The run machine's decision points (the plan
+ * rejected, the run started with its revision 1, its waiting token, its end) and the step machine's waits for people
+ * and its record of a crashed attempt each become a command in the run's mailbox; what the machine needs back (the
+ * run's deadline, where a crashed attempt goes next) is worked out here without deciding anything.
  */
-
-import { isReplanWatchStepId } from '../engine/replan/watch.ts';
-import { isTransientPlatformError } from '../errors.ts';
-import { requestCancel } from './cancellation.ts';
-import { actOnCompensation } from './compensation-actions.ts';
-import { expireApproval, requestApproval } from './coordinator-approval.ts';
-import { awaitRun, failRun, finalizeRun, rejectPlan, startRun } from './coordinator-run.ts';
-import type { Coordinator, CoordinatorDeps } from './coordinator-types.ts';
-import { createInterpreter } from './interpreter.ts';
-import { expireReplanWatch, requestReplanWatch } from './replan-watch.ts';
-import { isRevisionWaitStepId } from './revision-approvals.ts';
-import { expireRevisionWait, requestRevisionWait } from './revision-wait.ts';
+import { openingOf } from '../engine/run/effects.ts';
+import { validateUnlessStamped } from '../plan/stamp.ts';
+import type { Coordinator, CoordinatorDeps, WorkflowError } from './coordinator-types.ts';
+import { createInterpreter, describeWorkflowError } from './interpreter.ts';
 import { recordFailedAttempt } from './step/failed-attempt.ts';
-import { tryAgain, workAgainPolicy } from './write-again.ts';
+import { decisionExpired, requestDecision } from './step/gate.ts';
 
 export type * from './coordinator-types.ts';
 
-const START_POLICY = workAgainPolicy(isTransientPlatformError);
+/** The opening a run execution's word is about (0 when it does not say which execution it is). */
+const openingFrom = (runId: string, execution: string | null | undefined): number =>
+  typeof execution === 'string' ? Math.max(0, openingOf(runId, execution)) : 0;
+
+const describe = (error: WorkflowError): { code: string; message: string } => describeWorkflowError(error);
 
 export function createCoordinator(deps: CoordinatorDeps): Coordinator {
   const ctx = createInterpreter(deps);
+  const { mailbox } = deps;
   return {
-    rejectPlan: (request) => rejectPlan(ctx, request),
-    failRun: (request) => failRun(ctx, request),
-    // Tried in place as well as by the Task's Retry: past both, the run machine fails the run (FailRun) though its
-    // steps may be running, and every part of StartRun is safe to repeat.
-    startRun: (request) => tryAgain(START_POLICY, () => startRun(ctx, request)),
-    awaitRun: (request) => awaitRun(ctx, request),
-    finalizeRun: (request) => finalizeRun(ctx, request),
-    recordFailure: (request) => recordFailedAttempt(ctx, request, request.attempt, request.error),
-    // A revision approval's deadline keeps a wait of its own (revision-wait.ts), a replan watch its time
-    // (replan-watch.ts); a step's approval, the step's.
-    requestApproval: (request) => {
-      if (isReplanWatchStepId(request.stepId) || request.kind === 'replan') return requestReplanWatch();
-      if (isRevisionWaitStepId(request.stepId)) return requestRevisionWait(ctx, request);
-      return requestApproval(ctx, { ...request, kind: request.kind });
+    async rejectPlan(request) {
+      await mailbox.send(request.runId, {
+        kind: 'RejectPlan',
+        reason: 'invalid_plan',
+        evidence: { errors: request.errors.map((e) => ({ ...e })) },
+        opening: openingFrom(request.runId, request.execution),
+      });
     },
-    expireApproval: (request) => {
-      if (isReplanWatchStepId(request.stepId)) return expireReplanWatch(ctx, request);
-      if (isRevisionWaitStepId(request.stepId)) return expireRevisionWait(ctx, request);
-      return expireApproval(ctx, request);
+    async failRun(request) {
+      await mailbox.send(request.runId, {
+        kind: 'RejectPlan',
+        reason: 'planning_failed',
+        evidence: { error: describe(request.error) },
+        opening: openingFrom(request.runId, request.execution),
+      });
     },
-    cancelRun: (runId, options) => requestCancel(ctx, runId, options),
-    actOnCompensation: (request) => actOnCompensation(ctx, request),
+    async startRun(request) {
+      const result = { deadlineSeconds: deps.config.runDeadlineSeconds };
+      const run = await ctx.getRun(request.runId);
+      if (run.status !== 'planning') return result;
+      // Revision 1 is the validated candidate (checked again unless its stamp says it was against this catalog).
+      const candidate = run.candidatePlan ?? run.submittedPlan;
+      const checked =
+        candidate === undefined
+          ? { valid: false as const, errors: [{ code: 'E_FIELD', path: '', message: 'the run has no plan to start' }] }
+          : validateUnlessStamped(
+              candidate,
+              run.planStamp,
+              deps.catalog,
+              { maxSteps: deps.config.maxSteps, maxDepth: deps.config.maxDepth },
+              1,
+            );
+      if (!checked.valid) {
+        await mailbox.send(run.runId, {
+          kind: 'RejectPlan',
+          reason: 'invalid_plan',
+          evidence: { errors: checked.errors.map((e) => ({ ...e })) },
+          opening: 0,
+        });
+        return result;
+      }
+      await mailbox.send(run.runId, { kind: 'StartRun', plan: checked.plan });
+      return result;
+    },
+    async awaitRun(request) {
+      await mailbox.send(request.runId, {
+        kind: 'AwaitRun',
+        token: request.taskToken,
+        opening: openingFrom(request.runId, request.execution),
+      });
+    },
+    async finalizeRun(request) {
+      const timedOut = request.timedOut !== undefined && request.timedOut !== null;
+      const failed = request.error === undefined || request.error === null ? undefined : describe(request.error);
+      await mailbox.send(request.runId, {
+        kind: 'FinalizeRun',
+        opening: openingFrom(request.runId, request.execution),
+        timedOut,
+        ...(failed === undefined ? {} : { error: failed.message }),
+      });
+    },
+    recordFailure: (request) =>
+      recordFailedAttempt(
+        ctx,
+        { ...request, executionId: request.execution ?? '' },
+        request.attempt,
+        request.error,
+        request.previous,
+      ),
+    async requestApproval(request) {
+      if (request.kind !== 'approval' && request.kind !== 'review') return;
+      await requestDecision(ctx, { ...request, kind: request.kind, execution: request.execution ?? '' });
+    },
+    async expireApproval(request) {
+      const kind = request.kind === 'review' ? 'review' : 'approval';
+      await decisionExpired(ctx, { ...request, kind, execution: request.execution ?? '' });
+    },
   };
 }

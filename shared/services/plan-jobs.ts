@@ -72,6 +72,7 @@ export interface PlanJobWorkerDeps {
     runId: string;
     reason: string;
     objective?: string;
+    request?: string;
   }) => Promise<{ revision?: number; approvalId?: string }>;
 }
 
@@ -81,7 +82,7 @@ export async function runPlanJob(deps: PlanJobWorkerDeps, jobId: string): Promis
   if (job?.status !== 'pending') return job;
   let result: PlanJobResult;
   try {
-    result = await work(deps, job.request);
+    result = await work(deps, job.request, jobId);
   } catch (error) {
     const why = jobErrorOf(error);
     if (why.code === 'E_INTERNAL') console.error('cairn plan job: unexpected failure', { jobId, error });
@@ -92,7 +93,7 @@ export async function runPlanJob(deps: PlanJobWorkerDeps, jobId: string): Promis
   return (await deps.store.finishPlanJob(jobId, succeeded)) ?? deps.store.getPlanJob(jobId);
 }
 
-async function work(deps: PlanJobWorkerDeps, request: PlanJobRequest): Promise<PlanJobResult> {
+async function work(deps: PlanJobWorkerDeps, request: PlanJobRequest, jobId: string): Promise<PlanJobResult> {
   if (request.kind === 'plan') {
     if (!deps.planner) throw new Error('this worker has no planner for plan jobs');
     const { kind: _, ...planRequest } = request;
@@ -103,6 +104,8 @@ async function work(deps: PlanJobWorkerDeps, request: PlanJobRequest): Promise<P
     runId: request.runId,
     reason: request.reason,
     ...(request.objective === undefined ? {} : { objective: request.objective }),
+    // The job is the request: a job run again (its worker's answer lost) repeats it, another job is another request.
+    request: jobId,
   });
   return {
     ...(revision === undefined ? {} : { revision }),

@@ -1,25 +1,18 @@
-/**
- * The replanner's small pieces: what a run's earlier replans tell the next one (PriorReplan records, lineage,
- * fingerprints), the reason text of a revision, asking the model with a bounded retry of transient model errors,
- * recording a failure the replanner could not replan around, and the step a person's replan revises around.
- */
-import { BUDGET_ERROR_CODE } from '../engine/budget.ts';
-import { BUDGET_REPLAN_KEY } from '../engine/budget-replan.ts';
 import { clipText } from '../engine/replan/step-definition.ts';
 import { failureFingerprint, type LineageMap, mergeLineage, stepLineage } from '../engine/replan.ts';
-import { traceEntry } from '../engine/trace.ts';
-import { isModelError, isPlannerError, isTransientPlatformError } from '../errors.ts';
-import type { Plan } from '../plan/schema.ts';
+import { isModelError, isPlannerError } from '../errors.ts';
 import { plannerErrorCode } from '../planner/errors.ts';
 import type { PlannerDeps } from '../planner/planner.ts';
 import { proposeRevision, type RevisionOutcome, type RevisionRequest } from '../planner/replan/revise.ts';
 import type { BudgetReplanRequest, PriorReplan, ReplanChange } from '../ports/plan-model.ts';
-import type { HeldRevision, ReplanRecord, RunRecord, StepRecord, Store } from '../ports/store.ts';
-import { APPROVAL_EXPIRED_CODE, APPROVAL_EXPIRED_REASON } from './coordinator-approval.ts';
-import { declineMember, failureKey } from './coordinator-replan.ts';
-import type { Interpreter, LoadedPlan } from './interpreter.ts';
-import { settleRun } from './run-end.ts';
-import { type TryAgainPolicy, tryAgain, WORK_TRIES, workAgainPolicy } from './write-again.ts';
+import type { RunRecord, StepRecord } from '../ports/store.ts';
+
+/** A gate left waiting by its `pause` timeout policy: what a person's replan diagnoses. */
+const APPROVAL_EXPIRED_CODE = 'E_APPROVAL_EXPIRED';
+const APPROVAL_EXPIRED_REASON = 'approval_expired';
+
+import type { LoadedPlan } from './interpreter.ts';
+import { type TryAgainPolicy, tryAgain } from './write-again.ts';
 
 /** Characters of a planner's reason kept in a decline (it ends up in the terminal evidence). */
 const DECLINE_MESSAGE_CHARS = 1000;
@@ -30,33 +23,6 @@ const MODEL_POLICY: TryAgainPolicy = {
 };
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Tries, in one invocation, of an answer (or of finishing a revision) that a platform error interrupted: the shared
- * policy of repeatable work (write-again.ts), as a run's invalidation is tried. An answer has three deliveries at
- * most behind it, and the run waits for it (awaitsReplan) with nothing else open to end it.
- */
-export const PLATFORM_TRIES = WORK_TRIES;
-const PLATFORM_POLICY = workAgainPolicy(isTransientPlatformError);
-
-/** `action` again, a little later each time, while it fails with a platform error (PLATFORM_TRIES in all). */
-export function withPlatformRetries<T>(action: (tries: number) => Promise<T>): Promise<T> {
-  return tryAgain(PLATFORM_POLICY, action);
-}
-
-/**
- * Whether revision `plan.revision`, found stored, is the one this answer to a failure proposed: an earlier try
- * stored it and threw before the write that makes it current (a store timeout whose write landed). One failure is
- * answered by one holder of its `handledFailures` mark at a time, and the reason names the failed step, so the same
- * reason and plan at a revision the run has not reached yet can only be that earlier try's: the repeat makes it
- * current instead of losing to itself.
- */
-export async function isOwnStoredRevision(store: Store, runId: string, plan: Plan, reason: string): Promise<boolean> {
-  const stored = await store.getPlanRevision(runId, plan.revision);
-  if (stored?.reason !== reason || JSON.stringify(stored.plan) !== JSON.stringify(plan)) return false;
-  const run = await store.getRun(runId);
-  return run !== undefined && run.revision < plan.revision;
-}
 
 /** The run's earlier replans around a failure as the planner is told them, oldest first. */
 export function priorReplans(run: Pick<RunRecord, 'replanLog'>): PriorReplan[] {
@@ -120,31 +86,6 @@ export function budgetReason(budget: BudgetReplanRequest, change: ReplanChange):
   return `budget replan: run budget exhausted (${spent}); ${describeChange(change)}`;
 }
 
-/**
- * The record of a revision made from `held`: what later replans are told it tried, and what it answered (a failure's
- * `<stepId>#<generation>`, the budget replan's BUDGET_REPLAN_KEY, nothing for a person's replan without a failure).
- */
-export function replanRecord(held: HeldRevision, revision: number, at: string): ReplanRecord {
-  const budget = held.trigger === 'budget';
-  const failure = budget ? BUDGET_REPLAN_KEY : held.failure && failureKey(held.failure);
-  const code = budget
-    ? BUDGET_ERROR_CODE
-    : held.failure === undefined
-      ? 'E_REQUESTED'
-      : (held.failedCode ?? 'E_UNKNOWN');
-  return {
-    revision,
-    stepId: held.failure?.stepId ?? '',
-    ...(held.failedTarget ? { target: held.failedTarget } : {}),
-    code,
-    change: held.change,
-    ...(Object.keys(held.replaces).length === 0 ? {} : { replaces: { ...held.replaces } }),
-    ...(failure === undefined ? {} : { failure }),
-    reason: held.reason,
-    at,
-  };
-}
-
 /** The planner's answer, asking again (a little later) while the model provider reports a transient failure. */
 export function proposeWithRetry(deps: PlannerDeps, request: RevisionRequest): Promise<RevisionOutcome> {
   return tryAgain(MODEL_POLICY, () => proposeRevision(deps, request));
@@ -159,35 +100,6 @@ export function describeReplanError(error: unknown): { code: string; message: st
       ? 'E_MODEL'
       : 'E_REPLAN_FAILED';
   return { code, message: clipText(message, DECLINE_MESSAGE_CHARS) };
-}
-
-/**
- * No revision for this failure: it stands. The decline is recorded once (a set member, so concurrent declines
- * never overwrite each other), noted on the step's trace, and the run is settled: it ends `failed` once nothing
- * else is open, its terminal evidence naming the root cause and the planner's reason.
- */
-export async function declineFailure(
-  ctx: Interpreter,
-  step: StepRecord,
-  why: { code: string; message: string },
-): Promise<void> {
-  const { store } = ctx.deps;
-  const failure = failureKey(step);
-  const added = await store.markRunOnce(
-    step.runId,
-    'replanDeclines',
-    declineMember({ failure, stepId: step.stepId, ...why }),
-  );
-  if (added) {
-    const now = ctx.now();
-    await store.transitionStep(
-      step.runId,
-      step.stepId,
-      { generation: step.generation, from: ['failed'] },
-      { appendTrace: [traceEntry('plan', `no replan: ${why.code} ${why.message}`, now)] },
-    );
-  }
-  await settleRun(ctx, step.runId);
 }
 
 /**
@@ -208,21 +120,4 @@ export function replanTarget(
   if (gate?.status !== 'awaiting_approval') return undefined;
   const message = String(run.terminal.evidence.detail ?? 'no decision before the approval deadline');
   return { ...gate, error: { code: APPROVAL_EXPIRED_CODE, message, retryable: false } };
-}
-
-/**
- * No budget revision: recorded once (a set member, as a failure's decline), then the run is looked at again; it
- * ends `failed`, reason `budget_exhausted`, the decline in its evidence.
- */
-export async function declineBudgetReplan(
-  ctx: Interpreter,
-  runId: string,
-  why: { code: string; message: string },
-): Promise<void> {
-  await ctx.deps.store.markRunOnce(
-    runId,
-    'replanDeclines',
-    declineMember({ failure: BUDGET_REPLAN_KEY, stepId: '', ...why }),
-  );
-  await settleRun(ctx, runId);
 }

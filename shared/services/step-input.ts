@@ -8,9 +8,9 @@ import { ExpressionLimitError } from '../errors.ts';
 import { namedOutputSteps } from '../plan/bound-outputs.ts';
 import type { EvaluationOutcome } from '../plan/expression-limits.ts';
 import { collectExpressions, type ExpressionBindings } from '../plan/expressions.ts';
-import { buildGraph, type PlanGraph, upstreamClosure } from '../plan/graph.ts';
+import { type PlanGraph, upstreamClosure } from '../plan/graph.ts';
 import { child } from '../plan/issues.ts';
-import type { Plan, PlanStep } from '../plan/schema.ts';
+import type { PlanStep } from '../plan/schema.ts';
 import type { ExpressionEvaluator } from '../ports/expressions.ts';
 import type { StepRecord, Store } from '../ports/store.ts';
 
@@ -23,17 +23,6 @@ export interface StepContext {
 
 /** Beyond this many upstream steps one listing of the run's steps is cheaper than reading them one by one. */
 const UPSTREAM_READ_LIMIT = 100;
-
-// A plan's graph is built once per plan object (revisions are immutable and the store hands out the same object).
-const graphs = new WeakMap<Pick<Plan, 'steps'>, PlanGraph>();
-export function graphOf(plan: Pick<Plan, 'steps'>): PlanGraph {
-  let graph = graphs.get(plan);
-  if (!graph) {
-    graph = buildGraph(plan.steps);
-    graphs.set(plan, graph);
-  }
-  return graph;
-}
 
 /**
  * The executable steps a step transitively waits for whose outputs `$outputs` binds: all of them, or, given the

@@ -31,19 +31,6 @@ export async function tryAgain<T>(policy: TryAgainPolicy, action: (tries: number
   }
 }
 
-/**
- * Tries of a whole piece of repeatable work, many store calls long, within one delivery of the event that asked for it
- * (a run's invalidation, the replanner's answer to a failure). A try fails if any of its calls does (two tries in
- * three, for a dozen writes at the chaos suite's 9 % of failed writes), but each repeat carries on from what the tries
- * before it landed: eight tries, times the three deliveries an event gets, leave next to no chance of losing it.
- */
-export const WORK_TRIES = 8;
-
-/** How a repeatable piece of work is tried again in place: WORK_TRIES, pauses from 50 ms doubling up to 500 ms. */
-export function workAgainPolicy(when: (error: unknown) => boolean): TryAgainPolicy {
-  return { tries: WORK_TRIES, pauseMs: (tries) => Math.min(500, 50 * 2 ** (tries - 1)), when };
-}
-
 const WRITE_POLICY: TryAgainPolicy = {
   tries: WRITE_ATTEMPTS,
   pauseMs: (tries) => FIRST_PAUSE_MS * 2 ** (tries - 1),

@@ -8,7 +8,8 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ASYNC_RETRY, CairnEvents, TARGET_RETRY, toCdkPattern } from '../../infra/constructs/events.ts';
-import { BUS_RULES } from '../../shared/events/bus-rules.ts';
+import { BUS_RULES, REVISION_APPROVAL_STEP } from '../../shared/events/bus-rules.ts';
+import { matchesPattern } from '../../shared/events/pattern-match.ts';
 import { actionsOf, logicalIdAt, resourcesOf, statementsOf, synthStack } from './synth-stack.ts';
 
 let template: Template;
@@ -139,7 +140,9 @@ describe('the cairn stack', () => {
     const names = Object.keys(properties?.Environment.Variables ?? {}).filter((name) => name.startsWith('CAIRN_'));
     // No bus: the invalidator's events travel in the outbox of its writes. The coordinator's rules settle the runs
     // it reopens.
+    // It sends each watching run an Invalidate command through the run's mailbox.
     expect(names.sort()).toEqual([
+      'CAIRN_MAILBOX_URL',
       'CAIRN_MAX_DEPTH',
       'CAIRN_MAX_REPLANS',
       'CAIRN_MAX_STEPS',
@@ -148,6 +151,26 @@ describe('the cairn stack', () => {
       'CAIRN_STEP_MACHINE_ARN',
       'CAIRN_TABLE_NAME',
     ]);
+  });
+
+  it('sends no expired revision approval anywhere: a held revision expires by its own timer in the run', () => {
+    const { template: stack } = synthStack();
+    expect(BUS_RULES.map((r) => r.name)).not.toContain('RevisionExpiredToReplanner');
+    const patterns = Object.values(stack.findResources('AWS::Events::Rule')).map((r) =>
+      JSON.stringify((r.Properties as { EventPattern: unknown }).EventPattern),
+    );
+    expect(patterns).toHaveLength(BUS_RULES.length);
+    for (const pattern of patterns) {
+      expect(pattern).not.toContain('ApprovalDecided');
+      expect(pattern).not.toContain(REVISION_APPROVAL_STEP);
+    }
+    // An expired revision approval's ApprovalDecided, as the run publishes it, matches no rule.
+    const expired = {
+      source: 'cairn',
+      'detail-type': 'ApprovalDecided',
+      detail: { runId: 'r', stepId: `${REVISION_APPROVAL_STEP}2`, decision: 'expired' },
+    };
+    expect(BUS_RULES.filter((rule) => matchesPattern(expired, rule.pattern))).toEqual([]);
   });
 
   it('gives the replanner and the invalidator an on-failure destination they may send to', () => {

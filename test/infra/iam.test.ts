@@ -183,8 +183,8 @@ describe('bus and state machine grants', () => {
         for (const resource of resourcesOf(statement)) expect(text(resource)).toMatch(/:cairn-test-(run|step)(:\*)?"/);
       }
     }
-    // RunStep starts the dependents it releases (step machine), answers the run's waiter when its step was the run's
-    // last (run machine), and finishes a cancel it finds begun (steps' executions stopped, a revision wait answered).
+    // One writer per run: the decider starts step and run executions (releases, new generations, a reopened run),
+    // answers tokens (the run's waiter, a step's approval) and stops the steps a decision closes.
     const machine = (name: string) => ({
       'Fn::Join': [
         '',
@@ -199,8 +199,12 @@ describe('bus and state machine grants', () => {
         ],
       ],
     });
-    expect(withAction(statementsFor(full, 'StepExecutor'), 'states:')).toEqual([
-      { Effect: 'Allow', Action: 'states:StartExecution', Resource: machine('cairn-test-step') },
+    expect(withAction(statementsFor(full, 'Decider'), 'states:')).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'states:StartExecution',
+        Resource: [machine('cairn-test-run'), machine('cairn-test-step')],
+      },
       {
         Effect: 'Allow',
         Action: 'states:SendTaskSuccess',
@@ -225,7 +229,11 @@ describe('bus and state machine grants', () => {
         },
       },
     ]);
-    for (const key of ['Outbox', 'Planner', 'Validator'])
+    // The API starts a new run's execution (its machine plans it); everything else reaches a run as a command.
+    expect(withAction(statementsFor(full, 'Api'), 'states:')).toEqual([
+      { Effect: 'Allow', Action: 'states:StartExecution', Resource: machine('cairn-test-run') },
+    ]);
+    for (const key of ['Outbox', 'Planner', 'Validator', 'Coordinator', 'StepExecutor', 'Invalidator', 'Replanner'])
       expect(withAction(statementsFor(full, key), 'states:'), key).toEqual([]);
   });
 });
@@ -266,10 +274,42 @@ describe('Step Functions grants, from the one table of what each function calls'
     expect([...sent].filter((action) => !all.has(action))).toEqual(['states:SendTaskFailure']);
   });
 
-  it('let the invalidator answer a run’s waiter: a run it reopens settles through it (settleRun → answerWaiter)', () => {
-    expect(granted('Invalidator')).toContain('states:SendTaskSuccess run');
-    const source = readFileSync(new URL('../../shared/services/invalidation-run.ts', import.meta.url), 'utf8');
-    expect(source).toMatch(/checkRunEnd\(/);
+  it('match the code: only the decider’s effects and the API’s new run call Step Functions', () => {
+    // Every call of the Executions port outside the adapters, by file: the shell performing a batch's effects, and
+    // POST /runs starting the run's execution. A new call site elsewhere must be granted to its function.
+    const calls = new Map<string, Set<string>>();
+    const walk = (dir: URL): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        if (entry.isDirectory()) {
+          if (!['adapters', 'ports'].includes(entry.name)) walk(new URL(`${entry.name}/`, dir));
+          continue;
+        }
+        if (!entry.name.endsWith('.ts')) continue;
+        const source = readFileSync(new URL(entry.name, dir), 'utf8');
+        for (const [, method, machine] of source.matchAll(
+          /executions\.(start|stopNamed|stop|sendTaskSuccess|sendTaskFailure)\(\s*'?(run|step)?/g,
+        )) {
+          const file = new URL(entry.name, dir).pathname.replace(/^.*\/(shared|functions)\//, '$1/');
+          calls.set(file, (calls.get(file) ?? new Set()).add(`${method}${machine ? ` ${machine}` : ''}`));
+        }
+      }
+    };
+    walk(new URL('../../shared/', import.meta.url));
+    walk(new URL('../../functions/', import.meta.url));
+    expect(Object.fromEntries([...calls].map(([file, set]) => [file, [...set].sort()]))).toEqual({
+      'shared/services/runs/performing.ts': ['sendTaskSuccess', 'start run', 'start step', 'stopNamed step'],
+      'shared/api/runs.ts': ['start run'],
+    });
+    expect(granted('Decider')).toEqual(
+      [
+        'states:SendTaskSuccess run',
+        'states:SendTaskSuccess step',
+        'states:StartExecution run',
+        'states:StartExecution step',
+        'states:StopExecution step-executions',
+      ].sort(),
+    );
+    expect(granted('Api')).toEqual(['states:StartExecution run']);
   });
 });
 

@@ -97,6 +97,18 @@ describe('suppressions', () => {
     expect(silenced('asyncFailureQueue')).toEqual(['Cairn-test/Events/AsyncFailures/Resource AwsSolutions-SQS3']);
   });
 
+  it('silence the timers’ schedule wildcard on the decider’s policy only, for cairn’s own schedule group', () => {
+    const silenced = suppressed.seen
+      .filter((f) => f.suppressionReason.includes(SUPPRESSIONS.timerSchedules.reason))
+      .map((f) => `${f.resource.node.path} ${f.ruleId}[${f.findingId}]`);
+    expect([...new Set(silenced)]).toEqual([
+      'Cairn-test/Functions/DeciderRole/DefaultPolicy/Resource AwsSolutions-IAM5' +
+        '[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/cairn-test/*]',
+    ]);
+    // The mailbox's dead-letter queue is a queue's redrive target: cdk-nag finds nothing to silence there.
+    expect(suppressed.seen.filter((f) => f.resource.node.path.includes('/Mailbox/'))).toEqual([]);
+  });
+
   it('never silence a whole rule for the stack or the app', () => {
     for (const stack of stacks) {
       expect(stack.node.metadata.filter((m) => m.type === 'cdk_nag')).toEqual([]);

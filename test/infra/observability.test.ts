@@ -44,7 +44,7 @@ describe('alarms', () => {
     }
   });
 
-  it('watch every dead-letter queue (event targets, outbox relay, async failures) and every function’s errors', () => {
+  it('watch every dead-letter queue (event targets, outbox relay, async failures, mailbox) and every function’s errors', () => {
     const queue = (path: string) => ({
       Name: 'QueueName',
       Value: { 'Fn::GetAtt': [logicalIdAt(full, 'AWS::SQS::Queue', `${path}/Resource`), 'QueueName'] },
@@ -69,6 +69,12 @@ describe('alarms', () => {
         AlarmName: 'cairn-test-event-dead-letters',
         Namespace: 'AWS/SQS',
         Dimensions: [queue('/Events/TargetDeadLetters')],
+        Threshold: 1,
+      },
+      {
+        AlarmName: 'cairn-test-mailbox-dead-letters',
+        Namespace: 'AWS/SQS',
+        Dimensions: [queue('/Mailbox/DeadLetters')],
         Threshold: 1,
       },
       {
@@ -98,11 +104,12 @@ describe('dashboard', () => {
     expect(body).toContain('service=\\\\\\"cairn-test\\\\\\"');
     const alarmIds = Object.keys(full.findResources('AWS::CloudWatch::Alarm'));
     for (const id of alarmIds) expect(body, id).toContain(id);
-    // Both dead-letter queues are graphed, not only alarmed.
+    // Every dead-letter queue is graphed, not only alarmed.
     for (const path of [
       '/Events/TargetDeadLetters/Resource',
       '/Outbox/DeadLetters/Resource',
       '/Events/AsyncFailures/Resource',
+      '/Mailbox/DeadLetters/Resource',
     ]) {
       const queue = logicalIdAt(full, 'AWS::SQS::Queue', path);
       expect(body, path).toContain(`{"Fn::GetAtt":["${queue}","QueueName"]}`);

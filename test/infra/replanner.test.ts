@@ -1,7 +1,7 @@
 /**
  * The replanner Lambda in the stack: the StepFailedToReplanner rule of BUS_RULES targets it (with the shared retry
- * policy and dead-letter queue), it may ask the configured planning model and no other, it may start, stop and
- * answer only what a replan needs, and it publishes nothing itself (its events go through the outbox).
+ * policy and dead-letter queue), it may ask the configured planning model and no other, it reaches a run only
+ * through the run's mailbox (a revision is a proposal the run's decider answers), and it publishes nothing itself.
  */
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -56,10 +56,14 @@ describe('the replanner function', () => {
     for (const statement of invoke) expect(JSON.stringify(resourcesOf(statement))).toContain('claude-3-5-haiku');
   });
 
-  it('starts executions, stops step executions and answers tokens, and nothing else of Step Functions', () => {
-    expect(actions(plain).filter((a) => a.startsWith('states:'))).toEqual(
-      ['states:SendTaskSuccess', 'states:StartExecution', 'states:StopExecution'].sort(),
-    );
+  it('sends the run commands and calls no Step Functions action: the decider starts, stops and answers', () => {
+    expect(actions(plain).filter((a) => a.startsWith('states:'))).toEqual([]);
+    const queue = logicalIdAt(plain, 'AWS::SQS::Queue', '/Mailbox/Queue/Resource');
+    expect(replannerStatements(plain).filter((s) => actionsOf(s).includes('sqs:SendMessage'))).toContainEqual({
+      Effect: 'Allow',
+      Action: 'sqs:SendMessage',
+      Resource: { 'Fn::GetAtt': [queue, 'Arn'] },
+    });
     // Its events (PlanRevised…) travel in the outbox of the writes that make them; the relay publishes them.
     expect(actions(plain).filter((a) => a.startsWith('events:'))).toEqual([]);
   });

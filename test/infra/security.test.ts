@@ -104,24 +104,41 @@ describe('functions', () => {
       'CAIRN_STEP_MACHINE_ARN',
     ];
     const sorted = (names: string[]) => [...names].sort();
+    // Whoever sends runs commands is told the mailbox's URL (the decider too: a timer already due goes straight to
+    // the queue); only the decider schedules timers (the queue's ARN, the scheduler role).
+    const mailbox = ['CAIRN_MAILBOX_URL'];
+    const timers = ['CAIRN_MAILBOX_ARN', 'CAIRN_SCHEDULER_ROLE_ARN', 'CAIRN_SCHEDULE_GROUP'];
     expect(envOf(plain, 'Validator')).toEqual(sorted([...base, 'CAIRN_MAX_DEPTH', 'CAIRN_MAX_STEPS']));
     expect(envOf(plain, 'Planner')).toEqual(sorted([...base, 'CAIRN_MAX_DEPTH', 'CAIRN_MAX_STEPS']));
     // RunStep takes a step from its claim to its dependents' start: the coordinator's settings, and it evaluates
     // plan expressions in the worker its bundle carries.
-    const stepExecutor = [...coordinator, 'CAIRN_EXPRESSION_WORKER'];
+    const stepExecutor = [...coordinator, ...mailbox, 'CAIRN_EXPRESSION_WORKER'];
     expect(envOf(plain, 'StepExecutor')).toEqual(sorted([...base, ...stepExecutor]));
-    expect(envOf(plain, 'Coordinator')).toEqual(sorted([...base, ...coordinator]));
-    expect(envOf(plain, 'Invalidator')).toEqual(sorted([...base, ...coordinator]));
+    expect(envOf(plain, 'Coordinator')).toEqual(sorted([...base, ...coordinator, ...mailbox]));
+    expect(envOf(plain, 'Invalidator')).toEqual(sorted([...base, ...coordinator, ...mailbox]));
     expect(envOf(plain, 'Outbox')).toEqual(sorted([...base, 'CAIRN_EVENT_BUS_NAME']));
     expect(envOf(full, 'Outbox')).toEqual(sorted([...base, 'CAIRN_EVENT_BUS_NAME']));
-    expect(envOf(plain, 'Replanner')).toEqual(sorted([...base, ...coordinator]));
-    expect(envOf(full, 'Replanner')).toEqual(sorted([...base, ...coordinator, 'CAIRN_MODEL_ID']));
+    expect(envOf(plain, 'Replanner')).toEqual(sorted([...base, ...coordinator, ...mailbox]));
+    expect(envOf(full, 'Replanner')).toEqual(sorted([...base, ...coordinator, ...mailbox, 'CAIRN_MODEL_ID']));
+    // The decider: the machines and the run settings its rules read, no plan limits, no bus (its announcements
+    // travel in the outbox of its commits), no model, no bindings.
+    const decider = [
+      'CAIRN_MAX_REPLANS',
+      'CAIRN_RUN_DEADLINE_SECONDS',
+      'CAIRN_RUN_MACHINE_ARN',
+      'CAIRN_STEP_MACHINE_ARN',
+      ...mailbox,
+      ...timers,
+    ];
+    expect(envOf(plain, 'Decider')).toEqual(sorted([...base, ...decider]));
+    expect(envOf(full, 'Decider')).toEqual(sorted([...base, ...decider]));
     expect(envOf(full, 'Planner')).toContain('CAIRN_MODEL_ID');
     expect(envOf(full, 'StepExecutor')).toEqual(sorted([...base, ...stepExecutor, 'CAIRN_BINDINGS']));
     expect(envOf(full, 'Api')).toEqual(
       sorted([
         ...base,
         ...coordinator,
+        ...mailbox,
         'CAIRN_EVENT_BUS_NAME',
         'CAIRN_PLANNER_FUNCTION_NAME',
         'CAIRN_REPLANNER_FUNCTION_NAME',

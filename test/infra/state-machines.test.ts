@@ -119,7 +119,13 @@ describe('state machines', () => {
 
   it('send callback tasks the task token and only ids', () => {
     const parameters = state(run, 'AwaitRunFinished').Parameters as { Payload: Record<string, unknown> };
-    expect(parameters.Payload).toEqual({ action: 'awaitRun', 'runId.$': '$.runId', 'taskToken.$': '$$.Task.Token' });
+    // The execution's name says which opening of the run waits (an outlived execution of a reopened run is told apart).
+    expect(parameters.Payload).toEqual({
+      action: 'awaitRun',
+      'runId.$': '$.runId',
+      'execution.$': '$$.Execution.Name',
+      'taskToken.$': '$$.Task.Token',
+    });
   });
 
   it('start the run machine with ResumeOrPlan: a resumed run goes straight to the wait, any other input plans', () => {
@@ -240,6 +246,7 @@ describe('state machines', () => {
         'generation.$': '$.generation',
         'attempt.$': '$.failure.attempt',
         'error.$': '$.failure.error',
+        'previous.$': '$.next',
       },
       ResultPath: '$.next',
       Next: 'Route',
@@ -258,13 +265,17 @@ describe('state machines', () => {
     } as unknown as StateMachineDefinition);
     const executorError = { Error: 'TypeError', Cause: 'cannot read properties of undefined' };
     const input = { ...stepExecutionInput({ runId: 'r-1', stepId: 's-1', generation: 2 }), executorError };
-    const payload = await machine.run(input).result;
+    const execution = 'r-1-s-1-g2';
+    const payload = await machine.run(input, { context: { Execution: { Name: execution } } }).result;
     expect(payload).toEqual({
       action: 'recordFailure',
       runId: 'r-1',
       stepId: 's-1',
       generation: 2,
+      execution,
       attempt: null,
+      // RunStep's entry: its first here (the execution's input says `next: null`).
+      previous: null,
       error: { code: 'E_EXECUTOR', retryable: true, message: 'TypeError', details: executorError },
     });
 

@@ -3,11 +3,12 @@
  * approval decisions safe under concurrency, not a fake's imitation of them.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
+import { createDynamoRunLogOf, createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
 import { createApp } from '../../shared/api/app.ts';
 import type { ApiDeps } from '../../shared/api/deps.ts';
 import { runExecutionName, stepExecutionName } from '../../shared/ports/executions.ts';
 import type { Store } from '../../shared/ports/store.ts';
+import { decidingFor } from '../support/deciding.ts';
 import { startDynalite, type TestDynamo } from '../support/dynalite.ts';
 import { RecordedExecutions } from '../support/recorded-executions.ts';
 import {
@@ -17,6 +18,7 @@ import {
   fakePlanner,
   gateStep,
   planOf,
+  SETTINGS,
   stepRecord,
   TOKEN,
 } from '../unit/api/harness.ts';
@@ -39,7 +41,9 @@ beforeEach(async () => {
     catalog,
     planner: fakePlanner,
     limits: { maxSteps: 8, maxDepth: 4 },
-    cancelRun: async () => {},
+    mailbox: decidingFor({ store, runLog: createDynamoRunLogOf(dynamo, store), executions, catalog, clock: () => now })
+      .mailbox,
+    runSettings: SETTINGS,
     auth: { kind: 'token', token: TOKEN },
     clock: () => now,
     newId: () => `run-${++ids}`,
@@ -110,7 +114,8 @@ describe('the API on the DynamoDB store', () => {
     expect(executions.starts).toEqual([]);
   });
 
-  it('lets exactly one of many concurrent decisions win', async () => {
+  /** A running run whose gate waits for a person on its execution's token, with its pending approval. */
+  async function waitingGate(approvalId: string): Promise<void> {
     await store.createRun({
       runId: 'run-a',
       status: 'running',
@@ -123,24 +128,47 @@ describe('the API on the DynamoDB store', () => {
     await store.putPlanRevision('run-a', planOf([gateStep('gate')]), 'initial plan');
     await store.putSteps([stepRecord('run-a', 'gate', { status: 'awaiting_approval' })]);
     const taskToken = await executions.waitingToken(stepExecutionName('run-a', 'gate', 1));
-    await store.putApproval(approvalRecord('ap1', { taskToken }));
+    await store.putApproval(approvalRecord(approvalId, { taskToken }));
+  }
+
+  it('lets exactly one of many concurrent decisions win; its own repeats are answered as it was', async () => {
+    await waitingGate('ap1');
     const decisions = ['approve', 'reject', 'approve', 'edit', 'reject', 'approve'];
     const answers = await Promise.all(
-      decisions.map((decision) =>
-        request('POST', '/approvals/ap1', { decision, ...(decision === 'edit' ? { output: { approved: true } } : {}) }),
-      ),
+      decisions.map(async (decision) => {
+        const res = await request('POST', '/approvals/ap1', {
+          decision,
+          ...(decision === 'edit' ? { output: { approved: true } } : {}),
+        });
+        return { decision, status: res.status, json: (await res.json()) as Record<string, unknown> };
+      }),
     );
-    const statuses = answers.map((r) => r.status).sort();
-    expect(statuses).toEqual([200, 409, 409, 409, 409, 409]);
+    // The run's decider takes them one at a time: the first decides; the same decision by the same person is that
+    // decision's repeat (a request whose answer was lost looks the same) and is answered 200, any other is 409 with
+    // the decision that won. The step is answered once.
+    const recorded = await store.getApproval('ap1');
+    const won = { approved: 'approve', rejected: 'reject', edited: 'edit' }[String(recorded?.status)];
+    expect(won, `approval status ${recorded?.status}`).toBeDefined();
+    for (const answer of answers) {
+      if (answer.decision === won) {
+        expect(answer.status, JSON.stringify(answer.json)).toBe(200);
+        expect(answer.json).toMatchObject({ approval: { approvalId: 'ap1', status: recorded?.status } });
+      } else {
+        expect(answer.status, JSON.stringify(answer.json)).toBe(409);
+        expect(answer.json).toMatchObject({
+          error: { code: 'E_ALREADY_DECIDED', details: { decision: { decision: won } } },
+        });
+      }
+    }
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(decisions.filter((d) => d === won).length);
     expect(executions.successes).toHaveLength(1);
+    expect(executions.successes[0]?.output).toMatchObject({ decision: won });
     const pending = (await (await request('GET', '/approvals?status=pending')).json()) as { approvals: unknown[] };
     expect(pending.approvals).toEqual([]);
-    const view = (await (await request('GET', '/runs/run-a')).json()) as { status: string };
-    expect(view.status).toBe('paused');
   });
 
   it('expires an approval past its deadline with 410', async () => {
-    await store.putApproval(approvalRecord('ap2'));
+    await waitingGate('ap2');
     now = new Date('2030-01-01T00:10:00.000Z');
     const res = await request('POST', '/approvals/ap2', { decision: 'approve' });
     expect(res.status).toBe(410);

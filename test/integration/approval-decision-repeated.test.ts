@@ -1,29 +1,30 @@
 /**
- * A decision whose write landed but whose answer was lost (a store timeout after `decideApproval`: the API answers 503,
- * "send the request again") is sent again by the same person: the repeat answers the waiting step's token and gets
- * 200. Before, the repeat got 409 `E_ALREADY_DECIDED` and nobody ever answered the token, so the step stayed
- * `awaiting_approval` and its run open until its deadline (the chaos suite's stuck run, seed 5: a review approved,
- * its step never moving on).
+ * A decision that was taken but whose answer was lost (the run's decider decided it, then the API's read of the
+ * decided approval for its answer timed out: 503, "send the request again") is sent again by the same person: the
+ * repeat answers the waiting step's token and gets 200. Before, the repeat got 409 `E_ALREADY_DECIDED` and nobody
+ * ever answered the token, so the step stayed `awaiting_approval` and its run open until its deadline (the chaos
+ * suite's stuck run, seed 5: a review approved, its step never moving on).
  */
 import { describe, expect, it } from 'vitest';
-import type { Store } from '../../shared/ports/store.ts';
+import type { ApprovalRecord, Store } from '../../shared/ports/store.ts';
 import { waitingGate } from '../support/gates.ts';
 import { summary, useTestStack, waitForRun } from '../support/local-stack.ts';
 
 let lost = 0;
 
-/** The store whose first decision on an approval (not an expiry) lands, then loses its answer. */
+/** The store whose first read of an approval already decided (the API's answer to the decision) loses its answer. */
 function losingFirstDecision(store: Store): Store {
   return new Proxy(store, {
     get(target, key, receiver) {
       const value = Reflect.get(target, key, receiver) as unknown;
-      if (key !== 'decideApproval' || typeof value !== 'function') return value;
+      if (key !== 'getApproval' || typeof value !== 'function') return value;
       return async (...args: unknown[]) => {
-        const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-        const status = (args[1] as { status?: string } | undefined)?.status;
-        if (lost === 0 && status !== 'expired') {
+        const result = (await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)) as
+          | ApprovalRecord
+          | undefined;
+        if (lost === 0 && result !== undefined && result.status !== 'pending' && result.status !== 'expired') {
           lost += 1;
-          const error = new Error('injected: the write landed, its answer was lost');
+          const error = new Error('injected: the decision was taken, the answer was lost');
           error.name = 'TimeoutError';
           throw error;
         }

@@ -85,16 +85,32 @@ describe('approvals through the local runtime', () => {
     expect(done.status).toBe('complete');
   });
 
-  it('counts exactly one of several concurrent decisions; the others get 409', async () => {
+  it('counts exactly one of several concurrent decisions; the others get 409, its own repeats 200', async () => {
     const runId = await stack.startRun({ plan: gatePlan('race') });
     const approval = await pendingApproval(stack, runId, 'gate');
 
-    const answers = await Promise.all(
-      ['approve', 'reject', 'approve', 'reject', 'approve'].map((decision) => decide(stack, approval, { decision })),
-    );
-    await waitForRun(stack, runId, settled);
+    const decisions = ['approve', 'reject', 'approve', 'reject', 'approve'];
+    const answers = await Promise.all(decisions.map((decision) => decide(stack, approval, { decision })));
+    const done = await waitForRun(stack, runId, settled);
 
-    expect(answers.map((a) => a.status).sort()).toEqual([200, 409, 409, 409, 409]);
+    // The run's decider takes them one at a time: the first decides, a different decision is refused with the one
+    // that won, and the same decision by the same person is its repeat (a request whose answer was lost looks the
+    // same): answered as it was. The gate is judged once, by the winner.
+    const { json } = await stack.request('GET', `/approvals/${encodeURIComponent(approval.approvalId)}`);
+    const status = (json as { approval: ApprovalView }).approval.status;
+    const won = status === 'approved' ? 'approve' : status === 'rejected' ? 'reject' : undefined;
+    expect(won, `approval status ${status}`).toBeDefined();
+    for (const [i, decision] of decisions.entries()) {
+      const answer = answers[i];
+      if (decision === won) expect(answer?.status, JSON.stringify(answer?.json)).toBe(200);
+      else
+        expect(answer).toMatchObject({
+          status: 409,
+          json: { error: { code: 'E_ALREADY_DECIDED', details: { decision: { decision: won } } } },
+        });
+    }
+    expect(statusOf(done, 'gate'), summary(done)).toBe(won === 'approve' ? 'succeeded' : 'failed');
+    expect(stepOf(done, 'gate').attempts).toBe(1);
   });
 
   it('answers 410 after the deadline and fails the gate under the default policy', async () => {

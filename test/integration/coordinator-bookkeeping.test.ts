@@ -6,9 +6,9 @@
  * still ends as it should.
  */
 import { describe, expect, it } from 'vitest';
-import type { StepRecord } from '../../shared/ports/store.ts';
+import { type Executions, stepExecutionName } from '../../shared/ports/executions.ts';
 import { useEngineStack } from '../support/engine-stack.ts';
-import { fail, flaky } from '../support/scripted-pack.ts';
+import { fail, flaky, held } from '../support/scripted-pack.ts';
 import type { Call } from '../support/stack-faults.ts';
 
 const engine = useEngineStack();
@@ -16,20 +16,43 @@ const engine = useEngineStack();
 /** A run's objective that its store calls can be matched by before its id is known. */
 const objectiveOf = (name: string) => `${name} ${Date.now()} ${Math.random()}`;
 
-/** The write that takes `stepId` of the objective's run to `status`. */
-const transitionTo =
-  (objective: string, stepId: string, status: string) =>
+/**
+ * The execution's write of a first attempt that succeeded: its record and output on the step's item (RunStep's one
+ * write before it tells the decider; the step's status is the decider's to change).
+ */
+const successWritten =
+  (objective: string, stepId: string) =>
   (call: Call): boolean =>
     call.runId === engine().faults.runIdFor(objective) &&
     call.args[1] === stepId &&
-    (call.args[3] as { status?: string } | undefined)?.status === status;
+    (call.args[3] as { attemptRecord?: unknown } | undefined)?.attemptRecord !== undefined;
+
+/** RunStep's first read of its step (with its run), before it evaluates the input or calls anything. */
+const stepRead =
+  (objective: string, stepId: string) =>
+  (call: Call): boolean =>
+    call.runId === engine().faults.runIdFor(objective) && call.args[1] === stepId;
 
 const submitAs = (objective: string, steps: Parameters<ReturnType<typeof engine>['submit']>[0]) =>
   engine().stack.startRun({ plan: { schemaVersion: 1, revision: 1, objective, steps } });
 
-/** The claim's write: the step moves to running under an execution's name. */
-const isClaim = (patch: unknown): boolean =>
-  typeof patch === 'object' && patch !== null && (patch as { status?: unknown }).status === 'running';
+/**
+ * The decider's start of a step execution named `name` fails once, after the batch that decided it was committed and
+ * its records written (the decider's process died before its effects): resolves when it failed.
+ */
+function failStepStartOnce(executions: Executions, name: string): Promise<void> {
+  const start = executions.start;
+  return new Promise((resolve) => {
+    executions.start = async (machine, started, input) => {
+      if (machine !== 'step' || started !== name) return start.call(executions, machine, started, input);
+      executions.start = start;
+      resolve();
+      const error = new Error(`injected: the start of ${name} was lost`);
+      error.name = 'ThrottlingException';
+      throw error;
+    };
+  });
+}
 
 describe('completion bookkeeping', () => {
   it('decides a run when its last step settles, without reading its steps as a whole after each step', async () => {
@@ -73,12 +96,12 @@ describe('a throttle or a crash inside RunStep', () => {
   it('retries a throttled RunStep without counting an attempt', async () => {
     const { faults, quiet, outcome, step, pack, published } = engine();
     const objective = objectiveOf('throttled');
-    // The claim's write is throttled before it lands: Step Functions retries RunStep, nothing was called yet.
+    // RunStep's first read is throttled: Step Functions retries RunStep, nothing was evaluated or called yet.
     const throttle = faults.throwOn({
-      method: 'transitionStep',
+      method: 'getStepWithRun',
       when: 'before',
       name: 'ThrottlingException',
-      match: (call) => call.runId === faults.runIdFor(objective) && isClaim(call.args[3]),
+      match: stepRead(objective, 'a'),
     });
     const runId = await submitAs(objective, [step('a')]);
     await throttle.fired;
@@ -93,11 +116,12 @@ describe('a throttle or a crash inside RunStep', () => {
   it('finishes the run when RunStep is repeated after the success of a step was written', async () => {
     const { faults, quiet, outcome, step, pack, published } = engine();
     const objective = objectiveOf('lost after success');
-    // `a` succeeds, then its RunStep fails before the follow-ups (a throttle: Step Functions retries it).
+    // `a`'s success is written, then its RunStep fails before it tells the decider (a throttle: Step Functions
+    // retries it, and the repeat finds the attempt recorded).
     const crash = faults.throwOn({
       method: 'transitionStep',
       when: 'after',
-      match: transitionTo(objective, 'a', 'succeeded'),
+      match: successWritten(objective, 'a'),
     });
     const runId = await submitAs(objective, [step('a'), step('b')]);
     await crash.fired;
@@ -112,19 +136,15 @@ describe('a throttle or a crash inside RunStep', () => {
   });
 
   it('starts a dependent whose edge was counted when RunStep is repeated before starting it', async () => {
-    const { faults, quiet, outcome, step, pack, stepExecutions } = engine();
+    const { stack, quiet, outcome, step, pack, stepExecutions } = engine();
     const objective = objectiveOf('lost after release');
-    // The write that readies b happens, then RunStep of a fails before b's execution is started.
-    const crash = faults.throwOn({
-      method: ['releaseLastDependency', 'releaseDependency', 'transitionStep'],
-      when: 'after',
-      match: (call, result) =>
-        call.runId === faults.runIdFor(objective) &&
-        (result as StepRecord | undefined)?.stepId === 'b' &&
-        (result as StepRecord | undefined)?.status === 'ready',
-    });
-    const runId = await submitAs(objective, [step('a'), step('b', ['a'])]);
-    await crash.fired;
+    // The decider's batch that counts a's end and readies b is committed and written, then the start of b's
+    // execution fails: the mailbox takes the batch again, and the run's next load performs what it left undone.
+    const slow = held();
+    const runId = await submitAs(objective, [step('a', [], { script: slow.script }), step('b', ['a'])]);
+    const crash = failStepStartOnce(stack.executions, stepExecutionName(runId, 'b', 1));
+    slow.release();
+    await crash;
     await quiet();
     const { run, steps } = await outcome(runId);
     expect(steps.get('b')).toMatchObject({ status: 'succeeded', released: ['a'], remaining: 0 });
@@ -136,12 +156,13 @@ describe('a throttle or a crash inside RunStep', () => {
   it('keeps a success that RunStep wrote before it crashed for good (Catch → RecordFailure), and finishes the run', async () => {
     const { faults, quiet, outcome, step, pack, published } = engine();
     const objective = objectiveOf('crash after success');
-    // Not a throttle: the Task fails, ExecutorFailed records an E_EXECUTOR failure of an unknown attempt.
+    // Not a throttle: the Task fails after the success was written, before the decider was told; RecordFailure
+    // finds the attempt recorded.
     const crash = faults.throwOn({
       method: 'transitionStep',
       when: 'after',
       name: 'Sandbox.Timedout',
-      match: transitionTo(objective, 'a', 'succeeded'),
+      match: successWritten(objective, 'a'),
     });
     const runId = await submitAs(objective, [step('a'), step('b', ['a'])]);
     await crash.fired;
@@ -158,12 +179,12 @@ describe('a throttle or a crash inside RunStep', () => {
   it('records a crash before the call as a failed attempt and runs the next one', async () => {
     const { faults, quiet, outcome, step, pack, published } = engine();
     const objective = objectiveOf('crash before the call');
-    // RunStep dies right after its claim landed, before the call, with an error Step Functions does not retry.
+    // RunStep dies right after it read its step, before the call, with an error Step Functions does not retry.
     const crash = faults.throwOn({
-      method: 'transitionStep',
+      method: 'getStepWithRun',
       when: 'after',
       name: 'Error',
-      match: (call) => call.runId === faults.runIdFor(objective) && isClaim(call.args[3]),
+      match: stepRead(objective, 'a'),
     });
     const runId = await submitAs(objective, [step('a', [], { maxRetries: 1 })]);
     await crash.fired;
@@ -182,11 +203,12 @@ describe('an answer lost on the way back', () => {
   it('repeats a RecordFailure whose answer was lost with the same decision: one retry, one next attempt', async () => {
     const { faults, handlers, quiet, outcome, step, pack, published } = engine();
     const objective = objectiveOf('lost record');
+    // RunStep dies before the call (as above); RecordFailure records the failed attempt and its answer is lost.
     faults.throwOn({
-      method: 'transitionStep',
+      method: 'getStepWithRun',
       when: 'after',
       name: 'Error',
-      match: (call) => call.runId === faults.runIdFor(objective) && isClaim(call.args[3]),
+      match: stepRead(objective, 'a'),
     });
     let lostAnswer: unknown;
     void handlers

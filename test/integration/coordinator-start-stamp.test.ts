@@ -3,13 +3,14 @@
  * as revision 1 without a second validation; any other candidate is validated in full, as before.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
+import { createDynamoRunLogOf, createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
 import { type Catalog, loadCatalog } from '../../shared/plan/catalog.ts';
 import type { Plan, PlanStep } from '../../shared/plan/schema.ts';
 import { stampPlan } from '../../shared/plan/stamp.ts';
 import type { Executions } from '../../shared/ports/executions.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import { type Coordinator, type CoordinatorConfig, createCoordinator } from '../../shared/services/coordinator.ts';
+import { type Deciding, decidingFor } from '../support/deciding.ts';
 import { startDynalite, type TestDynamo } from '../support/dynalite.ts';
 import { at, uniqueId } from '../support/store-fixtures.ts';
 
@@ -70,7 +71,11 @@ let dynamo: TestDynamo;
 beforeAll(async () => {
   dynamo = await startDynalite();
 });
-afterAll(() => dynamo.stop());
+const opened: Deciding[] = [];
+afterAll(async () => {
+  for (const deciding of opened.splice(0)) deciding.close();
+  await dynamo.stop();
+});
 
 function harness(config: Partial<CoordinatorConfig> = {}): Harness {
   const store = createDynamoStore({ client: dynamo.client, tableName: dynamo.tableName });
@@ -85,15 +90,29 @@ function harness(config: Partial<CoordinatorConfig> = {}): Harness {
     stop: async () => {},
     stopNamed: async () => {},
   };
+  const deciding = decidingFor({
+    store,
+    runLog: createDynamoRunLogOf(dynamo, store),
+    executions,
+    catalog: TEST_CATALOG,
+  });
+  opened.push(deciding);
   const coordinator = createCoordinator({
     store,
+    mailbox: deciding.mailbox,
     executions,
     catalog: TEST_CATALOG,
     clock: () => new Date(),
     newId: () => uniqueId('id'),
     config: { ...TEST_CONFIG, ...config },
   });
-  return { store, coordinator, started };
+  // StartRun is handed to the run's decider: a test reads the run once the decider has taken it.
+  const startRun: Coordinator['startRun'] = async (request) => {
+    const answer = await coordinator.startRun(request);
+    await deciding.mailbox.idle();
+    return answer;
+  };
+  return { store, coordinator: { ...coordinator, startRun }, started };
 }
 
 beforeEach(() => {

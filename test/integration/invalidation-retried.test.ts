@@ -1,24 +1,14 @@
 /**
- * An invalidation whose first try failed part-way, through the embedded stack: some steps got their next generation,
- * then a store call failed (a throttle before it, or a write whose answer was lost). The repeat — the bus's
- * redelivery, or a client's retry with the same Idempotency-Key — must move each step of the scope exactly once:
- * neither skip the steps the first try did not reach (the run would stay open with a step nobody starts) nor start
- * a generation twice. A repeat that finds the run cancelled meanwhile is refused, once it has moved the rest (last case).
+ * An invalidation repeated, through the embedded stack: the bus's redelivery of a ResourceChanged, or a client's
+ * retry with the same Idempotency-Key after its answer was lost. The repeat must move each step of the scope exactly
+ * once: neither leave a step of the scope nobody starts (the run would stay open) nor start a generation twice. An
+ * invalidation is one decision of the run's decider (its moves commit together, under the invalidation's key), so a
+ * try that fails part-way through its moves, which these tests used to hold, cannot happen any more.
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { eventually } from '../support/engine-stack.ts';
-import {
-  executedGenerations,
-  plan,
-  type RunView,
-  statusOf,
-  step,
-  stepOf,
-  summary,
-  waitForRun,
-} from '../support/local-stack.ts';
+import { executedGenerations, plan, type RunView, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
 import { useStackWithFaults } from '../support/stack-faults.ts';
 
 const { stack, faults } = useStackWithFaults();
@@ -70,91 +60,49 @@ function expectScopeMovedOnce(runId: string, again: RunView): void {
   expect(executedGenerations(stack, runId)).toEqual({ a: [1], w: [1, 2], d: [1, 2], e: [1, 2] });
 }
 
-describe('a ResourceChanged whose invalidation failed after its first writes', () => {
-  it('moves the rest of the scope on redelivery, each step once, and the run finishes again', async () => {
+describe('a ResourceChanged delivered again while its first delivery is being taken', () => {
+  it('moves the scope once, each step once, and the run finishes again', async () => {
     const key = `repo:${randomUUID()}`;
-    const runId = await finishedChain('invalidation throttled part-way', key);
-    const throttled = faults.throwOn({
-      method: 'startGeneration',
-      when: 'before',
-      match: (call) => call.runId === runId && call.args[1] === 'd',
-    });
+    const runId = await finishedChain('invalidation delivered twice at once', key);
+    const deliveryId = randomUUID();
+    const delivery = () =>
+      stack.bus.publish([{ detailType: 'ResourceChanged', detail: { resourceKey: key, deliveryId } }]);
 
-    await stack.bus.publish([
-      { detailType: 'ResourceChanged', detail: { resourceKey: key, deliveryId: randomUUID() } },
-    ]);
-    // Before, the redelivery found w in a generation that had not run, took it for fresh and invalidated nothing:
-    // the run stayed open, w ready with no execution, d and e on their old results.
+    // Before, a try failed part-way through its moves, and its redelivery found w in a generation that had not run:
+    // the run stayed open. The moves are one decision now; the bus's redelivery names the same change.
+    await Promise.all([delivery(), delivery(), delivery()]);
     const again = await waitForRun(stack, runId, regenerated, 20_000);
     await stack.settled();
 
-    expect(throttled.count()).toBe(1);
     expectScopeMovedOnce(runId, again);
+    expect((await stack.store.getRun(runId))?.reopened).toBe(1);
   }, 60_000);
 });
 
-describe('an invalidation request whose step write landed but whose answer was lost', () => {
-  it('starts each generation once, whether the call finds its own write or the client retries', async () => {
+describe('an invalidation request whose answer was lost after it was taken', () => {
+  it('answers the retry with the same Idempotency-Key as it answered the first, and starts each generation once', async () => {
     const runId = await finishedChain('invalidation answer lost', `repo:${randomUUID()}`);
+    // The answer is kept for the key's retries, and the API hears its write failed (a timeout): it answers 503.
     const lost = faults.throwOn({
-      method: 'startGeneration',
+      method: 'completeIdempotent',
       when: 'after',
       name: 'TimeoutError',
-      match: (call) => call.runId === runId && call.args[1] === 'd',
-    });
-    const invalidate = invalidationOfW(runId);
-
-    let answer = await invalidate();
-    // A client retries a 503 with the same key (what a retry without the fix met: w and d moved twice).
-    if (answer.status === 503) answer = await invalidate();
-    const again = await waitForRun(stack, runId, regenerated, 20_000);
-    await stack.settled();
-
-    expect(lost.count()).toBe(1);
-    expect(answer.status).toBe(202);
-    expectScopeMovedOnce(runId, again);
-  }, 60_000);
-});
-
-describe('an invalidation request cut short, then its run cancelled', () => {
-  it('is refused when the client retries it (409), but first finishes its moves: nothing stands on what it ended', async () => {
-    const runId = await stack.startRun({
-      plan: plan('invalidation request cut by a cancel', [
-        echo('a'),
-        echo('w', { dependsOn: ['a'] }),
-        echo('d', { dependsOn: ['w'] }),
-        echo('e', { dependsOn: ['d'] }),
-        step(stack, 'S', T.approver, { approval: { question: 'May S go?', timeoutSeconds: 120 } }),
-      ]),
-    });
-    await waitForRun(stack, runId, (run) => ['a', 'w', 'd', 'e'].every((id) => statusOf(run, id) === 'succeeded'));
-    // w's and d's moves land, then the process dies before e's (nothing in it tries again after a crash).
-    const landed = eventually(
-      () => faults.raw().getSteps(runId, ['w', 'd']),
-      (moved) => moved.length === 2 && moved.every((s) => s.generation === 2),
-      "w's and d's moves",
-    );
-    faults.throwOn({
-      method: 'startGeneration',
-      when: 'before',
-      crash: true,
-      until: landed,
-      match: (call) => call.runId === runId && call.args[1] === 'e',
+      match: (call) => typeof call.args[0] === 'string' && call.args[0].startsWith(`invalidate#${runId}#`),
     });
     const invalidate = invalidationOfW(runId);
 
     const first = await invalidate();
-    expect(first.status, JSON.stringify(first.json)).toBe(500);
-    expect((await stack.request('POST', `/runs/${runId}/cancel`)).status).toBe(200);
-    expect(await faults.raw().getStep(runId, 'e')).toMatchObject({ status: 'succeeded', generation: 1 });
-
+    expect(first.status, JSON.stringify(first.json)).toBe(503);
     const retried = await invalidate();
+    const again = await waitForRun(stack, runId, regenerated, 20_000);
+    await stack.settled();
 
-    expect(retried.status, JSON.stringify(retried.json)).toBe(409);
-    const done = await waitForRun(stack, runId);
-    expect(
-      ['w', 'd', 'e'].map((id) => `${id} ${stepOf(done, id).status} ${stepOf(done, id).generation}`),
-      summary(done),
-    ).toEqual(['w cancelled 2', 'd cancelled 2', 'e cancelled 2']);
+    expect(lost.count()).toBe(1);
+    expect(retried).toEqual({ status: 202, json: { runId, stepIds: ['w', 'd', 'e'], reopened: true } });
+    expectScopeMovedOnce(runId, again);
+    // A third try is answered the same, and moves nothing.
+    expect(await invalidate()).toEqual(retried);
+    await stack.settled();
+    expectScopeMovedOnce(runId, await waitForRun(stack, runId));
   }, 60_000);
 });

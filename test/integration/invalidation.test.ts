@@ -99,9 +99,12 @@ describe('invalidating a finished run', () => {
     expect(after).toMatchObject({ status: 'complete', reopened: 1, previousTerminals: [before?.terminal] });
     expect(after?.terminal?.at).not.toBe(before?.terminal?.at);
     const w = await stack.store.getStep(runId, 'w');
-    expect(w?.history).toEqual([
-      expect.objectContaining({ generation: 1, status: 'succeeded', output: { value: 'w' } }),
-    ]);
+    expect(w?.history).toEqual([expect.objectContaining({ generation: 1, status: 'succeeded' })]);
+    // The ended generation's output stays on its attempt's record.
+    expect(await stack.store.getAttempt(runId, 'w', { generation: 1, attempt: 1 })).toMatchObject({
+      outcome: 'succeeded',
+      output: { value: 'w' },
+    });
     const types = (await stack.store.listEvents(runId)).map((e) => e.type);
     expect(types.filter((t) => t === 'StepsInvalidated')).toHaveLength(1);
     expect(types.filter((t) => t === 'RunFinished')).toHaveLength(2);
@@ -196,8 +199,9 @@ describe('ResourceChanged on the bus', () => {
     await stale.publish([{ detailType: 'ResourceChanged', detail: { resourceKey: key, deliveryId: 'delivery-0' } }]);
     await stale.drain();
     const handler = createInvalidatorHandler({ invalidator: createInvalidator(deps()) });
+    // The run is told of it (the invalidator does not judge it), and its decider moves nothing: counted below.
     const late = await handler(envelopes[0]);
-    expect(late).toMatchObject({ duplicate: false, runs: [{ runId, stepIds: [], reopened: false }] });
+    expect(late).toMatchObject({ runs: [runId] });
 
     await new Promise((resolve) => setTimeout(resolve, 200));
     const settled = await waitForRun(stack, runId);
@@ -216,7 +220,7 @@ describe('ResourceChanged on the bus', () => {
       time: new Date().toISOString(),
       detail: { resourceKey: key },
     });
-    expect(answer).toMatchObject({ duplicate: false, runs: [] });
+    expect(answer).toMatchObject({ runs: [] });
   });
 });
 

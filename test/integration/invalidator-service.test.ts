@@ -103,21 +103,36 @@ describe('reopening a finished run', () => {
 });
 
 describe('repeated and concurrent requests', () => {
-  it('starts one new generation per step when two invalidations race', async () => {
-    const { runPlan, quiet, outcome, stepExecutions, pack } = engine();
-    const { runId } = await runPlan(chain());
+  it('takes two invalidations that race one after the other: what waits downstream runs once, after the latest', async () => {
+    const { runPlan, quiet, outcome, stepExecutions, pack, step } = engine();
+    // b's new generations are held in their call until both answers are in: neither can end before the other is taken.
+    const b = held();
+    const { runId } = await runPlan([
+      step('a'),
+      step('b', ['a'], { script: (call) => (call.generation === 1 ? { output: call.input } : b.script(call)) }),
+      step('c', ['b']),
+    ]);
 
     const answers = await Promise.all([invalidate(runId, 'b'), invalidate(runId, 'b')]);
+    b.release();
     await quiet();
 
+    // Two requests (no Idempotency-Key) are two invalidations: the run's decider takes them in turn, each moving b
+    // and c (the race of their store writes, where one lost its moves, is gone with the writes). The run reopens
+    // once, and c, waiting for b, runs only in its latest generation.
     const results = answers.map((a) => a.json as { stepIds: string[]; reopened: boolean });
     expect(answers.map((a) => a.status)).toEqual([202, 202]);
-    expect(results.flatMap((r) => r.stepIds).sort()).toEqual(['b', 'c']);
+    expect(results.map((r) => r.stepIds)).toEqual([
+      ['b', 'c'],
+      ['b', 'c'],
+    ]);
     expect(results.filter((r) => r.reopened)).toHaveLength(1);
     const { run, steps } = await outcome(runId);
-    expect(steps.get('c')?.generation).toBe(2);
+    expect(steps.get('b')).toMatchObject({ generation: 3, status: 'succeeded' });
+    expect(steps.get('c')).toMatchObject({ generation: 3, status: 'succeeded' });
     expect(stepExecutions(runId, 'c')).toHaveLength(2);
-    expect(pack.calls(runId, 'c').map((c) => c.generation)).toEqual([1, 2]);
+    expect(pack.calls(runId, 'c').map((c) => c.generation)).toEqual([1, 3]);
+    expect(pack.calls(runId, 'b').filter((c) => c.generation === 3)).toHaveLength(1);
     expect(run).toMatchObject({ status: 'complete', reopened: 1 });
   });
 

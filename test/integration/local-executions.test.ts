@@ -34,7 +34,8 @@ describe('local executions on the synthesized run machine', () => {
     expect(trail()).toEqual(['Planner', 'Validator', 'startRun', 'awaitRun']);
     expect(statusOf(ex, 'run-r1')?.status).toBe('RUNNING');
     const token = String(callOf('awaitRun').taskToken);
-    expect(callOf('awaitRun')).toEqual({ action: 'awaitRun', runId: 'r1', taskToken: token });
+    // Each word to the run's decider names the execution it comes from ($$.Execution.Name).
+    expect(callOf('awaitRun')).toEqual({ action: 'awaitRun', runId: 'r1', taskToken: token, execution: 'run-r1' });
 
     await ex.sendTaskSuccess(token, { finished: true });
     await ex.idle();
@@ -58,7 +59,7 @@ describe('local executions on the synthesized run machine', () => {
     await ex.idle();
 
     expect(trail()).toEqual(['Planner', 'Validator', 'rejectPlan']);
-    expect(callOf('rejectPlan')).toEqual({ action: 'rejectPlan', runId: 'r2', errors });
+    expect(callOf('rejectPlan')).toEqual({ action: 'rejectPlan', runId: 'r2', errors, execution: 'run-r2' });
     expect(statusOf(ex, 'run-r2')?.status).toBe('SUCCEEDED');
   });
 
@@ -201,7 +202,13 @@ describe('local executions on the synthesized step machine', () => {
     const { executionId } = await ex.start('step', STEP_NAME, INPUT);
     await ex.idle();
     const approval = callOf('requestApproval');
-    expect(approval).toEqual({ action: 'requestApproval', ...STEP, kind: 'approval', taskToken: approval.taskToken });
+    expect(approval).toEqual({
+      action: 'requestApproval',
+      ...STEP,
+      kind: 'approval',
+      taskToken: approval.taskToken,
+      execution: STEP_NAME,
+    });
     expect(statusOf(ex, STEP_NAME)?.status).toBe('RUNNING');
     expect(trail()).toEqual(['StepExecutor', 'requestApproval']);
 
@@ -243,7 +250,12 @@ describe('local executions on the synthesized step machine', () => {
     await waitFor(() => statusOf(ex, STEP_NAME)?.status !== 'RUNNING');
 
     expect(trail()).toEqual(['StepExecutor', 'requestApproval', 'expireApproval']);
-    expect(callOf('expireApproval')).toEqual({ action: 'expireApproval', ...STEP, kind: 'approval' });
+    expect(callOf('expireApproval')).toEqual({
+      action: 'expireApproval',
+      ...STEP,
+      kind: 'approval',
+      execution: STEP_NAME,
+    });
     expect(statusOf(ex, STEP_NAME)?.status).toBe('SUCCEEDED');
     await waitFor(() => stepStates.includes('StepDone'));
     expect(stepStates).toEqual(['RunStep', 'Route', 'AwaitDecision', 'DecisionExpired', 'StepDone']);
@@ -284,8 +296,11 @@ describe('local executions on the synthesized step machine', () => {
     expect(trail()).toEqual(['StepExecutor', 'requestApproval', 'recordFailure']);
     expect(callOf('recordFailure')).toEqual({
       action: 'recordFailure',
+      execution: STEP_NAME,
       ...STEP,
       attempt: 2,
+      // RunStep's entry the failure interrupted: a repeat of RecordFailure names the same attempt.
+      previous: { action: 'await', attempt: 2, kind: 'review', timeoutSeconds: 300 },
       error: {
         code: 'E_GATE',
         message: 'StepCancelled',
@@ -346,8 +361,10 @@ describe('local executions on the synthesized step machine', () => {
     const recorded = callOf('recordFailure');
     expect(recorded).toEqual({
       action: 'recordFailure',
+      execution: STEP_NAME,
       ...STEP,
       attempt: null,
+      previous: null,
       error: {
         code: 'E_EXECUTOR',
         message: 'TypeError',

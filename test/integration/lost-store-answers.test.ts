@@ -1,12 +1,11 @@
 /**
- * Store writes that land but lose their answer (`store.write:timeout`: the write reached the table, the caller
- * heard a TimeoutError), through the embedded stack's real state machines: whoever repeats the call must find its
- * own earlier write applied and go on to what follows it, or the run stays open with nothing left to move it (the
- * chaos suite's "stuck", `store.write:timeout@0.03`).
+ * A side effect's idempotency record whose completion lands but loses its answer (`store.write:timeout`: the write
+ * reached the table, the caller heard a TimeoutError), through the embedded stack's real state machines: the step's
+ * execution owns that record, so its repeat must find its own write and act once. A run's own writes (its batches)
+ * losing their answers are the simulation's (bench/sim: a commit or a projection that lands and throws).
  */
 import { describe, expect, it } from 'vitest';
 import { ledgerEntries, CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { auditLog } from '../support/api-reads.ts';
 import { plan, statusOf, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
 import { useStackWithFaults } from '../support/stack-faults.ts';
 
@@ -55,64 +54,5 @@ describe('a side effect whose idempotency completion is not written', () => {
     expect(stepOf(done, 'L')).toMatchObject({ status: 'failed', error: { code: 'E_IDEMPOTENCY_IN_PROGRESS' } });
     expect(statusOf(done, 'Z')).toBe('blocked');
     expect(ledger).toHaveLength(1);
-  }, 60_000);
-});
-
-describe('a reopening whose write landed but whose answer was lost', () => {
-  it('goes on with the invalidation that reopened the finished run, which finishes again', async () => {
-    const objective = 'reopening answer lost';
-    const runId = await stack.startRun({
-      plan: plan(objective, [
-        step(stack, 'A', T.echo, { input: { value: 'a' } }),
-        step(stack, 'B', T.echo, { dependsOn: ['A'], input: { value: 'b' } }),
-      ]),
-    });
-    await waitForRun(stack, runId);
-    const lost = faults.throwOn({
-      method: 'updateRun',
-      when: 'after',
-      name: 'TimeoutError',
-      match: (call) => call.runId === runId && (call.args[2] as { reopened?: number }).reopened === 1,
-    });
-
-    const answer = await stack.request('POST', `/runs/${runId}/steps/B/invalidate`, { reason: 'changed' });
-    // Before, the invalidation stopped at the lost answer: the run was left running, B finished, nothing open.
-    const again = await waitForRun(
-      stack,
-      runId,
-      (run) => run.status === 'complete' && stepOf(run, 'B').generation === 2,
-    );
-    const finished = (await auditLog(stack, runId)).filter((e) => e.type === 'RunFinished');
-
-    expect(lost.count()).toBe(1);
-    expect(answer.status, JSON.stringify(answer.json)).toBe(202);
-    expect(answer.json).toMatchObject({ stepIds: ['B'], reopened: true });
-    expect(again.status, summary(again)).toBe('complete');
-    expect(finished).toHaveLength(2);
-  }, 60_000);
-});
-
-describe("the replanner's mark of a failure whose write landed but whose answer was lost", () => {
-  it('answers the redelivered failure, and the run ends', async () => {
-    const objective = 'failure mark answer lost';
-    const lost = faults.throwOn({
-      method: 'markRunOnce',
-      when: 'after',
-      name: 'TimeoutError',
-      match: (call) => call.runId === faults.runIdFor(objective) && call.args[1] === 'handledFailures',
-    });
-    const runId = await stack.startRun({
-      plan: plan(objective, [
-        step(stack, 'A', T.echo, { input: { value: 'a' } }),
-        step(stack, 'F', T.fail, { dependsOn: ['A'], input: { message: 'no', retryable: false } }),
-      ]),
-    });
-
-    // Before, the redelivery found the mark, took the failure for a duplicate, and the run waited for a replan.
-    const done = await waitForRun(stack, runId, undefined, 20_000);
-
-    expect(lost.count()).toBe(1);
-    expect(done.status, summary(done)).toBe('failed');
-    expect(statusOf(done, 'F')).toBe('failed');
   }, 60_000);
 });

@@ -7,7 +7,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import { settingsFromEnv } from '../../shared/config/settings.ts';
-import { sumUsage } from '../../shared/engine/usage.ts';
 import {
   completion,
   type FakeOpenAI,
@@ -147,6 +146,11 @@ describe('an agent step on an OpenAI-compatible model', () => {
 
     // The answer without a confidence is a permanent E_MODEL_ANSWER: the step fails at attempt 2.
     expect(stepOf(done, 'write')).toMatchObject({ status: 'failed', attempts: 2 });
-    expect(sumUsage(await stack.store.listAttempts(runId, 'write'))).toEqual({ inputTokens: 100, outputTokens: 10 });
+    const attempts = await stack.store.listAttempts(runId, 'write');
+    const used = (field: 'inputTokens' | 'outputTokens') => attempts.reduce((n, a) => n + (a.usage?.[field] ?? 0), 0);
+    expect({ inputTokens: used('inputTokens'), outputTokens: used('outputTokens') }).toEqual({
+      inputTokens: 100,
+      outputTokens: 10,
+    });
   });
 });

@@ -1,28 +1,31 @@
 /**
- * The replan watch (engine/replan/watch.ts) through the embedded stack: a final failure the replanner never answers,
- * because the store throttled every try of every delivery of StepFailed (a storm longer than the replanner's tries in
- * place, then passing), is declined by the failure's watch once its time is up, and the run ends `failed` saying so.
- * Before, the run stayed `running` until its deadline (a day) with every step ended. A failure the replanner answers
- * is left as it answered it: the watch finds it answered and does nothing.
+ * The replan watch through the embedded stack: when the decider asks the replanner about a final failure
+ * (ReplanAsked), it schedules a timer at the watch's time (CAIRN_REPLAN_WATCH_SECONDS, the stack's
+ * `replanWatchSeconds`); the timer's ReplanWatchExpired declines the failure if it still stands unanswered
+ * (E_REPLAN_UNANSWERED), and the run ends `failed` saying so. Before, a failure the replanner never answered (every
+ * delivery of StepFailed failed) left the run `running` until its deadline (a day) with every step ended. A failure
+ * the replanner answered is left as it answered it, and an answer that comes after the watch changes nothing.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { REPLAN_UNANSWERED_CODE, replanWatchStepId } from '../../shared/engine/replan/watch.ts';
-import { stepExecutionName } from '../../shared/ports/executions.ts';
-import { WORK_TRIES } from '../../shared/services/write-again.ts';
-import { executionEnded, plan, type RunView, step, summary, waitForRun } from '../support/local-stack.ts';
+import { REPLAN_UNANSWERED_CODE } from '../../shared/engine/run/rules/replans.ts';
+import { plan, type RunView, step, summary, waitForRun } from '../support/local-stack.ts';
+import type { Payload } from '../support/stack-faults.ts';
 import { useStackWithFaults } from '../support/stack-faults.ts';
 
-/** Past the replanner's three deliveries, each tried in place WORK_TRIES times (about 7 s in all). */
-const WATCH_SECONDS = 10;
-const { stack, faults } = useStackWithFaults({ limits: { maxReplans: 3, replanWatchSeconds: WATCH_SECONDS } });
+/** Well past the replanner's answer when it does answer (a few milliseconds: A has no alternative). */
+const WATCH_SECONDS = 4;
+const { stack, faults, handlers } = useStackWithFaults({
+  limits: { maxReplans: 3, replanWatchSeconds: WATCH_SECONDS },
+});
 
 /** The bus's deliveries of one event (infra/local/bus-rules.ts). */
 const DELIVERIES = 3;
 
 const ended = (run: RunView) => ['complete', 'failed', 'cancelled', 'paused'].includes(run.status);
+const allEnded = (run: RunView) => run.steps.every((s) => s.status !== 'pending' && s.status !== 'running');
 
-/** A run whose step A fails for good (no alternative in the catalog), blocking B; C has succeeded. */
+/** A run whose step A fails for good (no alternative in the catalog), blocking B; C succeeds. */
 const runWithUnreplannableFailure = (objective: string): Promise<string> =>
   stack.startRun({
     plan: plan(objective, [
@@ -32,66 +35,115 @@ const runWithUnreplannableFailure = (objective: string): Promise<string> =>
     ]),
   });
 
-const watchOf = (runId: string, stepId: string) => stepExecutionName(runId, replanWatchStepId(stepId), 1);
+/** The bus's delivery of A's final failure of the objective's run to the replanner. */
+const replannerDeliveryOf = (objective: string) => ({
+  key: 'Replanner',
+  match: (payload: Payload) => {
+    const detail = payload.detail as { runId?: string; stepId?: string } | undefined;
+    return detail?.runId === faults.runIdFor(objective) && detail?.stepId === 'A';
+  },
+});
+
+/** The runs whose watch's timer posted its ReplanWatchExpired to the run's mailbox (the timers post through it). */
+const watched = new Map<string, string[]>();
+beforeAll(() => {
+  const send = stack.mailbox.send;
+  vi.spyOn(stack.mailbox, 'send').mockImplementation((runId, command) => {
+    if (command.kind === 'ReplanWatchExpired') watched.set(runId, [...(watched.get(runId) ?? []), command.failure]);
+    return send(runId, command);
+  });
+});
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resolves once the run's watch has fired (and, `settle`, its command was decided): the failures it named. */
+async function watchFired(
+  runId: string,
+  timeoutMs = (WATCH_SECONDS + 20) * 1000,
+  settle = true,
+): Promise<readonly string[]> {
+  const started = Date.now();
+  while (!watched.has(runId)) {
+    if (Date.now() - started > timeoutMs) throw new Error(`the replan watch of run ${runId} did not fire`);
+    await pause(100);
+  }
+  if (settle) await stack.settled();
+  return watched.get(runId) ?? [];
+}
+
+/** The run's record once it has ended, read from the store (not through the API, which waits for the stack). */
+async function endedInStore(runId: string, timeoutMs: number) {
+  const started = Date.now();
+  for (;;) {
+    const run = await faults.raw().getRun(runId);
+    if (run !== undefined && ['complete', 'failed', 'cancelled', 'paused'].includes(run.status)) return run;
+    if (Date.now() - started > timeoutMs) throw new Error(`run ${runId} did not end: ${run?.status}`);
+    await pause(100);
+  }
+}
 
 describe('the replan watch of a final failure', () => {
   it('declines a failure the replanner never answered and ends the run failed', async () => {
-    const objective = 'replan watch: every take throttled';
-    // Every try of every delivery to take the failure is throttled; the storm passes before the watch looks.
-    const storm = faults.throwOn({
-      method: 'markRunOnce',
-      when: 'before',
-      times: DELIVERIES * WORK_TRIES,
-      match: (call) => call.runId === faults.runIdFor(objective) && call.args[1] === 'handledFailures',
-    });
+    const objective = 'replan watch: every delivery failed';
+    // Every delivery of StepFailed to the replanner fails before it runs: the replanner never hears of A's failure.
+    const storm = handlers.fail(replannerDeliveryOf(objective), DELIVERIES);
     const runId = await runWithUnreplannableFailure(objective);
     await storm.fired;
-    // The replanner has given up: the run waits for its answer with every step ended.
-    const waiting = await waitForRun(stack, runId, (run) => run.steps.every((s) => s.status !== 'pending'));
+    const failedAt = Date.now();
+    // The bus has given up: the run waits for the replanner's answer with every step ended.
+    const waiting = await waitForRun(stack, runId, allEnded);
     expect(waiting.status, summary(waiting)).toBe('running');
+    expect((await faults.raw().getRun(runId))?.handledFailures).toEqual(['A#1']);
 
     const done = await waitForRun(stack, runId, ended, (WATCH_SECONDS + 20) * 1000);
 
     // Before: running until the run deadline, nothing open.
     expect(done.status, summary(done)).toBe('failed');
+    expect(Date.now() - failedAt).toBeGreaterThanOrEqual((WATCH_SECONDS - 1) * 1000);
     expect(done.steps.map((s) => `${s.id}=${s.status}`)).toEqual(['A=failed', 'B=blocked', 'C=succeeded']);
     expect(done.terminal?.evidence.replans).toEqual([
       expect.objectContaining({ stepId: 'A', failure: 'A#1', code: REPLAN_UNANSWERED_CODE }),
     ]);
-    await executionEnded(stack, watchOf(runId, 'A'));
+    expect(storm.count()).toBe(DELIVERIES);
+    expect(await watchFired(runId)).toEqual(['A#1']);
   }, 60_000);
 
-  it('leaves a failure the replanner holds to it, even past the watch time', async () => {
-    const objective = 'replan watch: held by a replanner';
-    // The replanner never gets to take the failure; a holder that crashed holding it is then stood in by the test.
-    let storm = true;
-    faults.throwOn({
-      method: 'markRunOnce',
-      when: 'before',
-      times: 1_000,
-      match: (call) => storm && call.runId === faults.runIdFor(objective) && call.args[1] === 'handledFailures',
-    });
+  it('lets an answer that comes after the watch change nothing: the run stays failed as the watch ended it', async () => {
+    const objective = 'replan watch: a late answer';
+    // The replanner's delivery is held (a slow invocation) past the watch's time.
+    const late = handlers.hold(replannerDeliveryOf(objective));
     const runId = await runWithUnreplannableFailure(objective);
-    await waitForRun(stack, runId, (run) => run.steps.every((s) => s.status !== 'pending'));
-    expect(await faults.raw().markRunOnce(runId, 'handledFailures', 'A#1')).toBe(true);
-    storm = false;
+    await late.arrived;
 
-    await executionEnded(stack, watchOf(runId, 'A'));
+    // The stack does not settle while the delivery is held: the run is read from the store until it ends.
+    const ending = await endedInStore(runId, (WATCH_SECONDS + 20) * 1000);
+    expect(ending.status).toBe('failed');
+    expect(ending.terminal?.evidence.replans).toEqual([
+      expect.objectContaining({ stepId: 'A', failure: 'A#1', code: REPLAN_UNANSWERED_CODE }),
+    ]);
+    expect(await watchFired(runId, 0, false)).toEqual(['A#1']);
 
-    // A revision may still be on its way from the holder: a decline now could end the run under it.
-    const run = await faults.raw().getRun(runId);
-    expect(run?.status).toBe('running');
-    expect(run?.replanDeclines ?? []).toEqual([]);
-    await stack.request('POST', `/runs/${runId}/cancel`);
+    // The replanner answers now (it finds no alternative, and declines): the failure was declined already.
+    late.release();
+    await stack.settled();
+    expect(handlers.invocations('Replanner').filter(replannerDeliveryOf(objective).match)).toHaveLength(1);
+    const after = await faults.raw().getRun(runId);
+    expect(after?.status).toBe('failed');
+    expect(after?.replanDeclines ?? []).toHaveLength(1);
+    expect(after?.replanDeclines?.[0]).toContain(REPLAN_UNANSWERED_CODE);
+    expect(after?.terminal).toEqual(ending.terminal);
   }, 60_000);
 
   it('leaves a failure the replanner answered as it was answered', async () => {
     const runId = await runWithUnreplannableFailure('replan watch: answered');
     const done = await waitForRun(stack, runId, ended);
     expect(done.status, summary(done)).toBe('failed');
+    expect(done.terminal?.evidence.replans).toEqual([
+      expect.objectContaining({ stepId: 'A', failure: 'A#1', code: 'E_NO_ALTERNATIVE' }),
+    ]);
 
-    // The watch looks once its time is up, finds the failure declined by the replanner, and ends.
-    await executionEnded(stack, watchOf(runId, 'A'));
+    // The watch's timer comes once its time is up, finds the failure declined by the replanner, and does nothing.
+    expect(await watchFired(runId)).toEqual(['A#1']);
 
     const declines = (await faults.raw().getRun(runId))?.replanDeclines ?? [];
     expect(declines).toHaveLength(1);

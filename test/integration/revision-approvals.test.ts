@@ -7,8 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
+import { REVISION_APPROVAL_STEP } from '../../shared/events/bus-rules.ts';
 import { nameSafe } from '../../shared/ports/executions.ts';
-import { REVISION_APPROVAL_STEP } from '../../shared/services/revision-approvals.ts';
 import { type ApprovalView, revisions } from '../support/api-reads.ts';
 import { formatName } from '../support/fake-openai-server.ts';
 import { getRun, plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';

@@ -2,8 +2,9 @@
  * Runs that end while steps are open, through the embedded stack's real state machines, as the chaos suite found
  * them under faults (`npm run chaos -- --runs 200`, every point at 2–5 %):
  * - a StartRun that spent its Retry after it moved the run to running and started steps takes the Task's Catch to
- *   FailRun: the run fails, and the steps it started must be closed even when the first try of that close is
- *   throttled (a repeat found the run failed and did nothing: a step ran on, and succeeded, after RunFinished);
+ *   FailRun: the run fails, and the steps it started must be closed even when FailRun's answer is lost and it is
+ *   tried again (before, a repeat found the run failed and did nothing: a step ran on, and succeeded, after
+ *   RunFinished; now the run's decider fails it and closes its steps in one batch, and a repeat decides nothing);
  * - a finished run whose open steps were closed with it (here by a step's `onFailure: fail-run`) and that an
  *   invalidation reopens must finish again: the closed steps never reached the run's frontier, so once the new
  *   generations ended nobody looked at the run and it stayed `running` with nothing open.
@@ -17,13 +18,23 @@ import { useStackWithFaults } from '../support/stack-faults.ts';
 
 /** Runs whose StartRun loses its answer on every try (the work is done, Step Functions hears a service error). */
 const startLost = new Set<string>();
+/** Runs whose next FailRun loses its answer once, and how many FailRun answers were lost so far. */
+const failLost = new Set<string>();
+let failRunsLost = 0;
 
 const losingStartRun =
   (key: string, handler: LocalHandler): LocalHandler =>
   async (payload) => {
     const fields = payload as { action?: string; runId?: string };
-    if (key !== 'Coordinator' || fields.action !== 'startRun' || !startLost.has(fields.runId ?? ''))
-      return handler(payload);
+    const runId = fields.runId ?? '';
+    if (key === 'Coordinator' && fields.action === 'failRun' && failLost.delete(runId)) {
+      await handler(payload);
+      failRunsLost += 1;
+      const error = new Error('injected: the answer of FailRun was lost');
+      error.name = 'Lambda.ServiceException';
+      throw error;
+    }
+    if (key !== 'Coordinator' || fields.action !== 'startRun' || !startLost.has(runId)) return handler(payload);
     await handler(payload);
     const error = new Error('injected: the answer of StartRun was lost');
     error.name = 'Lambda.ServiceException';
@@ -44,14 +55,8 @@ function afterFinish(events: readonly EventView[]): string[] {
 }
 
 describe('a run whose StartRun spent its retries after starting steps', () => {
-  it('fails with its started steps closed, nothing announced after RunFinished, though the first close was throttled', async () => {
+  it('fails with its started steps closed, nothing announced after RunFinished, though FailRun was tried again', async () => {
     const objective = 'start run spent';
-    const closeThrottled = faults.throwOn({
-      method: 'transitionStep',
-      when: 'before',
-      match: (call) =>
-        call.runId === faults.runIdFor(objective) && (call.args[3] as { status?: string }).status === 'cancelled',
-    });
     const held = faults.hold({
       method: 'createRun',
       match: (call) => (call.args[0] as { objective?: string }).objective === objective,
@@ -64,6 +69,7 @@ describe('a run whose StartRun spent its retries after starting steps', () => {
     });
     await held.arrived;
     startLost.add(faults.runIdFor(objective) ?? '');
+    failLost.add(faults.runIdFor(objective) ?? '');
     held.release();
     const runId = await starting;
 
@@ -74,7 +80,7 @@ describe('a run whose StartRun spent its retries after starting steps', () => {
     const after = await waitForRun(stack, runId, undefined, 5_000);
     const events = await auditLog<EventView>(stack, runId);
 
-    expect(closeThrottled.count()).toBe(1);
+    expect(failRunsLost).toBe(1);
     expect(done.terminal).toMatchObject({ state: 'failed', reason: 'planning_failed' });
     expect(after.status, summary(after)).toBe('failed');
     expect(stepOf(after, 'A').status, summary(after)).toBe('cancelled');

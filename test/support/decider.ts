@@ -235,6 +235,8 @@ export interface RevisionOptions {
   /** Default: the run's current revision. */
   readonly baseRevision?: number;
   readonly reason?: string;
+  /** A person's replan: the request it answers (its planning job). */
+  readonly request?: string;
 }
 
 /**
@@ -273,6 +275,7 @@ export function revisionOf(
     ...(failed?.error?.code === undefined ? {} : { failedCode: failed.error.code }),
     ...(options.objective === undefined ? {} : { objective: options.objective }),
     ...(trigger === 'budget' ? { trigger: 'budget' as const } : {}),
+    ...(options.request === undefined ? {} : { request: options.request }),
   };
   const mutatingTargets =
     options.mutatingTargets ?? addedMutatingTargets(current.plan, plan, (t) => current.target(t)?.sideEffect);

@@ -86,13 +86,8 @@ async function startEngineStack(options: EngineStackOptions): Promise<EngineStac
     events.push(event);
   });
 
-  const quiet = async () => {
-    // A bus delivery may start executions (the invalidator) and an execution may publish: until both are still.
-    for (let round = 0; round < 3; round++) {
-      await stack.executions.idle();
-      await stack.bus.drain();
-    }
-  };
+  // Executions, the runs' mailboxes and the bus, until each is still (one may start work in another).
+  const quiet = () => stack.settled();
 
   const outcome = async (runId: string): Promise<Outcome> => {
     const store = faults.raw();

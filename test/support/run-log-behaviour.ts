@@ -57,35 +57,26 @@ export function runLogBehaviour(setUp: () => Promise<RunLogFixture>): void {
     const step = aStep({ runId: run.runId, stepId: 'a' });
     const approval = anApproval({ runId: run.runId, stepId: 'a' });
     const newer = { runId: run.runId, version: 3 };
-    await runLog.project({
-      ...newer,
-      images: {
-        ...NO_IMAGES,
+    await runLog.project(
+      batchOf(newer.runId, newer.version, {
         run: { ...run, status: 'running', updatedAt: at(3) },
         steps: [{ ...step, status: 'running', attempts: 1 }],
         approvals: [{ ...approval, status: 'approved', decidedBy: 'ana' }],
-      },
-    });
+      }),
+    );
     // A slow writer of an older batch, and a repeat of the same one: neither changes anything.
     for (const version of [2, 3])
-      await runLog.project({
-        runId: run.runId,
-        version,
-        images: {
-          ...NO_IMAGES,
+      await runLog.project(
+        batchOf(run.runId, version, {
           run: { ...run, status: 'failed', updatedAt: at(2) },
           steps: [{ ...step, status: 'failed' }],
           approvals: [{ ...approval, status: 'rejected', decidedBy: 'bo' }],
-        },
-      });
+        }),
+      );
     expect(await store.getRun(run.runId)).toMatchObject({ status: 'running', updatedAt: at(3) });
     expect(await store.getStep(run.runId, 'a')).toMatchObject({ status: 'running', attempts: 1 });
     expect(await store.listRunApprovals(run.runId)).toMatchObject([{ status: 'approved', decidedBy: 'ana' }]);
-    await runLog.project({
-      runId: run.runId,
-      version: 4,
-      images: { ...NO_IMAGES, steps: [{ ...step, status: 'succeeded' }] },
-    });
+    await runLog.project(batchOf(run.runId, 4, { steps: [{ ...step, status: 'succeeded' }] }));
     expect((await store.listSteps(run.runId)).map((s) => [s.stepId, s.status])).toEqual([['a', 'succeeded']]);
   });
 
@@ -94,19 +85,13 @@ export function runLogBehaviour(setUp: () => Promise<RunLogFixture>): void {
     const run = aRun();
     await store.createRun(run);
     const step = aStep({ runId: run.runId, stepId: 'a', status: 'running' });
-    await runLog.project({ runId: run.runId, version: 1, images: { ...NO_IMAGES, steps: [step] } });
+    await runLog.project(batchOf(run.runId, 1, { steps: [step] }));
     await store.transitionStep(run.runId, 'a', { generation: 1, from: ['running'] }, { output: { value: 42 } });
-    await runLog.project({
-      runId: run.runId,
-      version: 2,
-      images: { ...NO_IMAGES, steps: [{ ...step, status: 'succeeded' }] },
-    });
+    await runLog.project(batchOf(run.runId, 2, { steps: [{ ...step, status: 'succeeded' }] }));
     expect(await store.getStep(run.runId, 'a')).toMatchObject({ status: 'succeeded', output: { value: 42 } });
-    await runLog.project({
-      runId: run.runId,
-      version: 3,
-      images: { ...NO_IMAGES, steps: [{ ...step, generation: 2, status: 'pending' }], moved: ['a'] },
-    });
+    await runLog.project(
+      batchOf(run.runId, 3, { steps: [{ ...step, generation: 2, status: 'pending' }], moved: ['a'] }),
+    );
     const moved = await store.getStep(run.runId, 'a');
     expect(moved).toMatchObject({ generation: 2, status: 'pending' });
     expect(moved?.output).toBeUndefined();
@@ -118,8 +103,8 @@ export function runLogBehaviour(setUp: () => Promise<RunLogFixture>): void {
     await store.createRun(run);
     const plan = aPlan({ steps: [{ id: 'a', title: 'A', target: 'tool:t', dependsOn: [], watches: ['doc:1'] }] });
     const images = { ...NO_IMAGES, revisions: [{ plan, reason: 'initial plan' }] };
-    await runLog.project({ runId: run.runId, version: 1, images });
-    await runLog.project({ runId: run.runId, version: 1, images });
+    await runLog.project(batchOf(run.runId, 1, images));
+    await runLog.project(batchOf(run.runId, 1, images));
     expect((await store.getPlanRevision(run.runId, 1))?.plan.steps.map((s) => s.id)).toEqual(['a']);
     expect(await store.listWatchers('doc:1')).toContainEqual({ runId: run.runId, stepId: 'a' });
   });

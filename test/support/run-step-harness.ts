@@ -5,7 +5,7 @@
  * `useRunStepStore()` gives a test file its table and the helpers that act on it.
  */
 import { afterAll, beforeAll } from 'vitest';
-import { createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
+import { createDynamoRunLogOf, createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
 import {
   CONFORMANCE_TARGETS,
   conformanceCatalog,
@@ -27,6 +27,7 @@ import type { RunStepRequest, StepNext } from '../../shared/services/coordinator
 import { createOutboxRelay } from '../../shared/services/outbox/relay.ts';
 import type { CapabilityCallConfig } from '../../shared/services/step/capability-call.ts';
 import { createStepRunner } from '../../shared/services/step/run-step.ts';
+import { type Deciding, decidingFor } from './deciding.ts';
 import { startDynalite, type TestDynamo } from './dynalite.ts';
 import { at, uniqueId } from './store-fixtures.ts';
 
@@ -87,9 +88,9 @@ class RecordingPublisher implements EventPublisher {
   }
 }
 
-/** The step's success write: for a first attempt, the write that records the attempt too. */
-export const successWrite = (_runId: string, _stepId: string, _condition: unknown, patch: { status?: string }) =>
-  patch.status === 'succeeded';
+/** The execution's write of a success on its step (its output; for a first attempt, the attempt's record too). */
+export const successWrite = (_runId: string, _stepId: string, _condition: unknown, patch: { output?: unknown }) =>
+  patch.output !== undefined;
 
 export const step = (id: string, target: string, input: unknown, dependsOn: string[] = []): PlanStep => ({
   id,
@@ -98,6 +99,9 @@ export const step = (id: string, target: string, input: unknown, dependsOn: stri
   dependsOn,
   input: input as PlanStep['input'],
 });
+
+/** The execution that holds a step's generation 1, as the decider names it (the step's `claimedBy`). */
+export const claimOf = (runId: string, stepId: string) => stepExecutionName(runId, stepId, 1);
 
 /** The step execution's id, as Step Functions would give it to RunStep. */
 export const executionOf = (runId: string, stepId: string) =>
@@ -145,6 +149,15 @@ export const echoOf = (pack = createConformancePack()) =>
 
 export const DONE_1: StepNext = { action: 'done', attempt: 1 };
 
+/** A ready step as the decider's StepStarted leaves it: running, its first attempt, held by its execution. */
+export const startedByDecider = (step: StepRecord): StepRecord => ({
+  ...step,
+  status: 'running',
+  attempts: Math.max(1, step.attempts),
+  claimedBy: step.claimedBy ?? stepExecutionName(step.runId, step.stepId, step.generation),
+  startedAt: step.startedAt ?? step.updatedAt,
+});
+
 /**
  * A dynalite table for the calling test file (its beforeAll and afterAll), and the helpers that act on it. `store`
  * stands for the table's store inside the tests.
@@ -156,7 +169,9 @@ export function useRunStepStore() {
     dynamo = await startDynalite();
     started = createDynamoStore({ client: dynamo.client, tableName: dynamo.tableName });
   });
+  const decided: Deciding[] = [];
   afterAll(async () => {
+    for (const deciding of decided.splice(0)) deciding.close();
     await dynamo?.stop();
   });
   const table = (): TestDynamo => {
@@ -188,9 +203,19 @@ export function useRunStepStore() {
       stream: (record) => void relay?.relay([record]),
     });
     relay = createOutboxRelay({ events, store: streamed });
+    const store = { ...streamed, ...options.over };
+    // The step's reports go to the run's decider, which commits on this table and starts what follows.
+    const runLog = createDynamoRunLogOf(
+      { client: table().client, tableName: table().tableName, stream: (record) => void relay?.relay([record]) },
+      store,
+    );
+    // The decider keeps traces as the runner's config says (every entry), so a test reads the whole story.
+    const deciding = decidingFor({ store, runLog, executions, catalog, settings: { traceRetention: 'full' } });
+    decided.push(deciding);
     let ids = 0;
     const stepRunner = createStepRunner({
-      store: { ...streamed, ...options.over },
+      store,
+      mailbox: deciding.mailbox,
       executions,
       catalog,
       clock: () => new Date(),
@@ -206,7 +231,16 @@ export function useRunStepStore() {
       registry: createCapabilityRegistry(bindings),
       ...(options.capabilityCall === undefined ? {} : { capabilityCall: options.capabilityCall }),
     });
-    return { runStep: (request: RunStepRequest) => stepRunner.runStep(request), executions, events };
+    return {
+      runStep: async (request: RunStepRequest) => {
+        const next = await stepRunner.runStep(request);
+        await deciding.mailbox.idle();
+        return next;
+      },
+      executions,
+      events,
+      deciding,
+    };
   }
 
   /** A store method that throws the first time `when` holds for its arguments (a Lambda dying mid-invocation). */
@@ -269,7 +303,7 @@ export function useRunStepStore() {
       steps.map((s) => {
         const own = records[s.id] ?? {};
         const done = own.status === 'succeeded';
-        return {
+        const seeded = {
           runId,
           stepId: s.id,
           status: s.dependsOn.length === 0 ? 'ready' : 'pending',
@@ -282,6 +316,8 @@ export function useRunStepStore() {
           updatedAt: at(0),
           ...own,
         } satisfies StepRecord;
+        // A step nothing holds back is started by the run's decider at once: running, held by its execution.
+        return seeded.status === 'ready' ? startedByDecider(seeded) : seeded;
       }),
     );
     return runId;

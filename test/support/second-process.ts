@@ -17,6 +17,7 @@ export const secondProcessDeps = (
   config: Partial<CoordinatorConfig> = {},
 ): CoordinatorDeps => ({
   store,
+  mailbox: stack.mailbox,
   executions: stack.executions,
   catalog: stack.catalog,
   clock: () => new Date(),

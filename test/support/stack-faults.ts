@@ -221,6 +221,11 @@ export interface HandlerFaults {
   loseAnswer(match: InvocationMatch, name?: string): Promise<unknown>;
   /** Holds the first matching invocation before it runs; `arrived` resolves when it is held. */
   hold(match: InvocationMatch): { arrived: Promise<void>; release: () => void };
+  /**
+   * The first `times` matching invocations fail before they run, with `name` (default `ThrottlingException`): nothing
+   * ran. The bus's deliveries to the replanner (key `Replanner`) are invocations too.
+   */
+  fail(match: InvocationMatch, times: number, name?: string): Armed;
   /** Invocations so far of a function, with their payloads. */
   invocations(key: string): Payload[];
 }
@@ -279,6 +284,26 @@ export function createHandlerFaults(): HandlerFaults {
       });
       return { arrived, release };
     },
+    fail(match, times, name = 'ThrottlingException') {
+      const done = deferred();
+      let fired = 0;
+      const failOnce = (): void => {
+        rules.push({
+          ...match,
+          around: async () => {
+            fired += 1;
+            if (fired < times) failOnce();
+            else done.resolve();
+            const error = new Error(`injected: an invocation of ${match.key} failed before it ran`);
+            error.name = name;
+            throw error;
+          },
+        });
+      };
+      if (times > 0) failOnce();
+      else done.resolve();
+      return { fired: done.promise, count: () => fired };
+    },
     invocations: (key) => seen.filter((s) => s.key === key).map((s) => s.payload),
   };
 }
@@ -297,7 +322,11 @@ export interface StackWithFaults {
 export function useStackWithFaults(options: LocalStackOptions = {}): StackWithFaults {
   const faults = createStoreFaults();
   const handlers = createHandlerFaults();
-  const stack = useTestStack({ retryIntervalMs: 5, wrapStore: faults.wrap, wrapHandler: handlers.wrap, ...options });
+  // A test's own handler wrapper runs inside the faults', so both apply.
+  const own = options.wrapHandler;
+  const wrapHandler: NonNullable<LocalStackOptions['wrapHandler']> =
+    own === undefined ? handlers.wrap : (key, handler) => handlers.wrap(key, own(key, handler));
+  const stack = useTestStack({ retryIntervalMs: 5, wrapStore: faults.wrap, ...options, wrapHandler });
   return { stack, faults, handlers };
 }
 

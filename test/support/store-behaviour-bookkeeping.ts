@@ -57,52 +57,6 @@ export function describeBookkeepingBehaviour(store: () => Store): void {
     });
   });
 
-  describe('releasing the last edge', () => {
-    it('counts the last edge and moves the step to ready in one write', async () => {
-      const child = aStep({ upstream: ['left'] });
-      await store().putSteps([child]);
-      const released = await store().releaseLastDependency(child.runId, child.stepId, 1, 'left');
-      expect(released).toMatchObject({ status: 'ready', remaining: 0, released: ['left'] });
-      expect(await store().getStep(child.runId, child.stepId)).toEqual(released);
-    });
-
-    it('refuses an edge that is not the last one, was counted before, or belongs to another generation', async () => {
-      const child = aStep({ upstream: ['left', 'right'] });
-      await store().putSteps([child]);
-      const { runId, stepId } = child;
-      expect(await store().releaseLastDependency(runId, stepId, 1, 'left')).toBeUndefined();
-      expect(await store().getStep(runId, stepId)).toMatchObject({ status: 'pending', remaining: 2, released: [] });
-      await store().releaseDependency(runId, stepId, 1, 'left');
-      expect(await store().releaseLastDependency(runId, stepId, 1, 'left')).toBeUndefined();
-      expect(await store().releaseLastDependency(runId, stepId, 2, 'right')).toBeUndefined();
-      expect(await store().releaseLastDependency(runId, 'ghost', 1, 'right')).toBeUndefined();
-      expect(await store().releaseLastDependency(runId, stepId, 1, 'right')).toMatchObject({
-        status: 'ready',
-        remaining: 0,
-      });
-    });
-
-    it('counts the edge only once when the same parent releases twice concurrently', async () => {
-      const child = aStep({ upstream: ['left'] });
-      await store().putSteps([child]);
-      const results = await Promise.all(
-        [1, 2, 3].map(() => store().releaseLastDependency(child.runId, child.stepId, 1, 'left')),
-      );
-      expect(results.filter((r) => r !== undefined)).toHaveLength(1);
-      expect(await store().getStep(child.runId, child.stepId)).toMatchObject({ remaining: 0, status: 'ready' });
-    });
-
-    it('counts a step that is no longer pending only through the plain release', async () => {
-      const child = aStep({ upstream: ['left'], status: 'blocked' });
-      await store().putSteps([child]);
-      expect(await store().releaseLastDependency(child.runId, child.stepId, 1, 'left')).toBeUndefined();
-      expect(await store().releaseDependency(child.runId, child.stepId, 1, 'left')).toMatchObject({
-        status: 'blocked',
-        remaining: 0,
-      });
-    });
-  });
-
   describe('the run record sheds its plan copies', () => {
     it('removes the named plan fields in the same conditional update, and only then', async () => {
       const plan = aPlan();

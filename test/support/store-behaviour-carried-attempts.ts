@@ -123,31 +123,5 @@ export function describeCarriedAttemptBehaviour(store: () => Store): void {
       await store().transitionStep(step.runId, 'gather', RUNNING, { status: 'succeeded', attemptRecord: attempt });
       expect(await store().getAttempt(step.runId, 'gather', { generation: 1, attempt: 1 })).toEqual(attempt);
     });
-
-    it('keeps the ended generation’s carried attempt when the next generation starts, which can carry its own', async () => {
-      const step = await runningStep();
-      const first = finished(step);
-      await store().transitionStep(step.runId, 'gather', RUNNING, { status: 'succeeded', attemptRecord: first });
-      const next = { status: 'ready', upstream: [], remaining: 0, released: [] } as const;
-      const started = await store().startGeneration(step.runId, 'gather', 1, next);
-      expect(started).toMatchObject({ generation: 2, status: 'ready' });
-      expect(await store().listAttempts(step.runId, 'gather')).toEqual([first]);
-      await store().transitionStep(
-        step.runId,
-        'gather',
-        { generation: 2, from: ['ready'] },
-        { status: 'running', claimedBy: 'exec-2' },
-      );
-      const second = finished(step, { generation: 2, output: { value: 2 } });
-      const moved = await store().transitionStep(
-        step.runId,
-        'gather',
-        { generation: 2, from: ['running'] },
-        { status: 'succeeded', attemptRecord: second },
-      );
-      expect(moved?.status).toBe('succeeded');
-      expect(await store().listAttempts(step.runId, 'gather')).toEqual([first, second]);
-      expect(await store().getAttempt(step.runId, 'gather', { generation: 1, attempt: 1 })).toEqual(first);
-    });
   });
 }

@@ -1,8 +1,7 @@
 /**
- * Store behaviour: approvals (one decision wins) and idempotency records of side-effecting calls.
+ * Store behaviour: approvals (stored, read and listed) and idempotency records of side-effecting calls.
  */
 import { describe, expect, it } from 'vitest';
-import { isValidationError } from '../../shared/errors.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import { anApproval, at, payloadOf, uniqueId } from './store-fixtures.ts';
 
@@ -21,57 +20,12 @@ export function describeGateBehaviour(store: () => Store): void {
       expect(await store().getApproval('no-such-approval')).toBeUndefined();
     });
 
-    it('lets exactly one of several concurrent decisions win', async () => {
-      const approval = anApproval();
-      await store().putApproval(approval);
-      const decisions = (['approved', 'rejected', 'edited', 'approved', 'expired'] as const).map((status, i) => ({
-        status,
-        decidedAt: at(20 + i),
-        decidedBy: `person-${i}`,
-        comment: `decision ${i}`,
-        ...(status === 'edited' ? { output: { edited: true } } : {}),
-      }));
-      const results = await Promise.all(decisions.map((d) => store().decideApproval(approval.approvalId, d)));
-      const winners = results.filter((r) => r !== undefined);
-      expect(winners).toHaveLength(1);
-      const stored = await store().getApproval(approval.approvalId);
-      expect(stored).toEqual(winners[0]);
-      const winning = decisions.find((d) => d.decidedBy === stored?.decidedBy);
-      expect(stored).toMatchObject({ ...winning, question: approval.question, taskToken: approval.taskToken });
-    });
-
-    it('gives a pending approval the task token that waits on it, and a decided one none', async () => {
-      const pending = anApproval({ taskToken: '-' });
-      const decided = anApproval({ taskToken: '-' });
-      for (const approval of [pending, decided]) await store().putApproval(approval);
-      await store().decideApproval(decided.approvalId, { status: 'approved', decidedAt: at(5) });
-
-      expect(await store().holdApprovalToken(pending.approvalId, 'token-1')).toBe(true);
-      expect(await store().holdApprovalToken(decided.approvalId, 'token-2')).toBe(false);
-
-      expect(await store().getApproval(pending.approvalId)).toEqual({ ...pending, taskToken: 'token-1' });
-      expect((await store().getApproval(decided.approvalId))?.taskToken).toBe('-');
-      // The decision that follows returns the token, so whoever decides can end the wait.
-      const closed = await store().decideApproval(pending.approvalId, { status: 'rejected', decidedAt: at(6) });
-      expect(closed?.taskToken).toBe('token-1');
-    });
-
-    it('refuses `pending` as a decision', async () => {
-      const approval = anApproval();
-      await store().putApproval(approval);
-      const error = await store()
-        .decideApproval(approval.approvalId, { status: 'pending' })
-        .catch((e: unknown) => e);
-      expect(isValidationError(error)).toBe(true);
-    });
-
     it('lists approvals by status, oldest first, and by run', async () => {
       const runId = uniqueId('run');
       const older = anApproval({ runId, createdAt: at(1) });
-      const newer = anApproval({ runId, createdAt: at(2) });
+      const newer = anApproval({ runId, createdAt: at(2), status: 'approved', decidedAt: at(3), decidedBy: 'ana' });
       const elsewhere = anApproval({ createdAt: at(0) });
       for (const approval of [newer, elsewhere, older]) await store().putApproval(approval);
-      await store().decideApproval(newer.approvalId, { status: 'approved', decidedAt: at(3), decidedBy: 'ana' });
 
       const ids = (list: { approvalId: string }[]) => list.map((a) => a.approvalId);
       expect(ids(await store().listApprovals({ status: 'pending' }))).toEqual([elsewhere.approvalId, older.approvalId]);
@@ -83,11 +37,10 @@ export function describeGateBehaviour(store: () => Store): void {
 
     it('lists a run’s approvals of every status, oldest first, and none of another run', async () => {
       const runId = uniqueId('run');
-      const first = anApproval({ runId, createdAt: at(2) });
+      const first = anApproval({ runId, createdAt: at(2), status: 'rejected', decidedAt: at(4) });
       const second = anApproval({ runId, createdAt: at(3) });
       const elsewhere = anApproval({ createdAt: at(1) });
       for (const approval of [second, elsewhere, first]) await store().putApproval(approval);
-      await store().decideApproval(first.approvalId, { status: 'rejected', decidedAt: at(4) });
       const listed = await store().listRunApprovals(runId);
       expect(listed.map((a) => [a.approvalId, a.status])).toEqual([
         [first.approvalId, 'rejected'],
@@ -109,9 +62,10 @@ export function describeGateBehaviour(store: () => Store): void {
 
     it('pages approvals oldest first, each page after the last approval of the one before', async () => {
       const runId = uniqueId('run');
-      const approvals = [3, 1, 4, 0, 2].map((i) => anApproval({ runId, createdAt: at(10 + i) }));
+      const approvals = [3, 1, 4, 0, 2].map((i) =>
+        anApproval({ runId, createdAt: at(10 + i), ...(i === 1 ? { status: 'approved', decidedAt: at(20) } : {}) }),
+      );
       for (const approval of approvals) await store().putApproval(approval);
-      await store().decideApproval(approvals[1]?.approvalId as string, { status: 'approved', decidedAt: at(20) });
       const oldestFirst = [...approvals].sort((a, b) => a.createdAt.localeCompare(b.createdAt));
       const seen: string[] = [];
       let after: { createdAt: string; approvalId: string } | undefined;

@@ -99,43 +99,6 @@ export function describeStepBehaviour(store: () => Store): void {
     });
   });
 
-  describe('dependency release', () => {
-    it('takes remaining to zero exactly once when two parents release a child at the same moment (x50)', async () => {
-      const runId = uniqueId('run');
-      for (let i = 0; i < 50; i++) {
-        const child = aStep({ runId, stepId: `child-${i}`, upstream: ['left', 'right'] });
-        await store().putSteps([child]);
-        const results = await Promise.all([
-          store().releaseDependency(runId, child.stepId, 1, 'left'),
-          store().releaseDependency(runId, child.stepId, 1, 'right'),
-        ]);
-        expect(results.every((r) => r !== undefined)).toBe(true);
-        expect(results.filter((r) => r?.remaining === 0)).toHaveLength(1);
-        expect((await store().getStep(runId, child.stepId))?.released).toEqual(['left', 'right']);
-      }
-    });
-
-    it('counts one parent once, even when it releases twice concurrently', async () => {
-      const child = aStep({ upstream: ['left', 'right'] });
-      await store().putSteps([child]);
-      const first = await Promise.all(
-        [1, 2, 3].map(() => store().releaseDependency(child.runId, child.stepId, 1, 'left')),
-      );
-      expect(first.filter((r) => r !== undefined)).toHaveLength(1);
-      expect(await store().releaseDependency(child.runId, child.stepId, 1, 'left')).toBeUndefined();
-      expect(await store().getStep(child.runId, child.stepId)).toMatchObject({ remaining: 1, released: ['left'] });
-    });
-
-    it('ignores a release for another generation or from a step that is not upstream', async () => {
-      const child = aStep({ upstream: ['left'] });
-      await store().putSteps([child]);
-      expect(await store().releaseDependency(child.runId, child.stepId, 2, 'left')).toBeUndefined();
-      expect(await store().releaseDependency(child.runId, child.stepId, 1, 'stranger')).toBeUndefined();
-      expect(await store().releaseDependency(child.runId, 'ghost', 1, 'left')).toBeUndefined();
-      expect((await store().getStep(child.runId, child.stepId))?.remaining).toBe(1);
-    });
-  });
-
   describe('attempts', () => {
     it('stores each attempt number once and lists a step attempts in order', async () => {
       const runId = uniqueId('run');

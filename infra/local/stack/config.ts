@@ -91,7 +91,7 @@ export interface LocalStackOptions {
   readonly synthCacheDir?: string | false;
   /** Told before the state machines are synthesized (a cache miss: seconds), with why. */
   readonly onSynthesize?: (reason: SynthMissReason) => void;
-  /** Faults to inject (`point:fault@probability,...`, README "Fault injection"); absent: CAIRN_FAULTS. */
+  /** Faults to inject (`point:fault@probability,...`, docs/faults-and-chaos.md); absent: CAIRN_FAULTS. */
   readonly faults?: string;
   /** Their seed (same seed and spec: same decisions in the same call order); absent: CAIRN_FAULTS_SEED, else random. */
   readonly faultsSeed?: number;

@@ -18,6 +18,7 @@ import { LambdaClient, type LambdaClientConfig } from '@aws-sdk/client-lambda';
 import { SchedulerClient, type SchedulerClientConfig } from '@aws-sdk/client-scheduler';
 import { SecretsManagerClient, type SecretsManagerClientConfig } from '@aws-sdk/client-secrets-manager';
 import { SFNClient, type SFNClientConfig } from '@aws-sdk/client-sfn';
+import { SQSClient, type SQSClientConfig } from '@aws-sdk/client-sqs';
 import { STEP_EXECUTOR_TIMEOUT_SECONDS } from '../../config/defaults.ts';
 
 export interface ClientTimeouts {
@@ -27,7 +28,7 @@ export interface ClientTimeouts {
   readonly requestTimeoutMs: number;
 }
 
-/** The services cairn calls (SQS has its bounds ready for the client that will use them). */
+/** The services cairn calls. */
 export type AwsService =
   | 'dynamodb'
   | 'sfn'
@@ -89,7 +90,10 @@ export const eventBridgeClient = (config: EventBridgeClientConfig = {}): EventBr
 export const secretsManagerClient = (config: SecretsManagerClientConfig = {}): SecretsManagerClient =>
   new SecretsManagerClient(withTimeouts('secretsmanager', config));
 
-/** EventBridge Scheduler: the notifier's reminder schedules. */
+/** SQS: the runs' mailbox (commands to a run's decider). */
+export const sqsClient = (config: SQSClientConfig = {}): SQSClient => new SQSClient(withTimeouts('sqs', config));
+
+/** EventBridge Scheduler: the notifier's reminder schedules, the runs' timers. */
 export const schedulerClient = (config: SchedulerClientConfig = {}): SchedulerClient =>
   new SchedulerClient(withTimeouts('scheduler', config));
 

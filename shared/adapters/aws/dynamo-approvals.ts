@@ -7,26 +7,23 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { ConflictError, ValidationError } from '../../errors.ts';
-import type { OutboxEntry } from '../../events/outbox.ts';
+import { ConflictError } from '../../errors.ts';
 import type { ApprovalPosition, ApprovalRecord, IdempotencyRecord, Store } from '../../ports/store.ts';
-import { encodeFields, type Item } from './dynamo-attributes.ts';
+import type { Item } from './dynamo-attributes.ts';
 import {
   APPROVAL_STATUSES,
-  approvalCodecs,
   decodeApproval,
   decodeIdempotency,
   ENTITY_ATTRIBUTE,
   encodeApproval,
   stringItem,
 } from './dynamo-codec.ts';
-import { ExpressionScope, UpdateBuilder } from './dynamo-expressions.ts';
+import { ExpressionScope } from './dynamo-expressions.ts';
 import {
   batchGetItems,
   batchPutItems,
   conditionalDelete,
   conditionalPut,
-  conditionalUpdate,
   type DynamoContext,
   getItem,
   outboxAttribute,
@@ -50,17 +47,12 @@ type ApprovalOperations = Pick<
   Store,
   | 'putApproval'
   | 'getApproval'
-  | 'decideApproval'
-  | 'holdApprovalToken'
   | 'listApprovals'
   | 'listRunApprovals'
-  | 'moveApprovalWait'
   | 'beginIdempotent'
   | 'completeIdempotent'
   | 'abortIdempotent'
 >;
-
-type Decision = Pick<ApprovalRecord, 'status' | 'decidedAt' | 'decidedBy' | 'comment' | 'output'>;
 
 /** A begin that loses to a record which then disappears (aborted in between) tries again this many times. */
 const BEGIN_ATTEMPTS = 3;
@@ -101,42 +93,6 @@ function approvalRefsQuery(runId: string, stepId: string | undefined): QueryInpu
 }
 
 export function approvalOperations(ctx: DynamoContext): ApprovalOperations {
-  const decideApproval = async (
-    approvalId: string,
-    decision: Decision,
-    announce?: OutboxEntry,
-  ): Promise<ApprovalRecord | undefined> => {
-    if (decision.status === 'pending') throw new ValidationError('a decision cannot be `pending`', []);
-    const scope = new ExpressionScope();
-    const update = new UpdateBuilder(scope);
-    const { status, decidedAt, decidedBy, comment, output } = decision;
-    for (const [name, value] of Object.entries(
-      encodeFields(approvalCodecs, { status, decidedAt, decidedBy, comment, output }),
-    )) {
-      update.set(name, value);
-    }
-    // The approval moves to its status' partition of GSI1 (its sort key, createdAt#id, stays).
-    update.set(GSI1_PARTITION_KEY, { S: indexKeys.approvalPartition(status, approvalId) }, 'statusPartition');
-    const condition = scope.equals('status', { S: 'pending' }, 'pending');
-    const item = await conditionalUpdate(
-      ctx,
-      itemKeys.approval(approvalId),
-      scope,
-      update,
-      condition,
-      announce ?? null,
-    );
-    return item === undefined ? undefined : decodeApproval(item);
-  };
-
-  const holdApprovalToken = async (approvalId: string, taskToken: string): Promise<boolean> => {
-    const scope = new ExpressionScope();
-    const update = new UpdateBuilder(scope);
-    for (const [name, value] of Object.entries(encodeFields(approvalCodecs, { taskToken }))) update.set(name, value);
-    const condition = scope.equals('status', { S: 'pending' }, 'pending');
-    return (await conditionalUpdate(ctx, itemKeys.approval(approvalId), scope, update, condition, null)) !== undefined;
-  };
-
   const listApprovals = async (
     options: { status?: ApprovalRecord['status']; runId?: string; limit?: number; after?: ApprovalPosition } = {},
   ): Promise<ApprovalRecord[]> => {
@@ -256,16 +212,6 @@ export function approvalOperations(ctx: DynamoContext): ApprovalOperations {
       const item = await getItem(ctx, itemKeys.approval(approvalId));
       return item === undefined ? undefined : decodeApproval(item);
     },
-    async moveApprovalWait(approvalId, taskToken) {
-      const scope = new ExpressionScope();
-      const update = new UpdateBuilder(scope);
-      update.set('taskToken', { S: taskToken });
-      const condition = scope.equals('status', { S: 'pending' }, 'pending');
-      const item = await conditionalUpdate(ctx, itemKeys.approval(approvalId), scope, update, condition);
-      return item === undefined ? undefined : decodeApproval(item);
-    },
-    decideApproval,
-    holdApprovalToken,
     listApprovals,
     beginIdempotent,
     async completeIdempotent(key, result, expiresAt) {

@@ -229,17 +229,6 @@ export const decodeAttempt = (item: Item): AttemptRecord =>
  */
 export const CARRIED_ATTEMPT_ATTRIBUTE = 'attemptRecord';
 
-/**
- * A step generation's stale upstream generations (`NextGeneration.staleReleases`), a map of upstream id to
- * generation number: kept apart from the record's fields, since only the release's condition reads it.
- */
-export const STALE_RELEASES_ATTRIBUTE = 'staleReleases';
-
-/** The stale upstream generations as the map attribute the release's condition compares with; none: undefined. */
-export function encodeStaleReleases(stale: Readonly<Record<string, number>> | undefined): AttributeValue | undefined {
-  return stale === undefined ? undefined : numberMapField.encode(stale);
-}
-
 const SHARED_WITH_STEP = ['output', 'confidence'] as const;
 type SharedField = (typeof SHARED_WITH_STEP)[number];
 

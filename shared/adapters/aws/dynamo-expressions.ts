@@ -86,12 +86,6 @@ export class ExpressionScope {
     return `contains(${this.name(attribute)}, ${this.value(hint, value)})` as Condition;
   }
 
-  /** A map attribute's member `key` is absent, or below `value` (`attribute_not_exists(#m.#k) OR #m.#k < :v`). */
-  absentOrBelow(map: string, key: string, value: AttributeValue, hint = key): Condition {
-    const member = `${this.name(map)}.${this.name(key)}`;
-    return `attribute_not_exists(${member}) OR ${member} < ${this.value(hint, value)}` as Condition;
-  }
-
   // Parentheses only where precedence needs them (NOT binds tighter than AND, AND tighter than OR): besides being
   // easier to read, a flat condition is parsed several times faster by dynalite's expression parser, which the
   // embedded stack runs on every call.

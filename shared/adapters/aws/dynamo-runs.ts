@@ -1,19 +1,12 @@
 /**
- * Runs, run idempotency keys, plan revisions (immutable, so a process keeps the ones it has read or written) and
- * the run's completion bookkeeping on DynamoDB.
+ * Runs, run idempotency keys and plan revisions (immutable, so a process keeps the ones it has read or written) on
+ * DynamoDB.
  */
 
 import { ConflictError, ValidationError } from '../../errors.ts';
 import type { OutboxEntry } from '../../events/outbox.ts';
 import type { Plan, RunStatus } from '../../plan/schema.ts';
-import type {
-  RunKeyClaim,
-  RunPosition,
-  RunRecord,
-  RunRemovableField,
-  RunSetAttribute,
-  Store,
-} from '../../ports/store.ts';
+import type { RunKeyClaim, RunPosition, RunRecord, RunRemovableField, Store } from '../../ports/store.ts';
 import { encodeFields } from './dynamo-attributes.ts';
 import {
   decodePlanRevision,
@@ -53,14 +46,10 @@ type RunOperations = Pick<
   | 'claimRunKey'
   | 'getRun'
   | 'updateRun'
-  | 'markRunOnce'
-  | 'unmarkRunOnce'
   | 'listRuns'
   | 'putPlanRevision'
   | 'getPlanRevision'
   | 'listPlanRevisions'
-  | 'recordFrontier'
-  | 'forgetFrontier'
 >;
 
 type StoredRevision = { readonly plan: Plan; readonly reason: string; readonly createdAt: string };
@@ -129,24 +118,6 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     return item === undefined ? undefined : decodeRun(item);
   };
 
-  const markRunOnce = async (runId: string, attribute: RunSetAttribute, member: string): Promise<boolean> => {
-    // ADD on a string set is a union; the condition makes the first adder the only one told `true`.
-    const scope = new ExpressionScope();
-    const update = new UpdateBuilder(scope).add(attribute, { SS: [member] }, 'memberSet');
-    const condition = scope.and(
-      scope.exists(PARTITION_KEY),
-      scope.not(scope.contains(attribute, { S: member }, 'member')),
-    );
-    return (await conditionalUpdate(ctx, itemKeys.run(runId), scope, update, condition)) !== undefined;
-  };
-
-  const unmarkRunOnce = async (runId: string, attribute: RunSetAttribute, member: string): Promise<void> => {
-    // DELETE on a string set takes the member out; the condition keeps an unknown run from being created.
-    const scope = new ExpressionScope();
-    const update = new UpdateBuilder(scope).delete(attribute, { SS: [member] }, 'memberSet');
-    await conditionalUpdate(ctx, itemKeys.run(runId), scope, update, scope.exists(PARTITION_KEY));
-  };
-
   const listRuns = async (
     options: { status?: RunStatus; limit?: number; before?: RunPosition } = {},
   ): Promise<RunRecord[]> => {
@@ -211,25 +182,6 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     return remember(runId, stored, { plan, reason, createdAt });
   };
 
-  const recordFrontier = async (runId: string, keys: readonly string[]): Promise<readonly string[]> => {
-    // ADD on a string set is a union: recording a key twice changes nothing (a set cannot be empty, hence the read).
-    if (keys.length === 0) return (await getItem(ctx, itemKeys.frontier(runId)))?.frontier?.SS ?? [];
-    const scope = new ExpressionScope();
-    const update = new UpdateBuilder(scope)
-      .set('updatedAt', { S: ctx.now().toISOString() })
-      .add('frontier', { SS: [...new Set(keys)] }, 'keys');
-    const item = await conditionalUpdate(ctx, itemKeys.frontier(runId), scope, update, undefined);
-    return item?.frontier?.SS ?? [];
-  };
-
-  const forgetFrontier = async (runId: string, keys: readonly string[]): Promise<void> => {
-    // DELETE on a string set is a difference; a set left empty is removed with it, and a missing item stays missing.
-    if (keys.length === 0) return;
-    const scope = new ExpressionScope();
-    const update = new UpdateBuilder(scope).delete('frontier', { SS: [...new Set(keys)] }, 'keys');
-    await conditionalUpdate(ctx, itemKeys.frontier(runId), scope, update, scope.exists('PK'));
-  };
-
   const listPlanRevisions = async (runId: string) => {
     const query = runItemsQuery(runId, SORT_PREFIX.plan);
     const names = { ...query.ExpressionAttributeNames };
@@ -258,13 +210,9 @@ export function runOperations(ctx: DynamoContext): RunOperations {
       return item === undefined ? undefined : decodeRun(item);
     },
     updateRun,
-    markRunOnce,
-    unmarkRunOnce,
     listRuns,
     putPlanRevision,
     getPlanRevision,
     listPlanRevisions,
-    recordFrontier,
-    forgetFrontier,
   };
 }

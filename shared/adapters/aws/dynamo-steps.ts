@@ -1,7 +1,7 @@
 /**
- * Step records and attempt evidence on DynamoDB. The two writes the scheduler's correctness rests on live here:
- * `transitionStep` (one conditional move per generation; only one claimant ever wins) and `releaseDependency`
- * (each edge counted exactly once, so the write that reaches zero is unique and starts the dependent).
+ * Step records and attempt evidence on DynamoDB: what a step execution reads, and the conditional step write it
+ * makes itself (`transitionStep`: a first attempt's success carrying its attempt record, a trace note). The run's
+ * decider writes its steps through the run log (dynamo-run-log.ts).
  */
 import { NotFoundError, ValidationError } from '../../errors.ts';
 import type { OutboxEntry } from '../../events/outbox.ts';
@@ -18,7 +18,6 @@ import {
   encodeCarriedAttempt,
   encodeStep,
   encodeTraceEntries,
-  STALE_RELEASES_ATTRIBUTE,
   stepCodecs,
 } from './dynamo-codec.ts';
 import { ExpressionScope, UpdateBuilder } from './dynamo-expressions.ts';
@@ -42,8 +41,6 @@ type StepOperations = Pick<
   | 'getSteps'
   | 'getStepWithRun'
   | 'transitionStep'
-  | 'releaseDependency'
-  | 'releaseLastDependency'
   | 'getAttempt'
   | 'putAttempt'
   | 'updateAttempt'
@@ -129,7 +126,7 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
       ),
     ];
     if (condition.unclaimed === true) parts.push(scope.notExists('claimedBy'));
-    // A step carries one attempt record per generation (startGeneration moves it to an item of its own).
+    // A step carries one attempt record per generation.
     if (patch.attemptRecord !== undefined) parts.push(scope.notExists(CARRIED_ATTEMPT_ATTRIBUTE));
     const update = new UpdateBuilder(scope);
     applyStepPatch(update, patch, ctx.now().toISOString());
@@ -141,43 +138,6 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
       scope.and(...parts),
       announce ?? null,
     );
-    return item === undefined ? undefined : decodeStep(item);
-  };
-
-  const release = async (
-    runId: string,
-    stepId: string,
-    generation: number,
-    upstreamId: string,
-    last: boolean,
-    upstreamGeneration: number | undefined,
-  ): Promise<StepRecord | undefined> => {
-    const scope = new ExpressionScope();
-    const upstream = { S: upstreamId };
-    // `contains(upstream, :u)` refuses an id that is not an edge of this step, so a stray release can never take
-    // `remaining` to zero early; `released` is a string set, absent until the first release (sets cannot be empty).
-    const conditions = [
-      scope.equals('generation', { N: String(generation) }),
-      scope.contains('upstream', upstream, 'upstreamId'),
-      scope.not(scope.contains('released', upstream, 'upstreamId')),
-    ];
-    // A late release from an upstream generation that was invalidated together with this one counts nothing.
-    if (upstreamGeneration !== undefined)
-      conditions.push(
-        scope.absentOrBelow(
-          STALE_RELEASES_ATTRIBUTE,
-          upstreamId,
-          { N: String(upstreamGeneration) },
-          'upstreamGeneration',
-        ),
-      );
-    const update = new UpdateBuilder(scope).set('updatedAt', { S: ctx.now().toISOString() });
-    if (last) {
-      conditions.push(scope.equals('remaining', { N: '1' }, 'one'), scope.equals('status', { S: 'pending' }));
-      update.set('status', { S: 'ready' }, 'ready');
-    }
-    update.add('remaining', { N: '-1' }, 'minusOne').add('released', { SS: [upstreamId] }, 'upstreamSet');
-    const item = await conditionalUpdate(ctx, itemKeys.step(runId, stepId), scope, update, scope.and(...conditions));
     return item === undefined ? undefined : decodeStep(item);
   };
 
@@ -258,10 +218,6 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
     getSteps,
     getStepWithRun,
     transitionStep,
-    releaseDependency: (runId, stepId, generation, upstreamId, upstreamGeneration) =>
-      release(runId, stepId, generation, upstreamId, false, upstreamGeneration),
-    releaseLastDependency: (runId, stepId, generation, upstreamId, upstreamGeneration) =>
-      release(runId, stepId, generation, upstreamId, true, upstreamGeneration),
     async getAttempt(runId, stepId, ref) {
       // The attempt may be carried by its step's item: both in one round trip.
       const stepKey = itemKeys.step(runId, stepId);

@@ -9,13 +9,11 @@ import type { RunLog } from '../../ports/run-log.ts';
 import type { Store } from '../../ports/store.ts';
 import { approvalOperations } from './dynamo-approvals.ts';
 import { eventOperations } from './dynamo-events.ts';
-import { generationOperations } from './dynamo-generations.ts';
 import type { DynamoContext } from './dynamo-ops.ts';
 import { planJobOperations } from './dynamo-plan-jobs.ts';
 import { createDynamoRunLog } from './dynamo-run-log.ts';
 import { runOperations } from './dynamo-runs.ts';
 import { stepOperations } from './dynamo-steps.ts';
-import { usageOperations } from './dynamo-usage.ts';
 import { watchOperations } from './dynamo-watches.ts';
 
 export interface DynamoStoreOptions {
@@ -38,11 +36,9 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
     ...runOperations(ctx),
     ...eventOperations(ctx),
     ...stepOperations(ctx),
-    ...generationOperations(ctx),
     ...approvalOperations(ctx),
     ...watchOperations(ctx),
     ...planJobOperations(ctx),
-    ...usageOperations(ctx),
   };
 }
 

@@ -3,22 +3,59 @@
  * pointed at by the settings. Each adapter is made on first use, with its client; a setting it needs and does not
  * have fails then, naming the variable (CAIRN_TABLE_NAME is not set).
  */
+
+import { randomUUID } from 'node:crypto';
 import { requireSetting, type Settings } from '../../config/settings.ts';
 import type { Place } from '../../ports/place.ts';
 import { deploymentCatalog } from '../catalog-from-env.ts';
 import { createBedrockPlanModel, defaultBedrockClient } from './bedrock-plan-model.ts';
-import { dynamoDbClient, lambdaClient } from './clients.ts';
-import { createDynamoStore } from './dynamo-store.ts';
+import { dynamoDbClient, lambdaClient, schedulerClient, sqsClient } from './clients.ts';
+import { createDynamoReplies } from './dynamo-replies.ts';
+import { createDynamoRunLogOf, createDynamoStore } from './dynamo-store.ts';
 import { createEventBridgePublisher } from './eventbridge-publisher.ts';
 import { createLambdaPlanJobDispatcher } from './lambda-plan-jobs.ts';
+import { createSchedulerTimers } from './scheduler-timers.ts';
 import { createSfnExecutions } from './sfn-executions.ts';
+import { createSqsMailbox } from './sqs-mailbox.ts';
 import { createStoreReplayGuard } from './webhook-replay-guard.ts';
 import { webhookSecretsFor } from './webhook-secrets.ts';
 
 export function awsPlace(settings: Settings): Place {
   const { plannerModelId } = settings;
+  const dynamo = once(() => ({ client: dynamoDbClient(), tableName: requireSetting(settings, 'tableName') }));
+  const replies = once(() => createDynamoReplies({ ...dynamo(), now: () => new Date() }));
   return {
-    store: () => createDynamoStore({ client: dynamoDbClient(), tableName: requireSetting(settings, 'tableName') }),
+    store: () => createDynamoStore(dynamo()),
+    runLog: (store) => createDynamoRunLogOf(dynamo(), store),
+    // The decider Lambda reads the queue (functions/decider.ts): here the shell is only the place's to name.
+    // Both are made on first use, so a function that never sends a command needs none of their settings.
+    mailbox: () => {
+      const sqs = once(() =>
+        createSqsMailbox({
+          client: sqsClient(),
+          queueUrl: requireSetting(settings, 'mailboxUrl'),
+          replies: replies(),
+          newId: () => randomUUID(),
+        }),
+      );
+      return {
+        send: (runId, command) => sqs().send(runId, command),
+        ask: (runId, command) => sqs().ask(runId, command),
+      };
+    },
+    replies,
+    timers: (mailbox) => {
+      const scheduler = once(() =>
+        createSchedulerTimers({
+          client: schedulerClient(),
+          queueArn: requireSetting(settings, 'mailboxArn'),
+          roleArn: requireSetting(settings, 'schedulerRoleArn'),
+          groupName: requireSetting(settings, 'scheduleGroup'),
+          mailbox,
+        }),
+      );
+      return { schedule: (runId, name, at, command) => scheduler().schedule(runId, name, at, command) };
+    },
     executions: () =>
       createSfnExecutions({
         machineArns: {
@@ -42,5 +79,13 @@ export function awsPlace(settings: Settings): Place {
       }),
     webhookSecrets: () => webhookSecretsFor(settings.webhooks.secretPrefix),
     replayGuard: createStoreReplayGuard,
+  };
+}
+
+function once<T>(make: () => T): () => T {
+  let made: { readonly value: T } | undefined;
+  return () => {
+    made ??= { value: make() };
+    return made.value;
   };
 }

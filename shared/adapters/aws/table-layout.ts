@@ -8,7 +8,6 @@
  *   step           RUN#<runId>          / STEP#<stepId>      (`attemptRecord`: a first attempt that succeeded it)
  *   attempt        RUN#<runId>          / ATTEMPT#<stepId>#<generation, 4 digits>#<attempt, 3 digits>
  *   event          RUN#<runId>          / EVENT#<at>~<announcement id>~<index, 4 digits>   (the audit log)
- *   frontier       RUN#<runId>          / FRONTIER       (string set `frontier`: the steps that ended a line of work)
  *   announcement   RUN#<runId>          / OUTBOX#<id>    (events that belong to no other write: the outbox)
  *   approval       APPROVAL#<id>        / APPROVAL
  *   approval ref   RUN#<runId>          / APPROVALREF#<id>   (written first: a run's approvals, read consistently)
@@ -72,7 +71,6 @@ export const itemKeys = {
     SK: `${attemptPrefix(stepId)}${pad(generation, 4)}#${pad(attempt, 3)}`,
   }),
   event: (runId: string, seq: string): ItemKey => ({ PK: runPartition(runId), SK: `${SORT_PREFIX.event}${seq}` }),
-  frontier: (runId: string): ItemKey => ({ PK: runPartition(runId), SK: 'FRONTIER' }),
   outbox: (runId: string, id: string): ItemKey => ({ PK: runPartition(runId), SK: `OUTBOX#${id}` }),
   approval: (approvalId: string): ItemKey => ({ PK: `APPROVAL#${approvalId}`, SK: 'APPROVAL' }),
   approvalRef: (runId: string, approvalId: string): ItemKey => ({

@@ -3,18 +3,17 @@
  * embedded stack, where the store adapter sends the same few expressions hundreds of times a second, that parsing was
  * about a tenth of the process's CPU. This wraps dynalite's parsers with a cache of parse trees.
  *
- * An expression is cached by its shape: its text with each placeholder renamed by order of first appearance (`#a`
- * → `#n0`, `:v` → `:v0`), which of its names are the same attribute, and the types of its values. The store adapter's
- * release of a dependent names the upstream step in a map member (`#staleReleases.#<step>`), so its text differs
- * for every edge while its shape is one. A tree is parsed once per shape, with each name standing in as a sentinel
- * string and each value as itself, and kept with values replaced by placeholders; a hit builds a fresh tree (dynalite's
- * actions mutate it) with this request's names and values in place, and marks the names and values the expression
- * used as used, as the parser does. The parser's checks depend on names only through their equality (paths that
- * overlap, conflict or repeat), which the shape keeps; a name that is also spelled out as a literal word of the
- * expression would compare equal to it, so such a request is parsed as before. So are expressions whose checks read
- * the values themselves (BETWEEN compares its bounds, attribute_type reads its type name), a shape whose parse is an
- * error (the error is parsed again from the request, to name its placeholders), and a tree that holds a name other
- * than as a whole string.
+ * An expression is cached by its shape: its text with each placeholder renamed by order of first appearance (`#a` →
+ * `#n0`, `:v` → `:v0`), which of its names are the same attribute, and the types of its values: an expression that
+ * names a map member (`#m.#<key>`) differs in text for every key while its shape is one. A tree is parsed once per
+ * shape, with each name standing in as a sentinel string and each value as itself, and kept with values replaced by
+ * placeholders; a hit builds a fresh tree (dynalite's actions mutate it) with this request's names and values in place,
+ * and marks the names and values the expression used as used, as the parser does. The parser's checks depend on names
+ * only through their equality (paths that overlap, conflict or repeat), which the shape keeps; a name that is also
+ * spelled out as a literal word of the expression would compare equal to it, so such a request is parsed as before. So
+ * are expressions whose checks read the values themselves (BETWEEN compares its bounds, attribute_type reads its type
+ * name), a shape whose parse is an error (the error is parsed again from the request, to name its placeholders), and a
+ * tree that holds a name other than as a whole string.
  */
 import { createRequire } from 'node:module';
 

@@ -17,6 +17,11 @@ export interface LocalMailboxOptions {
   readonly retryMs?: number;
   readonly tries?: number;
   readonly onError?: (error: unknown, runId: string) => void;
+  /** Where letters are kept until their batch is decided (a data directory's journal): nothing is lost on a crash. */
+  readonly journal?: {
+    posted(letter: { id: string; runId: string; command: RunCommandInput }): void;
+    done(ids: readonly string[]): void;
+  };
 }
 
 export interface LocalMailbox extends Mailbox {
@@ -24,10 +29,14 @@ export interface LocalMailbox extends Mailbox {
   idle(): Promise<void>;
   /** Commands waiting or being handled, over all runs. */
   pending(): number;
-  close(): void;
+  /** Posts again the letters a journal kept (they are in it already). */
+  repost(letters: readonly { id: string; runId: string; command: RunCommandInput }[]): void;
+  /** Takes no batch more and resolves once the batches under way have ended; letters not taken stay journalled. */
+  close(): Promise<void>;
 }
 
 interface Letter {
+  readonly id: string;
   readonly command: RunCommandInput;
   readonly answer: (reply: Reply) => void;
   readonly fail: (error: unknown) => void;
@@ -47,7 +56,9 @@ export function createLocalMailbox(options: LocalMailboxOptions): LocalMailbox {
   let waiters: (() => void)[] = [];
   let inFlight = 0;
 
-  const quiet = () => inFlight === 0 && [...queues.values()].every((q) => q.letters.length === 0 && !q.draining);
+  // Closed, the letters left wait for the next start (journalled): only the batches under way are awaited.
+  const quiet = () =>
+    inFlight === 0 && (closed || [...queues.values()].every((q) => q.letters.length === 0 && !q.draining));
   const wake = () => {
     if (!quiet()) return;
     const ready = waiters;
@@ -63,6 +74,7 @@ export function createLocalMailbox(options: LocalMailboxOptions): LocalMailbox {
         inFlight += batch.length;
         try {
           const replies = await handleWithTries(runId, batch);
+          options.journal?.done(batch.map((letter) => letter.id));
           for (const [i, letter] of batch.entries()) letter.answer(replies[i] ?? { ok: true });
         } catch (error) {
           options.onError?.(error, runId);
@@ -94,18 +106,21 @@ export function createLocalMailbox(options: LocalMailboxOptions): LocalMailbox {
     }
   }
 
-  const post = (runId: string, command: RunCommandInput): Promise<Reply> =>
+  let sequence = 0;
+  const post = (runId: string, command: RunCommandInput, given?: string): Promise<Reply> =>
     new Promise((answer, fail) => {
       if (closed) {
         fail(new Error('the mailbox is closed'));
         return;
       }
+      const id = given ?? `${Date.now().toString(36)}-${(sequence++).toString(36)}`;
+      if (given === undefined) options.journal?.posted({ id, runId, command });
       let queue = queues.get(runId);
       if (queue === undefined) {
         queue = { letters: [], draining: false };
         queues.set(runId, queue);
       }
-      queue.letters.push({ command, answer, fail });
+      queue.letters.push({ id, command, answer, fail });
       if (!queue.draining) void drain(runId, queue);
     });
 
@@ -114,7 +129,10 @@ export function createLocalMailbox(options: LocalMailboxOptions): LocalMailbox {
       // Accepted once queued: the sender does not wait for the decision, and hears of no failure of it.
       post(runId, command).catch(() => undefined);
     },
-    ask: post,
+    ask: (runId, command) => post(runId, command),
+    repost(letters) {
+      for (const { id, runId, command } of letters) post(runId, command, id).catch(() => undefined);
+    },
     idle: () =>
       new Promise((resolve) => {
         if (quiet()) resolve();
@@ -123,6 +141,10 @@ export function createLocalMailbox(options: LocalMailboxOptions): LocalMailbox {
     pending: () => inFlight + [...queues.values()].reduce((sum, q) => sum + q.letters.length, 0),
     close() {
       closed = true;
+      return new Promise((resolve) => {
+        if (quiet()) resolve();
+        else waiters.push(resolve);
+      });
     },
   };
 }

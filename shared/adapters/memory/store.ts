@@ -6,9 +6,17 @@
  * revisions immutable. Each projected record carries the version of the batch that wrote it (`v`), which only the
  * run log (run-log.ts) reads and writes: the table's `v` attribute.
  */
-import { ConflictError } from '../../errors.ts';
+import { ConflictError, NotFoundError } from '../../errors.ts';
 import type { Plan } from '../../plan/schema.ts';
-import type { ApprovalRecord, RunRecord, StepPatch, StepRecord, Store, WatchEntry } from '../../ports/store.ts';
+import type {
+  ApprovalRecord,
+  AttemptRecord,
+  RunRecord,
+  StepPatch,
+  StepRecord,
+  Store,
+  WatchEntry,
+} from '../../ports/store.ts';
 
 /** What the in-memory store implements: what loading, projecting and a step's execution use. */
 export type MemoryStorePort = Pick<
@@ -23,6 +31,9 @@ export type MemoryStorePort = Pick<
   | 'putPlanRevision'
   | 'putWatches'
   | 'listWatchers'
+  | 'putAttempt'
+  | 'getAttempt'
+  | 'updateAttempt'
 >;
 
 /** A record and the version of the batch that last projected it (0: written outside the log, e.g. createRun). */
@@ -47,6 +58,8 @@ export class MemoryTables {
   readonly revisions = new Map<string, Map<number, StoredRevision>>();
   /** resourceKey → `runId\u0000stepId` (a set: a watch written twice is one). */
   readonly watches = new Map<string, Set<string>>();
+  /** Attempts recorded apart from their step (a person's wait's), by `runId\u0000stepId\u0000generation\u0000attempt`. */
+  readonly attempts = new Map<string, AttemptRecord>();
 
   stepsOf(runId: string): Map<string, Versioned<StepRecord>> {
     let steps = this.steps.get(runId);
@@ -88,6 +101,9 @@ function patched(step: StepRecord, patch: StepPatch, updatedAt: string): StepRec
   if (appendTrace !== undefined) next.trace = [...(trace ?? step.trace), ...appendTrace];
   return next as unknown as StepRecord;
 }
+
+const attemptKey = (runId: string, stepId: string, generation: number, attempt: number): string =>
+  [runId, stepId, generation, attempt].join('\u0000');
 
 export function createMemoryStore(options: { readonly now?: () => Date } = {}): MemoryStore {
   const now = options.now ?? (() => new Date());
@@ -162,6 +178,21 @@ export function createMemoryStore(options: { readonly now?: () => Date } = {}): 
         const [runId = '', stepId = ''] = key.split('\u0000');
         return { runId, stepId };
       });
+    },
+    async putAttempt(attempt) {
+      const key = attemptKey(attempt.runId, attempt.stepId, attempt.generation, attempt.attempt);
+      // A second copy of the same attempt follows the first one's record, as the table's condition does.
+      if (tables.attempts.has(key)) return false;
+      tables.attempts.set(key, attempt);
+      return true;
+    },
+    async getAttempt(runId, stepId, ref) {
+      return tables.attempts.get(attemptKey(runId, stepId, ref.generation, ref.attempt));
+    },
+    async updateAttempt(attempt) {
+      const key = attemptKey(attempt.runId, attempt.stepId, attempt.generation, attempt.attempt);
+      if (!tables.attempts.has(key)) throw new NotFoundError(`attempt ${key.replaceAll('\u0000', '/')} not found`);
+      tables.attempts.set(key, attempt);
     },
   };
 }

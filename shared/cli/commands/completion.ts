@@ -4,8 +4,7 @@
  * It completes command names and each command's flags. The flags are read from each command's own `--help`, the
  * text that documents them, so a new flag is completed as soon as it is documented.
  */
-import { type CliIo, type CommandRun, EXIT_OK, EXIT_USAGE } from '../io.ts';
-import type { CommandEntry } from './index.ts';
+import { type CliIo, type CommandEntry, type CommandRun, EXIT_OK, EXIT_USAGE } from '../io.ts';
 
 const SHELLS = ['bash', 'zsh', 'fish'] as const;
 type Shell = (typeof SHELLS)[number];

@@ -1,10 +1,7 @@
 /** Every `cairn` command: its one-line summary, and its module, loaded only when it runs. */
-import type { CommandRun } from '../io.ts';
+import type { CommandEntry } from '../io.ts';
 
-export interface CommandEntry {
-  readonly summary: string;
-  readonly load: () => Promise<{ run: CommandRun }>;
-}
+export type { CommandEntry } from '../io.ts';
 
 // Commands load lazily so `cairn validate` does not pay for the AWS SDK or the HTTP client.
 export const COMMANDS: Readonly<Record<string, CommandEntry>> = {

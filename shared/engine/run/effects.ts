@@ -7,8 +7,10 @@
 
 import type { StepError } from '../../plan/schema.ts';
 import { nameSafe, runExecutionName, stepExecutionInput } from '../../ports/executions.ts';
+import type { StepRecord } from '../../ports/store.ts';
 import { recordedReply } from '../approval-request.ts';
 import { compensationStepId } from '../compensation.ts';
+import type { AttemptEnding } from '../step-lifecycle.ts';
 import type { RunCommand } from './commands.ts';
 import type { RunEvent } from './events.ts';
 import type { DraftState } from './state.ts';
@@ -26,6 +28,17 @@ export type Effect =
   | { readonly kind: 'stopStep'; readonly name: string; readonly error: StepError }
   /** Answer a waiting task token (a step's wait for a person, the run machine's wait). */
   | { readonly kind: 'answerToken'; readonly token: string; readonly output: Readonly<Record<string, unknown>> }
+  /**
+   * Close a person's wait's attempt (a gate's, a review's) if it is still recorded `running`: its step's generation
+   * ended without the wait's execution judging it (expired, cancelled, invalidated). A judged wait closed it already.
+   */
+  | {
+      readonly kind: 'closeAttempt';
+      readonly stepId: string;
+      readonly generation: number;
+      readonly attempt: number;
+      readonly ending: AttemptEnding;
+    }
   /** Deliver `command` to the run at `at` (a watch, a deadline): by a timer execution named `name`. */
   | { readonly kind: 'schedule'; readonly name: string; readonly at: string; readonly command: RunCommand };
 
@@ -46,6 +59,13 @@ export function openingOf(runId: string, executionName: string): number {
 const timerName = (runId: string, purpose: string): string => `t-${nameSafe(runId)}-${nameSafe(purpose)}`.slice(0, 80);
 
 const IN_FLIGHT = new Set(['running', 'retrying', 'awaiting_approval']);
+
+/** A waiting step's open attempt, closed as `ending` says (nothing for a step that does not wait for a person). */
+function closeWait(step: StepRecord, ending: AttemptEnding): Effect[] {
+  if (step.status !== 'awaiting_approval') return [];
+  const { stepId, generation } = step;
+  return [{ kind: 'closeAttempt', stepId, generation, attempt: Math.max(1, step.attempts), ending }];
+}
 
 /** The effects of `event`, given the run just before it. */
 export function effectsOf(before: DraftState, event: RunEvent): Effect[] {
@@ -84,7 +104,15 @@ export function effectsOf(before: DraftState, event: RunEvent): Effect[] {
               retryable: false,
             }
           : event.error;
-      return [{ kind: 'stopStep', name: step.claimedBy, error }];
+      const ending: AttemptEnding =
+        event.type === 'StepClosed' ? { kind: 'cancelled', error } : { kind: 'invalidated', error };
+      return [{ kind: 'stopStep', name: step.claimedBy, error }, ...closeWait(step, ending)];
+    }
+    case 'StepFailed': {
+      const step = before.steps.get(event.stepId);
+      if (step === undefined) return [];
+      const expired = event.error.code === 'E_APPROVAL_EXPIRED';
+      return closeWait(step, { kind: expired ? 'expired' : 'failed', error: event.error });
     }
     case 'ApprovalDecided': {
       const approval = before.approvals.get(event.approvalId);

@@ -66,10 +66,25 @@ export function evolveInto(draft: DraftState, event: RunEvent): void {
   }
   const after = draft.steps.get(stepId)?.status;
   if (before === after) return;
+  if (before !== undefined && after !== undefined) recountDependents(draft, stepId, before, after, event.at);
   const was = before === undefined ? { open: 0, inFlight: 0 } : countsOf(before);
   const now = after === undefined ? { open: 0, inFlight: 0 } : countsOf(after);
   draft.open += now.open - was.open;
   draft.inFlight += now.inFlight - was.inFlight;
+}
+
+/**
+ * A step that starts or stops letting its dependents go changes what each unstarted dependent waits for: its record
+ * says so (`released`, `remaining`), so a run's view shows what a pending step still waits for.
+ */
+function recountDependents(draft: DraftState, stepId: string, before: StepStatus, after: StepStatus, at: string): void {
+  if (letsDependentsGo(draft, stepId, before) === letsDependentsGo(draft, stepId, after)) return;
+  for (const id of draft.plan?.downstream(stepId) ?? []) {
+    const dependent = draft.steps.get(id);
+    if (dependent === undefined || (dependent.status !== 'pending' && dependent.status !== 'ready')) continue;
+    const { released, remaining } = generationOf(draft, id);
+    draft.steps.set(id, { ...dependent, released, remaining, updatedAt: at });
+  }
 }
 
 function recount(draft: DraftState): void {

@@ -20,6 +20,11 @@ export interface HeldRevision {
   readonly failedCode?: string;
   /** A person's new objective. */
   readonly objective?: string;
+  /**
+   * A person's replan: the request it answers (its planning job). A repeat of that request's proposal is answered as
+   * the first one was; another request's proposal, however alike, is another proposal.
+   */
+  readonly request?: string;
   /** A budget replan's revision (`budget.onExhausted: "replan"`): a rejection ends the run `budget_exhausted`. */
   readonly trigger?: 'budget';
   /** The mutating targets it adds (what the person approves). */

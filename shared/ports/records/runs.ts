@@ -56,7 +56,7 @@ export interface RunRecord {
    * `ReplanDecline` per member: they stand, and the run's terminal evidence names the planner's reason.
    */
   readonly replanDeclines?: readonly string[];
-  /** What the run's attempts spent (Store.addUsage: each attempt counted once); absent = nothing yet. */
+  /** What the run's attempts spent (the decider's UsageCounted: each attempt counted once); absent = nothing yet. */
   readonly usageTokens?: number;
   readonly usageCostUsd?: number;
   /**
@@ -93,6 +93,8 @@ export interface RunRecord {
 export type ReplanRecord = PriorReplan & {
   readonly failure?: string;
   readonly reason: string;
+  /** A person's replan: the request it answered (its planning job), when it named one. */
+  readonly request?: string;
   readonly at: string;
   /** What the revision does to the step records (absent on records written before it was kept). */
   readonly application?: RevisionApplication;

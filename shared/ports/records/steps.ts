@@ -38,17 +38,16 @@ export interface StepRecord {
   /** Earlier generations' results, oldest first: superseded by a new generation, kept for audit. */
   readonly history?: readonly StepGenerationRecord[];
   /**
-   * The key of the change that started this generation (`NextGeneration.key`): a repeat of that change after a
-   * partial first try recognises its own write by it. Absent on a first generation and one started without a key.
+   * The key of the change that started this generation (an invalidation's key). Absent on a first generation and one
+   * started without a key.
    */
   readonly generationKey?: string;
   /**
-   * The upstream generations whose release this generation counts nothing of (`NextGeneration.staleReleases`): set
-   * by `startGeneration`, and by `putSteps` for a first record that needs it (a revision's added step waiting for a
-   * step the same revision restarts). Absent: every release counts.
+   * The upstream generations whose release this generation counts nothing of, as records of the many-writers design
+   * kept them (the run's decider writes none: it counts releases itself). Absent: every release counts.
    */
   readonly staleReleases?: Readonly<Record<string, number>>;
-  /** What the step's attempts spent, over all generations (Store.addUsage); absent = nothing yet. */
+  /** What the step's attempts spent, over all generations (the decider's UsageCounted); absent = nothing yet. */
   readonly usageTokens?: number;
   readonly usageCostUsd?: number;
   /** Its compensation (saga), once one started: what was called with what, and how it ended. */

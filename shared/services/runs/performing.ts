@@ -5,14 +5,18 @@
  * copy of the run, and whoever loads it next performs the batch's effects again.
  */
 import type { Effect } from '../../engine/run/effects.ts';
+import { closeAttempt } from '../../engine/step-lifecycle.ts';
 import { isConflictError } from '../../errors.ts';
 import { forEachInPool } from '../../pool.ts';
 import type { Executions } from '../../ports/executions.ts';
+import type { Store } from '../../ports/store.ts';
 import type { Timers } from '../../ports/timers.ts';
 
 export interface PerformDeps {
   readonly executions: Executions;
   readonly timers: Timers;
+  readonly store: Pick<Store, 'getAttempt' | 'updateAttempt'>;
+  readonly clock: () => Date;
 }
 
 async function perform(deps: PerformDeps, runId: string, effect: Effect): Promise<void> {
@@ -37,6 +41,14 @@ async function perform(deps: PerformDeps, runId: string, effect: Effect): Promis
     case 'schedule':
       await deps.timers.schedule(runId, effect.name, effect.at, effect.command);
       return;
+    case 'closeAttempt': {
+      // An attempt not yet recorded is closed by its execution, which reads the step after recording it (gate.ts).
+      const { stepId, generation, attempt, ending } = effect;
+      const record = await deps.store.getAttempt(runId, stepId, { generation, attempt });
+      const closed = record && closeAttempt(record, ending, deps.clock().toISOString());
+      if (closed) await deps.store.updateAttempt(closed);
+      return;
+    }
   }
 }
 

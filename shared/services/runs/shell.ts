@@ -16,24 +16,24 @@ import type { Effect } from '../../engine/run/effects.ts';
 import type { RunEvent } from '../../engine/run/events.ts';
 import type { DraftState } from '../../engine/run/state.ts';
 import type { DomainEvent } from '../../ports/events.ts';
-import type { Executions } from '../../ports/executions.ts';
+import type { BatchHandler } from '../../ports/mailbox.ts';
+import type { MetricsSink } from '../../ports/metrics.ts';
 import type { CommittedBatch, RecordImages, RunLog } from '../../ports/run-log.ts';
-import type { Timers } from '../../ports/timers.ts';
+import { countEventMetrics, recordStepDuration } from '../coordinator-metrics.ts';
 import { type LoadDeps, loadRun } from './loading.ts';
-import { performEffects } from './performing.ts';
+import { type PerformDeps, performEffects } from './performing.ts';
 
-export interface RunShellDeps extends LoadDeps {
+export interface RunShellDeps extends LoadDeps, PerformDeps {
+  readonly store: LoadDeps['store'] & PerformDeps['store'];
   readonly runLog: RunLog;
-  readonly executions: Executions;
-  readonly timers: Timers;
-  readonly clock: () => Date;
   /** Runs kept in memory at most (least recently used dropped first). */
   readonly cachedRuns?: number;
+  /** Where the step outcomes a committed batch announced are counted (absent: nowhere). */
+  readonly metrics?: MetricsSink | undefined;
 }
 
-export interface RunShell {
-  /** Decides and commits a batch of one run's commands, in order; the answer to each. */
-  handle(runId: string, commands: readonly RunCommandInput[]): Promise<Reply[]>;
+/** Decides and commits a batch of one run's commands, in order (`handle`): the answer to each. */
+export interface RunShell extends BatchHandler {
   /** Forgets the in-memory copy of a run (the next batch loads it). */
   forget(runId: string): void;
 }
@@ -106,7 +106,7 @@ export function createRunShell(deps: RunShellDeps): RunShell {
       version: draft.version + 1,
       at,
       events,
-      images: imagesOf(draft, events, runBefore),
+      images: imagesOf(draft, events, runBefore, at),
       effects,
       published,
     };
@@ -116,6 +116,7 @@ export function createRunShell(deps: RunShellDeps): RunShell {
         return 'taken';
       }
       draft.version = batch.version;
+      if (deps.metrics !== undefined) countBatch(deps.metrics, draft, published);
       await deps.runLog.project(batch);
       await performEffects(deps, runId, effects);
     } catch (error) {
@@ -139,14 +140,26 @@ export function createRunShell(deps: RunShellDeps): RunShell {
   };
 }
 
-/** The records a batch changed, as they are after it. */
-function imagesOf(draft: DraftState, events: readonly RunEvent[], runBefore: DraftState['run']): RecordImages {
+/**
+ * The records a batch changed, as they are after it: those its events name, and the dependents whose count of what
+ * they wait for a step's end changed (evolve stamps them with the batch's time).
+ */
+function imagesOf(
+  draft: DraftState,
+  events: readonly RunEvent[],
+  runBefore: DraftState['run'],
+  at: string,
+): RecordImages {
   const steps = new Set<string>();
   const moved = new Set<string>();
   const approvals = new Set<string>();
   const revisions: { plan: RunEvent & { type: 'RunStarted' | 'PlanRevised' } }[] = [];
   for (const event of events) {
-    if ('stepId' in event && typeof event.stepId === 'string') steps.add(event.stepId);
+    if ('stepId' in event && typeof event.stepId === 'string') {
+      steps.add(event.stepId);
+      for (const id of draft.plan?.downstream(event.stepId) ?? [])
+        if (draft.steps.get(id)?.updatedAt === at) steps.add(id);
+    }
     if (event.type === 'StepMoved') moved.add(event.stepId);
     if ('approvalId' in event) approvals.add(event.approvalId);
     if (event.type === 'ApprovalRequested' || event.type === 'RevisionHeld') approvals.add(event.approval.approvalId);
@@ -163,4 +176,29 @@ function imagesOf(draft: DraftState, events: readonly RunEvent[], runBefore: Dra
       reason: event.type === 'PlanRevised' ? event.reason : 'initial plan',
     })),
   };
+}
+
+/**
+ * The metrics of a committed batch, from what it announced (counted once, by the writer that committed it): step
+ * outcomes per capability, retries, blocks, replans and invalidations, and a finished step's duration.
+ */
+function countBatch(sink: MetricsSink, draft: DraftState, published: readonly DomainEvent[]): void {
+  const targetOf = (stepId: string) => draft.plan?.byId.get(stepId)?.target ?? undefined;
+  countEventMetrics(
+    sink,
+    published.map((event) => ({ type: event.detailType, detail: event.detail })),
+    targetOf,
+  );
+  for (const event of published) {
+    const stepId = event.detail.stepId;
+    if (typeof stepId !== 'string') continue;
+    const outcome =
+      event.detailType === 'StepSucceeded'
+        ? 'succeeded'
+        : event.detailType === 'StepFailed' && event.detail.final !== false
+          ? 'failed'
+          : undefined;
+    const step = draft.steps.get(stepId);
+    if (outcome !== undefined && step !== undefined) recordStepDuration(sink, step, targetOf(stepId), outcome);
+  }
 }

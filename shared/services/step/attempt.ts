@@ -1,13 +1,14 @@
 /**
- * One attempt of a claimed step: the capability's answer (capability-call.ts), the verdict on the output (contract,
- * success assertion, confidence), the attempt record written once with both — by the step's success write itself for
- * a first attempt that succeeds, else as an item of its own before the step moves — then the step's transition the
- * engine decides (outcome.ts).
+ * One attempt of a step its execution holds: the capability's answer (capability-call.ts), the verdict on the output
+ * (contract, success assertion, confidence), the attempt record written once with both — on the step's item itself,
+ * with its output, for a first attempt that succeeds, else as an item of its own — then reported to the run's
+ * decider (report.ts), which decides what the step becomes.
  */
 
 import { retryPolicy } from '../../engine/retry.ts';
-import { IN_FLIGHT_STEP_STATUSES, letsAttemptsStart } from '../../engine/statuses.ts';
-import { attemptRecordPlace, decideAttemptOutcome, transitionCondition } from '../../engine/step-lifecycle.ts';
+import { letsAttemptsStart } from '../../engine/run/rules/flow.ts';
+import { IN_FLIGHT_STEP_STATUSES } from '../../engine/statuses.ts';
+import { attemptRecordPlace, decideAttemptOutcome } from '../../engine/step-lifecycle.ts';
 import {
   type AttemptTimeLimit,
   attemptTimeLimit,
@@ -15,19 +16,17 @@ import {
   remainingMs,
   timeExhausted,
 } from '../../engine/step-seconds.ts';
-import { traceEntry } from '../../engine/trace.ts';
 import { decideExpectedFailure, decideVerdict, judgedConfidence, type Verdict } from '../../engine/verify.ts';
 import type { PlanStep, StepError, StepExpectation } from '../../plan/schema.ts';
 import type { CapabilityCall } from '../../ports/capabilities.ts';
 import type { AttemptRecord, StepRecord } from '../../ports/store.ts';
-import { finishBegunCancel } from '../cancellation.ts';
 import { checkCriteriaSchema, evaluateAssertion, evaluatorOf } from '../coordinator-inputs.ts';
 import type { StepNext } from '../coordinator-types.ts';
 import { type Interpreter, isCurrent } from '../interpreter.ts';
-import { attemptSpends, claimRefusal, countUsage, runBudgetStop, stepBudgetOutcome } from './budget-keeping.ts';
+import { attemptSpends, claimRefusal, runBudgetStop, stepBudgetOutcome } from './budget-keeping.ts';
 import type { CallTimeLimit, CapabilityCaller } from './capability-call.ts';
 import { idempotencyKey } from './idempotent-call.ts';
-import { done, follow, type InFlight, succeedCarrying } from './outcome.ts';
+import { done, type InFlight, report, tell } from './report.ts';
 import { stepContext } from './step-records.ts';
 
 /** Inputs larger than this are not copied onto the attempt record (its size is noted instead). */
@@ -170,21 +169,24 @@ export async function runAttempt(
     ctx.now(),
   );
   const record = withVerdict(attempt, verdict, records.run.revision);
-  const result = { output: attempt.output, confidence: attempt.confidence ?? null };
+  const decided = stepBudgetOutcome(outcome, planStep, step, undefined, ctx.now());
   if (recorded === undefined) {
-    // Nothing to count (see attemptRecordPlace): the step's own sums are all the budget check has.
-    const decided = stepBudgetOutcome(outcome, planStep, step, undefined, ctx.now());
     const place = attemptRecordPlace({
       number: n,
       outcome: decided,
       spends: attemptSpends(record),
       chars: JSON.stringify(record).length,
     });
+    // A first attempt that succeeds rides on its step's item with its output: one write, read by every dependent.
     if (place === 'with-success') {
-      const next = await succeedCarrying(ctx, flight, n, result, execNote(attempt), record);
-      if (next !== undefined) return next;
-      // The step moved on without this result (a copy recorded the attempt first, a cancellation): the attempt is
-      // recorded apart below and followed like any attempt recorded that way.
+      const carried = await ctx.deps.store.transitionStep(
+        step.runId,
+        step.stepId,
+        { generation: step.generation, from: IN_FLIGHT_STEP_STATUSES },
+        { attemptRecord: record, output: record.output ?? null, confidence: record.confidence ?? null },
+      );
+      if (carried !== undefined)
+        return report(ctx, flight, { attempt: n, outcome: decided, note: execNote(attempt), record, written: true });
     }
   }
   if (recorded === undefined || recorded.outcome === 'running') {
@@ -198,10 +200,7 @@ export async function runAttempt(
       if (first && first.outcome !== 'running') return runAttempt(ctx, call, flight, n, input, first);
     }
   }
-  // Counted once the attempt is recorded (a repeat of this entry finds it recorded and counts it, once).
-  const sums = await countUsage(ctx, records, planStep, attempt);
-  const decided = stepBudgetOutcome(outcome, planStep, step, sums?.step, ctx.now());
-  return follow(ctx, flight, { attempt: n, outcome: decided, note: execNote(attempt), result });
+  return report(ctx, flight, { attempt: n, outcome: decided, note: execNote(attempt), record });
 }
 
 /** The call's bound: what is left of the limit when it starts; past it the call is abandoned with the figures. */
@@ -230,20 +229,10 @@ async function stillInFlight(ctx: Interpreter, claimed: StepRecord): Promise<boo
   );
 }
 
-/** The gate refused: the run stopped between the claim and the side effect, which was not made; no attempt ran. */
+/** The gate refused: the run stopped letting attempts start, and the side effect was not made: no attempt ran. */
 async function notStarted(ctx: Interpreter, step: StepRecord, n: number): Promise<StepNext> {
-  const note = () =>
-    ctx.transitionStep(step.runId, step.stepId, transitionCondition('evidence', step.generation), {
-      appendTrace: [
-        traceEntry('exec', `attempt ${n} not started: the run had stopped, so its side effect was not made`, ctx.now()),
-      ],
-    });
-  // Not closed: the cancel's mark alone refused it, and the cancel may have died before its close. It is finished
-  // now (or this execution would leave its step running until the deadline), then the note goes on the closed step.
-  if (!(await note())) {
-    await finishBegunCancel(ctx, step.runId);
-    await note();
-  }
+  const note = `attempt ${n} not started: the run had stopped, so its side effect was not made`;
+  await tell(ctx, step, n, { kind: 'notStarted', note }, note);
   return done(n);
 }
 

@@ -1,71 +1,53 @@
 /**
- * A failed attempt RunStep could not record itself: it crashed for good, or the wait for a person failed. The
- * coordinator's RecordFailure (the step machine's Catch) lands here; the engine decides, as for any failure, between a
- * retry and a final failure, so a failure recorded this way and one RunStep recorded itself end alike.
+ * A failed attempt RunStep could not report itself: it crashed for good (the platform's errors outlasted its
+ * retries), or the wait for a person failed. The step machine's RecordFailure lands here: the attempt's record says
+ * it failed, the run's decider is told (ExecutionFailed), and the machine is routed by the same retry rule the
+ * decider applies (a retry after the backoff, or the end).
  */
 import { isCompensationStepId } from '../../engine/compensation.ts';
-import { isReplanWatchStepId } from '../../engine/replan/watch.ts';
 import { retryPolicy } from '../../engine/retry.ts';
-import { isTerminalStepStatus } from '../../engine/statuses.ts';
-import {
-  closeAttempt,
-  decideAttemptOutcome,
-  failsUnclaimed,
-  transitionCondition,
-} from '../../engine/step-lifecycle.ts';
+import { IN_FLIGHT_STEP_STATUSES } from '../../engine/statuses.ts';
+import { closeAttempt, decideAttemptOutcome } from '../../engine/step-lifecycle.ts';
 import type { StepError } from '../../plan/schema.ts';
-import { APPROVAL_EXPIRED_CODE } from '../coordinator-approval.ts';
 import type { StepNext, StepRef } from '../coordinator-types.ts';
-import { type Interpreter, isCurrent } from '../interpreter.ts';
-import { afterFailure, afterSuccess, failStep } from '../step-follow-ups.ts';
+import type { Interpreter } from '../interpreter.ts';
 import { recordCompensationFailure } from './compensation-step.ts';
-import { done, follow, type InFlight } from './outcome.ts';
+import { done, type InFlight } from './report.ts';
 import { loadStepRecords, type RevisionMemory } from './step-records.ts';
 
+export const APPROVAL_EXPIRED_CODE = 'E_APPROVAL_EXPIRED';
+
 /** The step's retry policy with the deployment's backoff. */
-export const policyOf = (ctx: Interpreter, flight: InFlight) =>
+export const policyOf = (ctx: Interpreter, flight: Pick<InFlight, 'planStep'>) =>
   retryPolicy(flight.planStep, {
     baseSeconds: ctx.deps.config.retryBaseSeconds,
     capSeconds: ctx.deps.config.retryCapSeconds,
   });
 
-/**
- * A failed attempt that RunStep could not record itself (it crashed for good, the wait for a person failed): the
- * attempt is marked failed and the engine decides, as for any failure, between a retry and a final failure.
- */
 export async function recordFailedAttempt(
   ctx: Interpreter,
-  ref: StepRef,
+  ref: StepRef & { readonly executionId?: string },
   attempt: number | undefined,
   error: StepError,
+  previous?: { readonly attempt: number } | null,
 ): Promise<StepNext> {
   if (isCompensationStepId(ref.stepId)) return recordCompensationFailure(ctx, ref, attempt, error);
-  // A replan watch has no step record: its RunStep failing for good leaves the failure to the deadline.
-  if (isReplanWatchStepId(ref.stepId)) return done(attempt ?? 1);
   const memory: RevisionMemory = new Map();
   const first = await loadStepRecords(ctx, memory, ref, attempt);
   const { step, planStep } = first;
-  if (!isCurrent(step, ref.generation) || !planStep) return done(attempt ?? 0);
-  if (step.status === 'failed') {
-    // A repeat: the failure is written; make sure its follow-ups happened.
-    await afterFailure(ctx, first.plan, step);
-    return done(step.attempts);
-  }
-  if (failsUnclaimed(step, ref.generation)) {
-    const note = `${error.code} before the step was claimed: ${error.message}`;
-    const from = transitionCondition('reject', ref.generation).from;
-    // Lost to a claim that landed late (a timed-out invocation's write): its attempt is the one that failed.
-    const failed = await failStep(ctx, first.plan, step, error, { from, note });
-    return failed ? done(0) : recordFailedAttempt(ctx, ref, attempt, error);
-  }
-  const n = attempt ?? Math.max(1, step.attempts);
-  if (step.status === 'succeeded' || step.status === 'skipped') {
-    // The step got there before this failure was recorded (a lost answer): make sure its follow-ups happened.
-    await afterSuccess(ctx, first.plan, step);
-    return done(step.attempts);
-  }
-  if (isTerminalStepStatus(step.status) || step.attempts > n) return done(n);
-  const records = attempt === undefined ? await loadStepRecords(ctx, memory, ref, n) : first;
+  if (step?.generation !== ref.generation || !planStep || !IN_FLIGHT_STEP_STATUSES.includes(step.status))
+    return done(attempt ?? 0);
+  // The attempt under way, as RunStep's entry names it (its first entry: attempt 1): the same for a repeat of this
+  // call, whatever the decider made of the first. Without it (an execution from before), the step's count says: after
+  // a retry's backoff the step still says `retrying` with the attempt that failed.
+  const n =
+    attempt ??
+    (previous === undefined
+      ? step.status === 'retrying'
+        ? step.attempts + 1
+        : Math.max(1, step.attempts)
+      : Math.max(1, previous?.attempt ?? 1));
+  const records = attempt === n ? first : await loadStepRecords(ctx, memory, ref, n);
   const record = records.attempt;
   if (!record)
     await ctx.deps.store.putAttempt({
@@ -84,14 +66,18 @@ export async function recordFailedAttempt(
     const kind = error.code === APPROVAL_EXPIRED_CODE ? 'expired' : 'failed';
     const closed = closeAttempt(record, { kind, error }, ctx.now());
     if (closed) await ctx.deps.store.updateAttempt(closed);
-  } else if (record.outcome !== 'failed')
-    await ctx.deps.store.updateAttempt({ ...record, outcome: 'failed', finishedAt: ctx.now(), error, verdict: 'fail' });
-  const flight: InFlight = { records, step, planStep };
-  const outcome = decideAttemptOutcome(n, { error }, policyOf(ctx, flight));
-  return follow(ctx, flight, {
+  }
+  await ctx.deps.mailbox.send(ref.runId, {
+    kind: 'ExecutionFailed',
+    stepId: ref.stepId,
+    generation: ref.generation,
     attempt: n,
-    outcome,
-    note: `attempt ${n} failed: ${error.code} ${error.message}`,
-    result: { output: null, confidence: null },
+    error,
   });
+  // A failed wait is the decider's to settle (it honours a decision already taken): the execution ends.
+  if (step.status === 'awaiting_approval') return done(n);
+  const outcome = decideAttemptOutcome(n, { error }, policyOf(ctx, { planStep }));
+  return outcome.kind === 'retry'
+    ? { action: 'retry', attempt: outcome.attempt, delaySeconds: outcome.delaySeconds }
+    : done(n);
 }

@@ -22,7 +22,7 @@
  * cannot be told to be dead by who began it: copies of one execution's invocation may run at once (a duplicated
  * delivery), so "my own execution began it" does not mean "nobody is calling". What is left is a process that dies
  * between the call and its recorded end (or every try of the end failing): the step's retries answer
- * E_IDEMPOTENCY_IN_PROGRESS and it fails rather than act twice (README, "Persistence and resume").
+ * E_IDEMPOTENCY_IN_PROGRESS and it fails rather than act twice (docs/embedded.md, "Persistence and resume").
  */
 
 import { CAPABILITY_ERROR_CODES, type CapabilityFailure } from '../../capabilities/capability-errors.ts';

@@ -8,9 +8,9 @@ import { CONFORMANCE_TARGETS, createConformancePack } from '../../../shared/capa
 import { stepExecutionInput, stepExecutionName } from '../../../shared/ports/executions.ts';
 import {
   afterBackoff,
+  claimOf,
   DONE_1,
   echoOf,
-  executionOf,
   firstCall,
   OBJECTIVE,
   step,
@@ -63,16 +63,20 @@ describe('RunStep outcomes on the DynamoDB store (dynalite)', () => {
       status: 'succeeded',
       output: evaluated,
       attempts: 1,
-      claimedBy: executionOf(runId, 'third'),
+      claimedBy: claimOf(runId, 'third'),
     });
     const exec = record.trace.filter((t) => t.kind === 'exec').map((t) => t.text);
+    // The start's entry is the decider's StepStarted (the step is seeded started here); the attempt's is RunStep's.
     expect(exec).toEqual([
-      `claimed by ${executionOf(runId, 'third')}`,
       expect.stringMatching(/^attempt 1: tool:conformance\.echo via builtin succeeded in \d+ ms$/),
     ]);
     expect(record.trace.at(-1)).toMatchObject({ kind: 'judge', text: 'succeeded with attempt 1' });
-    expect(events.events.map((e) => e.detailType)).toEqual(['StepStarted', 'StepSucceeded']);
-    // The dependent is released and its execution started, in the same invocation.
+    // Its success, then its dependent's start (its own start was the decider's, seeded here).
+    expect(events.events.map((e) => `${e.detailType}:${String(e.detail.stepId)}`)).toEqual([
+      'StepSucceeded:third',
+      'StepStarted:fourth',
+    ]);
+    // The dependent is released and started by the decider, once RunStep reported.
     expect(executions.starts).toEqual([
       {
         machine: 'step',
@@ -80,7 +84,11 @@ describe('RunStep outcomes on the DynamoDB store (dynalite)', () => {
         input: stepExecutionInput({ runId, stepId: 'fourth', generation: 1 }),
       },
     ]);
-    expect((await stepOf(runId, 'fourth')).status).toBe('ready');
+    expect(await stepOf(runId, 'fourth')).toMatchObject({
+      status: 'running',
+      remaining: 0,
+      claimedBy: stepExecutionName(runId, 'fourth', 1),
+    });
   });
 
   it('records an agent confidence', async () => {
@@ -193,7 +201,7 @@ describe('RunStep outcomes on the DynamoDB store (dynalite)', () => {
     expect(await stepOf(runId, 'a')).toMatchObject({
       status: 'failed',
       error: { code, retryable: false },
-      claimedBy: executionOf(runId, 'a'),
+      claimedBy: claimOf(runId, 'a'),
     });
     expect(await attemptsOf(runId, 'a')).toEqual([]);
   });
@@ -222,7 +230,7 @@ describe('RunStep outcomes on the DynamoDB store (dynalite)', () => {
     const runId = uniqueId('run');
     await seedRun(
       [step('a', CONFORMANCE_TARGETS.echo, { value: '{% $objective %}' })],
-      { a: { status: 'retrying', attempts: 1, claimedBy: executionOf(runId, 'a') } },
+      { a: { status: 'retrying', attempts: 1, claimedBy: claimOf(runId, 'a') } },
       { runId },
     );
     await store.putAttempt({

@@ -3,10 +3,12 @@
  * as batches at the run's next version, the records they changed are written where everything else reads them, and
  * their effects are performed. A writer that dies after a commit leaves its batch to be finished by the next loader.
  */
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoRunLogOf, createDynamoStore } from '../../../shared/adapters/aws/dynamo-store.ts';
 import { createLocalMailbox } from '../../../shared/adapters/local/mailbox.ts';
 import type { RunCommand } from '../../../shared/engine/run/commands.ts';
+import { announcementsOf, type StreamRecord } from '../../../shared/events/outbox.ts';
 import type { Executions, MachineName } from '../../../shared/ports/executions.ts';
 import type { RunLog } from '../../../shared/ports/run-log.ts';
 import type { Store } from '../../../shared/ports/store.ts';
@@ -36,8 +38,8 @@ class Started implements Executions {
   async stopNamed() {}
 }
 
-function setUp(wrap: (log: RunLog) => RunLog = (log) => log) {
-  const options = { client: dynamo.client, tableName: dynamo.tableName };
+function setUp(wrap: (log: RunLog) => RunLog = (log) => log, stream?: (record: StreamRecord) => void) {
+  const options = { client: dynamo.client, tableName: dynamo.tableName, ...(stream ? { stream } : {}) };
   const store: Store = createDynamoStore(options);
   const runLog = wrap(createDynamoRunLogOf(options, store));
   const executions = new Started();
@@ -54,6 +56,18 @@ function setUp(wrap: (log: RunLog) => RunLog = (log) => log) {
   const shell = createRunShell(shellDeps);
   const mailbox = createLocalMailbox({ handle: shell.handle, retryMs: 1 });
   return { store, runLog, executions, shell, mailbox, shellDeps };
+}
+
+/** A batch's item in the table, as the stream would see it. */
+async function logItemOf(runId: string, version: number): Promise<Record<string, unknown> | undefined> {
+  const { Item } = await dynamo.client.send(
+    new GetItemCommand({
+      TableName: dynamo.tableName,
+      Key: { PK: { S: `RUN#${runId}` }, SK: { S: `LOG#${String(version).padStart(10, '0')}` } },
+      ConsistentRead: true,
+    }),
+  );
+  return Item;
 }
 
 async function aRun(store: Store): Promise<string> {
@@ -164,5 +178,50 @@ describe('the run shell', () => {
       value: { status: 'cancelled' },
     });
     expect((await one.store.getRun(runId))?.terminal?.evidence.requestedBy).toBe('bo');
+  });
+
+  it('announces a batch once, after its records are written, however often its records are written again', async () => {
+    const seen: { types: string[]; stepA: string | undefined }[] = [];
+    const logItems: (Record<string, unknown> | undefined)[] = [];
+    let store: Store | undefined;
+    const reads: Promise<void>[] = [];
+    let dying = true;
+    const first = setUp(
+      (log) => ({
+        ...log,
+        project: async (batch) => {
+          // Committed, not yet written out: the batch's item carries no outbox for the table's stream to see yet.
+          logItems.push(await logItemOf(batch.runId, batch.version));
+          await log.project(batch);
+          if (dying) throw new Error('died after the records, before the effects');
+        },
+      }),
+      (record) => {
+        // What a reader the event wakes finds: the batch's records are there.
+        for (const entry of announcementsOf([record]))
+          reads.push(
+            (async () => {
+              const a = await store?.getStep(entry.runId, 'a');
+              seen.push({ types: entry.events.map((e) => e.type), stepA: a?.status });
+            })(),
+          );
+      },
+    );
+    store = first.store;
+    const runId = await aRun(first.store);
+    await expect(first.shell.handle(runId, [{ kind: 'StartRun', plan }])).rejects.toThrow('died after the records');
+    dying = false;
+    // The next loader finishes the batch: its records and effects again, its announcement not again.
+    await first.shell.handle(runId, [{ kind: 'CancelRun', compensate: false, by: 'ana' }]);
+    await Promise.all(reads);
+    // Version 1 written out twice (the loader finishes it), version 2 once: before its first writing out, no outbox.
+    expect(logItems).toHaveLength(3);
+    for (const item of [logItems[0], logItems[2]]) {
+      expect(item).toBeDefined();
+      expect(item).not.toHaveProperty('outbox');
+    }
+    expect(seen.map((s) => s.types[0])).toEqual(['RunStarted', 'RunFinished']);
+    expect(seen[0]?.stepA).toBe('running');
+    expect((await logItemOf(runId, 1))?.outbox).toBeDefined();
   });
 });

@@ -16,6 +16,7 @@ import {
   gateToken,
   harness,
   planOf,
+  scriptedMailbox,
   seedRun,
   stepRecord,
   TOKEN,
@@ -188,13 +189,12 @@ describe('POST /approvals/{id}: who may decide', () => {
   });
 
   it('applies to a held plan revision: the starter may not approve a revision of their run', async () => {
-    const decided: (string | undefined)[] = [];
-    const h = await rulesHarness({
-      decideRevision: async (decision) => {
-        decided.push(decision.by);
-        return { revision: 2 };
-      },
+    const decided: (string | null | undefined)[] = [];
+    const scripted = scriptedMailbox((_runId, command) => {
+      if (command.kind === 'DecideApproval') decided.push(command.by);
+      return { ok: true, value: {} };
     });
+    const h = await rulesHarness({ mailbox: scripted.mailbox });
     await seedRun(h, 'run-a', planOf([echoStep('a')]), [stepRecord('run-a', 'a')], { startedBy: 'ana' });
     const revision = approvalRecord('run-a.revision.r2.1', {
       stepId: '~revision~2',
@@ -205,6 +205,7 @@ describe('POST /approvals/{id}: who may decide', () => {
     await h.store.putApproval(revision);
     expect((await decide(h, revision.approvalId, 'ana')).body.error?.code).toBe('E_SELF_APPROVAL');
     expect((await decide(h, revision.approvalId, 'bo')).status).toBe(200);
+    // The refused decision never reached the run's decider; the allowed one did, as bo's.
     expect(decided).toEqual(['bo']);
   });
 

@@ -3,19 +3,30 @@
  * Step Functions in memory behind the real adapter, and a request helper with the bearer token.
  */
 import { afterAll } from 'vitest';
+import { createDynamoRunLogOf } from '../../../shared/adapters/aws/dynamo-store.ts';
 import { createInProcessPlanJobDispatcher } from '../../../shared/adapters/local/plan-job-dispatcher.ts';
 import { createApp } from '../../../shared/api/app.ts';
 import type { ApiDeps, PlanRequest } from '../../../shared/api/deps.ts';
+import { runSettingsOf } from '../../../shared/composition/root.ts';
+import { defaultSettings } from '../../../shared/config/settings.ts';
+import type { RunCommandInput } from '../../../shared/engine/run/commands.ts';
+import type { Reply } from '../../../shared/engine/run/decision.ts';
+import type { RunSettings } from '../../../shared/engine/run/state.ts';
 import { loadCatalog } from '../../../shared/plan/catalog.ts';
 import type { Plan, PlanStep } from '../../../shared/plan/schema.ts';
 import { plannerError } from '../../../shared/planner/errors.ts';
 import { stepExecutionName } from '../../../shared/ports/executions.ts';
+import type { Mailbox } from '../../../shared/ports/mailbox.ts';
 import type { ApprovalRecord, RunRecord, StepRecord, Store } from '../../../shared/ports/store.ts';
 import { createPlanJobs, runPlanJob } from '../../../shared/services/plan-jobs.ts';
+import { type Deciding, decidingFor } from '../../support/deciding.ts';
 import { startTestStore } from '../../support/dynalite.ts';
 import { RecordedExecutions } from '../../support/recorded-executions.ts';
 
 export const TOKEN = 'test-token';
+
+/** The run settings of the harness's deciders (and the API's replan checks). */
+export const SETTINGS: RunSettings = runSettingsOf(defaultSettings());
 
 const valueContract = {
   type: 'object',
@@ -94,7 +105,8 @@ export interface Harness {
   readonly store: Store;
   readonly executions: RecordedExecutions;
   readonly deps: ApiDeps;
-  readonly cancelled: string[];
+  /** The runs' deciders, behind the API's mailbox. */
+  readonly deciding: Deciding;
   now: Date;
   /** Resolves once the planning jobs dispatched so far have finished. */
   jobsIdle(): Promise<void>;
@@ -129,7 +141,12 @@ export async function harness(
   const executions = new RecordedExecutions();
   opened.push(tested, executions.sfn);
   const { store } = tested;
-  const cancelled: string[] = [];
+  const runLog = createDynamoRunLogOf(
+    { client: tested.dynamo.client, tableName: tested.dynamo.tableName, now: () => h.now },
+    store,
+  );
+  const deciding = decidingFor({ store, runLog, executions, catalog, clock: () => h.now, settings: SETTINGS });
+  opened.push({ stop: async () => deciding.close() });
   let ids = 0;
   const jobs = createInProcessPlanJobDispatcher({
     plan: ({ planJobId }) => runPlanJob({ store, clock: () => h.now, planner: h.deps.planner }, planJobId),
@@ -139,7 +156,7 @@ export async function harness(
   const h: Harness = {
     store,
     executions,
-    cancelled,
+    deciding,
     now: new Date('2030-01-01T00:00:00.000Z'),
     deps: {
       store,
@@ -147,10 +164,9 @@ export async function harness(
       catalog,
       planner: { plan: (request) => fakePlanner.plan(request) },
       limits: { maxSteps: 8, maxDepth: 4 },
-      cancelRun: async (runId) => {
-        cancelled.push(runId);
-        await store.updateRun(runId, ['planning', 'running', 'paused'], { status: 'cancelled' });
-      },
+      mailbox: deciding.mailbox,
+      // Replanning is configured where the harness is given a replanner's answer.
+      runSettings: replanRun === undefined ? { ...SETTINGS, maxReplans: 0 } : SETTINGS,
       auth: { kind: 'token', token: TOKEN },
       clock: () => h.now,
       newId: () => `run-${++ids}`,
@@ -161,7 +177,6 @@ export async function harness(
         newId: () => `job-${++ids}`,
         dispatcher: jobs,
       }),
-      ...(replanRun === undefined ? {} : { checkReplan: async () => {} }),
       ...deps,
     },
     jobsIdle: () => jobs.idle(),
@@ -240,4 +255,24 @@ export async function seedRun(
  */
 export async function gateToken(h: Harness, runId: string, stepId: string, generation = 1): Promise<string> {
   return h.executions.waitingToken(stepExecutionName(runId, stepId, generation), { runId, stepId, generation });
+}
+
+/** A mailbox that answers each command as `answer` says, and keeps what it was asked: the API's side alone. */
+export function scriptedMailbox(answer: (runId: string, command: RunCommandInput) => Reply | Promise<Reply>): {
+  readonly mailbox: Mailbox;
+  readonly asked: { runId: string; command: RunCommandInput }[];
+} {
+  const asked: { runId: string; command: RunCommandInput }[] = [];
+  return {
+    asked,
+    mailbox: {
+      async send(runId, command) {
+        asked.push({ runId, command });
+      },
+      async ask(runId, command) {
+        asked.push({ runId, command });
+        return answer(runId, command);
+      },
+    },
+  };
 }

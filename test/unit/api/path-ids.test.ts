@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createApp } from '../../../shared/api/app.ts';
 import type { ApiDeps } from '../../../shared/api/deps.ts';
 import { ID_PARAMS, MAX_PATH_ID_LENGTH } from '../../../shared/api/path-ids.ts';
-import { catalog, echoStep, harness, planOf, seedRun, stepRecord, TOKEN } from './harness.ts';
+import { catalog, echoStep, harness, planOf, SETTINGS, seedRun, stepRecord, TOKEN } from './harness.ts';
 
 /** Every call reaches this: a store (or any other dependency) that fails the test's request if it is asked. */
 const untouchable = <T extends object>(what: string): T =>
@@ -29,15 +29,12 @@ function guardedApp() {
     catalog,
     planner: { plan: refuse('planner') },
     limits: { maxSteps: 8, maxDepth: 4 },
-    cancelRun: refuse('cancelRun'),
+    mailbox: untouchable('mailbox'),
+    runSettings: SETTINGS,
     auth: { kind: 'token', token: TOKEN },
     clock: () => new Date('2030-01-01T00:00:00.000Z'),
     newId: () => 'new-id',
     planJobs: untouchable<NonNullable<ApiDeps['planJobs']>>('planJobs'),
-    checkReplan: refuse('checkReplan'),
-    decideRevision: refuse('decideRevision'),
-    invalidateStep: refuse('invalidateStep'),
-    actOnCompensation: refuse('actOnCompensation'),
   };
   return createApp(deps);
 }

@@ -1,23 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import type { ApiDeps } from '../../../shared/api/deps.ts';
-import { ConflictError } from '../../../shared/errors.ts';
 import { plannerError } from '../../../shared/planner/errors.ts';
 import { echoStep, type Harness, harness, planOf, runRecord, seedRun, stepRecord } from './harness.ts';
 
 type ReplanRequest = { runId: string; reason: string; objective?: string };
 
 /** A harness whose replan jobs record their requests and answer as told. */
-async function withReplanner(
-  answer: (request: ReplanRequest) => Promise<{ runId: string; revision?: number }>,
-  checkReplan?: ApiDeps['checkReplan'],
-) {
+async function withReplanner(answer: (request: ReplanRequest) => Promise<{ runId: string; revision?: number }>) {
   const requests: ReplanRequest[] = [];
   const h = await harness({
     replanRun: async (request) => {
       requests.push(request);
       return answer(request);
     },
-    ...(checkReplan === undefined ? {} : { checkReplan }),
   });
   return { h, requests };
 }
@@ -44,7 +38,8 @@ describe('POST /runs/{runId}/replan', () => {
     expect(answer).toMatchObject({ kind: 'replan', status: 'pending', runId: 'run-1', jobId: expect.any(String) });
     expect(location).toBe(`/plans/${String(answer.jobId)}`);
     expect(job).toMatchObject({ jobId: answer.jobId, status: 'succeeded', runId: 'run-1', revision: 2 });
-    expect(requests).toEqual([{ runId: 'run-1', reason: 'the provider is down' }]);
+    // The job is the request the replanner names to the run's decider (a repeat of it is told the same answer).
+    expect(requests).toEqual([{ runId: 'run-1', reason: 'the provider is down', request: answer.jobId }]);
   });
 
   it('ends the job without a revision when a concurrent replan made it', async () => {
@@ -58,14 +53,7 @@ describe('POST /runs/{runId}/replan', () => {
   });
 
   it('answers 409 with the conflict code at once at the replan limit, and makes no job', async () => {
-    const { h, requests } = await withReplanner(
-      async (r) => ({ runId: r.runId, revision: 2 }),
-      async () => {
-        throw new ConflictError('run run-1 has reached its replan limit: 3 of 3 replans made', {
-          context: { code: 'E_REPLAN_LIMIT' },
-        });
-      },
-    );
+    const { h, requests } = await withReplanner(async (r) => ({ runId: r.runId, revision: 2 }));
     await h.store.createRun(runRecord('run-1', { replans: 3 }));
 
     const { response, answer } = await replan(h, 'run-1', 'once more');
@@ -108,10 +96,12 @@ describe('POST /runs/{runId}/replan', () => {
     const { h, requests } = await withReplanner(async (r) => ({ runId: r.runId, revision: 2 }));
     await h.store.createRun(runRecord('run-1', { status: 'complete' }));
 
-    const { response } = await replan(h, 'run-1', 'add the summary', 'research and summarize');
+    const { response, answer } = await replan(h, 'run-1', 'add the summary', 'research and summarize');
 
     expect(response.status).toBe(202);
-    expect(requests).toEqual([{ runId: 'run-1', reason: 'add the summary', objective: 'research and summarize' }]);
+    expect(requests).toEqual([
+      { runId: 'run-1', reason: 'add the summary', objective: 'research and summarize', request: answer.jobId },
+    ]);
   });
 
   it('ends the job with the approval a revision adding a mutating target waits for', async () => {
@@ -125,12 +115,7 @@ describe('POST /runs/{runId}/replan', () => {
   });
 
   it('answers 409 E_RUN_CANCELLED for a cancelled run, with no job', async () => {
-    const { h, requests } = await withReplanner(
-      async (r) => ({ runId: r.runId, revision: 2 }),
-      async () => {
-        throw new ConflictError('run run-1 is cancelled', { context: { code: 'E_RUN_CANCELLED' } });
-      },
-    );
+    const { h, requests } = await withReplanner(async (r) => ({ runId: r.runId, revision: 2 }));
     await h.store.createRun(runRecord('run-1', { status: 'cancelled' }));
 
     const { response, answer } = await replan(h, 'run-1', 'again');

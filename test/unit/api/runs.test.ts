@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { runRequestHash } from '../../../shared/api/runs.ts';
 import { isStamped } from '../../../shared/plan/stamp.ts';
 import { runExecutionName } from '../../../shared/ports/executions.ts';
-import { echoStep, gateStep, harness, planOf, runRecord, seedRun, stepRecord } from './harness.ts';
+import { echoStep, gateStep, harness, planOf, runRecord, scriptedMailbox, seedRun, stepRecord } from './harness.ts';
 
 type Json = Record<string, unknown>;
 
@@ -359,7 +359,7 @@ describe('GET /runs/{runId}/plan and /events', () => {
 });
 
 describe('POST /runs/{runId}/cancel', () => {
-  it('cancels through the coordinator and is idempotent', async () => {
+  it("cancels through the run's decider and is idempotent", async () => {
     const h = await harness();
     await h.store.createRun(runRecord('r'));
     const first = await h.request('POST', '/runs/r/cancel');
@@ -367,12 +367,13 @@ describe('POST /runs/{runId}/cancel', () => {
     expect(first.status).toBe(200);
     expect(await first.json()).toEqual({ runId: 'r', status: 'cancelled' });
     expect(await second.json()).toEqual({ runId: 'r', status: 'cancelled' });
-    expect(h.cancelled).toEqual(['r', 'r']);
+    expect(await h.store.getRun('r')).toMatchObject({ status: 'cancelled', terminal: { state: 'cancelled' } });
   });
 
-  it('answers 404 for an unknown run without calling the coordinator', async () => {
-    const h = await harness();
+  it('answers 404 for an unknown run without asking its decider', async () => {
+    const script = scriptedMailbox(() => ({ ok: true }));
+    const h = await harness({ mailbox: script.mailbox });
     expect((await h.request('POST', '/runs/nope/cancel')).status).toBe(404);
-    expect(h.cancelled).toEqual([]);
+    expect(script.asked).toEqual([]);
   });
 });

@@ -44,7 +44,6 @@ const INVALID: [string, Uint8Array][] = [
 async function deployment() {
   const overrides: Parameters<typeof harness>[0] = {
     replanRun: async ({ runId }) => ({ runId, revision: 2 }),
-    invalidateStep: async ({ runId, stepId }) => ({ runId, stepIds: [stepId], reopened: false }),
   };
   const h = await harness(overrides);
   await seedRun(h, 'run-a', planOf([echoStep('before'), gateStep('gate', { dependsOn: ['before'] })]), [

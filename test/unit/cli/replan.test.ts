@@ -34,7 +34,7 @@ async function served(h: Harness): Promise<CliIo & { out: string[]; err: string[
 
 describe('cairn replan', () => {
   it('asks the API for a replan with the reason and prints the revision', async () => {
-    const requests: { runId: string; reason: string }[] = [];
+    const requests: { runId: string; reason: string; request?: string }[] = [];
     const h = await harness({
       replanRun: async (request) => {
         requests.push(request);
@@ -47,10 +47,12 @@ describe('cairn replan', () => {
     expect(await main(['replan', 'run-1', '--reason', 'search is down'], io)).toBe(0);
     expect(await main(['replan', 'run-1', '--reason', 'again', '--json'], io)).toBe(0);
 
+    // Each call is a request of its own (its planning job): the run's decider tells them apart.
     expect(requests).toEqual([
-      { runId: 'run-1', reason: 'search is down' },
-      { runId: 'run-1', reason: 'again' },
+      { runId: 'run-1', reason: 'search is down', request: expect.any(String) },
+      { runId: 'run-1', reason: 'again', request: expect.any(String) },
     ]);
+    expect(requests[0]?.request).not.toBe(requests[1]?.request);
     expect(io.out[0]).toBe('run run-1: replanned as revision 4 (cairn status run-1 --watch)\n');
     expect(JSON.parse(io.out[1] ?? '')).toEqual({ runId: 'run-1', revision: 4 });
   });
@@ -69,7 +71,9 @@ describe('cairn replan', () => {
     expect(await main(['replan', 'run-1', '--reason', 'ship it', '--objective', 'build and ship'], io)).toBe(0);
     expect(await main(['replan', 'run-1', '--reason', 'x', '--objective', ' '], io)).toBe(2);
 
-    expect(requests).toEqual([{ runId: 'run-1', reason: 'ship it', objective: 'build and ship' }]);
+    expect(requests).toEqual([
+      { runId: 'run-1', reason: 'ship it', objective: 'build and ship', request: expect.any(String) },
+    ]);
     expect(io.out[0]).toMatch(/waits for approval run-1\.revision\.r2\.1/);
   });
 

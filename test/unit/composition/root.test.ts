@@ -48,6 +48,14 @@ function countingPlace(overrides: Partial<Place> = {}) {
     catalog: count('catalog', () => catalog),
     webhookSecrets: count('webhookSecrets', () => async () => undefined),
     replayGuard: (guarded) => ({ firstSeen: async () => guarded === store }),
+    // The run log keeps nothing: a run is loaded from the store alone.
+    runLog: count('runLog', () => ({ last: async () => undefined, commit: async () => true, project: async () => {} })),
+    // The runs' commands are decided in place, one at a time.
+    mailbox: (shell) => ({
+      send: async (runId, command) => void (await shell.handle(runId, [command])),
+      ask: async (runId, command) => (await shell.handle(runId, [command]))[0] ?? { ok: true },
+    }),
+    timers: () => ({ schedule: async () => {} }),
     ...overrides,
   };
   return { place, built, store };
@@ -105,16 +113,20 @@ describe('createRoot', () => {
     expect(root.planModel).toBe(root.planModel);
 
     // Each service reaches that one store.
-    expect(await rejection(root.coordinator.cancelRun('r1'))).toMatch(/^the-store\./);
+    expect(await rejection(root.mailbox.ask('r1', { kind: 'CancelRun', compensate: false, by: null }))).toMatch(
+      /^the-store\./,
+    );
     expect(await rejection(root.replanner.replanRun({ runId: 'r1', reason: 'why' }))).toMatch(/^the-store\./);
-    expect(await rejection(root.invalidator.invalidateStep({ runId: 'r1', stepId: 's1' }))).toMatch(/^the-store\./);
+    expect(await rejection(root.invalidator.invalidateResource({ resourceKey: 'doc:1', eventId: 'e1' }))).toMatch(
+      /^the-store\./,
+    );
     expect(
       await rejection(
         root.runner.runStep({ runId: 'r1', stepId: 's1', generation: 0, executionId: 'x', previous: null }),
       ),
     ).toMatch(/^the-store\./);
     const api = root.apiDeps({ auth: { kind: 'gateway' } });
-    expect(await rejection(api.cancelRun('r1'))).toMatch(/^the-store\./);
+    expect(api.mailbox).toBe(root.mailbox);
     // The API's webhook replay memory is kept in the same store.
     expect(await root.webhooks.replayGuard.firstSeen('k', 0)).toBe(true);
     expect(api.webhooks).toBe(root.webhooks);
@@ -124,7 +136,7 @@ describe('createRoot', () => {
     // The outbox relay records the audit log in it too.
     expect(await rejection(root.relay.relay([announcing()]))).toBe('the-store.recordEvents');
     // Everything was built from one adapter of each kind.
-    expect(built).toEqual({ store: 1, executions: 1, events: 1, catalog: 1, webhookSecrets: 1 });
+    expect(built).toEqual({ store: 1, runLog: 1, executions: 1, events: 1, catalog: 1, webhookSecrets: 1 });
   });
 
   it('gives the outbox relay the place’s relay store when it has one', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { approvalRequestMove, recordedReply } from '../../../shared/engine/approval-request.ts';
+import { recordedReply } from '../../../shared/engine/approval-request.ts';
 import type { ApprovalRecord } from '../../../shared/ports/store.ts';
 
 const approval = (fields: Partial<ApprovalRecord> = {}): ApprovalRecord => ({
@@ -14,32 +14,6 @@ const approval = (fields: Partial<ApprovalRecord> = {}): ApprovalRecord => ({
   createdAt: '2026-12-02T00:00:00.000Z',
   deadline: '2026-12-02T01:00:00.000Z',
   ...fields,
-});
-
-describe('approvalRequestMove', () => {
-  it('creates the request when nothing is at its id', () => {
-    expect(approvalRequestMove(undefined, 't')).toEqual({ kind: 'create' });
-  });
-
-  it('finds its own request when the record holds its token', () => {
-    expect(approvalRequestMove(approval(), 'first-token')).toEqual({ kind: 'mine' });
-  });
-
-  it('takes a pending request over when a retried wait comes with a new token', () => {
-    expect(approvalRequestMove(approval(), 'retry-token')).toEqual({ kind: 'take-over' });
-  });
-
-  it('answers the retried wait with a decision given on the request meanwhile', () => {
-    const rejected = approval({ status: 'rejected', decidedBy: 'ann', comment: 'no', output: { x: 1 } });
-    expect(approvalRequestMove(rejected, 'retry-token')).toEqual({
-      kind: 'answer',
-      reply: { decision: 'reject', comment: 'no', by: 'ann' },
-    });
-  });
-
-  it('goes on to the next id when the request was closed without a decision', () => {
-    expect(approvalRequestMove(approval({ status: 'expired' }), 'retry-token')).toEqual({ kind: 'next' });
-  });
 });
 
 describe('recordedReply', () => {

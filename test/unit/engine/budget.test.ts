@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parsePrices } from '../../../shared/config/prices.ts';
-import {
-  checkBudget,
-  describeExhaustion,
-  priceUsage,
-  secondsBetween,
-  spendOf,
-  usageKey,
-} from '../../../shared/engine/budget.ts';
-import { decideClaim } from '../../../shared/engine/step-lifecycle.ts';
+import { checkBudget, describeExhaustion, priceUsage, secondsBetween, spendOf } from '../../../shared/engine/budget.ts';
 import { reportedUsage } from '../../../shared/engine/usage.ts';
 
 describe('priceUsage', () => {
@@ -54,9 +46,8 @@ describe('checkBudget', () => {
 });
 
 describe('spend helpers', () => {
-  it('sums tokens, keys an attempt and measures seconds', () => {
+  it('sums tokens and measures seconds', () => {
     expect(spendOf({ inputTokens: 3, outputTokens: 4 })).toEqual({ tokens: 7, costUsd: 0 });
-    expect(usageKey('s.1', 2, 3)).toBe('s.1#2#3');
     expect(secondsBetween('2026-01-01T00:00:00Z', '2026-01-01T00:00:02.500Z')).toBe(2.5);
     expect(secondsBetween(undefined, '2026-01-01T00:00:00Z')).toBeUndefined();
   });
@@ -71,20 +62,6 @@ describe('reportedUsage', () => {
   it('refuses what is not a usage', () => {
     for (const bad of [null, [], 'x', { tokens: -1 }, { tokens: 1.5 }, { costUsd: -0.1 }, { other: 1 }])
       expect(reportedUsage(bad)).toBeUndefined();
-  });
-});
-
-describe('decideClaim under a spent budget', () => {
-  const step = { generation: 1, status: 'ready' as const, claimedBy: undefined };
-  it('refuses a new claim, lets a claimed step resume and ignores a finished run', () => {
-    expect(decideClaim(step, 1, 'e1', true, 'run budget exhausted')).toEqual({
-      kind: 'refuse',
-      reason: 'run budget exhausted',
-    });
-    expect(decideClaim({ ...step, status: 'running', claimedBy: 'e1' }, 1, 'e1', true, 'spent')).toEqual({
-      kind: 'resume',
-    });
-    expect(decideClaim(step, 1, 'e1', false, 'spent')).toEqual({ kind: 'ignore' });
   });
 });
 

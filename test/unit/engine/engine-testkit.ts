@@ -29,18 +29,3 @@ export const dagArbitrary = (maxSteps = 12): fc.Arbitrary<PlanStep[]> =>
           deps.map((picks, i) => step(`s${i}`, [...new Set(picks.filter((j) => j < i).map((j) => `s${j}`))])),
         ),
     );
-
-/** Every step that reaches `id` through dependsOn, by a plain breadth-first search (the reference for closures). */
-export function referenceDownstream(steps: readonly PlanStep[], id: string): Set<string> {
-  const found = new Set<string>();
-  const queue = [id];
-  while (queue.length > 0) {
-    const current = queue.shift() as string;
-    for (const s of steps)
-      if (s.dependsOn.includes(current) && !found.has(s.id)) {
-        found.add(s.id);
-        queue.push(s.id);
-      }
-  }
-  return found;
-}

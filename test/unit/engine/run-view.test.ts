@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countSteps, deriveRunStatus, isWaitingForPeople, progress } from '../../../shared/engine/run-view.ts';
+import { deriveRunStatus, isWaitingForPeople, progress } from '../../../shared/engine/run-view.ts';
 
 describe('deriveRunStatus', () => {
   it('shows paused when nothing moves and someone has to decide', () => {
@@ -27,10 +27,9 @@ describe('isWaitingForPeople', () => {
   });
 });
 
-describe('countSteps and progress', () => {
-  it('counts statuses and finished steps without superseded ones', () => {
+describe('progress', () => {
+  it('counts finished steps without superseded ones', () => {
     const statuses = ['succeeded', 'failed', 'running', 'superseded', 'blocked'] as const;
-    expect(countSteps(statuses)).toEqual({ succeeded: 1, failed: 1, running: 1, superseded: 1, blocked: 1 });
     expect(progress(statuses)).toEqual({ done: 3, total: 4 });
   });
 });

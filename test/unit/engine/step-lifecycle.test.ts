@@ -2,17 +2,13 @@ import { describe, expect, it } from 'vitest';
 import {
   type AttemptOutcome,
   attemptRecordPlace,
-  attemptsToClose,
   CARRIED_ATTEMPT_MAX_CHARS,
   closeAttempt,
   decideAttemptOutcome,
-  failsUnclaimed,
   orphanedAttemptEnding,
-  STEP_TRANSITIONS,
-  transitionCondition,
 } from '../../../shared/engine/step-lifecycle.ts';
 import type { StepError } from '../../../shared/plan/schema.ts';
-import type { AttemptRecord, StepRecord } from '../../../shared/ports/store.ts';
+import type { AttemptRecord } from '../../../shared/ports/store.ts';
 
 const SUCCEED: AttemptOutcome = { kind: 'succeed' };
 const ERROR: StepError = { code: 'E_GATEWAY', message: 'down', retryable: true };
@@ -41,14 +37,6 @@ describe('attemptRecordPlace', () => {
   it('records an attempt apart when its usage must be counted first, or when it is large', () => {
     expect(attemptRecordPlace({ ...first, spends: true })).toBe('apart');
     expect(attemptRecordPlace({ ...first, chars: CARRIED_ATTEMPT_MAX_CHARS + 1 })).toBe('apart');
-  });
-});
-
-describe('the succeedCarrying transition', () => {
-  it('moves only a step whose first attempt is in flight to succeeded', () => {
-    expect(STEP_TRANSITIONS.succeedCarrying.to).toBe('succeeded');
-    expect(transitionCondition('succeedCarrying', 3)).toEqual({ generation: 3, from: ['running'] });
-    expect(transitionCondition('succeed', 3).from).toEqual(['running', 'retrying', 'awaiting_approval']);
   });
 });
 
@@ -105,51 +93,6 @@ describe('closeAttempt', () => {
   });
 });
 
-describe('attemptsToClose', () => {
-  const CANCELLED: StepError = { code: 'E_CANCELLED', message: 'the run was cancelled', retryable: false };
-  const base: Pick<StepRecord, 'stepId' | 'generation' | 'status' | 'attempts'> = {
-    stepId: 'G',
-    generation: 2,
-    status: 'succeeded',
-    attempts: 1,
-  };
-
-  it('names nothing for a step that finished on its own, claimed or not', () => {
-    expect(attemptsToClose({ ...base, claimedBy: 'x' })).toEqual([]);
-    expect(attemptsToClose({ ...base, status: 'cancelled', error: CANCELLED })).toEqual([]);
-    expect(attemptsToClose({ ...base, history: [{ generation: 1, status: 'succeeded' }] })).toEqual([]);
-  });
-
-  it('names the attempt of a generation closed while claimed, ended as it was closed', () => {
-    expect(attemptsToClose({ ...base, status: 'cancelled', claimedBy: 'x', error: CANCELLED })).toEqual([
-      { ref: { generation: 2, attempt: 1 }, ending: { kind: 'cancelled', error: CANCELLED } },
-    ]);
-  });
-
-  it('names attempt 1 of each earlier generation that was in flight when the next one started', () => {
-    const left = attemptsToClose({
-      ...base,
-      history: [
-        { generation: 1, status: 'awaiting_approval', claimedBy: 'x' },
-        { generation: 2, status: 'succeeded' },
-      ],
-      generation: 3,
-    });
-    expect(left).toHaveLength(1);
-    expect(left[0]).toMatchObject({ ref: { generation: 1, attempt: 1 }, ending: { kind: 'invalidated' } });
-  });
-
-  it('names attempt 1 of an earlier generation closed while claimed, ended as it was closed', () => {
-    const left = attemptsToClose({
-      ...base,
-      status: 'cancelled',
-      error: CANCELLED,
-      history: [{ generation: 1, status: 'cancelled', claimedBy: 'x', error: CANCELLED }],
-    });
-    expect(left).toEqual([{ ref: { generation: 1, attempt: 1 }, ending: { kind: 'cancelled', error: CANCELLED } }]);
-  });
-});
-
 describe('orphanedAttemptEnding', () => {
   const record = { stepId: 'G', generation: 1, outcome: 'running' } as const;
 
@@ -177,22 +120,5 @@ describe('orphanedAttemptEnding', () => {
     expect(
       orphanedAttemptEnding({ stepId: 'G', generation: 1, status: 'cancelled' }, { ...record, outcome: 'failed' }),
     ).toBeUndefined();
-  });
-});
-
-describe('failsUnclaimed', () => {
-  const ready = { generation: 2, status: 'ready' as const, claimedBy: undefined };
-
-  it('fails a step of this generation that no execution claimed, ready or pending', () => {
-    expect(failsUnclaimed(ready, 2)).toBe(true);
-    expect(failsUnclaimed({ ...ready, status: 'pending' }, 2)).toBe(true);
-  });
-
-  it('leaves a claimed step, a finished one and another generation to the attempt path', () => {
-    expect(failsUnclaimed({ ...ready, status: 'running', claimedBy: 'e1' }, 2)).toBe(false);
-    expect(failsUnclaimed({ ...ready, status: 'retrying', claimedBy: 'e1' }, 2)).toBe(false);
-    expect(failsUnclaimed({ ...ready, status: 'succeeded', claimedBy: 'e1' }, 2)).toBe(false);
-    expect(failsUnclaimed({ ...ready, status: 'blocked' }, 2)).toBe(false);
-    expect(failsUnclaimed(ready, 1)).toBe(false);
   });
 });

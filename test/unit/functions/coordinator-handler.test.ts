@@ -23,8 +23,6 @@ function recordingCoordinator() {
     recordFailure: record('recordFailure'),
     requestApproval: record('requestApproval'),
     expireApproval: record('expireApproval'),
-    cancelRun: record('cancelRun'),
-    actOnCompensation: record('actOnCompensation'),
   };
   return { coordinator, calls };
 }
@@ -39,7 +37,6 @@ describe('coordinator handler', () => {
     await handler({ action: 'recordFailure', ...ref, attempt: 2, error: { code: 'E', message: 'm', retryable: true } });
     await handler({ action: 'requestApproval', ...ref, kind: 'review', taskToken: 'tok' });
     await handler({ action: 'expireApproval', ...ref, kind: 'approval' });
-    await handler({ action: 'cancelRun', runId: 'r1' });
     expect(calls).toEqual([
       ['startRun', { action: 'startRun', runId: 'r1' }],
       [
@@ -48,7 +45,6 @@ describe('coordinator handler', () => {
       ],
       ['requestApproval', { action: 'requestApproval', ...ref, kind: 'review', taskToken: 'tok' }],
       ['expireApproval', { action: 'expireApproval', ...ref, kind: 'approval' }],
-      ['cancelRun', 'r1'],
     ]);
   });
 

@@ -5,7 +5,6 @@ import type { StepFailedRef } from '../../../shared/services/replanner.ts';
 
 function handlerWithSpy() {
   const calls: StepFailedRef[] = [];
-  const expired: { runId: string; approvalId: string }[] = [];
   const budgetCalls: { runId: string }[] = [];
   const handler = createHandler({
     replanner: {
@@ -18,12 +17,9 @@ function handlerWithSpy() {
         return { outcome: 'revised', revision: 3 };
       },
       replanRun: async ({ runId }) => ({ runId, revision: 2 }),
-      onRevisionExpired: async (ref) => {
-        expired.push(ref);
-      },
     },
   });
-  return { handler, calls, expired, budgetCalls };
+  return { handler, calls, budgetCalls };
 }
 
 const envelope = (detail: Record<string, unknown>, type = 'StepFailed') => ({
@@ -57,18 +53,13 @@ describe('the replanner handler', () => {
     expect(calls).toEqual([{ runId: 'run-1', stepId: 'B', generation: 2 }]);
   });
 
-  it('hands an expired revision approval (ApprovalDecided) to the replanner, and ignores another decision', async () => {
-    const { handler, calls, expired } = handlerWithSpy();
+  it('ignores ApprovalDecided: a held revision expires by its own timer in the run', async () => {
+    const { handler, calls } = handlerWithSpy();
     const decided = { runId: 'run-1', stepId: '~revision~2', generation: 2, approvalId: 'run-1.revision.r2.1' };
 
-    expect(await handler(envelope({ ...decided, decision: 'expired' }, 'ApprovalDecided'))).toEqual({
-      outcome: 'revision_expired',
-      approvalId: 'run-1.revision.r2.1',
-    });
-    expect(await handler(envelope({ ...decided, decision: 'approve' }, 'ApprovalDecided'))).toMatchObject({
+    expect(await handler(envelope({ ...decided, decision: 'expired' }, 'ApprovalDecided'))).toMatchObject({
       outcome: 'ignored',
     });
-    expect(expired).toEqual([{ runId: 'run-1', approvalId: 'run-1.revision.r2.1' }]);
     expect(calls).toEqual([]);
   });
 

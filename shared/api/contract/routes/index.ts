@@ -1,4 +1,5 @@
 /** Every route of the API, in the order the document lists them. */
+import { type Need, ROUTE_ROLES } from '../roles.ts';
 import type { RouteDef } from '../route.ts';
 import { APPROVAL_ROUTES } from './approvals.ts';
 import { CHANGE_ROUTES } from './changes.ts';
@@ -23,3 +24,6 @@ export type BearerOperationId = Exclude<
   (typeof ALL)[number],
   { readonly access: 'public' | 'signature' }
 >['operationId'];
+
+/** The route table of roles (../roles.ts) is whole: a bearer route without its line there does not compile. */
+export const ROUTE_NEEDS: Readonly<Record<BearerOperationId, Need>> = ROUTE_ROLES;

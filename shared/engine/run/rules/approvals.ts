@@ -68,7 +68,7 @@ export function ownApprovalSeconds(d: Decision, stepId: string): number {
 /** Whether a decision on the step's generation may still count: the run lets attempts start and the step is in flight. */
 function awaitsDecision(d: Decision, stepId: string, generation: number): boolean {
   const step = d.step(stepId);
-  return step !== undefined && letsAttemptsStart(d) && step.generation === generation && IN_FLIGHT.has(step.status);
+  return step !== undefined && letsAttemptsStart(d.run) && step.generation === generation && IN_FLIGHT.has(step.status);
 }
 
 /**
@@ -228,7 +228,7 @@ export function decisionTimedOut(d: Decision, command: DecisionTimedOut): void {
   const decided = ofWait.filter((a) => recordedReply(a) !== undefined).at(-1);
   if (decided !== undefined) {
     // A decision in a run that no longer lets attempts start cannot be acted on: the run's end decided the step.
-    if (letsAttemptsStart(d)) redeliver(d, step, decided.approvalId, attempt);
+    if (letsAttemptsStart(d.run)) redeliver(d, step, decided.approvalId, attempt);
     return;
   }
   const ownSeconds = ownApprovalSeconds(d, stepId);
@@ -264,7 +264,7 @@ export function gateFailed(d: Decision, command: ExecutionFailed): void {
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.approvalId.localeCompare(b.approvalId))
     .at(-1);
   if (decided !== undefined) {
-    if (letsAttemptsStart(d)) redeliver(d, step, decided.approvalId, attempt);
+    if (letsAttemptsStart(d.run)) redeliver(d, step, decided.approvalId, attempt);
     return;
   }
   executionFailed(d, command);

@@ -148,7 +148,7 @@ function failedAttempt(
   const spent = outcome.kind === 'retry' ? runBudget(d) : undefined;
   if (spent !== undefined)
     outcome = { kind: 'fail', error: runBudgetStop(`not made: ${spent.detail}`), why: 'permanent' };
-  if (outcome.kind === 'retry' && letsAttemptsStart(d)) {
+  if (outcome.kind === 'retry' && letsAttemptsStart(d.run)) {
     d.emit({
       type: 'StepRetrying',
       at: d.at,

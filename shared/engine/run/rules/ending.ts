@@ -6,7 +6,7 @@
  * says. Ending and pausing are one event each, RunFinished, which the shell answers the run machine's waiter with.
  */
 import type { FailurePolicy } from '../../../plan/schema.ts';
-import type { ReplanDecline } from '../../../ports/records/runs.ts';
+import type { ReplanDecline, RunRecord } from '../../../ports/records/runs.ts';
 import { budgetReplanState, decideBudgetExhaustion } from '../../budget-replan.ts';
 import { decideTerminal, describeTerminal, type TerminalDecision } from '../../terminal.ts';
 import type { Decision } from '../decision.ts';
@@ -25,9 +25,12 @@ export function failurePolicies(d: Decision): ReadonlyMap<string, FailurePolicy 
 }
 
 /** The failures the replanner declined: they stand. */
-export function replanDeclines(d: Decision): ReplanDecline[] {
+export const replanDeclines = (d: Decision): ReplanDecline[] => replanDeclinesOf(d.run);
+
+/** A run record's declined failures, oldest key first. */
+export function replanDeclinesOf(run: Pick<RunRecord, 'replanDeclines'>): ReplanDecline[] {
   const out: ReplanDecline[] = [];
-  for (const member of d.run.replanDeclines ?? []) {
+  for (const member of run.replanDeclines ?? []) {
     const value = JSON.parse(member) as Partial<ReplanDecline>;
     if (typeof value.failure === 'string' && typeof value.stepId === 'string')
       out.push({
@@ -98,11 +101,19 @@ export function settle(d: Decision): void {
   });
 }
 
-/** The steps a finished compensation undid, most recent first. */
+/**
+ * The steps a finished compensation undid, in the saga's order (the order they were undone): the most recently
+ * finished step first, a tie by plan order, later first (as engine/compensation.ts orders them).
+ */
 function compensatedSteps(d: Decision): string[] {
+  const order = new Map((d.plan?.executable ?? []).map((id, i) => [id, i]));
   return [...d.draft.steps.values()]
     .filter((s) => s.status === 'compensated')
-    .sort((a, b) => (b.compensation?.finishedAt ?? '').localeCompare(a.compensation?.finishedAt ?? ''))
+    .sort(
+      (a, b) =>
+        (b.finishedAt ?? '').localeCompare(a.finishedAt ?? '') ||
+        (order.get(b.stepId) ?? 0) - (order.get(a.stepId) ?? 0),
+    )
     .map((s) => s.stepId);
 }
 

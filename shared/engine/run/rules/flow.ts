@@ -7,7 +7,7 @@
 
 import { blockedByOf } from '../../../events/bounded-details.ts';
 import { downstreamClosure } from '../../../plan/graph.ts';
-import type { StepError } from '../../../plan/schema.ts';
+import type { RunStatus, StepError } from '../../../plan/schema.ts';
 import { stepExecutionName } from '../../../ports/executions.ts';
 import { isOpenStepStatus } from '../../statuses.ts';
 import type { Decision } from '../decision.ts';
@@ -17,10 +17,16 @@ import { runBudget } from './run-budget.ts';
 
 export const BLOCKED_CODE = 'E_BLOCKED';
 
-/** Whether a step may start an attempt now: its run lets steps move and no cancellation has begun. */
-export function letsAttemptsStart(d: Decision): boolean {
-  const { status, cancelCompensation } = d.run;
-  return (status === 'running' || status === 'paused') && cancelCompensation !== true;
+/**
+ * Whether a step of the run may start an attempt now: its run lets steps move and no cancellation has begun (a
+ * cancel's CancelBegun marks `cancelCompensation`). The decider asks it of its copy of the run (`d.run`); a step
+ * execution asks it of the run record it loads, before its first attempt and at the gate before a side effect.
+ */
+export function letsAttemptsStart(run: {
+  readonly status: RunStatus;
+  readonly cancelCompensation?: boolean | undefined;
+}): boolean {
+  return (run.status === 'running' || run.status === 'paused') && run.cancelCompensation !== true;
 }
 
 /**
@@ -30,7 +36,7 @@ export function letsAttemptsStart(d: Decision): boolean {
  */
 export function startDue(d: Decision, candidates?: Iterable<string>, refusal?: (stepId: string) => boolean): void {
   // A spent budget starts nothing new: what is in flight finishes, and the run ends (budget.ts, ending.ts).
-  if (!letsAttemptsStart(d) || d.plan === undefined || runBudget(d) !== undefined) return;
+  if (!letsAttemptsStart(d.run) || d.plan === undefined || runBudget(d) !== undefined) return;
   for (const id of candidates ?? d.plan.executable) {
     const step = d.step(id);
     if (step === undefined || (step.status !== 'pending' && step.status !== 'ready')) continue;

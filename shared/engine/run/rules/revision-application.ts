@@ -65,6 +65,7 @@ export function replanRecord(held: HeldRevision, revision: number, at: string): 
     ...(Object.keys(held.replaces).length === 0 ? {} : { replaces: { ...held.replaces } }),
     ...(failure === undefined ? {} : { failure }),
     reason: held.reason,
+    ...(held.request === undefined ? {} : { request: held.request }),
     at,
   };
 }

@@ -9,6 +9,7 @@
  * budget replan are refused). The rest is made current at once (revision-application.ts). A cancelled run, or one
  * being cancelled with compensation, takes no revision.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { REVISION_APPROVAL_STEP } from '../../../events/bus-rules.ts';
 import type { ApprovalRecord, HeldRevision } from '../../../ports/records/approvals.ts';
 import { BUDGET_ERROR_CODE } from '../../budget.ts';
@@ -23,7 +24,7 @@ import type { RunState } from '../state.ts';
 import { runBudget } from './budget.ts';
 import { isLive, isReplannable, replanDeclines } from './ending.ts';
 import { declineReplan, failureKey, pausedForReplanLimits } from './replans.ts';
-import { makeCurrent } from './revision-application.ts';
+import { makeCurrent, replanRecord } from './revision-application.ts';
 
 /** A held revision's approval has no task token: nothing waits on one (its deadline is the shell's timer). */
 export const NO_TASK_TOKEN = '-';
@@ -88,6 +89,11 @@ export function proposeRevision(d: Decision, command: ProposeRevision): void {
     d.reply = malformed;
     return;
   }
+  const repeat = repeatedProposal(d, held);
+  if (repeat !== undefined) {
+    d.reply = repeat;
+    return;
+  }
   if (takesNoRevision(d.run)) {
     d.reply = refuse(409, 'E_RUN_CANCELLED', `run ${d.run.runId} is cancelled: it takes no revision`);
     return;
@@ -118,6 +124,29 @@ export function proposeRevision(d: Decision, command: ProposeRevision): void {
     return;
   }
   d.reply = answer({ outcome: 'revised', revision: makeCurrent(d, held) });
+}
+
+/**
+ * The same proposal again, made or held already (its sender's answer was lost after the batch committed, and the
+ * mailbox delivered it again): answered as the first one was, not as a stale proposal. A person's replan is the same
+ * only from the same request: two requests whose planner proposed alike are two proposals, and the later is stale.
+ */
+function repeatedProposal(d: Decision, held: HeldRevision): Reply | undefined {
+  const { revision } = held.plan;
+  // A revision made current is transformed (applyReplan): what it was made from is its record in the replan log.
+  const made = replanRecord(held, revision, '');
+  if ((d.run.replanLog ?? []).some((record) => isDeepStrictEqual({ ...record, at: '' }, made)))
+    return answer({ outcome: 'revised', revision });
+  for (const approval of d.draft.approvals.values())
+    if (
+      approval.kind === 'revision' &&
+      approval.status === 'pending' &&
+      approval.generation === revision &&
+      approval.heldRevision?.request === held.request &&
+      isDeepStrictEqual(approval.heldRevision?.plan, held.plan)
+    )
+      return answer({ outcome: 'awaiting_approval', approvalId: approval.approvalId });
+  return undefined;
 }
 
 /** A proposal that cannot be one: not revision n+1 of its base, or its trigger and its revision disagree. */

@@ -47,39 +47,6 @@ beforeEach(() => {
 });
 
 describe('DynamoDB store commands', () => {
-  it('releases a dependency with one conditional update counting the edge once', async () => {
-    dynamo.on(UpdateItemCommand).resolves({ Attributes: storedStep });
-    const step = await store.releaseDependency('r1', 'child', 1, 'left');
-    expect(step).toMatchObject({ remaining: 1, released: ['left'] });
-    expect(dynamo).toHaveReceivedCommandExactlyOnceWith(UpdateItemCommand, {
-      TableName: TABLE,
-      Key: { PK: { S: 'RUN#r1' }, SK: { S: 'STEP#child' } },
-      ConditionExpression:
-        '#generation = :generation AND contains(#upstream, :upstreamId) AND NOT contains(#released, :upstreamId)',
-      UpdateExpression: 'SET #updatedAt = :updatedAt ADD #remaining :minusOne, #released :upstreamSet',
-      ExpressionAttributeNames: {
-        '#generation': 'generation',
-        '#upstream': 'upstream',
-        '#released': 'released',
-        '#updatedAt': 'updatedAt',
-        '#remaining': 'remaining',
-      },
-      ExpressionAttributeValues: {
-        ':generation': { N: '1' },
-        ':upstreamId': { S: 'left' },
-        ':updatedAt': { S: NOW.toISOString() },
-        ':minusOne': { N: '-1' },
-        ':upstreamSet': { SS: ['left'] },
-      },
-      ReturnValues: 'ALL_NEW',
-    });
-  });
-
-  it('reports an already counted edge as undefined instead of throwing', async () => {
-    dynamo.on(UpdateItemCommand).rejects(conditionFailed());
-    expect(await store.releaseDependency('r1', 'child', 1, 'left')).toBeUndefined();
-  });
-
   it('claims a step with generation, status and unclaimed in the condition', async () => {
     dynamo.on(UpdateItemCommand).resolves({ Attributes: { ...storedStep, status: { S: 'running' } } });
     await store.transitionStep(
@@ -211,21 +178,6 @@ describe('DynamoDB store commands', () => {
     });
   });
 
-  it('decides an approval only while pending and moves it to its status partition', async () => {
-    dynamo.on(UpdateItemCommand).rejects(conditionFailed());
-    const result = await store.decideApproval('a1', { status: 'approved', decidedAt: NOW.toISOString() });
-    expect(result).toBeUndefined();
-    expect(dynamo).toHaveReceivedCommandWith(UpdateItemCommand, {
-      Key: { PK: { S: 'APPROVAL#a1' }, SK: { S: 'APPROVAL' } },
-      ConditionExpression: '#status = :pending',
-      UpdateExpression: 'SET #status = :status, #decidedAt = :decidedAt, #GSI1PK = :statusPartition REMOVE #outbox',
-      ExpressionAttributeValues: expect.objectContaining({
-        ':pending': { S: 'pending' },
-        ':statusPartition': { S: `APPROVALS#approved#${indexShard('a1')}` },
-      }),
-    });
-  });
-
   it('writes a large output out of line first, and the step item refers to it', async () => {
     dynamo.on(BatchWriteItemCommand).resolves({});
     dynamo.on(UpdateItemCommand).resolves({});
@@ -350,22 +302,5 @@ describe('DynamoDB store: fewer round trips', () => {
       .resolves({ Responses: { [TABLE]: [storedStep] } });
     expect(await store.getSteps('r1', ['child'])).toMatchObject([{ stepId: 'child', remaining: 1 }]);
     expect(dynamo).toHaveReceivedCommandTimes(BatchGetItemCommand, 2);
-  });
-
-  it('counts the last edge and moves the step to ready in one conditional update', async () => {
-    dynamo.on(UpdateItemCommand).resolves({ Attributes: { ...storedStep, status: { S: 'ready' } } });
-    await store.releaseLastDependency('r1', 'child', 1, 'right');
-    expect(dynamo).toHaveReceivedCommandWith(UpdateItemCommand, {
-      ConditionExpression:
-        '#generation = :generation AND contains(#upstream, :upstreamId) AND NOT contains(#released, :upstreamId)' +
-        ' AND #remaining = :one AND #status = :status',
-      UpdateExpression:
-        'SET #updatedAt = :updatedAt, #status = :ready ADD #remaining :minusOne, #released :upstreamSet',
-      ExpressionAttributeValues: expect.objectContaining({
-        ':one': { N: '1' },
-        ':status': { S: 'pending' },
-        ':ready': { S: 'ready' },
-      }),
-    });
   });
 });

@@ -39,7 +39,7 @@ describe('the saga', () => {
       'CompensationStarted:pay',
     ]);
     expect(typesOf(run.compensate('pay', { kind: 'compensated' }))).toEqual(['CompensationEnded:pay', 'RunFinished']);
-    expect(run.state.run.terminal).toMatchObject({ state: 'failed', evidence: { compensated: ['pay', 'ship'] } });
+    expect(run.state.run.terminal).toMatchObject({ state: 'failed', evidence: { compensated: ['ship', 'pay'] } });
     expect(run.step('pay').compensation).toMatchObject({ target: 'tool:pay-undo', attempts: 1, error: null });
   });
 
@@ -100,7 +100,7 @@ describe('the saga', () => {
       'CompensationStarted:pay',
     ]);
     run.compensate('pay', { kind: 'compensated' });
-    expect(run.state.run.terminal).toMatchObject({ state: 'failed', evidence: { compensated: ['pay', 'ship'] } });
+    expect(run.state.run.terminal).toMatchObject({ state: 'failed', evidence: { compensated: ['ship', 'pay'] } });
   });
 
   it('takes a resolution by hand with its note, and moves on to the next compensation', () => {
@@ -154,7 +154,7 @@ describe('a cancel with compensation', () => {
     expect(typesOf(run.compensate('pay', { kind: 'compensated' }))).toEqual(['CompensationEnded:pay', 'RunFinished']);
     expect(run.state.run.terminal).toMatchObject({
       state: 'cancelled',
-      evidence: { requestedBy: 'ana', compensated: ['pay', 'ship'] },
+      evidence: { requestedBy: 'ana', compensated: ['ship', 'pay'] },
     });
   });
 

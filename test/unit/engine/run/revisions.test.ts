@@ -46,6 +46,23 @@ describe("a failure's revision", () => {
     expect(run.state.run.terminal?.state).toBe('complete');
   });
 
+  it('answers a repeat of the proposal it made as the first time (the answer was lost), changing nothing', () => {
+    const run = failedRun();
+    const proposal = revisionOf(run.state, substituted, { failure: 'a' });
+    run.apply(proposal);
+    expect(run.lastReply).toEqual({ ok: true, value: { outcome: 'revised', revision: 2 } });
+    expect(run.apply(proposal)).toEqual([]);
+    expect(run.lastReply).toEqual({ ok: true, value: { outcome: 'revised', revision: 2 } });
+    expect(run.state.run).toMatchObject({ revision: 2, replans: 1 });
+    // Another answer to the same failure is not the same proposal: the failure is gone (its step moved on).
+    const other = revisionOf(run.state, [{ id: 'a', target: 'tool:w' }, substituted[1] ?? { id: 'b' }], {
+      failure: 'a',
+      baseRevision: 1,
+    });
+    expect(run.apply(other)).toEqual([]);
+    expect(run.lastReply).toEqual({ ok: true, value: { outcome: 'ignored', why: 'stale' } });
+  });
+
   it('is refused when it is not revision n+1 of its base, and is stale against another base revision', () => {
     const run = failedRun();
     const answer = revisionOf(run.state, substituted, { failure: 'a' });
@@ -166,6 +183,42 @@ describe("a person's replan", () => {
     });
     run.apply({ kind: 'CancelRun', compensate: false, by: null });
     expect(replanRefusal(run.state)).toMatchObject({ status: 409, code: 'E_RUN_CANCELLED' });
+  });
+
+  it('is made once of two alike requests: the other is stale, a repeat of the first is answered as the first', () => {
+    const run = replanning();
+    run.apply({ kind: 'StartRun', plan: planOf([{ id: 'a' }]) });
+    run.succeed('a');
+    const alike = (request: string) =>
+      revisionOf(run.state, [{ id: 'a' }, { id: 'c', dependsOn: ['a'] }], { reason: 'more', request });
+    const first = alike('job-1');
+    const second = alike('job-2');
+    expect(typesOf(run.apply(first))).toEqual(['RunReopened', 'PlanRevised', 'StepAdded:c', 'StepStarted:c']);
+    expect(run.state.run.replanLog?.[0]).toMatchObject({ revision: 2, request: 'job-1' });
+    // The second request's planner read revision 1 and proposed the same: it is not the first's repeat.
+    expect(run.apply(second)).toEqual([]);
+    expect(run.lastReply).toMatchObject({ ok: false, status: 409, code: 'E_REVISION_STALE' });
+    // The first request again (its job run once more): answered as it was, nothing changes.
+    expect(run.apply(first)).toEqual([]);
+    expect(run.lastReply).toEqual({ ok: true, value: { outcome: 'revised', revision: 2 } });
+    expect(run.state.run).toMatchObject({ revision: 2, replans: 1 });
+  });
+
+  it('held for a person, is held once of two alike requests; a repeat of the first is told the same approval', () => {
+    const run = failedRun();
+    const steps = [
+      { id: 'a', target: 'tool:write' },
+      { id: 'b', dependsOn: ['a'] },
+    ];
+    const first = revisionOf(run.state, steps, { request: 'job-1' });
+    const second = revisionOf(run.state, steps, { request: 'job-2' });
+    run.apply(first);
+    const held = { ok: true, value: { outcome: 'awaiting_approval', approvalId: 'run-1.revision.r2.1' } };
+    expect(run.lastReply).toEqual(held);
+    expect(run.apply(second)).toEqual([]);
+    expect(run.lastReply).toMatchObject({ ok: false, status: 409, code: 'E_REVISION_PENDING' });
+    expect(run.apply(first)).toEqual([]);
+    expect(run.lastReply).toEqual(held);
   });
 
   it('reopens a finished run and runs what it adds', () => {

@@ -1,0 +1,74 @@
+/**
+ * Revision n+1 as the replanner proposes it: the failure diagnosed (what failed, how, what was tried before), the
+ * planner asked within the scope (around the failure, the whole plan for a person's replan, the unstarted part for a
+ * budget), and the proposal as a held revision — what the run's decider makes current, holds for a person, or finds
+ * stale. Planner errors go to the caller (a decline).
+ */
+import { diagnoseFailure, stepStates } from '../engine/replan.ts';
+import { plannerError } from '../planner/errors.ts';
+import type { PlannerDeps } from '../planner/planner.ts';
+import type { BudgetReplanRequest, ReplanTrigger, RequestedReplan } from '../ports/plan-model.ts';
+import type { HeldRevision, RunRecord, StepRecord } from '../ports/store.ts';
+import type { LoadedPlan } from './interpreter.ts';
+import { budgetReason, lineageOf, priorReplans, proposeWithRetry, revisionReason } from './replanner-support.ts';
+
+export interface ProposalRequest {
+  readonly run: RunRecord;
+  readonly loaded: LoadedPlan;
+  readonly records: readonly StepRecord[];
+  /** The failure to plan around; absent for a person's replan of a run with no failed step, and a budget's. */
+  readonly failed?: StepRecord;
+  readonly trigger: ReplanTrigger;
+  /** A person's replan: their reason and new objective. */
+  readonly requested?: RequestedReplan;
+  /** A budget replan: the figures, and the budget the revision gets. */
+  readonly budget?: BudgetReplanRequest;
+}
+
+export interface Proposal {
+  readonly held: HeldRevision;
+}
+
+export async function proposeRevisionFor(plannerDeps: PlannerDeps, request: ProposalRequest): Promise<Proposal> {
+  const { run, loaded, records, failed, requested, budget } = request;
+  const planStep = failed && loaded.byId.get(failed.stepId);
+  const diagnosis =
+    failed &&
+    diagnoseFailure({
+      plan: loaded.plan,
+      failed: { ...failed, target: planStep?.target },
+      states: stepStates(records),
+      trigger: request.trigger,
+      lineage: lineageOf(run),
+    });
+  const proposal = await proposeWithRetry(plannerDeps, {
+    previous: loaded.plan,
+    records,
+    ...(diagnosis === undefined ? {} : { diagnosis }),
+    replans: priorReplans(run),
+    ...(requested === undefined ? {} : { requested }),
+    ...(budget === undefined ? {} : { budget }),
+  });
+  if (
+    (requested ?? budget) !== undefined &&
+    proposal.added.length + proposal.changed.length + proposal.removed.length === 0
+  )
+    throw plannerError('E_NO_CHANGE', 'the planner proposed the same plan again: there is nothing to revise');
+  return {
+    held: {
+      baseRevision: run.revision,
+      plan: proposal.revision,
+      scope: proposal.scope,
+      change: proposal.change,
+      replaces: proposal.replaces,
+      reason: budget
+        ? budgetReason(budget, proposal.change)
+        : revisionReason(failed, proposal.change, requested?.reason),
+      ...(budget === undefined ? {} : { trigger: 'budget' as const }),
+      ...(failed === undefined ? {} : { failure: { stepId: failed.stepId, generation: failed.generation } }),
+      ...(requested?.objective === undefined ? {} : { objective: requested.objective }),
+      ...(planStep?.target ? { failedTarget: planStep.target } : {}),
+      ...(failed?.error?.code === undefined ? {} : { failedCode: failed.error.code }),
+    },
+  };
+}
