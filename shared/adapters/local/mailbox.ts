@@ -2,10 +2,13 @@
  * The embedded stack's run mailboxes (shared/ports/mailbox.ts), shaped as the deployed SQS FIFO queue is: one queue
  * per run (the message group), its commands taken in order in batches, one batch of a run at a time, runs side by
  * side. A batch that fails is taken again after a pause (its commands are decided again: a repeat decides nothing
- * twice), as SQS redelivers a batch whose handler failed; past its tries, its senders are told.
+ * twice), as SQS redelivers a batch whose handler failed. A failure of the platform (a throttle, a timeout) is never
+ * fatal: the batch is taken again, the pause capped, for as long as it lasts. Any other failure is tried `tries`
+ * times; then its senders are told, and its letters stay in the journal for the next start (a dead letter).
  */
 import type { RunCommandInput } from '../../engine/run/commands.ts';
 import type { Reply } from '../../engine/run/decision.ts';
+import { isTransientPlatformError } from '../../errors.ts';
 import type { Mailbox } from '../../ports/mailbox.ts';
 
 export interface LocalMailboxOptions {
@@ -13,8 +16,9 @@ export interface LocalMailboxOptions {
   readonly handle: (runId: string, commands: readonly RunCommandInput[]) => Promise<Reply[]>;
   /** Commands taken together at most (SQS FIFO's batch is 10). */
   readonly batchSize?: number;
-  /** Pause before a failed batch is taken again, doubling per try. */
+  /** Pause before a failed batch is taken again, doubling per try up to `maxRetryMs`. */
   readonly retryMs?: number;
+  readonly maxRetryMs?: number;
   readonly tries?: number;
   readonly onError?: (error: unknown, runId: string) => void;
   /** Where letters are kept until their batch is decided (a data directory's journal): nothing is lost on a crash. */
@@ -51,6 +55,7 @@ export function createLocalMailbox(options: LocalMailboxOptions): LocalMailbox {
   const batchSize = options.batchSize ?? 10;
   const retryMs = options.retryMs ?? 50;
   const tries = options.tries ?? 8;
+  const maxRetryMs = options.maxRetryMs ?? 2_000;
   const queues = new Map<string, Queue>();
   let closed = false;
   let waiters: (() => void)[] = [];
@@ -100,8 +105,9 @@ export function createLocalMailbox(options: LocalMailboxOptions): LocalMailbox {
           batch.map((letter) => letter.command),
         );
       } catch (error) {
-        if (attempt >= tries || closed) throw error;
-        await new Promise((resolve) => setTimeout(resolve, retryMs * 2 ** (attempt - 1)));
+        if (closed || (attempt >= tries && !isTransientPlatformError(error))) throw error;
+        const pause = Math.min(retryMs * 2 ** Math.min(attempt - 1, 20), maxRetryMs);
+        await new Promise((resolve) => setTimeout(resolve, pause));
       }
     }
   }

@@ -61,9 +61,12 @@ const timerName = (runId: string, purpose: string): string => `t-${nameSafe(runI
 const IN_FLIGHT = new Set(['running', 'retrying', 'awaiting_approval']);
 
 /** A waiting step's open attempt, closed as `ending` says (nothing for a step that does not wait for a person). */
-function closeWait(step: StepRecord, ending: AttemptEnding): Effect[] {
-  if (step.status !== 'awaiting_approval') return [];
+function closeWait(before: DraftState, step: StepRecord, ending: AttemptEnding): Effect[] {
   const { stepId, generation } = step;
+  // A gate records its attempt `running` before it waits: one closed while it runs may have recorded it already
+  // (else the gate, reading its step after recording, closes it itself).
+  const gate = step.status === 'running' && (before.plan?.byId.get(stepId)?.target ?? '').startsWith('human:');
+  if (step.status !== 'awaiting_approval' && !gate) return [];
   return [{ kind: 'closeAttempt', stepId, generation, attempt: Math.max(1, step.attempts), ending }];
 }
 
@@ -106,13 +109,13 @@ export function effectsOf(before: DraftState, event: RunEvent): Effect[] {
           : event.error;
       const ending: AttemptEnding =
         event.type === 'StepClosed' ? { kind: 'cancelled', error } : { kind: 'invalidated', error };
-      return [{ kind: 'stopStep', name: step.claimedBy, error }, ...closeWait(step, ending)];
+      return [{ kind: 'stopStep', name: step.claimedBy, error }, ...closeWait(before, step, ending)];
     }
     case 'StepFailed': {
       const step = before.steps.get(event.stepId);
       if (step === undefined) return [];
       const expired = event.error.code === 'E_APPROVAL_EXPIRED';
-      return closeWait(step, { kind: expired ? 'expired' : 'failed', error: event.error });
+      return closeWait(before, step, { kind: expired ? 'expired' : 'failed', error: event.error });
     }
     case 'ApprovalDecided': {
       const approval = before.approvals.get(event.approvalId);
