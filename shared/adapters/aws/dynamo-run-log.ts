@@ -1,11 +1,13 @@
 /**
  * The run's log on DynamoDB (shared/ports/run-log.ts). A batch is one item, `RUN#<runId>` / `LOG#<version>`, put
  * only where none is (the run's version is the condition: two writers never both commit one version), carrying its
- * events, its record images, effects and what it publishes (large ones out of line, dynamo-blobs.ts). Its outbox is
- * set on that item once its records are written (project), only where none is: the table's stream hands it to the
- * relay then, so whoever an event wakes finds the batch's records, and a repeat of the projection announces nothing
- * twice. A writer that dies before the outbox is set leaves the batch to the next loader, which projects and
- * announces it.
+ * events, its record images, effects and what it publishes (large ones out of line, dynamo-blobs.ts). Its outbox
+ * rides on the last write of the batch's projection (the run's record, else a step's, else an approval's; the log
+ * item itself for a batch that changed no record), made once the others have landed: the table's stream hands it to
+ * the relay then, so whoever an event wakes finds the batch's records, and a repeat of the projection, refused by
+ * that record's version, announces nothing twice. Every other projected write removes an outbox the item held (the
+ * relay announces only an outbox id the item's old image did not hold). A writer that dies before that last write
+ * leaves the batch to the next loader, which projects and announces it.
  *
  * Projection writes each image over an older copy only (`v`, the version of the batch that wrote it): a repeat after
  * a crash, or a slow writer behind a newer one, changes nothing. A step's image is written attribute by attribute:
@@ -17,6 +19,7 @@ import { isConflictError } from '../../errors.ts';
 import type { EventType } from '../../events/catalog.ts';
 import { OUTBOX_ATTRIBUTE, type OutboxEntry } from '../../events/outbox.ts';
 import { forEachInPool } from '../../pool.ts';
+import type { ApprovalRecord } from '../../ports/records/approvals.ts';
 import type { StepRecord } from '../../ports/records/steps.ts';
 import type { CommittedBatch, RunLog } from '../../ports/run-log.ts';
 import type { Store } from '../../ports/store.ts';
@@ -38,6 +41,7 @@ import {
   conditionalUpdate,
   type DynamoContext,
   getItem,
+  outboxAttribute,
   queryAll,
   runItemsQuery,
 } from './dynamo-ops.ts';
@@ -64,7 +68,13 @@ function olderThan(scope: ExpressionScope, version: number): ReturnType<Expressi
   return `(attribute_not_exists(${name}) OR ${name} < ${value})` as ReturnType<ExpressionScope['exists']>;
 }
 
-async function projectStep(ctx: DynamoContext, step: StepRecord, version: number, moved: boolean): Promise<void> {
+async function projectStep(
+  ctx: DynamoContext,
+  step: StepRecord,
+  version: number,
+  moved: boolean,
+  outbox: OutboxEntry | null,
+): Promise<void> {
   const key = itemKeys.step(step.runId, step.stepId);
   for (let tries = 0; tries < MAX_MOVE_TRIES; tries++) {
     // A generation that moves on drops what its execution wrote on the item, but the attempt record carried there is
@@ -93,15 +103,16 @@ async function projectStep(ctx: DynamoContext, step: StepRecord, version: number
     // Moving on from an item that carried no attempt when read: only while it still carries none.
     const condition =
       moved && carried === undefined ? scope.and(newer, scope.notExists(CARRIED_ATTEMPT_ATTRIBUTE)) : newer;
-    const written = await conditionalUpdate(ctx, key, scope, update, condition);
+    const written = await conditionalUpdate(ctx, key, scope, update, condition, outbox);
     // Refused: a newer copy is there (nothing to do), or, moving on, an attempt was carried meanwhile (read again).
     if (written !== undefined || !moved) return;
   }
 }
 
-async function projectWhole(ctx: DynamoContext, item: Item, version: number): Promise<void> {
+async function projectWhole(ctx: DynamoContext, item: Item, version: number, outbox?: OutboxEntry): Promise<void> {
   const scope = new ExpressionScope();
-  await conditionalPut(ctx, { ...item, [VERSION_ATTRIBUTE]: { N: String(version) } }, scope, olderThan(scope, version));
+  const stored = { ...item, [VERSION_ATTRIBUTE]: { N: String(version) }, ...outboxAttribute(outbox) };
+  await conditionalPut(ctx, stored, scope, olderThan(scope, version));
 }
 
 /** What projecting a batch writes through the store's own operations: a revision and its watchers. */
@@ -118,6 +129,11 @@ function outboxOf(batch: Pick<CommittedBatch, 'runId' | 'version' | 'at' | 'publ
   };
 }
 
+/** The records but the last, and the last apart when `apart` (the one written after all the others). */
+function splitLast<T>(records: readonly T[], apart: boolean): [readonly T[], T | undefined] {
+  return apart ? [records.slice(0, -1), records.at(-1)] : [records, undefined];
+}
+
 /** A batch's item: its version as the key and the batch itself. */
 function logItem(batch: Pick<CommittedBatch, 'runId' | 'version'>, text: string): Item {
   const { runId, version } = batch;
@@ -129,7 +145,7 @@ function logItem(batch: Pick<CommittedBatch, 'runId' | 'version'>, text: string)
 
 export function createDynamoRunLog(ctx: DynamoContext, store: RevisionWrites): RunLog {
   const { stream: _stream, ...quiet } = ctx;
-  /** Sets the batch's outbox on its item where none is: the stream announces it once, after its records. */
+  /** Sets the outbox of a batch that wrote no record on its log item, where none is: announced once. */
   const announce = async (batch: CommittedBatch): Promise<void> => {
     if (batch.published.length === 0) return;
     const scope = new ExpressionScope();
@@ -163,17 +179,36 @@ export function createDynamoRunLog(ctx: DynamoContext, store: RevisionWrites): R
         });
       }
       // What is pointed at before what points at it: a step shown waiting has its approval, a run shown ended has
-      // its steps closed, to a reader that reads between two of these writes.
-      await forEachInPool(images.approvals, async (approval) => {
+      // its steps closed, to a reader that reads between two of these writes. The last write carries the batch's
+      // outbox (the stream announces it once it lands, so whoever an event wakes finds every record of the batch);
+      // a batch that wrote no record announces on its log item.
+      const outbox = batch.published.length === 0 ? undefined : outboxOf(batch);
+      const carrier: 'run' | 'step' | 'approval' | 'log' | undefined =
+        outbox === undefined
+          ? undefined
+          : images.run !== undefined
+            ? 'run'
+            : images.steps.length > 0
+              ? 'step'
+              : images.approvals.length > 0
+                ? 'approval'
+                : 'log';
+      const [approvals, lastApproval] = splitLast(images.approvals, carrier === 'approval');
+      const putApproval = async (approval: ApprovalRecord, announcing?: OutboxEntry) => {
         // The run's reference first, as putApproval writes it: a run's approvals are read by their references.
         const ref = itemKeys.approvalRef(runId, approval.approvalId);
         await batchPutItems(ctx, [stringItem({ ...ref, [ENTITY_ATTRIBUTE]: 'approvalRef', stepId: approval.stepId })]);
-        await projectWhole(ctx, encodeApproval(approval), version);
-      });
+        await projectWhole(ctx, encodeApproval(approval), version, announcing);
+      };
+      await forEachInPool(approvals, (approval) => putApproval(approval));
+      if (lastApproval !== undefined) await putApproval(lastApproval, outbox);
       const moved = new Set(images.moved);
-      await forEachInPool(images.steps, (step) => projectStep(ctx, step, version, moved.has(step.stepId)));
-      if (images.run !== undefined) await projectWhole(ctx, encodeRun(images.run), version);
-      await announce(batch);
+      const [steps, lastStep] = splitLast(images.steps, carrier === 'step');
+      await forEachInPool(steps, (step) => projectStep(ctx, step, version, moved.has(step.stepId), null));
+      if (lastStep !== undefined) await projectStep(ctx, lastStep, version, moved.has(lastStep.stepId), outbox ?? null);
+      if (images.run !== undefined)
+        await projectWhole(ctx, encodeRun(images.run), version, carrier === 'run' ? outbox : undefined);
+      if (carrier === 'log') await announce(batch);
     },
   };
 }
