@@ -12,7 +12,14 @@ import { boundJson, clipMessage } from '../plan/bounded-text.ts';
 import { buildGraph, groupStatus } from '../plan/graph.ts';
 import type { Budget, Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
 import type { Spend } from '../ports/capabilities.ts';
-import type { CompensationRecord, RunRecord, StepRecord, TerminalRecord, TraceEntry } from '../ports/store.ts';
+import type {
+  CompensationRecord,
+  RunRecord,
+  StepCounts,
+  StepRecord,
+  TerminalRecord,
+  TraceEntry,
+} from '../ports/store.ts';
 
 export interface StepView {
   readonly id: string;
@@ -243,24 +250,28 @@ export function progressOf(statuses: Iterable<StepStatus>): Progress {
   return { done, total };
 }
 
-export function buildRunSummary(run: RunRecord, records: readonly StepRecord[]): RunSummary {
+/** A run as a list shows it: from the run's record and its steps counted by status (no step read). */
+export function buildRunSummary(run: RunRecord, counts: StepCounts): RunSummary {
+  const statuses = statusesOf(counts);
   return {
     runId: run.runId,
-    status: deriveRunStatus(
-      run.status,
-      records.map((r) => r.status),
-    ),
+    status: deriveRunStatus(run.status, statuses),
     objective: run.objective,
     revision: run.revision,
     ...(run.startedBy === undefined ? {} : { startedBy: run.startedBy }),
-    progress: progressOf(records.map((r) => r.status)),
+    progress: progressOf(statuses),
     usage: usageView(run),
-    awaitingApproval: records.filter((r) => r.status === 'awaiting_approval').length,
+    awaitingApproval: counts.awaiting_approval ?? 0,
     createdAt: run.createdAt,
     updatedAt: run.updatedAt,
-    ...terminalView(run, records),
+    ...terminalView(run),
     ...cancellingView(run),
   };
+}
+
+/** Each step's status, as many times as steps have it. */
+function statusesOf(counts: StepCounts): StepStatus[] {
+  return (Object.entries(counts) as [StepStatus, number][]).flatMap(([status, n]) => Array<StepStatus>(n).fill(status));
 }
 
 /**

@@ -7,8 +7,10 @@
  * order is no difference), and the same key with another body is refused (422 E_IDEMPOTENCY_MISMATCH) instead of
  * answered with a run that was asked for with other words.
  */
+
 import { Hono } from 'hono';
 import { compress } from 'hono/compress';
+import { withPlannedSteps } from '../engine/run/planned.ts';
 import { isConflictError } from '../errors.ts';
 import type { RunStatus } from '../plan/schema.ts';
 import { resolveMode } from '../planner/planner.ts';
@@ -148,9 +150,9 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
         ...(query.q === undefined ? {} : { text: query.q }),
         ...(query.cursor === undefined ? {} : { before: decodeCursor('runs', query.cursor) }),
       });
-      const summaries = await Promise.all(
-        found.runs.map(async (run) => buildRunSummary(run, await store.listSteps(run.runId))),
-      );
+      // Each run's steps counted by status, as its last decision left them: a list reads no step.
+      const counts = await store.getStepCounts(found.runs.map((run) => run.runId));
+      const summaries = found.runs.map((run) => buildRunSummary(run, counts.get(run.runId) ?? {}));
       const wanted = query.status === undefined ? summaries : summaries.filter((s) => s.status === query.status);
       return conditionalJson(c, {
         runs: wanted,
@@ -171,7 +173,7 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
         store.listSteps(run.runId),
       ]);
       const from = query.cursor === undefined ? 0 : decodeCursor('steps', query.cursor).index;
-      const view = buildRunView(run, revision?.plan, steps);
+      const view = buildRunView(run, revision?.plan, withPlannedSteps(run, revision?.plan, steps));
       const page = pageOfSteps(view.steps, from, query.limit ?? DEFAULT_STEP_PAGE);
       return conditionalJson(c, {
         ...view,

@@ -12,6 +12,7 @@ import type {
   AttemptRecord,
   CompensationRecord,
   IdempotencyRecord,
+  StepCounts,
   StepRecord,
   TraceEntry,
   WatchEntry,
@@ -34,6 +35,7 @@ export type {
   AttemptRecord,
   CompensationRecord,
   IdempotencyRecord,
+  StepCounts,
   StepGenerationRecord,
   StepKindName,
   StepRecord,
@@ -135,6 +137,8 @@ export interface Store {
   ): Promise<RunRecord | undefined>;
   /** Newest first; `before` (a listed run's position) continues a listing after that run. */
   listRuns(options?: { status?: RunStatus; limit?: number; before?: RunPosition }): Promise<RunRecord[]>;
+  /** The run's steps by status as its last decision left them (kept with it: no step is read); absent: none yet. */
+  getStepCounts(runIds: readonly string[]): Promise<ReadonlyMap<string, StepCounts>>;
 
   // plan revisions: immutable, conditional put on revision (a store may hand out one shared, frozen copy of each)
   putPlanRevision(runId: string, plan: Plan, reason: string): Promise<void>; // ConflictError if it exists

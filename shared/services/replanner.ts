@@ -11,6 +11,7 @@ import { secondsBetween, spentBy } from '../engine/budget.ts';
 import { budgetReplanRequest, isRunBudgetStop } from '../engine/budget-replan.ts';
 import { addedMutatingTargets } from '../engine/replan/authority.ts';
 import { triggerFor } from '../engine/replan/diagnosis.ts';
+import { withPlannedSteps } from '../engine/run/planned.ts';
 import { failureKey } from '../engine/run/rules/replans.ts';
 import { ConflictError, isTransientPlatformError } from '../errors.ts';
 import type { RequestedReplan } from '../ports/plan-model.ts';
@@ -44,8 +45,8 @@ export function createReplanner(given: ReplannerDeps): Replanner {
   ): Promise<{ run: RunRecord; loaded: LoadedPlan; records: StepRecord[] } | undefined> {
     const run = await store.getRun(runId);
     if (!run || run.revision < 1) return undefined;
-    const [loaded, records] = await Promise.all([ctx.plan(run), store.listSteps(runId)]);
-    return { run, loaded, records };
+    const [loaded, stored] = await Promise.all([ctx.plan(run), store.listSteps(runId)]);
+    return { run, loaded, records: withPlannedSteps(run, loaded.plan, stored) };
   }
 
   /** Sends the proposal to the decider; its answer is the outcome. */

@@ -36,6 +36,7 @@ const batchOf = (runId: string, version: number, images: Partial<RecordImages> =
   images: { ...NO_IMAGES, ...images },
   effects: [],
   published: [],
+  counts: {},
 });
 
 export function runLogBehaviour(setUp: () => Promise<RunLogFixture>): void {

@@ -102,6 +102,7 @@ export const runCodecs: FieldCodecs<RunRecord> = {
   budgetWarned: optionalStringSet,
   budgetExhaustedFor: json<readonly number[]>(),
   invalidationKeys: json<readonly string[]>(),
+  startedAt: stringField,
 };
 
 export function encodeRun(run: RunRecord): Item {

@@ -191,7 +191,21 @@ const UNPROCESSED_RETRIES = 8;
  * Strongly consistent reads of several items in as few round trips as BatchGetItem allows (100 keys a request),
  * re-asking for whatever DynamoDB leaves unprocessed. Items come back in no particular order; missing ones are absent.
  */
-export async function batchGetItems(ctx: DynamoContext, keys: readonly ItemKey[]): Promise<Item[]> {
+export async function batchGetItems(
+  ctx: DynamoContext,
+  keys: readonly ItemKey[],
+  /** Only these attributes (and the keys), for a read that needs a small part of large items. */
+  attributes?: readonly string[],
+): Promise<Item[]> {
+  const projection =
+    attributes === undefined
+      ? {}
+      : {
+          ProjectionExpression: [PARTITION_KEY, SORT_KEY, ...attributes].map((_, i) => `#p${i}`).join(', '),
+          ExpressionAttributeNames: Object.fromEntries(
+            [PARTITION_KEY, SORT_KEY, ...attributes].map((name, i) => [`#p${i}`, name]),
+          ),
+        };
   const unique = [...new Map(keys.map((key) => [`${key.PK}\u0000${key.SK}`, key])).values()];
   const items: Item[] = [];
   for (let i = 0; i < unique.length; i += BATCH_GET_LIMIT) {
@@ -200,7 +214,9 @@ export async function batchGetItems(ctx: DynamoContext, keys: readonly ItemKey[]
       .map((key) => ({ [PARTITION_KEY]: { S: key.PK }, [SORT_KEY]: { S: key.SK } }));
     await untilProcessed('read', batch, async (pending) => {
       const result = await ctx.client.send(
-        new BatchGetItemCommand({ RequestItems: { [ctx.tableName]: { Keys: pending, ConsistentRead: true } } }),
+        new BatchGetItemCommand({
+          RequestItems: { [ctx.tableName]: { Keys: pending, ConsistentRead: true, ...projection } },
+        }),
       );
       items.push(...(result.Responses?.[ctx.tableName] ?? []));
       return result.UnprocessedKeys?.[ctx.tableName]?.Keys ?? [];

@@ -11,7 +11,7 @@ import { approvalOperations } from './dynamo-approvals.ts';
 import { eventOperations } from './dynamo-events.ts';
 import type { DynamoContext } from './dynamo-ops.ts';
 import { planJobOperations } from './dynamo-plan-jobs.ts';
-import { createDynamoRunLog } from './dynamo-run-log.ts';
+import { createDynamoRunLog, stepCountOperations } from './dynamo-run-log.ts';
 import { runOperations } from './dynamo-runs.ts';
 import { stepOperations } from './dynamo-steps.ts';
 import { watchOperations } from './dynamo-watches.ts';
@@ -39,6 +39,7 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
     ...approvalOperations(ctx),
     ...watchOperations(ctx),
     ...planJobOperations(ctx),
+    ...stepCountOperations(ctx),
   };
 }
 

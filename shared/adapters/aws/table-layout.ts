@@ -60,6 +60,8 @@ const runPartition = (runId: string): string => `RUN#${runId}`;
 /** Item key builders: the only place that spells a key. */
 export const itemKeys = {
   run: (runId: string): ItemKey => ({ PK: runPartition(runId), SK: 'RUN' }),
+  /** The run's log head: its last committed batch and its version (shared/adapters/aws/dynamo-run-log.ts). */
+  runHead: (runId: string): ItemKey => ({ PK: runPartition(runId), SK: 'HEAD' }),
   runPartition,
   planRevision: (runId: string, revision: number): ItemKey => ({
     PK: runPartition(runId),

@@ -4,6 +4,7 @@
  * and its events. Lists of the whole run (every step, every approval of every run in the index, the whole audit log)
  * made the answer cost grow with the run and fail whenever any one of those reads did.
  */
+import { withPlannedSteps } from '../../engine/run/planned.ts';
 import { buildGraph } from '../../plan/graph.ts';
 import { stepKind } from '../../plan/schema.ts';
 import type { RunEventRecord, RunRecord, StepRecord, Store } from '../../ports/store.ts';
@@ -49,15 +50,19 @@ export async function readStepDetail(store: Store, run: RunRecord, found: FoundS
   if (stepKind(step) === 'group') {
     // A group has no item, attempts, approvals or events of its own: its status comes from its descendants.
     const descendants = buildGraph(found.plan.steps).executableDescendants(step.id);
-    const records = descendants.length === 0 ? [] : await store.getSteps(run.runId, descendants);
+    const stored = descendants.length === 0 ? [] : await store.getSteps(run.runId, descendants);
+    const wanted = new Set(descendants);
+    const records = withPlannedSteps(run, found.plan, stored).filter((r) => wanted.has(r.stepId));
     return { ...base, records, attempts: [], approvals: [], events: [] };
   }
-  const [record, attempts, approvals] = await Promise.all([
+  const [stored, attempts, approvals] = await Promise.all([
     store.getStep(run.runId, step.id),
     store.listAttempts(run.runId, step.id),
     store.listRunApprovals(run.runId, { stepId: step.id }),
   ]);
-  const events = await stepEvents(store, run.runId, record);
+  // A step its run's start still implies has no item: its record is the plan's (shared/engine/run/planned.ts).
+  const record = stored ?? withPlannedSteps(run, found.plan, []).find((r) => r.stepId === step.id);
+  const events = await stepEvents(store, run.runId, stored);
   return {
     ...base,
     records: record ? [record] : [],

@@ -11,6 +11,7 @@ import type { StepGenerationRecord, StepRecord, TraceEntry } from '../../ports/r
 import { RELEASING_STEP_STATUSES } from '../statuses.ts';
 import { appendAndRetain, traceEntry } from '../trace.ts';
 import type { RunEvent } from './events.ts';
+import { plannedRecord } from './planned.ts';
 import { countsOf, type DraftState, draftOf, type RunState } from './state.ts';
 
 /** How many invalidation keys a run remembers (a repeat comes soon after: a client's retry, a redelivery). */
@@ -71,6 +72,12 @@ export function evolveInto(draft: DraftState, event: RunEvent): void {
   const now = after === undefined ? { open: 0, inFlight: 0 } : countsOf(after);
   draft.open += now.open - was.open;
   draft.inFlight += now.inFlight - was.inFlight;
+  if (before !== undefined) {
+    const left = (draft.counts[before] ?? 0) - 1;
+    if (left > 0) draft.counts[before] = left;
+    else delete draft.counts[before];
+  }
+  if (after !== undefined) draft.counts[after] = (draft.counts[after] ?? 0) + 1;
 }
 
 /**
@@ -90,10 +97,12 @@ function recountDependents(draft: DraftState, stepId: string, before: StepStatus
 function recount(draft: DraftState): void {
   draft.open = 0;
   draft.inFlight = 0;
+  draft.counts = {};
   for (const step of draft.steps.values()) {
     const counts = countsOf(step.status);
     draft.open += counts.open;
     draft.inFlight += counts.inFlight;
+    draft.counts[step.status] = (draft.counts[step.status] ?? 0) + 1;
   }
 }
 
@@ -131,9 +140,10 @@ function apply(draft: DraftState, event: RunEvent): void {
   switch (event.type) {
     case 'RunStarted': {
       const { submittedPlan: _s, candidatePlan: _c, planStamp: _p, ...run } = draft.run;
-      draft.run = { ...run, status: 'running', revision: event.plan.revision, updatedAt: at };
-      draft.plan = draft.viewOf(event.plan);
-      for (const id of draft.plan.executable) draft.steps.set(id, firstRecord(draft, id, at, planTrace(draft, id, at)));
+      draft.run = { ...run, status: 'running', revision: event.plan.revision, startedAt: at, updatedAt: at };
+      const view = draft.viewOf(event.plan);
+      draft.plan = view;
+      for (const id of view.executable) draft.steps.set(id, plannedRecord(view, draft.run.runId, id, at));
       return;
     }
     case 'WaiterSet':
@@ -362,16 +372,6 @@ function apply(draft: DraftState, event: RunEvent): void {
 /** A step's compensation record, or an empty one for a compensation that left none. */
 function compensationOf(step: StepRecord, at: string): NonNullable<StepRecord['compensation']> {
   return step.compensation ?? { target: '', attempts: 0, idempotencyKey: '', startedAt: at };
-}
-
-/** The `[plan]` entry a step's first generation starts with: what it does, and why the plan has it. */
-function planTrace(draft: DraftState, stepId: string, at: string): TraceEntry[] {
-  const planned = draft.plan?.byId.get(stepId);
-  const plan = draft.plan?.plan;
-  if (plan === undefined) return [];
-  const what = `${planned?.title ?? stepId} → ${planned?.target ?? '?'}`;
-  const revision = plan.revision > 1 ? ` (revision ${plan.revision})` : '';
-  return [traceEntry('plan', plan.rationale ? `${what}${revision}. Why: ${plan.rationale}` : `${what}${revision}`, at)];
 }
 
 function firstRecord(draft: DraftState, stepId: string, at: string, trace: readonly TraceEntry[]): StepRecord {

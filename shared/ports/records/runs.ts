@@ -84,6 +84,11 @@ export interface RunRecord {
    * a repeat of one changes nothing.
    */
   readonly invalidationKeys?: readonly string[];
+  /**
+   * When revision 1 was made current (`RunStarted`): what a step nothing has changed since is implied from
+   * (shared/engine/run/planned.ts), as such a step has no record of its own.
+   */
+  readonly startedAt?: string;
 }
 
 /**

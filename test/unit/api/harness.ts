@@ -17,6 +17,7 @@ import type { Plan, PlanStep } from '../../../shared/plan/schema.ts';
 import { plannerError } from '../../../shared/planner/errors.ts';
 import { stepExecutionName } from '../../../shared/ports/executions.ts';
 import type { Mailbox } from '../../../shared/ports/mailbox.ts';
+import type { RunLog } from '../../../shared/ports/run-log.ts';
 import type { ApprovalRecord, RunRecord, StepRecord, Store } from '../../../shared/ports/store.ts';
 import { createPlanJobs, runPlanJob } from '../../../shared/services/plan-jobs.ts';
 import { type Deciding, decidingFor } from '../../support/deciding.ts';
@@ -103,6 +104,8 @@ export const fakePlanner = {
 
 export interface Harness {
   readonly store: Store;
+  /** The runs' log (their heads), as the deciders commit it. */
+  readonly runLog: RunLog;
   readonly executions: RecordedExecutions;
   readonly deps: ApiDeps;
   /** The runs' deciders, behind the API's mailbox. */
@@ -155,6 +158,7 @@ export async function harness(
   });
   const h: Harness = {
     store,
+    runLog,
     executions,
     deciding,
     now: new Date('2030-01-01T00:00:00.000Z'),
@@ -247,6 +251,12 @@ export async function seedRun(
   await h.store.createRun(runRecord(runId, { objective: plan.objective, ...run }));
   await h.store.putPlanRevision(runId, plan, 'initial plan');
   await h.store.putSteps(steps);
+  // What a decider keeps with its last decision: the steps counted by status (GET /runs reads them).
+  const counts: Partial<Record<StepRecord['status'], number>> = {};
+  for (const step of steps) counts[step.status] = (counts[step.status] ?? 0) + 1;
+  const at = h.now.toISOString();
+  const images = { steps: [], moved: [], approvals: [], revisions: [] };
+  await h.runLog.commit({ runId, version: 1, at, events: [], images, effects: [], published: [], counts });
 }
 
 /**
