@@ -187,8 +187,14 @@ export interface Store {
   recordEvents(entries: readonly OutboxEntry[]): Promise<void>;
   /** The relay's side: the entries with the events their writes kept out of line read back (the others as they are). */
   restoreAnnouncements(entries: readonly OutboxEntry[]): Promise<OutboxEntry[]>;
-  /** The audit log behind GET /runs/{id}/events, in order; `after` (a seq) returns only later events, for polling. */
-  listEvents(runId: string, options?: { after?: string; limit?: number }): Promise<RunEventRecord[]>;
+  /**
+   * The audit log behind GET /runs/{id}/events, in the order of the run's decisions (a seq that lands later sorts
+   * later); `after` (a seq) returns only later events, for tailing; `stepId` only that step's events.
+   */
+  listEvents(
+    runId: string,
+    options?: { readonly after?: string; readonly limit?: number; readonly stepId?: string },
+  ): Promise<RunEventRecord[]>;
 
   // approvals
   putApproval(approval: ApprovalRecord, announce?: OutboxEntry): Promise<boolean>; // false if it exists

@@ -35,8 +35,8 @@ export const listRunsQuery = z.strictObject({
 
 export const MAX_EVENT_PAGE = 1000;
 /**
- * An event's seq is `<ISO time>~<announcement id>~<index>`: 66 characters with a UUID id, up to 110 as the store
- * reads them (dynamo-events.ts); 64, the limit this had, refused every seq the store gave out.
+ * An event's seq is `v<version>~<index>` (16 characters), or on older logs `<ISO time>~<announcement id>~<index>`:
+ * 66 characters with a UUID id, up to 110 as the store reads them (dynamo-events.ts).
  */
 const MAX_SEQ_LENGTH = 128;
 /** `after` (an event's seq, or `cursor`, the same) lets a poller read only what is new. */
