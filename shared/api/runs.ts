@@ -23,15 +23,14 @@ import { type ApiDeps, type ApiEnv, modeOf } from './deps.ts';
 import { ApiError, answered, notFound } from './errors.ts';
 import { conditionalJson } from './etag.ts';
 import { submitRequest } from './plan-requests.ts';
+import { DEFAULT_STEP_PAGE, readRunPage } from './run-page.ts';
 import { findRuns } from './run-search.ts';
-import { buildRunSummary, buildRunView, pageOfSteps } from './run-view.ts';
+import { buildRunSummary } from './run-view.ts';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 const DEFAULT_LIST_LIMIT = 20;
-/** A run's steps come in pages of this many by default (plans of up to 64 steps come whole). */
-const DEFAULT_STEP_PAGE = 500;
 /**
  * The reads a watching page repeats (a run's steps, its audit log, the runs list) are gzipped when the client takes
  * it: their JSON repeats itself and shrinks about tenfold.
@@ -166,16 +165,10 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     async (c) => {
       const query = readQuery(c, stepsQuery);
       const run = await requireRun(c.req.param('runId'));
-      const [revision, steps] = await Promise.all([
-        run.revision > 0 ? store.getPlanRevision(run.runId, run.revision) : Promise.resolve(undefined),
-        store.listSteps(run.runId),
-      ]);
       const from = query.cursor === undefined ? 0 : decodeCursor('steps', query.cursor).index;
-      const view = buildRunView(run, revision?.plan, steps);
-      const page = pageOfSteps(view.steps, from, query.limit ?? DEFAULT_STEP_PAGE);
+      const page = await readRunPage(store, run, { from, limit: query.limit ?? DEFAULT_STEP_PAGE });
       return conditionalJson(c, {
-        ...view,
-        steps: page.steps,
+        ...page.view,
         ...(page.next === undefined ? {} : { nextCursor: encodeCursor('steps', { index: page.next }) }),
       });
     },

@@ -79,6 +79,12 @@ export interface StepPatch {
   readonly attemptRecord?: AttemptRecord;
 }
 
+/** A step's status alone (`Store.listStepStatuses`). */
+export interface StepStatusEntry {
+  readonly stepId: string;
+  readonly status: StepStatus;
+}
+
 /** Names one attempt of one generation of a step. */
 export interface AttemptRef {
   readonly generation: number;
@@ -148,6 +154,11 @@ export interface Store {
   putSteps(steps: readonly StepRecord[]): Promise<void>; // each a conditional put (attribute_not_exists); existing ones are left alone
   getStep(runId: string, stepId: string): Promise<StepRecord | undefined>; // ConsistentRead
   listSteps(runId: string): Promise<StepRecord[]>; // ConsistentRead
+  /**
+   * Every step's status and nothing else (ConsistentRead), in the order of listSteps: what a reader needs to derive
+   * the run's status and its groups' without reading, decoding or filling in the steps themselves.
+   */
+  listStepStatuses(runId: string): Promise<StepStatusEntry[]>;
   /** Some steps of a run, in one round trip where the store can (ConsistentRead); unknown ids are left out. */
   getSteps(runId: string, stepIds: readonly string[]): Promise<StepRecord[]>;
   /**

@@ -59,9 +59,11 @@ export const getRun = defineRoute({
   tag: 'runs',
   summary: 'Read a run and its steps',
   description:
-    'Steps come in plan order, 500 a page by default. Outputs over 16 KB and all but the newest 20 trace entries ' +
-    'are left out (`outputOmitted`, `traceOmitted`): GET /runs/{runId}/steps/{stepId} shows a step whole. Each page ' +
-    'has a weak ETag: sent back as If-None-Match, it is answered 304 while the page is unchanged.',
+    'Steps come in plan order, 100 a page by default (`limit`), and a page stops before 1 MB of JSON: follow ' +
+    '`nextCursor` (as `cursor`) until it is absent. Only the steps of the page are read. Outputs over 16 KB and all ' +
+    'but the newest 20 trace entries are left out (`outputOmitted`, `traceOmitted`): GET /runs/{runId}/steps/{stepId} ' +
+    'shows a step whole. Each page has a weak ETag: sent back as If-None-Match, it is answered 304 while nothing the ' +
+    'page shows changed.',
   params: runParams,
   query: stepsQuery,
   headers: conditionalHeaders,
