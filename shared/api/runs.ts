@@ -22,6 +22,7 @@ import { decodeCursor, encodeCursor } from './cursor.ts';
 import { type ApiDeps, type ApiEnv, modeOf } from './deps.ts';
 import { ApiError, answered, notFound } from './errors.ts';
 import { conditionalJson } from './etag.ts';
+import { DEPLOYED_FEED, longPoll, MAX_WAIT_SECONDS, streamEvents } from './event-feed.ts';
 import { submitRequest } from './plan-requests.ts';
 import { DEFAULT_STEP_PAGE, readRunPage } from './run-page.ts';
 import { findRuns } from './run-search.ts';
@@ -192,9 +193,22 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       const after = query.cursor ?? query.after;
       const limit = query.limit ?? MAX_EVENT_PAGE;
       const run = await requireRun(c.req.param('runId'));
+      if (query.follow !== undefined) {
+        const feed = deps.eventFeed ?? DEPLOYED_FEED;
+        const read = { runId: run.runId, status: run.status, after, limit };
+        if (feed.stream && query.wait === undefined) return streamEvents(c, store, read, feed.pollMs);
+        const waitMs = (query.wait ?? MAX_WAIT_SECONDS) * 1000;
+        const { events, finished } = await longPoll(store, read, { waitMs, pollMs: feed.pollMs });
+        const last = events.at(-1);
+        return c.json({
+          events,
+          ...(events.length === limit && last ? { nextCursor: last.seq } : {}),
+          ...(finished ? { finished } : {}),
+        });
+      }
       const events = await store.listEvents(run.runId, { limit, ...(after === undefined ? {} : { after }) });
       const last = events.at(-1);
-      return c.json({ events, ...(events.length === limit && last ? { nextCursor: last.seq } : {}) });
+      return conditionalJson(c, { events, ...(events.length === limit && last ? { nextCursor: last.seq } : {}) });
     },
     COMPRESSED,
   );

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { MAX_OBJECTIVE_LENGTH, RUN_STATUSES } from '../../../plan/schema.ts';
 import { planRequestBody, submitBody } from '../../body.ts';
 import { cursorField, limitField } from '../../cursor.ts';
+import { MAX_WAIT_SECONDS } from '../../event-feed.ts';
 import { described } from '../registry.ts';
 import { APPROVAL_STATUSES } from './approvals.ts';
 
@@ -47,6 +48,19 @@ export const eventsQuery = z.strictObject({
   ),
   cursor: z.string().min(1).max(MAX_SEQ_LENGTH).optional(),
   limit: limitField(MAX_EVENT_PAGE),
+  follow: described(
+    'Follow the run: embedded, a stream of server-sent events until RunFinished; deployed, or with `wait`, a long poll.',
+    z.enum(['1', 'true']).optional(),
+  ),
+  wait: described(
+    'With `follow`: answer as soon as events follow the cursor, or after this many seconds (at most 20) with none.',
+    z
+      .string()
+      .regex(/^\d+$/, { message: 'must be a whole number of seconds' })
+      .transform(Number)
+      .pipe(z.number().int().min(0).max(MAX_WAIT_SECONDS))
+      .optional(),
+  ),
 });
 
 export const stepsQuery = z.strictObject({ cursor: cursorField, limit: limitField(2000) });
