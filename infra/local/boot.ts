@@ -57,6 +57,8 @@ export type { LocalStackOptions } from './stack/config.ts';
 export type { LocalStackStats } from './stack/instrument.ts';
 
 export const LOCAL_TABLE_NAME = 'cairn-local';
+/** How often the embedded event feed reads a followed run's log for what is new: a query of an empty range. */
+const LOCAL_FEED_POLL_MS = 100;
 
 export interface LocalStack {
   readonly url: string;
@@ -298,6 +300,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(options.conformance ? { ledger: { entries: () => ledgerEntries() } } : {}),
     }),
     planChecks,
+    // Server-sent events, unless the stack rehearses AWS's quotas: API Gateway's 29 s and Lambda's whole answers
+    // rule a stream out there, and the feed long-polls as deployed.
+    eventFeed: { stream: !quotas, pollMs: LOCAL_FEED_POLL_MS },
   });
   // API Gateway and the API Lambda between the client and the app, with Lambda's 6 MB each way (and, under quotas,
   // the API Lambda's time limit).

@@ -71,9 +71,16 @@ export interface ApiClient {
   /** One page of runs (newest first); listRunsPage gives its cursor too. */
   listRuns(query?: { status?: RunStatus; limit?: number }): Promise<readonly RunSummary[]>;
   listRunsPage(query?: { status?: RunStatus; limit?: number; cursor?: string }): Promise<RunPage>;
+  /** One page of a run's steps (100 by default); getWholeRun reads them all. */
   getRun(runId: string, query?: { limit?: number; cursor?: string }): Promise<RunView>;
+  /** A run with every step: its pages read in turn (again from the first, once, if a revision lands meanwhile). */
+  getWholeRun(runId: string): Promise<RunView>;
   getRunPlan(runId: string, revision?: number): Promise<Schemas['PlanRevision']>;
-  listRunEvents(runId: string, query?: { after?: string; limit?: number }): Promise<EventPage>;
+  /** A page of the run's audit log; `follow` with `wait` (seconds) waits for events after `after` (a long poll). */
+  listRunEvents(
+    runId: string,
+    query?: { after?: string; limit?: number; follow?: '1'; wait?: number },
+  ): Promise<EventPage>;
   cancelRun(runId: string, options?: { compensate?: boolean }): Promise<Schemas['RunCancelled']>;
   getStep(runId: string, stepId: string): Promise<StepDetail>;
   listRevisions(runId: string): Promise<Schemas['Revisions']>;
@@ -139,6 +146,9 @@ async function answer<T>(call: Promise<Outcome<T>>): Promise<NonNullable<T>> {
   return outcome.data as NonNullable<T>;
 }
 
+/** Pages of a run's steps read in one whole read; more means the plan kept changing under the reader. */
+const MAX_RUN_PAGES = 100;
+
 export function createApiClient(
   connection: Connection,
   fetchImpl: FetchLike = fetch,
@@ -162,6 +172,25 @@ export function createApiClient(
     listRunsPage: (query = {}) => answer(api.GET('/runs', { params: { query }, fetch: via('listRuns') })),
     getRun: (runId, query = {}) =>
       answer(api.GET('/runs/{runId}', { params: { ...run(runId), query }, fetch: via('getRun') })),
+    async getWholeRun(runId) {
+      for (let tries = 0; ; tries++) {
+        const first = await client.getRun(runId);
+        const steps = [...first.steps];
+        let cursor = first.nextCursor;
+        let moved = false;
+        for (let pages = 1; cursor !== undefined && pages < MAX_RUN_PAGES; pages++) {
+          const page = await client.getRun(runId, { cursor });
+          moved = page.revision !== first.revision;
+          if (moved) break;
+          steps.push(...page.steps);
+          cursor = page.nextCursor;
+        }
+        if (!moved || tries > 0) {
+          const { nextCursor: _read, ...run } = first;
+          return { ...run, steps };
+        }
+      }
+    },
     getRunPlan: (runId, revision) =>
       answer(
         api.GET('/runs/{runId}/plan', {

@@ -14,6 +14,7 @@ import type { Store } from '../ports/store.ts';
 import type { WebhookConfig } from '../ports/webhooks.ts';
 import type { PlanJobs } from '../services/plan-jobs.ts';
 import type { AuthConfig, AuthVariables } from './auth.ts';
+import type { FeedSettings } from './event-feed.ts';
 import type { PlanRequestChecks } from './plan-requests.ts';
 
 export type PlanMode = 'DIRECT' | 'DECOMPOSE';
@@ -60,6 +61,11 @@ export interface ApiDeps {
    * Without it those routes answer 503 (DIRECT planning calls no model and answers at once).
    */
   readonly planJobs?: Pick<PlanJobs, 'submit' | 'get'>;
+  /**
+   * How `GET /runs/{id}/events?follow=1` is served (event-feed.ts): absent, as deployed (a long poll, no stream);
+   * the embedded server streams server-sent events.
+   */
+  readonly eventFeed?: FeedSettings;
 }
 
 export type ApiEnv = { Variables: AuthVariables };

@@ -10,7 +10,6 @@
 
 import { Hono } from 'hono';
 import { compress } from 'hono/compress';
-import { withPlannedSteps } from '../engine/run/planned.ts';
 import { isConflictError } from '../errors.ts';
 import type { RunStatus } from '../plan/schema.ts';
 import { resolveMode } from '../planner/planner.ts';
@@ -24,16 +23,16 @@ import { decodeCursor, encodeCursor } from './cursor.ts';
 import { type ApiDeps, type ApiEnv, modeOf } from './deps.ts';
 import { ApiError, answered, notFound } from './errors.ts';
 import { conditionalJson } from './etag.ts';
+import { DEPLOYED_FEED, longPoll, MAX_WAIT_SECONDS, streamEvents } from './event-feed.ts';
 import { submitRequest } from './plan-requests.ts';
+import { DEFAULT_STEP_PAGE, readRunPage } from './run-page.ts';
 import { findRuns } from './run-search.ts';
-import { buildRunSummary, buildRunView, pageOfSteps } from './run-view.ts';
+import { buildRunSummary } from './run-view.ts';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 const DEFAULT_LIST_LIMIT = 20;
-/** A run's steps come in pages of this many by default (plans of up to 64 steps come whole). */
-const DEFAULT_STEP_PAGE = 500;
 /**
  * The reads a watching page repeats (a run's steps, its audit log, the runs list) are gzipped when the client takes
  * it: their JSON repeats itself and shrinks about tenfold.
@@ -168,16 +167,10 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     async (c) => {
       const query = readQuery(c, stepsQuery);
       const run = await requireRun(c.req.param('runId'));
-      const [revision, steps] = await Promise.all([
-        run.revision > 0 ? store.getPlanRevision(run.runId, run.revision) : Promise.resolve(undefined),
-        store.listSteps(run.runId),
-      ]);
       const from = query.cursor === undefined ? 0 : decodeCursor('steps', query.cursor).index;
-      const view = buildRunView(run, revision?.plan, withPlannedSteps(run, revision?.plan, steps));
-      const page = pageOfSteps(view.steps, from, query.limit ?? DEFAULT_STEP_PAGE);
+      const page = await readRunPage(store, run, { from, limit: query.limit ?? DEFAULT_STEP_PAGE });
       return conditionalJson(c, {
-        ...view,
-        steps: page.steps,
+        ...page.view,
         ...(page.next === undefined ? {} : { nextCursor: encodeCursor('steps', { index: page.next }) }),
       });
     },
@@ -201,9 +194,22 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       const after = query.cursor ?? query.after;
       const limit = query.limit ?? MAX_EVENT_PAGE;
       const run = await requireRun(c.req.param('runId'));
+      if (query.follow !== undefined) {
+        const feed = deps.eventFeed ?? DEPLOYED_FEED;
+        const read = { runId: run.runId, status: run.status, after, limit };
+        if (feed.stream && query.wait === undefined) return streamEvents(c, store, read, feed.pollMs);
+        const waitMs = (query.wait ?? MAX_WAIT_SECONDS) * 1000;
+        const { events, finished } = await longPoll(store, read, { waitMs, pollMs: feed.pollMs });
+        const last = events.at(-1);
+        return c.json({
+          events,
+          ...(events.length === limit && last ? { nextCursor: last.seq } : {}),
+          ...(finished ? { finished } : {}),
+        });
+      }
       const events = await store.listEvents(run.runId, { limit, ...(after === undefined ? {} : { after }) });
       const last = events.at(-1);
-      return c.json({ events, ...(events.length === limit && last ? { nextCursor: last.seq } : {}) });
+      return conditionalJson(c, { events, ...(events.length === limit && last ? { nextCursor: last.seq } : {}) });
     },
     COMPRESSED,
   );

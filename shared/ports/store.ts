@@ -81,6 +81,12 @@ export interface StepPatch {
   readonly attemptRecord?: AttemptRecord;
 }
 
+/** A step's status alone (`Store.listStepStatuses`). */
+export interface StepStatusEntry {
+  readonly stepId: string;
+  readonly status: StepStatus;
+}
+
 /** Names one attempt of one generation of a step. */
 export interface AttemptRef {
   readonly generation: number;
@@ -152,6 +158,11 @@ export interface Store {
   putSteps(steps: readonly StepRecord[]): Promise<void>; // each a conditional put (attribute_not_exists); existing ones are left alone
   getStep(runId: string, stepId: string): Promise<StepRecord | undefined>; // ConsistentRead
   listSteps(runId: string): Promise<StepRecord[]>; // ConsistentRead
+  /**
+   * Every step's status and nothing else (ConsistentRead), in the order of listSteps: what a reader needs to derive
+   * the run's status and its groups' without reading, decoding or filling in the steps themselves.
+   */
+  listStepStatuses(runId: string): Promise<StepStatusEntry[]>;
   /** Some steps of a run, in one round trip where the store can (ConsistentRead); unknown ids are left out. */
   getSteps(runId: string, stepIds: readonly string[]): Promise<StepRecord[]>;
   /**
@@ -191,8 +202,14 @@ export interface Store {
   recordEvents(entries: readonly OutboxEntry[]): Promise<void>;
   /** The relay's side: the entries with the events their writes kept out of line read back (the others as they are). */
   restoreAnnouncements(entries: readonly OutboxEntry[]): Promise<OutboxEntry[]>;
-  /** The audit log behind GET /runs/{id}/events, in order; `after` (a seq) returns only later events, for polling. */
-  listEvents(runId: string, options?: { after?: string; limit?: number }): Promise<RunEventRecord[]>;
+  /**
+   * The audit log behind GET /runs/{id}/events, in the order of the run's decisions (a seq that lands later sorts
+   * later); `after` (a seq) returns only later events, for tailing; `stepId` only that step's events.
+   */
+  listEvents(
+    runId: string,
+    options?: { readonly after?: string; readonly limit?: number; readonly stepId?: string },
+  ): Promise<RunEventRecord[]>;
 
   // approvals
   putApproval(approval: ApprovalRecord, announce?: OutboxEntry): Promise<boolean>; // false if it exists

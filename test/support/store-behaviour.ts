@@ -235,6 +235,54 @@ function describeEventBehaviour(store: () => Store): void {
       expect(seen).toEqual(['a', 'b', 'c', 'd', 'e']);
     });
 
+    it('keys events by the batch that decided them, so a batch written late still lands after a cursor', async () => {
+      const runId = uniqueId('run');
+      // Batch 9's writer's clock is ahead of batch 10's, and batch 10's events are recorded first.
+      const v9 = { ...entry(runId, `${runId}-v9`, 50, ['late-a', 'late-b']) };
+      const v10 = { ...entry(runId, `${runId}-v10`, 1, ['next']) };
+      await store().recordEvents([v9]);
+      const [, tail] = await store().listEvents(runId);
+      await store().recordEvents([v10]);
+      const listed = await store().listEvents(runId);
+      expect(listed.map((e) => e.type)).toEqual(['late-a', 'late-b', 'next']);
+      expect(listed.map((e) => e.seq)).toEqual([
+        `v${'9'.padStart(10, '0')}~0000`,
+        `v${'9'.padStart(10, '0')}~0001`,
+        `v${'10'.padStart(10, '0')}~0000`,
+      ]);
+      expect((await store().listEvents(runId, { after: tail?.seq as string })).map((e) => e.type)).toEqual(['next']);
+    });
+
+    it('lists events recorded under the clock keys before the versioned ones', async () => {
+      const runId = uniqueId('run');
+      await store().recordEvents([entry(runId, `${runId}-v3`, 1, ['versioned']), entry(runId, 'old', 59, ['clock'])]);
+      const listed = await store().listEvents(runId);
+      expect(listed.map((e) => e.type)).toEqual(['clock', 'versioned']);
+      expect((await store().listEvents(runId, { after: listed[0]?.seq as string })).map((e) => e.type)).toEqual([
+        'versioned',
+      ]);
+    });
+
+    it("lists one step's events alone when asked, in order", async () => {
+      const runId = uniqueId('run');
+      const of = (id: string, stepId: string, type: string): OutboxEntry => ({
+        id,
+        runId,
+        at: at(1),
+        events: [{ type: type as OutboxEntry['events'][number]['type'], detail: { stepId, generation: 1 } }],
+      });
+      await store().recordEvents([
+        of(`${runId}-v1`, 'a', 'StepStarted'),
+        of(`${runId}-v2`, 'b', 'StepStarted'),
+        of(`${runId}-v3`, 'a', 'StepSucceeded'),
+      ]);
+      const listed = await store().listEvents(runId, { stepId: 'a' });
+      expect(listed.map((e) => [e.stepId, e.type])).toEqual([
+        ['a', 'StepStarted'],
+        ['a', 'StepSucceeded'],
+      ]);
+    });
+
     it('keeps step id and generation on an event', async () => {
       const runId = uniqueId('run');
       await store().recordEvents([

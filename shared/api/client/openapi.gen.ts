@@ -38,7 +38,7 @@ export interface paths {
         };
         /**
          * Read a run and its steps
-         * @description Steps come in plan order, 500 a page by default. Outputs over 16 KB and all but the newest 20 trace entries are left out (`outputOmitted`, `traceOmitted`): GET /runs/{runId}/steps/{stepId} shows a step whole. Each page has a weak ETag: sent back as If-None-Match, it is answered 304 while the page is unchanged.
+         * @description Steps come in plan order, 100 a page by default (`limit`), and a page stops before 1 MB of JSON: follow `nextCursor` (as `cursor`) until it is absent. Only the steps of the page are read. Outputs over 16 KB and all but the newest 20 trace entries are left out (`outputOmitted`, `traceOmitted`): GET /runs/{runId}/steps/{stepId} shows a step whole. Each page has a weak ETag: sent back as If-None-Match, it is answered 304 while nothing the page shows changed.
          */
         get: operations["getRun"];
         put?: never;
@@ -75,7 +75,7 @@ export interface paths {
         };
         /**
          * Read the run's audit log
-         * @description Oldest first, up to 1000 a page; `after` (the last seq read) returns only what is new.
+         * @description Oldest first, up to 1000 a page; `after` (the last seq read) returns only what is new: seqs grow with the run's decisions, so nothing recorded later sorts before a seq already read. Answered with a weak ETag (304 while nothing changed). `follow=1` follows the run: on the embedded server, a stream of server-sent events (`text/event-stream`: `id` the seq, `event` the type, `data` the event as listed here) until RunFinished; deployed, or with `wait=<seconds>`, a long poll answered as soon as events follow `after`, or after `wait` (20 s by default and at most) with none; `finished` tells a follower to stop.
          */
         get: operations["listRunEvents"];
         put?: never;
@@ -589,6 +589,8 @@ export interface components {
         EventPage: {
             events: components["schemas"]["RunEvent"][];
             nextCursor?: string;
+            /** @description Following (`follow=1`): the run has ended or paused and no event follows this page, so a follower stops. */
+            finished?: boolean;
         };
         /** @description A plan revision held for approval (it adds a mutating target): approving makes it current. */
         HeldRevision: {
@@ -806,7 +808,7 @@ export interface components {
         };
         RunEvent: {
             runId: string;
-            /** @description The event's place in the log; pass it as `after` to read what follows. */
+            /** @description The event's place in the log, growing with the run's decisions: pass it as `after` to read what follows. */
             seq: string;
             type: string;
             at: string;
@@ -1324,8 +1326,14 @@ export interface operations {
                 after?: string;
                 cursor?: string;
                 limit?: number;
+                /** @description Follow the run: embedded, a stream of server-sent events until RunFinished; deployed, or with `wait`, a long poll. */
+                follow?: "1" | "true";
+                /** @description With `follow`: answer as soon as events follow the cursor, or after this many seconds (at most 20) with none. */
+                wait?: number;
             };
-            header?: never;
+            header?: {
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description The run's id. */
                 runId: string;
@@ -1337,11 +1345,20 @@ export interface operations {
             /** @description A page of events. */
             200: {
                 headers: {
+                    /** @description A weak tag of this answer: send it as If-None-Match. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["EventPage"];
                 };
+            };
+            /** @description Not modified: the answer is the same as the one whose ETag was sent as If-None-Match (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

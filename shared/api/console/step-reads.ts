@@ -12,13 +12,6 @@ import { approvalView } from '../approvals.ts';
 import type { FoundStep } from './plan-lookup.ts';
 import type { StepDetailInput } from './step-detail.ts';
 
-/**
- * How long before a step's first recorded time its first event may have been written: the event and the time come
- * from the same write (a claim, a block, a skip), so only clocks of different processes can put one before the
- * other, and never by minutes.
- */
-export const EVENT_CLOCK_MARGIN_MS = 5 * 60_000;
-
 /** The earliest time a step (any of its generations) recorded; undefined for one that never started or ended. */
 export function firstRecordedTime(record: StepRecord | undefined): number | undefined {
   if (!record) return undefined;
@@ -31,16 +24,13 @@ export function firstRecordedTime(record: StepRecord | undefined): number | unde
 }
 
 /**
- * The step's events: the audit log has no key by step, but it is ordered by time, and every event about a step is
- * written with or after the first time the step recorded (its claim, block or skip). So only the log from then on
- * is read, and a step that never started or ended has none.
+ * The step's events: a step that never started or ended has none; otherwise the run's log is read for its events
+ * alone. (The log is keyed by the run's decisions, not by time: a step's first recorded time says nothing of where
+ * its events sit.)
  */
 async function stepEvents(store: Store, runId: string, record: StepRecord | undefined): Promise<RunEventRecord[]> {
-  const first = firstRecordedTime(record);
-  if (first === undefined) return [];
-  // A cursor just before any event of that moment: `<at>~<announcement>~<index>`, with the smallest announcement.
-  const after = `${new Date(first - EVENT_CLOCK_MARGIN_MS).toISOString()}~0~0000`;
-  return (await store.listEvents(runId, { after })).filter((e) => e.stepId === record?.stepId);
+  if (firstRecordedTime(record) === undefined || record === undefined) return [];
+  return store.listEvents(runId, { stepId: record.stepId });
 }
 
 /** Reads what the step detail shows of `found.step` in `run`. */

@@ -142,8 +142,9 @@ export interface RunKeyClaim {
 export interface RunEventRecord {
   readonly runId: string;
   /**
-   * The event's place in the run's audit log: `<at>~<announcement id>~<index>`, ordered by the time the announcing
-   * write was made (events of one write keep their order). A listing's `after` cursor.
+   * The event's place in the run's audit log: `v<version>~<index>`, the batch of the run's decisions that announced
+   * it and its place in the batch, so later decisions sort later (`<at>~<announcement id>~<index>` on events of
+   * announcements that name no version, and on logs written before). A listing's `after` cursor.
    */
   readonly seq: string;
   readonly type: string;

@@ -59,9 +59,11 @@ export const getRun = defineRoute({
   tag: 'runs',
   summary: 'Read a run and its steps',
   description:
-    'Steps come in plan order, 500 a page by default. Outputs over 16 KB and all but the newest 20 trace entries ' +
-    'are left out (`outputOmitted`, `traceOmitted`): GET /runs/{runId}/steps/{stepId} shows a step whole. Each page ' +
-    'has a weak ETag: sent back as If-None-Match, it is answered 304 while the page is unchanged.',
+    'Steps come in plan order, 100 a page by default (`limit`), and a page stops before 1 MB of JSON: follow ' +
+    '`nextCursor` (as `cursor`) until it is absent. Only the steps of the page are read. Outputs over 16 KB and all ' +
+    'but the newest 20 trace entries are left out (`outputOmitted`, `traceOmitted`): GET /runs/{runId}/steps/{stepId} ' +
+    'shows a step whole. Each page has a weak ETag: sent back as If-None-Match, it is answered 304 while nothing the ' +
+    'page shows changed.',
   params: runParams,
   query: stepsQuery,
   headers: conditionalHeaders,
@@ -88,10 +90,20 @@ export const listRunEvents = defineRoute({
   path: '/runs/{runId}/events',
   tag: 'runs',
   summary: "Read the run's audit log",
-  description: 'Oldest first, up to 1000 a page; `after` (the last seq read) returns only what is new.',
+  description:
+    'Oldest first, up to 1000 a page; `after` (the last seq read) returns only what is new: seqs grow with the ' +
+    "run's decisions, so nothing recorded later sorts before a seq already read. Answered with a weak ETag (304 " +
+    'while nothing changed). `follow=1` follows the run: on the embedded server, a stream of server-sent events ' +
+    '(`text/event-stream`: `id` the seq, `event` the type, `data` the event as listed here) until RunFinished; ' +
+    'deployed, or with `wait=<seconds>`, a long poll answered as soon as events follow `after`, or after `wait` ' +
+    '(20 s by default and at most) with none; `finished` tells a follower to stop.',
   params: runParams,
   query: eventsQuery,
-  responses: { 200: { description: 'A page of events.', schema: EventPage } },
+  headers: conditionalHeaders,
+  responses: {
+    200: { description: 'A page of events.', schema: EventPage, headers: ETAG_HEADER },
+    304: NOT_MODIFIED,
+  },
 });
 
 export const cancelRun = defineRoute({

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { MAX_OBJECTIVE_LENGTH, RUN_STATUSES } from '../../../plan/schema.ts';
 import { planRequestBody, submitBody } from '../../body.ts';
 import { cursorField, limitField } from '../../cursor.ts';
+import { MAX_WAIT_SECONDS } from '../../event-feed.ts';
 import { described } from '../registry.ts';
 import { APPROVAL_STATUSES } from './approvals.ts';
 
@@ -35,8 +36,8 @@ export const listRunsQuery = z.strictObject({
 
 export const MAX_EVENT_PAGE = 1000;
 /**
- * An event's seq is `<ISO time>~<announcement id>~<index>`: 66 characters with a UUID id, up to 110 as the store
- * reads them (dynamo-events.ts); 64, the limit this had, refused every seq the store gave out.
+ * An event's seq is `v<version>~<index>` (16 characters), or on older logs `<ISO time>~<announcement id>~<index>`:
+ * 66 characters with a UUID id, up to 110 as the store reads them (dynamo-events.ts).
  */
 const MAX_SEQ_LENGTH = 128;
 /** `after` (an event's seq, or `cursor`, the same) lets a poller read only what is new. */
@@ -47,6 +48,19 @@ export const eventsQuery = z.strictObject({
   ),
   cursor: z.string().min(1).max(MAX_SEQ_LENGTH).optional(),
   limit: limitField(MAX_EVENT_PAGE),
+  follow: described(
+    'Follow the run: embedded, a stream of server-sent events until RunFinished; deployed, or with `wait`, a long poll.',
+    z.enum(['1', 'true']).optional(),
+  ),
+  wait: described(
+    'With `follow`: answer as soon as events follow the cursor, or after this many seconds (at most 20) with none.',
+    z
+      .string()
+      .regex(/^\d+$/, { message: 'must be a whole number of seconds' })
+      .transform(Number)
+      .pipe(z.number().int().min(0).max(MAX_WAIT_SECONDS))
+      .optional(),
+  ),
 });
 
 export const stepsQuery = z.strictObject({ cursor: cursorField, limit: limitField(2000) });

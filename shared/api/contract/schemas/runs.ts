@@ -150,7 +150,10 @@ export const RunEvent = named(
   'RunEvent',
   z.object({
     runId: z.string(),
-    seq: described("The event's place in the log; pass it as `after` to read what follows.", z.string()),
+    seq: described(
+      "The event's place in the log, growing with the run's decisions: pass it as `after` to read what follows.",
+      z.string(),
+    ),
     type: z.string(),
     at: timestamp,
     stepId: z.string().optional(),
@@ -159,4 +162,14 @@ export const RunEvent = named(
   }),
 );
 
-export const EventPage = named('EventPage', z.object({ events: z.array(RunEvent), ...cursorPage }));
+export const EventPage = named(
+  'EventPage',
+  z.object({
+    events: z.array(RunEvent),
+    ...cursorPage,
+    finished: described(
+      'Following (`follow=1`): the run has ended or paused and no event follows this page, so a follower stops.',
+      z.boolean().optional(),
+    ),
+  }),
+);

@@ -235,11 +235,11 @@ describe('DynamoDB store commands', () => {
 });
 
 describe('DynamoDB store: fewer round trips', () => {
-  it('records a batch of announced events with one BatchWriteItem, keyed by time and announcement', async () => {
+  it("records a batch of announced events with one BatchWriteItem, keyed by its batch's version", async () => {
     dynamo.on(BatchWriteItemCommand).resolves({});
     await store.recordEvents([
       {
-        id: 'w1',
+        id: 'r9-v12',
         runId: 'r9',
         at: NOW.toISOString(),
         events: [
@@ -252,7 +252,7 @@ describe('DynamoDB store: fewer round trips', () => {
     const keys = (dynamo.commandCalls(BatchWriteItemCommand)[0]?.args[0].input.RequestItems?.[TABLE] ?? []).map(
       (request) => request.PutRequest?.Item?.SK?.S,
     );
-    expect(keys).toEqual([`EVENT#${NOW.toISOString()}~w1~0000`, `EVENT#${NOW.toISOString()}~w1~0001`]);
+    expect(keys).toEqual(['EVENT#v0000000012~0000', 'EVENT#v0000000012~0001']);
   });
 
   it('reads a run, a step and an attempt with one consistent BatchGetItem', async () => {
