@@ -23,6 +23,17 @@ export const DEFAULT_MAX_REPLANS = 3;
 /** The step executor Lambda's timeout: the longest one RunStep invocation (one attempt of a step) may take. */
 export const STEP_EXECUTOR_TIMEOUT_SECONDS = 900;
 
+/** The approval notifier Lambda's timeout: the sender's retries (5 tries of 10 s, short backoffs) fit well inside. */
+export const NOTIFIER_TIMEOUT_SECONDS = 120;
+
+/**
+ * How long the notifier holds a notification it is sending (its idempotency record in progress). Shorter than its
+ * Lambda's timeout: a holder that died (timed out, crashed) has let go by the time Lambda's retry (a minute or more
+ * later) comes, so the retry sends instead of finding the notification still "being sent" forever. The margin is
+ * the time before the lease is taken in an invocation; a live holder's sends end well before it.
+ */
+export const NOTIFY_LEASE_SECONDS = NOTIFIER_TIMEOUT_SECONDS - 20;
+
 /**
  * What RunStep keeps of its invocation for itself around a capability call: loading and claiming before it, and after
  * a call abandoned at its step's time limit, recording the attempt, failing the step and its follow-ups.

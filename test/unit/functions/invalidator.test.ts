@@ -38,6 +38,19 @@ describe('invalidator handler', () => {
     expect(answer).toMatchObject({ eventId: 'delivery:d-9#repo:main', resourceKey: 'repo:main', runs: ['r1'] });
   });
 
+  it("throws a failed invalidation (no lease of its own to answer success) so Lambda's retries and destination get it", async () => {
+    const refused = new Error('SQS throttled');
+    const handler = createHandler({
+      invalidator: {
+        invalidateResource: async () => {
+          throw refused;
+        },
+      },
+    });
+
+    await expect(handler(envelope({ resourceKey: 'repo:main', deliveryId: 'd-9' }))).rejects.toBe(refused);
+  });
+
   it('falls back to the envelope id when the change carries no delivery id', async () => {
     const { handler, requests } = recording();
     await handler(envelope({ resourceKey: 'bucket/a' }, { id: 'evt-42' }));
