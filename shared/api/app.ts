@@ -11,6 +11,7 @@ import { approvalsRoutes } from './approvals.ts';
 import { authMiddleware } from './auth.ts';
 import { MAX_BODY_BYTES } from './body.ts';
 import { callerView } from './caller.ts';
+import { commandRoutes } from './commands.ts';
 import { compensationRoutes } from './compensations.ts';
 import { conformanceRoutes } from './conformance.ts';
 import { consoleDataRoutes, consoleRoutes } from './console/routes.ts';
@@ -55,6 +56,7 @@ export function createApp(deps: ApiDeps): Hono<ApiEnv> {
   app.route('/', plansRoutes(deps));
   app.route('/', runsRoutes(deps));
   app.route('/', invalidationRoutes(deps));
+  app.route('/', commandRoutes(deps));
   app.route('/', compensationRoutes(deps));
   app.route('/', replanRoutes(deps));
   app.route('/', approvalsRoutes(deps));

@@ -81,13 +81,22 @@ export interface ApiClient {
     runId: string,
     query?: { after?: string; limit?: number; follow?: '1'; wait?: number },
   ): Promise<EventPage>;
+  /** Cancels, and waits for the decision when the API answered 202 (a large run): the decided run. */
   cancelRun(runId: string, options?: { compensate?: boolean }): Promise<Schemas['RunCancelled']>;
+  /** A cancel's or an invalidation's decision after a 202: pending, or the request's own answer. */
+  getRunCommand(
+    runId: string,
+    commandId: string,
+  ): Promise<Schemas['RunCancelled'] | Schemas['Invalidated'] | Schemas['CommandPending']>;
   getStep(runId: string, stepId: string): Promise<StepDetail>;
   listRevisions(runId: string): Promise<Schemas['Revisions']>;
   getRevisionDiff(runId: string, revision: number, against?: number): Promise<Schemas['RevisionDiff']>;
   getPlanDiff(runId: string, query?: { from?: number; to?: number }): Promise<Schemas['RevisionDiff']>;
   getTimeline(runId: string): Promise<Schemas['Timeline']>;
-  /** Starts a new generation of a step (a group: its descendants) and of everything downstream of it. */
+  /**
+   * Starts a new generation of a step (a group: its descendants) and of everything downstream of it; waits for the
+   * decision when the API answered 202 with a pending command.
+   */
   invalidate(runId: string, stepId: string, reason?: string): Promise<Schemas['Invalidated']>;
   actOnCompensation(runId: string, stepId: string, action: CompensationAction): Promise<Schemas['CompensationActed']>;
   /**
@@ -116,6 +125,11 @@ export interface ApiClient {
 }
 
 const JOB_POLL_MS = 250;
+/** How long the client follows a pending cancel or invalidation before it says it is still being decided. */
+const COMMAND_WAIT_MS = 5 * 60_000;
+
+type Pending = Schemas['CommandPending'];
+const isPending = (answer: object): answer is Pending => (answer as { decision?: unknown }).decision === 'pending';
 /** How long the client waits for a planning job before it says it is still running. */
 const JOB_WAIT_MS = 10 * 60_000;
 
@@ -166,6 +180,18 @@ export function createApiClient(
   const run = (runId: string) => ({ path: { runId } });
   const step = (runId: string, stepId: string) => ({ path: { runId, stepId } });
 
+  /** A pending command followed at its status URL until the run's decider answered it (the answer, or its refusal). */
+  const decided = async (pending: Pending): Promise<object> => {
+    const deadline = Date.now() + COMMAND_WAIT_MS;
+    let now: object = pending;
+    while (isPending(now) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, JOB_POLL_MS));
+      now = await client.getRunCommand(pending.runId, pending.commandId);
+    }
+    if (isPending(now))
+      throw new ApiCallError(504, 'E_DECISION_PENDING', `command ${pending.commandId} is still being decided`);
+    return now;
+  };
   const client: ApiClient = {
     createRun: (body, o = {}) => answer(api.POST('/runs', { body, fetch: via('createRun', o.idempotencyKey) })),
     listRuns: async (query = {}) => (await client.listRunsPage(query)).runs,
@@ -200,12 +226,21 @@ export function createApiClient(
       ),
     listRunEvents: (runId, query = {}) =>
       answer(api.GET('/runs/{runId}/events', { params: { ...run(runId), query }, fetch: via('listRunEvents') })),
-    cancelRun: (runId, o = {}) =>
-      answer(
+    cancelRun: async (runId, o = {}) => {
+      const first = await answer(
         api.POST('/runs/{runId}/cancel', {
           params: run(runId),
           ...(o.compensate === undefined ? {} : { body: { compensate: o.compensate } }),
           fetch: via('cancelRun'),
+        }),
+      );
+      return (isPending(first) ? await decided(first) : first) as Schemas['RunCancelled'];
+    },
+    getRunCommand: (runId, commandId) =>
+      answer(
+        api.GET('/runs/{runId}/commands/{commandId}', {
+          params: { path: { runId, commandId } },
+          fetch: via('getRunCommand'),
         }),
       ),
     getStep: (runId, stepId) =>
@@ -223,14 +258,16 @@ export function createApiClient(
       answer(api.GET('/runs/{runId}/plan/diff', { params: { ...run(runId), query }, fetch: via('getPlanDiff') })),
     getTimeline: (runId) =>
       answer(api.GET('/runs/{runId}/timeline', { params: run(runId), fetch: via('getTimeline') })),
-    invalidate: (runId, stepId, reason) =>
-      answer(
+    invalidate: async (runId, stepId, reason) => {
+      const first = await answer(
         api.POST('/runs/{runId}/steps/{stepId}/invalidate', {
           params: step(runId, stepId),
           body: reason === undefined ? {} : { reason },
           fetch: via('invalidateStep'),
         }),
-      ),
+      );
+      return (isPending(first) ? await decided(first) : first) as Schemas['Invalidated'];
+    },
     actOnCompensation: (runId, stepId, action) =>
       answer(
         api.POST('/runs/{runId}/steps/{stepId}/compensation', {

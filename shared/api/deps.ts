@@ -42,6 +42,11 @@ export interface ApiDeps {
    * compensation) goes to its decider, whose answer is the truth the API passes on.
    */
   readonly mailbox: Mailbox;
+  /**
+   * How long a cancel or an invalidation waits for its decision before the API answers 202 with the command's
+   * status (`GET /runs/{id}/commands/{commandId}`); default DEFAULT_DECISION_WAIT_MS.
+   */
+  readonly decisionWaitMs?: number;
   /** The settings a run's decider keeps (what a replan refusal is judged by before a replan job is made). */
   readonly runSettings: RunSettings;
   readonly auth: AuthConfig;

@@ -16,12 +16,13 @@ import { resolveMode } from '../planner/planner.ts';
 import { runExecutionName } from '../ports/executions.ts';
 import type { RunRecord } from '../ports/store.ts';
 import { bodyBytes, readOptionalJson, readQuery, revisionQuery } from './body.ts';
+import { askWithin, cancelAnswer, commandIdOf, pendingAnswer } from './commands.ts';
 import { serve } from './contract/route.ts';
 import { cancelRun, createRun, getRun, getRunPlan, listRunEvents, listRuns } from './contract/routes/runs.ts';
 import { cancelBody, eventsQuery, listRunsQuery, MAX_EVENT_PAGE, stepsQuery } from './contract/schemas/requests.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { type ApiDeps, type ApiEnv, modeOf } from './deps.ts';
-import { ApiError, answered, notFound } from './errors.ts';
+import { ApiError, notFound } from './errors.ts';
 import { conditionalJson } from './etag.ts';
 import { DEPLOYED_FEED, longPoll, MAX_WAIT_SECONDS, streamEvents } from './event-feed.ts';
 import { submitRequest } from './plan-requests.ts';
@@ -219,15 +220,12 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     const body = await readOptionalJson(c, cancelBody);
     // Who asked is part of the record: the JWT `sub`, or `local-token` for the embedded API's static token.
     const requestedBy = c.get('principal');
-    answered(
-      await deps.mailbox.ask(run.runId, {
-        kind: 'CancelRun',
-        compensate: body?.compensate === true,
-        by: requestedBy ?? null,
-      }),
-    );
-    const after = (await store.getRun(run.runId)) ?? run;
-    return c.json({ runId: run.runId, status: after.status });
+    const command = { kind: 'CancelRun', compensate: body?.compensate === true, by: requestedBy ?? null } as const;
+    // A cancel of a large run may take longer than a request should wait: past the wait, 202 and its status URL.
+    const commandId = commandIdOf('cancel', run.runId, deps.newId());
+    const reply = await askWithin(deps, run.runId, command, commandId);
+    if (reply === 'pending') return pendingAnswer(c, run.runId, commandId);
+    return c.json(await cancelAnswer(deps, run.runId, reply), 200);
   });
 
   return app;

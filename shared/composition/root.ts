@@ -155,7 +155,8 @@ export function createRoot(settings: Settings, place: Place): Root {
     let box: Mailbox | undefined;
     const late: Mailbox = {
       send: (runId, command) => (box ?? fail()).send(runId, command),
-      ask: (runId, command) => (box ?? fail()).ask(runId, command),
+      ask: (runId, command, options) => (box ?? fail()).ask(runId, command, options),
+      answer: (id) => (box ?? fail()).answer(id),
     };
     const shell = createRunShell({
       store: store(),
@@ -329,6 +330,7 @@ export function createRoot(settings: Settings, place: Place): Root {
       limits,
       mailbox: deciding().mailbox,
       runSettings: runSettingsOf(settings),
+      decisionWaitMs: settings.decisionWaitMs,
       planJobs: planJobs(),
       auth,
       clock,

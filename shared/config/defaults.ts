@@ -23,6 +23,12 @@ export const DEFAULT_MAX_REPLANS = 3;
 /** The step executor Lambda's timeout: the longest one RunStep invocation (one attempt of a step) may take. */
 export const STEP_EXECUTOR_TIMEOUT_SECONDS = 900;
 
+/**
+ * How long the API waits for a run's decider to answer a cancel or an invalidation (CAIRN_DECISION_WAIT_MS) before it
+ * answers 202 with the command's status URL: well inside API Gateway's 29 s, with room for the request's own reads.
+ */
+export const DEFAULT_DECISION_WAIT_MS = 5_000;
+
 /** The approval notifier Lambda's timeout: the sender's retries (5 tries of 10 s, short backoffs) fit well inside. */
 export const NOTIFIER_TIMEOUT_SECONDS = 120;
 

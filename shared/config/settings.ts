@@ -22,6 +22,7 @@ import type { PlanLimits } from '../plan/validate.ts';
 import {
   DEFAULT_BUILTIN_PACKS,
   DEFAULT_CONSOLE_OIDC_SCOPE,
+  DEFAULT_DECISION_WAIT_MS,
   DEFAULT_EXPRESSION_LIMITS,
   DEFAULT_EXPRESSION_WORKERS,
   DEFAULT_IDEMPOTENCY_TTL_SECONDS,
@@ -117,6 +118,8 @@ export interface Settings {
     /** CAIRN_PRICES: model id or target → US dollars per million tokens (shared/config/prices.ts). */
     readonly prices: PriceTable;
   };
+  /** CAIRN_DECISION_WAIT_MS: how long the API waits for a cancel's or an invalidation's decision before a 202. */
+  readonly decisionWaitMs: number;
   /** CAIRN_API_TOKEN: a static bearer token (an admin); absent, the API trusts API Gateway's JWT authorizer. */
   readonly apiToken: string | undefined;
   /** CAIRN_TOKENS_FILE: the embedded API's tokens file, a token per person (shared/api/tokens-file.ts). */
@@ -285,6 +288,7 @@ const envSchema = z.object({
   CAIRN_IDEMPOTENCY_TTL_SECONDS: positiveInteger(DEFAULT_IDEMPOTENCY_TTL_SECONDS),
   CAIRN_PRICES: parsedBy('CAIRN_PRICES', parsePrices),
   CAIRN_API_TOKEN: text,
+  CAIRN_DECISION_WAIT_MS: positiveInteger(DEFAULT_DECISION_WAIT_MS),
   CAIRN_TOKENS_FILE: text,
   CAIRN_ROLE_GROUPS_CLAIM: text,
   CAIRN_ROLE_SCOPES_CLAIM: text,
@@ -413,6 +417,7 @@ export function settingsFromEnv(env: Env): Settings {
       idempotencyTtlSeconds: v.CAIRN_IDEMPOTENCY_TTL_SECONDS,
       prices: v.CAIRN_PRICES,
     },
+    decisionWaitMs: v.CAIRN_DECISION_WAIT_MS,
     apiToken: v.CAIRN_API_TOKEN,
     apiTokensFile: v.CAIRN_TOKENS_FILE,
     roleClaims: {

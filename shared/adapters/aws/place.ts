@@ -40,7 +40,8 @@ export function awsPlace(settings: Settings): Place {
       );
       return {
         send: (runId, command) => sqs().send(runId, command),
-        ask: (runId, command) => sqs().ask(runId, command),
+        ask: (runId, command, options) => sqs().ask(runId, command, options),
+        answer: (id) => sqs().answer(id),
       };
     },
     replies,

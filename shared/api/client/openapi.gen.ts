@@ -106,6 +106,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/runs/{runId}/commands/{commandId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A cancel's or an invalidation's decision, after a 202
+         * @description While the run has not decided it: 202 with the same pending body. Decided: the answer the request would have had (a cancel: 200 and the run; an invalidation: 202 and its steps; a refusal: its 409 or 410). Decisions are kept a day.
+         */
+        get: operations["getRunCommand"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/runs/{runId}/steps/{stepId}/invalidate": {
         parameters: {
             query?: never;
@@ -544,6 +564,21 @@ export interface components {
             roles: ("viewer" | "operator" | "approver" | "admin")[];
             groups: string[];
             tenant?: string;
+        };
+        /**
+         * @example {
+         *       "runId": "0b0c7e0e-9f3c-4d2a-8a43-52c1e5f5d2a1",
+         *       "commandId": "cancel~5d1f7c2e-3a4b-4c5d-8e9f-0a1b2c3d4e5f~1a2b3c4d5e6f",
+         *       "decision": "pending",
+         *       "location": "/runs/0b0c7e0e-9f3c-4d2a-8a43-52c1e5f5d2a1/commands/cancel~5d1f7c2e-3a4b-4c5d-8e9f-0a1b2c3d4e5f~1a2b3c4d5e6f"
+         *     }
+         */
+        CommandPending: {
+            runId: string;
+            commandId: string;
+            /** @constant */
+            decision: "pending";
+            location: string;
         };
         /** @description A finished mutating step's compensation (saga): what was called, how it ended. */
         Compensation: {
@@ -1400,11 +1435,82 @@ export interface operations {
                     "application/json": components["schemas"]["RunCancelled"];
                 };
             };
+            /** @description The decision is still to come: read it at the Location (GET /runs/{runId}/commands/{commandId}). */
+            202: {
+                headers: {
+                    /** @description Where the command's decision is read. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommandPending"];
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getRunCommand: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run's id. */
+                runId: string;
+                /** @description The command's id. */
+                commandId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A decided cancel: the run, cancelled or being cancelled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunCancelled"];
+                };
+            };
+            /** @description A decided invalidation (its steps), or a command still pending. */
+            202: {
+                headers: {
+                    /** @description While pending: where the decision is read (this URL). */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invalidated"] | components["schemas"]["CommandPending"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The decision refused the command (the request's own 409). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The decision refused the command (the request's own 410). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1436,13 +1542,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The steps that start a new generation. */
+            /** @description The steps that start a new generation; or, when the decision has not come back within the wait, the pending command, whose decision is read at its Location. */
             202: {
                 headers: {
+                    /** @description Where the command's decision is read. */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Invalidated"];
+                    "application/json": components["schemas"]["Invalidated"] | components["schemas"]["CommandPending"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2215,6 +2323,7 @@ export const OPERATIONS = {
   getRunPlan: { method: 'GET', path: '/runs/{runId}/plan', retry: 'safe' },
   listRunEvents: { method: 'GET', path: '/runs/{runId}/events', retry: 'safe' },
   cancelRun: { method: 'POST', path: '/runs/{runId}/cancel', retry: 'safe' },
+  getRunCommand: { method: 'GET', path: '/runs/{runId}/commands/{commandId}', retry: 'safe' },
   invalidateStep: { method: 'POST', path: '/runs/{runId}/steps/{stepId}/invalidate', retry: 'keyed' },
   actOnCompensation: { method: 'POST', path: '/runs/{runId}/steps/{stepId}/compensation', retry: 'never' },
   replanRun: { method: 'POST', path: '/runs/{runId}/replan', retry: 'never' },

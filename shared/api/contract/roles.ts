@@ -48,6 +48,7 @@ export const ROUTE_ROLES = {
   getRunPlan: 'viewer',
   listRunEvents: 'viewer',
   cancelRun: 'operator',
+  getRunCommand: 'viewer',
   // a run's changes
   invalidateStep: 'operator',
   actOnCompensation: 'operator',

@@ -136,9 +136,13 @@ export type HarnessReplan = (request: {
 }) => Promise<{ runId: string; revision?: number; approvalId?: string }>;
 
 export async function harness(
-  overrides: Partial<ApiDeps> & { readonly replanRun?: HarnessReplan } = {},
+  overrides: Partial<ApiDeps> & {
+    readonly replanRun?: HarnessReplan;
+    /** Wraps the deciders' mailbox as the API sees it (a slow one, say). */
+    readonly wrapMailbox?: (mailbox: Mailbox) => Mailbox;
+  } = {},
 ): Promise<Harness> {
-  const { replanRun, ...deps } = overrides;
+  const { replanRun, wrapMailbox, ...deps } = overrides;
   // The store writes some timestamps itself (updatedAt, a revision's createdAt): on the harness clock.
   const tested = await startTestStore({ now: () => h.now });
   const executions = new RecordedExecutions();
@@ -168,7 +172,7 @@ export async function harness(
       catalog,
       planner: { plan: (request) => fakePlanner.plan(request) },
       limits: { maxSteps: 8, maxDepth: 4 },
-      mailbox: deciding.mailbox,
+      mailbox: wrapMailbox === undefined ? deciding.mailbox : wrapMailbox(deciding.mailbox),
       // Replanning is configured where the harness is given a replanner's answer.
       runSettings: replanRun === undefined ? { ...SETTINGS, maxReplans: 0 } : SETTINGS,
       auth: { kind: 'token', token: TOKEN },
@@ -283,6 +287,7 @@ export function scriptedMailbox(answer: (runId: string, command: RunCommandInput
         asked.push({ runId, command });
         return answer(runId, command);
       },
+      answer: async () => undefined,
     },
   };
 }

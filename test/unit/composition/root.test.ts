@@ -54,6 +54,7 @@ function countingPlace(overrides: Partial<Place> = {}) {
     mailbox: (shell) => ({
       send: async (runId, command) => void (await shell.handle(runId, [command])),
       ask: async (runId, command) => (await shell.handle(runId, [command]))[0] ?? { ok: true },
+      answer: async () => undefined,
     }),
     timers: () => ({ schedule: async () => {} }),
     ...overrides,

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  DEFAULT_DECISION_WAIT_MS,
   DEFAULT_EXPRESSION_LIMITS,
   DEFAULT_EXPRESSION_WORKERS,
   DEFAULT_IDEMPOTENCY_TTL_SECONDS,
@@ -64,6 +65,7 @@ describe('settingsFromEnv', () => {
         idempotencyTtlSeconds: DEFAULT_IDEMPOTENCY_TTL_SECONDS,
         prices: {},
       },
+      decisionWaitMs: DEFAULT_DECISION_WAIT_MS,
       apiToken: undefined,
       apiTokensFile: undefined,
       roleClaims: { groups: 'cognito:groups', scopes: 'scope', scopePrefix: 'cairn/' },
@@ -161,6 +163,7 @@ describe('settingsFromEnv', () => {
         idempotencyTtlSeconds: 60,
         prices: { 'model-a': { inputPerMillion: 3, outputPerMillion: 15 } },
       },
+      decisionWaitMs: DEFAULT_DECISION_WAIT_MS,
       apiToken: 's3cret',
       apiTokensFile: undefined,
       roleClaims: { groups: 'cognito:groups', scopes: 'scope', scopePrefix: 'cairn/' },

@@ -2,11 +2,13 @@
  * The routes by which a person changes a run after it started (invalidations.ts, compensations.ts, replans.ts):
  * invalidate a step, act on a failed compensation, replan, and see what a revision changed.
  */
+import { z } from 'zod';
 import { defineRoute } from '../route.ts';
-import { CompensationActed, Invalidated, PlanJob } from '../schemas/approvals.ts';
+import { CommandPending, CompensationActed, Invalidated, PlanJob } from '../schemas/approvals.ts';
 import { ErrorBody, idempotencyHeaders, runParams, stepParams } from '../schemas/common.ts';
 import { RevisionDiff } from '../schemas/console.ts';
 import { compensationActionBody, invalidateBody, planDiffQuery, replanBody } from '../schemas/requests.ts';
+import { PENDING_COMMAND } from './runs.ts';
 
 const conflict = (description: string) => ({ description, schema: ErrorBody });
 
@@ -25,7 +27,13 @@ export const invalidateStep = defineRoute({
   headers: idempotencyHeaders,
   body: { schema: invalidateBody, required: false, example: { reason: 'the source data changed' } },
   responses: {
-    202: { description: 'The steps that start a new generation.', schema: Invalidated },
+    202: {
+      description:
+        'The steps that start a new generation; or, when the decision has not come back within the wait, the ' +
+        'pending command, whose decision is read at its Location.',
+      schema: z.union([Invalidated, CommandPending]),
+      headers: PENDING_COMMAND.headers,
+    },
     409: conflict('The run has not started, was cancelled or is being cancelled.'),
   },
 });

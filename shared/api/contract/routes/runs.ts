@@ -1,11 +1,20 @@
 /** The run routes (runs.ts serves them): start, list, read, its plan, its audit log, cancel. */
+
+import { z } from 'zod';
 import { revisionQuery } from '../../body.ts';
 import { conditionalHeaders, ETAG_HEADER, NOT_MODIFIED } from '../../etag.ts';
 import { defineRoute } from '../route.ts';
-import { RunCancelled } from '../schemas/approvals.ts';
-import { ErrorBody, idempotencyHeaders, runParams } from '../schemas/common.ts';
+import { CommandPending, Invalidated, RunCancelled } from '../schemas/approvals.ts';
+import { commandParams, ErrorBody, idempotencyHeaders, runParams } from '../schemas/common.ts';
 import { cancelBody, createRunBody, eventsQuery, listRunsQuery, stepsQuery } from '../schemas/requests.ts';
 import { EventPage, PlanRevision, RunCreated, RunPage, RunView } from '../schemas/runs.ts';
+
+/** A cancel or an invalidation whose decision has not come back within the API's wait. */
+export const PENDING_COMMAND = {
+  description: 'The decision is still to come: read it at the Location (GET /runs/{runId}/commands/{commandId}).',
+  schema: CommandPending,
+  headers: { Location: { description: "Where the command's decision is read." } },
+} as const;
 
 export const createRun = defineRoute({
   operationId: 'createRun',
@@ -116,7 +125,33 @@ export const cancelRun = defineRoute({
   retry: 'safe',
   params: runParams,
   body: { schema: cancelBody, required: false, example: { compensate: true } },
-  responses: { 200: { description: 'The run, cancelled or being cancelled.', schema: RunCancelled } },
+  responses: {
+    200: { description: 'The run, cancelled or being cancelled.', schema: RunCancelled },
+    202: PENDING_COMMAND,
+  },
 });
 
-export const RUN_ROUTES = [createRun, listRuns, getRun, getRunPlan, listRunEvents, cancelRun] as const;
+export const getRunCommand = defineRoute({
+  operationId: 'getRunCommand',
+  method: 'get',
+  path: '/runs/{runId}/commands/{commandId}',
+  tag: 'runs',
+  summary: "A cancel's or an invalidation's decision, after a 202",
+  description:
+    'While the run has not decided it: 202 with the same pending body. Decided: the answer the request would have ' +
+    'had (a cancel: 200 and the run; an invalidation: 202 and its steps; a refusal: its 409 or 410). Decisions are ' +
+    'kept a day.',
+  params: commandParams,
+  responses: {
+    200: { description: 'A decided cancel: the run, cancelled or being cancelled.', schema: RunCancelled },
+    202: {
+      description: 'A decided invalidation (its steps), or a command still pending.',
+      schema: z.union([Invalidated, CommandPending]),
+      headers: { Location: { description: 'While pending: where the decision is read (this URL).' } },
+    },
+    409: { description: "The decision refused the command (the request's own 409).", schema: ErrorBody },
+    410: { description: "The decision refused the command (the request's own 410).", schema: ErrorBody },
+  },
+});
+
+export const RUN_ROUTES = [createRun, listRuns, getRun, getRunPlan, listRunEvents, cancelRun, getRunCommand] as const;
