@@ -24,6 +24,8 @@ function cancelDialog(run, onActed) {
     danger: true,
     run: async () => {
       const answer = await post(`/runs/${encodeURIComponent(run.runId)}/cancel`, { compensate: compensate.checked });
+      // A large run's cancel may outlast the API's wait (202, pending): the page shows the run as it is decided.
+      if (answer.decision === 'pending') return 'Cancel sent: the run is being cancelled.';
       return `Cancel sent: the run is ${answer.status}${compensate.checked ? ', undoing its finished steps' : ''}.`;
     },
     onDone: onActed,
