@@ -108,6 +108,7 @@ export type FunctionsConfig = Pick<
   | 'bindings'
   | 'catalogFile'
   | 'logRetentionDays'
+  | 'retentionDays'
   | 'plannerConcurrency'
   | 'executorConcurrency'
 >;
@@ -273,6 +274,8 @@ function ownEnvironmentsOf(props: FunctionsProps): Record<FunctionKey, Record<st
   const { config, machines } = props;
   const common: Record<string, string> = {
     CAIRN_TABLE_NAME: props.table.tableName,
+    // Every function that writes a run's records stamps their expiry with it (shared/adapters/aws/dynamo-retention.ts).
+    CAIRN_RETENTION_DAYS: String(config.retentionDays),
     POWERTOOLS_SERVICE_NAME: serviceName(config.stage),
     POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
     NODE_OPTIONS: '--enable-source-maps',

@@ -29,6 +29,7 @@ import {
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_MAX_REPLANS,
   DEFAULT_REPLAY_WINDOW_SECONDS,
+  DEFAULT_RETENTION_DAYS,
   DEFAULT_RETRY_BASE_SECONDS,
   DEFAULT_RETRY_CAP_SECONDS,
   DEFAULT_ROLE_CLAIMS,
@@ -73,6 +74,8 @@ export interface RunSettings {
    * (DEFAULT_REPLAN_WATCH_SECONDS on AWS).
    */
   readonly replanWatchSeconds?: number | undefined;
+  /** CAIRN_RETENTION_DAYS: how long a run's records are kept after it ends (a number of days > 0), in seconds. */
+  readonly retentionSeconds: number;
 }
 
 export interface Settings {
@@ -260,6 +263,8 @@ const envSchema = z.object({
     'a number of seconds ≥ 1',
     DEFAULT_RUN_DEADLINE_SECONDS,
   ).transform(Math.floor),
+  // Days, fractions allowed (a test's short retention); kept as whole seconds, at least one.
+  CAIRN_RETENTION_DAYS: numberOf((n) => Number.isFinite(n) && n > 0, 'a number of days > 0', DEFAULT_RETENTION_DAYS),
   CAIRN_RETRY_BASE_SECONDS: nonNegative(DEFAULT_RETRY_BASE_SECONDS),
   CAIRN_RETRY_CAP_SECONDS: nonNegative(DEFAULT_RETRY_CAP_SECONDS),
   CAIRN_TRACE_RETENTION: given.transform((raw, ctx): TraceRetention => {
@@ -395,6 +400,7 @@ export function settingsFromEnv(env: Env): Settings {
         ? {}
         : { approvalTimeoutSeconds: v.CAIRN_APPROVAL_TIMEOUT_SECONDS }),
       ...(v.CAIRN_REPLAN_WATCH_SECONDS === undefined ? {} : { replanWatchSeconds: v.CAIRN_REPLAN_WATCH_SECONDS }),
+      retentionSeconds: Math.max(1, Math.round(v.CAIRN_RETENTION_DAYS * 24 * 3600)),
     },
     plannerModelId: v.CAIRN_PLANNER_MODEL_ID ?? v.CAIRN_MODEL_ID,
     plannerEndpoint:

@@ -32,6 +32,8 @@ export interface DynamoContext {
    * it, handed over as soon as the write has landed. Absent when deployed (the table's own stream does this).
    */
   readonly stream?: ((record: StreamRecord) => void) | undefined;
+  /** How long an ended run's records are kept, in seconds (its run item's `expiresAt`: dynamo-retention.ts). */
+  readonly retentionSeconds?: number;
 }
 
 /**

@@ -168,11 +168,12 @@ export function createDynamoRunLog(ctx: DynamoContext, store: RevisionWrites): R
         // The run's reference first, as putApproval writes it: a run's approvals are read by their references.
         const ref = itemKeys.approvalRef(runId, approval.approvalId);
         await batchPutItems(ctx, [stringItem({ ...ref, [ENTITY_ATTRIBUTE]: 'approvalRef', stepId: approval.stepId })]);
-        await projectWhole(ctx, encodeApproval(approval), version);
+        await projectWhole(ctx, encodeApproval(approval, ctx.retentionSeconds), version);
       });
       const moved = new Set(images.moved);
       await forEachInPool(images.steps, (step) => projectStep(ctx, step, version, moved.has(step.stepId)));
-      if (images.run !== undefined) await projectWhole(ctx, encodeRun(images.run), version);
+      // The run item carries its status index keys and, once ended, its expiry: no write of their own.
+      if (images.run !== undefined) await projectWhole(ctx, encodeRun(images.run, ctx.retentionSeconds), version);
       await announce(batch);
     },
   };

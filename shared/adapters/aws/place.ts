@@ -22,7 +22,11 @@ import { webhookSecretsFor } from './webhook-secrets.ts';
 
 export function awsPlace(settings: Settings): Place {
   const { plannerModelId } = settings;
-  const dynamo = once(() => ({ client: dynamoDbClient(), tableName: requireSetting(settings, 'tableName') }));
+  const dynamo = once(() => ({
+    client: dynamoDbClient(),
+    tableName: requireSetting(settings, 'tableName'),
+    retentionSeconds: settings.run.retentionSeconds,
+  }));
   const replies = once(() => createDynamoReplies({ ...dynamo(), now: () => new Date() }));
   return {
     store: () => createDynamoStore(dynamo()),
