@@ -13,7 +13,7 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { GSI1_NAME } from '../../shared/adapters/aws/table-layout.ts';
+import { GSI1_NAME, STATUS_INDEX_NAME } from '../../shared/adapters/aws/table-layout.ts';
 import { STEP_EXECUTOR_TIMEOUT_SECONDS } from '../../shared/config/defaults.ts';
 import { deployedBindings } from './binding-secrets.ts';
 import { bundleFilesEnvironment, commandHooksOf } from './bundle-files.ts';
@@ -188,10 +188,14 @@ export class Functions extends Construct {
   private grant(props: FunctionsProps): void {
     const { Planner, Validator, StepExecutor, Replanner, Outbox, Api } = this.byKey;
     const stack = Stack.of(this);
-    // The table and its one index by name (no `index/*`); the validator only reads the run's candidate plan. The
+    // The table and its two indexes by name (no `index/*`); the validator only reads the run's candidate plan. The
     // decider commits a run's batches (`LOG#<version>` items), projects its records and writes the answers its
     // senders wait for (`REPLY#<id>` items, which the senders read back with GetItem).
-    const tableResources = [props.table.tableArn, `${props.table.tableArn}/index/${GSI1_NAME}`];
+    const tableResources = [
+      props.table.tableArn,
+      `${props.table.tableArn}/index/${GSI1_NAME}`,
+      `${props.table.tableArn}/index/${STATUS_INDEX_NAME}`,
+    ];
     const tableWriters: FunctionKey[] = [
       'Planner',
       'Coordinator',
@@ -208,6 +212,9 @@ export class Functions extends Construct {
     // writes the audit log (and reads back the events an announcement too large for its item kept out of line); the
     // API publishes what webhooks report (ResourceChanged), which no write carries.
     allow(Outbox, ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'], [props.table.tableArn]);
+    // It also deletes what an expired run left (dynamo-retention.ts): the run's partitions are found by Query, its
+    // run key deleted on condition that it is still the run's.
+    allow(Outbox, ['dynamodb:Query', 'dynamodb:DeleteItem'], [props.table.tableArn]);
     for (const fn of [Outbox, Api]) props.bus.grantPutEventsTo(fn);
 
     // Step Functions: what each function's services call, from the one table (execution-grants.ts).

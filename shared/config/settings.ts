@@ -74,8 +74,6 @@ export interface RunSettings {
    * (DEFAULT_REPLAN_WATCH_SECONDS on AWS).
    */
   readonly replanWatchSeconds?: number | undefined;
-  /** CAIRN_RETENTION_DAYS: how long a run's records are kept after it ends (a number of days > 0), in seconds. */
-  readonly retentionSeconds: number;
 }
 
 export interface Settings {
@@ -104,6 +102,8 @@ export interface Settings {
   /** CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH */
   readonly limits: PlanLimits;
   readonly run: RunSettings;
+  /** CAIRN_RETENTION_DAYS: how long a run's records are kept after it ends (a number of days > 0), in seconds. */
+  readonly retentionSeconds: number;
   /** CAIRN_PLANNER_MODEL_ID, or CAIRN_MODEL_ID as the CDK functions construct names it; absent: the HTN planner. */
   readonly plannerModelId: string | undefined;
   /** The planner's model behind an OpenAI-compatible endpoint, instead of Bedrock or the HTN planner. */
@@ -400,8 +400,8 @@ export function settingsFromEnv(env: Env): Settings {
         ? {}
         : { approvalTimeoutSeconds: v.CAIRN_APPROVAL_TIMEOUT_SECONDS }),
       ...(v.CAIRN_REPLAN_WATCH_SECONDS === undefined ? {} : { replanWatchSeconds: v.CAIRN_REPLAN_WATCH_SECONDS }),
-      retentionSeconds: Math.max(1, Math.round(v.CAIRN_RETENTION_DAYS * 24 * 3600)),
     },
+    retentionSeconds: Math.max(1, Math.round(v.CAIRN_RETENTION_DAYS * 24 * 3600)),
     plannerModelId: v.CAIRN_PLANNER_MODEL_ID ?? v.CAIRN_MODEL_ID,
     plannerEndpoint:
       v.CAIRN_MODEL_URL === undefined || v.CAIRN_MODEL === undefined

@@ -6,12 +6,14 @@
 
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DEFAULT_RETENTION_DAYS } from '../../config/defaults.ts';
+import type { Retention } from '../../ports/retention.ts';
 import type { RunLog } from '../../ports/run-log.ts';
 import type { Store } from '../../ports/store.ts';
 import { approvalOperations } from './dynamo-approvals.ts';
 import { eventOperations } from './dynamo-events.ts';
 import type { DynamoContext } from './dynamo-ops.ts';
 import { planJobOperations } from './dynamo-plan-jobs.ts';
+import { createDynamoRetention } from './dynamo-retention.ts';
 import { createDynamoRunLog } from './dynamo-run-log.ts';
 import { runOperations } from './dynamo-runs.ts';
 import { stepOperations } from './dynamo-steps.ts';
@@ -48,6 +50,11 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
     ...watchOperations(ctx),
     ...planJobOperations(ctx),
   };
+}
+
+/** Retention on the same table (shared/ports/retention.ts). */
+export function createDynamoRetentionOf(options: DynamoStoreOptions): Retention {
+  return createDynamoRetention(contextOf(options));
 }
 
 /** The run log on the same table (shared/ports/run-log.ts), projecting through the same store. */

@@ -15,6 +15,9 @@
  *   idempotency    IDEMPOTENCY#<key>    / IDEMPOTENCY
  *   watcher        WATCH#<resourceKey>  / <runId>#<stepId>   (a step watching an outside resource)
  *   blob part      BLOB#<sha256>        / PART#<n, 4 digits>  (a large value kept out of line: dynamo-blobs.ts)
+ *   a run's part   RUNBLOB#<runId>#<shard> / <sha256>#PART#<n>   (a large value of a run's item: the run's partitions,
+ *                  listed and deleted with the run; <shard> from the hash, 0..RUN_BLOB_SHARDS-1, so a run's large
+ *                  writes spread over as many partitions)
  * GSI1 (GSI1PK / GSI1SK, projection ALL):
  *   runs, newest first      RUNS#<shard>                 / <createdAt>#<runId>
  *   approvals by status     APPROVALS#<status>#<shard>   / <createdAt>#<approvalId>
@@ -72,6 +75,14 @@ export const SORT_PREFIX = {
 
 const runPartition = (runId: string): string => `RUN#${runId}`;
 
+/**
+ * Partitions of one run's blob parts. A part can be 300 KB (300 write units) and one partition takes 1,000 units a
+ * second: a wide layer of large outputs spreads over these instead of one hot key, and deleting a run's parts stays
+ * a handful of queries.
+ */
+export const RUN_BLOB_SHARDS = 16;
+const runBlobPartition = (runId: string, shard: number): string => `RUNBLOB#${runId}#${shard}`;
+
 /** Item key builders: the only place that spells a key. */
 export const itemKeys = {
   run: (runId: string): ItemKey => ({ PK: runPartition(runId), SK: 'RUN' }),
@@ -94,6 +105,13 @@ export const itemKeys = {
   }),
   runKey: (key: string): ItemKey => ({ PK: `RUNKEY#${key}`, SK: 'RUNKEY' }),
   blobPart: (hash: string, part: number): ItemKey => ({ PK: `BLOB#${hash}`, SK: `PART#${pad(part, 4)}` }),
+  runBlobPart: (runId: string, hash: string, part: number): ItemKey => ({
+    PK: runBlobPartition(runId, Number.parseInt(hash.slice(0, 4), 16) % RUN_BLOB_SHARDS),
+    SK: `${hash}#PART#${pad(part, 4)}`,
+  }),
+  /** Every partition of a run's blob parts. */
+  runBlobPartitions: (runId: string): string[] =>
+    Array.from({ length: RUN_BLOB_SHARDS }, (_, shard) => runBlobPartition(runId, shard)),
   idempotency: (key: string): ItemKey => ({ PK: `IDEMPOTENCY#${key}`, SK: 'IDEMPOTENCY' }),
   planJob: (jobId: string): ItemKey => ({ PK: `PLANJOB#${jobId}`, SK: 'PLANJOB' }),
   watchPartition: (resourceKey: string): string => `WATCH#${resourceKey}`,

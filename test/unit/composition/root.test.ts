@@ -56,6 +56,7 @@ function countingPlace(overrides: Partial<Place> = {}) {
       ask: async (runId, command) => (await shell.handle(runId, [command]))[0] ?? { ok: true },
     }),
     timers: () => ({ schedule: async () => {} }),
+    retention: count('retention', () => ({ purgeRun: async () => 0 })),
     ...overrides,
   };
   return { place, built, store };

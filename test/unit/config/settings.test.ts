@@ -55,8 +55,8 @@ describe('settingsFromEnv', () => {
         retryCapSeconds: DEFAULT_RETRY_CAP_SECONDS,
         traceRetention: DEFAULT_TRACE_RETENTION,
         maxReplans: DEFAULT_MAX_REPLANS,
-        retentionSeconds: DEFAULT_RETENTION_DAYS * 86_400,
       },
+      retentionSeconds: DEFAULT_RETENTION_DAYS * 86_400,
       plannerModelId: undefined,
       plannerEndpoint: undefined,
       capabilities: {
@@ -154,10 +154,10 @@ describe('settingsFromEnv', () => {
         retryCapSeconds: 0,
         traceRetention: 'full',
         maxReplans: 0,
-        retentionSeconds: 30 * 86_400,
         approvalTimeoutSeconds: 30,
         replanWatchSeconds: 90,
       },
+      retentionSeconds: 30 * 86_400,
       plannerModelId: 'model-a',
       capabilities: {
         bindings: { 'tool:web.search': { kind: 'http', url: 'https://search.example.com' } },
@@ -230,9 +230,9 @@ describe('settingsFromEnv', () => {
   });
 
   it('keeps a retention of days as whole seconds, at least one', () => {
-    expect(settingsFromEnv({ CAIRN_RETENTION_DAYS: '7' }).run.retentionSeconds).toBe(7 * 86_400);
-    expect(settingsFromEnv({ CAIRN_RETENTION_DAYS: '0.5' }).run.retentionSeconds).toBe(43_200);
-    expect(settingsFromEnv({ CAIRN_RETENTION_DAYS: '0.000001' }).run.retentionSeconds).toBe(1);
+    expect(settingsFromEnv({ CAIRN_RETENTION_DAYS: '7' }).retentionSeconds).toBe(7 * 86_400);
+    expect(settingsFromEnv({ CAIRN_RETENTION_DAYS: '0.5' }).retentionSeconds).toBe(43_200);
+    expect(settingsFromEnv({ CAIRN_RETENTION_DAYS: '0.000001' }).retentionSeconds).toBe(1);
   });
 
   it('turns every builtin pack off with `none`', () => {
