@@ -281,19 +281,21 @@ function ownEnvironmentsOf(props: FunctionsProps): Record<FunctionKey, Record<st
   const { config, machines } = props;
   const common: Record<string, string> = {
     CAIRN_TABLE_NAME: props.table.tableName,
-    // Every function that writes a run's records stamps their expiry with it (shared/adapters/aws/dynamo-retention.ts).
-    CAIRN_RETENTION_DAYS: String(config.retentionDays),
     POWERTOOLS_SERVICE_NAME: serviceName(config.stage),
     POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
     NODE_OPTIONS: '--enable-source-maps',
   };
   const limits = { CAIRN_MAX_STEPS: String(config.maxSteps), CAIRN_MAX_DEPTH: String(config.maxDepth) };
+  // Whoever writes a run's or an approval's item stamps its expiry with it (shared/adapters/aws/dynamo-codec.ts);
+  // the validator only reads, and the outbox Lambda only deletes what expired.
+  const retention = { CAIRN_RETENTION_DAYS: String(config.retentionDays) };
   const model: Record<string, string> = {
     ...(config.modelId === undefined ? {} : { CAIRN_MODEL_ID: config.modelId }),
     ...modelEndpointEnvironment(config.modelEndpoint),
   };
   const coordinator = {
     ...limits,
+    ...retention,
     CAIRN_RUN_MACHINE_ARN: machines.run.arn,
     CAIRN_STEP_MACHINE_ARN: machines.step.arn,
     CAIRN_RUN_DEADLINE_SECONDS: String(config.runDeadlineSeconds),
@@ -302,7 +304,7 @@ function ownEnvironmentsOf(props: FunctionsProps): Record<FunctionKey, Record<st
     ...runTimeouts(config),
   };
   return {
-    Planner: { ...common, ...limits, ...model },
+    Planner: { ...common, ...retention, ...limits, ...model },
     Validator: { ...common, ...limits },
     Coordinator: { ...common, ...coordinator },
     // RunStep takes a step from its claim to its dependents' start: the coordinator's settings and the bindings.
@@ -328,6 +330,7 @@ function ownEnvironmentsOf(props: FunctionsProps): Record<FunctionKey, Record<st
       CAIRN_STEP_MACHINE_ARN: machines.step.arn,
       CAIRN_RUN_DEADLINE_SECONDS: coordinator.CAIRN_RUN_DEADLINE_SECONDS,
       CAIRN_MAX_REPLANS: coordinator.CAIRN_MAX_REPLANS,
+      ...retention,
       ...runTimeouts(config),
     },
   };

@@ -176,7 +176,6 @@ describe('the Outbox Lambda', () => {
       Environment: {
         Variables: {
           CAIRN_TABLE_NAME: { Ref: table },
-          CAIRN_RETENTION_DAYS: '90',
           CAIRN_EVENT_BUS_NAME: { Ref: bus },
           POWERTOOLS_SERVICE_NAME: 'cairn-test',
           POWERTOOLS_METRICS_NAMESPACE: 'Cairn',
@@ -193,7 +192,6 @@ describe('the Outbox Lambda', () => {
     ).Variables;
     expect(Object.keys(variables).sort()).toEqual([
       'CAIRN_EVENT_BUS_NAME',
-      'CAIRN_RETENTION_DAYS',
       'CAIRN_TABLE_NAME',
       'NODE_OPTIONS',
       'POWERTOOLS_METRICS_NAMESPACE',
