@@ -101,6 +101,7 @@ export function actorStore(env: IoEnv, inner: MemoryStore): MemoryStorePort {
   return {
     createRun: slow(inner.createRun),
     getRun: slow(inner.getRun),
+    listRuns: slow(inner.listRuns),
     getStep: slow(inner.getStep),
     listSteps: slow(inner.listSteps),
     transitionStep: slow(inner.transitionStep),

@@ -9,6 +9,7 @@ import type { Node } from 'constructs';
 import {
   DEFAULT_LIMITS,
   DEFAULT_MAX_REPLANS,
+  DEFAULT_RETENTION_DAYS,
   DEFAULT_ROLE_CLAIMS,
   DEFAULT_RUN_DEADLINE_SECONDS,
 } from '../../shared/config/defaults.ts';
@@ -98,6 +99,8 @@ export interface CairnConfig {
   readonly notifyUrls: readonly string[];
   /** Keep the table when the stack is deleted or the table replaced (RETAIN + deletion protection). */
   readonly retainData: boolean;
+  /** How many days a run's records are kept after it ends (context retentionDays; CAIRN_RETENTION_DAYS). */
+  readonly retentionDays: number;
   readonly logRetentionDays: (typeof RETENTION_DAYS)[number];
   /** API Gateway stage throttling: steady requests per second and burst. */
   readonly apiRateLimit: number;
@@ -129,6 +132,7 @@ export const DEFAULT_CONFIG: CairnConfig = {
     routeScopes: true,
   },
   retainData: true,
+  retentionDays: DEFAULT_RETENTION_DAYS,
   logRetentionDays: 30,
   apiRateLimit: 50,
   apiBurstLimit: 100,
@@ -235,6 +239,7 @@ export function configFromContext(node: Node): CairnConfig {
     notifyUrls: [...new Set(notifyUrls)],
     roles,
     retainData: flag('retainData', DEFAULT_CONFIG.retainData),
+    retentionDays: count('retentionDays', DEFAULT_CONFIG.retentionDays),
     logRetentionDays,
     apiRateLimit: count('apiRateLimit', DEFAULT_CONFIG.apiRateLimit),
     apiBurstLimit: count('apiBurstLimit', DEFAULT_CONFIG.apiBurstLimit),

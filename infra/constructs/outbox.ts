@@ -1,6 +1,7 @@
 /**
  * The outbox's deployed half: the table's change stream feeds the Outbox Lambda through an event source mapping that
- * passes only the records carrying an outbox (the ones `outboxOf` relays embedded; a test keeps the two equal), in
+ * passes only the records carrying an outbox (the ones `outboxOf` relays embedded; a test keeps the two equal) and
+ * the removals of run items by TTL (`expiredRunOf`: the rest of the run is deleted after them), in
  * order per item (parallelization 1 per shard), with bisection and retries; a batch that still fails is sent to a
  * dead-letter queue, so an announced event is delayed, never dropped silently.
  */
@@ -10,6 +11,7 @@ import { FilterCriteria, type IFunction, StartingPosition } from 'aws-cdk-lib/aw
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { EXPIRED_RUN_STREAM_FILTER } from '../../shared/events/expired-runs.ts';
 import { OUTBOX_STREAM_FILTER } from '../../shared/events/outbox.ts';
 
 /** How the stream's batches are retried before they are dead-lettered. */
@@ -41,7 +43,8 @@ export class CairnOutbox extends Construct {
         maxRecordAge: OUTBOX_DELIVERY.maxRecordAge,
         parallelizationFactor: 1,
         onFailure: new SqsDlq(this.deadLetters),
-        filters: [FilterCriteria.filter(OUTBOX_STREAM_FILTER)],
+        // Announcements, and run items TTL removed: what the run left is deleted after them (dynamo-retention.ts).
+        filters: [FilterCriteria.filter(OUTBOX_STREAM_FILTER), FilterCriteria.filter(EXPIRED_RUN_STREAM_FILTER)],
       }),
     );
   }

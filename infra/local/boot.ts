@@ -16,7 +16,11 @@ import { createHandler as createReplannerHandler } from '../../functions/replann
 import { asTransient } from '../../functions/root.ts';
 import { createHandler as createExecutorHandler } from '../../functions/step-executor.ts';
 import { createHandler as createValidatorHandler } from '../../functions/validator.ts';
-import { createDynamoRunLogOf, createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
+import {
+  createDynamoRetentionOf,
+  createDynamoRunLogOf,
+  createDynamoStore,
+} from '../../shared/adapters/aws/dynamo-store.ts';
 import { createStoreReplayGuard } from '../../shared/adapters/aws/webhook-replay-guard.ts';
 import { type BusEnvelope, createLocalEventBus, type LocalEventBus } from '../../shared/adapters/local/event-bus.ts';
 import { createLocalMailbox, type LocalMailbox } from '../../shared/adapters/local/mailbox.ts';
@@ -48,6 +52,7 @@ import { createPlanCheckPool } from './plan-check-pool.ts';
 import { type AwsQuotas, quotasFromEnv } from './quotas/aws-quotas.ts';
 import { type StackQuotas, stackQuotas } from './quotas/stack-quotas.ts';
 import { type ResumeReport, resumeOpenWork } from './resume.ts';
+import { type SweepReport, startRetentionSweep, sweepExpired } from './retention-sweep.ts';
 import { localAuth } from './stack/auth.ts';
 import { type LocalStackOptions, localCatalog, localSettings } from './stack/config.ts';
 import { type LocalStackStats, stackCounters } from './stack/instrument.ts';
@@ -96,6 +101,11 @@ export interface LocalStack {
   settled(): Promise<void>;
   /** Calls the API in process (no socket) with the stack's token. */
   request(method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }>;
+  /**
+   * Sweeps expired records now, as the runtime does every hour (retention-sweep.ts), as of `at` (default: now): the
+   * embedded stand-in for DynamoDB's TTL.
+   */
+  sweepRetention(at?: Date): Promise<SweepReport>;
   close(): Promise<void>;
 }
 
@@ -131,11 +141,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let outbox: LocalOutboxStream | undefined;
   let mailbox: LocalMailbox | undefined;
   let timers: LocalTimers | undefined;
+  const { retentionSeconds } = settings;
   const dynamoStore = createDynamoStore({
     client: dynamo.client,
     tableName: LOCAL_TABLE_NAME,
     stream: (record) => outbox?.accept(record),
+    retentionSeconds,
   });
+  const retention = createDynamoRetentionOf({ client: dynamo.client, tableName: LOCAL_TABLE_NAME, retentionSeconds });
   const hooks = faultHooks(faults, { client: dynamo.client, stream: (record) => outbox?.accept(record) });
   const store = options.wrapStore ? options.wrapStore(dynamoStore) : dynamoStore;
   const catalog = localCatalog(options.conformance === true, options.extraCapabilities?.capabilities, settings.catalog);
@@ -211,9 +224,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // The run log on the same table; it writes the run's records through the handlers' store (its tests' wrapper too).
     runLog: (handlersStore) =>
       createDynamoRunLogOf(
-        { client: dynamo.client, tableName: LOCAL_TABLE_NAME, stream: (record) => outbox?.accept(record) },
+        {
+          client: dynamo.client,
+          tableName: LOCAL_TABLE_NAME,
+          stream: (record) => outbox?.accept(record),
+          retentionSeconds,
+        },
         handlersStore,
       ),
+    retention: () => retention,
     // A run's commands are taken here, in order, a batch at a time: the decider Lambda's SQS FIFO queue, in process.
     mailbox: (shell) => {
       mailbox = createLocalMailbox({
@@ -328,6 +347,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ...(options.notifySending === undefined ? {} : { sending: options.notifySending }),
   });
   const resumed = data ? await resumeOpenWork(executions, store) : { executions: [], started: [] };
+  // dynalite has no TTL: expired records are swept here instead (the deployed table's TTL and stream do it there).
+  const sweep = startRetentionSweep({
+    client: dynamo.client,
+    tableName: LOCAL_TABLE_NAME,
+    retention,
+    clock: () => new Date(),
+    onError: (error) => process.stderr.write(`${terminalLine(`cairn: a retention sweep failed: ${String(error)}`)}\n`),
+  });
 
   const request = async (method: string, path: string, body?: unknown) => {
     const response = await api(
@@ -368,6 +395,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         throw new Error(`POST /runs answered ${response.status}: ${json.error?.message ?? JSON.stringify(json)}`);
       return json.runId;
     },
+    sweepRetention: (at) =>
+      at === undefined
+        ? sweep.sweepNow()
+        : sweepExpired({ client: dynamo.client, tableName: LOCAL_TABLE_NAME, retention }, at),
     async settled() {
       // Each may start work in another (a step announces events, a bus rule starts executions): a few passes.
       for (let pass = 0; pass < 3; pass++) {
@@ -379,6 +410,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       }
     },
     async close() {
+      sweep.close();
       notifier?.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await planChecks.close();

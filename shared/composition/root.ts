@@ -32,6 +32,7 @@ import type { Mailbox, Replies } from '../ports/mailbox.ts';
 import type { Place } from '../ports/place.ts';
 import type { PlanJobDispatcher } from '../ports/plan-jobs.ts';
 import type { PlanModel } from '../ports/plan-model.ts';
+import type { Retention } from '../ports/retention.ts';
 import type { Store } from '../ports/store.ts';
 import type { WebhookConfig } from '../ports/webhooks.ts';
 import { type Coordinator, type CoordinatorDeps, createCoordinator } from '../services/coordinator.ts';
@@ -71,6 +72,8 @@ export interface Root {
   readonly replanner: Replanner;
   readonly invalidator: Invalidator;
   readonly relay: OutboxRelay;
+  /** Deleting what ended runs left once their retention passed. */
+  readonly retention: Retention;
   readonly webhooks: WebhookConfig;
   /** Releases what the root holds open (MCP connections and child processes) when the runtime stops. */
   close(): Promise<void>;
@@ -248,6 +251,7 @@ export function createRoot(settings: Settings, place: Place): Root {
   const relay = once(() =>
     createOutboxRelay({ events: events(), store: place.relayStore === undefined ? store() : place.relayStore() }),
   );
+  const retention = once(() => place.retention());
   const webhooks = once(
     (): WebhookConfig => ({
       secrets: place.webhookSecrets(),
@@ -315,6 +319,9 @@ export function createRoot(settings: Settings, place: Place): Root {
     },
     get relay() {
       return relay();
+    },
+    get retention() {
+      return retention();
     },
     get webhooks() {
       return webhooks();

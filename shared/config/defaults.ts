@@ -11,6 +11,15 @@ const ONE_DAY_SECONDS = 24 * 60 * 60;
 /** How long a run may take from StartRun (CAIRN_RUN_DEADLINE_SECONDS, context runDeadlineSeconds): one day. */
 export const DEFAULT_RUN_DEADLINE_SECONDS = ONE_DAY_SECONDS;
 
+/**
+ * How long a run's records are kept after it ends (CAIRN_RETENTION_DAYS, context retentionDays): 90 days. Then its
+ * run item expires, and with it everything of the run (shared/adapters/aws/dynamo-retention.ts).
+ */
+export const DEFAULT_RETENTION_DAYS = 90;
+
+/** Runs one listing of runs gives when it names no limit (Store.listRuns). */
+export const DEFAULT_RUN_LIST_LIMIT = 100;
+
 /** The plan contract's limits (CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH; context maxSteps, maxDepth). */
 export const DEFAULT_LIMITS: { readonly maxSteps: number; readonly maxDepth: number } = Object.freeze({
   maxSteps: 64,

@@ -30,6 +30,7 @@ import {
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_MAX_REPLANS,
   DEFAULT_REPLAY_WINDOW_SECONDS,
+  DEFAULT_RETENTION_DAYS,
   DEFAULT_RETRY_BASE_SECONDS,
   DEFAULT_RETRY_CAP_SECONDS,
   DEFAULT_ROLE_CLAIMS,
@@ -102,6 +103,8 @@ export interface Settings {
   /** CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH */
   readonly limits: PlanLimits;
   readonly run: RunSettings;
+  /** CAIRN_RETENTION_DAYS: how long a run's records are kept after it ends (a number of days > 0), in seconds. */
+  readonly retentionSeconds: number;
   /** CAIRN_PLANNER_MODEL_ID, or CAIRN_MODEL_ID as the CDK functions construct names it; absent: the HTN planner. */
   readonly plannerModelId: string | undefined;
   /** The planner's model behind an OpenAI-compatible endpoint, instead of Bedrock or the HTN planner. */
@@ -263,6 +266,8 @@ const envSchema = z.object({
     'a number of seconds ≥ 1',
     DEFAULT_RUN_DEADLINE_SECONDS,
   ).transform(Math.floor),
+  // Days, fractions allowed (a test's short retention); kept as whole seconds, at least one.
+  CAIRN_RETENTION_DAYS: numberOf((n) => Number.isFinite(n) && n > 0, 'a number of days > 0', DEFAULT_RETENTION_DAYS),
   CAIRN_RETRY_BASE_SECONDS: nonNegative(DEFAULT_RETRY_BASE_SECONDS),
   CAIRN_RETRY_CAP_SECONDS: nonNegative(DEFAULT_RETRY_CAP_SECONDS),
   CAIRN_TRACE_RETENTION: given.transform((raw, ctx): TraceRetention => {
@@ -400,6 +405,7 @@ export function settingsFromEnv(env: Env): Settings {
         : { approvalTimeoutSeconds: v.CAIRN_APPROVAL_TIMEOUT_SECONDS }),
       ...(v.CAIRN_REPLAN_WATCH_SECONDS === undefined ? {} : { replanWatchSeconds: v.CAIRN_REPLAN_WATCH_SECONDS }),
     },
+    retentionSeconds: Math.max(1, Math.round(v.CAIRN_RETENTION_DAYS * 24 * 3600)),
     plannerModelId: v.CAIRN_PLANNER_MODEL_ID ?? v.CAIRN_MODEL_ID,
     plannerEndpoint:
       v.CAIRN_MODEL_URL === undefined || v.CAIRN_MODEL === undefined

@@ -18,6 +18,7 @@ import type { BatchHandler, Mailbox, Replies } from './mailbox.ts';
 import type { MetricsSink } from './metrics.ts';
 import type { PlanJobDispatcher } from './plan-jobs.ts';
 import type { PlanModel } from './plan-model.ts';
+import type { Retention } from './retention.ts';
 import type { RunLog } from './run-log.ts';
 import type { Store } from './store.ts';
 import type { Timers } from './timers.ts';
@@ -54,6 +55,8 @@ export interface Place {
    * table itself, below any wrapper its tests put around the handlers' store, as DynamoDB Streams would see it.
    */
   readonly relayStore?: () => Store;
+  /** Deleting what an ended run left once its retention passed (shared/ports/retention.ts), on the same table. */
+  readonly retention: () => Retention;
   readonly clock?: () => Date;
   readonly newId?: () => string;
   /** Where plan expressions run; absent: the worker pool the settings describe (shared/adapters/expressions). */

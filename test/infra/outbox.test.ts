@@ -1,12 +1,14 @@
 /**
  * The outbox's deployed half: the table's change stream (new and old images) feeds the Outbox Lambda through one
- * event source mapping that passes only the records carrying an outbox (OUTBOX_STREAM_FILTER), in order, with
+ * event source mapping that passes only the records carrying an outbox (OUTBOX_STREAM_FILTER) and run items TTL
+ * removed (EXPIRED_RUN_STREAM_FILTER), in order, with
  * bisection, retries and an encrypted, TLS-only dead-letter queue that alarms; the Outbox Lambda reads only its table
  * and bus names and may do only what relaying takes.
  */
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { OUTBOX_DELIVERY } from '../../infra/constructs/outbox.ts';
+import { EXPIRED_RUN_STREAM_FILTER, expiredRunOf } from '../../shared/events/expired-runs.ts';
 import { OUTBOX_STREAM_FILTER, outboxOf, type StreamRecord } from '../../shared/events/outbox.ts';
 import { type EventPattern, matchesPattern } from '../../shared/events/pattern-match.ts';
 import { FULL_CONTEXT, logicalIdAt, type PolicyStatementJson, statementsOf, synthStack } from './synth-stack.ts';
@@ -60,18 +62,41 @@ describe('the event source mapping', () => {
         // One batch per shard at a time: an item's announcements reach the bus in the order they were written.
         ParallelizationFactor: 1,
         DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [deadLetters, 'Arn'] } } },
-        FilterCriteria: { Filters: [{ Pattern: expect.any(String) }] },
+        FilterCriteria: { Filters: [{ Pattern: expect.any(String) }, { Pattern: expect.any(String) }] },
       },
     ]);
     expect(OUTBOX_DELIVERY).toMatchObject({ batchSize: 100, retryAttempts: 10 });
     expect(OUTBOX_DELIVERY.maxRecordAge.toSeconds()).toBe(24 * 60 * 60);
   });
 
-  it('filters with exactly OUTBOX_STREAM_FILTER', () => {
+  it('filters with exactly OUTBOX_STREAM_FILTER and EXPIRED_RUN_STREAM_FILTER', () => {
     const [mapping] = mappings(plain);
     const filters = mapping?.FilterCriteria.Filters ?? [];
-    expect(filters).toHaveLength(1);
-    expect(JSON.parse(filters[0]?.Pattern ?? 'null')).toEqual(OUTBOX_STREAM_FILTER);
+    expect(filters.map((filter) => JSON.parse(filter.Pattern))).toEqual([
+      OUTBOX_STREAM_FILTER,
+      EXPIRED_RUN_STREAM_FILTER,
+    ]);
+  });
+
+  it('passes a run item TTL removed, and no other removal', () => {
+    const pattern = JSON.parse(mappings(plain)[0]?.FilterCriteria.Filters[1]?.Pattern ?? '{}') as EventPattern;
+    const ttl = { type: 'Service', principalId: 'dynamodb.amazonaws.com' };
+    const run = { PK: { S: 'RUN#r-1' }, SK: { S: 'RUN' } };
+    const expired: StreamRecord = {
+      eventName: 'REMOVE',
+      userIdentity: ttl,
+      dynamodb: { Keys: run, OldImage: { ...run, idempotencyKey: { S: 'k-1' } } },
+    };
+    expect(matchesPattern(expired, pattern)).toBe(true);
+    expect(expiredRunOf(expired)).toEqual({ runId: 'r-1', runKey: 'k-1' });
+    const deletedByHand: StreamRecord = { eventName: 'REMOVE', dynamodb: { Keys: run, OldImage: run } };
+    const stepExpired: StreamRecord = { ...expired, dynamodb: { Keys: { ...run, SK: { S: 'STEP#s' } } } };
+    const approvalExpired: StreamRecord = { ...expired, dynamodb: { Keys: { PK: { S: 'APPROVAL#a' }, SK: run.SK } } };
+    for (const record of [deletedByHand, stepExpired, { ...expired, eventName: 'MODIFY' }]) {
+      expect(matchesPattern(record, pattern)).toBe(false);
+      expect(expiredRunOf(record)).toBeUndefined();
+    }
+    expect(expiredRunOf(approvalExpired)).toBeUndefined();
   });
 
   it('passes the records that announce and holds back the table’s other writes', () => {
@@ -191,6 +216,12 @@ describe('the Outbox Lambda', () => {
       {
         Effect: 'Allow',
         Action: ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'],
+        Resource: { 'Fn::GetAtt': [table, 'Arn'] },
+      },
+      // What an expired run left: found by Query, its run key deleted while still the run's.
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:Query', 'dynamodb:DeleteItem'],
         Resource: { 'Fn::GetAtt': [table, 'Arn'] },
       },
       { Effect: 'Allow', Action: 'events:PutEvents', Resource: { 'Fn::GetAtt': [bus, 'Arn'] } },

@@ -10,6 +10,7 @@ import { describeBookkeepingBehaviour } from './store-behaviour-bookkeeping.ts';
 import { describeCarriedAttemptBehaviour } from './store-behaviour-carried-attempts.ts';
 import { describeGateBehaviour } from './store-behaviour-gates.ts';
 import { describeGenerationBehaviour } from './store-behaviour-generations.ts';
+import { describeRunListingBehaviour } from './store-behaviour-listing.ts';
 import { describeStepBehaviour } from './store-behaviour-steps.ts';
 import { aPlan, aRun, at, uniqueId } from './store-fixtures.ts';
 
@@ -34,6 +35,12 @@ export function describeStoreBehaviour(name: string, makeStore: () => Promise<St
     });
 
     describeRunBehaviour(store);
+    describeRunListingBehaviour({
+      store,
+      moveTo: async (run, status) => {
+        await store().updateRun(run.runId, [run.status], { status });
+      },
+    });
     describePlanBehaviour(store);
     describeEventBehaviour(store);
     describeStepBehaviour(store);
@@ -114,33 +121,6 @@ function describeRunBehaviour(store: () => Store): void {
         .updateRun(run.runId, [], { status: 'running' })
         .catch((e: unknown) => e);
       expect(isValidationError(error)).toBe(true);
-    });
-
-    it('lists runs newest first, filtered by status and cut at the limit', async () => {
-      const runs = [0, 1, 2, 3].map((i) =>
-        aRun({ createdAt: at(i), updatedAt: at(i), status: i % 2 === 0 ? 'running' : 'complete' }),
-      );
-      for (const run of runs) await store().createRun(run);
-      const ids = (list: { runId: string }[]) => list.map((r) => r.runId);
-      expect(ids(await store().listRuns())).toEqual(ids([...runs].reverse()));
-      expect(ids(await store().listRuns({ limit: 2 }))).toEqual(ids([runs[3], runs[2]] as typeof runs));
-      expect(ids(await store().listRuns({ status: 'running' }))).toEqual(ids([runs[2], runs[0]] as typeof runs));
-      expect(ids(await store().listRuns({ status: 'complete', limit: 1 }))).toEqual([runs[3]?.runId]);
-    });
-
-    it('continues a listing of runs before a given run when paging', async () => {
-      const runs = [0, 1, 2, 3, 4].map((i) =>
-        aRun({ createdAt: at(i), updatedAt: at(i), status: i % 2 === 0 ? 'running' : 'complete' }),
-      );
-      for (const run of runs) await store().createRun(run);
-      const ids = (list: { runId: string }[]) => list.map((r) => r.runId);
-      const first = await store().listRuns({ limit: 2 });
-      expect(ids(first)).toEqual(ids([runs[4], runs[3]] as typeof runs));
-      const last = first.at(-1) as (typeof runs)[number];
-      const rest = await store().listRuns({ limit: 10, before: { createdAt: last.createdAt, runId: last.runId } });
-      expect(ids(rest)).toEqual(ids([runs[2], runs[1], runs[0]] as typeof runs));
-      const running = await store().listRuns({ status: 'running', limit: 1, before: { createdAt: at(4), runId: 'z' } });
-      expect(ids(running)).toEqual([runs[4]?.runId]);
     });
   });
 }

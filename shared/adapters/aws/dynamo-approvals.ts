@@ -195,7 +195,7 @@ export function approvalOperations(ctx: DynamoContext): ApprovalOperations {
       // The step on the reference: a step's approvals are found without reading the run's others in full.
       await batchPutItems(ctx, [stringItem({ ...ref, [ENTITY_ATTRIBUTE]: 'approvalRef', stepId: approval.stepId })]);
       const scope = new ExpressionScope();
-      const item = { ...encodeApproval(approval), ...outboxAttribute(announce) };
+      const item = { ...encodeApproval(approval, ctx.retentionSeconds), ...outboxAttribute(announce) };
       return conditionalPut(ctx, item, scope, scope.notExists(PARTITION_KEY));
     },
     async listRunApprovals(runId, options = {}) {

@@ -212,7 +212,7 @@ export function createDynamoRunLog(ctx: DynamoContext, store: RevisionWrites): R
         // The run's reference first, as putApproval writes it: a run's approvals are read by their references.
         const ref = itemKeys.approvalRef(runId, approval.approvalId);
         await batchPutItems(ctx, [stringItem({ ...ref, [ENTITY_ATTRIBUTE]: 'approvalRef', stepId: approval.stepId })]);
-        await projectWhole(ctx, encodeApproval(approval), version, announcing);
+        await projectWhole(ctx, encodeApproval(approval, ctx.retentionSeconds), version, announcing);
       };
       await forEachInPool(approvals, (approval) => putApproval(approval));
       if (lastApproval !== undefined) await putApproval(lastApproval, outbox);
@@ -221,7 +221,13 @@ export function createDynamoRunLog(ctx: DynamoContext, store: RevisionWrites): R
       await forEachInPool(steps, (step) => projectStep(ctx, step, version, moved.has(step.stepId), null));
       if (lastStep !== undefined) await projectStep(ctx, lastStep, version, moved.has(lastStep.stepId), outbox ?? null);
       if (images.run !== undefined)
-        await projectWhole(ctx, encodeRun(images.run), version, carrier === 'run' ? outbox : undefined);
+        // The run item carries its status index keys and, once ended, its expiry: no write of their own.
+        await projectWhole(
+          ctx,
+          encodeRun(images.run, ctx.retentionSeconds),
+          version,
+          carrier === 'run' ? outbox : undefined,
+        );
       if (carrier === 'head' && outbox !== undefined) await announce(batch, outbox);
     },
   };

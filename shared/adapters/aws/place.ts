@@ -11,7 +11,7 @@ import { deploymentCatalog } from '../catalog-from-env.ts';
 import { createBedrockPlanModel, defaultBedrockClient } from './bedrock-plan-model.ts';
 import { dynamoDbClient, lambdaClient, schedulerClient, sqsClient } from './clients.ts';
 import { createDynamoReplies } from './dynamo-replies.ts';
-import { createDynamoRunLogOf, createDynamoStore } from './dynamo-store.ts';
+import { createDynamoRetentionOf, createDynamoRunLogOf, createDynamoStore } from './dynamo-store.ts';
 import { createEventBridgePublisher } from './eventbridge-publisher.ts';
 import { createLambdaPlanJobDispatcher } from './lambda-plan-jobs.ts';
 import { createSchedulerTimers } from './scheduler-timers.ts';
@@ -22,11 +22,16 @@ import { webhookSecretsFor } from './webhook-secrets.ts';
 
 export function awsPlace(settings: Settings): Place {
   const { plannerModelId } = settings;
-  const dynamo = once(() => ({ client: dynamoDbClient(), tableName: requireSetting(settings, 'tableName') }));
+  const dynamo = once(() => ({
+    client: dynamoDbClient(),
+    tableName: requireSetting(settings, 'tableName'),
+    retentionSeconds: settings.retentionSeconds,
+  }));
   const replies = once(() => createDynamoReplies({ ...dynamo(), now: () => new Date() }));
   return {
     store: () => createDynamoStore(dynamo()),
     runLog: (store) => createDynamoRunLogOf(dynamo(), store),
+    retention: () => createDynamoRetentionOf(dynamo()),
     // The decider Lambda reads the queue (functions/decider.ts): here the shell is only the place's to name.
     // Both are made on first use, so a function that never sends a command needs none of their settings.
     mailbox: () => {

@@ -77,7 +77,7 @@ export function createMemoryRunLog(store: MemoryStore): RunLog {
         });
       }
       if (images.run !== undefined && olderThan(tables.runs.get(runId), version))
-        tables.runs.set(runId, { value: images.run, v: version });
+        tables.putRun({ value: images.run, v: version });
       const moved = new Set(images.moved);
       for (const step of images.steps) projectStep(tables, step, version, moved.has(step.stepId));
       for (const approval of images.approvals) projectApproval(tables, approval, version);

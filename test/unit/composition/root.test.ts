@@ -57,6 +57,7 @@ function countingPlace(overrides: Partial<Place> = {}) {
       answer: async () => undefined,
     }),
     timers: () => ({ schedule: async () => {} }),
+    retention: count('retention', () => ({ purgeRun: async () => 0 })),
     ...overrides,
   };
   return { place, built, store };

@@ -13,7 +13,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createDynamoStore } from '../../../../shared/adapters/aws/dynamo-store.ts';
-import { indexShard } from '../../../../shared/adapters/aws/table-layout.ts';
+import { INDEX_SHARDS, indexKeys, indexShard } from '../../../../shared/adapters/aws/table-layout.ts';
 import { isConflictError, isPayloadTooLargeError } from '../../../../shared/errors.ts';
 
 const TABLE = 'cairn-unit';
@@ -105,6 +105,19 @@ describe('DynamoDB store commands', () => {
     });
   });
 
+  it('lists the runs of one status from the status index, every shard, newest first, with no filter', async () => {
+    dynamo.on(QueryCommand).resolves({ Items: [] });
+    await store.listRuns({ status: 'failed', limit: 5 });
+    const queries = dynamo.commandCalls(QueryCommand).map((call) => call.args[0].input);
+    expect(queries).toHaveLength(INDEX_SHARDS);
+    for (const query of queries) {
+      expect(query).toMatchObject({ IndexName: 'GSI_STATUS', ScanIndexForward: false, Limit: 5 });
+      expect(query.FilterExpression).toBeUndefined();
+    }
+    const partitions = queries.map((query) => Object.values(query.ExpressionAttributeValues ?? {})[0]?.S);
+    expect(partitions.sort()).toEqual(indexKeys.runStatusPartitions('failed').sort());
+  });
+
   it('claims a run key with a conditional put that records the request hash', async () => {
     dynamo.on(PutItemCommand).resolves({});
     expect(await store.claimRunKey('k1', 'r1', 'h1')).toEqual({ runId: 'r1', requestHash: 'h1' });
@@ -186,10 +199,12 @@ describe('DynamoDB store commands', () => {
     expect(calls).toEqual(['BatchWriteItemCommand', 'UpdateItemCommand']);
     const parts = dynamo.commandCalls(BatchWriteItemCommand)[0]?.args[0].input.RequestItems?.[TABLE] ?? [];
     expect(parts.length).toBeGreaterThan(1);
-    for (const part of parts) expect(part.PutRequest?.Item?.PK?.S).toMatch(/^BLOB#[0-9a-f]{64}$/);
+    // In the run's own blob partitions, which go when the run does.
+    for (const part of parts) expect(part.PutRequest?.Item?.PK?.S).toMatch(/^RUNBLOB#r1#\d{1,2}$/);
     const values = dynamo.commandCalls(UpdateItemCommand)[0]?.args[0].input.ExpressionAttributeValues ?? {};
     const output = Object.values(values).find((value) => value.M?.cairnBlob !== undefined);
     expect(output?.M?.parts).toEqual({ N: String(parts.length) });
+    expect(output?.M?.run).toEqual({ S: 'r1' });
   });
 
   it('refuses a trace entry too large for the item before sending anything', async () => {

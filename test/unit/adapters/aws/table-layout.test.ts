@@ -6,6 +6,7 @@ import {
   indexKeys,
   indexShard,
   itemKeys,
+  STATUS_INDEX_NAME,
   tableDefinition,
 } from '../../../../shared/adapters/aws/table-layout.ts';
 
@@ -50,7 +51,7 @@ describe('table layout', () => {
     expect(['a', 'run-1', 'x.y.g1.approval.a1.1'].map(indexShard)).toEqual(PINNED_SHARDS);
   });
 
-  it('defines an on-demand table with string keys and a GSI projecting every attribute', () => {
+  it('defines an on-demand table with string keys and two GSIs projecting every attribute', () => {
     const definition = tableDefinition('cairn');
     expect(definition).toMatchObject({
       TableName: 'cairn',
@@ -66,6 +67,14 @@ describe('table layout', () => {
         KeySchema: [
           { AttributeName: 'GSI1PK', KeyType: 'HASH' },
           { AttributeName: 'GSI1SK', KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      },
+      {
+        IndexName: STATUS_INDEX_NAME,
+        KeySchema: [
+          { AttributeName: 'GSI_STATUS_PK', KeyType: 'HASH' },
+          { AttributeName: 'GSI_STATUS_SK', KeyType: 'RANGE' },
         ],
         Projection: { ProjectionType: 'ALL' },
       },
