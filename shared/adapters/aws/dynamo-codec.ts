@@ -11,7 +11,9 @@ import type {
   CompensationRecord,
   HeldRevision,
   IdempotencyRecord,
+  RaisedLimits,
   ReplanRecord,
+  RunAction,
   RunEventRecord,
   RunRecord,
   StepGenerationRecord,
@@ -102,6 +104,9 @@ export const runCodecs: FieldCodecs<RunRecord> = {
   budgetWarned: optionalStringSet,
   budgetExhaustedFor: json<readonly number[]>(),
   invalidationKeys: json<readonly string[]>(),
+  raisedBudget: json<RaisedLimits>(),
+  maxReplans: numberField,
+  actions: json<readonly RunAction[]>(),
 };
 
 export function encodeRun(run: RunRecord): Item {
