@@ -114,8 +114,29 @@ function stillHeld(d: Decision, reason: string, limits: Limits): Reply | undefin
 const defined = (limits: Omit<Limits, 'maxReplans'>): RaisedLimits =>
   Object.fromEntries(RAISABLE_LIMITS.flatMap((name) => (limits[name] === undefined ? [] : [[name, limits[name]]])));
 
+/**
+ * The same raise again, by the same person, once it was made: a redelivered command (its answer was lost after the
+ * batch committed) is answered as the first was, never as a refusal of a raise that did happen.
+ */
+function isRepeat(d: Decision, command: RaiseBudget, limits: Limits): boolean {
+  const named = Object.keys(limits) as LimitName[];
+  if (named.length === 0) return false;
+  const last = d.run.actions?.findLast((action) => action.type === 'budget');
+  if (last?.requestedBy !== command.by) return false;
+  return named.every((name) =>
+    name === 'maxReplans' ? d.run.maxReplans === limits[name] : d.run.raisedBudget?.[name] === limits[name],
+  );
+}
+
 export function raiseBudget(d: Decision, command: RaiseBudget): void {
   const { run } = d;
+  const limits: Limits = Object.fromEntries(
+    Object.entries(command.limits).filter(([, value]) => value !== undefined),
+  ) as Limits;
+  if (isRepeat(d, command, limits)) {
+    d.reply = { ok: true, value: { status: run.status, limits: currentLimits(d), repeat: true } };
+    return;
+  }
   const reason = run.terminal?.reason;
   if (run.status !== 'paused' || reason === undefined || !RAISABLE_PAUSES.has(reason) || d.plan === undefined) {
     const held = reason === undefined ? '' : ` (${reason})`;
@@ -128,9 +149,6 @@ export function raiseBudget(d: Decision, command: RaiseBudget): void {
     return;
   }
   const now = currentLimits(d);
-  const limits: Limits = Object.fromEntries(
-    Object.entries(command.limits).filter(([, value]) => value !== undefined),
-  ) as Limits;
   const refused = notRaised(d, limits, now) ?? stillHeld(d, reason, limits);
   if (refused !== undefined) {
     d.reply = refused;

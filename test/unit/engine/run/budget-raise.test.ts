@@ -63,6 +63,20 @@ describe('RaiseBudget on a run paused budget_exhausted', () => {
     ]);
   });
 
+  it('answers the same raise by the same person again as the first (a redelivery), and raises nothing more', () => {
+    const run = exhaustedRun();
+    raise(run, { maxTokens: 1000 });
+    expect(raise(run, { maxTokens: 1000 })).toEqual([]);
+    expect(run.lastReply).toEqual({
+      ok: true,
+      value: { status: 'running', limits: { maxTokens: 1000, maxCostUsd: 5, maxReplans: 0 }, repeat: true },
+    });
+    expect(raise(run, { maxTokens: 2000 })).toEqual([]);
+    expect(run.lastReply).toMatchObject({ ok: false, status: 409, code: 'E_NOT_HELD_FOR_LIMIT' });
+    run.apply({ kind: 'RaiseBudget', limits: { maxTokens: 1000 }, by: 'bo' });
+    expect(run.lastReply).toMatchObject({ ok: false, status: 409 });
+  });
+
   it('holds the run to the raised limit afterwards: it completes under it, and pauses past it', () => {
     const run = exhaustedRun();
     raise(run, { maxTokens: 1000 });
