@@ -18,7 +18,7 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   approve: { summary: 'approve, reject or edit an approval', load: () => import('./approve.ts') },
   replan: { summary: "replan a run's failed step (--reason)", load: () => import('./replan.ts') },
   budget: {
-    summary: "raise a paused run's budget or replan limit (--max-tokens, --max-cost-usd, --max-seconds, --max-replans)",
+    summary: "raise a paused run's budget or replan limit (it goes on)",
     load: () => import('./budget.ts'),
   },
   invalidate: {
