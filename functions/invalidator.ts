@@ -57,6 +57,7 @@ export function createHandler(deps: InvalidatorHandlerDeps) {
       resourceKey,
       eventId,
       changedAt: envelope.data.time,
+      ...(parsed.detail.source === undefined ? {} : { source: parsed.detail.source }),
     });
     return { ...result, eventId, resourceKey };
   };

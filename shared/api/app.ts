@@ -10,6 +10,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { approvalsRoutes } from './approvals.ts';
 import { authMiddleware } from './auth.ts';
 import { MAX_BODY_BYTES } from './body.ts';
+import { budgetRoutes } from './budgets.ts';
 import { callerView } from './caller.ts';
 import { commandRoutes } from './commands.ts';
 import { compensationRoutes } from './compensations.ts';
@@ -59,6 +60,7 @@ export function createApp(deps: ApiDeps): Hono<ApiEnv> {
   app.route('/', commandRoutes(deps));
   app.route('/', compensationRoutes(deps));
   app.route('/', replanRoutes(deps));
+  app.route('/', budgetRoutes(deps));
   app.route('/', approvalsRoutes(deps));
   app.route('/', consoleDataRoutes(deps));
   if (deps.ledger) app.route('/', conformanceRoutes(deps.ledger));

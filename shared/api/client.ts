@@ -99,6 +99,11 @@ export interface ApiClient {
    */
   invalidate(runId: string, stepId: string, reason?: string): Promise<Schemas['Invalidated']>;
   actOnCompensation(runId: string, stepId: string, action: CompensationAction): Promise<Schemas['CompensationActed']>;
+  /** Raises the limits of a run paused for its budget or its replan limit; it goes on where it paused. */
+  raiseBudget(
+    runId: string,
+    limits: { maxTokens?: number; maxCostUsd?: number; maxSeconds?: number; maxReplans?: number },
+  ): Promise<Schemas['LimitsRaised']>;
   /**
    * Asks for a person's replan (a new objective optional) and waits for its planning job: `revision` is absent when
    * a concurrent replan made it first, `approvalId` present when the revision waits for approval.
@@ -276,6 +281,8 @@ export function createApiClient(
           fetch: via('actOnCompensation'),
         }),
       ),
+    raiseBudget: (runId, limits) =>
+      answer(api.POST('/runs/{runId}/budget', { params: run(runId), body: limits, fetch: via('raiseBudget') })),
     replan: async (runId, reason, objective) => {
       // The replan is a planning job (202): polled until its worker has recorded the revision or the refusal.
       const body = objective === undefined ? { reason } : { reason, objective };

@@ -38,6 +38,7 @@ export function replanRoutes(deps: ApiDeps): Hono<ApiEnv> {
       runId: run.runId,
       reason,
       ...(objective === undefined ? {} : { objective }),
+      requestedBy: c.get('principal'),
     });
     c.header('Location', planJobLocation(job.jobId));
     return c.json(planJobView(job), 202);

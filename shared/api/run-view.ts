@@ -3,7 +3,7 @@
  * shown as steps whose status is derived from their descendants. The run's own status and progress are derived by
  * the engine (engine/run-view.ts): a running run in which nothing moves and someone waits for a person is `paused`.
  */
-import { round, spentBy } from '../engine/budget.ts';
+import { effectiveBudget, round, spentBy } from '../engine/budget.ts';
 import { type BudgetReplanView, budgetReplanView } from '../engine/budget-replan.ts';
 import { replanDeclinesOf } from '../engine/run/rules/ending.ts';
 import { deriveRunStatus } from '../engine/run-view.ts';
@@ -14,6 +14,7 @@ import type { Budget, Plan, PlanStep, RunStatus, StepError, StepStatus } from '.
 import type { Spend } from '../ports/capabilities.ts';
 import type {
   CompensationRecord,
+  RunAction,
   RunRecord,
   StepCounts,
   StepRecord,
@@ -77,8 +78,12 @@ export interface RunView {
   readonly terminal?: TerminalView;
   /** What the run's attempts spent so far. */
   readonly usage?: Spend;
-  /** The plan's budget, when it has one: the console shows the spend against it. */
+  /** The plan's budget, when it has one, with the limits a person raised: the console shows the spend against it. */
   readonly budget?: Budget;
+  /** The replan limit a person raised the run's to (absent: the deployment's). */
+  readonly maxReplans?: number;
+  /** Who changed the run after it started (cancel, replan, invalidate, compensation, budget): the last 100. */
+  readonly actions?: readonly RunAction[];
   /** The budget replan (`onExhausted: "replan"`), once the run asked for one: what became of it. */
   readonly budgetReplan?: BudgetReplanView;
   /** Present (true) while a cancellation has begun and the run has not ended yet: it starts nothing more. */
@@ -238,7 +243,9 @@ export function buildRunHead(
     steps: [],
     ...terminalView(run, records),
     usage: usageView(run),
-    ...(plan?.budget === undefined ? {} : { budget: plan.budget }),
+    ...budgetOf(run, plan),
+    ...(run.maxReplans === undefined ? {} : { maxReplans: run.maxReplans }),
+    ...(run.actions === undefined || run.actions.length === 0 ? {} : { actions: run.actions }),
     ...budgetReplanOf(run),
     ...cancellingView(run),
   };
@@ -259,6 +266,11 @@ export function rollbackStepOf(run: RunRecord): string | undefined {
   const evidence = run.terminal?.evidence;
   if (run.terminal?.reason !== 'rollback_required' || evidence === undefined || 'output' in evidence) return undefined;
   return typeof evidence.stepId === 'string' ? evidence.stepId : undefined;
+}
+
+function budgetOf(run: RunRecord, plan: Plan | undefined): Pick<RunView, 'budget'> {
+  const budget = effectiveBudget(plan?.budget, run.raisedBudget);
+  return budget === undefined ? {} : { budget };
 }
 
 function budgetReplanOf(run: RunRecord): Pick<RunView, 'budgetReplan'> {

@@ -14,7 +14,14 @@ export type PlanJobRequest =
       readonly mode: 'DIRECT' | 'DECOMPOSE';
       readonly directTarget?: string;
     }
-  | { readonly kind: 'replan'; readonly runId: string; readonly reason: string; readonly objective?: string };
+  | {
+      readonly kind: 'replan';
+      readonly runId: string;
+      readonly reason: string;
+      readonly objective?: string;
+      /** Who asked (the caller's subject): the revision records it. */
+      readonly requestedBy?: string;
+    };
 
 export type PlanJobKind = PlanJobRequest['kind'];
 export type PlanJobStatus = 'pending' | 'succeeded' | 'failed';

@@ -22,10 +22,12 @@ import type {
 // every caller names both from here.
 export type { ApprovalRecord, HeldRevision } from './records/approvals.ts';
 export type {
+  RaisedLimits,
   ReplanDecline,
   ReplanRecord,
   RestartedRecord,
   RevisionApplication,
+  RunAction,
   RunEventRecord,
   RunKeyClaim,
   RunRecord,

@@ -19,7 +19,13 @@ export interface InvalidateResourceRequest {
   readonly eventId: string;
   /** When the change was reported (the event's time); absent: now. */
   readonly changedAt?: string | undefined;
+  /** The webhook source that reported it (`POST /webhooks/{source}`), when one did. */
+  readonly source?: string | undefined;
 }
+
+/** Who asked for a resource change's invalidation, as the run records it. */
+export const resourceChangeBy = (source: string | undefined): string =>
+  source === undefined ? 'event:ResourceChanged' : `webhook:${source}`;
 
 export interface InvalidateResourceResult {
   /** The runs told of the change. */
@@ -43,7 +49,7 @@ export function createInvalidator(given: InvalidatorDeps): Invalidator {
   const ctx = createInterpreter(deps);
   return {
     async invalidateResource(request) {
-      const { resourceKey, eventId, changedAt } = request;
+      const { resourceKey, eventId, changedAt, source } = request;
       const watchers = await deps.store.listWatchers(resourceKey);
       const byRun = new Map<string, string[]>();
       for (const w of watchers) byRun.set(w.runId, [...(byRun.get(w.runId) ?? []), w.stepId]);
@@ -61,6 +67,7 @@ export function createInvalidator(given: InvalidatorDeps): Invalidator {
           reason: `resource changed: ${resourceKey}`,
           key: `resource#${eventId}`,
           resourceChange: { changedAt },
+          by: resourceChangeBy(source),
         });
         told.push(runId);
       }

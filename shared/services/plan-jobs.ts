@@ -73,6 +73,7 @@ export interface PlanJobWorkerDeps {
     reason: string;
     objective?: string;
     request?: string;
+    requestedBy?: string;
   }) => Promise<{ revision?: number; approvalId?: string }>;
 }
 
@@ -106,6 +107,7 @@ async function work(deps: PlanJobWorkerDeps, request: PlanJobRequest, jobId: str
     ...(request.objective === undefined ? {} : { objective: request.objective }),
     // The job is the request: a job run again (its worker's answer lost) repeats it, another job is another request.
     request: jobId,
+    ...(request.requestedBy === undefined ? {} : { requestedBy: request.requestedBy }),
   });
   return {
     ...(revision === undefined ? {} : { revision }),

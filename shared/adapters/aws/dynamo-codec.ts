@@ -12,7 +12,9 @@ import type {
   CompensationRecord,
   HeldRevision,
   IdempotencyRecord,
+  RaisedLimits,
   ReplanRecord,
+  RunAction,
   RunEventRecord,
   RunRecord,
   StepGenerationRecord,
@@ -104,6 +106,9 @@ export const runCodecs: FieldCodecs<RunRecord> = {
   budgetExhaustedFor: json<readonly number[]>(),
   invalidationKeys: json<readonly string[]>(),
   startedAt: stringField,
+  raisedBudget: json<RaisedLimits>(),
+  maxReplans: numberField,
+  actions: json<readonly RunAction[]>(),
 };
 
 export const DEFAULT_RETENTION_SECONDS = DEFAULT_RETENTION_DAYS * 24 * 3600;

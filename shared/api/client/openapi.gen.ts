@@ -183,6 +183,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/runs/{runId}/budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Raise a paused run's budget or replan limit; it goes on where it paused
+         * @description For a run paused `budget_exhausted` (its plan budget under `onExhausted: "pause"`) or `max_replans`. Each limit named must be larger than the run's now, and the raise must let the run go on (over its budget still, or at its replan limit still: 422 E_STILL_OVER_LIMIT). The raise holds for every later revision, and is announced (BudgetRaised) and recorded with who asked.
+         */
+        post: operations["raiseBudget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/runs/{runId}/plan/diff": {
         parameters: {
             query?: never;
@@ -671,6 +691,27 @@ export interface components {
             errors: components["schemas"]["PlanIssue"][];
         };
         JsonValue: unknown;
+        /**
+         * @description The run's limits now (the plan budget's, with every raise, and its replan limit), and its status.
+         * @example {
+         *       "runId": "0b0c7e0e-9f3c-4d2a-8a43-52c1e5f5d2a1",
+         *       "status": "running",
+         *       "limits": {
+         *         "maxTokens": 5000,
+         *         "maxReplans": 2
+         *       }
+         *     }
+         */
+        LimitsRaised: {
+            runId: string;
+            status: components["schemas"]["RunStatus"];
+            limits: {
+                maxTokens?: number;
+                maxCostUsd?: number;
+                maxSeconds?: number;
+                maxReplans: number;
+            };
+        };
         OutputCheck: {
             approvalId: string;
             /** @enum {string} */
@@ -827,6 +868,16 @@ export interface components {
                 } | null;
             }[];
         };
+        /** @description What a person (or a webhook) did to a run, and who. */
+        RunAction: {
+            /** @enum {string} */
+            type: "cancel" | "replan" | "invalidate" | "compensation" | "budget";
+            /** @description The caller's subject, `webhook:<source>` for a resource change, or null when not known. */
+            requestedBy: string | null;
+            at: string;
+            stepId?: string;
+            detail?: string;
+        };
         RunCancelled: {
             runId: string;
             status: components["schemas"]["RunStatus"];
@@ -899,7 +950,12 @@ export interface components {
             cancelling?: true;
             steps: components["schemas"]["StepView"][];
             usage?: components["schemas"]["Spend"];
+            /** @description The plan's budget, with the limits a person raised. */
             budget?: components["schemas"]["Budget"];
+            /** @description The replan limit a person raised the run's to (absent: the deployment's). */
+            maxReplans?: number;
+            /** @description Who changed the run after it started, oldest first: the last 100. */
+            actions?: components["schemas"]["RunAction"][];
             budgetReplan?: components["schemas"]["BudgetReplan"];
             nextCursor?: string;
         };
@@ -1682,6 +1738,73 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    raiseBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run's id. */
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "maxTokens": 20000,
+                 *       "maxReplans": 4
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The plan budget's token limit, raised to this. */
+                    maxTokens?: number;
+                    /** @description The plan budget's dollar limit, raised to this. */
+                    maxCostUsd?: number;
+                    /** @description The plan budget's seconds limit (counted from the run's creation), raised to this. */
+                    maxSeconds?: number;
+                    /** @description The replans the run may make, raised to this. */
+                    maxReplans?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The run's limits now, and its status. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitsRaised"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description E_NOT_HELD_FOR_LIMIT: the run is not paused for budget_exhausted or max_replans. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            /** @description E_LIMIT_NOT_RAISED: no limit named, or one not larger than the run's (or one it has not); E_STILL_OVER_LIMIT: the run would still be held. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     getPlanDiff: {
         parameters: {
             query?: {
@@ -2327,6 +2450,7 @@ export const OPERATIONS = {
   invalidateStep: { method: 'POST', path: '/runs/{runId}/steps/{stepId}/invalidate', retry: 'keyed' },
   actOnCompensation: { method: 'POST', path: '/runs/{runId}/steps/{stepId}/compensation', retry: 'never' },
   replanRun: { method: 'POST', path: '/runs/{runId}/replan', retry: 'never' },
+  raiseBudget: { method: 'POST', path: '/runs/{runId}/budget', retry: 'never' },
   getPlanDiff: { method: 'GET', path: '/runs/{runId}/plan/diff', retry: 'safe' },
   getStep: { method: 'GET', path: '/runs/{runId}/steps/{stepId}', retry: 'safe' },
   listRevisions: { method: 'GET', path: '/runs/{runId}/revisions', retry: 'safe' },

@@ -10,6 +10,7 @@ import type { RunRecord } from '../../ports/records/runs.ts';
 import type { StepGenerationRecord, StepRecord, TraceEntry } from '../../ports/records/steps.ts';
 import { RELEASING_STEP_STATUSES } from '../statuses.ts';
 import { appendAndRetain, traceEntry } from '../trace.ts';
+import { actionOf, withAction } from './actions.ts';
 import type { RunEvent } from './events.ts';
 import { plannedRecord } from './planned.ts';
 import { countsOf, type DraftState, draftOf, type RunState } from './state.ts';
@@ -61,6 +62,8 @@ export function evolveInto(draft: DraftState, event: RunEvent): void {
   const stepId = 'stepId' in event ? event.stepId : undefined;
   const before = stepId === undefined ? undefined : draft.steps.get(stepId)?.status;
   apply(draft, event);
+  const done = actionOf(event);
+  if (done !== undefined) draft.run = { ...draft.run, actions: withAction(draft.run.actions, done) };
   if (stepId === undefined) {
     if (event.type === 'RunStarted') recount(draft);
     return;
@@ -272,6 +275,15 @@ function apply(draft: DraftState, event: RunEvent): void {
     case 'BudgetExhausted':
       touchRun({ budgetExhaustedFor: [...(draft.run.budgetExhaustedFor ?? []), event.revision] });
       return;
+    case 'BudgetRaised': {
+      const { maxReplans, ...limits } = event.limits;
+      const raised = Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined));
+      touchRun({
+        ...(Object.keys(raised).length === 0 ? {} : { raisedBudget: { ...draft.run.raisedBudget, ...raised } }),
+        ...(maxReplans === undefined ? {} : { maxReplans }),
+      });
+      return;
+    }
     case 'CancelBegun':
       touchRun({
         cancelling: true,

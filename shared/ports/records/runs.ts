@@ -80,6 +80,15 @@ export interface RunRecord {
   /** Revisions whose budget's exhaustion was announced (once each). */
   readonly budgetExhaustedFor?: readonly number[];
   /**
+   * Limits of the plan's budget a person raised (POST /runs/{id}/budget): each stands over every revision's own
+   * (engine/budget.ts effectiveBudget).
+   */
+  readonly raisedBudget?: RaisedLimits;
+  /** The replan limit a person raised the run's to (absent: the deployment's). */
+  readonly maxReplans?: number;
+  /** Who changed the run after it started, and how: the last RUN_ACTIONS_KEPT, oldest first. */
+  readonly actions?: readonly RunAction[];
+  /**
    * The keys of the run's last invalidations (a request's Idempotency-Key, a resource change's event id), newest last:
    * a repeat of one changes nothing.
    */
@@ -91,6 +100,21 @@ export interface RunRecord {
   readonly startedAt?: string;
 }
 
+/** A person's raised limits of a run's budget (whole tokens, dollars, seconds). */
+export type RaisedLimits = Readonly<Partial<Record<'maxTokens' | 'maxCostUsd' | 'maxSeconds', number>>>;
+
+/** What a person (or a webhook's change) did to a run: cancel, replan, invalidate, compensate, raise its budget. */
+export interface RunAction {
+  readonly type: 'cancel' | 'replan' | 'invalidate' | 'compensation' | 'budget';
+  /** The caller's subject (`local-token` for the one static token), `webhook:<source>`, or null when unknown. */
+  readonly requestedBy: string | null;
+  readonly at: string;
+  /** The step it was about (an invalidation's first root, a compensation's step). */
+  readonly stepId?: string;
+  /** One line: what was done. */
+  readonly detail?: string;
+}
+
 /**
  * One revision the replanner made: the PriorReplan record (the failure it answered and what it changed), the
  * failure's key `<stepId>#<generation>` (absent for a manual replan without one) and the revision's reason.
@@ -100,6 +124,8 @@ export type ReplanRecord = PriorReplan & {
   readonly reason: string;
   /** A person's replan: the request it answered (its planning job), when it named one. */
   readonly request?: string;
+  /** A person's replan: who asked for it. */
+  readonly requestedBy?: string;
   readonly at: string;
   /** What the revision does to the step records (absent on records written before it was kept). */
   readonly application?: RevisionApplication;

@@ -33,7 +33,12 @@ describe('invalidator handler', () => {
     const answer = await handler(envelope({ resourceKey: 'repo:main', source: 'github', deliveryId: 'd-9' }));
 
     expect(requests).toEqual([
-      { resourceKey: 'repo:main', eventId: 'delivery:d-9#repo:main', changedAt: '2030-01-01T00:00:00Z' },
+      {
+        resourceKey: 'repo:main',
+        eventId: 'delivery:d-9#repo:main',
+        changedAt: '2030-01-01T00:00:00Z',
+        source: 'github',
+      },
     ]);
     expect(answer).toMatchObject({ eventId: 'delivery:d-9#repo:main', resourceKey: 'repo:main', runs: ['r1'] });
   });

@@ -118,6 +118,26 @@ export const Invalidated = named(
   { examples: [{ runId: '0b0c7e0e-9f3c-4d2a-8a43-52c1e5f5d2a1', stepIds: ['fetch', 'report'], reopened: true }] },
 );
 
+export const LimitsRaised = named(
+  'LimitsRaised',
+  z.object({
+    runId: z.string(),
+    status: RunStatus,
+    limits: z.object({
+      maxTokens: z.number().optional(),
+      maxCostUsd: z.number().optional(),
+      maxSeconds: z.number().optional(),
+      maxReplans: z.number(),
+    }),
+  }),
+  {
+    description: "The run's limits now (the plan budget's, with every raise, and its replan limit), and its status.",
+    examples: [
+      { runId: '0b0c7e0e-9f3c-4d2a-8a43-52c1e5f5d2a1', status: 'running', limits: { maxTokens: 5000, maxReplans: 2 } },
+    ],
+  },
+);
+
 export const CompensationActed = named(
   'CompensationActed',
   z.object({ runId: z.string(), stepId: z.string(), status: StepStatus, reopened: z.boolean() }),

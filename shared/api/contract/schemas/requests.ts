@@ -81,6 +81,20 @@ export const compensationActionBody = z.discriminatedUnion('action', [
   z.strictObject({ action: z.literal('resolve'), note: nonBlank(2000) }),
 ]);
 
+/**
+ * `POST /runs/{id}/budget`: the limits to raise, each to a value larger than the run's now. Only the types are
+ * checked here: whether a value raises anything is the run's to say (422 E_LIMIT_NOT_RAISED).
+ */
+export const raiseBudgetBody = z.strictObject({
+  maxTokens: described("The plan budget's token limit, raised to this.", z.number().int().optional()),
+  maxCostUsd: described("The plan budget's dollar limit, raised to this.", z.number().optional()),
+  maxSeconds: described(
+    "The plan budget's seconds limit (counted from the run's creation), raised to this.",
+    z.number().optional(),
+  ),
+  maxReplans: described('The replans the run may make, raised to this.', z.number().int().optional()),
+});
+
 /** Longest reason a person may give (it reaches the planner and the revision's record, clipped there to 200). */
 export const MAX_REPLAN_REASON_LENGTH = 2000;
 
