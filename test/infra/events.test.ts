@@ -146,6 +146,7 @@ describe('the cairn stack', () => {
       'CAIRN_MAX_DEPTH',
       'CAIRN_MAX_REPLANS',
       'CAIRN_MAX_STEPS',
+      'CAIRN_RETENTION_DAYS',
       'CAIRN_RUN_DEADLINE_SECONDS',
       'CAIRN_RUN_MACHINE_ARN',
       'CAIRN_STEP_MACHINE_ARN',
