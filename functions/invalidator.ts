@@ -58,6 +58,7 @@ export function createHandler(deps: InvalidatorHandlerDeps) {
       eventId,
       changedAt: envelope.data.time,
       ...(parsed.detail.source === undefined ? {} : { source: parsed.detail.source }),
+      ...(parsed.detail.tenant === undefined ? {} : { tenant: parsed.detail.tenant }),
     });
     return { ...result, eventId, resourceKey };
   };

@@ -52,7 +52,7 @@ export function createHandler(deps: OutboxHandlerDeps) {
     // Purged before the batch's announcements are relayed; a failure throws and the whole batch comes again, which
     // both sides take as a repeat.
     const expired = records.flatMap((record) => expiredRunOf(record) ?? []);
-    for (const run of expired) await deps.retention.purgeRun(run.runId, run.runKey);
+    for (const run of expired) await deps.retention.purgeRun(run.runId, run.runKey, run.tenant);
     return { ...(await deps.relay.relay(records)), expiredRuns: expired.length };
   };
 }

@@ -47,6 +47,8 @@ export interface RolesConfig {
   readonly groupsClaim: string;
   readonly scopesClaim: string;
   readonly scopePrefix: string;
+  /** Context `tenantClaim` (default `custom:tenant`): the claim naming a caller's tenant (absent: `default`). */
+  readonly tenantClaim: string;
   readonly routeScopes: boolean;
 }
 
@@ -129,6 +131,7 @@ export const DEFAULT_CONFIG: CairnConfig = {
     groupsClaim: DEFAULT_ROLE_CLAIMS.groups,
     scopesClaim: DEFAULT_ROLE_CLAIMS.scopes,
     scopePrefix: DEFAULT_ROLE_CLAIMS.scopePrefix,
+    tenantClaim: DEFAULT_ROLE_CLAIMS.tenant,
     routeScopes: true,
   },
   retainData: true,
@@ -213,6 +216,7 @@ export function configFromContext(node: Node): CairnConfig {
     groupsClaim: claimName('roleGroupsClaim', DEFAULT_CONFIG.roles.groupsClaim),
     scopesClaim: claimName('roleScopesClaim', DEFAULT_CONFIG.roles.scopesClaim),
     scopePrefix: claimName('roleScopePrefix', DEFAULT_CONFIG.roles.scopePrefix),
+    tenantClaim: claimName('tenantClaim', DEFAULT_CONFIG.roles.tenantClaim),
     routeScopes: flag('routeScopes', DEFAULT_CONFIG.roles.routeScopes),
   };
   const retention = count('logRetentionDays', DEFAULT_CONFIG.logRetentionDays);

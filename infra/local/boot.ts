@@ -4,6 +4,7 @@
  * Handlers are the same `createHandler(deps)` factories the Lambdas use, and their dependencies come from the same
  * composition root (shared/composition/root.ts) with the same settings; only the adapters of the place differ.
  */
+import { DEFAULT_TENANT } from '../../shared/config/defaults.ts';
 import { terminalLine } from '../../shared/terminal-text.ts';
 import './polyfills.ts';
 import './xray-manual-mode.ts';
@@ -116,6 +117,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const timeouts = serverTimeouts(options.serverTimeouts);
   // Before anything opens, as a bad fault spec: a bad tokens file (E_BAD_TOKENS_FILE) stops here.
   const { auth, token, callers } = localAuth(options, settings);
+  // Whose runs and approvals a restart carries on: the default tenant's, and every tenant the tokens file names.
+  const tenants = [
+    ...new Set([DEFAULT_TENANT, ...(auth.kind === 'tokens' ? auth.tokens.flatMap((t) => t.tenant ?? []) : [])]),
+  ];
 
   const counters = stackCounters(options.instrument === true);
   // Before anything opens too: a bad quota (E_BAD_QUOTAS) stops here.
@@ -340,13 +345,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   // People told of approvals (--notify-url): a consumer of the bus, with its reminders armed again from the store.
   const notifier = await startLocalNotifier({
     settings: settings.notify,
+    tenants,
     bus,
     store,
     clock: root.clock,
     consoleUrl: `${url}/console/`,
     ...(options.notifySending === undefined ? {} : { sending: options.notifySending }),
   });
-  const resumed = data ? await resumeOpenWork(executions, store) : { executions: [], started: [] };
+  const resumed = data ? await resumeOpenWork(executions, store, tenants) : { executions: [], started: [] };
   // dynalite has no TTL: expired records are swept here instead (the deployed table's TTL and stream do it there).
   const sweep = startRetentionSweep({
     client: dynamo.client,

@@ -42,7 +42,7 @@ export async function sweepExpired(table: SweepTable, at: Date): Promise<SweepRe
   do {
     const scope = new ExpressionScope();
     const filter = scope.lessThan(TTL_ATTRIBUTE, now, 'now');
-    const projection = [PARTITION_KEY, SORT_KEY, 'idempotencyKey'].map((name) => scope.name(name)).join(', ');
+    const projection = [PARTITION_KEY, SORT_KEY, 'idempotencyKey', 'tenant'].map((name) => scope.name(name)).join(', ');
     const page = await table.client.send(
       new ScanCommand({
         TableName: table.tableName,
@@ -58,7 +58,7 @@ export async function sweepExpired(table: SweepTable, at: Date): Promise<SweepRe
       if (!(await conditionalDelete(ctx, key, still, still.lessThan(TTL_ATTRIBUTE, now, 'now')))) continue;
       expired += 1;
       if (key.SK !== RUN_SORT_KEY || !key.PK.startsWith(RUN_PREFIX)) continue;
-      await table.retention.purgeRun(key.PK.slice(RUN_PREFIX.length), item.idempotencyKey?.S);
+      await table.retention.purgeRun(key.PK.slice(RUN_PREFIX.length), item.idempotencyKey?.S, item.tenant?.S);
       runs += 1;
     }
     start = page.LastEvaluatedKey;

@@ -26,6 +26,7 @@ import { ID_ROUTE_PATTERNS, pathIdGuard } from './path-ids.ts';
 import { plansRoutes } from './plans.ts';
 import { replanRoutes } from './replans.ts';
 import { runsRoutes } from './runs.ts';
+import { tenantGuard } from './tenancy.ts';
 import { webhookRoutes } from './webhooks.ts';
 
 export type { ApiDeps, PlanRequest } from './deps.ts';
@@ -52,6 +53,9 @@ export function createApp(deps: ApiDeps): Hono<ApiEnv> {
 
   // Before any route reads the store: an id no route could find is a 404, not a store error.
   for (const pattern of ID_ROUTE_PATTERNS) app.use(pattern, pathIdGuard);
+  // Then: an id of another tenant's is a 404 too, whatever the route (tenancy.ts).
+  const tenantCheck = tenantGuard(deps.store);
+  for (const pattern of ID_ROUTE_PATTERNS) app.use(pattern, tenantCheck);
 
   serve(app, getCaller, (c) => c.json(callerView(c.get('caller'))));
   app.route('/', plansRoutes(deps));

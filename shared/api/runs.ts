@@ -10,12 +10,14 @@
 
 import { Hono } from 'hono';
 import { compress } from 'hono/compress';
+import { DEFAULT_TENANT } from '../config/defaults.ts';
 import { isConflictError } from '../errors.ts';
 import type { RunStatus } from '../plan/schema.ts';
 import { resolveMode } from '../planner/planner.ts';
 import { runExecutionName } from '../ports/executions.ts';
 import type { RunRecord } from '../ports/store.ts';
 import { bodyBytes, readOptionalJson, readQuery, revisionQuery } from './body.ts';
+import type { Caller } from './caller.ts';
 import { askWithin, cancelAnswer, commandIdOf, pendingAnswer } from './commands.ts';
 import { serve } from './contract/route.ts';
 import { cancelRun, createRun, getRun, getRunPlan, listRunEvents, listRuns } from './contract/routes/runs.ts';
@@ -69,7 +71,7 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     runId: string,
     fields: NewRun,
     key: string | undefined,
-    startedBy: string,
+    caller: Caller,
   ): Promise<RunStatus> => {
     const now = deps.clock().toISOString();
     const record: RunRecord = {
@@ -80,7 +82,9 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       createdAt: now,
       updatedAt: now,
       replans: 0,
-      startedBy,
+      startedBy: caller.subject,
+      // The default tenant's runs carry none, as they did before tenants.
+      ...(caller.tenant === DEFAULT_TENANT ? {} : { tenant: caller.tenant }),
       ...(key === undefined ? {} : { idempotencyKey: key }),
     };
     try {
@@ -123,7 +127,7 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     let runId = deps.newId();
     if (key !== undefined && submitted.requestHash !== undefined) {
       const { requestHash } = submitted;
-      const claim = await store.claimRunKey(key, runId, requestHash);
+      const claim = await store.claimRunKey(c.get('caller').tenant, key, runId, requestHash);
       const owner = claim.runId;
       if (owner !== runId) {
         // A claim from before request hashes were recorded has none, and is taken for the same request.
@@ -134,7 +138,7 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
         runId = owner;
       }
     }
-    const status = await createAndStart(runId, fields, key, c.get('principal'));
+    const status = await createAndStart(runId, fields, key, c.get('caller'));
     return c.json({ runId, status }, 202);
   });
 
@@ -145,6 +149,7 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       const query = readQuery(c, listRunsQuery);
       const limit = query.limit ?? DEFAULT_LIST_LIMIT;
       const found = await findRuns(store, {
+        tenant: c.get('caller').tenant,
         limit,
         ...(query.status === undefined ? {} : { status: query.status }),
         ...(query.q === undefined ? {} : { text: query.q }),

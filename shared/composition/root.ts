@@ -257,6 +257,7 @@ export function createRoot(settings: Settings, place: Place): Root {
       secrets: place.webhookSecrets(),
       replayWindowSeconds: settings.webhooks.replayWindowSeconds,
       replayGuard: place.replayGuard(store(), clock),
+      tenants: settings.webhooks.tenants,
     }),
   );
 

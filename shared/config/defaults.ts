@@ -92,7 +92,27 @@ export const DEFAULT_CONSOLE_OIDC_SCOPE = 'openid';
  * (Cognito's), or a scope `<prefix><role>` in the scopes claim (CAIRN_ROLE_GROUPS_CLAIM, CAIRN_ROLE_SCOPES_CLAIM,
  * CAIRN_ROLE_SCOPE_PREFIX; CDK context roleGroupsClaim, roleScopesClaim, roleScopePrefix).
  */
-export const DEFAULT_ROLE_CLAIMS = { groups: 'cognito:groups', scopes: 'scope', scopePrefix: 'cairn/' } as const;
+export const DEFAULT_ROLE_CLAIMS = {
+  groups: 'cognito:groups',
+  scopes: 'scope',
+  scopePrefix: 'cairn/',
+  tenant: 'custom:tenant',
+} as const;
+
+/**
+ * The tenant of a caller that names none (the one static token, a tokens file entry or a JWT without a tenant), and
+ * of every record written before tenants were kept: so everything that existed keeps working, in this tenant.
+ */
+export const DEFAULT_TENANT = 'default';
+
+/**
+ * What a tenant may be called: it becomes part of index partition keys (`#` separates their parts), so only these
+ * characters. A claim or tokens file entry naming anything else is refused.
+ */
+export const TENANT_PATTERN = /^[A-Za-z0-9_.:@-]{1,128}$/;
+
+/** The tenant a record belongs to: records from before tenants were kept are the default tenant's. */
+export const tenantOf = (record: { readonly tenant?: string | undefined }): string => record.tenant ?? DEFAULT_TENANT;
 
 /**
  * The bounds of one evaluation of plan expressions (the `input`, `when` and `assert` JSONata of one step), see

@@ -48,6 +48,7 @@ import {
   positiveInteger,
   text,
   webhookSecrets,
+  webhookTenants,
 } from './env-values.ts';
 import { checkNotifyEnv, type NotifySettings, notifyEnvFields, notifySettingsOf } from './notify-settings.ts';
 import { parsePrices } from './prices.ts';
@@ -131,7 +132,14 @@ export interface Settings {
    * CAIRN_ROLE_GROUPS_CLAIM, CAIRN_ROLE_SCOPES_CLAIM, CAIRN_ROLE_SCOPE_PREFIX: where a verified JWT's roles are
    * (a group named as the role, or a scope `<prefix><role>`); defaults DEFAULT_ROLE_CLAIMS.
    */
-  readonly roleClaims: { readonly groups: string; readonly scopes: string; readonly scopePrefix: string };
+  readonly roleClaims: {
+    readonly groups: string;
+    readonly scopes: string;
+    readonly scopePrefix: string;
+    /** CAIRN_TENANT_CLAIM: the claim naming a caller's tenant (default `custom:tenant`; absent: the default tenant). */
+    readonly tenant: string;
+  };
+
   readonly webhooks: {
     /** CAIRN_WEBHOOK_SECRET_PREFIX: Secrets Manager names `<prefix>/<source>` (deployed). */
     readonly secretPrefix: string | undefined;
@@ -139,6 +147,8 @@ export interface Settings {
     readonly secrets: ReadonlyMap<string, string>;
     /** CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS: an integer in 1..MAX_REPLAY_WINDOW_SECONDS. */
     readonly replayWindowSeconds: number;
+    /** CAIRN_WEBHOOK_TENANTS: source → tenant, a JSON object; a source not named is the default tenant's. */
+    readonly tenants: ReadonlyMap<string, string>;
   };
   readonly console: ConsoleSettings;
   readonly expressions: ExpressionSettings;
@@ -298,8 +308,10 @@ const envSchema = z.object({
   CAIRN_ROLE_GROUPS_CLAIM: text,
   CAIRN_ROLE_SCOPES_CLAIM: text,
   CAIRN_ROLE_SCOPE_PREFIX: text,
+  CAIRN_TENANT_CLAIM: text,
   CAIRN_WEBHOOK_SECRET_PREFIX: text,
   CAIRN_WEBHOOK_SECRETS: webhookSecrets,
+  CAIRN_WEBHOOK_TENANTS: webhookTenants,
   CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS: given.transform((raw, ctx) => {
     if (raw === undefined) return DEFAULT_REPLAY_WINDOW_SECONDS;
     const value = Number(raw);
@@ -430,11 +442,14 @@ export function settingsFromEnv(env: Env): Settings {
       groups: v.CAIRN_ROLE_GROUPS_CLAIM ?? DEFAULT_ROLE_CLAIMS.groups,
       scopes: v.CAIRN_ROLE_SCOPES_CLAIM ?? DEFAULT_ROLE_CLAIMS.scopes,
       scopePrefix: v.CAIRN_ROLE_SCOPE_PREFIX ?? DEFAULT_ROLE_CLAIMS.scopePrefix,
+      tenant: v.CAIRN_TENANT_CLAIM ?? DEFAULT_ROLE_CLAIMS.tenant,
     },
+
     webhooks: {
       secretPrefix: v.CAIRN_WEBHOOK_SECRET_PREFIX,
       secrets: v.CAIRN_WEBHOOK_SECRETS,
       replayWindowSeconds: v.CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS,
+      tenants: v.CAIRN_WEBHOOK_TENANTS,
     },
     console: {
       oidc:

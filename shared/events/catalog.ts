@@ -126,6 +126,8 @@ export const EVENT_SCHEMAS = {
   ResourceChanged: z.object({
     resourceKey: z.string().min(1),
     source: z.string().optional(),
+    /** Whose resource it is (absent: the default tenant's): only that tenant's runs watching it are told. */
+    tenant: z.string().optional(),
     /** The webhook delivery that reported the change: equal on a redelivery, so consumers can tell duplicates. */
     deliveryId: z.string().optional(),
   }),

@@ -22,6 +22,8 @@ export interface ExpiredRun {
   readonly runId: string;
   /** The run's idempotency key (its StartRun's), when it had one: its claim goes too. */
   readonly runKey: string | undefined;
+  /** The run's tenant (absent: the default tenant): its run key and watches are that tenant's. */
+  readonly tenant: string | undefined;
 }
 
 /** The run a stream record says TTL removed, if it says so (never a person's delete, never another item). */
@@ -31,5 +33,10 @@ export function expiredRunOf(record: StreamRecord): ExpiredRun | undefined {
   if (identity?.type !== TTL_IDENTITY.type || identity.principalId !== TTL_IDENTITY.principalId) return undefined;
   const pk = stringAttribute(record.dynamodb?.Keys, 'PK');
   if (stringAttribute(record.dynamodb?.Keys, 'SK') !== RUN_SORT_KEY || !pk?.startsWith(RUN_PREFIX)) return undefined;
-  return { runId: pk.slice(RUN_PREFIX.length), runKey: stringAttribute(record.dynamodb?.OldImage, 'idempotencyKey') };
+  const image = record.dynamodb?.OldImage;
+  return {
+    runId: pk.slice(RUN_PREFIX.length),
+    runKey: stringAttribute(image, 'idempotencyKey'),
+    tenant: stringAttribute(image, 'tenant'),
+  };
 }

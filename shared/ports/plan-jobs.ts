@@ -47,6 +47,8 @@ export interface PlanJobResult {
 
 export interface PlanJobRecord {
   readonly jobId: string;
+  /** The tenant of who asked (absent: the default tenant): only that tenant reads the job. */
+  readonly tenant?: string;
   readonly request: PlanJobRequest;
   readonly status: PlanJobStatus;
   readonly createdAt: string;

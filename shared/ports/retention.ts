@@ -8,7 +8,8 @@
 export interface Retention {
   /**
    * Deletes what remains of a run whose item expired: its partition, its blob parts, approvals, watches and run key
-   * (`runKey`, the idempotency key its item named). Repeating it is harmless. Answers how many items it deleted.
+   * (`runKey`, the idempotency key its item named, of its `tenant`: absent, the default tenant). Repeating it is
+   * harmless. Answers how many items it deleted.
    */
-  purgeRun(runId: string, runKey: string | undefined): Promise<number>;
+  purgeRun(runId: string, runKey: string | undefined, tenant?: string): Promise<number>;
 }

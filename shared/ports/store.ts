@@ -130,7 +130,7 @@ export interface Store {
    * Claims an Idempotency-Key for a new run, recording the hash of the request that claimed it (conditional put, the
    * first claimant wins): returns the claim that holds the key, the given one if it won.
    */
-  claimRunKey(key: string, runId: string, requestHash: string): Promise<RunKeyClaim>;
+  claimRunKey(tenant: string, key: string, runId: string, requestHash: string): Promise<RunKeyClaim>;
   getRun(runId: string): Promise<RunRecord | undefined>; // ConsistentRead
   /**
    * Conditional update: applies only when the run exists and its status is one of `from` (at least one); returns the
@@ -143,8 +143,16 @@ export interface Store {
     patch: Partial<Omit<RunRecord, 'runId' | 'createdAt'>>,
     options?: { readonly remove?: readonly RunRemovableField[]; readonly announce?: OutboxEntry },
   ): Promise<RunRecord | undefined>;
-  /** Newest first; `before` (a listed run's position) continues a listing after that run. */
-  listRuns(options?: { status?: RunStatus; limit?: number; before?: RunPosition }): Promise<RunRecord[]>;
+  /**
+   * One tenant's runs (absent: the default tenant's), newest first; `before` (a listed run's position) continues a
+   * listing after that run. Reads only the tenant's index partitions.
+   */
+  listRuns(options?: {
+    tenant?: string;
+    status?: RunStatus;
+    limit?: number;
+    before?: RunPosition;
+  }): Promise<RunRecord[]>;
   /** The run's steps by status as its last decision left them (kept with it: no step is read); absent: none yet. */
   getStepCounts(runIds: readonly string[]): Promise<ReadonlyMap<string, StepCounts>>;
 
@@ -187,9 +195,12 @@ export interface Store {
   ): Promise<StepRecord | undefined>;
   // watches: which steps of which runs watch an outside resource
   /** Records watchers (idempotent: an entry written twice is one entry). */
-  putWatches(runId: string, entries: readonly WatchEntry[]): Promise<void>;
-  /** Every run step ever recorded as watching `resourceKey` (a later revision may no longer watch it: check the plan). */
-  listWatchers(resourceKey: string): Promise<{ runId: string; stepId: string }[]>;
+  putWatches(tenant: string, runId: string, entries: readonly WatchEntry[]): Promise<void>;
+  /**
+   * Every step of the tenant's runs ever recorded as watching `resourceKey` (a later revision may no longer watch
+   * it: check the plan). Another tenant's watchers of the same key are not read.
+   */
+  listWatchers(tenant: string, resourceKey: string): Promise<{ runId: string; stepId: string }[]>;
 
   // attempts (evidence)
   getAttempt(runId: string, stepId: string, ref: AttemptRef): Promise<AttemptRecord | undefined>; // ConsistentRead
@@ -222,8 +233,12 @@ export interface Store {
    * step's approvals, and only theirs are read in full.
    */
   listRunApprovals(runId: string, options?: { readonly stepId?: string }): Promise<ApprovalRecord[]>;
-  /** Oldest first; `after` (a listed approval's position) continues a listing after that approval. */
+  /**
+   * One tenant's approvals (absent: the default tenant's), oldest first; `after` (a listed approval's position)
+   * continues a listing after that approval.
+   */
   listApprovals(options?: {
+    tenant?: string;
     status?: ApprovalRecord['status'];
     runId?: string;
     limit?: number;

@@ -154,6 +154,7 @@ describe('functions', () => {
         'CAIRN_ROLE_GROUPS_CLAIM',
         'CAIRN_ROLE_SCOPES_CLAIM',
         'CAIRN_ROLE_SCOPE_PREFIX',
+        'CAIRN_TENANT_CLAIM',
       ]),
     );
   });

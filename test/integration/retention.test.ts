@@ -43,12 +43,12 @@ describe('retention (DynamoDB adapter, swept as the embedded runtime sweeps in p
 
   /** A run with one of every record it can leave, a rewritten large output (its first parts unreferenced). */
   async function seedRun(runId: string): Promise<void> {
-    await store.claimRunKey(`key-${runId}`, runId, 'hash');
+    await store.claimRunKey('default', `key-${runId}`, runId, 'hash');
     await store.createRun(aRun({ runId, status: 'running', idempotencyKey: `key-${runId}` }));
     const plan = aPlan();
     const watched = { ...plan, steps: plan.steps.map((step) => ({ ...step, watches: [`res-${runId}`] })) };
     await store.putPlanRevision(runId, watched, 'initial');
-    await store.putWatches(runId, [{ stepId: 'gather', resourceKey: `res-${runId}` }]);
+    await store.putWatches('default', runId, [{ stepId: 'gather', resourceKey: `res-${runId}` }]);
     const step = aStep({ runId, stepId: 'gather', status: 'running' });
     await store.putSteps([step]);
     await store.transitionStep(runId, 'gather', { generation: 1, from: ['running'] }, { output: large('a') });

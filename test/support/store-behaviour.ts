@@ -86,12 +86,14 @@ function describeRunBehaviour(store: () => Store): void {
     it('gives every concurrent claimant of a run key the winner runId and request hash', async () => {
       const key = uniqueId('idem');
       const candidates = Array.from({ length: 20 }, (_, i) => `run-${i}`);
-      const claims = await Promise.all(candidates.map((runId) => store().claimRunKey(key, runId, `hash-${runId}`)));
+      const claims = await Promise.all(
+        candidates.map((runId) => store().claimRunKey('default', key, runId, `hash-${runId}`)),
+      );
       const owners = claims.map((claim) => claim.runId);
       expect(new Set(owners).size).toBe(1);
       expect(candidates).toContain(owners[0]);
       expect(new Set(claims.map((claim) => claim.requestHash))).toEqual(new Set([`hash-${owners[0]}`]));
-      expect(await store().claimRunKey(key, 'run-late', 'hash-late')).toEqual({
+      expect(await store().claimRunKey('default', key, 'run-late', 'hash-late')).toEqual({
         runId: owners[0],
         requestHash: `hash-${owners[0]}`,
       });

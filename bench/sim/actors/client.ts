@@ -8,6 +8,7 @@
  * failure waits for its answer, it declines it after a while, or says nothing and lets the failure's watch (a timer)
  * decline it.
  */
+import { DEFAULT_TENANT } from '../../../shared/config/defaults.ts';
 import { effectiveBudget } from '../../../shared/engine/budget.ts';
 import type { CommittedBatch } from '../../../shared/ports/run-log.ts';
 import type { SimRun } from '../recorder.ts';
@@ -52,7 +53,7 @@ export function scheduleClient(ctx: ActorContext, run: SimRun): void {
 async function resourceChanged(ctx: ActorContext, resourceKey: string, changedAtMs: number): Promise<void> {
   const changedAt = new Date(changedAtMs).toISOString();
   const byRun = new Map<string, string[]>();
-  for (const { runId, stepId } of await ctx.store.listWatchers(resourceKey))
+  for (const { runId, stepId } of await ctx.store.listWatchers(DEFAULT_TENANT, resourceKey))
     byRun.set(runId, [...(byRun.get(runId) ?? []), stepId]);
   await Promise.all(
     [...byRun].map(([runId, roots]) =>

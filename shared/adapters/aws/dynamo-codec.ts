@@ -3,7 +3,7 @@
  * says how a field is stored; updates reuse them, so a patched field is stored exactly as a put would store it.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { DEFAULT_RETENTION_DAYS } from '../../config/defaults.ts';
+import { DEFAULT_RETENTION_DAYS, tenantOf } from '../../config/defaults.ts';
 import { type Plan, RUN_STATUSES, type RunStatus, STEP_STATUSES, type StepError } from '../../plan/schema.ts';
 import type { ModelUsage } from '../../ports/capabilities.ts';
 import type {
@@ -87,6 +87,7 @@ export const runCodecs: FieldCodecs<RunRecord> = {
   createdAt: stringField,
   updatedAt: stringField,
   idempotencyKey: stringField,
+  tenant: stringField,
   startedBy: stringField,
   waiterToken: stringField,
   terminal: json<TerminalRecord>(),
@@ -138,8 +139,8 @@ export function runExpiresAt(
 export function encodeRun(run: RunRecord, retentionSeconds = DEFAULT_RETENTION_SECONDS): Item {
   const keys = {
     ...itemKeys.run(run.runId),
-    ...indexKeys.run(run.createdAt, run.runId),
-    ...indexKeys.runByStatus(run.status, run.createdAt, run.runId),
+    ...indexKeys.run(tenantOf(run), run.createdAt, run.runId),
+    ...indexKeys.runByStatus(tenantOf(run), run.status, run.createdAt, run.runId),
   };
   const expiresAt = runExpiresAt(run, retentionSeconds);
   return {
@@ -330,6 +331,7 @@ export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'edited', '
 
 export const approvalCodecs: FieldCodecs<ApprovalRecord> = {
   approvalId: stringField,
+  tenant: stringField,
   runId: stringField,
   stepId: stringField,
   generation: numberField,
@@ -361,7 +363,7 @@ export function approvalExpiresAt(deadline: string, retentionSeconds = DEFAULT_R
 export function encodeApproval(approval: ApprovalRecord, retentionSeconds = DEFAULT_RETENTION_SECONDS): Item {
   const keys = {
     ...itemKeys.approval(approval.approvalId),
-    ...indexKeys.approval(approval.status, approval.createdAt, approval.approvalId),
+    ...indexKeys.approval(tenantOf(approval), approval.status, approval.createdAt, approval.approvalId),
   };
   return {
     ...stringItem({ ...keys, [ENTITY_ATTRIBUTE]: 'approval' }),

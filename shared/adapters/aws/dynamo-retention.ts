@@ -15,6 +15,7 @@
  * runtime's sweep plays TTL's part (infra/local/retention-sweep.ts) and calls it the same way. Items outside runs
  * that carry an expiry (idempotency records, plan jobs, replies, their blob parts) simply expire.
  */
+import { DEFAULT_TENANT } from '../../config/defaults.ts';
 import type { Retention } from '../../ports/retention.ts';
 import { decodePlanRevision } from './dynamo-codec.ts';
 import { ExpressionScope } from './dynamo-expressions.ts';
@@ -32,7 +33,12 @@ async function partitionKeys(ctx: DynamoContext, partition: string): Promise<Ite
 }
 
 /** The watches the run's plan revisions declared (written by its projections: putWatches). */
-async function watchKeys(ctx: DynamoContext, runId: string, revisions: readonly ItemKey[]): Promise<ItemKey[]> {
+async function watchKeys(
+  ctx: DynamoContext,
+  tenant: string,
+  runId: string,
+  revisions: readonly ItemKey[],
+): Promise<ItemKey[]> {
   const keys: ItemKey[] = [];
   for (const revision of revisions) {
     const scope = new ExpressionScope();
@@ -41,19 +47,20 @@ async function watchKeys(ctx: DynamoContext, runId: string, revisions: readonly 
     const [item] = await queryAll(ctx, { KeyConditionExpression: `${pk} AND ${sk}`, ...scope.parts() }, 1);
     if (item === undefined) continue;
     for (const step of decodePlanRevision(item).plan.steps)
-      for (const resourceKey of step.watches ?? []) keys.push(itemKeys.watch(resourceKey, runId, step.id));
+      for (const resourceKey of step.watches ?? []) keys.push(itemKeys.watch(tenant, resourceKey, runId, step.id));
   }
   return keys;
 }
 
 export function createDynamoRetention(ctx: DynamoContext): Retention {
-  const purgeRun = async (runId: string, runKey: string | undefined): Promise<number> => {
+  const purgeRun = async (runId: string, runKey: string | undefined, tenant = DEFAULT_TENANT): Promise<number> => {
     const items = await partitionKeys(ctx, itemKeys.runPartition(runId));
     const approvals = items
       .filter((key) => key.SK.startsWith(SORT_PREFIX.approvalRef))
       .map((key) => itemKeys.approval(key.SK.slice(SORT_PREFIX.approvalRef.length)));
     const watches = await watchKeys(
       ctx,
+      tenant,
       runId,
       items.filter((key) => key.SK.startsWith(SORT_PREFIX.plan)),
     );
@@ -66,7 +73,7 @@ export function createDynamoRetention(ctx: DynamoContext): Retention {
     if (runKey !== undefined) {
       // Only the run's own claim: a key claimed again since by another run stays that run's.
       const scope = new ExpressionScope();
-      await conditionalDelete(ctx, itemKeys.runKey(runKey), scope, scope.equals('runId', { S: runId }));
+      await conditionalDelete(ctx, itemKeys.runKey(tenant, runKey), scope, scope.equals('runId', { S: runId }));
     }
     await batchDeleteItems(ctx, items);
     return watches.length + approvals.length + parts.length + items.length + (runKey === undefined ? 0 : 1);

@@ -18,6 +18,7 @@
  * generation that moves on drops it (the attempt record it carried kept as an item of its own).
  */
 
+import { tenantOf } from '../../config/defaults.ts';
 import { isConflictError } from '../../errors.ts';
 import type { EventType } from '../../events/catalog.ts';
 import { OUTBOX_ATTRIBUTE, type OutboxEntry } from '../../events/outbox.ts';
@@ -186,7 +187,8 @@ export function createDynamoRunLog(ctx: DynamoContext, store: RevisionWrites): R
         const watches = plan.steps.flatMap((step) =>
           (step.watches ?? []).map((resourceKey) => ({ stepId: step.id, resourceKey })),
         );
-        if (watches.length > 0) await store.putWatches(runId, watches);
+        // A batch that makes a revision current changes the run too (its revision), so its image names the tenant.
+        if (watches.length > 0) await store.putWatches(tenantOf(images.run ?? {}), runId, watches);
         // Written by this batch's first projection already, when this is a repeat: the same revision.
         await store.putPlanRevision(runId, plan, reason).catch((error: unknown) => {
           if (!isConflictError(error)) throw error;

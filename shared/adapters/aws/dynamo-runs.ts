@@ -3,7 +3,7 @@
  * DynamoDB.
  */
 
-import { DEFAULT_RUN_LIST_LIMIT } from '../../config/defaults.ts';
+import { DEFAULT_RUN_LIST_LIMIT, DEFAULT_TENANT } from '../../config/defaults.ts';
 import { ConflictError, ValidationError } from '../../errors.ts';
 import type { OutboxEntry } from '../../events/outbox.ts';
 import type { Plan, RunStatus } from '../../plan/schema.ts';
@@ -81,15 +81,16 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     return frozen;
   };
 
-  const claimRunKey = async (key: string, runId: string, requestHash: string): Promise<RunKeyClaim> => {
-    // The key item is never deleted, so a lost put always finds the winner on the (consistent) read.
+  const claimRunKey = async (tenant: string, key: string, runId: string, requestHash: string): Promise<RunKeyClaim> => {
+    // The key item is never deleted, so a lost put always finds the winner on the (consistent) read. The key is the
+    // tenant's own (itemKeys.runKey): two tenants' requests with the same key are two requests.
     const scope = new ExpressionScope();
     const item = {
-      ...stringItem({ ...itemKeys.runKey(key), [ENTITY_ATTRIBUTE]: 'runKey', key, runId, requestHash }),
+      ...stringItem({ ...itemKeys.runKey(tenant, key), [ENTITY_ATTRIBUTE]: 'runKey', key, runId, requestHash }),
       createdAt: { S: ctx.now().toISOString() },
     };
     if (await conditionalPut(ctx, item, scope, scope.notExists(PARTITION_KEY))) return { runId, requestHash };
-    const winner = await getItem(ctx, itemKeys.runKey(key));
+    const winner = await getItem(ctx, itemKeys.runKey(tenant, key));
     const owner = winner?.runId?.S;
     if (owner === undefined) {
       throw new ConflictError(`run key ${key} is claimed but unreadable`, { context: { key }, retryable: true });
@@ -111,9 +112,10 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     const fields = encodeFields(runCodecs, { ...patch, updatedAt: patch.updatedAt ?? ctx.now().toISOString() });
     for (const [name, value] of Object.entries(fields)) update.set(name, value);
     for (const name of options.remove ?? []) if (!(name in fields)) update.remove(name);
+    const tenant = patch.tenant ?? DEFAULT_TENANT;
     if (patch.status !== undefined) {
       // The run moves in the listing by status, and is stamped to expire once it has ended (encodeRun's rules).
-      const { GSI_STATUS_PK } = indexKeys.runByStatus(patch.status, '', runId);
+      const { GSI_STATUS_PK } = indexKeys.runByStatus(tenant, patch.status, '', runId);
       update.set(STATUS_PARTITION_KEY, { S: GSI_STATUS_PK });
       const { updatedAt } = fields;
       const ended = { status: patch.status, terminal: patch.terminal, updatedAt: updatedAt?.S ?? '' };
@@ -121,6 +123,12 @@ export function runOperations(ctx: DynamoContext): RunOperations {
       if (expiresAt === undefined) update.remove(TTL_ATTRIBUTE);
       else update.set(TTL_ATTRIBUTE, { N: String(expiresAt) });
     }
+    // A status change moves the run's entry within its tenant's listing: the patch names the tenant (none: the
+    // default tenant), and the condition holds it to the run's own, so an entry never lands in another's listing.
+    const tenantHeld =
+      patch.status === undefined && patch.tenant === undefined
+        ? []
+        : [tenant === DEFAULT_TENANT ? scope.notExists('tenant') : scope.equals('tenant', { S: tenant })];
     const condition = scope.and(
       scope.exists(PARTITION_KEY),
       scope.oneOf(
@@ -128,6 +136,7 @@ export function runOperations(ctx: DynamoContext): RunOperations {
         from.map((s) => ({ S: s })),
         'from',
       ),
+      ...tenantHeld,
     );
     const item = await conditionalUpdate(ctx, itemKeys.run(runId), scope, update, condition, options.announce ?? null);
     return item === undefined ? undefined : decodeRun(item);
@@ -139,14 +148,15 @@ export function runOperations(ctx: DynamoContext): RunOperations {
    * status listing reads the runs it shows, not the history around them.
    */
   const listRuns = async (
-    options: { status?: RunStatus; limit?: number; before?: RunPosition } = {},
+    options: { tenant?: string; status?: RunStatus; limit?: number; before?: RunPosition } = {},
   ): Promise<RunRecord[]> => {
     const limit = options.limit ?? DEFAULT_RUN_LIST_LIMIT;
     const { before, status } = options;
+    const tenant = options.tenant ?? DEFAULT_TENANT;
     const [indexName, partitionKey, sortKey, partitions] =
       status === undefined
-        ? [GSI1_NAME, GSI1_PARTITION_KEY, GSI1_SORT_KEY, indexKeys.runPartitions()]
-        : [STATUS_INDEX_NAME, STATUS_PARTITION_KEY, STATUS_SORT_KEY, indexKeys.runStatusPartitions(status)];
+        ? [GSI1_NAME, GSI1_PARTITION_KEY, GSI1_SORT_KEY, indexKeys.runPartitions(tenant)]
+        : [STATUS_INDEX_NAME, STATUS_PARTITION_KEY, STATUS_SORT_KEY, indexKeys.runStatusPartitions(tenant, status)];
     const pages = await Promise.all(
       partitions.map((partition) => {
         const scope = new ExpressionScope();

@@ -7,7 +7,7 @@
  * run log (run-log.ts) reads and writes: the table's `v` attribute.
  */
 
-import { DEFAULT_RUN_LIST_LIMIT } from '../../config/defaults.ts';
+import { DEFAULT_RUN_LIST_LIMIT, DEFAULT_TENANT, tenantOf } from '../../config/defaults.ts';
 import { ConflictError, NotFoundError } from '../../errors.ts';
 import type { Plan, RunStatus } from '../../plan/schema.ts';
 import type {
@@ -137,12 +137,13 @@ export function createMemoryStore(options: { readonly now?: () => Date } = {}): 
     },
     async listRuns(options = {}) {
       const { status, before, limit = DEFAULT_RUN_LIST_LIMIT } = options;
+      const tenant = options.tenant ?? DEFAULT_TENANT;
       const ids = status === undefined ? tables.runs.keys() : (tables.runsByStatus.get(status) ?? []);
       const position = (run: Pick<RunRecord, 'createdAt' | 'runId'>): string => `${run.createdAt}#${run.runId}`;
       const bound = before === undefined ? undefined : position(before);
       return [...ids]
         .flatMap((id) => tables.runs.get(id)?.value ?? [])
-        .filter((run) => bound === undefined || position(run) < bound)
+        .filter((run) => tenantOf(run) === tenant && (bound === undefined || position(run) < bound))
         .sort((a, b) => (position(a) < position(b) ? 1 : position(a) > position(b) ? -1 : 0))
         .slice(0, limit);
     },
@@ -192,18 +193,19 @@ export function createMemoryStore(options: { readonly now?: () => Date } = {}): 
       const stored = deepFreeze(JSON.parse(JSON.stringify(plan)) as Plan);
       revisions.set(plan.revision, { plan: stored, reason, createdAt: now().toISOString() });
     },
-    async putWatches(runId, entries: readonly WatchEntry[]) {
+    async putWatches(tenant, runId, entries: readonly WatchEntry[]) {
       for (const { stepId, resourceKey } of entries) {
-        let watchers = tables.watches.get(resourceKey);
+        const key = `${tenant}\u0000${resourceKey}`;
+        let watchers = tables.watches.get(key);
         if (watchers === undefined) {
           watchers = new Set();
-          tables.watches.set(resourceKey, watchers);
+          tables.watches.set(key, watchers);
         }
         watchers.add(`${runId}\u0000${stepId}`);
       }
     },
-    async listWatchers(resourceKey) {
-      return [...(tables.watches.get(resourceKey) ?? [])].map((key) => {
+    async listWatchers(tenant, resourceKey) {
+      return [...(tables.watches.get(`${tenant}\u0000${resourceKey}`) ?? [])].map((key) => {
         const [runId = '', stepId = ''] = key.split('\u0000');
         return { runId, stepId };
       });

@@ -583,7 +583,7 @@ export interface components {
             subject: string;
             roles: ("viewer" | "operator" | "approver" | "admin")[];
             groups: string[];
-            tenant?: string;
+            tenant: string;
         };
         /**
          * @example {

@@ -6,6 +6,7 @@
  */
 
 import { Hono } from 'hono';
+import { tenantOf } from '../../config/defaults.ts';
 import { withPlannedSteps } from '../../engine/run/planned.ts';
 import { parseWith, readJson, readQuery } from '../body.ts';
 import { serve } from '../contract/route.ts';
@@ -89,7 +90,7 @@ export function consoleDataRoutes(deps: ApiDeps): Hono<ApiEnv> {
       currentPlan(store, run),
       store.listSteps(run.runId),
       store.listAttempts(run.runId),
-      store.listApprovals({ runId: run.runId }),
+      store.listApprovals({ tenant: tenantOf(run), runId: run.runId }),
     ]);
     const steps = withPlannedSteps(run, plan, records);
     return c.json(buildTimeline({ run, plan, records: steps, attempts, approvals, now: deps.clock() }));

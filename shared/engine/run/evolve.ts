@@ -212,9 +212,15 @@ function apply(draft: DraftState, event: RunEvent): void {
       draft.steps.set(event.stepId, firstRecord(draft, event.stepId, at, event.trace));
       return;
     case 'ApprovalRequested':
-    case 'RevisionHeld':
-      draft.approvals.set(event.approval.approvalId, event.approval);
+    case 'RevisionHeld': {
+      // An approval is its run's tenant's: whose inbox lists it, who may read it.
+      const { tenant } = draft.run;
+      draft.approvals.set(
+        event.approval.approvalId,
+        tenant === undefined ? event.approval : { ...event.approval, tenant },
+      );
       return;
+    }
     case 'ApprovalTokenMoved':
       draft.approvals.set(event.approvalId, { ...approval(event.approvalId), taskToken: event.token });
       return;

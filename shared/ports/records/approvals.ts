@@ -36,6 +36,8 @@ export interface HeldRevision {
 export interface ApprovalRecord {
   readonly approvalId: string;
   readonly runId: string;
+  /** Its run's tenant (absent: the default tenant): whose inbox lists it, and who may read it. */
+  readonly tenant?: string;
   /** A revision approval has `~revision~<n>` (no plan step id holds `~`) and generation n, the held revision. */
   readonly stepId: string;
   readonly generation: number;

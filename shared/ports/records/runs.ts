@@ -33,6 +33,11 @@ export interface RunRecord {
   readonly updatedAt: string;
   readonly idempotencyKey?: string;
   /**
+   * The tenant of who started it (absent: the default tenant, as on runs from before tenants): only callers of this
+   * tenant see the run, its approvals and events; its listing entries and watched resources are the tenant's.
+   */
+  readonly tenant?: string;
+  /**
    * Who started the run (a JWT `sub`, a tokens file's subject, or `local-token`); absent on runs started before it
    * was kept, and on runs no API request started. Its approvals are not theirs to decide (shared/api/approval-rules.ts).
    */

@@ -94,7 +94,12 @@ describe('POST /runs', () => {
   it('does not touch a key owner that has left planning', async () => {
     const h = await harness();
     await h.store.createRun(runRecord('run-old', { status: 'complete' }));
-    await h.store.claimRunKey('k2', 'run-old', runRequestHash({ objective: 'x', directTarget: 'tool:echo' }));
+    await h.store.claimRunKey(
+      'default',
+      'k2',
+      'run-old',
+      runRequestHash({ objective: 'x', directTarget: 'tool:echo' }),
+    );
     const res = await h.request('POST', '/runs', {
       body: { objective: 'x', directTarget: 'tool:echo' },
       headers: { 'idempotency-key': 'k2' },
@@ -105,7 +110,12 @@ describe('POST /runs', () => {
 
   it('finishes the work of a key owner that died before storing its run', async () => {
     const h = await harness();
-    await h.store.claimRunKey('k3', 'run-lost', runRequestHash({ objective: 'x', directTarget: 'tool:echo' }));
+    await h.store.claimRunKey(
+      'default',
+      'k3',
+      'run-lost',
+      runRequestHash({ objective: 'x', directTarget: 'tool:echo' }),
+    );
     const res = await h.request('POST', '/runs', {
       body: { objective: 'x', directTarget: 'tool:echo' },
       headers: { 'idempotency-key': 'k3' },

@@ -70,8 +70,13 @@ describe('settingsFromEnv', () => {
       decisionWaitMs: DEFAULT_DECISION_WAIT_MS,
       apiToken: undefined,
       apiTokensFile: undefined,
-      roleClaims: { groups: 'cognito:groups', scopes: 'scope', scopePrefix: 'cairn/' },
-      webhooks: { secretPrefix: undefined, secrets: new Map(), replayWindowSeconds: DEFAULT_REPLAY_WINDOW_SECONDS },
+      roleClaims: { groups: 'cognito:groups', scopes: 'scope', scopePrefix: 'cairn/', tenant: 'custom:tenant' },
+      webhooks: {
+        secretPrefix: undefined,
+        secrets: new Map(),
+        replayWindowSeconds: DEFAULT_REPLAY_WINDOW_SECONDS,
+        tenants: new Map(),
+      },
       console: { oidc: undefined, apiBase: undefined, dir: undefined },
       expressions: { limits: DEFAULT_EXPRESSION_LIMITS, workers: DEFAULT_EXPRESSION_WORKERS, workerFile: undefined },
       notify: {
@@ -171,8 +176,13 @@ describe('settingsFromEnv', () => {
       decisionWaitMs: DEFAULT_DECISION_WAIT_MS,
       apiToken: 's3cret',
       apiTokensFile: undefined,
-      roleClaims: { groups: 'cognito:groups', scopes: 'scope', scopePrefix: 'cairn/' },
-      webhooks: { secretPrefix: 'cairn/prod/webhooks', secrets: new Map([['prices', 'p']]), replayWindowSeconds: 120 },
+      roleClaims: { groups: 'cognito:groups', scopes: 'scope', scopePrefix: 'cairn/', tenant: 'custom:tenant' },
+      webhooks: {
+        secretPrefix: 'cairn/prod/webhooks',
+        secrets: new Map([['prices', 'p']]),
+        replayWindowSeconds: 120,
+        tenants: new Map(),
+      },
       console: {
         oidc: {
           authorizeUrl: 'https://id.example.com/authorize',
@@ -316,7 +326,12 @@ describe('settingsFromEnv', () => {
       CAIRN_ROLE_SCOPE_PREFIX: 'api://cairn/',
     });
     expect(settings.apiTokensFile).toBe('/etc/cairn/tokens.json');
-    expect(settings.roleClaims).toEqual({ groups: 'groups', scopes: 'scp', scopePrefix: 'api://cairn/' });
+    expect(settings.roleClaims).toEqual({
+      groups: 'groups',
+      scopes: 'scp',
+      scopePrefix: 'api://cairn/',
+      tenant: 'custom:tenant',
+    });
     expect(() => settingsFromEnv({ CAIRN_TOKENS_FILE: '/etc/cairn/tokens.json', CAIRN_API_TOKEN: 's3cret' })).toThrow(
       /CAIRN_TOKENS_FILE and CAIRN_API_TOKEN are both set/,
     );

@@ -115,12 +115,12 @@ describe('DynamoDB store commands', () => {
       expect(query.FilterExpression).toBeUndefined();
     }
     const partitions = queries.map((query) => Object.values(query.ExpressionAttributeValues ?? {})[0]?.S);
-    expect(partitions.sort()).toEqual(indexKeys.runStatusPartitions('failed').sort());
+    expect(partitions.sort()).toEqual(indexKeys.runStatusPartitions('default', 'failed').sort());
   });
 
   it('claims a run key with a conditional put that records the request hash', async () => {
     dynamo.on(PutItemCommand).resolves({});
-    expect(await store.claimRunKey('k1', 'r1', 'h1')).toEqual({ runId: 'r1', requestHash: 'h1' });
+    expect(await store.claimRunKey('default', 'k1', 'r1', 'h1')).toEqual({ runId: 'r1', requestHash: 'h1' });
     expect(dynamo).toHaveReceivedCommandWith(PutItemCommand, {
       TableName: TABLE,
       ConditionExpression: 'attribute_not_exists(#PK)',
@@ -137,13 +137,16 @@ describe('DynamoDB store commands', () => {
   it('reads a claim stored before request hashes as one without a hash', async () => {
     dynamo.on(PutItemCommand).rejects(conditionFailed());
     dynamo.on(GetItemCommand).resolves({ Item: { runId: { S: 'r-old' } } });
-    expect(await store.claimRunKey('k1', 'r-new', 'h-new')).toEqual({ runId: 'r-old' });
+    expect(await store.claimRunKey('default', 'k1', 'r-new', 'h-new')).toEqual({ runId: 'r-old' });
   });
 
   it('reads the winner of a lost run key claim with a consistent read', async () => {
     dynamo.on(PutItemCommand).rejects(conditionFailed());
     dynamo.on(GetItemCommand).resolves({ Item: { runId: { S: 'r-winner' }, requestHash: { S: 'h-winner' } } });
-    expect(await store.claimRunKey('k1', 'r-loser', 'h-loser')).toEqual({ runId: 'r-winner', requestHash: 'h-winner' });
+    expect(await store.claimRunKey('default', 'k1', 'r-loser', 'h-loser')).toEqual({
+      runId: 'r-winner',
+      requestHash: 'h-winner',
+    });
     expect(dynamo).toHaveReceivedCommandWith(GetItemCommand, {
       TableName: TABLE,
       Key: { PK: { S: 'RUNKEY#k1' }, SK: { S: 'RUNKEY' } },
