@@ -25,10 +25,13 @@ export const elsewhere = (record: Owned, tenant: string): boolean =>
  * or job item); an id that does not exist is left for the route to answer, as before.
  */
 export function tenantGuard(store: Pick<Store, 'getRun' | 'getApproval' | 'getPlanJob'>): MiddlewareHandler<ApiEnv> {
+  // Several id patterns may match one path: each request is checked once.
+  const checked = new WeakSet<Request>();
   return async (c, next) => {
     const caller = c.get('caller');
     // The public routes carry no caller and no id of a tenant's.
-    if (caller === undefined) return next();
+    if (caller === undefined || checked.has(c.req.raw)) return next();
+    checked.add(c.req.raw);
     const { tenant } = caller;
     const params = c.req.param() as Record<string, string | undefined>;
     const { runId, id, jobId } = params;
