@@ -1,21 +1,23 @@
 /**
  * The outbox Lambda: the table's change stream (DynamoDB Streams, NEW_AND_OLD_IMAGES) through an event source
  * mapping whose filter passes only records that carry an outbox (OUTBOX_STREAM_FILTER) and run items TTL removed
- * (EXPIRED_RUN_STREAM_FILTER). Each batch is relayed: its announcements are published on the bus and recorded in the
- * runs' audit logs; the rest of each expired run is deleted (shared/adapters/aws/dynamo-retention.ts). A batch that fails throws, and
- * Lambda delivers it again (bisecting it, so one bad record cannot hold the others back); what still fails after
- * the retries goes to the outbox's dead-letter queue. Delivery is therefore at least once, and every consumer is
- * idempotent.
+ * (EXPIRED_RUN_STREAM_FILTER). Each batch is handed to the stream batch consumer: the rest of each expired run is
+ * deleted (shared/adapters/aws/dynamo-retention.ts), then its announcements are published on the bus and recorded in
+ * the runs' audit logs. A batch that fails throws, and Lambda delivers it again (bisecting it, so one bad record
+ * cannot hold the others back); what still fails after the retries has its coordinates sent to the outbox's
+ * on-failure queue. Delivery is therefore at least once, and every consumer is idempotent.
  *
- * Environment: CAIRN_TABLE_NAME, CAIRN_EVENT_BUS_NAME (required).
+ * The same function is the outbox redrive: a scheduled EventBridge event (every REDRIVE_EVERY_SECONDS) reads the
+ * on-failure queue and relays each batch again from the stream (shared/services/outbox/redrive.ts).
+ *
+ * Environment: CAIRN_TABLE_NAME, CAIRN_EVENT_BUS_NAME, CAIRN_OUTBOX_DEAD_LETTERS_URL (required).
  */
 import { z } from 'zod';
 import type { Env } from '../shared/api/lambda-support.ts';
 import { ValidationError } from '../shared/errors.ts';
-import { expiredRunOf } from '../shared/events/expired-runs.ts';
 import type { StreamRecord } from '../shared/events/outbox.ts';
-import type { Retention } from '../shared/ports/retention.ts';
-import type { OutboxRelay } from '../shared/services/outbox/relay.ts';
+import type { OutboxRedrive, RedriveReport } from '../shared/services/outbox/redrive.ts';
+import type { StreamBatchConsumer, StreamBatchOutcome } from '../shared/services/outbox/stream-batch.ts';
 import { lambdaRoot, lazyHandler } from './root.ts';
 
 /** The part of a DynamoDB stream event the relay reads; images stay in DynamoDB's attribute-value form. */
@@ -35,32 +37,31 @@ const streamEventSchema = z.object({
   ),
 });
 
+/** The schedule's event (an EventBridge rule's `Scheduled Event`): the redrive's turn. */
+const scheduledSchema = z.object({ source: z.literal('aws.events'), 'detail-type': z.literal('Scheduled Event') });
+
 export interface OutboxHandlerDeps {
-  readonly relay: OutboxRelay;
-  /** Deletes what remains of a run whose item TTL removed (the stream's other filter: events/expired-runs.ts). */
-  readonly retention: Pick<Retention, 'purgeRun'>;
+  /** The expiry purge, then the relay (shared/services/outbox/stream-batch.ts). */
+  readonly streamBatch: StreamBatchConsumer;
+  readonly redrive: Pick<OutboxRedrive, 'redrive'>;
 }
 
 export function createHandler(deps: OutboxHandlerDeps) {
-  return async (event: unknown): Promise<{ announcements: number; events: number; expiredRuns: number }> => {
+  return async (event: unknown): Promise<StreamBatchOutcome | RedriveReport> => {
+    if (scheduledSchema.safeParse(event).success) return deps.redrive.redrive();
     const parsed = streamEventSchema.safeParse(event);
     if (!parsed.success) {
       const message = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
       throw new ValidationError(`outbox stream event is invalid: ${message}`, [{ code: 'E_EVENT', path: '', message }]);
     }
-    const records = parsed.data.Records as StreamRecord[];
-    // Purged before the batch's announcements are relayed; a failure throws and the whole batch comes again, which
-    // both sides take as a repeat.
-    const expired = records.flatMap((record) => expiredRunOf(record) ?? []);
-    for (const run of expired) await deps.retention.purgeRun(run.runId, run.runKey, run.tenant);
-    return { ...(await deps.relay.relay(records)), expiredRuns: expired.length };
+    return deps.streamBatch(parsed.data.Records as StreamRecord[]);
   };
 }
 
-/** The relay of the container's root, built on the first invocation (functions/root.ts). */
+/** The consumer and the redrive of the container's root, built on the first invocation (functions/root.ts). */
 export function defaultDeps(env: Env = process.env): OutboxHandlerDeps {
   const root = lambdaRoot(env);
-  return { relay: root.relay, retention: root.retention };
+  return { streamBatch: (records) => root.streamBatch(records), redrive: { redrive: () => root.redrive.redrive() } };
 }
 
 export const handler = lazyHandler('outbox', () => createHandler(defaultDeps()));

@@ -25,7 +25,7 @@ import {
 import { createStoreReplayGuard } from '../../shared/adapters/aws/webhook-replay-guard.ts';
 import { type BusEnvelope, createLocalEventBus, type LocalEventBus } from '../../shared/adapters/local/event-bus.ts';
 import { createLocalMailbox, type LocalMailbox } from '../../shared/adapters/local/mailbox.ts';
-import { createLocalOutboxStream, type LocalOutboxStream } from '../../shared/adapters/local/outbox-stream.ts';
+import type { LocalOutboxStream, LocalRedriveReport } from '../../shared/adapters/local/outbox-stream.ts';
 import { createInProcessPlanJobDispatcher } from '../../shared/adapters/local/plan-job-dispatcher.ts';
 import { createLocalTimers, type LocalTimers } from '../../shared/adapters/local/timers.ts';
 import { createMemoryReplayGuard, secretsFrom } from '../../shared/adapters/local/webhooks.ts';
@@ -49,6 +49,7 @@ import { LEDGER_FILE, type LedgerFile, openLedgerFile } from './ledger-file.ts';
 import { createLocalExecutions, type LocalExecutions, type LocalHandler } from './local-executions.ts';
 import { openMailboxJournal } from './mailbox-journal.ts';
 import { startLocalNotifier } from './notify.ts';
+import { startLocalOutbox } from './outbox-sweep.ts';
 import { createPlanCheckPool } from './plan-check-pool.ts';
 import { type AwsQuotas, quotasFromEnv } from './quotas/aws-quotas.ts';
 import { type StackQuotas, stackQuotas } from './quotas/stack-quotas.ts';
@@ -107,6 +108,8 @@ export interface LocalStack {
    * embedded stand-in for DynamoDB's TTL.
    */
   sweepRetention(at?: Date): Promise<SweepReport>;
+  /** One pass of the outbox redrive now (outbox-sweep.ts): relays again the batches the stream kept after its tries. */
+  redriveOutbox(): Promise<LocalRedriveReport>;
   close(): Promise<void>;
 }
 
@@ -276,11 +279,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   // account's concurrency they wait for a place (Lambda keeps the event) instead of failing.
   const asynchronous = <A extends unknown[], R>(handler: (...args: A) => Promise<R>) =>
     quotas ? quotas.async(handler) : handler;
-  const relay = root.relay;
-  outbox = createLocalOutboxStream(quotas ? { relay: asynchronous((records) => relay.relay(records)) } : relay);
-  const stream = outbox;
-
   const wrapOwn = options.wrapHandler ?? ((_key: string, handler: LocalHandler) => handler);
+  // The stream (a test's wrapper, key `Outbox`, may make its relay fail), the journal of what it kept after its
+  // tries, and the redrive's periodic sweep of that journal.
+  const local = startLocalOutbox({
+    relay: root.relay,
+    wrap: (handler) => (quotas ? asynchronous(wrapOwn('Outbox', handler)) : wrapOwn('Outbox', handler)),
+    dataDir: data?.dir,
+    ...options.outboxRedrive,
+  });
+  outbox = local.stream;
+
   const wrapHandler = (key: string, handler: LocalHandler) => hooks.handler(key, wrapOwn(key, handler));
   const planJobs = createInProcessPlanJobDispatcher({
     plan: asynchronous(
@@ -405,13 +414,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       at === undefined
         ? sweep.sweepNow()
         : sweepExpired({ client: dynamo.client, tableName: LOCAL_TABLE_NAME, retention }, at),
+    redriveOutbox: () => local.sweep.sweep(),
     async settled() {
       // Each may start work in another (a step announces events, a bus rule starts executions): a few passes.
       for (let pass = 0; pass < 3; pass++) {
         await planJobs.idle();
         await executions.idle();
         await mailbox?.idle();
-        await stream.drain();
+        await local.stream.drain();
         await bus.drain();
       }
     },
@@ -426,7 +436,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       timers?.close();
       await mailbox?.close();
       executions.close();
-      await stream.drain();
+      await local.close();
       await bus.drain();
       await notifier?.idle();
       // MCP servers' connections and child processes: a stdio server would otherwise outlive the stack.

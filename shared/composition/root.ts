@@ -38,7 +38,9 @@ import type { WebhookConfig } from '../ports/webhooks.ts';
 import { type Coordinator, type CoordinatorDeps, createCoordinator } from '../services/coordinator.ts';
 import type { CoordinatorConfig } from '../services/coordinator-types.ts';
 import { createInvalidator, type Invalidator } from '../services/invalidator.ts';
+import { createOutboxRedrive, type OutboxRedrive } from '../services/outbox/redrive.ts';
 import { createOutboxRelay, type OutboxRelay } from '../services/outbox/relay.ts';
+import { createStreamBatchConsumer, type StreamBatchConsumer } from '../services/outbox/stream-batch.ts';
 import { createPlanJobs, type PlanJobs, runPlanJob } from '../services/plan-jobs.ts';
 import { createReplanner, type Replanner } from '../services/replanner.ts';
 import { createRunShell, type RunShell } from '../services/runs/shell.ts';
@@ -72,6 +74,10 @@ export interface Root {
   readonly replanner: Replanner;
   readonly invalidator: Invalidator;
   readonly relay: OutboxRelay;
+  /** What the outbox Lambda does with a batch of the table's stream: the expiry purge, then the relay. */
+  readonly streamBatch: StreamBatchConsumer;
+  /** The deployed outbox redrive (the place's on-failure queue and stream); a place without them has none. */
+  readonly redrive: OutboxRedrive;
   /** Deleting what ended runs left once their retention passed. */
   readonly retention: Retention;
   readonly webhooks: WebhookConfig;
@@ -252,6 +258,17 @@ export function createRoot(settings: Settings, place: Place): Root {
     createOutboxRelay({ events: events(), store: place.relayStore === undefined ? store() : place.relayStore() }),
   );
   const retention = once(() => place.retention());
+  const streamBatch = once(() => createStreamBatchConsumer({ relay: relay(), retention: retention() }));
+  const redrive = once((): OutboxRedrive => {
+    if (place.outboxDeadLetters === undefined) throw new Error('this place has no outbox dead letters to redrive');
+    const sink = metrics();
+    return createOutboxRedrive({
+      ...place.outboxDeadLetters(),
+      consume: streamBatch(),
+      clock,
+      ...(sink === undefined ? {} : { metrics: sink }),
+    });
+  });
   const webhooks = once(
     (): WebhookConfig => ({
       secrets: place.webhookSecrets(),
@@ -320,6 +337,12 @@ export function createRoot(settings: Settings, place: Place): Root {
     },
     get relay() {
       return relay();
+    },
+    get streamBatch() {
+      return streamBatch();
+    },
+    get redrive() {
+      return redrive();
     },
     get retention() {
       return retention();

@@ -98,6 +98,8 @@ export interface Settings {
     readonly schedulerRoleArn: string | undefined;
     /** CAIRN_SCHEDULE_GROUP: the schedule group timers are made in (the scheduler role may send from it alone). */
     readonly scheduleGroup: string | undefined;
+    /** CAIRN_OUTBOX_DEAD_LETTERS_URL: the outbox stream's on-failure queue, which the outbox redrive reads. */
+    readonly outboxDeadLettersUrl: string | undefined;
   };
   /** CAIRN_CATALOG_FILE (wins), else CAIRN_CATALOG (inline JSON), else the bundled demo catalog. */
   readonly catalog: { readonly file: string | undefined; readonly json: string | undefined };
@@ -227,6 +229,7 @@ const AWS_VARIABLES = {
   mailboxArn: 'CAIRN_MAILBOX_ARN',
   schedulerRoleArn: 'CAIRN_SCHEDULER_ROLE_ARN',
   scheduleGroup: 'CAIRN_SCHEDULE_GROUP',
+  outboxDeadLettersUrl: 'CAIRN_OUTBOX_DEAD_LETTERS_URL',
 } as const satisfies Record<keyof Settings['aws'], string>;
 
 /** An AWS setting an adapter needs; a missing one fails the cold start loudly instead of the first request quietly. */
@@ -266,6 +269,7 @@ const envSchema = z.object({
   CAIRN_MAILBOX_ARN: text,
   CAIRN_SCHEDULER_ROLE_ARN: text,
   CAIRN_SCHEDULE_GROUP: text,
+  CAIRN_OUTBOX_DEAD_LETTERS_URL: text,
   CAIRN_CATALOG_FILE: text,
   CAIRN_CATALOG: text,
   CAIRN_MAX_STEPS: positiveInteger(DEFAULT_LIMITS.maxSteps),
@@ -403,6 +407,7 @@ export function settingsFromEnv(env: Env): Settings {
       mailboxArn: v.CAIRN_MAILBOX_ARN,
       schedulerRoleArn: v.CAIRN_SCHEDULER_ROLE_ARN,
       scheduleGroup: v.CAIRN_SCHEDULE_GROUP,
+      outboxDeadLettersUrl: v.CAIRN_OUTBOX_DEAD_LETTERS_URL,
     },
     catalog: { file: v.CAIRN_CATALOG_FILE, json: v.CAIRN_CATALOG },
     limits: { maxSteps: v.CAIRN_MAX_STEPS, maxDepth: v.CAIRN_MAX_DEPTH },

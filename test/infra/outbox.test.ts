@@ -3,14 +3,17 @@
  * event source mapping that passes only the records carrying an outbox (OUTBOX_STREAM_FILTER) and run items TTL
  * removed (EXPIRED_RUN_STREAM_FILTER), in order, with
  * bisection, retries and an encrypted, TLS-only dead-letter queue that alarms; the Outbox Lambda reads only its table
- * and bus names and may do only what relaying takes.
+ * and bus names and its dead-letter queue's URL, and may do only what relaying and redriving take. The redrive runs
+ * on a schedule; the stream's iterator age is alarmed on.
  */
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { OUTBOX_ITERATOR_AGE_ALARM_MS } from '../../infra/constructs/observability.ts';
 import { OUTBOX_DELIVERY } from '../../infra/constructs/outbox.ts';
 import { EXPIRED_RUN_STREAM_FILTER, expiredRunOf } from '../../shared/events/expired-runs.ts';
 import { OUTBOX_STREAM_FILTER, outboxOf, type StreamRecord } from '../../shared/events/outbox.ts';
 import { type EventPattern, matchesPattern } from '../../shared/events/pattern-match.ts';
+import { REDRIVE_EVERY_SECONDS, REDRIVE_HIDE_SECONDS } from '../../shared/services/outbox/redrive.ts';
 import { FULL_CONTEXT, logicalIdAt, type PolicyStatementJson, statementsOf, synthStack } from './synth-stack.ts';
 
 let plain: Template;
@@ -169,14 +172,77 @@ describe('the dead-letter queue', () => {
   });
 });
 
+describe('the redrive', () => {
+  it('invokes the Outbox Lambda on a schedule, every five minutes, an invocation refused retried within the period', () => {
+    const { relay } = ids(full);
+    const targetDeadLetters = logicalIdAt(full, 'AWS::SQS::Queue', '/Events/TargetDeadLetters/Resource');
+    expect(REDRIVE_EVERY_SECONDS).toBe(300);
+    expect(propertiesOf(full, 'AWS::Events::Rule', '/Outbox/Redrive/Resource')).toMatchObject({
+      ScheduleExpression: 'rate(5 minutes)',
+      State: 'ENABLED',
+      Targets: [
+        {
+          Arn: { 'Fn::GetAtt': [relay, 'Arn'] },
+          Id: expect.any(String),
+          RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 240 },
+          DeadLetterConfig: { Arn: { 'Fn::GetAtt': [targetDeadLetters, 'Arn'] } },
+        },
+      ],
+    });
+    // EventBridge may invoke the function for that rule alone.
+    full.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      FunctionName: { 'Fn::GetAtt': [relay, 'Arn'] },
+      Principal: 'events.amazonaws.com',
+      SourceArn: { 'Fn::GetAtt': [logicalIdAt(full, 'AWS::Events::Rule', '/Outbox/Redrive/Resource'), 'Arn'] },
+    });
+  });
+
+  it('hides a message it took longer than the Outbox Lambda may run', () => {
+    const timeout = propertiesOf(full, 'AWS::Lambda::Function', '/Functions/Outbox/Resource').Timeout as number;
+    expect(REDRIVE_HIDE_SECONDS).toBeGreaterThan(timeout);
+  });
+
+  it('is the only reader of the dead-letter queue and of the table’s stream', () => {
+    const { deadLetters, policy } = ids(full);
+    const reading = (action: string, resource: string) =>
+      statementsOf(full)
+        .filter(({ statement }) => [statement.Action].flat().includes(action))
+        .filter(({ statement }) => JSON.stringify(statement.Resource).includes(resource))
+        .map(({ owner }) => owner);
+    expect(reading('sqs:ReceiveMessage', deadLetters)).toEqual([policy]);
+    expect(reading('sqs:DeleteMessage', deadLetters)).toEqual([policy]);
+    expect(reading('dynamodb:GetRecords', 'StreamArn')).toEqual([policy]);
+    expect(reading('dynamodb:GetShardIterator', 'StreamArn')).toEqual([policy]);
+  });
+});
+
+describe('the stream’s iterator age', () => {
+  it('alarms when the relay is 15 minutes behind the stream, to the configured topic', () => {
+    const { relay } = ids(full);
+    expect(OUTBOX_ITERATOR_AGE_ALARM_MS).toBe(15 * 60_000);
+    expect(propertiesOf(full, 'AWS::CloudWatch::Alarm', '/Observability/outbox-iterator-age/Resource')).toMatchObject({
+      AlarmName: 'cairn-test-outbox-iterator-age',
+      Namespace: 'AWS/Lambda',
+      MetricName: 'IteratorAge',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: relay } }],
+      Statistic: 'Maximum',
+      Threshold: OUTBOX_ITERATOR_AGE_ALARM_MS,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      AlarmActions: [FULL_CONTEXT.alarmTopicArn],
+    });
+  });
+});
+
 describe('the Outbox Lambda', () => {
-  it('reads only its table and bus names (and the shared observability settings)', () => {
-    const { table, bus } = ids(full);
+  it('reads only its table and bus names and its dead-letter queue’s URL (and the shared observability settings)', () => {
+    const { table, bus, deadLetters } = ids(full);
     expect(propertiesOf(full, 'AWS::Lambda::Function', '/Functions/Outbox/Resource')).toMatchObject({
       Environment: {
         Variables: {
           CAIRN_TABLE_NAME: { Ref: table },
           CAIRN_EVENT_BUS_NAME: { Ref: bus },
+          CAIRN_OUTBOX_DEAD_LETTERS_URL: { Ref: deadLetters },
           POWERTOOLS_SERVICE_NAME: 'cairn-test',
           POWERTOOLS_METRICS_NAMESPACE: 'Cairn',
           NODE_OPTIONS: '--enable-source-maps',
@@ -192,6 +258,7 @@ describe('the Outbox Lambda', () => {
     ).Variables;
     expect(Object.keys(variables).sort()).toEqual([
       'CAIRN_EVENT_BUS_NAME',
+      'CAIRN_OUTBOX_DEAD_LETTERS_URL',
       'CAIRN_TABLE_NAME',
       'NODE_OPTIONS',
       'POWERTOOLS_METRICS_NAMESPACE',
@@ -199,7 +266,7 @@ describe('the Outbox Lambda', () => {
     ]);
   });
 
-  it('may write its logs and traces, read the stream, write the audit log, publish and dead-letter: nothing else', () => {
+  it('may write its logs and traces, read the stream, write the audit log, publish, dead-letter and redrive: nothing else', () => {
     const { table, bus, logs, deadLetters, policy } = ids(full);
     const statements: PolicyStatementJson[] = statementsOf(full)
       .filter(({ owner }) => owner === policy)
@@ -237,6 +304,18 @@ describe('the Outbox Lambda', () => {
         Effect: 'Allow',
         Action: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
         Resource: { 'Fn::GetAtt': [table, 'StreamArn'] },
+      },
+      // The redrive: it takes the on-failure queue's messages and deletes each once its batch is relayed.
+      {
+        Effect: 'Allow',
+        Action: [
+          'sqs:ReceiveMessage',
+          'sqs:ChangeMessageVisibility',
+          'sqs:GetQueueUrl',
+          'sqs:DeleteMessage',
+          'sqs:GetQueueAttributes',
+        ],
+        Resource: { 'Fn::GetAtt': [deadLetters, 'Arn'] },
       },
     ]);
   });

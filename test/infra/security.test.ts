@@ -119,8 +119,10 @@ describe('functions', () => {
     expect(envOf(plain, 'StepExecutor')).toEqual(sorted([...base, ...stepExecutor]));
     expect(envOf(plain, 'Coordinator')).toEqual(sorted([...base, ...coordinator, ...mailbox]));
     expect(envOf(plain, 'Invalidator')).toEqual(sorted([...base, ...coordinator, ...mailbox]));
-    expect(envOf(plain, 'Outbox')).toEqual(sorted([...base, 'CAIRN_EVENT_BUS_NAME']));
-    expect(envOf(full, 'Outbox')).toEqual(sorted([...base, 'CAIRN_EVENT_BUS_NAME']));
+    // The outbox's redrive reads the stream's on-failure queue.
+    const outbox = ['CAIRN_EVENT_BUS_NAME', 'CAIRN_OUTBOX_DEAD_LETTERS_URL'];
+    expect(envOf(plain, 'Outbox')).toEqual(sorted([...base, ...outbox]));
+    expect(envOf(full, 'Outbox')).toEqual(sorted([...base, ...outbox]));
     expect(envOf(plain, 'Replanner')).toEqual(sorted([...base, ...coordinator, ...mailbox]));
     expect(envOf(full, 'Replanner')).toEqual(sorted([...base, ...coordinator, ...mailbox, 'CAIRN_MODEL_ID']));
     // The decider: the machines and the run settings its rules read, no plan limits, no bus (its announcements

@@ -7,6 +7,7 @@ import {
   type AwsService,
   bedrockRuntimeClient,
   dynamoDbClient,
+  dynamoDbStreamsClient,
   eventBridgeClient,
   lambdaClient,
   requestHandlerOptions,
@@ -62,6 +63,7 @@ describe('withTimeouts', () => {
 describe('the client factory', () => {
   const made = [
     ['dynamodb', () => dynamoDbClient({ region: 'us-east-1' })],
+    ['dynamodbstreams', () => dynamoDbStreamsClient({ region: 'us-east-1' })],
     ['sfn', () => sfnClient({ region: 'us-east-1' })],
     ['eventbridge', () => eventBridgeClient({ region: 'us-east-1' })],
     ['secretsmanager', () => secretsManagerClient({ region: 'us-east-1' })],
@@ -79,6 +81,7 @@ describe('the client factory', () => {
     expect(factories.map(([name]) => name).sort()).toEqual([
       'bedrockRuntimeClient',
       'dynamoDbClient',
+      'dynamoDbStreamsClient',
       'eventBridgeClient',
       'lambdaClient',
       'schedulerClient',
