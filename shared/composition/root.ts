@@ -341,8 +341,9 @@ export function createRoot(settings: Settings, place: Place): Root {
     get streamBatch() {
       return streamBatch();
     },
-    get redrive() {
-      return redrive();
+    get redrive(): OutboxRedrive {
+      // Built on its first pass: only the outbox function redrives, and only it is given the dead letters' queue.
+      return { redrive: () => redrive().redrive() };
     },
     get retention() {
       return retention();
