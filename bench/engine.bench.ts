@@ -6,6 +6,8 @@
  * - throughput: 50 concurrent 20-step zero-work runs, steps per second.
  * - step-units: what one tool step costs in AWS units (state transitions, Lambda invocations, DynamoDB writes and
  *   reads), apart from the run overhead; the other workloads print whole-run averages per step.
+ * - watched-dag: the coarse DAG with and without a 10 Hz watcher on the run's event feed, alternately: the ratio of
+ *   their makespans (BENCH_WATCH_PAIRS pairs, default 3).
  * Everything printed is measured in this one run. `--only name,name` (or BENCH_ONLY=name,name) runs a subset;
  * BENCH_SEED (default 7), BENCH_STEPS (coarse-dag, default 200) and BENCH_CHAIN (zero-chain, default 60) change the
  * workloads. `--cpu-prof FILE` writes a V8 CPU profile of the workloads alone (not the boot nor the warm-up);

@@ -57,6 +57,8 @@ export function createHandler(deps: InvalidatorHandlerDeps) {
       resourceKey,
       eventId,
       changedAt: envelope.data.time,
+      ...(parsed.detail.source === undefined ? {} : { source: parsed.detail.source }),
+      ...(parsed.detail.tenant === undefined ? {} : { tenant: parsed.detail.tenant }),
     });
     return { ...result, eventId, resourceKey };
   };

@@ -6,6 +6,8 @@
  * A consumer of the bus, not part of any run: it reads approvals and writes only its own memory of what it sent.
  * A notification the receivers did not take after the sender's retries is logged and the invocation succeeds, so
  * neither EventBridge nor Lambda retries it on top (one owner of retries).
+ * A notification another invocation still holds fails the invocation (`NotificationInProgressError`, retryable):
+ * Lambda's retry comes after the holder's lease, shorter than this function's timeout, is over.
  *
  * Environment (shared/config/notify-settings.ts): CAIRN_NOTIFY_URL, CAIRN_NOTIFY_SECRET_ARN (readable by this
  * function alone), CAIRN_CONSOLE_URL, CAIRN_NOTIFY_SCHEDULE_GROUP, CAIRN_NOTIFY_SCHEDULER_ROLE_ARN, CAIRN_TABLE_NAME.

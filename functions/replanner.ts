@@ -1,7 +1,7 @@
 /**
- * The replanner Lambda: the target of the StepFailedToReplanner, RevisionExpiredToReplanner and
- * BudgetExhaustedToReplanner rules (shared/events/bus-rules.ts: a final step failure, an expired revision approval's
- * ApprovalDecided, a plan budget exhausted under onExhausted replan), and the worker
+ * The replanner Lambda: the target of the StepFailedToReplanner, BudgetExhaustedToReplanner and
+ * BudgetRaisedToReplanner rules (shared/events/bus-rules.ts: a final step failure, a plan budget exhausted under
+ * onExhausted replan, a person's raised replan limit), and the worker
  * of a person's replan (`POST /runs/{id}/replan`): an asynchronous invocation with `{ planJobId }` (plan-jobs.ts). The EventBridge
  * event (source `cairn`, detail-type `StepFailed`, detail checked against the event catalog) names a final step
  * failure; the replanner service answers it (a revision, a pause for a person, or the failure stands). Delivery is at
@@ -23,7 +23,7 @@ import type { Replanner, ReplanOutcome } from '../shared/services/replanner.ts';
 import { lambdaRoot, lazyHandler } from './root.ts';
 
 export interface ReplannerHandlerDeps {
-  readonly replanner: Pick<Replanner, 'onStepFailed' | 'onBudgetExhausted' | 'replanRun'>;
+  readonly replanner: Pick<Replanner, 'onStepFailed' | 'onBudgetExhausted' | 'onLimitRaised' | 'replanRun'>;
   /** Where replan jobs are read and finished; without it a `{ planJobId }` invocation is refused. */
   readonly jobs?: { readonly store: Store; readonly clock: () => Date };
 }
@@ -49,8 +49,7 @@ export function createHandler(deps: ReplannerHandlerDeps) {
     if (job.success) {
       if (!deps.jobs) throw invalid('this replanner takes no planning jobs');
       const { planJobId } = job.data;
-      const replanRun = (request: { runId: string; reason: string; objective?: string }) =>
-        deps.replanner.replanRun(request);
+      const replanRun = (request: Parameters<Replanner['replanRun']>[0]) => deps.replanner.replanRun(request);
       const after = await runPlanJob({ ...deps.jobs, replanRun }, planJobId);
       return { planJobId, ...(after === undefined ? {} : { status: after.status }) };
     }
@@ -66,8 +65,14 @@ export function createHandler(deps: ReplannerHandlerDeps) {
       if (parsed.detail.onExhausted !== 'replan') return { outcome: 'ignored', why: 'not_replan' };
       return deps.replanner.onBudgetExhausted({ runId: parsed.detail.runId });
     }
+    if (type === 'BudgetRaised') {
+      const parsed = parseEventDetail('BudgetRaised', envelope.data.detail);
+      if (!parsed.ok) throw invalid(parsed.message);
+      if (parsed.detail.limits.maxReplans === undefined) return { outcome: 'ignored', why: 'not_replan' };
+      return deps.replanner.onLimitRaised({ runId: parsed.detail.runId });
+    }
     if (type !== 'StepFailed')
-      throw invalid(`detail-type ${type} is not StepFailed, ApprovalDecided nor BudgetExhausted`);
+      throw invalid(`detail-type ${type} is not StepFailed, ApprovalDecided, BudgetExhausted nor BudgetRaised`);
     const parsed = parseEventDetail('StepFailed', envelope.data.detail);
     if (!parsed.ok) throw invalid(parsed.message);
     // The rule only routes final failures; a retry on its way is none of the replanner's business.

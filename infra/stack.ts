@@ -69,8 +69,12 @@ export class CairnStack extends Stack {
       Invalidator: this.functions.byKey.Invalidator,
       Replanner: this.functions.byKey.Replanner,
     });
-    // The outbox: the table's change stream → the relay → the bus and the audit log.
-    this.outbox = new CairnOutbox(this, 'Outbox', { table: this.table.table, relay: this.functions.byKey.Outbox });
+    // The outbox: the table's change stream → the relay → the bus and the audit log; and its redrive's schedule.
+    this.outbox = new CairnOutbox(this, 'Outbox', {
+      table: this.table.table,
+      relay: this.functions.byKey.Outbox,
+      targetDeadLetters: this.events.deadLetters,
+    });
     // The webhook route runs in the API function for now (its Hono app serves `POST /webhooks/{source}`).
     this.api = new CairnApi(this, 'Api', {
       config,

@@ -126,6 +126,37 @@ export class EventTooLargeError extends CairnError {
   }
 }
 
+/**
+ * A stream batch the outbox relay gave up on whose records the table's stream no longer holds (it keeps them 24
+ * hours, or the shard is gone): its announcements can no longer be read back. Never retryable: the redrive reports
+ * it and leaves its dead letter in the queue for a person (docs/deploy.md).
+ */
+export class StreamRecordsExpiredError extends CairnError {
+  static readonly code = 'E_STREAM_RECORDS_EXPIRED';
+  constructor(message: string, options: CairnErrorOptions = {}) {
+    super('StreamRecordsExpiredError', message, {
+      ...options,
+      retryable: false,
+      context: { code: StreamRecordsExpiredError.code, ...options.context },
+    });
+  }
+}
+
+/**
+ * A read of a stream batch that did not reach the batch's last record within its bound of pages (a shard of many
+ * writes the mapping's filter passed over). Retryable: the dead letter stays, and the next redrive reads again.
+ */
+export class StreamReadIncompleteError extends CairnError {
+  static readonly code = 'E_STREAM_READ_INCOMPLETE';
+  constructor(message: string, options: CairnErrorOptions = {}) {
+    super('StreamReadIncompleteError', message, {
+      ...options,
+      retryable: true,
+      context: { code: StreamReadIncompleteError.code, ...options.context },
+    });
+  }
+}
+
 const hasName = (error: unknown, name: string): boolean =>
   typeof error === 'object' && error !== null && (error as { name?: unknown }).name === name;
 
@@ -145,6 +176,8 @@ export const isCapabilityError = (e: unknown): e is CapabilityError => hasName(e
 export const isExpressionLimitError = (e: unknown): e is ExpressionLimitError => hasName(e, 'ExpressionLimitError');
 export const isEventTooLargeError = (e: unknown): e is EventTooLargeError => hasName(e, 'EventTooLargeError');
 export const isPayloadTooLargeError = (e: unknown): e is PayloadTooLargeError => hasName(e, 'PayloadTooLargeError');
+export const isStreamRecordsExpiredError = (e: unknown): e is StreamRecordsExpiredError =>
+  hasName(e, 'StreamRecordsExpiredError');
 
 /** Whether a failure may succeed on a later attempt; unknown errors are treated as transient. */
 export const isRetryable = (error: unknown): boolean => (isCairnError(error) ? error.retryable : true);

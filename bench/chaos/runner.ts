@@ -7,8 +7,10 @@
  * `faults` / `faultsSeed` options, so the suite injects them on any build that reads either; a build that knows
  * neither runs fault-free, and the report says how many faults were injected when the stack tells.
  */
+
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../infra/local/boot.ts';
 import type { AwsQuotasOptions } from '../../infra/local/quotas/aws-quotas.ts';
+import { withPlannedSteps } from '../../shared/engine/run/planned.ts';
 import { type ApprovalCounts, type ApprovalResponder, startApprovalResponder } from './approvals.ts';
 import { createApiClient } from './client.ts';
 import { type ActionCounts, type ActionOutcome, driveRun } from './drive.ts';
@@ -88,7 +90,9 @@ async function readRecords(stack: LocalStack, runId: string): Promise<StoreRecor
     return rest;
   };
   const run = await stack.store.getRun(runId);
-  const steps = await stack.store.listSteps(runId);
+  const plan =
+    run === undefined || run.revision < 1 ? undefined : await stack.store.getPlanRevision(runId, run.revision);
+  const steps = run === undefined ? [] : withPlannedSteps(run, plan?.plan, await stack.store.listSteps(runId));
   return {
     run: run === undefined ? null : { ...run, submittedPlan: undefined, candidatePlan: undefined },
     steps: steps.map((step) => ({

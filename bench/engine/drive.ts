@@ -55,8 +55,12 @@ export interface RunResult {
 }
 
 export interface Driver {
-  /** Runs one plan alone: timing, its step records and what it cost. */
-  run(steps: PlanStep[], objective: string): Promise<RunResult & { units: Units }>;
+  /** Runs one plan alone: timing, its step records and what it cost. `onPosted` learns its id once it is created. */
+  run(
+    steps: PlanStep[],
+    objective: string,
+    options?: { readonly onPosted?: (runId: string) => void },
+  ): Promise<RunResult & { units: Units }>;
   /** Starts every plan at once; wallMs is the first POST sent → the last RunFinished received. */
   runMany(
     plans: readonly { steps: PlanStep[]; objective: string }[],
@@ -80,6 +84,19 @@ export interface Workload {
 }
 
 const time = (iso: string | null | undefined): number => (iso ? Date.parse(iso) : Number.NaN);
+
+/** A page of GET /runs/{id}, as far as the bench reads it. */
+interface RunPageView {
+  readonly status: string;
+  readonly steps: readonly {
+    id: string;
+    status: string;
+    startedAt: string | null;
+    finishedAt: string | null;
+    output: unknown;
+  }[];
+  readonly nextCursor?: string;
+}
 
 export function createDriver(stack: LocalStack, options: { timeoutMs: number }): Driver {
   const finishedAt = new Map<string, number>();
@@ -146,13 +163,23 @@ export function createDriver(stack: LocalStack, options: { timeoutMs: number }):
     }
   };
 
+  /** The run with every page of its steps. */
+  const readRun = async (runId: string): Promise<RunPageView> => {
+    let view: RunPageView | undefined;
+    let cursor: string | undefined;
+    do {
+      const query = cursor === undefined ? '' : `?cursor=${encodeURIComponent(cursor)}`;
+      const response = await fetch(`${stack.url}/runs/${runId}${query}`, { headers });
+      if (response.status !== 200) throw new Error(`GET /runs/${runId} answered ${response.status}`);
+      const page = (await response.json()) as RunPageView;
+      view = view === undefined ? page : { ...view, steps: [...view.steps, ...page.steps] };
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    return view;
+  };
+
   const read = async (runId: string, wallMs: number, postedEpoch: number): Promise<RunResult> => {
-    const response = await fetch(`${stack.url}/runs/${runId}`, { headers });
-    if (response.status !== 200) throw new Error(`GET /runs/${runId} answered ${response.status}`);
-    const view = (await response.json()) as {
-      status: string;
-      steps: { id: string; status: string; startedAt: string | null; finishedAt: string | null; output: unknown }[];
-    };
+    const view = await readRun(runId);
     const steps = view.steps.map((s) => ({
       id: s.id,
       status: s.status,
@@ -177,13 +204,14 @@ export function createDriver(stack: LocalStack, options: { timeoutMs: number }):
   };
 
   return {
-    async run(steps, objective) {
+    async run(steps, objective, options = {}) {
       await settle();
       const before = stack.stats();
       const cpu = process.cpuUsage();
       const t0 = performance.now();
       const epoch = Date.now();
       const runId = await post(steps, objective);
+      options.onPosted?.(runId);
       const wallMs = (await finished(runId)) - t0;
       await settle();
       const units = unitsBetween(before, stack.stats(), process.cpuUsage(cpu));

@@ -30,11 +30,12 @@ const minus = (a: Counted | Units, b: Counted | Units): Counted => {
 const describe = (u: Counted | Units): string =>
   `${u.stateTransitions} st, ${u.lambda} λ ${JSON.stringify(u.lambdaBy)}, ${u.writes} w (+${u.auditWrites} audit-log batch), ${u.reads} r (${u.readItems} items)`;
 
+/** The budgets of one step (issue 23): ≤ 3 state transitions, 1 Lambda invocation, ≤ 4 writes, ≤ 1 read request. */
 const UNIT_TARGETS = [
-  ['stateTransitions', 'state transitions / step', 5],
-  ['lambda', 'Lambda invocations / step', 2],
+  ['stateTransitions', 'state transitions / step', 3],
+  ['lambda', 'Lambda invocations / step', 1],
   ['writes', 'DynamoDB writes / step', 4],
-  ['reads', 'DynamoDB read requests / step', 2],
+  ['reads', 'DynamoDB read requests / step', 1],
 ] as const;
 
 /**
@@ -71,7 +72,7 @@ export const stepUnits: Workload = {
     console.log(
       `step-units: echo chains run alone ×${reps}; one step with one dependent (2-step run − 1-step run): ${describe(first)}; ` +
         `3-step − 2-step: ${describe(next[0] ?? first)}${stable ? '' : ' (varied across repetitions: worst judged)'} ` +
-        '(targets ≤ 5 st, 2 λ, 4 w, 2 r)',
+        '(targets ≤ 3 st, 1 λ, 4 w, 1 r)',
     );
     console.log(
       `  whole runs (run overhead included): 1 step ${describe(at(0, 0))}; 2 steps ${describe(at(0, 1))}; ` +

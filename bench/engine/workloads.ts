@@ -21,6 +21,7 @@ import {
 import type { BenchContext, RunResult, Workload } from './drive.ts';
 import { fmt, perStep, type Row } from './report.ts';
 import { stepUnits } from './units.ts';
+import { watchedDag } from './watcher.ts';
 
 const brokenUnless = (result: { status: string }): { broken?: string } =>
   result.status === 'complete' ? {} : { broken: `run ${result.status}` };
@@ -263,4 +264,5 @@ export const WORKLOADS: readonly Workload[] = [
   zeroDagExpressions,
   throughput,
   stepUnits,
+  watchedDag,
 ];

@@ -61,6 +61,11 @@ export class SimMailbox implements Mailbox {
     return new Promise((answer, fail) => this.post(runId, { command, answer, fail }));
   }
 
+  /** The simulated senders always wait for their answer: none is looked up later. */
+  async answer(_id: string): Promise<Reply | undefined> {
+    return undefined;
+  }
+
   /** Commands waiting or being handled, over all runs. */
   pending(): number {
     let n = 0;

@@ -17,7 +17,7 @@ import { runExecutionName } from '../../shared/ports/executions.ts';
 import type { RunRecord } from '../../shared/ports/records/runs.ts';
 import type { CommittedBatch, RunLog } from '../../shared/ports/run-log.ts';
 import { createRunShell } from '../../shared/services/runs/shell.ts';
-import { afterFinish, replanner, scheduleClient } from './actors/client.ts';
+import { afterFinish, budgetRaiser, replanner, scheduleClient } from './actors/client.ts';
 import { runCompensation, runMachine, runStep, type StepInput } from './actors/machines.ts';
 import { People } from './actors/people.ts';
 import { type ActorContext, SimExecutions, SimTimers, type Spawn, TokenDesk } from './actors/platform.ts';
@@ -101,6 +101,7 @@ export function actorStore(env: IoEnv, inner: MemoryStore): MemoryStorePort {
   return {
     createRun: slow(inner.createRun),
     getRun: slow(inner.getRun),
+    listRuns: slow(inner.listRuns),
     getStep: slow(inner.getStep),
     listSteps: slow(inner.listSteps),
     transitionStep: slow(inner.transitionStep),
@@ -209,6 +210,7 @@ export function buildWorld(options: WorldOptions): World {
   recorder.onCommit(people.onCommit);
   recorder.onCommit(replanner(ctx));
   recorder.onCommit(afterFinish(ctx));
+  recorder.onCommit(budgetRaiser(ctx));
 
   spawn = async (machine, exec, raw) => {
     const input = raw as unknown as StepInput;

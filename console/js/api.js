@@ -93,7 +93,7 @@ export async function getConditional(path) {
 const MAX_STEP_PAGES = 100;
 
 /**
- * A run with all its steps: `GET /runs/{id}` pages them (500 a page by default), so the pages are read in turn and
+ * A run with all its steps: `GET /runs/{id}` pages them (100 a page by default, and under 1 MB), so the pages are read in turn and
  * joined, each conditionally. A page from another plan revision (a replan landed meanwhile) restarts the read,
  * once. `changed` is false when no page changed since the last read.
  */

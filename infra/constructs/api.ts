@@ -130,6 +130,8 @@ export class CairnApi extends Construct {
     props.handler.addEnvironment('CAIRN_ROLE_GROUPS_CLAIM', config.roles.groupsClaim);
     props.handler.addEnvironment('CAIRN_ROLE_SCOPES_CLAIM', config.roles.scopesClaim);
     props.handler.addEnvironment('CAIRN_ROLE_SCOPE_PREFIX', config.roles.scopePrefix);
+    // And which tenant the caller is in: every run, approval and listing is that tenant's.
+    props.handler.addEnvironment('CAIRN_TENANT_CLAIM', config.roles.tenantClaim);
     const none = new HttpNoneAuthorizer();
     const get = [HttpMethod.GET];
     this.publicRoutes = {

@@ -9,6 +9,7 @@ import type { Node } from 'constructs';
 import {
   DEFAULT_LIMITS,
   DEFAULT_MAX_REPLANS,
+  DEFAULT_RETENTION_DAYS,
   DEFAULT_ROLE_CLAIMS,
   DEFAULT_RUN_DEADLINE_SECONDS,
 } from '../../shared/config/defaults.ts';
@@ -46,6 +47,8 @@ export interface RolesConfig {
   readonly groupsClaim: string;
   readonly scopesClaim: string;
   readonly scopePrefix: string;
+  /** Context `tenantClaim` (default `custom:tenant`): the claim naming a caller's tenant (absent: `default`). */
+  readonly tenantClaim: string;
   readonly routeScopes: boolean;
 }
 
@@ -98,6 +101,8 @@ export interface CairnConfig {
   readonly notifyUrls: readonly string[];
   /** Keep the table when the stack is deleted or the table replaced (RETAIN + deletion protection). */
   readonly retainData: boolean;
+  /** How many days a run's records are kept after it ends (context retentionDays; CAIRN_RETENTION_DAYS). */
+  readonly retentionDays: number;
   readonly logRetentionDays: (typeof RETENTION_DAYS)[number];
   /** API Gateway stage throttling: steady requests per second and burst. */
   readonly apiRateLimit: number;
@@ -126,9 +131,11 @@ export const DEFAULT_CONFIG: CairnConfig = {
     groupsClaim: DEFAULT_ROLE_CLAIMS.groups,
     scopesClaim: DEFAULT_ROLE_CLAIMS.scopes,
     scopePrefix: DEFAULT_ROLE_CLAIMS.scopePrefix,
+    tenantClaim: DEFAULT_ROLE_CLAIMS.tenant,
     routeScopes: true,
   },
   retainData: true,
+  retentionDays: DEFAULT_RETENTION_DAYS,
   logRetentionDays: 30,
   apiRateLimit: 50,
   apiBurstLimit: 100,
@@ -209,6 +216,7 @@ export function configFromContext(node: Node): CairnConfig {
     groupsClaim: claimName('roleGroupsClaim', DEFAULT_CONFIG.roles.groupsClaim),
     scopesClaim: claimName('roleScopesClaim', DEFAULT_CONFIG.roles.scopesClaim),
     scopePrefix: claimName('roleScopePrefix', DEFAULT_CONFIG.roles.scopePrefix),
+    tenantClaim: claimName('tenantClaim', DEFAULT_CONFIG.roles.tenantClaim),
     routeScopes: flag('routeScopes', DEFAULT_CONFIG.roles.routeScopes),
   };
   const retention = count('logRetentionDays', DEFAULT_CONFIG.logRetentionDays);
@@ -235,6 +243,7 @@ export function configFromContext(node: Node): CairnConfig {
     notifyUrls: [...new Set(notifyUrls)],
     roles,
     retainData: flag('retainData', DEFAULT_CONFIG.retainData),
+    retentionDays: count('retentionDays', DEFAULT_CONFIG.retentionDays),
     logRetentionDays,
     apiRateLimit: count('apiRateLimit', DEFAULT_CONFIG.apiRateLimit),
     apiBurstLimit: count('apiBurstLimit', DEFAULT_CONFIG.apiBurstLimit),

@@ -13,7 +13,7 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { GSI1_NAME } from '../../shared/adapters/aws/table-layout.ts';
+import { GSI1_NAME, STATUS_INDEX_NAME } from '../../shared/adapters/aws/table-layout.ts';
 import { STEP_EXECUTOR_TIMEOUT_SECONDS } from '../../shared/config/defaults.ts';
 import { deployedBindings } from './binding-secrets.ts';
 import { bundleFilesEnvironment, commandHooksOf } from './bundle-files.ts';
@@ -108,6 +108,7 @@ export type FunctionsConfig = Pick<
   | 'bindings'
   | 'catalogFile'
   | 'logRetentionDays'
+  | 'retentionDays'
   | 'plannerConcurrency'
   | 'executorConcurrency'
 >;
@@ -187,10 +188,14 @@ export class Functions extends Construct {
   private grant(props: FunctionsProps): void {
     const { Planner, Validator, StepExecutor, Replanner, Outbox, Api } = this.byKey;
     const stack = Stack.of(this);
-    // The table and its one index by name (no `index/*`); the validator only reads the run's candidate plan. The
+    // The table and its two indexes by name (no `index/*`); the validator only reads the run's candidate plan. The
     // decider commits a run's batches (`LOG#<version>` items), projects its records and writes the answers its
     // senders wait for (`REPLY#<id>` items, which the senders read back with GetItem).
-    const tableResources = [props.table.tableArn, `${props.table.tableArn}/index/${GSI1_NAME}`];
+    const tableResources = [
+      props.table.tableArn,
+      `${props.table.tableArn}/index/${GSI1_NAME}`,
+      `${props.table.tableArn}/index/${STATUS_INDEX_NAME}`,
+    ];
     const tableWriters: FunctionKey[] = [
       'Planner',
       'Coordinator',
@@ -207,6 +212,9 @@ export class Functions extends Construct {
     // writes the audit log (and reads back the events an announcement too large for its item kept out of line); the
     // API publishes what webhooks report (ResourceChanged), which no write carries.
     allow(Outbox, ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'], [props.table.tableArn]);
+    // It also deletes what an expired run left (dynamo-retention.ts): the run's partitions are found by Query, its
+    // run key deleted on condition that it is still the run's.
+    allow(Outbox, ['dynamodb:Query', 'dynamodb:DeleteItem'], [props.table.tableArn]);
     for (const fn of [Outbox, Api]) props.bus.grantPutEventsTo(fn);
 
     // Step Functions: what each function's services call, from the one table (execution-grants.ts).
@@ -278,12 +286,16 @@ function ownEnvironmentsOf(props: FunctionsProps): Record<FunctionKey, Record<st
     NODE_OPTIONS: '--enable-source-maps',
   };
   const limits = { CAIRN_MAX_STEPS: String(config.maxSteps), CAIRN_MAX_DEPTH: String(config.maxDepth) };
+  // Whoever writes a run's or an approval's item stamps its expiry with it (shared/adapters/aws/dynamo-codec.ts);
+  // the validator only reads, and the outbox Lambda only deletes what expired.
+  const retention = { CAIRN_RETENTION_DAYS: String(config.retentionDays) };
   const model: Record<string, string> = {
     ...(config.modelId === undefined ? {} : { CAIRN_MODEL_ID: config.modelId }),
     ...modelEndpointEnvironment(config.modelEndpoint),
   };
   const coordinator = {
     ...limits,
+    ...retention,
     CAIRN_RUN_MACHINE_ARN: machines.run.arn,
     CAIRN_STEP_MACHINE_ARN: machines.step.arn,
     CAIRN_RUN_DEADLINE_SECONDS: String(config.runDeadlineSeconds),
@@ -292,7 +304,7 @@ function ownEnvironmentsOf(props: FunctionsProps): Record<FunctionKey, Record<st
     ...runTimeouts(config),
   };
   return {
-    Planner: { ...common, ...limits, ...model },
+    Planner: { ...common, ...retention, ...limits, ...model },
     Validator: { ...common, ...limits },
     Coordinator: { ...common, ...coordinator },
     // RunStep takes a step from its claim to its dependents' start: the coordinator's settings and the bindings.
@@ -318,6 +330,7 @@ function ownEnvironmentsOf(props: FunctionsProps): Record<FunctionKey, Record<st
       CAIRN_STEP_MACHINE_ARN: machines.step.arn,
       CAIRN_RUN_DEADLINE_SECONDS: coordinator.CAIRN_RUN_DEADLINE_SECONDS,
       CAIRN_MAX_REPLANS: coordinator.CAIRN_MAX_REPLANS,
+      ...retention,
       ...runTimeouts(config),
     },
   };

@@ -15,13 +15,13 @@ import { CfnScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { GSI1_NAME } from '../../shared/adapters/aws/table-layout.ts';
+import { NOTIFIER_TIMEOUT_SECONDS } from '../../shared/config/defaults.ts';
 import { NOTIFY_RULE } from '../../shared/events/bus-rules.ts';
 import type { CairnConfig } from './config.ts';
 import type { CairnEvents } from './events.ts';
 import { LAMBDA_RUNTIME, TABLE_READ_ACTIONS } from './functions.ts';
 
-/** The sender's retries (5 tries, backoff capped at 30 s, 10 s each) fit well inside this. */
-export const NOTIFIER_TIMEOUT_SECONDS = 120;
+export { NOTIFIER_TIMEOUT_SECONDS };
 export const notifySecretName = (stage: string): string => `cairn/${stage}/notify`;
 
 export interface CairnNotifierProps {

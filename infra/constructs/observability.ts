@@ -1,7 +1,8 @@
 /**
  * Alarms and one CloudWatch dashboard: the engine's own metrics (EMF from the Lambdas, see shared/ports/metrics.ts)
- * per capability, the state machines, the Lambdas, the API, the table and the dead-letter queues (the event
- * targets', the outbox relay's, the async failures', the runs' mailbox's). Every alarm goes to the SNS topic named in context, when there is one.
+ * per capability, the state machines, the Lambdas, the API, the table, the dead-letter queues (the event targets',
+ * the outbox relay's, the async failures', the runs' mailbox's) and the outbox's redrive and iterator age. Every
+ * alarm goes to the SNS topic named in context, when there is one.
  */
 import { Duration } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
@@ -28,6 +29,8 @@ import { METRIC_NAMES } from '../../shared/ports/metrics.ts';
 import type { FunctionKey } from './state-names.ts';
 
 const PERIOD = Duration.minutes(5);
+/** The table stream's iterator age (milliseconds) at which the outbox Lambda is alarmed on as behind. */
+export const OUTBOX_ITERATOR_AGE_ALARM_MS = 15 * 60_000;
 
 export interface CairnObservabilityProps {
   readonly stage: string;
@@ -95,7 +98,15 @@ export class CairnObservability extends Construct {
       'outbox-dead-letters',
       props.outboxDeadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }),
       1,
-      'The outbox relay could not deliver a batch of the table stream after its retries: announced events wait.',
+      'The outbox relay gave up on a batch of the table stream: the redrive relays it within minutes; one that stays is past the stream’s 24 hours or unreadable (metric OutboxDeadLettersStuck, docs/deploy.md).',
+    );
+    // The stream keeps a record 24 hours: a relay this far behind is failing or throttled, with most of a day left
+    // to act before the stream drops what it has not delivered.
+    alarm(
+      'outbox-iterator-age',
+      functions.Outbox.metric('IteratorAge', { period: PERIOD, statistic: 'Maximum' }),
+      OUTBOX_ITERATOR_AGE_ALARM_MS,
+      'The outbox relay is more than 15 minutes behind the table stream (which keeps records 24 hours).',
     );
     alarm(
       'async-failures',
@@ -185,6 +196,15 @@ export class CairnObservability extends Construct {
         props.outboxDeadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD, label: 'outbox' }),
         props.asyncFailures.metricApproximateNumberOfMessagesVisible({ period: PERIOD, label: 'async failures' }),
         props.mailboxDeadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD, label: 'mailbox' }),
+      ]),
+    );
+    this.dashboard.addWidgets(
+      graph('Outbox redrive', [
+        engine(METRIC_NAMES.outboxRedriven, 'Sum', 'batches redriven', []),
+        engine(METRIC_NAMES.outboxDeadLettersStuck, 'Sum', undefined, ['reason']),
+      ]),
+      graph('Outbox iterator age (ms)', [
+        functions.Outbox.metric('IteratorAge', { period: PERIOD, statistic: 'Maximum', label: 'outbox' }),
       ]),
     );
     this.dashboard.addWidgets(

@@ -18,6 +18,9 @@ import {
   GSI1_SORT_KEY,
   PARTITION_KEY,
   SORT_KEY,
+  STATUS_INDEX_NAME,
+  STATUS_PARTITION_KEY,
+  STATUS_SORT_KEY,
   TTL_ATTRIBUTE,
 } from '../../shared/adapters/aws/table-layout.ts';
 
@@ -39,7 +42,8 @@ export class CairnTable extends Construct {
       // The AWS managed key (aws/dynamodb): encrypted at rest with a key visible and audited in the account, at no
       // key cost; a customer managed key would add $1/month and KMS requests for little gain here.
       encryption: TableEncryption.AWS_MANAGED,
-      // Idempotency and approval records carry `expiresAt`; dynalite has no TTL, so only the deployed table expires.
+      // Idempotency, approval and plan-job records and an ended run's item carry `expiresAt` (the rest of a run goes
+      // with its run item: shared/adapters/aws/dynamo-retention.ts); dynalite has no TTL, the embedded runtime sweeps.
       timeToLiveAttribute: TTL_ATTRIBUTE,
       // The outbox: each write that announces events is delivered to the relay by the table's change stream; the
       // old image lets the relay tell a new announcement from one an item still carries.
@@ -51,6 +55,14 @@ export class CairnTable extends Construct {
       indexName: GSI1_NAME,
       partitionKey: { name: GSI1_PARTITION_KEY, type: AttributeType.STRING },
       sortKey: { name: GSI1_SORT_KEY, type: AttributeType.STRING },
+      projectionType: ProjectionType.ALL,
+    });
+    // `GET /runs?status=`: only run items carry its keys, so it holds one entry per run, moved by the write that
+    // changes the run's status.
+    this.table.addGlobalSecondaryIndex({
+      indexName: STATUS_INDEX_NAME,
+      partitionKey: { name: STATUS_PARTITION_KEY, type: AttributeType.STRING },
+      sortKey: { name: STATUS_SORT_KEY, type: AttributeType.STRING },
       projectionType: ProjectionType.ALL,
     });
   }

@@ -50,6 +50,9 @@ async function readUpTo(request: Request, limit: number, turns: LoopTurns): Prom
 }
 
 /** Measures a request and its response as the Lambda invocation between API Gateway and the API would. */
+const isEventStream = (response: Response): boolean =>
+  response.headers.get('content-type')?.startsWith('text/event-stream') === true;
+
 export function withLambdaPayloadLimits(
   fetch: Fetch,
   turns: LoopTurns = loopTurns,
@@ -66,7 +69,8 @@ export function withLambdaPayloadLimits(
       forwarded = new Request(request, { body });
     }
     const response = await fetch(forwarded);
-    if (response.body === null) return response;
+    // A stream of server-sent events is the embedded server's own (deployed, the feed long-polls): passed on as it goes.
+    if (response.body === null || isEventStream(response)) return response;
     const body = Buffer.from(await response.arrayBuffer());
     if (body.length > AWS_LIMITS.lambdaResponseBytes) return gatewayAnswer(500, 'Internal Server Error');
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });

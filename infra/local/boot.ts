@@ -4,6 +4,7 @@
  * Handlers are the same `createHandler(deps)` factories the Lambdas use, and their dependencies come from the same
  * composition root (shared/composition/root.ts) with the same settings; only the adapters of the place differ.
  */
+import { DEFAULT_TENANT } from '../../shared/config/defaults.ts';
 import { terminalLine } from '../../shared/terminal-text.ts';
 import './polyfills.ts';
 import './xray-manual-mode.ts';
@@ -16,11 +17,15 @@ import { createHandler as createReplannerHandler } from '../../functions/replann
 import { asTransient } from '../../functions/root.ts';
 import { createHandler as createExecutorHandler } from '../../functions/step-executor.ts';
 import { createHandler as createValidatorHandler } from '../../functions/validator.ts';
-import { createDynamoRunLogOf, createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
+import {
+  createDynamoRetentionOf,
+  createDynamoRunLogOf,
+  createDynamoStore,
+} from '../../shared/adapters/aws/dynamo-store.ts';
 import { createStoreReplayGuard } from '../../shared/adapters/aws/webhook-replay-guard.ts';
 import { type BusEnvelope, createLocalEventBus, type LocalEventBus } from '../../shared/adapters/local/event-bus.ts';
 import { createLocalMailbox, type LocalMailbox } from '../../shared/adapters/local/mailbox.ts';
-import { createLocalOutboxStream, type LocalOutboxStream } from '../../shared/adapters/local/outbox-stream.ts';
+import type { LocalOutboxStream, LocalRedriveReport } from '../../shared/adapters/local/outbox-stream.ts';
 import { createInProcessPlanJobDispatcher } from '../../shared/adapters/local/plan-job-dispatcher.ts';
 import { createLocalTimers, type LocalTimers } from '../../shared/adapters/local/timers.ts';
 import { createMemoryReplayGuard, secretsFrom } from '../../shared/adapters/local/webhooks.ts';
@@ -44,10 +49,12 @@ import { LEDGER_FILE, type LedgerFile, openLedgerFile } from './ledger-file.ts';
 import { createLocalExecutions, type LocalExecutions, type LocalHandler } from './local-executions.ts';
 import { openMailboxJournal } from './mailbox-journal.ts';
 import { startLocalNotifier } from './notify.ts';
+import { startLocalOutbox } from './outbox-sweep.ts';
 import { createPlanCheckPool } from './plan-check-pool.ts';
 import { type AwsQuotas, quotasFromEnv } from './quotas/aws-quotas.ts';
 import { type StackQuotas, stackQuotas } from './quotas/stack-quotas.ts';
 import { type ResumeReport, resumeOpenWork } from './resume.ts';
+import { type SweepReport, startRetentionSweep, sweepExpired } from './retention-sweep.ts';
 import { localAuth } from './stack/auth.ts';
 import { type LocalStackOptions, localCatalog, localSettings } from './stack/config.ts';
 import { type LocalStackStats, stackCounters } from './stack/instrument.ts';
@@ -57,6 +64,8 @@ export type { LocalStackOptions } from './stack/config.ts';
 export type { LocalStackStats } from './stack/instrument.ts';
 
 export const LOCAL_TABLE_NAME = 'cairn-local';
+/** How often the embedded event feed reads a followed run's log for what is new: a query of an empty range. */
+const LOCAL_FEED_POLL_MS = 100;
 
 export interface LocalStack {
   readonly url: string;
@@ -94,6 +103,13 @@ export interface LocalStack {
   settled(): Promise<void>;
   /** Calls the API in process (no socket) with the stack's token. */
   request(method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }>;
+  /**
+   * Sweeps expired records now, as the runtime does every hour (retention-sweep.ts), as of `at` (default: now): the
+   * embedded stand-in for DynamoDB's TTL.
+   */
+  sweepRetention(at?: Date): Promise<SweepReport>;
+  /** One pass of the outbox redrive now (outbox-sweep.ts): relays again the batches the stream kept after its tries. */
+  redriveOutbox(): Promise<LocalRedriveReport>;
   close(): Promise<void>;
 }
 
@@ -104,6 +120,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const timeouts = serverTimeouts(options.serverTimeouts);
   // Before anything opens, as a bad fault spec: a bad tokens file (E_BAD_TOKENS_FILE) stops here.
   const { auth, token, callers } = localAuth(options, settings);
+  // Whose runs and approvals a restart carries on: the default tenant's, and every tenant the tokens file names.
+  const tenants = [
+    ...new Set([DEFAULT_TENANT, ...(auth.kind === 'tokens' ? auth.tokens.flatMap((t) => t.tenant ?? []) : [])]),
+  ];
 
   const counters = stackCounters(options.instrument === true);
   // Before anything opens too: a bad quota (E_BAD_QUOTAS) stops here.
@@ -129,11 +149,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let outbox: LocalOutboxStream | undefined;
   let mailbox: LocalMailbox | undefined;
   let timers: LocalTimers | undefined;
+  const { retentionSeconds } = settings;
   const dynamoStore = createDynamoStore({
     client: dynamo.client,
     tableName: LOCAL_TABLE_NAME,
     stream: (record) => outbox?.accept(record),
+    retentionSeconds,
   });
+  const retention = createDynamoRetentionOf({ client: dynamo.client, tableName: LOCAL_TABLE_NAME, retentionSeconds });
   const hooks = faultHooks(faults, { client: dynamo.client, stream: (record) => outbox?.accept(record) });
   const store = options.wrapStore ? options.wrapStore(dynamoStore) : dynamoStore;
   const catalog = localCatalog(options.conformance === true, options.extraCapabilities?.capabilities, settings.catalog);
@@ -209,9 +232,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // The run log on the same table; it writes the run's records through the handlers' store (its tests' wrapper too).
     runLog: (handlersStore) =>
       createDynamoRunLogOf(
-        { client: dynamo.client, tableName: LOCAL_TABLE_NAME, stream: (record) => outbox?.accept(record) },
+        {
+          client: dynamo.client,
+          tableName: LOCAL_TABLE_NAME,
+          stream: (record) => outbox?.accept(record),
+          retentionSeconds,
+        },
         handlersStore,
       ),
+    retention: () => retention,
     // A run's commands are taken here, in order, a batch at a time: the decider Lambda's SQS FIFO queue, in process.
     mailbox: (shell) => {
       mailbox = createLocalMailbox({
@@ -250,11 +279,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   // account's concurrency they wait for a place (Lambda keeps the event) instead of failing.
   const asynchronous = <A extends unknown[], R>(handler: (...args: A) => Promise<R>) =>
     quotas ? quotas.async(handler) : handler;
-  const relay = root.relay;
-  outbox = createLocalOutboxStream(quotas ? { relay: asynchronous((records) => relay.relay(records)) } : relay);
-  const stream = outbox;
-
   const wrapOwn = options.wrapHandler ?? ((_key: string, handler: LocalHandler) => handler);
+  // The stream (a test's wrapper, key `Outbox`, may make its relay fail), the journal of what it kept after its
+  // tries, and the redrive's periodic sweep of that journal.
+  const local = startLocalOutbox({
+    relay: root.relay,
+    wrap: (handler) => (quotas ? asynchronous(wrapOwn('Outbox', handler)) : wrapOwn('Outbox', handler)),
+    dataDir: data?.dir,
+    ...options.outboxRedrive,
+  });
+  outbox = local.stream;
+
   const wrapHandler = (key: string, handler: LocalHandler) => hooks.handler(key, wrapOwn(key, handler));
   const planJobs = createInProcessPlanJobDispatcher({
     plan: asynchronous(
@@ -298,6 +333,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(options.conformance ? { ledger: { entries: () => ledgerEntries() } } : {}),
     }),
     planChecks,
+    // Server-sent events, unless the stack rehearses AWS's quotas: API Gateway's 29 s and Lambda's whole answers
+    // rule a stream out there, and the feed long-polls as deployed.
+    eventFeed: { stream: !quotas, pollMs: LOCAL_FEED_POLL_MS },
   });
   // API Gateway and the API Lambda between the client and the app, with Lambda's 6 MB each way (and, under quotas,
   // the API Lambda's time limit).
@@ -316,13 +354,22 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   // People told of approvals (--notify-url): a consumer of the bus, with its reminders armed again from the store.
   const notifier = await startLocalNotifier({
     settings: settings.notify,
+    tenants,
     bus,
     store,
     clock: root.clock,
     consoleUrl: `${url}/console/`,
     ...(options.notifySending === undefined ? {} : { sending: options.notifySending }),
   });
-  const resumed = data ? await resumeOpenWork(executions, store) : { executions: [], started: [] };
+  const resumed = data ? await resumeOpenWork(executions, store, tenants) : { executions: [], started: [] };
+  // dynalite has no TTL: expired records are swept here instead (the deployed table's TTL and stream do it there).
+  const sweep = startRetentionSweep({
+    client: dynamo.client,
+    tableName: LOCAL_TABLE_NAME,
+    retention,
+    clock: () => new Date(),
+    onError: (error) => process.stderr.write(`${terminalLine(`cairn: a retention sweep failed: ${String(error)}`)}\n`),
+  });
 
   const request = async (method: string, path: string, body?: unknown) => {
     const response = await api(
@@ -363,17 +410,23 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         throw new Error(`POST /runs answered ${response.status}: ${json.error?.message ?? JSON.stringify(json)}`);
       return json.runId;
     },
+    sweepRetention: (at) =>
+      at === undefined
+        ? sweep.sweepNow()
+        : sweepExpired({ client: dynamo.client, tableName: LOCAL_TABLE_NAME, retention }, at),
+    redriveOutbox: () => local.sweep.sweep(),
     async settled() {
       // Each may start work in another (a step announces events, a bus rule starts executions): a few passes.
       for (let pass = 0; pass < 3; pass++) {
         await planJobs.idle();
         await executions.idle();
         await mailbox?.idle();
-        await stream.drain();
+        await local.stream.drain();
         await bus.drain();
       }
     },
     async close() {
+      sweep.close();
       notifier?.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await planChecks.close();
@@ -383,7 +436,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       timers?.close();
       await mailbox?.close();
       executions.close();
-      await stream.drain();
+      await local.close();
       await bus.drain();
       await notifier?.idle();
       // MCP servers' connections and child processes: a stdio server would otherwise outlive the stack.

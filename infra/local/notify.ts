@@ -25,6 +25,8 @@ export interface LocalNotifierOptions {
   /** The embedded console's URL (the deep links), unless CAIRN_CONSOLE_URL says otherwise. */
   readonly consoleUrl: string;
   readonly sending?: NotifierPlace['sending'];
+  /** The stack's tenants: whose pending approvals are reminded after a restart. */
+  readonly tenants?: readonly string[];
 }
 
 /** Starts notifying when URLs are configured; undefined otherwise. */
@@ -47,7 +49,7 @@ export async function startLocalNotifier(options: LocalNotifierOptions): Promise
     { Notifier: (event) => notifier.handle(event) },
     { rules: [NOTIFY_RULE] },
   );
-  await reminders.rearm(options.store);
+  await reminders.rearm(options.store, options.tenants);
   return {
     idle: () => reminders.idle(),
     close() {

@@ -8,6 +8,7 @@
  * execution started again, by the same name: a no-op for those the journal brought back, and the start the crash
  * lost otherwise. A step the decider has not started is left to it.
  */
+import { DEFAULT_TENANT } from '../../shared/config/defaults.ts';
 import { stepExecutionInput, stepExecutionName } from '../../shared/ports/executions.ts';
 import type { Store } from '../../shared/ports/store.ts';
 import type { LocalExecutions, ResumedExecution } from './local-executions.ts';
@@ -22,10 +23,17 @@ export interface ResumeReport {
   readonly started: readonly { readonly runId: string; readonly stepId: string; readonly generation: number }[];
 }
 
-export async function resumeOpenWork(executions: LocalExecutions, store: Store): Promise<ResumeReport> {
+export async function resumeOpenWork(
+  executions: LocalExecutions,
+  store: Store,
+  tenants: readonly string[] = [DEFAULT_TENANT],
+): Promise<ResumeReport> {
   const resumed = executions.resume();
   const started: { runId: string; stepId: string; generation: number }[] = [];
-  for (const run of await store.listRuns({ status: 'running', limit: 10_000 })) {
+  const running = await Promise.all(
+    tenants.map((tenant) => store.listRuns({ tenant, status: 'running', limit: 10_000 })),
+  );
+  for (const run of running.flat()) {
     for (const step of await store.listSteps(run.runId)) {
       const ref = { runId: run.runId, stepId: step.stepId, generation: step.generation };
       const name = stepExecutionName(ref.runId, ref.stepId, ref.generation);

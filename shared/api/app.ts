@@ -10,7 +10,9 @@ import { bodyLimit } from 'hono/body-limit';
 import { approvalsRoutes } from './approvals.ts';
 import { authMiddleware } from './auth.ts';
 import { MAX_BODY_BYTES } from './body.ts';
+import { budgetRoutes } from './budgets.ts';
 import { callerView } from './caller.ts';
+import { commandRoutes } from './commands.ts';
 import { compensationRoutes } from './compensations.ts';
 import { conformanceRoutes } from './conformance.ts';
 import { consoleDataRoutes, consoleRoutes } from './console/routes.ts';
@@ -24,6 +26,7 @@ import { ID_ROUTE_PATTERNS, pathIdGuard } from './path-ids.ts';
 import { plansRoutes } from './plans.ts';
 import { replanRoutes } from './replans.ts';
 import { runsRoutes } from './runs.ts';
+import { tenantGuard } from './tenancy.ts';
 import { webhookRoutes } from './webhooks.ts';
 
 export type { ApiDeps, PlanRequest } from './deps.ts';
@@ -50,13 +53,18 @@ export function createApp(deps: ApiDeps): Hono<ApiEnv> {
 
   // Before any route reads the store: an id no route could find is a 404, not a store error.
   for (const pattern of ID_ROUTE_PATTERNS) app.use(pattern, pathIdGuard);
+  // Then: an id of another tenant's is a 404 too, whatever the route (tenancy.ts).
+  const tenantCheck = tenantGuard(deps.store);
+  for (const pattern of ID_ROUTE_PATTERNS) app.use(pattern, tenantCheck);
 
   serve(app, getCaller, (c) => c.json(callerView(c.get('caller'))));
   app.route('/', plansRoutes(deps));
   app.route('/', runsRoutes(deps));
   app.route('/', invalidationRoutes(deps));
+  app.route('/', commandRoutes(deps));
   app.route('/', compensationRoutes(deps));
   app.route('/', replanRoutes(deps));
+  app.route('/', budgetRoutes(deps));
   app.route('/', approvalsRoutes(deps));
   app.route('/', consoleDataRoutes(deps));
   if (deps.ledger) app.route('/', conformanceRoutes(deps.ledger));

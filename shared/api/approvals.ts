@@ -83,6 +83,7 @@ export function approvalsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     const query = readQuery(c, listApprovalsQuery);
     const limit = query.limit ?? MAX_APPROVAL_PAGE;
     const approvals = await store.listApprovals({
+      tenant: c.get('caller').tenant,
       ...(query.status ? { status: query.status } : {}),
       ...(query.runId ? { runId: query.runId } : {}),
       ...(query.cursor ? { after: decodeCursor('approvals', query.cursor) } : {}),

@@ -4,10 +4,10 @@
  * proof the deployment takes: the one static token (a shared admin), an entry of the tokens file, or the JWT claims
  * API Gateway's authorizer verified.
  */
-import { DEFAULT_ROLE_CLAIMS } from '../config/defaults.ts';
+import { DEFAULT_ROLE_CLAIMS, DEFAULT_TENANT, TENANT_PATTERN } from '../config/defaults.ts';
 import { isRole, type Role } from './contract/roles.ts';
 
-export { DEFAULT_ROLE_CLAIMS };
+export { DEFAULT_ROLE_CLAIMS, DEFAULT_TENANT };
 
 export interface Caller {
   /** The JWT `sub`, a tokens file entry's `subject`, or `local-token` for the one static token. */
@@ -15,7 +15,11 @@ export interface Caller {
   readonly roles: ReadonlySet<Role>;
   /** Every group the caller is in (roles are groups too, when they come from groups). */
   readonly groups: readonly string[];
-  readonly tenant?: string;
+  /**
+   * Whose data the caller sees and writes: every run, approval, planning job, listing, idempotency key and watched
+   * resource is the tenant's own (another tenant's is a 404). `default` when the proof names none.
+   */
+  readonly tenant: string;
   /**
    * The one static token of a stack without a tokens file: whoever holds it is the same caller, so cairn cannot
    * tell one person from another. It is an admin, and an approval's rules about people (approvers, self-approval)
@@ -32,14 +36,28 @@ export const SHARED_CALLER: Caller = {
   subject: LOCAL_PRINCIPAL,
   roles: new Set<Role>(['admin']),
   groups: [],
+  tenant: DEFAULT_TENANT,
   shared: true,
 };
 
-/** Which claims hold a caller's groups and scopes, and the prefix that makes a scope a role (`cairn/operator`). */
+/**
+ * Which claims hold a caller's groups and scopes, the prefix that makes a scope a role (`cairn/operator`), and the
+ * claim naming its tenant.
+ */
 export interface RoleClaims {
   readonly groups: string;
   readonly scopes: string;
   readonly scopePrefix: string;
+  readonly tenant?: string;
+}
+
+/**
+ * The tenant a claim names: absent or empty is the default tenant; a value that cannot be a tenant is `undefined`
+ * (the caller is refused, never put in another tenant).
+ */
+export function tenantOfClaim(value: unknown): string | undefined {
+  if (value === undefined || value === null || value === '') return DEFAULT_TENANT;
+  return typeof value === 'string' && TENANT_PATTERN.test(value) ? value : undefined;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
@@ -88,8 +106,9 @@ export function callerFromClaims(env: unknown, names: RoleClaims = DEFAULT_ROLE_
     const role = scope.slice(names.scopePrefix.length);
     if (isRole(role)) roles.add(role);
   }
-  // No tenant from claims yet: which claim names it is for tenancy to say.
-  return { subject, roles, groups, shared: false };
+  const tenant = tenantOfClaim(found.claims[names.tenant ?? DEFAULT_ROLE_CLAIMS.tenant]);
+  if (tenant === undefined) return undefined;
+  return { subject, roles, groups, tenant, shared: false };
 }
 
 /** What `GET /me` answers. */
@@ -97,5 +116,5 @@ export const callerView = (caller: Caller) => ({
   subject: caller.subject,
   roles: [...caller.roles].sort(),
   groups: [...caller.groups],
-  ...(caller.tenant === undefined ? {} : { tenant: caller.tenant }),
+  tenant: caller.tenant,
 });

@@ -71,18 +71,39 @@ export interface ApiClient {
   /** One page of runs (newest first); listRunsPage gives its cursor too. */
   listRuns(query?: { status?: RunStatus; limit?: number }): Promise<readonly RunSummary[]>;
   listRunsPage(query?: { status?: RunStatus; limit?: number; cursor?: string }): Promise<RunPage>;
+  /** One page of a run's steps (100 by default); getWholeRun reads them all. */
   getRun(runId: string, query?: { limit?: number; cursor?: string }): Promise<RunView>;
+  /** A run with every step: its pages read in turn (again from the first, once, if a revision lands meanwhile). */
+  getWholeRun(runId: string): Promise<RunView>;
   getRunPlan(runId: string, revision?: number): Promise<Schemas['PlanRevision']>;
-  listRunEvents(runId: string, query?: { after?: string; limit?: number }): Promise<EventPage>;
+  /** A page of the run's audit log; `follow` with `wait` (seconds) waits for events after `after` (a long poll). */
+  listRunEvents(
+    runId: string,
+    query?: { after?: string; limit?: number; follow?: '1'; wait?: number },
+  ): Promise<EventPage>;
+  /** Cancels, and waits for the decision when the API answered 202 (a large run): the decided run. */
   cancelRun(runId: string, options?: { compensate?: boolean }): Promise<Schemas['RunCancelled']>;
+  /** A cancel's or an invalidation's decision after a 202: pending, or the request's own answer. */
+  getRunCommand(
+    runId: string,
+    commandId: string,
+  ): Promise<Schemas['RunCancelled'] | Schemas['Invalidated'] | Schemas['CommandPending']>;
   getStep(runId: string, stepId: string): Promise<StepDetail>;
   listRevisions(runId: string): Promise<Schemas['Revisions']>;
   getRevisionDiff(runId: string, revision: number, against?: number): Promise<Schemas['RevisionDiff']>;
   getPlanDiff(runId: string, query?: { from?: number; to?: number }): Promise<Schemas['RevisionDiff']>;
   getTimeline(runId: string): Promise<Schemas['Timeline']>;
-  /** Starts a new generation of a step (a group: its descendants) and of everything downstream of it. */
+  /**
+   * Starts a new generation of a step (a group: its descendants) and of everything downstream of it; waits for the
+   * decision when the API answered 202 with a pending command.
+   */
   invalidate(runId: string, stepId: string, reason?: string): Promise<Schemas['Invalidated']>;
   actOnCompensation(runId: string, stepId: string, action: CompensationAction): Promise<Schemas['CompensationActed']>;
+  /** Raises the limits of a run paused for its budget or its replan limit; it goes on where it paused. */
+  raiseBudget(
+    runId: string,
+    limits: { maxTokens?: number; maxCostUsd?: number; maxSeconds?: number; maxReplans?: number },
+  ): Promise<Schemas['LimitsRaised']>;
   /**
    * Asks for a person's replan (a new objective optional) and waits for its planning job: `revision` is absent when
    * a concurrent replan made it first, `approvalId` present when the revision waits for approval.
@@ -109,6 +130,11 @@ export interface ApiClient {
 }
 
 const JOB_POLL_MS = 250;
+/** How long the client follows a pending cancel or invalidation before it says it is still being decided. */
+const COMMAND_WAIT_MS = 5 * 60_000;
+
+type Pending = Schemas['CommandPending'];
+const isPending = (answer: object): answer is Pending => (answer as { decision?: unknown }).decision === 'pending';
 /** How long the client waits for a planning job before it says it is still running. */
 const JOB_WAIT_MS = 10 * 60_000;
 
@@ -139,6 +165,9 @@ async function answer<T>(call: Promise<Outcome<T>>): Promise<NonNullable<T>> {
   return outcome.data as NonNullable<T>;
 }
 
+/** Pages of a run's steps read in one whole read; more means the plan kept changing under the reader. */
+const MAX_RUN_PAGES = 100;
+
 export function createApiClient(
   connection: Connection,
   fetchImpl: FetchLike = fetch,
@@ -156,12 +185,43 @@ export function createApiClient(
   const run = (runId: string) => ({ path: { runId } });
   const step = (runId: string, stepId: string) => ({ path: { runId, stepId } });
 
+  /** A pending command followed at its status URL until the run's decider answered it (the answer, or its refusal). */
+  const decided = async (pending: Pending): Promise<object> => {
+    const deadline = Date.now() + COMMAND_WAIT_MS;
+    let now: object = pending;
+    while (isPending(now) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, JOB_POLL_MS));
+      now = await client.getRunCommand(pending.runId, pending.commandId);
+    }
+    if (isPending(now))
+      throw new ApiCallError(504, 'E_DECISION_PENDING', `command ${pending.commandId} is still being decided`);
+    return now;
+  };
   const client: ApiClient = {
     createRun: (body, o = {}) => answer(api.POST('/runs', { body, fetch: via('createRun', o.idempotencyKey) })),
     listRuns: async (query = {}) => (await client.listRunsPage(query)).runs,
     listRunsPage: (query = {}) => answer(api.GET('/runs', { params: { query }, fetch: via('listRuns') })),
     getRun: (runId, query = {}) =>
       answer(api.GET('/runs/{runId}', { params: { ...run(runId), query }, fetch: via('getRun') })),
+    async getWholeRun(runId) {
+      for (let tries = 0; ; tries++) {
+        const first = await client.getRun(runId);
+        const steps = [...first.steps];
+        let cursor = first.nextCursor;
+        let moved = false;
+        for (let pages = 1; cursor !== undefined && pages < MAX_RUN_PAGES; pages++) {
+          const page = await client.getRun(runId, { cursor });
+          moved = page.revision !== first.revision;
+          if (moved) break;
+          steps.push(...page.steps);
+          cursor = page.nextCursor;
+        }
+        if (!moved || tries > 0) {
+          const { nextCursor: _read, ...run } = first;
+          return { ...run, steps };
+        }
+      }
+    },
     getRunPlan: (runId, revision) =>
       answer(
         api.GET('/runs/{runId}/plan', {
@@ -171,12 +231,21 @@ export function createApiClient(
       ),
     listRunEvents: (runId, query = {}) =>
       answer(api.GET('/runs/{runId}/events', { params: { ...run(runId), query }, fetch: via('listRunEvents') })),
-    cancelRun: (runId, o = {}) =>
-      answer(
+    cancelRun: async (runId, o = {}) => {
+      const first = await answer(
         api.POST('/runs/{runId}/cancel', {
           params: run(runId),
           ...(o.compensate === undefined ? {} : { body: { compensate: o.compensate } }),
           fetch: via('cancelRun'),
+        }),
+      );
+      return (isPending(first) ? await decided(first) : first) as Schemas['RunCancelled'];
+    },
+    getRunCommand: (runId, commandId) =>
+      answer(
+        api.GET('/runs/{runId}/commands/{commandId}', {
+          params: { path: { runId, commandId } },
+          fetch: via('getRunCommand'),
         }),
       ),
     getStep: (runId, stepId) =>
@@ -194,14 +263,16 @@ export function createApiClient(
       answer(api.GET('/runs/{runId}/plan/diff', { params: { ...run(runId), query }, fetch: via('getPlanDiff') })),
     getTimeline: (runId) =>
       answer(api.GET('/runs/{runId}/timeline', { params: run(runId), fetch: via('getTimeline') })),
-    invalidate: (runId, stepId, reason) =>
-      answer(
+    invalidate: async (runId, stepId, reason) => {
+      const first = await answer(
         api.POST('/runs/{runId}/steps/{stepId}/invalidate', {
           params: step(runId, stepId),
           body: reason === undefined ? {} : { reason },
           fetch: via('invalidateStep'),
         }),
-      ),
+      );
+      return (isPending(first) ? await decided(first) : first) as Schemas['Invalidated'];
+    },
     actOnCompensation: (runId, stepId, action) =>
       answer(
         api.POST('/runs/{runId}/steps/{stepId}/compensation', {
@@ -210,6 +281,8 @@ export function createApiClient(
           fetch: via('actOnCompensation'),
         }),
       ),
+    raiseBudget: (runId, limits) =>
+      answer(api.POST('/runs/{runId}/budget', { params: run(runId), body: limits, fetch: via('raiseBudget') })),
     replan: async (runId, reason, objective) => {
       // The replan is a planning job (202): polled until its worker has recorded the revision or the refusal.
       const body = objective === undefined ? { reason } : { reason, objective };

@@ -14,6 +14,7 @@ import type { Store } from '../ports/store.ts';
 import type { WebhookConfig } from '../ports/webhooks.ts';
 import type { PlanJobs } from '../services/plan-jobs.ts';
 import type { AuthConfig, AuthVariables } from './auth.ts';
+import type { FeedSettings } from './event-feed.ts';
 import type { PlanRequestChecks } from './plan-requests.ts';
 
 export type PlanMode = 'DIRECT' | 'DECOMPOSE';
@@ -41,6 +42,11 @@ export interface ApiDeps {
    * compensation) goes to its decider, whose answer is the truth the API passes on.
    */
   readonly mailbox: Mailbox;
+  /**
+   * How long a cancel or an invalidation waits for its decision before the API answers 202 with the command's
+   * status (`GET /runs/{id}/commands/{commandId}`); default DEFAULT_DECISION_WAIT_MS.
+   */
+  readonly decisionWaitMs?: number;
   /** The settings a run's decider keeps (what a replan refusal is judged by before a replan job is made). */
   readonly runSettings: RunSettings;
   readonly auth: AuthConfig;
@@ -60,6 +66,11 @@ export interface ApiDeps {
    * Without it those routes answer 503 (DIRECT planning calls no model and answers at once).
    */
   readonly planJobs?: Pick<PlanJobs, 'submit' | 'get'>;
+  /**
+   * How `GET /runs/{id}/events?follow=1` is served (event-feed.ts): absent, as deployed (a long poll, no stream);
+   * the embedded server streams server-sent events.
+   */
+  readonly eventFeed?: FeedSettings;
 }
 
 export type ApiEnv = { Variables: AuthVariables };

@@ -3,16 +3,19 @@
  * step (a group: of all its executable descendants) and of everything downstream of it; upstream and unrelated
  * steps keep their results, and a finished run reopens. 202 `{ runId, stepIds, reopened }`; 404 for an unknown run
  * or step; 409 for a run that has not started, was cancelled or is being cancelled. An `Idempotency-Key` header makes a retried request
- * answer the first one's result instead of invalidating again.
+ * answer the first one's result instead of invalidating again. A decision that has not come back within the API's
+ * wait is answered 202 with its command's status URL (commands.ts).
  */
+
 import { Hono } from 'hono';
 import { readOptionalJson } from './body.ts';
+import { askWithin, commandIdOf, invalidationAnswer, keyedCommandId, pendingAnswer } from './commands.ts';
 import { requireRun } from './console/plan-lookup.ts';
 import { serve } from './contract/route.ts';
 import { invalidateStep } from './contract/routes/changes.ts';
 import { invalidateBody } from './contract/schemas/requests.ts';
 import type { ApiDeps, ApiEnv } from './deps.ts';
-import { ApiError, answered } from './errors.ts';
+import { ApiError } from './errors.ts';
 
 /** Why a step runs again when its invalidation says nothing. */
 export const DEFAULT_INVALIDATION_REASON = 'invalidated on request';
@@ -31,25 +34,38 @@ export function invalidationRoutes(deps: ApiDeps): Hono<ApiEnv> {
     if (requestId !== undefined && !KEY_PATTERN.test(requestId))
       throw new ApiError(400, 'E_BAD_REQUEST', `${IDEMPOTENCY_HEADER} must be 1-255 printable ASCII characters`);
     const run = await requireRun(deps.store, c.req.param('runId'));
+    // A large invalidation may take longer than a request should wait: past the wait, 202 and its status URL. A
+    // keyed request's command id comes from its key, so a retry of it is the same command.
+    const commandId =
+      requestId === undefined
+        ? commandIdOf('invalidate', run.runId, deps.newId())
+        : keyedCommandId('invalidate', run.runId, requestId);
     const ask = async (key: string): Promise<InvalidationAnswer> => {
-      const value = answered(
-        await deps.mailbox.ask(run.runId, {
-          kind: 'Invalidate',
-          roots: [c.req.param('stepId')],
-          reason: reason ?? DEFAULT_INVALIDATION_REASON,
-          key,
-          by: c.get('principal'),
-        }),
-      );
-      const stepIds = Array.isArray(value.stepIds) ? (value.stepIds as string[]) : [];
-      return { runId: run.runId, stepIds, reopened: value.reopened === true };
+      const command = {
+        kind: 'Invalidate',
+        roots: [c.req.param('stepId')],
+        reason: reason ?? DEFAULT_INVALIDATION_REASON,
+        key,
+        by: c.get('principal'),
+      } as const;
+      const reply = await askWithin(deps, run.runId, command, commandId);
+      if (reply === 'pending') throw new StillPending();
+      return invalidationAnswer(run.runId, reply);
     };
-    if (requestId === undefined) return c.json(await ask(deps.newId()), 202);
-    return c.json(await keptAnswer(deps, run.runId, requestId, ask), 202);
+    try {
+      if (requestId === undefined) return c.json(await ask(deps.newId()), 202);
+      return c.json(await keptAnswer(deps, run.runId, requestId, ask), 202);
+    } catch (error) {
+      if (error instanceof StillPending) return pendingAnswer(c, run.runId, commandId);
+      throw error;
+    }
   });
 
   return app;
 }
+
+/** The decision did not come back within the API's wait (a keyed request's memory is let go: a retry asks again). */
+class StillPending extends Error {}
 
 interface InvalidationAnswer {
   readonly runId: string;

@@ -24,6 +24,7 @@ export const ID_PARAMS: Readonly<Record<string, string>> = Object.freeze({
   stepId: 'step',
   id: 'approval',
   jobId: 'plan job',
+  commandId: 'command',
 });
 
 /**
@@ -35,6 +36,7 @@ export const ID_ROUTE_PATTERNS: readonly string[] = Object.freeze([
   '/runs/:runId/*',
   '/runs/:runId/steps/:stepId',
   '/runs/:runId/steps/:stepId/*',
+  '/runs/:runId/commands/:commandId',
   '/approvals/:id',
   '/approvals/:id/*',
   '/plans/:jobId',

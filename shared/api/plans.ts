@@ -55,7 +55,7 @@ export function plansRoutes(deps: ApiDeps): Hono<ApiEnv> {
       // Planner errors (PlannerError with its code) map to 422 in errors.ts.
       return c.json({ plan: await deps.planner.plan(request) });
     }
-    const job = await requirePlanJobs(deps).submit({ kind: 'plan', ...request });
+    const job = await requirePlanJobs(deps).submit({ kind: 'plan', ...request }, c.get('caller').tenant);
     c.header('Location', planJobLocation(job.jobId));
     return c.json(planJobView(job), 202);
   });

@@ -33,12 +33,16 @@ export function replanRoutes(deps: ApiDeps): Hono<ApiEnv> {
     const refused = replanRefusal({ run, approvals, settings: deps.runSettings });
     if (refused !== undefined) answered(refused);
     // The revision asks the planning model: a job, answered at once and polled for (plans.ts).
-    const job = await deps.planJobs.submit({
-      kind: 'replan',
-      runId: run.runId,
-      reason,
-      ...(objective === undefined ? {} : { objective }),
-    });
+    const job = await deps.planJobs.submit(
+      {
+        kind: 'replan',
+        runId: run.runId,
+        reason,
+        ...(objective === undefined ? {} : { objective }),
+        requestedBy: c.get('principal'),
+      },
+      c.get('caller').tenant,
+    );
     c.header('Location', planJobLocation(job.jobId));
     return c.json(planJobView(job), 202);
   });

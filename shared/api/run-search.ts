@@ -12,6 +12,8 @@ export const SEARCH_SCAN_LIMIT = 1000;
 const SEARCH_PAGE = 100;
 
 export interface RunQuery {
+  /** Whose runs: only this tenant's index partitions are read. */
+  readonly tenant: string;
   readonly limit: number;
   readonly status?: RunStatus;
   /** Case-insensitive text the objective or the run id contains. */
@@ -33,6 +35,7 @@ const positionOf = (run: RunRecord): RunPosition => ({ createdAt: run.createdAt,
 /** One page of stored runs; `paused` is derived from a running run's steps, so both stored states are read. */
 async function storedPage(
   store: Store,
+  tenant: string,
   limit: number,
   status: RunStatus | undefined,
   before: RunPosition | undefined,
@@ -40,7 +43,7 @@ async function storedPage(
   const stored: readonly (RunStatus | undefined)[] =
     status === 'paused' || status === 'running' ? ['running', 'paused'] : [status];
   const pages = await Promise.all(
-    stored.map((s) => store.listRuns({ ...(s ? { status: s } : {}), limit, ...(before ? { before } : {}) })),
+    stored.map((s) => store.listRuns({ tenant, ...(s ? { status: s } : {}), limit, ...(before ? { before } : {}) })),
   );
   const runs = pages.flat().sort(newestFirst).slice(0, limit);
   // More may follow when any stored state filled its page; the next page starts after the last run read.
@@ -56,11 +59,12 @@ export function matchesText(run: Pick<RunRecord, 'objective' | 'runId'>, text: s
 
 export async function findRuns(store: Store, query: RunQuery): Promise<FoundRuns> {
   const { text } = query;
-  if (text === undefined || text.trim() === '') return storedPage(store, query.limit, query.status, query.before);
+  if (text === undefined || text.trim() === '')
+    return storedPage(store, query.tenant, query.limit, query.status, query.before);
   const found: RunRecord[] = [];
   let before = query.before;
   for (let scanned = 0; scanned < SEARCH_SCAN_LIMIT; ) {
-    const page = await storedPage(store, SEARCH_PAGE, query.status, before);
+    const page = await storedPage(store, query.tenant, SEARCH_PAGE, query.status, before);
     for (const [index, run] of page.runs.entries()) {
       if (!matchesText(run, text)) continue;
       found.push(run);

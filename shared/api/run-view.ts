@@ -3,16 +3,24 @@
  * shown as steps whose status is derived from their descendants. The run's own status and progress are derived by
  * the engine (engine/run-view.ts): a running run in which nothing moves and someone waits for a person is `paused`.
  */
-import { round, spentBy } from '../engine/budget.ts';
+import { effectiveBudget, round, spentBy } from '../engine/budget.ts';
 import { type BudgetReplanView, budgetReplanView } from '../engine/budget-replan.ts';
 import { replanDeclinesOf } from '../engine/run/rules/ending.ts';
 import { deriveRunStatus } from '../engine/run-view.ts';
 import { isBeingCancelled } from '../engine/statuses.ts';
 import { boundJson, clipMessage } from '../plan/bounded-text.ts';
 import { buildGraph, groupStatus } from '../plan/graph.ts';
-import type { Budget, Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
+import type { Budget, Plan, PlanStep, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
 import type { Spend } from '../ports/capabilities.ts';
-import type { CompensationRecord, RunRecord, StepRecord, TerminalRecord, TraceEntry } from '../ports/store.ts';
+import type {
+  CompensationRecord,
+  RunAction,
+  RunRecord,
+  StepCounts,
+  StepRecord,
+  TerminalRecord,
+  TraceEntry,
+} from '../ports/store.ts';
 
 export interface StepView {
   readonly id: string;
@@ -70,8 +78,12 @@ export interface RunView {
   readonly terminal?: TerminalView;
   /** What the run's attempts spent so far. */
   readonly usage?: Spend;
-  /** The plan's budget, when it has one: the console shows the spend against it. */
+  /** The plan's budget, when it has one, with the limits a person raised: the console shows the spend against it. */
   readonly budget?: Budget;
+  /** The replan limit a person raised the run's to (absent: the deployment's). */
+  readonly maxReplans?: number;
+  /** Who changed the run after it started (cancel, replan, invalidate, compensation, budget): the last 100. */
+  readonly actions?: readonly RunAction[];
   /** The budget replan (`onExhausted: "replan"`), once the run asked for one: what became of it. */
   readonly budgetReplan?: BudgetReplanView;
   /** Present (true) while a cancellation has begun and the run has not ended yet: it starts nothing more. */
@@ -146,56 +158,65 @@ const terminalView = (run: RunRecord, records: readonly StepRecord[] = []): Pick
       }
     : {};
 
+/** How a step's view learns a group's status (derived from its descendants' records). */
+export type GroupStatusOf = (groupId: string) => StepStatus;
+
+/** A step of the plan as a run view shows it, from its record (absent: not projected yet, so waiting). */
+export function stepView(step: PlanStep, record: StepRecord | undefined, groupStatusOf: GroupStatusOf): StepView {
+  const base = {
+    id: step.id,
+    title: step.title,
+    target: step.target,
+    parentId: step.parentId ?? null,
+    dependsOn: step.dependsOn,
+    ...(step.metadata === undefined ? {} : { metadata: step.metadata }),
+  };
+  if (step.target === null) {
+    return {
+      ...base,
+      status: groupStatusOf(step.id),
+      generation: null,
+      attempts: 0,
+      output: null,
+      error: null,
+      confidence: null,
+      startedAt: null,
+      finishedAt: null,
+      trace: [],
+      usage: null,
+    };
+  }
+  return {
+    ...base,
+    // A step of a freshly persisted revision may not have its record yet: it is waiting, not unknown.
+    status: record?.status ?? 'pending',
+    generation: record?.generation ?? 1,
+    attempts: record?.attempts ?? 0,
+    output: record?.output ?? null,
+    error: record?.error ?? null,
+    confidence: record?.confidence ?? null,
+    startedAt: record?.startedAt ?? null,
+    finishedAt: record?.finishedAt ?? null,
+    trace: record?.trace ?? [],
+    usage: usageView(record ?? {}),
+    ...(step.budget === undefined ? {} : { budget: step.budget }),
+    ...(step.segment === undefined ? {} : { segment: step.segment }),
+    ...(step.rollbackHint === undefined ? {} : { rollbackHint: step.rollbackHint }),
+    ...(record?.compensation === undefined ? {} : { compensation: record.compensation }),
+  };
+}
+
+/** The group statuses of a plan, from its steps' statuses (a plan without groups needs none). */
+export function groupStatuses(plan: Plan, statuses: ReadonlyMap<string, StepStatus>): GroupStatusOf {
+  const graph = plan.steps.some((s) => s.target === null) ? buildGraph(plan.steps) : undefined;
+  return (groupId) => (graph ? groupStatus(graph, groupId, statuses) : 'pending');
+}
+
 export function stepViews(plan: Plan | undefined, records: readonly StepRecord[]): StepView[] {
   if (!plan) return [];
   const byId = new Map(records.map((r) => [r.stepId, r]));
-  const statuses = new Map(records.map((r) => [r.stepId, r.status]));
-  const graph = plan.steps.some((s) => s.target === null) ? buildGraph(plan.steps) : undefined;
-  return plan.steps.map((step): StepView => {
-    const base = {
-      id: step.id,
-      title: step.title,
-      target: step.target,
-      parentId: step.parentId ?? null,
-      dependsOn: step.dependsOn,
-      ...(step.metadata === undefined ? {} : { metadata: step.metadata }),
-    };
-    if (step.target === null) {
-      const status = graph ? groupStatus(graph, step.id, statuses) : 'pending';
-      return {
-        ...base,
-        status,
-        generation: null,
-        attempts: 0,
-        output: null,
-        error: null,
-        confidence: null,
-        startedAt: null,
-        finishedAt: null,
-        trace: [],
-        usage: null,
-      };
-    }
-    const record = byId.get(step.id);
-    return {
-      ...base,
-      // A step of a freshly persisted revision may not have its record yet: it is waiting, not unknown.
-      status: record?.status ?? 'pending',
-      generation: record?.generation ?? 1,
-      attempts: record?.attempts ?? 0,
-      output: record?.output ?? null,
-      error: record?.error ?? null,
-      confidence: record?.confidence ?? null,
-      startedAt: record?.startedAt ?? null,
-      finishedAt: record?.finishedAt ?? null,
-      trace: record?.trace ?? [],
-      usage: usageView(record ?? {}),
-      ...(step.budget === undefined ? {} : { budget: step.budget }),
-      ...(step.segment === undefined ? {} : { segment: step.segment }),
-      ...(step.rollbackHint === undefined ? {} : { rollbackHint: step.rollbackHint }),
-      ...(record?.compensation === undefined ? {} : { compensation: record.compensation }),
-    };
-  });
+  const groupStatusOf = groupStatuses(plan, new Map(records.map((r) => [r.stepId, r.status])));
+  return plan.steps.map((step) => stepView(step, byId.get(step.id), groupStatusOf));
 }
 
 const usageView = (record: { readonly usageTokens?: number; readonly usageCostUsd?: number }): Spend => {
@@ -203,23 +224,53 @@ const usageView = (record: { readonly usageTokens?: number; readonly usageCostUs
   return { tokens: spent.tokens, costUsd: round(spent.costUsd) };
 };
 
-export function buildRunView(run: RunRecord, plan: Plan | undefined, records: readonly StepRecord[]): RunView {
+/**
+ * A run view without its steps: the run's own fields, its status derived from its steps' `statuses`, and its
+ * terminal view (`records`: the step a rollback names, whose output it shows).
+ */
+export function buildRunHead(
+  run: RunRecord,
+  plan: Plan | undefined,
+  statuses: Iterable<StepStatus>,
+  records: readonly StepRecord[] = [],
+): RunView {
   return {
     runId: run.runId,
-    status: deriveRunStatus(
-      run.status,
-      records.map((r) => r.status),
-    ),
+    status: deriveRunStatus(run.status, statuses),
     objective: run.objective,
     revision: run.revision,
     ...(run.startedBy === undefined ? {} : { startedBy: run.startedBy }),
-    steps: stepViews(plan, records),
+    steps: [],
     ...terminalView(run, records),
     usage: usageView(run),
-    ...(plan?.budget === undefined ? {} : { budget: plan.budget }),
+    ...budgetOf(run, plan),
+    ...(run.maxReplans === undefined ? {} : { maxReplans: run.maxReplans }),
+    ...(run.actions === undefined || run.actions.length === 0 ? {} : { actions: run.actions }),
     ...budgetReplanOf(run),
     ...cancellingView(run),
   };
+}
+
+export function buildRunView(run: RunRecord, plan: Plan | undefined, records: readonly StepRecord[]): RunView {
+  const head = buildRunHead(
+    run,
+    plan,
+    records.map((r) => r.status),
+    records,
+  );
+  return { ...head, steps: stepViews(plan, records) };
+}
+
+/** The step a run held for a rollback names, when its terminal view shows that step's output (withRollbackOutput). */
+export function rollbackStepOf(run: RunRecord): string | undefined {
+  const evidence = run.terminal?.evidence;
+  if (run.terminal?.reason !== 'rollback_required' || evidence === undefined || 'output' in evidence) return undefined;
+  return typeof evidence.stepId === 'string' ? evidence.stepId : undefined;
+}
+
+function budgetOf(run: RunRecord, plan: Plan | undefined): Pick<RunView, 'budget'> {
+  const budget = effectiveBudget(plan?.budget, run.raisedBudget);
+  return budget === undefined ? {} : { budget };
 }
 
 function budgetReplanOf(run: RunRecord): Pick<RunView, 'budgetReplan'> {
@@ -243,24 +294,28 @@ export function progressOf(statuses: Iterable<StepStatus>): Progress {
   return { done, total };
 }
 
-export function buildRunSummary(run: RunRecord, records: readonly StepRecord[]): RunSummary {
+/** A run as a list shows it: from the run's record and its steps counted by status (no step read). */
+export function buildRunSummary(run: RunRecord, counts: StepCounts): RunSummary {
+  const statuses = statusesOf(counts);
   return {
     runId: run.runId,
-    status: deriveRunStatus(
-      run.status,
-      records.map((r) => r.status),
-    ),
+    status: deriveRunStatus(run.status, statuses),
     objective: run.objective,
     revision: run.revision,
     ...(run.startedBy === undefined ? {} : { startedBy: run.startedBy }),
-    progress: progressOf(records.map((r) => r.status)),
+    progress: progressOf(statuses),
     usage: usageView(run),
-    awaitingApproval: records.filter((r) => r.status === 'awaiting_approval').length,
+    awaitingApproval: counts.awaiting_approval ?? 0,
     createdAt: run.createdAt,
     updatedAt: run.updatedAt,
-    ...terminalView(run, records),
+    ...terminalView(run),
     ...cancellingView(run),
   };
+}
+
+/** Each step's status, as many times as steps have it. */
+export function statusesOf(counts: StepCounts): StepStatus[] {
+  return (Object.entries(counts) as [StepStatus, number][]).flatMap(([status, n]) => Array<StepStatus>(n).fill(status));
 }
 
 /**
@@ -287,7 +342,8 @@ function inlineError(error: StepError): { readonly error: StepError; readonly tr
   return { error: bounded, truncated: true };
 }
 
-function inlineSized(step: StepView): StepView {
+/** A step's view bounded for a run view: a large output left out, the trace's oldest entries and a long error cut. */
+export function inlineSized(step: StepView): StepView {
   const bytes = step.output === null ? 0 : Buffer.byteLength(JSON.stringify(step.output) ?? '', 'utf8');
   const omitOutput = bytes > MAX_INLINE_OUTPUT_BYTES;
   const omitTrace = step.trace.length - MAX_INLINE_TRACE;

@@ -7,31 +7,35 @@
  * order is no difference), and the same key with another body is refused (422 E_IDEMPOTENCY_MISMATCH) instead of
  * answered with a run that was asked for with other words.
  */
+
 import { Hono } from 'hono';
 import { compress } from 'hono/compress';
+import { DEFAULT_TENANT } from '../config/defaults.ts';
 import { isConflictError } from '../errors.ts';
 import type { RunStatus } from '../plan/schema.ts';
 import { resolveMode } from '../planner/planner.ts';
 import { runExecutionName } from '../ports/executions.ts';
 import type { RunRecord } from '../ports/store.ts';
 import { bodyBytes, readOptionalJson, readQuery, revisionQuery } from './body.ts';
+import type { Caller } from './caller.ts';
+import { askWithin, cancelAnswer, commandIdOf, pendingAnswer } from './commands.ts';
 import { serve } from './contract/route.ts';
 import { cancelRun, createRun, getRun, getRunPlan, listRunEvents, listRuns } from './contract/routes/runs.ts';
 import { cancelBody, eventsQuery, listRunsQuery, MAX_EVENT_PAGE, stepsQuery } from './contract/schemas/requests.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { type ApiDeps, type ApiEnv, modeOf } from './deps.ts';
-import { ApiError, answered, notFound } from './errors.ts';
+import { ApiError, notFound } from './errors.ts';
 import { conditionalJson } from './etag.ts';
+import { DEPLOYED_FEED, longPoll, MAX_WAIT_SECONDS, streamEvents } from './event-feed.ts';
 import { submitRequest } from './plan-requests.ts';
+import { DEFAULT_STEP_PAGE, readRunPage } from './run-page.ts';
 import { findRuns } from './run-search.ts';
-import { buildRunSummary, buildRunView, pageOfSteps } from './run-view.ts';
+import { buildRunSummary } from './run-view.ts';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 const DEFAULT_LIST_LIMIT = 20;
-/** A run's steps come in pages of this many by default (plans of up to 64 steps come whole). */
-const DEFAULT_STEP_PAGE = 500;
 /**
  * The reads a watching page repeats (a run's steps, its audit log, the runs list) are gzipped when the client takes
  * it: their JSON repeats itself and shrinks about tenfold.
@@ -67,7 +71,7 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     runId: string,
     fields: NewRun,
     key: string | undefined,
-    startedBy: string,
+    caller: Caller,
   ): Promise<RunStatus> => {
     const now = deps.clock().toISOString();
     const record: RunRecord = {
@@ -78,7 +82,9 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       createdAt: now,
       updatedAt: now,
       replans: 0,
-      startedBy,
+      startedBy: caller.subject,
+      // The default tenant's runs carry none, as they did before tenants.
+      ...(caller.tenant === DEFAULT_TENANT ? {} : { tenant: caller.tenant }),
       ...(key === undefined ? {} : { idempotencyKey: key }),
     };
     try {
@@ -121,7 +127,7 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     let runId = deps.newId();
     if (key !== undefined && submitted.requestHash !== undefined) {
       const { requestHash } = submitted;
-      const claim = await store.claimRunKey(key, runId, requestHash);
+      const claim = await store.claimRunKey(c.get('caller').tenant, key, runId, requestHash);
       const owner = claim.runId;
       if (owner !== runId) {
         // A claim from before request hashes were recorded has none, and is taken for the same request.
@@ -132,7 +138,7 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
         runId = owner;
       }
     }
-    const status = await createAndStart(runId, fields, key, c.get('principal'));
+    const status = await createAndStart(runId, fields, key, c.get('caller'));
     return c.json({ runId, status }, 202);
   });
 
@@ -143,14 +149,15 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       const query = readQuery(c, listRunsQuery);
       const limit = query.limit ?? DEFAULT_LIST_LIMIT;
       const found = await findRuns(store, {
+        tenant: c.get('caller').tenant,
         limit,
         ...(query.status === undefined ? {} : { status: query.status }),
         ...(query.q === undefined ? {} : { text: query.q }),
         ...(query.cursor === undefined ? {} : { before: decodeCursor('runs', query.cursor) }),
       });
-      const summaries = await Promise.all(
-        found.runs.map(async (run) => buildRunSummary(run, await store.listSteps(run.runId))),
-      );
+      // Each run's steps counted by status, as its last decision left them: a list reads no step.
+      const counts = await store.getStepCounts(found.runs.map((run) => run.runId));
+      const summaries = found.runs.map((run) => buildRunSummary(run, counts.get(run.runId) ?? {}));
       const wanted = query.status === undefined ? summaries : summaries.filter((s) => s.status === query.status);
       return conditionalJson(c, {
         runs: wanted,
@@ -166,16 +173,10 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     async (c) => {
       const query = readQuery(c, stepsQuery);
       const run = await requireRun(c.req.param('runId'));
-      const [revision, steps] = await Promise.all([
-        run.revision > 0 ? store.getPlanRevision(run.runId, run.revision) : Promise.resolve(undefined),
-        store.listSteps(run.runId),
-      ]);
       const from = query.cursor === undefined ? 0 : decodeCursor('steps', query.cursor).index;
-      const view = buildRunView(run, revision?.plan, steps);
-      const page = pageOfSteps(view.steps, from, query.limit ?? DEFAULT_STEP_PAGE);
+      const page = await readRunPage(store, run, { from, limit: query.limit ?? DEFAULT_STEP_PAGE });
       return conditionalJson(c, {
-        ...view,
-        steps: page.steps,
+        ...page.view,
         ...(page.next === undefined ? {} : { nextCursor: encodeCursor('steps', { index: page.next }) }),
       });
     },
@@ -199,9 +200,22 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       const after = query.cursor ?? query.after;
       const limit = query.limit ?? MAX_EVENT_PAGE;
       const run = await requireRun(c.req.param('runId'));
+      if (query.follow !== undefined) {
+        const feed = deps.eventFeed ?? DEPLOYED_FEED;
+        const read = { runId: run.runId, status: run.status, after, limit };
+        if (feed.stream && query.wait === undefined) return streamEvents(c, store, read, feed.pollMs);
+        const waitMs = (query.wait ?? MAX_WAIT_SECONDS) * 1000;
+        const { events, finished } = await longPoll(store, read, { waitMs, pollMs: feed.pollMs });
+        const last = events.at(-1);
+        return c.json({
+          events,
+          ...(events.length === limit && last ? { nextCursor: last.seq } : {}),
+          ...(finished ? { finished } : {}),
+        });
+      }
       const events = await store.listEvents(run.runId, { limit, ...(after === undefined ? {} : { after }) });
       const last = events.at(-1);
-      return c.json({ events, ...(events.length === limit && last ? { nextCursor: last.seq } : {}) });
+      return conditionalJson(c, { events, ...(events.length === limit && last ? { nextCursor: last.seq } : {}) });
     },
     COMPRESSED,
   );
@@ -211,15 +225,12 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     const body = await readOptionalJson(c, cancelBody);
     // Who asked is part of the record: the JWT `sub`, or `local-token` for the embedded API's static token.
     const requestedBy = c.get('principal');
-    answered(
-      await deps.mailbox.ask(run.runId, {
-        kind: 'CancelRun',
-        compensate: body?.compensate === true,
-        by: requestedBy ?? null,
-      }),
-    );
-    const after = (await store.getRun(run.runId)) ?? run;
-    return c.json({ runId: run.runId, status: after.status });
+    const command = { kind: 'CancelRun', compensate: body?.compensate === true, by: requestedBy ?? null } as const;
+    // A cancel of a large run may take longer than a request should wait: past the wait, 202 and its status URL.
+    const commandId = commandIdOf('cancel', run.runId, deps.newId());
+    const reply = await askWithin(deps, run.runId, command, commandId);
+    if (reply === 'pending') return pendingAnswer(c, run.runId, commandId);
+    return c.json(await cancelAnswer(deps, run.runId, reply), 200);
   });
 
   return app;

@@ -9,12 +9,14 @@
  * ]
  * ```
  *
- * `groups` (optional) are what an approval's `approvers` name; `tenant` (optional) is kept for tenancy. A file that
+ * `groups` (optional) are what an approval's `approvers` name; `tenant` (optional; default `default`) is whose runs
+ * and approvals the caller sees and makes. A file that
  * cannot be used stops the start with E_BAD_TOKENS_FILE naming every problem: a typo never leaves the API open or
  * a person without the roles they were meant to have.
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { DEFAULT_TENANT, TENANT_PATTERN } from '../config/defaults.ts';
 import { CairnError } from '../errors.ts';
 import { parseStrictJson } from '../plan/json.ts';
 import type { Caller } from './caller.ts';
@@ -31,7 +33,10 @@ const entrySchema = z.strictObject({
     .max(512)
     .regex(/^[\x21-\x7e]+$/, { message: 'must be visible ASCII characters (no spaces)' }),
   subject: z.string().regex(NAME, { message: 'must be 1..256 visible ASCII characters' }),
-  tenant: z.string().regex(NAME, { message: 'must be 1..256 visible ASCII characters' }).optional(),
+  tenant: z
+    .string()
+    .regex(TENANT_PATTERN, { message: 'must be 1..128 characters of A-Z a-z 0-9 _ . : @ -' })
+    .optional(),
   roles: z.array(z.enum(ROLES)),
   groups: z.array(z.string().regex(NAME, { message: 'must be 1..256 visible ASCII characters' })).optional(),
 });
@@ -99,6 +104,6 @@ export const callerOfEntry = (entry: TokenEntry): Caller => ({
   subject: entry.subject,
   roles: new Set(entry.roles),
   groups: [...new Set(entry.groups ?? [])],
-  ...(entry.tenant === undefined ? {} : { tenant: entry.tenant }),
+  tenant: entry.tenant ?? DEFAULT_TENANT,
   shared: false,
 });

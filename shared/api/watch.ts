@@ -1,7 +1,10 @@
 /**
- * Watching a run through the API: poll GET /runs/{id}, print one line per observed step transition with a
- * done/total counter, stop when the run is terminal or settled in `paused` (waiting for a person). Polling can miss
- * a transition that starts and ends between two polls; every final state is always printed.
+ * Watching a run through the API: read the whole run, then wait on its live event feed (a long poll of
+ * GET /runs/{id}/events?follow=1) and read the run again only once something happened (at most every `intervalMs`),
+ * print one line per observed step transition with a done/total counter, stop when the run is terminal or settled in
+ * `paused` (waiting for a person). A quiet run costs a long poll every FOLLOW_WAIT_SECONDS, not a read of every step
+ * twice a second. A transition that starts and ends between two reads of the run is not printed; every final state
+ * is.
  */
 import type { RunStatus, StepStatus } from '../plan/schema.ts';
 
@@ -26,9 +29,13 @@ export interface RunView {
   readonly terminal?: { readonly reason: string };
 }
 
+/** The least time between two reads of the whole run while events keep coming. */
 export const DEFAULT_POLL_MS = 500;
-/** A paused run must look the same on this many polls in a row: a step finishing may pause it for an instant. */
+/** A paused run must look the same on this many reads in a row: a step finishing may pause it for an instant. */
 const PAUSED_CONFIRMATIONS = 2;
+/** How long one wait on the feed lasts with nothing happening (a run that looks paused: a moment, to confirm it). */
+export const FOLLOW_WAIT_SECONDS = 20;
+const PAUSED_WAIT_SECONDS = 1;
 
 const TERMINAL: ReadonlySet<RunStatus> = new Set(['complete', 'failed', 'cancelled']);
 const FINISHED: ReadonlySet<StepStatus> = new Set(['succeeded', 'failed', 'skipped', 'blocked', 'cancelled']);
@@ -152,9 +159,19 @@ export interface WatchOptions {
 
 const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Polls until the run is terminal or stays paused; returns the last snapshot. */
+/** What watching reads: the whole run, and the feed (the seq of the last event read, after waiting for new ones). */
+export interface WatchReader<R extends RunView> {
+  getRun(runId: string): Promise<R>;
+  /**
+   * Waits up to `waitSeconds` for events after `after` and reads them all; returns the last seq read (`after` when
+   * none came). With `waitSeconds` 0 it reads what the log holds now.
+   */
+  nextEvents(runId: string, after: string | undefined, waitSeconds: number): Promise<string | undefined>;
+}
+
+/** Follows the run until it is terminal or stays paused; returns the last snapshot. */
 export async function watchRun<R extends RunView>(
-  client: { getRun(runId: string): Promise<R> },
+  client: WatchReader<R>,
   runId: string,
   options: WatchOptions,
 ): Promise<R> {
@@ -166,7 +183,10 @@ export async function watchRun<R extends RunView>(
     options.emit?.(event);
     options.write(event.line);
   };
+  // The feed's place before the first read of the run: whatever happens after that read is waited for.
+  let after = await client.nextEvents(runId, undefined, 0);
   for (;;) {
+    const readAt = Date.now();
     const run = await client.getRun(runId);
     if (previous === undefined)
       tell({ event: 'run', runId: run.runId, objective: run.objective, line: `run ${run.runId}: ${run.objective}` });
@@ -189,6 +209,9 @@ export async function watchRun<R extends RunView>(
       tell({ event: 'end', runId: run.runId, status: run.status, ...count, reason, line: finalLine(run) });
       return run;
     }
-    await sleep(interval);
+    after = await client.nextEvents(runId, after, run.status === 'paused' ? PAUSED_WAIT_SECONDS : FOLLOW_WAIT_SECONDS);
+    // A busy run's events come back at once: its whole read is not repeated more often than the interval.
+    const since = Date.now() - readAt;
+    if (since < interval) await sleep(interval - since);
   }
 }

@@ -108,6 +108,8 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<ApiEnv> {
 
       const events: DomainEvent[] = resourceKeys.map((key) => {
         const detail: EventDetail<'ResourceChanged'> = { resourceKey: key, source, deliveryId };
+        const tenant = config.tenants?.get(source);
+        if (tenant !== undefined) detail.tenant = tenant;
         return { detailType: 'ResourceChanged', detail };
       });
       try {

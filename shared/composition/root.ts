@@ -32,12 +32,15 @@ import type { Mailbox, Replies } from '../ports/mailbox.ts';
 import type { Place } from '../ports/place.ts';
 import type { PlanJobDispatcher } from '../ports/plan-jobs.ts';
 import type { PlanModel } from '../ports/plan-model.ts';
+import type { Retention } from '../ports/retention.ts';
 import type { Store } from '../ports/store.ts';
 import type { WebhookConfig } from '../ports/webhooks.ts';
 import { type Coordinator, type CoordinatorDeps, createCoordinator } from '../services/coordinator.ts';
 import type { CoordinatorConfig } from '../services/coordinator-types.ts';
 import { createInvalidator, type Invalidator } from '../services/invalidator.ts';
+import { createOutboxRedrive, type OutboxRedrive } from '../services/outbox/redrive.ts';
 import { createOutboxRelay, type OutboxRelay } from '../services/outbox/relay.ts';
+import { createStreamBatchConsumer, type StreamBatchConsumer } from '../services/outbox/stream-batch.ts';
 import { createPlanJobs, type PlanJobs, runPlanJob } from '../services/plan-jobs.ts';
 import { createReplanner, type Replanner } from '../services/replanner.ts';
 import { createRunShell, type RunShell } from '../services/runs/shell.ts';
@@ -71,6 +74,12 @@ export interface Root {
   readonly replanner: Replanner;
   readonly invalidator: Invalidator;
   readonly relay: OutboxRelay;
+  /** What the outbox Lambda does with a batch of the table's stream: the expiry purge, then the relay. */
+  readonly streamBatch: StreamBatchConsumer;
+  /** The deployed outbox redrive (the place's on-failure queue and stream); a place without them has none. */
+  readonly redrive: OutboxRedrive;
+  /** Deleting what ended runs left once their retention passed. */
+  readonly retention: Retention;
   readonly webhooks: WebhookConfig;
   /** Releases what the root holds open (MCP connections and child processes) when the runtime stops. */
   close(): Promise<void>;
@@ -155,7 +164,8 @@ export function createRoot(settings: Settings, place: Place): Root {
     let box: Mailbox | undefined;
     const late: Mailbox = {
       send: (runId, command) => (box ?? fail()).send(runId, command),
-      ask: (runId, command) => (box ?? fail()).ask(runId, command),
+      ask: (runId, command, options) => (box ?? fail()).ask(runId, command, options),
+      answer: (id) => (box ?? fail()).answer(id),
     };
     const shell = createRunShell({
       store: store(),
@@ -247,11 +257,24 @@ export function createRoot(settings: Settings, place: Place): Root {
   const relay = once(() =>
     createOutboxRelay({ events: events(), store: place.relayStore === undefined ? store() : place.relayStore() }),
   );
+  const retention = once(() => place.retention());
+  const streamBatch = once(() => createStreamBatchConsumer({ relay: relay(), retention: retention() }));
+  const redrive = once((): OutboxRedrive => {
+    if (place.outboxDeadLetters === undefined) throw new Error('this place has no outbox dead letters to redrive');
+    const sink = metrics();
+    return createOutboxRedrive({
+      ...place.outboxDeadLetters(),
+      consume: streamBatch(),
+      clock,
+      ...(sink === undefined ? {} : { metrics: sink }),
+    });
+  });
   const webhooks = once(
     (): WebhookConfig => ({
       secrets: place.webhookSecrets(),
       replayWindowSeconds: settings.webhooks.replayWindowSeconds,
       replayGuard: place.replayGuard(store(), clock),
+      tenants: settings.webhooks.tenants,
     }),
   );
 
@@ -315,6 +338,16 @@ export function createRoot(settings: Settings, place: Place): Root {
     get relay() {
       return relay();
     },
+    get streamBatch() {
+      return streamBatch();
+    },
+    get redrive(): OutboxRedrive {
+      // Built on its first pass: only the outbox function redrives, and only it is given the dead letters' queue.
+      return { redrive: () => redrive().redrive() };
+    },
+    get retention() {
+      return retention();
+    },
     get webhooks() {
       return webhooks();
     },
@@ -329,6 +362,7 @@ export function createRoot(settings: Settings, place: Place): Root {
       limits,
       mailbox: deciding().mailbox,
       runSettings: runSettingsOf(settings),
+      decisionWaitMs: settings.decisionWaitMs,
       planJobs: planJobs(),
       auth,
       clock,

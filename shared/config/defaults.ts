@@ -11,6 +11,15 @@ const ONE_DAY_SECONDS = 24 * 60 * 60;
 /** How long a run may take from StartRun (CAIRN_RUN_DEADLINE_SECONDS, context runDeadlineSeconds): one day. */
 export const DEFAULT_RUN_DEADLINE_SECONDS = ONE_DAY_SECONDS;
 
+/**
+ * How long a run's records are kept after it ends (CAIRN_RETENTION_DAYS, context retentionDays): 90 days. Then its
+ * run item expires, and with it everything of the run (shared/adapters/aws/dynamo-retention.ts).
+ */
+export const DEFAULT_RETENTION_DAYS = 90;
+
+/** Runs one listing of runs gives when it names no limit (Store.listRuns). */
+export const DEFAULT_RUN_LIST_LIMIT = 100;
+
 /** The plan contract's limits (CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH; context maxSteps, maxDepth). */
 export const DEFAULT_LIMITS: { readonly maxSteps: number; readonly maxDepth: number } = Object.freeze({
   maxSteps: 64,
@@ -22,6 +31,23 @@ export const DEFAULT_MAX_REPLANS = 3;
 
 /** The step executor Lambda's timeout: the longest one RunStep invocation (one attempt of a step) may take. */
 export const STEP_EXECUTOR_TIMEOUT_SECONDS = 900;
+
+/**
+ * How long the API waits for a run's decider to answer a cancel or an invalidation (CAIRN_DECISION_WAIT_MS) before it
+ * answers 202 with the command's status URL: well inside API Gateway's 29 s, with room for the request's own reads.
+ */
+export const DEFAULT_DECISION_WAIT_MS = 5_000;
+
+/** The approval notifier Lambda's timeout: the sender's retries (5 tries of 10 s, short backoffs) fit well inside. */
+export const NOTIFIER_TIMEOUT_SECONDS = 120;
+
+/**
+ * How long the notifier holds a notification it is sending (its idempotency record in progress). Shorter than its
+ * Lambda's timeout: a holder that died (timed out, crashed) has let go by the time Lambda's retry (a minute or more
+ * later) comes, so the retry sends instead of finding the notification still "being sent" forever. The margin is
+ * the time before the lease is taken in an invocation; a live holder's sends end well before it.
+ */
+export const NOTIFY_LEASE_SECONDS = NOTIFIER_TIMEOUT_SECONDS - 20;
 
 /**
  * What RunStep keeps of its invocation for itself around a capability call: loading and claiming before it, and after
@@ -66,7 +92,27 @@ export const DEFAULT_CONSOLE_OIDC_SCOPE = 'openid';
  * (Cognito's), or a scope `<prefix><role>` in the scopes claim (CAIRN_ROLE_GROUPS_CLAIM, CAIRN_ROLE_SCOPES_CLAIM,
  * CAIRN_ROLE_SCOPE_PREFIX; CDK context roleGroupsClaim, roleScopesClaim, roleScopePrefix).
  */
-export const DEFAULT_ROLE_CLAIMS = { groups: 'cognito:groups', scopes: 'scope', scopePrefix: 'cairn/' } as const;
+export const DEFAULT_ROLE_CLAIMS = {
+  groups: 'cognito:groups',
+  scopes: 'scope',
+  scopePrefix: 'cairn/',
+  tenant: 'custom:tenant',
+} as const;
+
+/**
+ * The tenant of a caller that names none (the one static token, a tokens file entry or a JWT without a tenant), and
+ * of every record written before tenants were kept: so everything that existed keeps working, in this tenant.
+ */
+export const DEFAULT_TENANT = 'default';
+
+/**
+ * What a tenant may be called: it becomes part of index partition keys (`#` separates their parts), so only these
+ * characters. A claim or tokens file entry naming anything else is refused.
+ */
+export const TENANT_PATTERN = /^[A-Za-z0-9_.:@-]{1,128}$/;
+
+/** The tenant a record belongs to: records from before tenants were kept are the default tenant's. */
+export const tenantOf = (record: { readonly tenant?: string | undefined }): string => record.tenant ?? DEFAULT_TENANT;
 
 /**
  * The bounds of one evaluation of plan expressions (the `input`, `when` and `assert` JSONata of one step), see

@@ -3,7 +3,9 @@
  * the default it is given) and checks it, with a message that names what was expected and what was given; the
  * settings parser prefixes the variable's name.
  */
+
 import { z } from 'zod';
+import { TENANT_PATTERN } from './defaults.ts';
 
 /** Blank counts as absent, as CDK and shells leave it. */
 export const given = z.preprocess(
@@ -66,6 +68,30 @@ export const webhookSecrets = given.transform((raw, ctx): ReadonlyMap<string, st
     secrets.set(source, secret);
   }
   return secrets;
+});
+
+/** CAIRN_WEBHOOK_TENANTS: a JSON object of source → tenant (a source not named reports the default tenant's resources). */
+export const webhookTenants = given.transform((raw, ctx): ReadonlyMap<string, string> => {
+  const tenants = new Map<string, string>();
+  if (raw === undefined) return tenants;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    value = undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    ctx.addIssue({ code: 'custom', message: 'must be a JSON object of source → tenant' });
+    return z.NEVER;
+  }
+  for (const [source, tenant] of Object.entries(value)) {
+    if (typeof tenant !== 'string' || !TENANT_PATTERN.test(tenant)) {
+      ctx.addIssue({ code: 'custom', message: `: the tenant of ${JSON.stringify(source)} is not a tenant name` });
+      return z.NEVER;
+    }
+    tenants.set(source, tenant);
+  }
+  return tenants;
 });
 
 const isLoopback = (host: string): boolean => host === 'localhost' || host === '[::1]' || host.startsWith('127.');

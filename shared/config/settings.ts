@@ -22,6 +22,7 @@ import type { PlanLimits } from '../plan/validate.ts';
 import {
   DEFAULT_BUILTIN_PACKS,
   DEFAULT_CONSOLE_OIDC_SCOPE,
+  DEFAULT_DECISION_WAIT_MS,
   DEFAULT_EXPRESSION_LIMITS,
   DEFAULT_EXPRESSION_WORKERS,
   DEFAULT_IDEMPOTENCY_TTL_SECONDS,
@@ -29,6 +30,7 @@ import {
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_MAX_REPLANS,
   DEFAULT_REPLAY_WINDOW_SECONDS,
+  DEFAULT_RETENTION_DAYS,
   DEFAULT_RETRY_BASE_SECONDS,
   DEFAULT_RETRY_CAP_SECONDS,
   DEFAULT_ROLE_CLAIMS,
@@ -46,6 +48,7 @@ import {
   positiveInteger,
   text,
   webhookSecrets,
+  webhookTenants,
 } from './env-values.ts';
 import { checkNotifyEnv, type NotifySettings, notifyEnvFields, notifySettingsOf } from './notify-settings.ts';
 import { parsePrices } from './prices.ts';
@@ -95,12 +98,16 @@ export interface Settings {
     readonly schedulerRoleArn: string | undefined;
     /** CAIRN_SCHEDULE_GROUP: the schedule group timers are made in (the scheduler role may send from it alone). */
     readonly scheduleGroup: string | undefined;
+    /** CAIRN_OUTBOX_DEAD_LETTERS_URL: the outbox stream's on-failure queue, which the outbox redrive reads. */
+    readonly outboxDeadLettersUrl: string | undefined;
   };
   /** CAIRN_CATALOG_FILE (wins), else CAIRN_CATALOG (inline JSON), else the bundled demo catalog. */
   readonly catalog: { readonly file: string | undefined; readonly json: string | undefined };
   /** CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH */
   readonly limits: PlanLimits;
   readonly run: RunSettings;
+  /** CAIRN_RETENTION_DAYS: how long a run's records are kept after it ends (a number of days > 0), in seconds. */
+  readonly retentionSeconds: number;
   /** CAIRN_PLANNER_MODEL_ID, or CAIRN_MODEL_ID as the CDK functions construct names it; absent: the HTN planner. */
   readonly plannerModelId: string | undefined;
   /** The planner's model behind an OpenAI-compatible endpoint, instead of Bedrock or the HTN planner. */
@@ -117,6 +124,8 @@ export interface Settings {
     /** CAIRN_PRICES: model id or target → US dollars per million tokens (shared/config/prices.ts). */
     readonly prices: PriceTable;
   };
+  /** CAIRN_DECISION_WAIT_MS: how long the API waits for a cancel's or an invalidation's decision before a 202. */
+  readonly decisionWaitMs: number;
   /** CAIRN_API_TOKEN: a static bearer token (an admin); absent, the API trusts API Gateway's JWT authorizer. */
   readonly apiToken: string | undefined;
   /** CAIRN_TOKENS_FILE: the embedded API's tokens file, a token per person (shared/api/tokens-file.ts). */
@@ -125,7 +134,14 @@ export interface Settings {
    * CAIRN_ROLE_GROUPS_CLAIM, CAIRN_ROLE_SCOPES_CLAIM, CAIRN_ROLE_SCOPE_PREFIX: where a verified JWT's roles are
    * (a group named as the role, or a scope `<prefix><role>`); defaults DEFAULT_ROLE_CLAIMS.
    */
-  readonly roleClaims: { readonly groups: string; readonly scopes: string; readonly scopePrefix: string };
+  readonly roleClaims: {
+    readonly groups: string;
+    readonly scopes: string;
+    readonly scopePrefix: string;
+    /** CAIRN_TENANT_CLAIM: the claim naming a caller's tenant (default `custom:tenant`; absent: the default tenant). */
+    readonly tenant: string;
+  };
+
   readonly webhooks: {
     /** CAIRN_WEBHOOK_SECRET_PREFIX: Secrets Manager names `<prefix>/<source>` (deployed). */
     readonly secretPrefix: string | undefined;
@@ -133,6 +149,8 @@ export interface Settings {
     readonly secrets: ReadonlyMap<string, string>;
     /** CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS: an integer in 1..MAX_REPLAY_WINDOW_SECONDS. */
     readonly replayWindowSeconds: number;
+    /** CAIRN_WEBHOOK_TENANTS: source → tenant, a JSON object; a source not named is the default tenant's. */
+    readonly tenants: ReadonlyMap<string, string>;
   };
   readonly console: ConsoleSettings;
   readonly expressions: ExpressionSettings;
@@ -211,6 +229,7 @@ const AWS_VARIABLES = {
   mailboxArn: 'CAIRN_MAILBOX_ARN',
   schedulerRoleArn: 'CAIRN_SCHEDULER_ROLE_ARN',
   scheduleGroup: 'CAIRN_SCHEDULE_GROUP',
+  outboxDeadLettersUrl: 'CAIRN_OUTBOX_DEAD_LETTERS_URL',
 } as const satisfies Record<keyof Settings['aws'], string>;
 
 /** An AWS setting an adapter needs; a missing one fails the cold start loudly instead of the first request quietly. */
@@ -250,6 +269,7 @@ const envSchema = z.object({
   CAIRN_MAILBOX_ARN: text,
   CAIRN_SCHEDULER_ROLE_ARN: text,
   CAIRN_SCHEDULE_GROUP: text,
+  CAIRN_OUTBOX_DEAD_LETTERS_URL: text,
   CAIRN_CATALOG_FILE: text,
   CAIRN_CATALOG: text,
   CAIRN_MAX_STEPS: positiveInteger(DEFAULT_LIMITS.maxSteps),
@@ -260,6 +280,8 @@ const envSchema = z.object({
     'a number of seconds ≥ 1',
     DEFAULT_RUN_DEADLINE_SECONDS,
   ).transform(Math.floor),
+  // Days, fractions allowed (a test's short retention); kept as whole seconds, at least one.
+  CAIRN_RETENTION_DAYS: numberOf((n) => Number.isFinite(n) && n > 0, 'a number of days > 0', DEFAULT_RETENTION_DAYS),
   CAIRN_RETRY_BASE_SECONDS: nonNegative(DEFAULT_RETRY_BASE_SECONDS),
   CAIRN_RETRY_CAP_SECONDS: nonNegative(DEFAULT_RETRY_CAP_SECONDS),
   CAIRN_TRACE_RETENTION: given.transform((raw, ctx): TraceRetention => {
@@ -285,12 +307,15 @@ const envSchema = z.object({
   CAIRN_IDEMPOTENCY_TTL_SECONDS: positiveInteger(DEFAULT_IDEMPOTENCY_TTL_SECONDS),
   CAIRN_PRICES: parsedBy('CAIRN_PRICES', parsePrices),
   CAIRN_API_TOKEN: text,
+  CAIRN_DECISION_WAIT_MS: positiveInteger(DEFAULT_DECISION_WAIT_MS),
   CAIRN_TOKENS_FILE: text,
   CAIRN_ROLE_GROUPS_CLAIM: text,
   CAIRN_ROLE_SCOPES_CLAIM: text,
   CAIRN_ROLE_SCOPE_PREFIX: text,
+  CAIRN_TENANT_CLAIM: text,
   CAIRN_WEBHOOK_SECRET_PREFIX: text,
   CAIRN_WEBHOOK_SECRETS: webhookSecrets,
+  CAIRN_WEBHOOK_TENANTS: webhookTenants,
   CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS: given.transform((raw, ctx) => {
     if (raw === undefined) return DEFAULT_REPLAY_WINDOW_SECONDS;
     const value = Number(raw);
@@ -382,6 +407,7 @@ export function settingsFromEnv(env: Env): Settings {
       mailboxArn: v.CAIRN_MAILBOX_ARN,
       schedulerRoleArn: v.CAIRN_SCHEDULER_ROLE_ARN,
       scheduleGroup: v.CAIRN_SCHEDULE_GROUP,
+      outboxDeadLettersUrl: v.CAIRN_OUTBOX_DEAD_LETTERS_URL,
     },
     catalog: { file: v.CAIRN_CATALOG_FILE, json: v.CAIRN_CATALOG },
     limits: { maxSteps: v.CAIRN_MAX_STEPS, maxDepth: v.CAIRN_MAX_DEPTH },
@@ -396,6 +422,7 @@ export function settingsFromEnv(env: Env): Settings {
         : { approvalTimeoutSeconds: v.CAIRN_APPROVAL_TIMEOUT_SECONDS }),
       ...(v.CAIRN_REPLAN_WATCH_SECONDS === undefined ? {} : { replanWatchSeconds: v.CAIRN_REPLAN_WATCH_SECONDS }),
     },
+    retentionSeconds: Math.max(1, Math.round(v.CAIRN_RETENTION_DAYS * 24 * 3600)),
     plannerModelId: v.CAIRN_PLANNER_MODEL_ID ?? v.CAIRN_MODEL_ID,
     plannerEndpoint:
       v.CAIRN_MODEL_URL === undefined || v.CAIRN_MODEL === undefined
@@ -413,17 +440,21 @@ export function settingsFromEnv(env: Env): Settings {
       idempotencyTtlSeconds: v.CAIRN_IDEMPOTENCY_TTL_SECONDS,
       prices: v.CAIRN_PRICES,
     },
+    decisionWaitMs: v.CAIRN_DECISION_WAIT_MS,
     apiToken: v.CAIRN_API_TOKEN,
     apiTokensFile: v.CAIRN_TOKENS_FILE,
     roleClaims: {
       groups: v.CAIRN_ROLE_GROUPS_CLAIM ?? DEFAULT_ROLE_CLAIMS.groups,
       scopes: v.CAIRN_ROLE_SCOPES_CLAIM ?? DEFAULT_ROLE_CLAIMS.scopes,
       scopePrefix: v.CAIRN_ROLE_SCOPE_PREFIX ?? DEFAULT_ROLE_CLAIMS.scopePrefix,
+      tenant: v.CAIRN_TENANT_CLAIM ?? DEFAULT_ROLE_CLAIMS.tenant,
     },
+
     webhooks: {
       secretPrefix: v.CAIRN_WEBHOOK_SECRET_PREFIX,
       secrets: v.CAIRN_WEBHOOK_SECRETS,
       replayWindowSeconds: v.CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS,
+      tenants: v.CAIRN_WEBHOOK_TENANTS,
     },
     console: {
       oidc:

@@ -8,6 +8,7 @@
  */
 import { type Budget, DEFAULT_BUDGET_WARN_AT } from '../plan/schema.ts';
 import type { ModelUsage, Spend } from '../ports/capabilities.ts';
+import type { RaisedLimits } from '../ports/records/runs.ts';
 
 export type { Spend };
 
@@ -109,3 +110,31 @@ export function describeExhaustion(scope: string, exhausted: readonly BudgetFigu
 
 /** Sums written as decimals by the store come back as binary floats: shown to a micro-dollar. */
 export const round = (n: number): number => Math.round(n * 1e6) / 1e6;
+
+/** The limits of a plan's budget a person may raise (POST /runs/{id}/budget). */
+export type RaisableLimit = 'maxTokens' | 'maxCostUsd' | 'maxSeconds';
+export const RAISABLE_LIMITS: readonly RaisableLimit[] = ['maxTokens', 'maxCostUsd', 'maxSeconds'];
+
+export type { RaisedLimits };
+
+/**
+ * The budget a run is held to: its current revision's, each limit a person raised taken at the larger of the two.
+ * The raise is kept on the run, not on a revision, so a later revision (which carries its budget forward, or a budget
+ * replan's own) never takes it back; a revision that sets a larger limit still has it.
+ */
+export function effectiveBudget(budget: Budget | undefined, raised: RaisedLimits | undefined): Budget | undefined {
+  if (budget === undefined || raised === undefined) return budget;
+  const out: { -readonly [K in keyof Budget]: Budget[K] } = { ...budget };
+  for (const limit of RAISABLE_LIMITS) {
+    const own = budget[limit];
+    const more = raised[limit];
+    if (own !== undefined && more !== undefined) out[limit] = Math.max(own, more);
+  }
+  return out;
+}
+
+/** The replans a run may make: the deployment's limit, or the larger one a person gave the run. */
+export const replanCapOf = (
+  run: { readonly maxReplans?: number | undefined },
+  settings: { readonly maxReplans: number },
+): number => Math.max(settings.maxReplans, run.maxReplans ?? 0);

@@ -39,6 +39,17 @@ export const BUS_RULES: readonly BusRule[] = [
     target: 'Replanner',
   },
   {
+    name: 'BudgetRaisedToReplanner',
+    description:
+      "A person raised a run's replan limit: the replanner is asked again about the failures that stand unanswered.",
+    pattern: {
+      source: [EVENT_SOURCE],
+      'detail-type': ['BudgetRaised'],
+      detail: { limits: { maxReplans: [{ exists: true }] } },
+    },
+    target: 'Replanner',
+  },
+  {
     name: 'ResourceChangedToInvalidator',
     description: 'An outside resource changed: mark every step watching it stale.',
     pattern: { 'detail-type': ['ResourceChanged'], detail: { resourceKey: [{ exists: true }] } },

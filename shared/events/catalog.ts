@@ -15,6 +15,13 @@ const error = z.object({
   retryable: z.boolean().optional(),
 });
 
+const raisedLimits = z.object({
+  maxTokens: z.number().int().optional(),
+  maxCostUsd: z.number().optional(),
+  maxSeconds: z.number().optional(),
+  maxReplans: z.number().int().optional(),
+});
+
 export const EVENT_SCHEMAS = {
   RunStarted: z.object({ ...runRef, objective: z.string(), revision: z.number().int(), steps: z.number().int() }),
   StepStarted: z.object({ ...stepRef, target: z.string().nullable(), attempt: z.number().int().optional() }),
@@ -49,7 +56,13 @@ export const EVENT_SCHEMAS = {
     decision: z.enum(['approve', 'reject', 'edit', 'expired']),
     by: z.string().optional(),
   }),
-  PlanRevised: z.object({ ...runRef, revision: z.number().int(), reason: z.string() }),
+  /** `requestedBy`: a person's replan, who asked for it. */
+  PlanRevised: z.object({
+    ...runRef,
+    revision: z.number().int(),
+    reason: z.string(),
+    requestedBy: z.string().optional(),
+  }),
   /**
    * Steps that start a new generation: one invalidation is announced in `parts` events, each naming a slice of its
    * `total` steps (bounded-details.ts says why), so that no detail grows with the plan.
@@ -63,6 +76,8 @@ export const EVENT_SCHEMAS = {
     parts: z.number().int().min(1),
     total: z.number().int().min(0),
     reason: z.string(),
+    /** Who asked: a person's subject, or `webhook:<source>` for a resource change. */
+    requestedBy: z.string().optional(),
   }),
   /** A finished run reopened (invalidation, a person's replan): it runs again and will finish again. */
   RunReopened: z.object({ ...runRef, reopened: z.number().int().min(1), reason: z.string() }),
@@ -70,6 +85,19 @@ export const EVENT_SCHEMAS = {
     ...runRef,
     state: z.enum(['complete', 'failed', 'paused', 'cancelled']),
     reason: z.string(),
+    /** A cancelled run: who asked for the cancellation. */
+    requestedBy: z.string().optional(),
+  }),
+  /**
+   * A person raised a run's limits (`POST /runs/{id}/budget`): the plan's budget (tokens, dollars, seconds) and the
+   * replan limit they named, to `limits`, from `previous`. The run was paused for its budget or its replan limit and
+   * goes on; with `maxReplans` raised the replanner is asked again about the failures that stand.
+   */
+  BudgetRaised: z.object({
+    ...runRef,
+    limits: raisedLimits,
+    previous: raisedLimits,
+    requestedBy: z.string(),
   }),
   /**
    * A budget (the plan's, or a step's when `stepId` is given) reached its soft threshold (`warnAt` × `limit`) on one
@@ -98,6 +126,8 @@ export const EVENT_SCHEMAS = {
   ResourceChanged: z.object({
     resourceKey: z.string().min(1),
     source: z.string().optional(),
+    /** Whose resource it is (absent: the default tenant's): only that tenant's runs watching it are told. */
+    tenant: z.string().optional(),
     /** The webhook delivery that reported the change: equal on a redelivery, so consumers can tell duplicates. */
     deliveryId: z.string().optional(),
   }),

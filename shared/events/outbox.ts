@@ -33,7 +33,7 @@ export interface OutboxEntry {
 /** An item image in DynamoDB's attribute-value form; the outbox only reads its one string attribute. */
 type Image = Readonly<Record<string, unknown>>;
 
-const stringAttribute = (image: Image | undefined, name: string): string | undefined => {
+export const stringAttribute = (image: Image | undefined, name: string): string | undefined => {
   const value = image?.[name];
   const text = typeof value === 'object' && value !== null ? (value as { S?: unknown }).S : undefined;
   return typeof text === 'string' ? text : undefined;
@@ -43,9 +43,12 @@ const stringAttribute = (image: Image | undefined, name: string): string | undef
 export interface StreamRecord {
   readonly eventName?: 'INSERT' | 'MODIFY' | 'REMOVE' | string;
   readonly dynamodb?: {
+    readonly Keys?: Image;
     readonly NewImage?: Image;
     readonly OldImage?: Image;
   };
+  /** Who made the change: for a TTL deletion, DynamoDB's own service (events/expired-runs.ts). */
+  readonly userIdentity?: { readonly type?: string; readonly principalId?: string };
 }
 
 /**

@@ -10,8 +10,13 @@
  *   announcing them (superseded, cancelled, the run's end).
  *
  * The events come through NOTIFY_RULE (shared/events/bus-rules.ts). One outcome per approval (`notify#<id>#outcome`), one request, one reminder. A delivery that failed after the
- * sender's retries is logged (`E_NOTIFY_DELIVERY`) and forgotten, so a redelivered event may try it again.
+ * sender's retries is logged (`E_NOTIFY_DELIVERY`) and forgotten, so a redelivered event may try it again. A
+ * notification another invocation is still sending (its record in progress, for at most NOTIFY_LEASE_SECONDS) fails
+ * the invocation with the retryable `NotificationInProgressError`: Lambda's retry finds it sent, or its holder gone
+ * and the lease over, and sends it. Answering success there would drop it for good whenever the holder had died.
  */
+import { NOTIFY_LEASE_SECONDS } from '../config/defaults.ts';
+import { CairnError } from '../errors.ts';
 import { parseEventDetail } from '../events/catalog.ts';
 import type { NotificationSender, ReminderScheduler } from '../ports/notifications.ts';
 import type { ApprovalRecord } from '../ports/records/approvals.ts';
@@ -23,6 +28,17 @@ import { type NotificationType, notificationOf, outcomeOf, reminderDue } from '.
 const MEMORY_AFTER_DEADLINE_SECONDS = 7 * 86_400;
 /** A run-level event looks at approvals closed within this long before it (its own decision closed them). */
 const CLOSED_WITH_EVENT_MS = 15 * 60_000;
+
+/** Another invocation holds the notification (sending it, or died sending it): try again once its lease is over. */
+export class NotificationInProgressError extends CairnError {
+  static readonly code = 'E_NOTIFY_IN_PROGRESS';
+  constructor(key: string, leaseSeconds: number) {
+    super('NotificationInProgressError', `notification ${key} is being sent by another invocation: try again`, {
+      retryable: true,
+      context: { code: NotificationInProgressError.code, key, leaseSeconds },
+    });
+  }
+}
 
 export interface NotifierDeps {
   readonly store: Pick<
@@ -64,8 +80,10 @@ export function createNotifier(deps: NotifierDeps): Notifier {
     const key = `notify#${approval.approvalId}#${kind}`;
     const now = deps.clock();
     const expiresAt = seconds(new Date(approval.deadline)) + MEMORY_AFTER_DEADLINE_SECONDS;
-    if ((await deps.store.beginIdempotent(key, Math.max(expiresAt, seconds(now) + 60), seconds(now))) !== undefined)
-      return;
+    // The lease, not the memory: a holder that dies leaves the record in progress only until its lease is over.
+    const held = await deps.store.beginIdempotent(key, seconds(now) + NOTIFY_LEASE_SECONDS, seconds(now));
+    if (held?.status === 'completed') return;
+    if (held !== undefined) throw new NotificationInProgressError(key, NOTIFY_LEASE_SECONDS);
     try {
       await deps.sender.send(notificationOf(type, approval, { at: now, consoleUrl: deps.consoleUrl }));
     } catch (error) {

@@ -26,4 +26,8 @@ export const METRIC_NAMES = {
   replans: 'Replans',
   invalidations: 'Invalidations',
   capabilityCallDuration: 'CapabilityCallDuration',
+  /** Stream batches the outbox redrive read back and relayed after the stream gave up on them. */
+  outboxRedriven: 'OutboxRedriven',
+  /** Dead letters of the outbox no redrive can relay (dimension `reason`: expired, unreadable). */
+  outboxDeadLettersStuck: 'OutboxDeadLettersStuck',
 } as const;

@@ -16,8 +16,10 @@ import type { Executions } from './executions.ts';
 import type { ExpressionEvaluator } from './expressions.ts';
 import type { BatchHandler, Mailbox, Replies } from './mailbox.ts';
 import type { MetricsSink } from './metrics.ts';
+import type { OutboxDeadLetters } from './outbox-redrive.ts';
 import type { PlanJobDispatcher } from './plan-jobs.ts';
 import type { PlanModel } from './plan-model.ts';
+import type { Retention } from './retention.ts';
 import type { RunLog } from './run-log.ts';
 import type { Store } from './store.ts';
 import type { Timers } from './timers.ts';
@@ -54,6 +56,13 @@ export interface Place {
    * table itself, below any wrapper its tests put around the handlers' store, as DynamoDB Streams would see it.
    */
   readonly relayStore?: () => Store;
+  /**
+   * Deployed only: the outbox stream's on-failure queue and the stream itself, which the outbox redrive reads
+   * (shared/services/outbox/redrive.ts). Embedded, the local stream keeps what it failed to relay itself.
+   */
+  readonly outboxDeadLetters?: () => OutboxDeadLetters;
+  /** Deleting what an ended run left once its retention passed (shared/ports/retention.ts), on the same table. */
+  readonly retention: () => Retention;
   readonly clock?: () => Date;
   readonly newId?: () => string;
   /** Where plan expressions run; absent: the worker pool the settings describe (shared/adapters/expressions). */

@@ -14,7 +14,14 @@ export type PlanJobRequest =
       readonly mode: 'DIRECT' | 'DECOMPOSE';
       readonly directTarget?: string;
     }
-  | { readonly kind: 'replan'; readonly runId: string; readonly reason: string; readonly objective?: string };
+  | {
+      readonly kind: 'replan';
+      readonly runId: string;
+      readonly reason: string;
+      readonly objective?: string;
+      /** Who asked (the caller's subject): the revision records it. */
+      readonly requestedBy?: string;
+    };
 
 export type PlanJobKind = PlanJobRequest['kind'];
 export type PlanJobStatus = 'pending' | 'succeeded' | 'failed';
@@ -40,6 +47,8 @@ export interface PlanJobResult {
 
 export interface PlanJobRecord {
   readonly jobId: string;
+  /** The tenant of who asked (absent: the default tenant): only that tenant reads the job. */
+  readonly tenant?: string;
   readonly request: PlanJobRequest;
   readonly status: PlanJobStatus;
   readonly createdAt: string;

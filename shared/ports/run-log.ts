@@ -1,5 +1,6 @@
 /**
- * Where a run's decisions are committed: the run's log. A decision (the events of a batch of commands) commits with
+ * Where a run's decisions are committed: the run's log (its head: the last batch, which only it can leave
+ * unfinished). A decision (the events of a batch of commands) commits with
  * one single-item conditional write at the run's next version, so two writers can never both commit the same
  * version, and a redelivered batch finds its version taken. The batch carries what follows from it: the records it
  * changed as they now are (the projections everything else reads, written after the commit, each only over an older
@@ -13,7 +14,7 @@ import type { Plan } from '../plan/schema.ts';
 import type { DomainEvent } from './events.ts';
 import type { ApprovalRecord } from './records/approvals.ts';
 import type { RunRecord } from './records/runs.ts';
-import type { StepRecord } from './records/steps.ts';
+import type { StepCounts, StepRecord } from './records/steps.ts';
 
 /** The records a batch changed, as they are after it. */
 export interface RecordImages {
@@ -35,6 +36,8 @@ export interface CommittedBatch {
   readonly images: RecordImages;
   readonly effects: readonly Effect[];
   readonly published: readonly DomainEvent[];
+  /** The run's steps by status after the batch (what a list of runs shows, without reading a step). */
+  readonly counts: StepCounts;
 }
 
 export interface RunLog {

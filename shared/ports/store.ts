@@ -12,6 +12,7 @@ import type {
   AttemptRecord,
   CompensationRecord,
   IdempotencyRecord,
+  StepCounts,
   StepRecord,
   TraceEntry,
   WatchEntry,
@@ -21,10 +22,12 @@ import type {
 // every caller names both from here.
 export type { ApprovalRecord, HeldRevision } from './records/approvals.ts';
 export type {
+  RaisedLimits,
   ReplanDecline,
   ReplanRecord,
   RestartedRecord,
   RevisionApplication,
+  RunAction,
   RunEventRecord,
   RunKeyClaim,
   RunRecord,
@@ -34,6 +37,7 @@ export type {
   AttemptRecord,
   CompensationRecord,
   IdempotencyRecord,
+  StepCounts,
   StepGenerationRecord,
   StepKindName,
   StepRecord,
@@ -79,6 +83,12 @@ export interface StepPatch {
   readonly attemptRecord?: AttemptRecord;
 }
 
+/** A step's status alone (`Store.listStepStatuses`). */
+export interface StepStatusEntry {
+  readonly stepId: string;
+  readonly status: StepStatus;
+}
+
 /** Names one attempt of one generation of a step. */
 export interface AttemptRef {
   readonly generation: number;
@@ -120,7 +130,7 @@ export interface Store {
    * Claims an Idempotency-Key for a new run, recording the hash of the request that claimed it (conditional put, the
    * first claimant wins): returns the claim that holds the key, the given one if it won.
    */
-  claimRunKey(key: string, runId: string, requestHash: string): Promise<RunKeyClaim>;
+  claimRunKey(tenant: string, key: string, runId: string, requestHash: string): Promise<RunKeyClaim>;
   getRun(runId: string): Promise<RunRecord | undefined>; // ConsistentRead
   /**
    * Conditional update: applies only when the run exists and its status is one of `from` (at least one); returns the
@@ -133,8 +143,18 @@ export interface Store {
     patch: Partial<Omit<RunRecord, 'runId' | 'createdAt'>>,
     options?: { readonly remove?: readonly RunRemovableField[]; readonly announce?: OutboxEntry },
   ): Promise<RunRecord | undefined>;
-  /** Newest first; `before` (a listed run's position) continues a listing after that run. */
-  listRuns(options?: { status?: RunStatus; limit?: number; before?: RunPosition }): Promise<RunRecord[]>;
+  /**
+   * One tenant's runs (absent: the default tenant's), newest first; `before` (a listed run's position) continues a
+   * listing after that run. Reads only the tenant's index partitions.
+   */
+  listRuns(options?: {
+    tenant?: string;
+    status?: RunStatus;
+    limit?: number;
+    before?: RunPosition;
+  }): Promise<RunRecord[]>;
+  /** The run's steps by status as its last decision left them (kept with it: no step is read); absent: none yet. */
+  getStepCounts(runIds: readonly string[]): Promise<ReadonlyMap<string, StepCounts>>;
 
   // plan revisions: immutable, conditional put on revision (a store may hand out one shared, frozen copy of each)
   putPlanRevision(runId: string, plan: Plan, reason: string): Promise<void>; // ConflictError if it exists
@@ -148,6 +168,11 @@ export interface Store {
   putSteps(steps: readonly StepRecord[]): Promise<void>; // each a conditional put (attribute_not_exists); existing ones are left alone
   getStep(runId: string, stepId: string): Promise<StepRecord | undefined>; // ConsistentRead
   listSteps(runId: string): Promise<StepRecord[]>; // ConsistentRead
+  /**
+   * Every step's status and nothing else (ConsistentRead), in the order of listSteps: what a reader needs to derive
+   * the run's status and its groups' without reading, decoding or filling in the steps themselves.
+   */
+  listStepStatuses(runId: string): Promise<StepStatusEntry[]>;
   /** Some steps of a run, in one round trip where the store can (ConsistentRead); unknown ids are left out. */
   getSteps(runId: string, stepIds: readonly string[]): Promise<StepRecord[]>;
   /**
@@ -170,9 +195,12 @@ export interface Store {
   ): Promise<StepRecord | undefined>;
   // watches: which steps of which runs watch an outside resource
   /** Records watchers (idempotent: an entry written twice is one entry). */
-  putWatches(runId: string, entries: readonly WatchEntry[]): Promise<void>;
-  /** Every run step ever recorded as watching `resourceKey` (a later revision may no longer watch it: check the plan). */
-  listWatchers(resourceKey: string): Promise<{ runId: string; stepId: string }[]>;
+  putWatches(tenant: string, runId: string, entries: readonly WatchEntry[]): Promise<void>;
+  /**
+   * Every step of the tenant's runs ever recorded as watching `resourceKey` (a later revision may no longer watch
+   * it: check the plan). Another tenant's watchers of the same key are not read.
+   */
+  listWatchers(tenant: string, resourceKey: string): Promise<{ runId: string; stepId: string }[]>;
 
   // attempts (evidence)
   getAttempt(runId: string, stepId: string, ref: AttemptRef): Promise<AttemptRecord | undefined>; // ConsistentRead
@@ -187,8 +215,14 @@ export interface Store {
   recordEvents(entries: readonly OutboxEntry[]): Promise<void>;
   /** The relay's side: the entries with the events their writes kept out of line read back (the others as they are). */
   restoreAnnouncements(entries: readonly OutboxEntry[]): Promise<OutboxEntry[]>;
-  /** The audit log behind GET /runs/{id}/events, in order; `after` (a seq) returns only later events, for polling. */
-  listEvents(runId: string, options?: { after?: string; limit?: number }): Promise<RunEventRecord[]>;
+  /**
+   * The audit log behind GET /runs/{id}/events, in the order of the run's decisions (a seq that lands later sorts
+   * later); `after` (a seq) returns only later events, for tailing; `stepId` only that step's events.
+   */
+  listEvents(
+    runId: string,
+    options?: { readonly after?: string; readonly limit?: number; readonly stepId?: string },
+  ): Promise<RunEventRecord[]>;
 
   // approvals
   putApproval(approval: ApprovalRecord, announce?: OutboxEntry): Promise<boolean>; // false if it exists
@@ -199,8 +233,12 @@ export interface Store {
    * step's approvals, and only theirs are read in full.
    */
   listRunApprovals(runId: string, options?: { readonly stepId?: string }): Promise<ApprovalRecord[]>;
-  /** Oldest first; `after` (a listed approval's position) continues a listing after that approval. */
+  /**
+   * One tenant's approvals (absent: the default tenant's), oldest first; `after` (a listed approval's position)
+   * continues a listing after that approval.
+   */
   listApprovals(options?: {
+    tenant?: string;
     status?: ApprovalRecord['status'];
     runId?: string;
     limit?: number;

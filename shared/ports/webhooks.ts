@@ -21,4 +21,9 @@ export interface WebhookConfig {
   /** How far a delivery's timestamp may be from the server clock, either way (seconds; DEFAULT_REPLAY_WINDOW_SECONDS). */
   readonly replayWindowSeconds?: number;
   readonly replayGuard: WebhookReplayGuard;
+  /**
+   * Whose resources a source reports (absent, or undefined for the source: the default tenant's): its changes
+   * invalidate only that tenant's runs.
+   */
+  readonly tenants?: ReadonlyMap<string, string>;
 }

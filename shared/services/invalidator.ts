@@ -5,6 +5,7 @@
  * reported late (after a newer one) or twice changes nothing there. A watcher of a revision that no longer watches
  * the key is left out by the decider too (it invalidates the run's current plan's steps only).
  */
+import { DEFAULT_TENANT } from '../config/defaults.ts';
 import type { RunRecord } from '../ports/store.ts';
 import type { CoordinatorDeps } from './coordinator-types.ts';
 import { createInterpreter } from './interpreter.ts';
@@ -19,7 +20,15 @@ export interface InvalidateResourceRequest {
   readonly eventId: string;
   /** When the change was reported (the event's time); absent: now. */
   readonly changedAt?: string | undefined;
+  /** The webhook source that reported it (`POST /webhooks/{source}`), when one did. */
+  readonly source?: string | undefined;
+  /** Whose resource changed (absent: the default tenant's): another tenant's runs watching the same key are not told. */
+  readonly tenant?: string | undefined;
 }
+
+/** Who asked for a resource change's invalidation, as the run records it. */
+export const resourceChangeBy = (source: string | undefined): string =>
+  source === undefined ? 'event:ResourceChanged' : `webhook:${source}`;
 
 export interface InvalidateResourceResult {
   /** The runs told of the change. */
@@ -43,8 +52,8 @@ export function createInvalidator(given: InvalidatorDeps): Invalidator {
   const ctx = createInterpreter(deps);
   return {
     async invalidateResource(request) {
-      const { resourceKey, eventId, changedAt } = request;
-      const watchers = await deps.store.listWatchers(resourceKey);
+      const { resourceKey, eventId, changedAt, source } = request;
+      const watchers = await deps.store.listWatchers(request.tenant ?? DEFAULT_TENANT, resourceKey);
       const byRun = new Map<string, string[]>();
       for (const w of watchers) byRun.set(w.runId, [...(byRun.get(w.runId) ?? []), w.stepId]);
       const told: string[] = [];
@@ -61,6 +70,7 @@ export function createInvalidator(given: InvalidatorDeps): Invalidator {
           reason: `resource changed: ${resourceKey}`,
           key: `resource#${eventId}`,
           resourceChange: { changedAt },
+          by: resourceChangeBy(source),
         });
         told.push(runId);
       }

@@ -4,6 +4,7 @@
  * and records the outcome once. An outcome the synchronous route would have answered with an error status is a
  * failed job with that code; an unexpected failure is `E_INTERNAL`, logged here, its words kept out of the job.
  */
+import { DEFAULT_TENANT } from '../config/defaults.ts';
 import { planJobAsSeen } from '../engine/plan-jobs.ts';
 import {
   isCairnError,
@@ -36,8 +37,8 @@ export interface PlanJobsDeps {
 }
 
 export interface PlanJobs {
-  /** Stores the job `pending` and hands it to its worker; the job as stored. */
-  submit(request: PlanJobRequest): Promise<PlanJobRecord>;
+  /** Stores the job `pending`, as the tenant's (absent: the default tenant's), and hands it to its worker. */
+  submit(request: PlanJobRequest, tenant?: string): Promise<PlanJobRecord>;
   /** The job as a poll sees it (a job whose worker was lost is failed, retryable); undefined when unknown. */
   get(jobId: string): Promise<PlanJobRecord | undefined>;
 }
@@ -45,9 +46,10 @@ export interface PlanJobs {
 export function createPlanJobs(deps: PlanJobsDeps): PlanJobs {
   const lostAfter = deps.lostAfterSeconds ?? DEFAULT_PLAN_JOB_LOST_AFTER_SECONDS;
   return {
-    async submit(request) {
+    async submit(request, tenant) {
       const job: PlanJobRecord = {
         jobId: deps.newId(),
+        ...(tenant === undefined || tenant === DEFAULT_TENANT ? {} : { tenant }),
         request,
         status: 'pending',
         createdAt: deps.clock().toISOString(),
@@ -73,6 +75,7 @@ export interface PlanJobWorkerDeps {
     reason: string;
     objective?: string;
     request?: string;
+    requestedBy?: string;
   }) => Promise<{ revision?: number; approvalId?: string }>;
 }
 
@@ -106,6 +109,7 @@ async function work(deps: PlanJobWorkerDeps, request: PlanJobRequest, jobId: str
     ...(request.objective === undefined ? {} : { objective: request.objective }),
     // The job is the request: a job run again (its worker's answer lost) repeats it, another job is another request.
     request: jobId,
+    ...(request.requestedBy === undefined ? {} : { requestedBy: request.requestedBy }),
   });
   return {
     ...(revision === undefined ? {} : { revision }),

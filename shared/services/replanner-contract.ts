@@ -33,6 +33,12 @@ export interface Replanner {
    */
   onBudgetExhausted(ref: { readonly runId: string }): Promise<ReplanOutcome>;
   /**
+   * A person raised the run's replan limit (a BudgetRaised event naming `maxReplans`): every failure the decider asked
+   * about again and nobody answered yet is answered as a StepFailed would be. The outcome of the last one (ignored
+   * when there is none). Idempotent as onStepFailed is.
+   */
+  onLimitRaised(ref: { readonly runId: string }): Promise<ReplanOutcome>;
+  /**
    * A person's replan. Returns the revision made, none when a concurrent replan made it first, or the approval the
    * revision waits for (it adds a mutating target). ConflictError (409) as checkReplan; PlannerError (422) when the
    * planner finds no revision (E_NO_CHANGE: one that would change nothing).
@@ -43,5 +49,7 @@ export interface Replanner {
     readonly objective?: string;
     /** The request's own id (its planning job): a repeat of it is answered as the first one was. */
     readonly request?: string;
+    /** Who asked (the caller's subject): the revision records it. */
+    readonly requestedBy?: string;
   }): Promise<{ runId: string; revision?: number; approvalId?: string }>;
 }

@@ -4,6 +4,7 @@
  * budget), and the proposal as a held revision — what the run's decider makes current, holds for a person, or finds
  * stale. Planner errors go to the caller (a decline).
  */
+import { effectiveBudget } from '../engine/budget.ts';
 import { diagnoseFailure, stepStates } from '../engine/replan.ts';
 import { plannerError } from '../planner/errors.ts';
 import type { PlannerDeps } from '../planner/planner.ts';
@@ -30,7 +31,7 @@ export interface Proposal {
 }
 
 export async function proposeRevisionFor(plannerDeps: PlannerDeps, request: ProposalRequest): Promise<Proposal> {
-  const { run, loaded, records, failed, requested, budget } = request;
+  const { run, loaded, records, failed, requested, budget: budgetRequest } = request;
   const planStep = failed && loaded.byId.get(failed.stepId);
   const diagnosis =
     failed &&
@@ -41,16 +42,19 @@ export async function proposeRevisionFor(plannerDeps: PlannerDeps, request: Prop
       trigger: request.trigger,
       lineage: lineageOf(run),
     });
+  // A person's raised limits stand over the revision's own: the next revision carries them forward in its plan.
+  const heldTo = effectiveBudget(loaded.plan.budget, run.raisedBudget);
+  const previous = heldTo === loaded.plan.budget ? loaded.plan : { ...loaded.plan, budget: heldTo };
   const proposal = await proposeWithRetry(plannerDeps, {
-    previous: loaded.plan,
+    previous,
     records,
     ...(diagnosis === undefined ? {} : { diagnosis }),
     replans: priorReplans(run),
     ...(requested === undefined ? {} : { requested }),
-    ...(budget === undefined ? {} : { budget }),
+    ...(budgetRequest === undefined ? {} : { budget: budgetRequest }),
   });
   if (
-    (requested ?? budget) !== undefined &&
+    (requested ?? budgetRequest) !== undefined &&
     proposal.added.length + proposal.changed.length + proposal.removed.length === 0
   )
     throw plannerError('E_NO_CHANGE', 'the planner proposed the same plan again: there is nothing to revise');
@@ -61,10 +65,10 @@ export async function proposeRevisionFor(plannerDeps: PlannerDeps, request: Prop
       scope: proposal.scope,
       change: proposal.change,
       replaces: proposal.replaces,
-      reason: budget
-        ? budgetReason(budget, proposal.change)
+      reason: budgetRequest
+        ? budgetReason(budgetRequest, proposal.change)
         : revisionReason(failed, proposal.change, requested?.reason),
-      ...(budget === undefined ? {} : { trigger: 'budget' as const }),
+      ...(budgetRequest === undefined ? {} : { trigger: 'budget' as const }),
       ...(failed === undefined ? {} : { failure: { stepId: failed.stepId, generation: failed.generation } }),
       ...(requested?.objective === undefined ? {} : { objective: requested.objective }),
       ...(planStep?.target ? { failedTarget: planStep.target } : {}),

@@ -7,10 +7,11 @@
  * planner that finds nothing to propose declines (DeclineReplan): the failure stands.
  */
 
-import { secondsBetween, spentBy } from '../engine/budget.ts';
+import { effectiveBudget, secondsBetween, spentBy } from '../engine/budget.ts';
 import { budgetReplanRequest, isRunBudgetStop } from '../engine/budget-replan.ts';
 import { addedMutatingTargets } from '../engine/replan/authority.ts';
 import { triggerFor } from '../engine/replan/diagnosis.ts';
+import { withPlannedSteps } from '../engine/run/planned.ts';
 import { failureKey } from '../engine/run/rules/replans.ts';
 import { ConflictError, isTransientPlatformError } from '../errors.ts';
 import type { RequestedReplan } from '../ports/plan-model.ts';
@@ -44,8 +45,8 @@ export function createReplanner(given: ReplannerDeps): Replanner {
   ): Promise<{ run: RunRecord; loaded: LoadedPlan; records: StepRecord[] } | undefined> {
     const run = await store.getRun(runId);
     if (!run || run.revision < 1) return undefined;
-    const [loaded, records] = await Promise.all([ctx.plan(run), store.listSteps(runId)]);
-    return { run, loaded, records };
+    const [loaded, stored] = await Promise.all([ctx.plan(run), store.listSteps(runId)]);
+    return { run, loaded, records: withPlannedSteps(run, loaded.plan, stored) };
   }
 
   /** Sends the proposal to the decider; its answer is the outcome. */
@@ -54,12 +55,14 @@ export function createReplanner(given: ReplannerDeps): Replanner {
     trigger: 'failure' | 'request' | 'budget',
     proposal: Proposal,
     previous: LoadedPlan,
+    by?: string,
   ): Promise<ReplanOutcome> {
     const reply = await mailbox.ask(runId, {
       kind: 'ProposeRevision',
       trigger,
       revision: proposal.held,
       mutatingTargets: addedMutatingTargets(previous.plan, proposal.held.plan, sideEffectOf),
+      ...(by === undefined ? {} : { by }),
     });
     if (!reply.ok) throw new ConflictError(reply.message, { context: { runId, code: reply.code } });
     return reply.value as unknown as ReplanOutcome;
@@ -74,7 +77,7 @@ export function createReplanner(given: ReplannerDeps): Replanner {
     return { outcome: 'declined', ...why };
   }
 
-  return {
+  const replanner: Replanner = {
     async onStepFailed(ref: StepFailedRef) {
       if (maxReplans === 0) return { outcome: 'ignored', why: 'disabled' };
       const failure = failureKey(ref);
@@ -103,7 +106,7 @@ export function createReplanner(given: ReplannerDeps): Replanner {
     async onBudgetExhausted({ runId }) {
       if (maxReplans === 0) return { outcome: 'ignored', why: 'disabled' };
       const found = await read(runId);
-      const budget = found?.loaded.plan.budget;
+      const budget = effectiveBudget(found?.loaded.plan.budget, found?.run.raisedBudget);
       if (found === undefined || budget === undefined || budget.onExhausted !== 'replan')
         return { outcome: 'ignored', why: 'stale' };
       if ((found.run.replanLog ?? []).some((r) => r.failure === BUDGET_KEY))
@@ -118,7 +121,20 @@ export function createReplanner(given: ReplannerDeps): Replanner {
       return propose(runId, 'budget', proposal, found.loaded);
     },
 
-    async replanRun({ runId, reason, objective, request }) {
+    async onLimitRaised({ runId }) {
+      if (maxReplans === 0) return { outcome: 'ignored', why: 'disabled' };
+      const found = await read(runId);
+      if (found === undefined) return { outcome: 'ignored', why: 'stale' };
+      const asked = new Set(found.run.handledFailures ?? []);
+      let last: ReplanOutcome = { outcome: 'ignored', why: 'stale' };
+      // One after the other: each answer is a revision n+1, and the next is proposed against the run it leaves.
+      for (const step of found.records)
+        if (step.status === 'failed' && asked.has(failureKey(step)))
+          last = await replanner.onStepFailed({ runId, stepId: step.stepId, generation: step.generation });
+      return last;
+    },
+
+    async replanRun({ runId, reason, objective, request, requestedBy }) {
       const found = await read(runId);
       if (found === undefined)
         throw new ConflictError(`run ${runId} has no plan to revise`, {
@@ -133,7 +149,7 @@ export function createReplanner(given: ReplannerDeps): Replanner {
         requested,
       });
       const asked = request === undefined ? proposal : { held: { ...proposal.held, request } };
-      const outcome = await propose(runId, 'request', asked, found.loaded);
+      const outcome = await propose(runId, 'request', asked, found.loaded, requestedBy);
       if (outcome.outcome === 'revised') return { runId, revision: outcome.revision };
       if (outcome.outcome === 'awaiting_approval') return { runId, approvalId: outcome.approvalId };
       if (outcome.outcome === 'declined')
@@ -141,6 +157,7 @@ export function createReplanner(given: ReplannerDeps): Replanner {
       return { runId };
     },
   };
+  return replanner;
 }
 
 /** A held revision's parts, for tests and callers that build one by hand. */

@@ -94,6 +94,30 @@ describe.skipIf(!chromiumPath)('console actions in headless Chromium', { timeout
     await dialog().getByRole('button', { name: 'Cancel' }).click();
   });
 
+  it('raises the budget of a run paused for it from its page, and the run goes on to complete', async () => {
+    const runId = await stack.startRun({
+      plan: {
+        ...plan('Spend, then say so', [
+          step(stack, 'spend', T.spend, { input: { tokens: 0, costUsd: 2 } }),
+          step(stack, 'say', T.echo, { dependsOn: ['spend'], input: { value: 'done' } }),
+        ]),
+        budget: { maxCostUsd: 1, onExhausted: 'pause' },
+      },
+    });
+    await waitForRun(stack, runId, (run) => run.terminal !== undefined);
+    await page.goto(`${stack.url}/console/#/runs/${runId}`);
+    await page.getByRole('button', { name: 'Raise limits…' }).click();
+    await dialog().getByLabel('Dollars').fill('1.5');
+    await dialog().getByRole('button', { name: 'Raise and resume' }).click();
+    await eventually(() => dialog().locator('.dialog-message').textContent()).toContain('E_STILL_OVER_LIMIT');
+    await dialog().getByLabel('Dollars').fill('5');
+    await screenshot(page, 'actions-2b-raise-budget');
+    await dialog().getByRole('button', { name: 'Raise and resume' }).click();
+    await eventually(() => page.locator('#run-notice').textContent()).toContain('Limits raised');
+    expect((await waitForRun(stack, runId)).status).toBe('complete');
+    await eventually(() => page.locator('#raise-budget').count(), 20_000).toBe(0);
+  });
+
   it('reruns a failed step from its panel: a new generation, the run reopened', async () => {
     const key = `rerun-${Date.now()}`;
     const runId = await stack.startRun({

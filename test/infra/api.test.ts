@@ -131,8 +131,18 @@ describe('route scopes', () => {
     expect(() => synthStack({ routeScopes: 'maybe' })).toThrow(/routeScopes/);
   });
 
-  it('tell the API function which claims hold the roles', () => {
-    const custom = synthStack({ ...OIDC_CONTEXT, roleGroupsClaim: 'groups', roleScopesClaim: 'scp' }).template;
+  it('tell the API function which claims hold the roles and the tenant', () => {
+    const plain = synthStack(OIDC_CONTEXT).template;
+    const plainApi = logicalIdAt(plain, 'AWS::Lambda::Function', '/Functions/Api/Resource');
+    expect(plain.findResources('AWS::Lambda::Function')[plainApi]?.Properties).toMatchObject({
+      Environment: { Variables: { CAIRN_TENANT_CLAIM: 'custom:tenant' } },
+    });
+    const custom = synthStack({
+      ...OIDC_CONTEXT,
+      roleGroupsClaim: 'groups',
+      roleScopesClaim: 'scp',
+      tenantClaim: 'org_id',
+    }).template;
     const api = logicalIdAt(custom, 'AWS::Lambda::Function', '/Functions/Api/Resource');
     expect(custom.findResources('AWS::Lambda::Function')[api]?.Properties).toMatchObject({
       Environment: {
@@ -140,6 +150,7 @@ describe('route scopes', () => {
           CAIRN_ROLE_GROUPS_CLAIM: 'groups',
           CAIRN_ROLE_SCOPES_CLAIM: 'scp',
           CAIRN_ROLE_SCOPE_PREFIX: 'cairn/',
+          CAIRN_TENANT_CLAIM: 'org_id',
         },
       },
     });

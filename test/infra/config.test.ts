@@ -9,7 +9,12 @@ import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { configFromContext, DEFAULT_CONFIG } from '../../infra/constructs/config.ts';
-import { DEFAULT_LIMITS, DEFAULT_MAX_REPLANS, DEFAULT_RUN_DEADLINE_SECONDS } from '../../shared/config/defaults.ts';
+import {
+  DEFAULT_LIMITS,
+  DEFAULT_MAX_REPLANS,
+  DEFAULT_RETENTION_DAYS,
+  DEFAULT_RUN_DEADLINE_SECONDS,
+} from '../../shared/config/defaults.ts';
 import { cairnFunctions, synthStack } from './synth-stack.ts';
 
 const fromContext = (context: Record<string, unknown>) => configFromContext(new App({ context }).node);
@@ -26,6 +31,7 @@ describe('configFromContext', () => {
       maxSteps: DEFAULT_LIMITS.maxSteps,
       maxDepth: DEFAULT_LIMITS.maxDepth,
       maxReplans: DEFAULT_MAX_REPLANS,
+      retentionDays: DEFAULT_RETENTION_DAYS,
     });
   });
 
@@ -38,6 +44,7 @@ describe('configFromContext', () => {
         webhookSources: 'github,ci,github',
         retainData: 'false',
         logRetentionDays: '365',
+        retentionDays: '30',
         apiRateLimit: '20',
         plannerConcurrency: 'none',
         executorConcurrency: '10',
@@ -56,6 +63,7 @@ describe('configFromContext', () => {
       webhookSources: ['github', 'ci'],
       retainData: false,
       logRetentionDays: 365,
+      retentionDays: 30,
       apiRateLimit: 20,
       executorConcurrency: 10,
       consoleOrigin: 'http://localhost:5173',

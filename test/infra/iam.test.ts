@@ -116,7 +116,7 @@ describe('roles', () => {
 });
 
 describe('table grants', () => {
-  it('name the table and its one index, never index/*', () => {
+  it('name the table and its two indexes, never index/*', () => {
     const table = logicalIdAt(full, 'AWS::DynamoDB::Table', '/Store/Table/Resource');
     for (const key of FUNCTION_KEYS.filter((k) => k !== 'Outbox')) {
       expect(withAction(statementsFor(full, key), 'dynamodb:').length, key).toBeGreaterThan(0);
@@ -124,17 +124,23 @@ describe('table grants', () => {
         expect(resourcesOf(statement), key).toEqual([
           { 'Fn::GetAtt': [table, 'Arn'] },
           { 'Fn::Join': ['', [{ 'Fn::GetAtt': [table, 'Arn'] }, '/index/GSI1']] },
+          { 'Fn::Join': ['', [{ 'Fn::GetAtt': [table, 'Arn'] }, '/index/GSI_STATUS']] },
         ]);
       }
     }
   });
 
-  it('let the outbox relay read the table’s stream, read out-of-line events with BatchGetItem and write the audit log with BatchWriteItem, nothing more', () => {
+  it('let the outbox relay read the table’s stream, read out-of-line events, write the audit log and delete what expired runs left, nothing more', () => {
     const table = logicalIdAt(full, 'AWS::DynamoDB::Table', '/Store/Table/Resource');
     expect(withAction(statementsFor(full, 'Outbox'), 'dynamodb:')).toEqual([
       {
         Effect: 'Allow',
         Action: ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'],
+        Resource: { 'Fn::GetAtt': [table, 'Arn'] },
+      },
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:Query', 'dynamodb:DeleteItem'],
         Resource: { 'Fn::GetAtt': [table, 'Arn'] },
       },
       { Effect: 'Allow', Action: 'dynamodb:ListStreams', Resource: '*' },

@@ -4,6 +4,7 @@
  */
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { NOTIFIER_TIMEOUT_SECONDS, NOTIFY_LEASE_SECONDS } from '../../shared/config/defaults.ts';
 import { NOTIFY_RULE } from '../../shared/events/bus-rules.ts';
 import { synthStack } from './synth-stack.ts';
 
@@ -79,6 +80,22 @@ describe('the notifier stack', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
       EventPattern: { source: ['cairn'], 'detail-type': NOTIFY_RULE.pattern['detail-type'] },
       Targets: [Match.objectLike({ Arn: Match.anyValue(), RetryPolicy: Match.anyValue() })],
+    });
+  });
+
+  it('holds a notification it sends for less than its Lambda timeout, and sends what it fails for good to the async-failures queue', () => {
+    const fn = resourcesOf('AWS::Lambda::Function').find(([, r]) =>
+      JSON.stringify(r.Properties.Environment ?? {}).includes('CAIRN_NOTIFY_SECRET_ARN'),
+    )?.[1];
+    const timeout = fn?.Properties.Timeout as number;
+
+    expect(timeout).toBe(NOTIFIER_TIMEOUT_SECONDS);
+    expect(NOTIFY_LEASE_SECONDS).toBeGreaterThan(0);
+    expect(NOTIFY_LEASE_SECONDS).toBeLessThan(timeout);
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: Match.stringLikeRegexp('Notifier') },
+      MaximumRetryAttempts: Match.anyValue(),
+      DestinationConfig: { OnFailure: { Destination: Match.anyValue() } },
     });
   });
 

@@ -95,10 +95,13 @@ describe('functions', () => {
     const base = ['CAIRN_TABLE_NAME', 'NODE_OPTIONS', 'POWERTOOLS_METRICS_NAMESPACE', 'POWERTOOLS_SERVICE_NAME'];
     // No CAIRN_EVENT_BUS_NAME: the coordinator's, RunStep's and the replanner's events travel in the outbox of their
     // writes; only the outbox relay and the API (webhooks' ResourceChanged) publish.
+    // Whoever writes a run's or an approval's item stamps its expiry (the validator reads, the outbox deletes).
+    const retention = 'CAIRN_RETENTION_DAYS';
     const coordinator = [
       'CAIRN_MAX_DEPTH',
       'CAIRN_MAX_REPLANS',
       'CAIRN_MAX_STEPS',
+      retention,
       'CAIRN_RUN_DEADLINE_SECONDS',
       'CAIRN_RUN_MACHINE_ARN',
       'CAIRN_STEP_MACHINE_ARN',
@@ -109,21 +112,24 @@ describe('functions', () => {
     const mailbox = ['CAIRN_MAILBOX_URL'];
     const timers = ['CAIRN_MAILBOX_ARN', 'CAIRN_SCHEDULER_ROLE_ARN', 'CAIRN_SCHEDULE_GROUP'];
     expect(envOf(plain, 'Validator')).toEqual(sorted([...base, 'CAIRN_MAX_DEPTH', 'CAIRN_MAX_STEPS']));
-    expect(envOf(plain, 'Planner')).toEqual(sorted([...base, 'CAIRN_MAX_DEPTH', 'CAIRN_MAX_STEPS']));
+    expect(envOf(plain, 'Planner')).toEqual(sorted([...base, 'CAIRN_MAX_DEPTH', 'CAIRN_MAX_STEPS', retention]));
     // RunStep takes a step from its claim to its dependents' start: the coordinator's settings, and it evaluates
     // plan expressions in the worker its bundle carries.
     const stepExecutor = [...coordinator, ...mailbox, 'CAIRN_EXPRESSION_WORKER'];
     expect(envOf(plain, 'StepExecutor')).toEqual(sorted([...base, ...stepExecutor]));
     expect(envOf(plain, 'Coordinator')).toEqual(sorted([...base, ...coordinator, ...mailbox]));
     expect(envOf(plain, 'Invalidator')).toEqual(sorted([...base, ...coordinator, ...mailbox]));
-    expect(envOf(plain, 'Outbox')).toEqual(sorted([...base, 'CAIRN_EVENT_BUS_NAME']));
-    expect(envOf(full, 'Outbox')).toEqual(sorted([...base, 'CAIRN_EVENT_BUS_NAME']));
+    // The outbox's redrive reads the stream's on-failure queue.
+    const outbox = ['CAIRN_EVENT_BUS_NAME', 'CAIRN_OUTBOX_DEAD_LETTERS_URL'];
+    expect(envOf(plain, 'Outbox')).toEqual(sorted([...base, ...outbox]));
+    expect(envOf(full, 'Outbox')).toEqual(sorted([...base, ...outbox]));
     expect(envOf(plain, 'Replanner')).toEqual(sorted([...base, ...coordinator, ...mailbox]));
     expect(envOf(full, 'Replanner')).toEqual(sorted([...base, ...coordinator, ...mailbox, 'CAIRN_MODEL_ID']));
     // The decider: the machines and the run settings its rules read, no plan limits, no bus (its announcements
     // travel in the outbox of its commits), no model, no bindings.
     const decider = [
       'CAIRN_MAX_REPLANS',
+      retention,
       'CAIRN_RUN_DEADLINE_SECONDS',
       'CAIRN_RUN_MACHINE_ARN',
       'CAIRN_STEP_MACHINE_ARN',
@@ -150,6 +156,7 @@ describe('functions', () => {
         'CAIRN_ROLE_GROUPS_CLAIM',
         'CAIRN_ROLE_SCOPES_CLAIM',
         'CAIRN_ROLE_SCOPE_PREFIX',
+        'CAIRN_TENANT_CLAIM',
       ]),
     );
   });

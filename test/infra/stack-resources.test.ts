@@ -64,7 +64,7 @@ describe('functions', () => {
 });
 
 describe('table', () => {
-  it('is on-demand with PK/SK, GSI1, point-in-time recovery and TTL on expiresAt', () => {
+  it('is on-demand with PK/SK, GSI1, GSI_STATUS, point-in-time recovery and TTL on expiresAt', () => {
     template.hasResourceProperties('AWS::DynamoDB::Table', {
       BillingMode: 'PAY_PER_REQUEST',
       KeySchema: [
@@ -77,6 +77,14 @@ describe('table', () => {
           KeySchema: [
             { AttributeName: 'GSI1PK', KeyType: 'HASH' },
             { AttributeName: 'GSI1SK', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        }),
+        Match.objectLike({
+          IndexName: 'GSI_STATUS',
+          KeySchema: [
+            { AttributeName: 'GSI_STATUS_PK', KeyType: 'HASH' },
+            { AttributeName: 'GSI_STATUS_SK', KeyType: 'RANGE' },
           ],
           Projection: { ProjectionType: 'ALL' },
         }),

@@ -1,11 +1,22 @@
 /**
  * The audit trail through the embedded stack (the synthesized state machines): an attempt records the plan
- * revision it ran under and its verdict, and a cancellation records who asked (the embedded API's static token is
- * `local-token`).
+ * revision it ran under and its verdict, and a cancellation and an invalidation record who asked (the embedded
+ * API's static token is `local-token`): in the terminal evidence, in the run view's `actions` and in the published
+ * event.
  */
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
-import { plan, statusOf, step, useTestStack, waitForRun } from '../support/local-stack.ts';
+import { auditLog } from '../support/api-reads.ts';
+import { getRun, plan, statusOf, step, useTestStack, waitForRun } from '../support/local-stack.ts';
+
+interface Action {
+  type: string;
+  requestedBy: string | null;
+  stepId?: string;
+}
+const actionsOf = async (runId: string) => ((await getRun(stack, runId)) as unknown as { actions?: Action[] }).actions;
+const detailsOf = async (runId: string, type: string) =>
+  (await auditLog(stack, runId)).filter((e) => e.type === type).map((e) => e.detail);
 
 interface AttemptView {
   attempt: number;
@@ -87,5 +98,28 @@ describe('audit on the embedded stack', { timeout: 120_000 }, () => {
     const run = await waitForRun(stack, runId);
     expect(run.status).toBe('cancelled');
     expect(run.terminal?.evidence.requestedBy).toBe('local-token');
+    expect(await actionsOf(runId)).toEqual([expect.objectContaining({ type: 'cancel', requestedBy: 'local-token' })]);
+    expect(await detailsOf(runId, 'RunFinished')).toEqual([
+      { runId, state: 'cancelled', reason: 'cancelled', requestedBy: 'local-token' },
+    ]);
+  });
+
+  it('records who invalidated a step, in the run view and in the published event', async () => {
+    const runId = await stack.startRun({
+      plan: plan('invalidate me', [
+        step(stack, 'a', T.echo, { input: { value: 'a' } }),
+        step(stack, 'b', T.echo, { dependsOn: ['a'], input: { value: 'b' } }),
+      ]),
+    });
+    await waitForRun(stack, runId);
+    const answer = await stack.request('POST', `/runs/${runId}/steps/a/invalidate`, { reason: 'the data changed' });
+    expect(answer.status).toBe(202);
+    await waitForRun(stack, runId, (run) => run.status === 'complete' && statusOf(run, 'b') === 'succeeded');
+    expect(await actionsOf(runId)).toEqual([
+      expect.objectContaining({ type: 'invalidate', requestedBy: 'local-token', stepId: 'a' }),
+    ]);
+    expect(await detailsOf(runId, 'StepsInvalidated')).toEqual([
+      expect.objectContaining({ stepIds: ['a', 'b'], requestedBy: 'local-token' }),
+    ]);
   });
 });

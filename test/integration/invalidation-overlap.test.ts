@@ -14,6 +14,7 @@ import { describe, expect, it } from 'vitest';
 import type { LocalHandler } from '../../infra/local/local-executions.ts';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import { type ApprovalView, decide, pendingApproval } from '../support/api-reads.ts';
+import { eventually } from '../support/engine-stack.ts';
 import { executedGenerations, plan, type RunView, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
 import { useStackWithFaults } from '../support/stack-faults.ts';
 
@@ -253,7 +254,16 @@ describe('a FailRun repeated after an invalidation reopened the run', () => {
     const runId = await starting;
     // Not waitForRun: it waits for the stack to settle, and the repeat held keeps the run's first execution going.
     await repeat.arrived;
-    expect((await faults.raw().getRun(runId))?.terminal).toMatchObject({ state: 'failed', reason: 'planning_failed' });
+    // FailRun's first try sent its command to the run's decider: the run ends failed once that is decided.
+    const failed = await eventually(
+      () => faults.raw().getRun(runId),
+      (run) => run?.terminal !== undefined,
+      'the run failing',
+    ).catch((error: unknown) => {
+      repeat.release();
+      throw error;
+    });
+    expect(failed?.terminal).toMatchObject({ state: 'failed', reason: 'planning_failed' });
 
     expect((await invalidate(runId, 'A')).json).toMatchObject({ stepIds: ['A', 'B'], reopened: true });
     repeat.release();
@@ -289,7 +299,16 @@ describe("a step's failure before its start, repeated after an invalidation reop
       (await decide(stack, first, { decision: 'approve', output: { approved: true, comment: 'stop' } })).status,
     ).toBe(200);
     await repeat.arrived;
-    expect(await faults.raw().getStep(runId, 'F')).toMatchObject({
+    // The first try's failure was sent to the run's decider: F is failed once that is decided.
+    const failedF = await eventually(
+      () => faults.raw().getStep(runId, 'F'),
+      (f) => f?.status === 'failed',
+      'F failing',
+    ).catch((error: unknown) => {
+      repeat.release();
+      throw error;
+    });
+    expect(failedF).toMatchObject({
       status: 'failed',
       generation: 1,
       attempts: 0,

@@ -161,7 +161,9 @@ describe('repeated and concurrent requests', () => {
     const key = `bucket/${Date.now()}`;
     const { runId } = await runPlan([step('a', [], { watches: [key] }), step('b', ['a'])]);
     const changed = () =>
-      stack.bus.publish([{ detailType: 'ResourceChanged', detail: { resourceKey: key, deliveryId: 'e-1' } }]);
+      stack.bus.publish([
+        { detailType: 'ResourceChanged', detail: { resourceKey: key, source: 'crm', deliveryId: 'e-1' } },
+      ]);
 
     await changed();
     await quiet();
@@ -172,6 +174,8 @@ describe('repeated and concurrent requests', () => {
     expect([steps.get('a')?.generation, steps.get('b')?.generation]).toEqual([2, 2]);
     expect(published('StepsInvalidated', runId)).toHaveLength(1);
     expect(run).toMatchObject({ status: 'complete', reopened: 1 });
+    // The change says who asked: the webhook's source.
+    expect(run.actions).toEqual([expect.objectContaining({ type: 'invalidate', requestedBy: 'webhook:crm' })]);
   });
 
   it('refuses an unknown step or run (404) and a run that has not started (409)', async () => {

@@ -14,8 +14,11 @@ import { stepExecutionName } from '../../shared/ports/executions.ts';
 import { pendingApproval } from '../support/api-reads.ts';
 import { plan, statusOf, step, summary, waitForRun } from '../support/local-stack.ts';
 
-/** The default cap of a retry's backoff: attempt 2 waits exactly this long. */
-const BACKOFF_SECONDS = 60;
+/**
+ * A retry's backoff, long enough to outlast a stop and a boot (a few seconds) and short enough not to hold the suite:
+ * attempt 2 waits exactly this long.
+ */
+const BACKOFF_SECONDS = 20;
 
 describe('booting again on a data directory with work in flight', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cairn-resume-'));
@@ -61,7 +64,7 @@ describe('booting again on a data directory with work in flight', () => {
     const gate = byName.get(stepExecutionName(gated, 'gate', 1));
     expect(second.resumed.executions.filter((e) => e.machine === 'run')).toHaveLength(2);
     expect(backoff).toMatchObject({ kind: 'wait', state: 'Backoff' });
-    // The rest of the minute, not a new minute.
+    // The rest of the backoff, not a new one.
     expect(backoff?.remainingMs).toBeLessThan(BACKOFF_SECONDS * 1000);
     expect(gate).toMatchObject({ kind: 'token', state: 'AwaitDecision' });
     expect(second.resumed.started).toEqual([]);

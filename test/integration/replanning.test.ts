@@ -191,6 +191,13 @@ describe('a person asks for a replan', () => {
     expect(stepOf(done, 'S')).toMatchObject({ generation: 3, output: { provider: 'tertiary' } });
     expect((await revisions(runId)).map((r) => r.revision)).toEqual([1, 2, 3]);
     expect((await revisions(runId)).at(-1)?.reason).toMatch(/^manual replan \(try the third provider\)/);
+    // Who asked is recorded with the revision, shown on the run and announced.
+    const view = (await getRun(stack, runId)) as unknown as { actions?: { type: string; requestedBy: string }[] };
+    expect(view.actions).toEqual([expect.objectContaining({ type: 'replan', requestedBy: 'local-token' })]);
+    expect((await events(runId, 'PlanRevised')).at(-1)?.detail).toMatchObject({
+      revision: 3,
+      requestedBy: 'local-token',
+    });
   });
 
   it('answers 404 for an unknown run and 400 without a reason; the HTN planner cannot act on a reason alone', async () => {

@@ -36,7 +36,8 @@ export function decidingFor(options: DecidingOptions): Deciding {
   let box: Mailbox | undefined;
   const late: Mailbox = {
     send: (runId, command) => (box as Mailbox).send(runId, command),
-    ask: (runId, command) => (box as Mailbox).ask(runId, command),
+    ask: (runId, command, options) => (box as Mailbox).ask(runId, command, options),
+    answer: (id) => (box as Mailbox).answer(id),
   };
   const timers = createLocalTimers(late, clock);
   const shell = createRunShell({

@@ -4,11 +4,13 @@
  * every event published on the bus recorded, and (when asked) the metrics the engine emits. Runs are submitted
  * through the API with a unique objective and read back from the store once every execution is quiet.
  */
+
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll } from 'vitest';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../infra/local/boot.ts';
 import type { LocalExecutionInfo } from '../../infra/local/local-executions.ts';
 import type { BusEnvelope } from '../../shared/adapters/local/event-bus.ts';
+import { withPlannedSteps } from '../../shared/engine/run/planned.ts';
 import type { PlanStep } from '../../shared/plan/schema.ts';
 import { EVENT_SOURCE } from '../../shared/ports/events.ts';
 import { nameSafe, runExecutionName } from '../../shared/ports/executions.ts';
@@ -93,7 +95,10 @@ async function startEngineStack(options: EngineStackOptions): Promise<EngineStac
     const store = faults.raw();
     const run = await store.getRun(runId);
     if (!run) throw new Error(`no run ${runId}`);
-    const steps = new Map((await store.listSteps(runId)).map((s) => [s.stepId, s]));
+    // As every reader reads a run's steps: the stored ones and those its start still implies.
+    const plan = run.revision < 1 ? undefined : await store.getPlanRevision(runId, run.revision);
+    const listed = withPlannedSteps(run, plan?.plan, await store.listSteps(runId));
+    const steps = new Map(listed.map((s) => [s.stepId, s]));
     const execution = stack.executions.list().find((e) => e.machine === 'run' && e.name === runExecutionName(runId));
     return { runId, run, steps, execution };
   };

@@ -80,9 +80,19 @@ export function step(stack: LocalStack, id: string, target: string, fields: Part
 export const plan = (objective: string, steps: PlanStep[]) => ({ schemaVersion: 1, revision: 1, objective, steps });
 
 export async function getRun(stack: LocalStack, runId: string): Promise<RunView> {
-  const { status, json } = await stack.request('GET', `/runs/${runId}`);
-  if (status !== 200) throw new Error(`GET /runs/${runId} answered ${status}: ${JSON.stringify(json)}`);
-  return json as RunView;
+  // Every page of the run's steps (a page holds 100 by default).
+  let view: RunView | undefined;
+  let cursor: string | undefined;
+  do {
+    const path = `/runs/${runId}${cursor === undefined ? '' : `?cursor=${encodeURIComponent(cursor)}`}`;
+    const { status, json } = await stack.request('GET', path);
+    if (status !== 200) throw new Error(`GET ${path} answered ${status}: ${JSON.stringify(json)}`);
+    const page = json as RunView & { nextCursor?: string };
+    view = view === undefined ? page : { ...view, steps: [...view.steps, ...page.steps] };
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  const { nextCursor: _next, ...whole } = view as RunView & { nextCursor?: string };
+  return whole;
 }
 
 const TERMINAL = new Set(['complete', 'failed', 'cancelled']);

@@ -36,6 +36,7 @@ const batchOf = (runId: string, version: number, images: Partial<RecordImages> =
   images: { ...NO_IMAGES, ...images },
   effects: [],
   published: [],
+  counts: {},
 });
 
 export function runLogBehaviour(setUp: () => Promise<RunLogFixture>): void {
@@ -106,6 +107,6 @@ export function runLogBehaviour(setUp: () => Promise<RunLogFixture>): void {
     await runLog.project(batchOf(run.runId, 1, images));
     await runLog.project(batchOf(run.runId, 1, images));
     expect((await store.getPlanRevision(run.runId, 1))?.plan.steps.map((s) => s.id)).toEqual(['a']);
-    expect(await store.listWatchers('doc:1')).toContainEqual({ runId: run.runId, stepId: 'a' });
+    expect(await store.listWatchers('default', 'doc:1')).toContainEqual({ runId: run.runId, stepId: 'a' });
   });
 }

@@ -18,27 +18,27 @@ export function describeGenerationBehaviour(store: () => Store): void {
   describe('watchers', () => {
     it('lists every run step watching a resource, once each however often it was written', async () => {
       const key = uniqueId('repo:main');
-      await store().putWatches('run-1', [
+      await store().putWatches('default', 'run-1', [
         { stepId: 'a', resourceKey: key },
         { stepId: 'b', resourceKey: key },
         { stepId: 'a', resourceKey: `${key}-other` },
       ]);
-      await store().putWatches('run-1', [{ stepId: 'a', resourceKey: key }]);
-      await store().putWatches('run-2', [{ stepId: 'a', resourceKey: key }]);
-      const watchers = await store().listWatchers(key);
+      await store().putWatches('default', 'run-1', [{ stepId: 'a', resourceKey: key }]);
+      await store().putWatches('default', 'run-2', [{ stepId: 'a', resourceKey: key }]);
+      const watchers = await store().listWatchers('default', key);
       const sorted = [...watchers].sort((x, y) => `${x.runId}${x.stepId}`.localeCompare(`${y.runId}${y.stepId}`));
       expect(sorted).toEqual([
         { runId: 'run-1', stepId: 'a' },
         { runId: 'run-1', stepId: 'b' },
         { runId: 'run-2', stepId: 'a' },
       ]);
-      expect(await store().listWatchers(`${key}-other`)).toEqual([{ runId: 'run-1', stepId: 'a' }]);
-      expect(await store().listWatchers(`${key}-none`)).toEqual([]);
+      expect(await store().listWatchers('default', `${key}-other`)).toEqual([{ runId: 'run-1', stepId: 'a' }]);
+      expect(await store().listWatchers('default', `${key}-none`)).toEqual([]);
     });
 
     it('accepts an empty list of watches', async () => {
-      await store().putWatches('run-3', []);
-      expect(await store().listWatchers('anything')).toEqual([]);
+      await store().putWatches('default', 'run-3', []);
+      expect(await store().listWatchers('default', 'anything')).toEqual([]);
     });
   });
 

@@ -24,6 +24,23 @@ export function describeStepBehaviour(store: () => Store): void {
       expect(await store().getStep(runId, 'zzz')).toBeUndefined();
     });
 
+    it("lists every step's status alone, in the order of the steps, however large their values", async () => {
+      const runId = uniqueId('run');
+      const big = { text: 'x'.repeat(200_000) };
+      await store().putSteps([
+        aStep({ runId, stepId: 'b', status: 'succeeded', output: big }),
+        aStep({ runId, stepId: 'a', status: 'awaiting_approval' }),
+        aStep({ runId, stepId: 'c' }),
+      ]);
+      const listed = await store().listStepStatuses(runId);
+      expect(listed).toEqual([
+        { stepId: 'a', status: 'awaiting_approval' },
+        { stepId: 'b', status: 'succeeded' },
+        { stepId: 'c', status: 'ready' },
+      ]);
+      expect(await store().listStepStatuses(uniqueId('run'))).toEqual([]);
+    });
+
     it('lets exactly one of 10 concurrent claimants move a step', async () => {
       const step = aStep();
       await store().putSteps([step]);

@@ -10,6 +10,7 @@ import { describeBookkeepingBehaviour } from './store-behaviour-bookkeeping.ts';
 import { describeCarriedAttemptBehaviour } from './store-behaviour-carried-attempts.ts';
 import { describeGateBehaviour } from './store-behaviour-gates.ts';
 import { describeGenerationBehaviour } from './store-behaviour-generations.ts';
+import { describeRunListingBehaviour } from './store-behaviour-listing.ts';
 import { describeStepBehaviour } from './store-behaviour-steps.ts';
 import { aPlan, aRun, at, uniqueId } from './store-fixtures.ts';
 
@@ -34,6 +35,12 @@ export function describeStoreBehaviour(name: string, makeStore: () => Promise<St
     });
 
     describeRunBehaviour(store);
+    describeRunListingBehaviour({
+      store,
+      moveTo: async (run, status) => {
+        await store().updateRun(run.runId, [run.status], { status });
+      },
+    });
     describePlanBehaviour(store);
     describeEventBehaviour(store);
     describeStepBehaviour(store);
@@ -79,12 +86,14 @@ function describeRunBehaviour(store: () => Store): void {
     it('gives every concurrent claimant of a run key the winner runId and request hash', async () => {
       const key = uniqueId('idem');
       const candidates = Array.from({ length: 20 }, (_, i) => `run-${i}`);
-      const claims = await Promise.all(candidates.map((runId) => store().claimRunKey(key, runId, `hash-${runId}`)));
+      const claims = await Promise.all(
+        candidates.map((runId) => store().claimRunKey('default', key, runId, `hash-${runId}`)),
+      );
       const owners = claims.map((claim) => claim.runId);
       expect(new Set(owners).size).toBe(1);
       expect(candidates).toContain(owners[0]);
       expect(new Set(claims.map((claim) => claim.requestHash))).toEqual(new Set([`hash-${owners[0]}`]));
-      expect(await store().claimRunKey(key, 'run-late', 'hash-late')).toEqual({
+      expect(await store().claimRunKey('default', key, 'run-late', 'hash-late')).toEqual({
         runId: owners[0],
         requestHash: `hash-${owners[0]}`,
       });
@@ -114,33 +123,6 @@ function describeRunBehaviour(store: () => Store): void {
         .updateRun(run.runId, [], { status: 'running' })
         .catch((e: unknown) => e);
       expect(isValidationError(error)).toBe(true);
-    });
-
-    it('lists runs newest first, filtered by status and cut at the limit', async () => {
-      const runs = [0, 1, 2, 3].map((i) =>
-        aRun({ createdAt: at(i), updatedAt: at(i), status: i % 2 === 0 ? 'running' : 'complete' }),
-      );
-      for (const run of runs) await store().createRun(run);
-      const ids = (list: { runId: string }[]) => list.map((r) => r.runId);
-      expect(ids(await store().listRuns())).toEqual(ids([...runs].reverse()));
-      expect(ids(await store().listRuns({ limit: 2 }))).toEqual(ids([runs[3], runs[2]] as typeof runs));
-      expect(ids(await store().listRuns({ status: 'running' }))).toEqual(ids([runs[2], runs[0]] as typeof runs));
-      expect(ids(await store().listRuns({ status: 'complete', limit: 1 }))).toEqual([runs[3]?.runId]);
-    });
-
-    it('continues a listing of runs before a given run when paging', async () => {
-      const runs = [0, 1, 2, 3, 4].map((i) =>
-        aRun({ createdAt: at(i), updatedAt: at(i), status: i % 2 === 0 ? 'running' : 'complete' }),
-      );
-      for (const run of runs) await store().createRun(run);
-      const ids = (list: { runId: string }[]) => list.map((r) => r.runId);
-      const first = await store().listRuns({ limit: 2 });
-      expect(ids(first)).toEqual(ids([runs[4], runs[3]] as typeof runs));
-      const last = first.at(-1) as (typeof runs)[number];
-      const rest = await store().listRuns({ limit: 10, before: { createdAt: last.createdAt, runId: last.runId } });
-      expect(ids(rest)).toEqual(ids([runs[2], runs[1], runs[0]] as typeof runs));
-      const running = await store().listRuns({ status: 'running', limit: 1, before: { createdAt: at(4), runId: 'z' } });
-      expect(ids(running)).toEqual([runs[4]?.runId]);
     });
   });
 }
@@ -233,6 +215,54 @@ function describeEventBehaviour(store: () => Store): void {
         after = events.at(-1)?.seq;
       }
       expect(seen).toEqual(['a', 'b', 'c', 'd', 'e']);
+    });
+
+    it('keys events by the batch that decided them, so a batch written late still lands after a cursor', async () => {
+      const runId = uniqueId('run');
+      // Batch 9's writer's clock is ahead of batch 10's, and batch 10's events are recorded first.
+      const v9 = { ...entry(runId, `${runId}-v9`, 50, ['late-a', 'late-b']) };
+      const v10 = { ...entry(runId, `${runId}-v10`, 1, ['next']) };
+      await store().recordEvents([v9]);
+      const [, tail] = await store().listEvents(runId);
+      await store().recordEvents([v10]);
+      const listed = await store().listEvents(runId);
+      expect(listed.map((e) => e.type)).toEqual(['late-a', 'late-b', 'next']);
+      expect(listed.map((e) => e.seq)).toEqual([
+        `v${'9'.padStart(10, '0')}~0000`,
+        `v${'9'.padStart(10, '0')}~0001`,
+        `v${'10'.padStart(10, '0')}~0000`,
+      ]);
+      expect((await store().listEvents(runId, { after: tail?.seq as string })).map((e) => e.type)).toEqual(['next']);
+    });
+
+    it('lists events recorded under the clock keys before the versioned ones', async () => {
+      const runId = uniqueId('run');
+      await store().recordEvents([entry(runId, `${runId}-v3`, 1, ['versioned']), entry(runId, 'old', 59, ['clock'])]);
+      const listed = await store().listEvents(runId);
+      expect(listed.map((e) => e.type)).toEqual(['clock', 'versioned']);
+      expect((await store().listEvents(runId, { after: listed[0]?.seq as string })).map((e) => e.type)).toEqual([
+        'versioned',
+      ]);
+    });
+
+    it("lists one step's events alone when asked, in order", async () => {
+      const runId = uniqueId('run');
+      const of = (id: string, stepId: string, type: string): OutboxEntry => ({
+        id,
+        runId,
+        at: at(1),
+        events: [{ type: type as OutboxEntry['events'][number]['type'], detail: { stepId, generation: 1 } }],
+      });
+      await store().recordEvents([
+        of(`${runId}-v1`, 'a', 'StepStarted'),
+        of(`${runId}-v2`, 'b', 'StepStarted'),
+        of(`${runId}-v3`, 'a', 'StepSucceeded'),
+      ]);
+      const listed = await store().listEvents(runId, { stepId: 'a' });
+      expect(listed.map((e) => [e.stepId, e.type])).toEqual([
+        ['a', 'StepStarted'],
+        ['a', 'StepSucceeded'],
+      ]);
     });
 
     it('keeps step id and generation on an event', async () => {

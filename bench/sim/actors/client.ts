@@ -3,10 +3,13 @@
  * (with or without compensation), invalidates steps by request (sometimes sending the same request again, under the
  * same key, as a client that lost the answer does), reports a change of a resource that steps watch (the invalidator
  * then asks every run watching it), and invalidates a run once it has finished. Every answer is recorded for the
- * checks. The replanner, as far as the decider takes it today (revisions are not decided yet): told that a final
+ * checks. A person raises the budget of a run paused for it, now and then, sometimes too little (refused, 422). The
+ * replanner, as far as the decider takes it today (revisions are not decided yet): told that a final
  * failure waits for its answer, it declines it after a while, or says nothing and lets the failure's watch (a timer)
  * decline it.
  */
+import { DEFAULT_TENANT } from '../../../shared/config/defaults.ts';
+import { effectiveBudget } from '../../../shared/engine/budget.ts';
 import type { CommittedBatch } from '../../../shared/ports/run-log.ts';
 import type { SimRun } from '../recorder.ts';
 import { type ActorContext, ask, streamOf } from './platform.ts';
@@ -50,7 +53,7 @@ export function scheduleClient(ctx: ActorContext, run: SimRun): void {
 async function resourceChanged(ctx: ActorContext, resourceKey: string, changedAtMs: number): Promise<void> {
   const changedAt = new Date(changedAtMs).toISOString();
   const byRun = new Map<string, string[]>();
-  for (const { runId, stepId } of await ctx.store.listWatchers(resourceKey))
+  for (const { runId, stepId } of await ctx.store.listWatchers(DEFAULT_TENANT, resourceKey))
     byRun.set(runId, [...(byRun.get(runId) ?? []), stepId]);
   await Promise.all(
     [...byRun].map(([runId, roots]) =>
@@ -86,6 +89,30 @@ export function afterFinish(ctx: ActorContext): (run: SimRun, batch: CommittedBa
         key: `${run.runId}:after-finish`,
         by: 'client',
       });
+    });
+  };
+}
+
+/**
+ * A person who gives a run paused `budget_exhausted` more tokens, a while after it paused (and not always): what was
+ * spent and then some, or now and then less than enough (the decider refuses it, 422, and the run stays paused).
+ */
+export function budgetRaiser(ctx: ActorContext): (run: SimRun, batch: CommittedBatch) => void {
+  return (run, batch) => {
+    const paused = batch.events.some(
+      (e) => e.type === 'RunFinished' && e.terminal.state === 'paused' && e.terminal.reason === 'budget_exhausted',
+    );
+    if (!paused) return;
+    const rng = streamOf(ctx, `raise:${run.runId}:${batch.version}`);
+    if (!rng.chance(0.6)) return;
+    const short = rng.chance(0.15);
+    ctx.sched.after(rng.int(1_000, 120_000), () => {
+      const state = run.replica;
+      const limit = effectiveBudget(state.plan?.plan.budget, state.run.raisedBudget)?.maxTokens;
+      if (limit === undefined) return;
+      const spent = state.run.usageTokens ?? 0;
+      const maxTokens = short ? limit + 1 : Math.max(limit, spent) + rng.int(100, 3000);
+      void ask(ctx, run.runId, { kind: 'RaiseBudget', limits: { maxTokens }, by: 'person' });
     });
   };
 }

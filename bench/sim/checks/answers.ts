@@ -9,6 +9,8 @@
  *   starts after it; a run already finished is answered with the state it finished in.
  * - Invalidate: an answer names exactly the steps its one application moved (a repeat under the same key answers
  *   that application's result and moves nothing again); a refusal moved nothing, and comes before its key's application if any.
+ * - RaiseBudget OK: a BudgetRaised of those limits by that person was committed, and the run reopened with it; a
+ *   refusal raised nothing it named.
  */
 import type { Reply } from '../../../shared/engine/run/decision.ts';
 import type { RunEvent } from '../../../shared/engine/run/events.ts';
@@ -64,6 +66,8 @@ function check(run: SimRun, placed: readonly Placed[], answer: AnsweredCommand):
       return cancel(run, placed, answer, reply);
     case 'Invalidate':
       return invalidation(run, placed, answer, reply);
+    case 'RaiseBudget':
+      return raise(placed, command, reply);
     default:
       return undefined;
   }
@@ -121,6 +125,25 @@ function decision(
       ? undefined
       : `the run is ${run.replica.run.status}, never cancelled`;
   return 'an answer no decision should get';
+}
+
+function raise(
+  placed: readonly Placed[],
+  command: Extract<AnsweredCommand['command'], { kind: 'RaiseBudget' }>,
+  reply: Reply,
+): string | undefined {
+  const same = (e: RunEvent) =>
+    e.type === 'BudgetRaised' &&
+    e.requestedBy === command.by &&
+    JSON.stringify(e.limits) === JSON.stringify(command.limits);
+  const raised = placed.filter((p) => same(p.event));
+  if (!reply.ok) return raised.length > 0 ? 'a BudgetRaised of those limits was committed' : undefined;
+  const at = raised[0];
+  if (at === undefined) return 'no BudgetRaised was committed';
+  const next = placed.find((p) => p.version === at.version && p.index === at.index + 1);
+  return next?.event.type === 'RunReopened'
+    ? undefined
+    : `the run did not reopen with it (${next?.event.type ?? 'nothing'})`;
 }
 
 /** The event ends the step's generation `generation` (the generation a decision was about). */

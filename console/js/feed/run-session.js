@@ -4,7 +4,7 @@
  * again. What events cannot say exactly (a new revision, an invalidation, a reopened or finished run, an event
  * type this page does not know) reads the run again, conditionally, at most every RELOAD_MS while it is live: only
  * the pages that changed are downloaded. The run's head (status, spend) is asked for every QUIET_MS with the ETag
- * of the last answer. A live run is followed every `pollMs`; a paused or finished one every QUIET_MS.
+ * of the last answer. A live run is followed on the event feed (a long poll); a paused or finished one every QUIET_MS.
  */
 import { getConditional, getRun } from '../api.js';
 import { aggregateStatus, groupParents } from '../dag/collapse.js';
@@ -78,7 +78,7 @@ function regroup(steps) {
  * `onChange({ run, events, reason, stepIds })` after every change: `reason` is 'load', 'events' (stepIds moved)
  * or 'head'. `events` is the run's audit log so far (the Events view reads it).
  */
-export function runSession(runId, { pollMs, onChange, onError }) {
+export function runSession(runId, { onChange, onError }) {
   let run;
   /** Each step's place in run.steps: a step that moves is replaced by a copy, never changed in place. */
   let byId = new Map();
@@ -147,7 +147,6 @@ export function runSession(runId, { pollMs, onChange, onError }) {
   }
 
   const feed = runFeed(runId, {
-    liveMs: pollMs,
     onEvents: apply,
     async onTick() {
       const now = Date.now();

@@ -3,7 +3,6 @@
  * is what the run session reads anyway (feed/run-feed.js), so this view costs no request of its own and grows as
  * events come in.
  */
-import { getConfig } from '../auth.js';
 import { formatTime, h, replaceChildren } from '../dom.js';
 import { runSession } from '../feed/run-session.js';
 import { jsonTree } from '../ui/json-tree.js';
@@ -95,7 +94,6 @@ export function eventsPage(main, { runId, query }) {
 
   let shown = 0;
   const session = runSession(runId, {
-    pollMs: getConfig().pollMs,
     onError: (error) => {
       note.textContent = `Could not load the events: ${error.message}`;
     },

@@ -84,7 +84,7 @@ export function runHeader(runId, active, { onActed } = {}) {
         spendOf(run),
         budgetReplanOf(run),
       );
-      const actionKey = `${run.status}/${run.revision}/${run.cancelling ?? ''}`;
+      const actionKey = `${run.status}/${run.revision}/${run.cancelling ?? ''}/${run.terminal?.reason ?? ''}`;
       if (actionKey !== shownKey) {
         shownKey = actionKey;
         replaceChildren(

@@ -5,7 +5,6 @@
  * contents (dag/incremental.js). The graph zooms and pans (dag/viewport.js) with a minimap; buttons go to the next
  * failed, running or waiting step, and a step asked for (the address, a button, a click) is brought into view.
  */
-import { getConfig } from '../auth.js';
 import { groupParents, withOverviewGroups } from '../dag/collapse.js';
 import { layout, relayout } from '../dag/layout.js';
 import { defaultCollapsed, structureKey, visibleGraph } from '../dag/model.js';
@@ -177,7 +176,6 @@ export function runPage(main, { runId, query }) {
 
   let first = true;
   const session = runSession(runId, {
-    pollMs: getConfig().pollMs,
     onError: (error) =>
       replaceChildren(canvas, h('p', { class: 'error', role: 'alert' }, `Could not load the run: ${error.message}`)),
     onChange: ({ run, reason }) => {

@@ -2,7 +2,6 @@
  * A run's steps as a table, sortable by any column: status, title and id, target, attempts, duration, tokens and
  * cost. Filtered by text and status; a row opens the step in the graph. Kept current by the run session.
  */
-import { getConfig } from '../auth.js';
 import { between, formatDuration, h, replaceChildren, statusBadge, statusLabel } from '../dom.js';
 import { runSession } from '../feed/run-session.js';
 import { runHeader } from './run-header.js';
@@ -122,7 +121,6 @@ export function stepsPage(main, { runId, query }) {
   }
 
   const session = runSession(runId, {
-    pollMs: getConfig().pollMs,
     onError: (error) => {
       note.textContent = `Could not load the run: ${error.message}`;
     },

@@ -4,7 +4,6 @@
  * hatched bars are waits for a person. Rows on the critical path are highlighted.
  */
 import { get } from '../api.js';
-import { getConfig } from '../auth.js';
 import { formatDuration, formatTime, h, replaceChildren, STATUS_MARKS, s, statusLabel, truncate } from '../dom.js';
 import { QUIET_MS } from '../feed/run-feed.js';
 import { runSession } from '../feed/run-session.js';
@@ -220,7 +219,6 @@ export function timelinePage(main, { runId }) {
     draw();
   };
   const session = runSession(runId, {
-    pollMs: getConfig().pollMs,
     onError: (error) =>
       replaceChildren(area, h('p', { class: 'error', role: 'alert' }, `Could not load the timeline: ${error.message}`)),
     onChange: ({ run, reason }) => {

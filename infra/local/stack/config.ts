@@ -72,7 +72,8 @@ export interface LocalStackOptions {
   readonly wrapStore?: (store: Store) => Store;
   /**
    * Wraps each Lambda handler the state machines call, by function key (tests: an invocation whose answer is lost
-   * after it did its work, a delayed invocation), so Step Functions' own Retry and Catch are what repeats it.
+   * after it did its work, a delayed invocation), so Step Functions' own Retry and Catch are what repeats it. Key
+   * `Outbox` wraps the outbox relay as the stream (and the redrive) call it, with the batch's records.
    */
   readonly wrapHandler?: (key: string, handler: LocalHandler) => LocalHandler;
   /** Lambda's concurrency per function key ('StepExecutor', ...): beyond it a Task is throttled (lambda-concurrency.ts). */
@@ -104,6 +105,11 @@ export interface LocalStackOptions {
    * the environment says; absent: CAIRN_AWS_QUOTAS (and CAIRN_LAMBDA_CONCURRENCY, CAIRN_SFN_START_RATE).
    */
   readonly awsQuotas?: AwsQuotasOptions | false;
+  /**
+   * The outbox redrive's sweep (infra/local/outbox-sweep.ts): every `everyMs` (default REDRIVE_EVERY_SECONDS; 0: only
+   * on `LocalStack.redriveOutbox`) it relays again the batches the stream kept after its tries.
+   */
+  readonly outboxRedrive?: { readonly everyMs?: number };
 }
 
 /**

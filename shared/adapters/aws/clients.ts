@@ -13,6 +13,7 @@
  */
 import { BedrockRuntimeClient, type BedrockRuntimeClientConfig } from '@aws-sdk/client-bedrock-runtime';
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { DynamoDBStreamsClient, type DynamoDBStreamsClientConfig } from '@aws-sdk/client-dynamodb-streams';
 import { EventBridgeClient, type EventBridgeClientConfig } from '@aws-sdk/client-eventbridge';
 import { LambdaClient, type LambdaClientConfig } from '@aws-sdk/client-lambda';
 import { SchedulerClient, type SchedulerClientConfig } from '@aws-sdk/client-scheduler';
@@ -31,6 +32,7 @@ export interface ClientTimeouts {
 /** The services cairn calls. */
 export type AwsService =
   | 'dynamodb'
+  | 'dynamodbstreams'
   | 'sfn'
   | 'eventbridge'
   | 'secretsmanager'
@@ -47,6 +49,7 @@ const MODEL_CALL_MS = 300_000;
 
 export const AWS_CLIENT_TIMEOUTS: Readonly<Record<AwsService, ClientTimeouts>> = Object.freeze({
   dynamodb: { connectionTimeoutMs: CONNECT_MS, requestTimeoutMs: 10_000 },
+  dynamodbstreams: { connectionTimeoutMs: CONNECT_MS, requestTimeoutMs: 10_000 },
   sfn: { connectionTimeoutMs: CONNECT_MS, requestTimeoutMs: 10_000 },
   eventbridge: { connectionTimeoutMs: CONNECT_MS, requestTimeoutMs: 10_000 },
   secretsmanager: { connectionTimeoutMs: CONNECT_MS, requestTimeoutMs: 5_000 },
@@ -81,6 +84,10 @@ export function withTimeouts<C extends { requestHandler?: unknown }>(
 
 export const dynamoDbClient = (config: DynamoDBClientConfig = {}): DynamoDBClient =>
   new DynamoDBClient(withTimeouts('dynamodb', config));
+
+/** DynamoDB Streams: the outbox redrive reads back the records of a stream batch the relay gave up on. */
+export const dynamoDbStreamsClient = (config: DynamoDBStreamsClientConfig = {}): DynamoDBStreamsClient =>
+  new DynamoDBStreamsClient(withTimeouts('dynamodbstreams', config));
 
 export const sfnClient = (config: SFNClientConfig = {}): SFNClient => new SFNClient(withTimeouts('sfn', config));
 

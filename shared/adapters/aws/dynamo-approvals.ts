@@ -7,6 +7,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import { DEFAULT_TENANT } from '../../config/defaults.ts';
 import { ConflictError } from '../../errors.ts';
 import type { ApprovalPosition, ApprovalRecord, IdempotencyRecord, Store } from '../../ports/store.ts';
 import type { Item } from './dynamo-attributes.ts';
@@ -94,12 +95,19 @@ function approvalRefsQuery(runId: string, stepId: string | undefined): QueryInpu
 
 export function approvalOperations(ctx: DynamoContext): ApprovalOperations {
   const listApprovals = async (
-    options: { status?: ApprovalRecord['status']; runId?: string; limit?: number; after?: ApprovalPosition } = {},
+    options: {
+      tenant?: string;
+      status?: ApprovalRecord['status'];
+      runId?: string;
+      limit?: number;
+      after?: ApprovalPosition;
+    } = {},
   ): Promise<ApprovalRecord[]> => {
+    const tenant = options.tenant ?? DEFAULT_TENANT;
     const statuses = options.status === undefined ? APPROVAL_STATUSES : [options.status];
     const { after, limit } = options;
     const partitions = statuses.flatMap((status) =>
-      indexKeys.approvalPartitions(status).map((partition) => ({ status, partition })),
+      indexKeys.approvalPartitions(tenant, status).map((partition) => ({ status, partition })),
     );
     const pages = await Promise.all(
       partitions.map(({ partition }) => {
@@ -195,7 +203,7 @@ export function approvalOperations(ctx: DynamoContext): ApprovalOperations {
       // The step on the reference: a step's approvals are found without reading the run's others in full.
       await batchPutItems(ctx, [stringItem({ ...ref, [ENTITY_ATTRIBUTE]: 'approvalRef', stepId: approval.stepId })]);
       const scope = new ExpressionScope();
-      const item = { ...encodeApproval(approval), ...outboxAttribute(announce) };
+      const item = { ...encodeApproval(approval, ctx.retentionSeconds), ...outboxAttribute(announce) };
       return conditionalPut(ctx, item, scope, scope.notExists(PARTITION_KEY));
     },
     async listRunApprovals(runId, options = {}) {

@@ -6,15 +6,32 @@
  * the value back before anything decodes the item, so nothing above the adapter knows.
  *
  * Parts are written before the item that refers to them and never change (same content, same key), so a crash
- * between the two leaves only an unreferenced blob, and a repeated write is harmless. Unreferenced parts are not
- * collected (a deployed table can expire them with a TTL sweep later; they are never read).
+ * between the two leaves only an unreferenced blob, and a repeated write is harmless.
+ *
+ * Who collects a part depends on whose it is (`BlobOwner`). A run's items (its partition, its approvals, its log's
+ * announcements) keep their parts in the run's own blob partitions (`RUNBLOB#<runId>#<shard>`, the reference naming
+ * the run): when the run expires, every part there goes with it (dynamo-retention.ts), whether an item still refers
+ * to it or not (a value rewritten since, a write that failed after its parts). Any other item's parts stay
+ * content-addressed (`BLOB#<sha256>`) and carry the item's own expiry, so TTL takes them with it; a part shared by
+ * two such items carries the later writer's expiry, which is the later one. Parts written before run partitions
+ * existed (references without a run) are read as before and left alone: another run may share them.
  */
 import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { NotFoundError } from '../../errors.ts';
 import { encodeOutbox, OUTBOX_ATTRIBUTE, type OutboxEntry, type OutboxEvent } from '../../events/outbox.ts';
 import type { Item } from './dynamo-attributes.ts';
-import { GSI1_PARTITION_KEY, GSI1_SORT_KEY, type ItemKey, itemKeys, PARTITION_KEY, SORT_KEY } from './table-layout.ts';
+import {
+  GSI1_PARTITION_KEY,
+  GSI1_SORT_KEY,
+  type ItemKey,
+  itemKeys,
+  PARTITION_KEY,
+  SORT_KEY,
+  STATUS_PARTITION_KEY,
+  STATUS_SORT_KEY,
+  TTL_ATTRIBUTE,
+} from './table-layout.ts';
 
 /** A string attribute longer than this (UTF-16 code units, so at most 3× as many bytes) is stored out of line. */
 export const INLINE_STRING_LIMIT = 16 * 1024;
@@ -24,9 +41,38 @@ const PART_CHARS = 100 * 1024;
 export const BLOB_MARK = 'cairnBlob';
 
 /** Keys and index keys are read by DynamoDB itself (key conditions): never moved. The outbox: see outboxValue. */
-const PINNED = new Set([PARTITION_KEY, SORT_KEY, GSI1_PARTITION_KEY, GSI1_SORT_KEY]);
+const PINNED = new Set([
+  PARTITION_KEY,
+  SORT_KEY,
+  GSI1_PARTITION_KEY,
+  GSI1_SORT_KEY,
+  STATUS_PARTITION_KEY,
+  STATUS_SORT_KEY,
+  TTL_ATTRIBUTE,
+]);
 
-const blobPartKey = itemKeys.blobPart;
+/** Whose the parts of a write are: a run's (kept in its blob partitions), or nobody's, expiring when given. */
+export type BlobOwner =
+  | { readonly runId: string }
+  | { readonly runId?: undefined; readonly expiresAt?: AttributeValue };
+
+const RUN_PREFIX = 'RUN#';
+const APPROVAL_PREFIX = 'APPROVAL#';
+
+/**
+ * The owner of the parts of a write to `pk`: the run of a run's item, or of an approval (which names its run); for
+ * any other item, its own expiry (a put's `expiresAt`), which its parts then carry.
+ */
+export function blobOwner(pk: string | undefined, attributes: Item = {}): BlobOwner {
+  if (pk?.startsWith(RUN_PREFIX)) return { runId: pk.slice(RUN_PREFIX.length) };
+  const runId = attributes.runId?.S;
+  if (pk?.startsWith(APPROVAL_PREFIX) && runId !== undefined) return { runId };
+  const expiresAt = attributes[TTL_ATTRIBUTE];
+  return expiresAt?.N === undefined ? {} : { expiresAt };
+}
+
+const partKey = (ref: Pick<BlobRef, 'hash' | 'runId'>, n: number): ItemKey =>
+  ref.runId === undefined ? itemKeys.blobPart(ref.hash, n) : itemKeys.runBlobPart(ref.runId, ref.hash, n);
 
 /** What a write must put first: the parts of every value it moves out of line. */
 export interface Offloaded<T> {
@@ -54,27 +100,36 @@ interface BlobRef {
   readonly hash: string;
   readonly parts: number;
   readonly chars: number;
+  /** The run whose blob partitions hold the parts; absent: `BLOB#<hash>`. */
+  readonly runId?: string | undefined;
 }
 
 /** Cuts the text into parts (pushed to `parts`) and returns what names them. */
-function blob(text: string, parts: Item[]): BlobRef {
+function blob(text: string, parts: Item[], owner: BlobOwner): BlobRef {
   const hash = createHash('sha256').update(text, 'utf8').digest('hex');
   const cut = pieces(text);
+  const { runId } = owner;
+  const expiry: Item =
+    owner.runId === undefined && owner.expiresAt !== undefined ? { [TTL_ATTRIBUTE]: owner.expiresAt } : {};
   cut.forEach((data, n) => {
-    const key = blobPartKey(hash, n);
+    const key = partKey({ hash, runId }, n);
     parts.push({
       [PARTITION_KEY]: { S: key.PK },
       [SORT_KEY]: { S: key.SK },
       entity: { S: 'blob' },
       data: { S: data },
+      ...expiry,
     });
   });
-  return { hash, parts: cut.length, chars: text.length };
+  return { hash, parts: cut.length, chars: text.length, runId };
 }
 
-function reference(text: string, parts: Item[]): AttributeValue {
-  const ref = blob(text, parts);
-  return { M: { [BLOB_MARK]: { S: ref.hash }, parts: { N: String(ref.parts) }, chars: { N: String(ref.chars) } } };
+function reference(text: string, parts: Item[], owner: BlobOwner): AttributeValue {
+  const ref = blob(text, parts, owner);
+  const run: Item = ref.runId === undefined ? {} : { run: { S: ref.runId } };
+  return {
+    M: { [BLOB_MARK]: { S: ref.hash }, parts: { N: String(ref.parts) }, chars: { N: String(ref.chars) }, ...run },
+  };
 }
 
 /**
@@ -87,27 +142,30 @@ export function outboxValue(entry: OutboxEntry): Offloaded<AttributeValue> {
   const text = encodeOutbox(entry);
   if (text.length <= INLINE_STRING_LIMIT) return { value: { S: text }, parts: [] };
   const parts: Item[] = [];
-  const ref = blob(JSON.stringify(entry.events), parts);
-  const eventsRef = `${ref.hash}/${ref.parts}/${ref.chars}`;
+  // The announcement's run owns them: they go when the run does.
+  const ref = blob(JSON.stringify(entry.events), parts, { runId: entry.runId });
+  const eventsRef = `${ref.hash}/${ref.parts}/${ref.chars}/run`;
   return {
     value: { S: encodeOutbox({ id: entry.id, runId: entry.runId, at: entry.at, events: [], eventsRef }) },
     parts,
   };
 }
 
-const OUTBOX_REF = /^([0-9a-f]{64})\/(\d{1,6})\/(\d{1,12})$/;
+/** `<hash>/<parts>/<chars>`, then `/run` when the parts are in the announcement's run's blob partitions. */
+const OUTBOX_REF = /^([0-9a-f]{64})\/(\d{1,6})\/(\d{1,12})(\/run)?$/;
 
 function outboxRef(entry: OutboxEntry): BlobRef | undefined {
   const match = entry.eventsRef === undefined ? null : OUTBOX_REF.exec(entry.eventsRef);
   if (!match) return undefined;
-  return { hash: match[1] as string, parts: Number(match[2]), chars: Number(match[3]) };
+  const runId = match[4] === undefined ? undefined : entry.runId;
+  return { hash: match[1] as string, parts: Number(match[2]), chars: Number(match[3]), runId };
 }
 
 /** The keys of the parts holding the out-of-line events of these announcements. */
 export function outboxEventKeys(entries: readonly OutboxEntry[]): ItemKey[] {
   return entries.flatMap((entry) => {
     const ref = outboxRef(entry);
-    return ref === undefined ? [] : Array.from({ length: ref.parts }, (_, n) => blobPartKey(ref.hash, n));
+    return ref === undefined ? [] : Array.from({ length: ref.parts }, (_, n) => partKey(ref, n));
   });
 }
 
@@ -128,8 +186,8 @@ export function restoreOutboxEvents(entries: readonly OutboxEntry[], parts: read
   });
 }
 
-/** The item (or an update's attribute values) with every large string replaced by a reference. */
-export function offload(attributes: Item): Offloaded<Item> {
+/** The item (or an update's attribute values) with every large string replaced by a reference to `owner`'s parts. */
+export function offload(attributes: Item, owner: BlobOwner): Offloaded<Item> {
   const parts: Item[] = [];
   let changed: Item | undefined;
   for (const [name, value] of Object.entries(attributes)) {
@@ -140,7 +198,7 @@ export function offload(attributes: Item): Offloaded<Item> {
       const outbox = outboxValue(JSON.parse(value.S) as OutboxEntry);
       changed[name] = outbox.value;
       parts.push(...outbox.parts);
-    } else changed[name] = reference(value.S, parts);
+    } else changed[name] = reference(value.S, parts, owner);
   }
   return { value: changed ?? attributes, parts };
 }
@@ -148,7 +206,7 @@ export function offload(attributes: Item): Offloaded<Item> {
 function refOf(value: AttributeValue | undefined): BlobRef | undefined {
   const hash = value?.M?.[BLOB_MARK]?.S;
   if (hash === undefined || value?.M === undefined) return undefined;
-  return { hash, parts: Number(value.M.parts?.N ?? 0), chars: Number(value.M.chars?.N ?? -1) };
+  return { hash, parts: Number(value.M.parts?.N ?? 0), chars: Number(value.M.chars?.N ?? -1), runId: value.M.run?.S };
 }
 
 /** The keys of every part the items refer to. */
@@ -157,7 +215,7 @@ export function referencedParts(items: readonly Item[]): ItemKey[] {
   for (const item of items) {
     for (const value of Object.values(item)) {
       const ref = refOf(value);
-      if (ref) for (let n = 0; n < ref.parts; n++) keys.push(blobPartKey(ref.hash, n));
+      if (ref) for (let n = 0; n < ref.parts; n++) keys.push(partKey(ref, n));
     }
   }
   return keys;
@@ -170,7 +228,7 @@ const partsByKey = (parts: readonly Item[]): Map<string, Item> =>
 function joinParts(ref: BlobRef, byKey: ReadonlyMap<string, Item>, context: Readonly<Record<string, unknown>>): string {
   let text = '';
   for (let n = 0; n < ref.parts; n++) {
-    const key = blobPartKey(ref.hash, n);
+    const key = partKey(ref, n);
     const data = byKey.get(`${key.PK}\u0000${key.SK}`)?.data?.S;
     if (data === undefined) {
       throw new NotFoundError(`a stored value is missing part ${n} of its blob`, {

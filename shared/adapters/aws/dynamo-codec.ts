@@ -3,7 +3,8 @@
  * says how a field is stored; updates reuse them, so a patched field is stored exactly as a put would store it.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { type Plan, RUN_STATUSES, STEP_STATUSES, type StepError } from '../../plan/schema.ts';
+import { DEFAULT_RETENTION_DAYS, tenantOf } from '../../config/defaults.ts';
+import { type Plan, RUN_STATUSES, type RunStatus, STEP_STATUSES, type StepError } from '../../plan/schema.ts';
 import type { ModelUsage } from '../../ports/capabilities.ts';
 import type {
   ApprovalRecord,
@@ -11,7 +12,9 @@ import type {
   CompensationRecord,
   HeldRevision,
   IdempotencyRecord,
+  RaisedLimits,
   ReplanRecord,
+  RunAction,
   RunEventRecord,
   RunRecord,
   StepGenerationRecord,
@@ -84,6 +87,7 @@ export const runCodecs: FieldCodecs<RunRecord> = {
   createdAt: stringField,
   updatedAt: stringField,
   idempotencyKey: stringField,
+  tenant: stringField,
   startedBy: stringField,
   waiterToken: stringField,
   terminal: json<TerminalRecord>(),
@@ -102,11 +106,48 @@ export const runCodecs: FieldCodecs<RunRecord> = {
   budgetWarned: optionalStringSet,
   budgetExhaustedFor: json<readonly number[]>(),
   invalidationKeys: json<readonly string[]>(),
+  startedAt: stringField,
+  raisedBudget: json<RaisedLimits>(),
+  maxReplans: numberField,
+  actions: json<readonly RunAction[]>(),
 };
 
-export function encodeRun(run: RunRecord): Item {
-  const keys = { ...itemKeys.run(run.runId), ...indexKeys.run(run.createdAt, run.runId) };
-  return { ...stringItem({ ...keys, [ENTITY_ATTRIBUTE]: 'run' }), ...encodeFields(runCodecs, run) };
+export const DEFAULT_RETENTION_SECONDS = DEFAULT_RETENTION_DAYS * 24 * 3600;
+
+/** The statuses a run ends in. A paused run waits for a person, who may still resume it: it does not expire. */
+const ENDED_STATUSES: ReadonlySet<RunStatus> = new Set(['complete', 'failed', 'cancelled']);
+
+const epochSeconds = (iso: string | undefined): number => {
+  const ms = iso === undefined ? Number.NaN : Date.parse(iso);
+  return Number.isFinite(ms) ? Math.floor(ms / 1000) : 0;
+};
+
+/**
+ * When an ended run's item expires (`retentionSeconds` after it ended); undefined while it has not ended. Only the
+ * run item is stamped, by the write that ends the run (its projection writes the whole item anyway): the run's other
+ * items go when it goes (dynamo-retention.ts), so a reopened or long-paused run never loses part of itself.
+ */
+export function runExpiresAt(
+  run: Pick<RunRecord, 'status' | 'terminal' | 'updatedAt'>,
+  retentionSeconds: number,
+): number | undefined {
+  if (!ENDED_STATUSES.has(run.status)) return undefined;
+  return epochSeconds(run.terminal?.at ?? run.updatedAt) + retentionSeconds;
+}
+
+/** The run's item: its keys, its entries in the runs listing and the listing by status, its expiry once ended. */
+export function encodeRun(run: RunRecord, retentionSeconds = DEFAULT_RETENTION_SECONDS): Item {
+  const keys = {
+    ...itemKeys.run(run.runId),
+    ...indexKeys.run(tenantOf(run), run.createdAt, run.runId),
+    ...indexKeys.runByStatus(tenantOf(run), run.status, run.createdAt, run.runId),
+  };
+  const expiresAt = runExpiresAt(run, retentionSeconds);
+  return {
+    ...stringItem({ ...keys, [ENTITY_ATTRIBUTE]: 'run' }),
+    ...(expiresAt === undefined ? {} : { [TTL_ATTRIBUTE]: { N: String(expiresAt) } }),
+    ...encodeFields(runCodecs, run),
+  };
 }
 
 export const decodeRun = (item: Item): RunRecord =>
@@ -290,6 +331,7 @@ export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'edited', '
 
 export const approvalCodecs: FieldCodecs<ApprovalRecord> = {
   approvalId: stringField,
+  tenant: stringField,
   runId: stringField,
   stepId: stringField,
   generation: numberField,
@@ -310,22 +352,22 @@ export const approvalCodecs: FieldCodecs<ApprovalRecord> = {
   output: json<unknown>(),
 };
 
-/** Approvals stay readable for this long after their deadline, then TTL (deployed tables) removes them. */
-export const APPROVAL_RETENTION_SECONDS = 90 * 24 * 3600;
-
-export function approvalExpiresAt(deadline: string): number {
-  const seconds = Math.floor(Date.parse(deadline) / 1000);
-  return (Number.isFinite(seconds) ? seconds : 0) + APPROVAL_RETENTION_SECONDS;
+/**
+ * An approval stays readable for the retention after its deadline, then TTL (deployed tables; the embedded sweep)
+ * removes it; its run's expiry removes it too, through the run's reference (dynamo-retention.ts).
+ */
+export function approvalExpiresAt(deadline: string, retentionSeconds = DEFAULT_RETENTION_SECONDS): number {
+  return epochSeconds(deadline) + retentionSeconds;
 }
 
-export function encodeApproval(approval: ApprovalRecord): Item {
+export function encodeApproval(approval: ApprovalRecord, retentionSeconds = DEFAULT_RETENTION_SECONDS): Item {
   const keys = {
     ...itemKeys.approval(approval.approvalId),
-    ...indexKeys.approval(approval.status, approval.createdAt, approval.approvalId),
+    ...indexKeys.approval(tenantOf(approval), approval.status, approval.createdAt, approval.approvalId),
   };
   return {
     ...stringItem({ ...keys, [ENTITY_ATTRIBUTE]: 'approval' }),
-    [TTL_ATTRIBUTE]: { N: String(approvalExpiresAt(approval.deadline)) },
+    [TTL_ATTRIBUTE]: { N: String(approvalExpiresAt(approval.deadline, retentionSeconds)) },
     ...encodeFields(approvalCodecs, approval),
   };
 }

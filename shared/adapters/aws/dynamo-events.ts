@@ -1,8 +1,15 @@
 /**
  * The outbox's two ends on DynamoDB. `announce` writes an announcement that belongs to no other write as an item of
  * its own (the run's partition, `OUTBOX#<id>`), which the change stream carries like any other announcing write.
- * `recordEvents` is the relay's audit log: one item per event, `EVENT#<at>~<entry id>~<index>`, written in batches
- * (a redelivered entry lands on the same keys, so a repeat changes nothing). No counter: writers never contend.
+ * `recordEvents` is the relay's audit log: one item per event, written in batches (a redelivered entry lands on the
+ * same keys, so a repeat changes nothing). No counter: writers never contend.
+ *
+ * An event's key is its place in the run: `EVENT#v<version>~<index>`, the version of the batch that decided it (its
+ * announcement's id is `<runId>-v<version>`, shared/adapters/aws/dynamo-run-log.ts) and its index in the batch. A
+ * run's batches are committed one after another, so a key that lands later sorts later: a client tailing the log
+ * with `after=` misses nothing. (Keyed by the writer's clock, a batch written a moment late landed before a cursor
+ * already read past it.) An announcement that names no version, and events recorded before versions keyed the log,
+ * keep the old key `<at>~<entry id>~<index>`, which sorts before every versioned one (a digit before `v`).
  */
 import { ValidationError } from '../../errors.ts';
 import { encodeOutbox, OUTBOX_ATTRIBUTE, type OutboxEntry } from '../../events/outbox.ts';
@@ -10,23 +17,27 @@ import type { RunEventRecord, Store } from '../../ports/store.ts';
 import { outboxEventKeys, restoreOutboxEvents } from './dynamo-blobs.ts';
 import { decodeEvent, ENTITY_ATTRIBUTE, encodeEvent, stringItem } from './dynamo-codec.ts';
 import { ExpressionScope } from './dynamo-expressions.ts';
-import {
-  batchGetItems,
-  batchPutItems,
-  conditionalPut,
-  type DynamoContext,
-  queryAll,
-  runItemsQuery,
-} from './dynamo-ops.ts';
+import { batchGetItems, batchPutItems, conditionalPut, type DynamoContext, queryAll } from './dynamo-ops.ts';
 import { itemKeys, PARTITION_KEY, SORT_KEY, SORT_PREFIX } from './table-layout.ts';
 
 type EventOperations = Pick<Store, 'announce' | 'recordEvents' | 'restoreAnnouncements' | 'listEvents'>;
 
-/** A cursor is a seq a listing returned: `<ISO time>~<entry id>~<index>`. */
-const SEQ = /^[0-9TZ:.+-]{10,40}~[A-Za-z0-9-]{1,64}~\d{1,4}$/;
+/** A cursor is a seq a listing returned: `v<version>~<index>`, or the clock-keyed `<ISO time>~<entry id>~<index>`. */
+const SEQ = /^(v\d{10}~\d{4}|[0-9TZ:.+-]{10,40}~[A-Za-z0-9-]{1,64}~\d{1,4})$/;
 
-export const eventSeq = (entry: OutboxEntry, index: number): string =>
-  `${entry.at}~${entry.id}~${String(index).padStart(4, '0')}`;
+/** The batch version an announcement of the run's log names in its id (`<runId>-v<version>`), if it names one. */
+export function announcedVersion(entry: Pick<OutboxEntry, 'id' | 'runId'>): number | undefined {
+  const prefix = `${entry.runId}-v`;
+  if (!entry.id.startsWith(prefix)) return undefined;
+  const digits = entry.id.slice(prefix.length);
+  return /^\d{1,10}$/.test(digits) ? Number(digits) : undefined;
+}
+
+export function eventSeq(entry: OutboxEntry, index: number): string {
+  const place = String(index).padStart(4, '0');
+  const version = announcedVersion(entry);
+  return version === undefined ? `${entry.at}~${entry.id}~${place}` : `v${String(version).padStart(10, '0')}~${place}`;
+}
 
 /** The audit-log records of an announcement, one per event. */
 export function eventRecords(entry: OutboxEntry): RunEventRecord[] {
@@ -72,24 +83,23 @@ export function eventOperations(ctx: DynamoContext): EventOperations {
       if (options.after !== undefined && !SEQ.test(options.after)) {
         throw new ValidationError(`event cursor must be a seq from an earlier listing, got ${options.after}`, []);
       }
-      const { limit } = options;
-      if (options.after === undefined) {
-        const query = runItemsQuery(runId, SORT_PREFIX.event);
-        return (await queryAll(ctx, limit === undefined ? query : { ...query, Limit: limit }, limit)).map(decodeEvent);
-      }
+      const { limit, stepId } = options;
       const scope = new ExpressionScope();
       const pk = scope.equals(PARTITION_KEY, { S: itemKeys.runPartition(runId) }, 'pk');
-      const from = { S: `${SORT_PREFIX.event}${options.after}` };
+      const from = { S: `${SORT_PREFIX.event}${options.after ?? ''}` };
       const to = { S: `${SORT_PREFIX.event}\uffff` };
       // BETWEEN is inclusive (a key condition takes one range): the cursor's own event is read and dropped.
       const range = `${scope.name(SORT_KEY)} BETWEEN ${scope.value('from', from)} AND ${scope.value('to', to)}`;
+      // A filter applies after a page is read, so with one no Limit is given: `limit` then stops the collecting.
+      const filter = stepId === undefined ? undefined : scope.equals('stepId', { S: stepId }, 'stepId');
       const read = limit === undefined ? undefined : limit + 1;
       const items = await queryAll(
         ctx,
         {
           KeyConditionExpression: `${pk} AND ${range}`,
           ConsistentRead: true,
-          ...(read === undefined ? {} : { Limit: read }),
+          ...(filter === undefined ? {} : { FilterExpression: filter }),
+          ...(read === undefined || filter !== undefined ? {} : { Limit: read }),
           ...scope.parts(),
         },
         read,

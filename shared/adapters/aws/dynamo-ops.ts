@@ -18,7 +18,7 @@ import {
 import { ConflictError, PayloadTooLargeError } from '../../errors.ts';
 import { encodeOutbox, OUTBOX_ATTRIBUTE, type OutboxEntry, type StreamRecord } from '../../events/outbox.ts';
 import { guardSize, type Item } from './dynamo-attributes.ts';
-import { offload, outboxValue, referencedParts, restore } from './dynamo-blobs.ts';
+import { blobOwner, offload, outboxValue, referencedParts, restore } from './dynamo-blobs.ts';
 import { type Condition, ExpressionScope, type UpdateBuilder } from './dynamo-expressions.ts';
 import { type ItemKey, itemKeys, PARTITION_KEY, SORT_KEY } from './table-layout.ts';
 
@@ -32,6 +32,8 @@ export interface DynamoContext {
    * it, handed over as soon as the write has landed. Absent when deployed (the table's own stream does this).
    */
   readonly stream?: ((record: StreamRecord) => void) | undefined;
+  /** How long an ended run's records are kept, in seconds (its run item's `expiresAt`: dynamo-retention.ts). */
+  readonly retentionSeconds?: number;
 }
 
 /**
@@ -72,7 +74,7 @@ export async function conditionalPut(
   condition: Condition | undefined,
 ): Promise<boolean> {
   const context = { pk: item.PK?.S, sk: item.SK?.S };
-  const { value: stored, parts } = offload(item);
+  const { value: stored, parts } = offload(item, blobOwner(item[PARTITION_KEY]?.S, item));
   guardSize(stored, context);
   await writeParts(ctx, parts);
   try {
@@ -107,7 +109,7 @@ export async function conditionalUpdate(
   if (announced) update.set(OUTBOX_ATTRIBUTE, announced.value, 'outbox');
   else if (outbox === null) update.remove(OUTBOX_ATTRIBUTE);
   const expression = scope.parts();
-  const { value: values, parts } = offload(expression.ExpressionAttributeValues ?? {});
+  const { value: values, parts } = offload(expression.ExpressionAttributeValues ?? {}, blobOwner(key.PK));
   guardSize(values, keyContext(key));
   await writeParts(ctx, [...(announced?.parts ?? []), ...parts]);
   try {
@@ -191,7 +193,21 @@ const UNPROCESSED_RETRIES = 8;
  * Strongly consistent reads of several items in as few round trips as BatchGetItem allows (100 keys a request),
  * re-asking for whatever DynamoDB leaves unprocessed. Items come back in no particular order; missing ones are absent.
  */
-export async function batchGetItems(ctx: DynamoContext, keys: readonly ItemKey[]): Promise<Item[]> {
+export async function batchGetItems(
+  ctx: DynamoContext,
+  keys: readonly ItemKey[],
+  /** Only these attributes (and the keys), for a read that needs a small part of large items. */
+  attributes?: readonly string[],
+): Promise<Item[]> {
+  const projection =
+    attributes === undefined
+      ? {}
+      : {
+          ProjectionExpression: [PARTITION_KEY, SORT_KEY, ...attributes].map((_, i) => `#p${i}`).join(', '),
+          ExpressionAttributeNames: Object.fromEntries(
+            [PARTITION_KEY, SORT_KEY, ...attributes].map((name, i) => [`#p${i}`, name]),
+          ),
+        };
   const unique = [...new Map(keys.map((key) => [`${key.PK}\u0000${key.SK}`, key])).values()];
   const items: Item[] = [];
   for (let i = 0; i < unique.length; i += BATCH_GET_LIMIT) {
@@ -200,7 +216,9 @@ export async function batchGetItems(ctx: DynamoContext, keys: readonly ItemKey[]
       .map((key) => ({ [PARTITION_KEY]: { S: key.PK }, [SORT_KEY]: { S: key.SK } }));
     await untilProcessed('read', batch, async (pending) => {
       const result = await ctx.client.send(
-        new BatchGetItemCommand({ RequestItems: { [ctx.tableName]: { Keys: pending, ConsistentRead: true } } }),
+        new BatchGetItemCommand({
+          RequestItems: { [ctx.tableName]: { Keys: pending, ConsistentRead: true, ...projection } },
+        }),
       );
       items.push(...(result.Responses?.[ctx.tableName] ?? []));
       return result.UnprocessedKeys?.[ctx.tableName]?.Keys ?? [];
@@ -216,6 +234,19 @@ const BATCH_WRITE_LIMIT = 25;
 export async function batchPutItems(ctx: DynamoContext, items: readonly Item[]): Promise<void> {
   for (let i = 0; i < items.length; i += BATCH_WRITE_LIMIT) {
     const batch: WriteRequest[] = items.slice(i, i + BATCH_WRITE_LIMIT).map((Item) => ({ PutRequest: { Item } }));
+    await untilProcessed('write', batch, async (pending) => {
+      const result = await ctx.client.send(new BatchWriteItemCommand({ RequestItems: { [ctx.tableName]: pending } }));
+      return result.UnprocessedItems?.[ctx.tableName] ?? [];
+    });
+  }
+}
+
+/** Unconditional deletes in as few round trips as BatchWriteItem allows (deleting what is gone is no error). */
+export async function batchDeleteItems(ctx: DynamoContext, keys: readonly ItemKey[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += BATCH_WRITE_LIMIT) {
+    const batch: WriteRequest[] = keys
+      .slice(i, i + BATCH_WRITE_LIMIT)
+      .map((key) => ({ DeleteRequest: { Key: { [PARTITION_KEY]: { S: key.PK }, [SORT_KEY]: { S: key.SK } } } }));
     await untilProcessed('write', batch, async (pending) => {
       const result = await ctx.client.send(new BatchWriteItemCommand({ RequestItems: { [ctx.tableName]: pending } }));
       return result.UnprocessedItems?.[ctx.tableName] ?? [];

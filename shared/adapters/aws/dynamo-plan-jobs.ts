@@ -28,6 +28,7 @@ export const PLAN_JOB_RETENTION_SECONDS = 86_400;
 
 const planJobCodecs: FieldCodecs<PlanJobRecord> = {
   jobId: stringField,
+  tenant: stringField,
   request: json<PlanJobRecord['request']>(),
   status: enumField(['pending', 'succeeded', 'failed'] as const),
   createdAt: stringField,

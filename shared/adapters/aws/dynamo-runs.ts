@@ -3,12 +3,14 @@
  * DynamoDB.
  */
 
+import { DEFAULT_RUN_LIST_LIMIT, DEFAULT_TENANT } from '../../config/defaults.ts';
 import { ConflictError, ValidationError } from '../../errors.ts';
 import type { OutboxEntry } from '../../events/outbox.ts';
 import type { Plan, RunStatus } from '../../plan/schema.ts';
 import type { RunKeyClaim, RunPosition, RunRecord, RunRemovableField, Store } from '../../ports/store.ts';
 import { encodeFields } from './dynamo-attributes.ts';
 import {
+  DEFAULT_RETENTION_SECONDS,
   decodePlanRevision,
   decodePlanSummary,
   decodeRun,
@@ -17,6 +19,7 @@ import {
   encodeRun,
   PLAN_SUMMARY_FIELDS,
   runCodecs,
+  runExpiresAt,
   stringItem,
 } from './dynamo-codec.ts';
 import { ExpressionScope, UpdateBuilder } from './dynamo-expressions.ts';
@@ -36,9 +39,11 @@ import {
   itemKeys,
   PARTITION_KEY,
   SORT_PREFIX,
+  STATUS_INDEX_NAME,
+  STATUS_PARTITION_KEY,
+  STATUS_SORT_KEY,
+  TTL_ATTRIBUTE,
 } from './table-layout.ts';
-
-export const DEFAULT_RUN_LIST_LIMIT = 100;
 
 type RunOperations = Pick<
   Store,
@@ -76,15 +81,16 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     return frozen;
   };
 
-  const claimRunKey = async (key: string, runId: string, requestHash: string): Promise<RunKeyClaim> => {
-    // The key item is never deleted, so a lost put always finds the winner on the (consistent) read.
+  const claimRunKey = async (tenant: string, key: string, runId: string, requestHash: string): Promise<RunKeyClaim> => {
+    // The key item is never deleted, so a lost put always finds the winner on the (consistent) read. The key is the
+    // tenant's own (itemKeys.runKey): two tenants' requests with the same key are two requests.
     const scope = new ExpressionScope();
     const item = {
-      ...stringItem({ ...itemKeys.runKey(key), [ENTITY_ATTRIBUTE]: 'runKey', key, runId, requestHash }),
+      ...stringItem({ ...itemKeys.runKey(tenant, key), [ENTITY_ATTRIBUTE]: 'runKey', key, runId, requestHash }),
       createdAt: { S: ctx.now().toISOString() },
     };
     if (await conditionalPut(ctx, item, scope, scope.notExists(PARTITION_KEY))) return { runId, requestHash };
-    const winner = await getItem(ctx, itemKeys.runKey(key));
+    const winner = await getItem(ctx, itemKeys.runKey(tenant, key));
     const owner = winner?.runId?.S;
     if (owner === undefined) {
       throw new ConflictError(`run key ${key} is claimed but unreadable`, { context: { key }, retryable: true });
@@ -106,6 +112,23 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     const fields = encodeFields(runCodecs, { ...patch, updatedAt: patch.updatedAt ?? ctx.now().toISOString() });
     for (const [name, value] of Object.entries(fields)) update.set(name, value);
     for (const name of options.remove ?? []) if (!(name in fields)) update.remove(name);
+    const tenant = patch.tenant ?? DEFAULT_TENANT;
+    if (patch.status !== undefined) {
+      // The run moves in the listing by status, and is stamped to expire once it has ended (encodeRun's rules).
+      const { GSI_STATUS_PK } = indexKeys.runByStatus(tenant, patch.status, '', runId);
+      update.set(STATUS_PARTITION_KEY, { S: GSI_STATUS_PK });
+      const { updatedAt } = fields;
+      const ended = { status: patch.status, terminal: patch.terminal, updatedAt: updatedAt?.S ?? '' };
+      const expiresAt = runExpiresAt(ended, ctx.retentionSeconds ?? DEFAULT_RETENTION_SECONDS);
+      if (expiresAt === undefined) update.remove(TTL_ATTRIBUTE);
+      else update.set(TTL_ATTRIBUTE, { N: String(expiresAt) });
+    }
+    // A status change moves the run's entry within its tenant's listing: the patch names the tenant (none: the
+    // default tenant), and the condition holds it to the run's own, so an entry never lands in another's listing.
+    const tenantHeld =
+      patch.status === undefined && patch.tenant === undefined
+        ? []
+        : [tenant === DEFAULT_TENANT ? scope.notExists('tenant') : scope.equals('tenant', { S: tenant })];
     const condition = scope.and(
       scope.exists(PARTITION_KEY),
       scope.oneOf(
@@ -113,45 +136,44 @@ export function runOperations(ctx: DynamoContext): RunOperations {
         from.map((s) => ({ S: s })),
         'from',
       ),
+      ...tenantHeld,
     );
     const item = await conditionalUpdate(ctx, itemKeys.run(runId), scope, update, condition, options.announce ?? null);
     return item === undefined ? undefined : decodeRun(item);
   };
 
+  /**
+   * Newest first: every shard of the runs listing (GSI1), or, for one status, of the listing by status (GSI_STATUS),
+   * each read from the cursor's own sort key down (both indexes sort by createdAt#runId) and merged in order. So a
+   * status listing reads the runs it shows, not the history around them.
+   */
   const listRuns = async (
-    options: { status?: RunStatus; limit?: number; before?: RunPosition } = {},
+    options: { tenant?: string; status?: RunStatus; limit?: number; before?: RunPosition } = {},
   ): Promise<RunRecord[]> => {
     const limit = options.limit ?? DEFAULT_RUN_LIST_LIMIT;
-    const { before } = options;
+    const { before, status } = options;
+    const tenant = options.tenant ?? DEFAULT_TENANT;
+    const [indexName, partitionKey, sortKey, partitions] =
+      status === undefined
+        ? [GSI1_NAME, GSI1_PARTITION_KEY, GSI1_SORT_KEY, indexKeys.runPartitions(tenant)]
+        : [STATUS_INDEX_NAME, STATUS_PARTITION_KEY, STATUS_SORT_KEY, indexKeys.runStatusPartitions(tenant, status)];
     const pages = await Promise.all(
-      indexKeys.runPartitions().map((partition) => {
+      partitions.map((partition) => {
         const scope = new ExpressionScope();
-        const key = scope.equals(GSI1_PARTITION_KEY, { S: partition }, 'runs');
-        // Sort keys are createdAt#runId in every shard: the cursor's own sort key bounds each of them.
+        const key = scope.equals(partitionKey, { S: partition }, 'runs');
         const range =
           before === undefined
             ? key
-            : `${key} AND ${scope.lessThan(GSI1_SORT_KEY, { S: `${before.createdAt}#${before.runId}` }, 'before')}`;
-        const filter = options.status === undefined ? undefined : scope.equals('status', { S: options.status });
-        return queryAll(
-          ctx,
-          {
-            IndexName: GSI1_NAME,
-            KeyConditionExpression: range,
-            ScanIndexForward: false,
-            // With a filter, Limit would count items before filtering; let pages be full and stop at `limit`.
-            ...(filter === undefined ? { Limit: limit } : { FilterExpression: filter }),
-            ...scope.parts(),
-          },
-          limit,
-        );
+            : `${key} AND ${scope.lessThan(sortKey, { S: `${before.createdAt}#${before.runId}` }, 'before')}`;
+        const input = { IndexName: indexName, KeyConditionExpression: range, ScanIndexForward: false, Limit: limit };
+        return queryAll(ctx, { ...input, ...scope.parts() }, limit);
       }),
     );
     // Newest first across the shards: the same order as the sort key (createdAt, then runId), descending.
-    const sortKey = (item: (typeof pages)[number][number]) => item[GSI1_SORT_KEY]?.S ?? '';
+    const order = (item: (typeof pages)[number][number]) => item[sortKey]?.S ?? '';
     return pages
       .flat()
-      .sort((a, b) => (sortKey(a) < sortKey(b) ? 1 : sortKey(a) > sortKey(b) ? -1 : 0))
+      .sort((a, b) => (order(a) < order(b) ? 1 : order(a) > order(b) ? -1 : 0))
       .slice(0, limit)
       .map(decodeRun);
   };
@@ -200,7 +222,7 @@ export function runOperations(ctx: DynamoContext): RunOperations {
   return {
     async createRun(run) {
       const scope = new ExpressionScope();
-      if (!(await conditionalPut(ctx, encodeRun(run), scope, scope.notExists(PARTITION_KEY)))) {
+      if (!(await conditionalPut(ctx, encodeRun(run, ctx.retentionSeconds), scope, scope.notExists(PARTITION_KEY)))) {
         throw new ConflictError(`run ${run.runId} already exists`, { context: { runId: run.runId } });
       }
     },

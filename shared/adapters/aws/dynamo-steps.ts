@@ -31,13 +31,14 @@ import {
   queryAll,
   runItemsQuery,
 } from './dynamo-ops.ts';
-import { attemptPrefix, type ItemKey, itemKeys, PARTITION_KEY, SORT_PREFIX } from './table-layout.ts';
+import { attemptPrefix, type ItemKey, itemKeys, PARTITION_KEY, SORT_KEY, SORT_PREFIX } from './table-layout.ts';
 
 type StepOperations = Pick<
   Store,
   | 'putSteps'
   | 'getStep'
   | 'listSteps'
+  | 'listStepStatuses'
   | 'getSteps'
   | 'getStepWithRun'
   | 'transitionStep'
@@ -214,6 +215,23 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
     },
     async listSteps(runId) {
       return (await queryAll(ctx, runItemsQuery(runId, SORT_PREFIX.step))).map(decodeStep);
+    },
+    async listStepStatuses(runId) {
+      const scope = new ExpressionScope();
+      const pk = scope.equals(PARTITION_KEY, { S: itemKeys.runPartition(runId) }, 'pk');
+      const sk = `begins_with(${scope.name(SORT_KEY)}, ${scope.value('prefix', { S: SORT_PREFIX.step })})`;
+      // Two short attributes of each item: no large value of a step is read back, decoded or filled in.
+      const projection = `${scope.name('stepId')}, ${scope.name('status')}`;
+      const items = await queryAll(ctx, {
+        KeyConditionExpression: `${pk} AND ${sk}`,
+        ProjectionExpression: projection,
+        ConsistentRead: true,
+        ...scope.parts(),
+      });
+      return items.map((item) => ({
+        stepId: item.stepId?.S ?? '',
+        status: (item.status?.S ?? 'pending') as StepStatus,
+      }));
     },
     getSteps,
     getStepWithRun,

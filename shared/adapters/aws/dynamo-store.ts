@@ -5,13 +5,16 @@
  */
 
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DEFAULT_RETENTION_DAYS } from '../../config/defaults.ts';
+import type { Retention } from '../../ports/retention.ts';
 import type { RunLog } from '../../ports/run-log.ts';
 import type { Store } from '../../ports/store.ts';
 import { approvalOperations } from './dynamo-approvals.ts';
 import { eventOperations } from './dynamo-events.ts';
 import type { DynamoContext } from './dynamo-ops.ts';
 import { planJobOperations } from './dynamo-plan-jobs.ts';
-import { createDynamoRunLog } from './dynamo-run-log.ts';
+import { createDynamoRetention } from './dynamo-retention.ts';
+import { createDynamoRunLog, stepCountOperations } from './dynamo-run-log.ts';
 import { runOperations } from './dynamo-runs.ts';
 import { stepOperations } from './dynamo-steps.ts';
 import { watchOperations } from './dynamo-watches.ts';
@@ -23,15 +26,22 @@ export interface DynamoStoreOptions {
   readonly now?: () => Date;
   /** The embedded stack's change stream (see DynamoContext.stream); absent when deployed. */
   readonly stream?: DynamoContext['stream'];
+  /** How long an ended run's records are kept (DynamoContext.retentionSeconds). */
+  readonly retentionSeconds?: number;
 }
 
-export function createDynamoStore(options: DynamoStoreOptions): Store {
-  const ctx: DynamoContext = {
+function contextOf(options: DynamoStoreOptions): DynamoContext {
+  return {
     client: options.client,
     tableName: options.tableName,
     now: options.now ?? (() => new Date()),
     stream: options.stream,
+    retentionSeconds: options.retentionSeconds ?? DEFAULT_RETENTION_DAYS * 24 * 3600,
   };
+}
+
+export function createDynamoStore(options: DynamoStoreOptions): Store {
+  const ctx = contextOf(options);
   return {
     ...runOperations(ctx),
     ...eventOperations(ctx),
@@ -39,16 +49,16 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
     ...approvalOperations(ctx),
     ...watchOperations(ctx),
     ...planJobOperations(ctx),
+    ...stepCountOperations(ctx),
   };
+}
+
+/** Retention on the same table (shared/ports/retention.ts). */
+export function createDynamoRetentionOf(options: DynamoStoreOptions): Retention {
+  return createDynamoRetention(contextOf(options));
 }
 
 /** The run log on the same table (shared/ports/run-log.ts), projecting through the same store. */
 export function createDynamoRunLogOf(options: DynamoStoreOptions, store: Store): RunLog {
-  const ctx: DynamoContext = {
-    client: options.client,
-    tableName: options.tableName,
-    now: options.now ?? (() => new Date()),
-    stream: options.stream,
-  };
-  return createDynamoRunLog(ctx, store);
+  return createDynamoRunLog(contextOf(options), store);
 }

@@ -1,5 +1,6 @@
 /**
- * Watchers on DynamoDB: one item per (resource, run step), `WATCH#<resourceKey>` / `<runId>#<stepId>`, so that a
+ * Watchers on DynamoDB: one item per (resource, run step), `WATCH#<resourceKey>` / `<runId>#<stepId>` (the tenant's
+ * own partition: table-layout.ts `tenantScoped`), so that a
  * ResourceChanged event finds every step watching its key with one query. Written with each plan revision; an item
  * is never removed (a later revision may stop watching: the invalidator checks the run's current plan).
  */
@@ -15,10 +16,10 @@ type WatchOperations = Pick<Store, 'putWatches' | 'listWatchers'>;
 const PUT_CONCURRENCY = 16;
 
 export function watchOperations(ctx: DynamoContext): WatchOperations {
-  const putWatch = async (runId: string, stepId: string, resourceKey: string): Promise<void> => {
+  const putWatch = async (tenant: string, runId: string, stepId: string, resourceKey: string): Promise<void> => {
     const scope = new ExpressionScope();
     const item = stringItem({
-      ...itemKeys.watch(resourceKey, runId, stepId),
+      ...itemKeys.watch(tenant, resourceKey, runId, stepId),
       [ENTITY_ATTRIBUTE]: 'watch',
       resourceKey,
       runId,
@@ -30,15 +31,17 @@ export function watchOperations(ctx: DynamoContext): WatchOperations {
   };
 
   return {
-    async putWatches(runId, entries) {
+    async putWatches(tenant, runId, entries) {
       const unique = [...new Map(entries.map((e) => [`${e.resourceKey}\u0000${e.stepId}`, e])).values()];
       for (let i = 0; i < unique.length; i += PUT_CONCURRENCY) {
-        await Promise.all(unique.slice(i, i + PUT_CONCURRENCY).map((e) => putWatch(runId, e.stepId, e.resourceKey)));
+        await Promise.all(
+          unique.slice(i, i + PUT_CONCURRENCY).map((e) => putWatch(tenant, runId, e.stepId, e.resourceKey)),
+        );
       }
     },
-    async listWatchers(resourceKey) {
+    async listWatchers(tenant, resourceKey) {
       const scope = new ExpressionScope();
-      const key = scope.equals(PARTITION_KEY, { S: itemKeys.watchPartition(resourceKey) }, 'pk');
+      const key = scope.equals(PARTITION_KEY, { S: itemKeys.watchPartition(tenant, resourceKey) }, 'pk');
       const items = await queryAll(ctx, { KeyConditionExpression: key, ConsistentRead: true, ...scope.parts() });
       return items.flatMap((item) => {
         const runId = item.runId?.S;

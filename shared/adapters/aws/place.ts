@@ -1,7 +1,7 @@
 /**
- * The deployed place (shared/ports/place.ts): DynamoDB, Step Functions, EventBridge, Bedrock and Secrets Manager,
- * pointed at by the settings. Each adapter is made on first use, with its client; a setting it needs and does not
- * have fails then, naming the variable (CAIRN_TABLE_NAME is not set).
+ * The deployed place (shared/ports/place.ts): DynamoDB (and its stream), SQS, Step Functions, EventBridge, Bedrock and
+ * Secrets Manager, pointed at by the settings. Each adapter is made on first use, with its client; a setting it needs
+ * and does not have fails then, naming the variable (CAIRN_TABLE_NAME is not set).
  */
 
 import { randomUUID } from 'node:crypto';
@@ -9,11 +9,12 @@ import { requireSetting, type Settings } from '../../config/settings.ts';
 import type { Place } from '../../ports/place.ts';
 import { deploymentCatalog } from '../catalog-from-env.ts';
 import { createBedrockPlanModel, defaultBedrockClient } from './bedrock-plan-model.ts';
-import { dynamoDbClient, lambdaClient, schedulerClient, sqsClient } from './clients.ts';
+import { dynamoDbClient, dynamoDbStreamsClient, lambdaClient, schedulerClient, sqsClient } from './clients.ts';
 import { createDynamoReplies } from './dynamo-replies.ts';
-import { createDynamoRunLogOf, createDynamoStore } from './dynamo-store.ts';
+import { createDynamoRetentionOf, createDynamoRunLogOf, createDynamoStore } from './dynamo-store.ts';
 import { createEventBridgePublisher } from './eventbridge-publisher.ts';
 import { createLambdaPlanJobDispatcher } from './lambda-plan-jobs.ts';
+import { createDynamoStreamReader, createSqsDeadLetters } from './outbox-dead-letters.ts';
 import { createSchedulerTimers } from './scheduler-timers.ts';
 import { createSfnExecutions } from './sfn-executions.ts';
 import { createSqsMailbox } from './sqs-mailbox.ts';
@@ -22,11 +23,20 @@ import { webhookSecretsFor } from './webhook-secrets.ts';
 
 export function awsPlace(settings: Settings): Place {
   const { plannerModelId } = settings;
-  const dynamo = once(() => ({ client: dynamoDbClient(), tableName: requireSetting(settings, 'tableName') }));
+  const dynamo = once(() => ({
+    client: dynamoDbClient(),
+    tableName: requireSetting(settings, 'tableName'),
+    retentionSeconds: settings.retentionSeconds,
+  }));
   const replies = once(() => createDynamoReplies({ ...dynamo(), now: () => new Date() }));
   return {
     store: () => createDynamoStore(dynamo()),
     runLog: (store) => createDynamoRunLogOf(dynamo(), store),
+    retention: () => createDynamoRetentionOf(dynamo()),
+    outboxDeadLetters: () => ({
+      queue: createSqsDeadLetters({ client: sqsClient(), queueUrl: requireSetting(settings, 'outboxDeadLettersUrl') }),
+      stream: createDynamoStreamReader({ client: dynamoDbStreamsClient(), clock: () => new Date() }),
+    }),
     // The decider Lambda reads the queue (functions/decider.ts): here the shell is only the place's to name.
     // Both are made on first use, so a function that never sends a command needs none of their settings.
     mailbox: () => {
@@ -40,7 +50,8 @@ export function awsPlace(settings: Settings): Place {
       );
       return {
         send: (runId, command) => sqs().send(runId, command),
-        ask: (runId, command) => sqs().ask(runId, command),
+        ask: (runId, command, options) => sqs().ask(runId, command, options),
+        answer: (id) => sqs().answer(id),
       };
     },
     replies,

@@ -3,12 +3,11 @@
  * run's commands reach the decider Lambda in order, one batch of a run at a time, and runs go side by side. A sender
  * that asks waits for the decider's answer, which the decider Lambda writes to the table under the command's id
  * (dynamo-replies.ts); past its wait it is told the decision is still being made (retryable), and a repeat of the
- * same command finds the answer once it is there.
+ * same ask (the same command id) finds the answer once it is there.
  */
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { RunCommandInput } from '../../engine/run/commands.ts';
-import { CairnError } from '../../errors.ts';
-import type { Mailbox, Replies } from '../../ports/mailbox.ts';
+import { DecisionPendingError, type Mailbox, type Replies } from '../../ports/mailbox.ts';
 
 /** A command as it travels through the queue: the run, the command, its id, and whether its sender waits. */
 export interface MailboxLetter {
@@ -28,15 +27,7 @@ export interface SqsMailboxOptions {
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
-/** The decision is taken in order after the run's earlier commands: past the sender's wait it is still to come. */
-export class DecisionPendingError extends CairnError {
-  constructor(runId: string, id: string) {
-    super('DecisionPendingError', `the run's decider has not answered command ${id} yet: ask again`, {
-      retryable: true,
-      context: { runId, commandId: id },
-    });
-  }
-}
+export { DecisionPendingError };
 
 export function createSqsMailbox(options: SqsMailboxOptions): Mailbox {
   const waitMs = options.waitMs ?? 20_000;
@@ -56,15 +47,23 @@ export function createSqsMailbox(options: SqsMailboxOptions): Mailbox {
     async send(runId, command) {
       await post({ runId, id: options.newId(), command });
     },
-    async ask(runId, command) {
-      const id = options.newId();
+    async ask(runId, command, given = {}) {
+      const id = given.id ?? options.newId();
+      const wait = given.waitMs ?? waitMs;
+      // A retry of an ask its decision already answered gets that answer; one still waiting posts the same letter,
+      // which the queue drops within its five minutes (after them the decider's repeat of it decides nothing new).
+      if (given.id !== undefined) {
+        const decided = await options.replies.get(id);
+        if (decided !== undefined) return decided;
+      }
       await post({ runId, id, command, reply: true });
-      for (let waited = 0, pause = 50; waited < waitMs; waited += pause, pause = Math.min(pause * 2, 1000)) {
-        await sleep(pause);
+      for (let waited = 0, pause = 50; waited < wait; waited += pause, pause = Math.min(pause * 2, 1000)) {
+        await sleep(Math.min(pause, wait - waited));
         const reply = await options.replies.get(id);
         if (reply !== undefined) return reply;
       }
       throw new DecisionPendingError(runId, id);
     },
+    answer: (id) => options.replies.get(id),
   };
 }

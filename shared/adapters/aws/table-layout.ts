@@ -14,21 +14,41 @@
  *   run key        RUNKEY#<key>         / RUNKEY
  *   idempotency    IDEMPOTENCY#<key>    / IDEMPOTENCY
  *   watcher        WATCH#<resourceKey>  / <runId>#<stepId>   (a step watching an outside resource)
+ *   admission      ADMISSION#<tenant>   / ADMISSION         (a tenant's running and queued runs, under a bound)
  *   blob part      BLOB#<sha256>        / PART#<n, 4 digits>  (a large value kept out of line: dynamo-blobs.ts)
+ *   a run's part   RUNBLOB#<runId>#<shard> / <sha256>#PART#<n>   (a large value of a run's item: the run's partitions,
+ *                  listed and deleted with the run; <shard> from the hash, 0..RUN_BLOB_SHARDS-1, so a run's large
+ *                  writes spread over as many partitions)
  * GSI1 (GSI1PK / GSI1SK, projection ALL):
  *   runs, newest first      RUNS#<shard>                 / <createdAt>#<runId>
  *   approvals by status     APPROVALS#<status>#<shard>   / <createdAt>#<approvalId>
  *   (<shard> = a hash of the run or approval id, 0..INDEX_SHARDS-1: a busy stack writes to many index partitions,
  *   not one hot one; a listing reads every shard and merges them in order)
- * `expiresAt` (epoch seconds) is the TTL attribute; TTL is enabled on deploy only (dynalite has none).
+ * GSI_STATUS (GSI_STATUS_PK / GSI_STATUS_SK, projection ALL): `GET /runs?status=`
+ *   runs by status, newest first   RUNSTATUS#<status>#<shard>   / <createdAt>#<runId>
+ *   (the run item carries both keys, so the projection that writes the run moves its entry: no write of its own;
+ *   sorted like GSI1, so one cursor pages both listings)
+ * Tenants: a partition that lists or finds things by a name the caller gives (the index partitions above, a run key,
+ * a watcher) is the tenant's own, `T#<tenant>#` before the name (`tenantScoped`); the default tenant's keep the
+ * names they had before tenants, so a table written before them reads the same. A tenant never contains `#`, and no
+ * unscoped name starts with `T#`, so no two tenants' keys meet. Items found by an id cairn made (`RUN#<runId>`,
+ * `APPROVAL#<id>`, `PLANJOB#<id>`) keep their keys: the id is unguessable and every read checks the tenant.
+ * `expiresAt` (epoch seconds) is the TTL attribute; TTL is enabled on deploy only (dynalite has none: the embedded
+ * runtime sweeps, infra/local/retention-sweep.ts). A run's own item carries it once the run has ended; the run's
+ * other items go with it (dynamo-retention.ts).
  */
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import { DEFAULT_TENANT } from '../../config/defaults.ts';
 
 export const PARTITION_KEY = 'PK';
 export const SORT_KEY = 'SK';
 export const GSI1_NAME = 'GSI1';
 export const GSI1_PARTITION_KEY = 'GSI1PK';
 export const GSI1_SORT_KEY = 'GSI1SK';
+/** The index of runs by status (`GET /runs?status=`). */
+export const STATUS_INDEX_NAME = 'GSI_STATUS';
+export const STATUS_PARTITION_KEY = 'GSI_STATUS_PK';
+export const STATUS_SORT_KEY = 'GSI_STATUS_SK';
 /** Epoch seconds; DynamoDB TTL deletes expired idempotency and approval records (deployed tables only). */
 export const TTL_ATTRIBUTE = 'expiresAt';
 
@@ -45,6 +65,11 @@ export interface IndexKey {
   readonly GSI1SK: string;
 }
 
+export interface StatusIndexKey {
+  readonly GSI_STATUS_PK: string;
+  readonly GSI_STATUS_SK: string;
+}
+
 const pad = (value: number, digits: number): string => String(value).padStart(digits, '0');
 
 export const SORT_PREFIX = {
@@ -57,9 +82,23 @@ export const SORT_PREFIX = {
 
 const runPartition = (runId: string): string => `RUN#${runId}`;
 
+/** A partition name of one tenant: the default tenant's is the name itself (as before tenants). */
+export const tenantScoped = (tenant: string, name: string): string =>
+  tenant === DEFAULT_TENANT ? name : `T#${tenant}#${name}`;
+
+/**
+ * Partitions of one run's blob parts. A part can be 300 KB (300 write units) and one partition takes 1,000 units a
+ * second: a wide layer of large outputs spreads over these instead of one hot key, and deleting a run's parts stays
+ * a handful of queries.
+ */
+export const RUN_BLOB_SHARDS = 16;
+const runBlobPartition = (runId: string, shard: number): string => `RUNBLOB#${runId}#${shard}`;
+
 /** Item key builders: the only place that spells a key. */
 export const itemKeys = {
   run: (runId: string): ItemKey => ({ PK: runPartition(runId), SK: 'RUN' }),
+  /** The run's log head: its last committed batch and its version (shared/adapters/aws/dynamo-run-log.ts). */
+  runHead: (runId: string): ItemKey => ({ PK: runPartition(runId), SK: 'HEAD' }),
   runPartition,
   planRevision: (runId: string, revision: number): ItemKey => ({
     PK: runPartition(runId),
@@ -77,13 +116,21 @@ export const itemKeys = {
     PK: runPartition(runId),
     SK: `${SORT_PREFIX.approvalRef}${approvalId}`,
   }),
-  runKey: (key: string): ItemKey => ({ PK: `RUNKEY#${key}`, SK: 'RUNKEY' }),
+  runKey: (tenant: string, key: string): ItemKey => ({ PK: tenantScoped(tenant, `RUNKEY#${key}`), SK: 'RUNKEY' }),
+  admission: (tenant: string): ItemKey => ({ PK: `ADMISSION#${tenant}`, SK: 'ADMISSION' }),
   blobPart: (hash: string, part: number): ItemKey => ({ PK: `BLOB#${hash}`, SK: `PART#${pad(part, 4)}` }),
+  runBlobPart: (runId: string, hash: string, part: number): ItemKey => ({
+    PK: runBlobPartition(runId, Number.parseInt(hash.slice(0, 4), 16) % RUN_BLOB_SHARDS),
+    SK: `${hash}#PART#${pad(part, 4)}`,
+  }),
+  /** Every partition of a run's blob parts. */
+  runBlobPartitions: (runId: string): string[] =>
+    Array.from({ length: RUN_BLOB_SHARDS }, (_, shard) => runBlobPartition(runId, shard)),
   idempotency: (key: string): ItemKey => ({ PK: `IDEMPOTENCY#${key}`, SK: 'IDEMPOTENCY' }),
   planJob: (jobId: string): ItemKey => ({ PK: `PLANJOB#${jobId}`, SK: 'PLANJOB' }),
-  watchPartition: (resourceKey: string): string => `WATCH#${resourceKey}`,
-  watch: (resourceKey: string, runId: string, stepId: string): ItemKey => ({
-    PK: `WATCH#${resourceKey}`,
+  watchPartition: (tenant: string, resourceKey: string): string => tenantScoped(tenant, `WATCH#${resourceKey}`),
+  watch: (tenant: string, resourceKey: string, runId: string, stepId: string): ItemKey => ({
+    PK: tenantScoped(tenant, `WATCH#${resourceKey}`),
     SK: `${runId}#${stepId}`,
   }),
 } as const;
@@ -111,24 +158,36 @@ export function indexShard(id: string): number {
 
 const SHARDS = Array.from({ length: INDEX_SHARDS }, (_, shard) => shard);
 
+/** Every index listing is one tenant's: its partitions carry the tenant (`tenantScoped`), so no listing reads another's. */
 export const indexKeys = {
-  runPartition: (shard: number): string => `RUNS#${shard}`,
-  /** Every partition of the runs listing. */
-  runPartitions: (): string[] => SHARDS.map(indexKeys.runPartition),
-  run: (createdAt: string, runId: string): IndexKey => ({
-    GSI1PK: indexKeys.runPartition(indexShard(runId)),
+  runPartition: (tenant: string, shard: number): string => tenantScoped(tenant, `RUNS#${shard}`),
+  /** Every partition of a tenant's runs listing. */
+  runPartitions: (tenant: string): string[] => SHARDS.map((shard) => indexKeys.runPartition(tenant, shard)),
+  run: (tenant: string, createdAt: string, runId: string): IndexKey => ({
+    GSI1PK: indexKeys.runPartition(tenant, indexShard(runId)),
     GSI1SK: `${createdAt}#${runId}`,
   }),
-  approvalPartition: (status: string, approvalId: string): string => `APPROVALS#${status}#${indexShard(approvalId)}`,
-  /** Every partition of the approvals listing of one status. */
-  approvalPartitions: (status: string): string[] => SHARDS.map((shard) => `APPROVALS#${status}#${shard}`),
-  approval: (status: string, createdAt: string, approvalId: string): IndexKey => ({
-    GSI1PK: indexKeys.approvalPartition(status, approvalId),
+  runStatusPartition: (tenant: string, status: string, shard: number): string =>
+    tenantScoped(tenant, `RUNSTATUS#${status}#${shard}`),
+  /** Every partition of the listing of a tenant's runs in one status (GSI_STATUS). */
+  runStatusPartitions: (tenant: string, status: string): string[] =>
+    SHARDS.map((shard) => indexKeys.runStatusPartition(tenant, status, shard)),
+  runByStatus: (tenant: string, status: string, createdAt: string, runId: string): StatusIndexKey => ({
+    GSI_STATUS_PK: indexKeys.runStatusPartition(tenant, status, indexShard(runId)),
+    GSI_STATUS_SK: `${createdAt}#${runId}`,
+  }),
+  approvalPartition: (tenant: string, status: string, approvalId: string): string =>
+    tenantScoped(tenant, `APPROVALS#${status}#${indexShard(approvalId)}`),
+  /** Every partition of a tenant's approvals listing of one status. */
+  approvalPartitions: (tenant: string, status: string): string[] =>
+    SHARDS.map((shard) => tenantScoped(tenant, `APPROVALS#${status}#${shard}`)),
+  approval: (tenant: string, status: string, createdAt: string, approvalId: string): IndexKey => ({
+    GSI1PK: indexKeys.approvalPartition(tenant, status, approvalId),
     GSI1SK: `${createdAt}#${approvalId}`,
   }),
 } as const;
 
-/** The CreateTable input for cairn's table: on-demand, string keys, one GSI projecting everything. */
+/** The CreateTable input for cairn's table: on-demand, string keys, two GSIs projecting everything. */
 export function tableDefinition(tableName: string): CreateTableCommandInput {
   return {
     TableName: tableName,
@@ -138,6 +197,8 @@ export function tableDefinition(tableName: string): CreateTableCommandInput {
       { AttributeName: SORT_KEY, AttributeType: 'S' },
       { AttributeName: GSI1_PARTITION_KEY, AttributeType: 'S' },
       { AttributeName: GSI1_SORT_KEY, AttributeType: 'S' },
+      { AttributeName: STATUS_PARTITION_KEY, AttributeType: 'S' },
+      { AttributeName: STATUS_SORT_KEY, AttributeType: 'S' },
     ],
     KeySchema: [
       { AttributeName: PARTITION_KEY, KeyType: 'HASH' },
@@ -149,6 +210,14 @@ export function tableDefinition(tableName: string): CreateTableCommandInput {
         KeySchema: [
           { AttributeName: GSI1_PARTITION_KEY, KeyType: 'HASH' },
           { AttributeName: GSI1_SORT_KEY, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      },
+      {
+        IndexName: STATUS_INDEX_NAME,
+        KeySchema: [
+          { AttributeName: STATUS_PARTITION_KEY, KeyType: 'HASH' },
+          { AttributeName: STATUS_SORT_KEY, KeyType: 'RANGE' },
         ],
         Projection: { ProjectionType: 'ALL' },
       },

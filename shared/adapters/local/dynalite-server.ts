@@ -101,7 +101,17 @@ export async function createLocalTable(client: DynamoDBClient, tableName: string
   for (let waited = 0; waited < 5000; waited += 5) {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
     const indexesActive = (Table?.GlobalSecondaryIndexes ?? []).every((index) => index.IndexStatus === 'ACTIVE');
-    if (Table?.TableStatus === 'ACTIVE' && indexesActive) return;
+    if (Table?.TableStatus === 'ACTIVE' && indexesActive) {
+      // A table kept from an older cairn may lack an index added since, and dynalite cannot add one to it.
+      const have = new Set((Table.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
+      const missing = (tableDefinition(tableName).GlobalSecondaryIndexes ?? []).filter((i) => !have.has(i.IndexName));
+      if (missing.length > 0)
+        throw new Error(
+          `table ${tableName} lacks the index ${missing.map((i) => i.IndexName).join(', ')}, which this cairn ` +
+            'reads: it was made by an older one. Start with another data directory (or --in-memory), or move this one away',
+        );
+      return;
+    }
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   throw new Error(`table ${tableName} did not become ACTIVE`);

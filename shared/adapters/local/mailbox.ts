@@ -9,7 +9,10 @@
 import type { RunCommandInput } from '../../engine/run/commands.ts';
 import type { Reply } from '../../engine/run/decision.ts';
 import { isTransientPlatformError } from '../../errors.ts';
-import type { Mailbox } from '../../ports/mailbox.ts';
+import { DecisionPendingError, type Mailbox } from '../../ports/mailbox.ts';
+
+/** Answers kept for the status of commands asked by id (a status is read soon after its 202, or not at all). */
+const ANSWERS_KEPT = 10_000;
 
 export interface LocalMailboxOptions {
   /** The decider's shell: a batch of one run's commands in, an answer per command out. */
@@ -113,13 +116,14 @@ export function createLocalMailbox(options: LocalMailboxOptions): LocalMailbox {
   }
 
   let sequence = 0;
-  const post = (runId: string, command: RunCommandInput, given?: string): Promise<Reply> =>
+  /** `given`: a journalled letter posted again (not journalled twice); `named`: a new letter under the asker's id. */
+  const post = (runId: string, command: RunCommandInput, given?: string, named?: string): Promise<Reply> =>
     new Promise((answer, fail) => {
       if (closed) {
         fail(new Error('the mailbox is closed'));
         return;
       }
-      const id = given ?? `${Date.now().toString(36)}-${(sequence++).toString(36)}`;
+      const id = given ?? named ?? `${Date.now().toString(36)}-${(sequence++).toString(36)}`;
       if (given === undefined) options.journal?.posted({ id, runId, command });
       let queue = queues.get(runId);
       if (queue === undefined) {
@@ -130,12 +134,51 @@ export function createLocalMailbox(options: LocalMailboxOptions): LocalMailbox {
       if (!queue.draining) void drain(runId, queue);
     });
 
+  // Asks by id: the decision under way (a retry waits on it, not a second letter), then its answer, kept for the
+  // status of a command its sender stopped waiting for (the oldest forgotten past ANSWERS_KEPT).
+  const asked = new Map<string, Promise<Reply>>();
+  const answers = new Map<string, Reply>();
+  const keep = (id: string, reply: Reply): void => {
+    answers.set(id, reply);
+    if (answers.size > ANSWERS_KEPT) answers.delete(answers.keys().next().value as string);
+  };
+  const ask = (runId: string, command: RunCommandInput, id: string | undefined): Promise<Reply> => {
+    if (id === undefined) return post(runId, command);
+    const known = answers.get(id);
+    if (known !== undefined) return Promise.resolve(known);
+    let decision = asked.get(id);
+    if (decision === undefined) {
+      decision = post(runId, command, undefined, id);
+      asked.set(id, decision);
+      decision.then(
+        (reply) => keep(id, reply),
+        () => undefined,
+      );
+      decision.finally(() => asked.delete(id)).catch(() => undefined);
+    }
+    return decision;
+  };
+
   return {
     async send(runId, command) {
       // Accepted once queued: the sender does not wait for the decision, and hears of no failure of it.
       post(runId, command).catch(() => undefined);
     },
-    ask: (runId, command) => post(runId, command),
+    async ask(runId, command, options = {}) {
+      const decision = ask(runId, command, options.id);
+      if (options.waitMs === undefined) return decision;
+      const id = options.id ?? 'unnamed';
+      let timer: NodeJS.Timeout | undefined;
+      const pending = new Promise<never>((_, fail) => {
+        timer = setTimeout(() => fail(new DecisionPendingError(runId, id)), options.waitMs);
+      });
+      try {
+        return await Promise.race([decision, pending]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    answer: async (id) => answers.get(id),
     repost(letters) {
       for (const { id, runId, command } of letters) post(runId, command, id).catch(() => undefined);
     },

@@ -4,6 +4,7 @@
  * approval still pending in it, so on a data directory a restart loses none (one already sent is not sent twice:
  * the notifier remembers what it sent in the store too).
  */
+import { DEFAULT_TENANT } from '../../config/defaults.ts';
 import { reminderDue } from '../../notify/messages.ts';
 import type { ReminderScheduler } from '../../ports/notifications.ts';
 import type { Store } from '../../ports/store.ts';
@@ -16,7 +17,8 @@ export interface ReminderTimers extends ReminderScheduler {
   /** Who is called when a reminder is due (the notifier's `remind`); set once the notifier exists. */
   onDue(remind: (approvalId: string) => Promise<unknown>): void;
   /** Schedules the reminder of every pending approval in the store (boot); returns how many. */
-  rearm(store: Pick<Store, 'listApprovals'>): Promise<number>;
+  /** Every pending approval of these tenants (the stack's: the default, and the tokens file's). */
+  rearm(store: Pick<Store, 'listApprovals'>, tenants?: readonly string[]): Promise<number>;
   /** Resolves when every reminder fired so far has been handled (tests, shutdown). */
   idle(): Promise<void>;
   close(): void;
@@ -59,18 +61,26 @@ export function createReminderTimers(options: { readonly clock?: () => Date } = 
     onDue(callback) {
       remind = callback;
     },
-    async rearm(store) {
+    async rearm(store, tenants = [DEFAULT_TENANT]) {
       let count = 0;
-      let after: { createdAt: string; approvalId: string } | undefined;
-      for (;;) {
-        const page = await store.listApprovals({ status: 'pending', limit: PAGE, ...(after ? { after } : {}) });
-        for (const approval of page) arm(approval.approvalId, reminderDue(approval));
-        count += page.length;
-        const last = page.at(-1);
-        // A short page is not the end (a page may hold fewer than asked): only an empty one is.
-        if (last === undefined) return count;
-        after = { createdAt: last.createdAt, approvalId: last.approvalId };
+      for (const tenant of tenants) {
+        let after: { createdAt: string; approvalId: string } | undefined;
+        for (;;) {
+          const page = await store.listApprovals({
+            tenant,
+            status: 'pending',
+            limit: PAGE,
+            ...(after ? { after } : {}),
+          });
+          for (const approval of page) arm(approval.approvalId, reminderDue(approval));
+          count += page.length;
+          const last = page.at(-1);
+          // A short page is not the end (a page may hold fewer than asked): only an empty one is.
+          if (last === undefined) break;
+          after = { createdAt: last.createdAt, approvalId: last.approvalId };
+        }
       }
+      return count;
     },
     async idle() {
       while (running.size > 0) await Promise.allSettled([...running]);

@@ -9,6 +9,7 @@
  * shell replaces records, it does not mutate them), so readers may share it. The behaviour suite
  * (test/support/run-log-behaviour.ts) holds this adapter and the DynamoDB one to the same answers.
  */
+import { tenantOf } from '../../config/defaults.ts';
 import { isConflictError } from '../../errors.ts';
 import type { ApprovalRecord } from '../../ports/records/approvals.ts';
 import type { StepRecord } from '../../ports/records/steps.ts';
@@ -70,14 +71,15 @@ export function createMemoryRunLog(store: MemoryStore): RunLog {
         const watches = plan.steps.flatMap((step) =>
           (step.watches ?? []).map((resourceKey) => ({ stepId: step.id, resourceKey })),
         );
-        if (watches.length > 0) await store.putWatches(runId, watches);
+        // A batch that makes a revision current changes the run too (its revision), so its image names the tenant.
+        if (watches.length > 0) await store.putWatches(tenantOf(images.run ?? {}), runId, watches);
         // Written by this batch's first projection already, when this is a repeat: the same revision.
         await store.putPlanRevision(runId, plan, reason).catch((error: unknown) => {
           if (!isConflictError(error)) throw error;
         });
       }
       if (images.run !== undefined && olderThan(tables.runs.get(runId), version))
-        tables.runs.set(runId, { value: images.run, v: version });
+        tables.putRun({ value: images.run, v: version });
       const moved = new Set(images.moved);
       for (const step of images.steps) projectStep(tables, step, version, moved.has(step.stepId));
       for (const approval of images.approvals) projectApproval(tables, approval, version);

@@ -6,8 +6,10 @@
  * revisions immutable. Each projected record carries the version of the batch that wrote it (`v`), which only the
  * run log (run-log.ts) reads and writes: the table's `v` attribute.
  */
+
+import { DEFAULT_RUN_LIST_LIMIT, DEFAULT_TENANT, tenantOf } from '../../config/defaults.ts';
 import { ConflictError, NotFoundError } from '../../errors.ts';
-import type { Plan } from '../../plan/schema.ts';
+import type { Plan, RunStatus } from '../../plan/schema.ts';
 import type {
   ApprovalRecord,
   AttemptRecord,
@@ -23,6 +25,7 @@ export type MemoryStorePort = Pick<
   Store,
   | 'createRun'
   | 'getRun'
+  | 'listRuns'
   | 'getStep'
   | 'listSteps'
   | 'transitionStep'
@@ -51,6 +54,8 @@ interface StoredRevision {
 /** The tables, shared by the store's operations and the run log's projection (as one DynamoDB table is). */
 export class MemoryTables {
   readonly runs = new Map<string, Versioned<RunRecord>>();
+  /** The runs of each status (the table's GSI_STATUS): a status listing reads these runs alone. */
+  readonly runsByStatus = new Map<RunStatus, Set<string>>();
   readonly steps = new Map<string, Map<string, Versioned<StepRecord>>>();
   readonly approvals = new Map<string, Versioned<ApprovalRecord>>();
   /** A run's approval references (APPROVALREF#), by which its approvals are listed. */
@@ -60,6 +65,19 @@ export class MemoryTables {
   readonly watches = new Map<string, Set<string>>();
   /** Attempts recorded apart from their step (a person's wait's), by `runId\u0000stepId\u0000generation\u0000attempt`. */
   readonly attempts = new Map<string, AttemptRecord>();
+
+  /** Writes the run and moves its entry in the listing by status, as the run item's index keys do. */
+  putRun(run: Versioned<RunRecord>): void {
+    const before = this.runs.get(run.value.runId)?.value.status;
+    if (before !== undefined) this.runsByStatus.get(before)?.delete(run.value.runId);
+    this.runs.set(run.value.runId, run);
+    let ids = this.runsByStatus.get(run.value.status);
+    if (ids === undefined) {
+      ids = new Set();
+      this.runsByStatus.set(run.value.status, ids);
+    }
+    ids.add(run.value.runId);
+  }
 
   stepsOf(runId: string): Map<string, Versioned<StepRecord>> {
     let steps = this.steps.get(runId);
@@ -112,10 +130,22 @@ export function createMemoryStore(options: { readonly now?: () => Date } = {}): 
     tables,
     async createRun(run) {
       if (tables.runs.has(run.runId)) throw new ConflictError(`run ${run.runId} already exists`);
-      tables.runs.set(run.runId, { value: run, v: 0 });
+      tables.putRun({ value: run, v: 0 });
     },
     async getRun(runId) {
       return tables.runs.get(runId)?.value;
+    },
+    async listRuns(options = {}) {
+      const { status, before, limit = DEFAULT_RUN_LIST_LIMIT } = options;
+      const tenant = options.tenant ?? DEFAULT_TENANT;
+      const ids = status === undefined ? tables.runs.keys() : (tables.runsByStatus.get(status) ?? []);
+      const position = (run: Pick<RunRecord, 'createdAt' | 'runId'>): string => `${run.createdAt}#${run.runId}`;
+      const bound = before === undefined ? undefined : position(before);
+      return [...ids]
+        .flatMap((id) => tables.runs.get(id)?.value ?? [])
+        .filter((run) => tenantOf(run) === tenant && (bound === undefined || position(run) < bound))
+        .sort((a, b) => (position(a) < position(b) ? 1 : position(a) > position(b) ? -1 : 0))
+        .slice(0, limit);
     },
     async getStep(runId, stepId) {
       return tables.steps.get(runId)?.get(stepId)?.value;
@@ -163,18 +193,19 @@ export function createMemoryStore(options: { readonly now?: () => Date } = {}): 
       const stored = deepFreeze(JSON.parse(JSON.stringify(plan)) as Plan);
       revisions.set(plan.revision, { plan: stored, reason, createdAt: now().toISOString() });
     },
-    async putWatches(runId, entries: readonly WatchEntry[]) {
+    async putWatches(tenant, runId, entries: readonly WatchEntry[]) {
       for (const { stepId, resourceKey } of entries) {
-        let watchers = tables.watches.get(resourceKey);
+        const key = `${tenant}\u0000${resourceKey}`;
+        let watchers = tables.watches.get(key);
         if (watchers === undefined) {
           watchers = new Set();
-          tables.watches.set(resourceKey, watchers);
+          tables.watches.set(key, watchers);
         }
         watchers.add(`${runId}\u0000${stepId}`);
       }
     },
-    async listWatchers(resourceKey) {
-      return [...(tables.watches.get(resourceKey) ?? [])].map((key) => {
+    async listWatchers(tenant, resourceKey) {
+      return [...(tables.watches.get(`${tenant}\u0000${resourceKey}`) ?? [])].map((key) => {
         const [runId = '', stepId = ''] = key.split('\u0000');
         return { runId, stepId };
       });

@@ -38,7 +38,7 @@ export interface paths {
         };
         /**
          * Read a run and its steps
-         * @description Steps come in plan order, 500 a page by default. Outputs over 16 KB and all but the newest 20 trace entries are left out (`outputOmitted`, `traceOmitted`): GET /runs/{runId}/steps/{stepId} shows a step whole. Each page has a weak ETag: sent back as If-None-Match, it is answered 304 while the page is unchanged.
+         * @description Steps come in plan order, 100 a page by default (`limit`), and a page stops before 1 MB of JSON: follow `nextCursor` (as `cursor`) until it is absent. Only the steps of the page are read. Outputs over 16 KB and all but the newest 20 trace entries are left out (`outputOmitted`, `traceOmitted`): GET /runs/{runId}/steps/{stepId} shows a step whole. Each page has a weak ETag: sent back as If-None-Match, it is answered 304 while nothing the page shows changed.
          */
         get: operations["getRun"];
         put?: never;
@@ -75,7 +75,7 @@ export interface paths {
         };
         /**
          * Read the run's audit log
-         * @description Oldest first, up to 1000 a page; `after` (the last seq read) returns only what is new.
+         * @description Oldest first, up to 1000 a page; `after` (the last seq read) returns only what is new: seqs grow with the run's decisions, so nothing recorded later sorts before a seq already read. Answered with a weak ETag (304 while nothing changed). `follow=1` follows the run: on the embedded server, a stream of server-sent events (`text/event-stream`: `id` the seq, `event` the type, `data` the event as listed here) until RunFinished; deployed, or with `wait=<seconds>`, a long poll answered as soon as events follow `after`, or after `wait` (20 s by default and at most) with none; `finished` tells a follower to stop.
          */
         get: operations["listRunEvents"];
         put?: never;
@@ -100,6 +100,26 @@ export interface paths {
          * @description Idempotent. `compensate: true` undoes the finished mutating steps of its segments before it ends.
          */
         post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runs/{runId}/commands/{commandId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A cancel's or an invalidation's decision, after a 202
+         * @description While the run has not decided it: 202 with the same pending body. Decided: the answer the request would have had (a cancel: 200 and the run; an invalidation: 202 and its steps; a refusal: its 409 or 410). Decisions are kept a day.
+         */
+        get: operations["getRunCommand"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -157,6 +177,26 @@ export interface paths {
          * @description A planning job: poll its Location (GET /plans/{jobId}) until it made the revision, waits for an approval (the revision adds a mutating target) or failed with the planner's code.
          */
         post: operations["replanRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runs/{runId}/budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Raise a paused run's budget or replan limit; it goes on where it paused
+         * @description For a run paused `budget_exhausted` (its plan budget under `onExhausted: "pause"`) or `max_replans`. Each limit named must be larger than the run's now, and the raise must let the run go on (over its budget still, or at its replan limit still: 422 E_STILL_OVER_LIMIT). The raise holds for every later revision, and is announced (BudgetRaised) and recorded with who asked.
+         */
+        post: operations["raiseBudget"];
         delete?: never;
         options?: never;
         head?: never;
@@ -543,7 +583,22 @@ export interface components {
             subject: string;
             roles: ("viewer" | "operator" | "approver" | "admin")[];
             groups: string[];
-            tenant?: string;
+            tenant: string;
+        };
+        /**
+         * @example {
+         *       "runId": "0b0c7e0e-9f3c-4d2a-8a43-52c1e5f5d2a1",
+         *       "commandId": "cancel~5d1f7c2e-3a4b-4c5d-8e9f-0a1b2c3d4e5f~1a2b3c4d5e6f",
+         *       "decision": "pending",
+         *       "location": "/runs/0b0c7e0e-9f3c-4d2a-8a43-52c1e5f5d2a1/commands/cancel~5d1f7c2e-3a4b-4c5d-8e9f-0a1b2c3d4e5f~1a2b3c4d5e6f"
+         *     }
+         */
+        CommandPending: {
+            runId: string;
+            commandId: string;
+            /** @constant */
+            decision: "pending";
+            location: string;
         };
         /** @description A finished mutating step's compensation (saga): what was called, how it ended. */
         Compensation: {
@@ -589,6 +644,8 @@ export interface components {
         EventPage: {
             events: components["schemas"]["RunEvent"][];
             nextCursor?: string;
+            /** @description Following (`follow=1`): the run has ended or paused and no event follows this page, so a follower stops. */
+            finished?: boolean;
         };
         /** @description A plan revision held for approval (it adds a mutating target): approving makes it current. */
         HeldRevision: {
@@ -634,6 +691,27 @@ export interface components {
             errors: components["schemas"]["PlanIssue"][];
         };
         JsonValue: unknown;
+        /**
+         * @description The run's limits now (the plan budget's, with every raise, and its replan limit), and its status.
+         * @example {
+         *       "runId": "0b0c7e0e-9f3c-4d2a-8a43-52c1e5f5d2a1",
+         *       "status": "running",
+         *       "limits": {
+         *         "maxTokens": 5000,
+         *         "maxReplans": 2
+         *       }
+         *     }
+         */
+        LimitsRaised: {
+            runId: string;
+            status: components["schemas"]["RunStatus"];
+            limits: {
+                maxTokens?: number;
+                maxCostUsd?: number;
+                maxSeconds?: number;
+                maxReplans: number;
+            };
+        };
         OutputCheck: {
             approvalId: string;
             /** @enum {string} */
@@ -790,6 +868,16 @@ export interface components {
                 } | null;
             }[];
         };
+        /** @description What a person (or a webhook) did to a run, and who. */
+        RunAction: {
+            /** @enum {string} */
+            type: "cancel" | "replan" | "invalidate" | "compensation" | "budget";
+            /** @description The caller's subject, `webhook:<source>` for a resource change, or null when not known. */
+            requestedBy: string | null;
+            at: string;
+            stepId?: string;
+            detail?: string;
+        };
         RunCancelled: {
             runId: string;
             status: components["schemas"]["RunStatus"];
@@ -806,7 +894,7 @@ export interface components {
         };
         RunEvent: {
             runId: string;
-            /** @description The event's place in the log; pass it as `after` to read what follows. */
+            /** @description The event's place in the log, growing with the run's decisions: pass it as `after` to read what follows. */
             seq: string;
             type: string;
             at: string;
@@ -862,7 +950,12 @@ export interface components {
             cancelling?: true;
             steps: components["schemas"]["StepView"][];
             usage?: components["schemas"]["Spend"];
+            /** @description The plan's budget, with the limits a person raised. */
             budget?: components["schemas"]["Budget"];
+            /** @description The replan limit a person raised the run's to (absent: the deployment's). */
+            maxReplans?: number;
+            /** @description Who changed the run after it started, oldest first: the last 100. */
+            actions?: components["schemas"]["RunAction"][];
             budgetReplan?: components["schemas"]["BudgetReplan"];
             nextCursor?: string;
         };
@@ -1324,8 +1417,14 @@ export interface operations {
                 after?: string;
                 cursor?: string;
                 limit?: number;
+                /** @description Follow the run: embedded, a stream of server-sent events until RunFinished; deployed, or with `wait`, a long poll. */
+                follow?: "1" | "true";
+                /** @description With `follow`: answer as soon as events follow the cursor, or after this many seconds (at most 20) with none. */
+                wait?: number;
             };
-            header?: never;
+            header?: {
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description The run's id. */
                 runId: string;
@@ -1337,11 +1436,20 @@ export interface operations {
             /** @description A page of events. */
             200: {
                 headers: {
+                    /** @description A weak tag of this answer: send it as If-None-Match. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["EventPage"];
                 };
+            };
+            /** @description Not modified: the answer is the same as the one whose ETag was sent as If-None-Match (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -1383,11 +1491,82 @@ export interface operations {
                     "application/json": components["schemas"]["RunCancelled"];
                 };
             };
+            /** @description The decision is still to come: read it at the Location (GET /runs/{runId}/commands/{commandId}). */
+            202: {
+                headers: {
+                    /** @description Where the command's decision is read. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommandPending"];
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getRunCommand: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run's id. */
+                runId: string;
+                /** @description The command's id. */
+                commandId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A decided cancel: the run, cancelled or being cancelled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunCancelled"];
+                };
+            };
+            /** @description A decided invalidation (its steps), or a command still pending. */
+            202: {
+                headers: {
+                    /** @description While pending: where the decision is read (this URL). */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invalidated"] | components["schemas"]["CommandPending"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The decision refused the command (the request's own 409). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The decision refused the command (the request's own 410). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1419,13 +1598,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The steps that start a new generation. */
+            /** @description The steps that start a new generation; or, when the decision has not come back within the wait, the pending command, whose decision is read at its Location. */
             202: {
                 headers: {
+                    /** @description Where the command's decision is read. */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Invalidated"];
+                    "application/json": components["schemas"]["Invalidated"] | components["schemas"]["CommandPending"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1553,6 +1734,73 @@ export interface operations {
                 };
             };
             413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    raiseBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run's id. */
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "maxTokens": 20000,
+                 *       "maxReplans": 4
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The plan budget's token limit, raised to this. */
+                    maxTokens?: number;
+                    /** @description The plan budget's dollar limit, raised to this. */
+                    maxCostUsd?: number;
+                    /** @description The plan budget's seconds limit (counted from the run's creation), raised to this. */
+                    maxSeconds?: number;
+                    /** @description The replans the run may make, raised to this. */
+                    maxReplans?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The run's limits now, and its status. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitsRaised"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description E_NOT_HELD_FOR_LIMIT: the run is not paused for budget_exhausted or max_replans. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            /** @description E_LIMIT_NOT_RAISED: no limit named, or one not larger than the run's (or one it has not); E_STILL_OVER_LIMIT: the run would still be held. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2198,9 +2446,11 @@ export const OPERATIONS = {
   getRunPlan: { method: 'GET', path: '/runs/{runId}/plan', retry: 'safe' },
   listRunEvents: { method: 'GET', path: '/runs/{runId}/events', retry: 'safe' },
   cancelRun: { method: 'POST', path: '/runs/{runId}/cancel', retry: 'safe' },
+  getRunCommand: { method: 'GET', path: '/runs/{runId}/commands/{commandId}', retry: 'safe' },
   invalidateStep: { method: 'POST', path: '/runs/{runId}/steps/{stepId}/invalidate', retry: 'keyed' },
   actOnCompensation: { method: 'POST', path: '/runs/{runId}/steps/{stepId}/compensation', retry: 'never' },
   replanRun: { method: 'POST', path: '/runs/{runId}/replan', retry: 'never' },
+  raiseBudget: { method: 'POST', path: '/runs/{runId}/budget', retry: 'never' },
   getPlanDiff: { method: 'GET', path: '/runs/{runId}/plan/diff', retry: 'safe' },
   getStep: { method: 'GET', path: '/runs/{runId}/steps/{stepId}', retry: 'safe' },
   listRevisions: { method: 'GET', path: '/runs/{runId}/revisions', retry: 'safe' },

@@ -4,7 +4,10 @@
  * Catalog.validateOutput on the step's target, that `POST /approvals/{id}` applies, without deciding anything).
  * All behind the API's authentication.
  */
+
 import { Hono } from 'hono';
+import { tenantOf } from '../../config/defaults.ts';
+import { withPlannedSteps } from '../../engine/run/planned.ts';
 import { parseWith, readJson, readQuery } from '../body.ts';
 import { serve } from '../contract/route.ts';
 import { checkApprovalOutput } from '../contract/routes/approvals.ts';
@@ -87,9 +90,10 @@ export function consoleDataRoutes(deps: ApiDeps): Hono<ApiEnv> {
       currentPlan(store, run),
       store.listSteps(run.runId),
       store.listAttempts(run.runId),
-      store.listApprovals({ runId: run.runId }),
+      store.listApprovals({ tenant: tenantOf(run), runId: run.runId }),
     ]);
-    return c.json(buildTimeline({ run, plan, records, attempts, approvals, now: deps.clock() }));
+    const steps = withPlannedSteps(run, plan, records);
+    return c.json(buildTimeline({ run, plan, records: steps, attempts, approvals, now: deps.clock() }));
   });
 
   serve(app, checkApprovalOutput, async (c) => {

@@ -4,19 +4,13 @@
  * and its events. Lists of the whole run (every step, every approval of every run in the index, the whole audit log)
  * made the answer cost grow with the run and fail whenever any one of those reads did.
  */
+import { withPlannedSteps } from '../../engine/run/planned.ts';
 import { buildGraph } from '../../plan/graph.ts';
 import { stepKind } from '../../plan/schema.ts';
 import type { RunEventRecord, RunRecord, StepRecord, Store } from '../../ports/store.ts';
 import { approvalView } from '../approvals.ts';
 import type { FoundStep } from './plan-lookup.ts';
 import type { StepDetailInput } from './step-detail.ts';
-
-/**
- * How long before a step's first recorded time its first event may have been written: the event and the time come
- * from the same write (a claim, a block, a skip), so only clocks of different processes can put one before the
- * other, and never by minutes.
- */
-export const EVENT_CLOCK_MARGIN_MS = 5 * 60_000;
 
 /** The earliest time a step (any of its generations) recorded; undefined for one that never started or ended. */
 export function firstRecordedTime(record: StepRecord | undefined): number | undefined {
@@ -30,16 +24,13 @@ export function firstRecordedTime(record: StepRecord | undefined): number | unde
 }
 
 /**
- * The step's events: the audit log has no key by step, but it is ordered by time, and every event about a step is
- * written with or after the first time the step recorded (its claim, block or skip). So only the log from then on
- * is read, and a step that never started or ended has none.
+ * The step's events: a step that never started or ended has none; otherwise the run's log is read for its events
+ * alone. (The log is keyed by the run's decisions, not by time: a step's first recorded time says nothing of where
+ * its events sit.)
  */
 async function stepEvents(store: Store, runId: string, record: StepRecord | undefined): Promise<RunEventRecord[]> {
-  const first = firstRecordedTime(record);
-  if (first === undefined) return [];
-  // A cursor just before any event of that moment: `<at>~<announcement>~<index>`, with the smallest announcement.
-  const after = `${new Date(first - EVENT_CLOCK_MARGIN_MS).toISOString()}~0~0000`;
-  return (await store.listEvents(runId, { after })).filter((e) => e.stepId === record?.stepId);
+  if (firstRecordedTime(record) === undefined || record === undefined) return [];
+  return store.listEvents(runId, { stepId: record.stepId });
 }
 
 /** Reads what the step detail shows of `found.step` in `run`. */
@@ -49,15 +40,19 @@ export async function readStepDetail(store: Store, run: RunRecord, found: FoundS
   if (stepKind(step) === 'group') {
     // A group has no item, attempts, approvals or events of its own: its status comes from its descendants.
     const descendants = buildGraph(found.plan.steps).executableDescendants(step.id);
-    const records = descendants.length === 0 ? [] : await store.getSteps(run.runId, descendants);
+    const stored = descendants.length === 0 ? [] : await store.getSteps(run.runId, descendants);
+    const wanted = new Set(descendants);
+    const records = withPlannedSteps(run, found.plan, stored).filter((r) => wanted.has(r.stepId));
     return { ...base, records, attempts: [], approvals: [], events: [] };
   }
-  const [record, attempts, approvals] = await Promise.all([
+  const [stored, attempts, approvals] = await Promise.all([
     store.getStep(run.runId, step.id),
     store.listAttempts(run.runId, step.id),
     store.listRunApprovals(run.runId, { stepId: step.id }),
   ]);
-  const events = await stepEvents(store, run.runId, record);
+  // A step its run's start still implies has no item: its record is the plan's (shared/engine/run/planned.ts).
+  const record = stored ?? withPlannedSteps(run, found.plan, []).find((r) => r.stepId === step.id);
+  const events = await stepEvents(store, run.runId, stored);
   return {
     ...base,
     records: record ? [record] : [],

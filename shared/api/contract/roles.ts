@@ -4,7 +4,8 @@
  * (infra/constructs/api.ts) all read this table, so a route's rule is written once.
  *
  * - `viewer` reads: runs, plans, events, steps, approvals.
- * - `operator` reads, and starts, cancels, replans, invalidates and compensates (and asks for plans).
+ * - `operator` reads, and starts, cancels, replans, invalidates, compensates and raises a paused run's limits (and
+ *   asks for plans).
  * - `approver` reads, and decides approvals (and dry-runs an edited output).
  * - `admin` does all of it.
  *
@@ -48,10 +49,12 @@ export const ROUTE_ROLES = {
   getRunPlan: 'viewer',
   listRunEvents: 'viewer',
   cancelRun: 'operator',
+  getRunCommand: 'viewer',
   // a run's changes
   invalidateStep: 'operator',
   actOnCompensation: 'operator',
   replanRun: 'operator',
+  raiseBudget: 'operator',
   getPlanDiff: 'viewer',
   // the console's reads
   getStep: 'viewer',

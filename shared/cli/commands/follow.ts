@@ -60,11 +60,40 @@ export interface WatchTo {
   readonly steady?: Omit<SteadyOptions, 'notice'>;
 }
 
+/** Events read a page at a time while following (the API's largest page). */
+const EVENT_PAGE = 1000;
+
+/** The feed as watching reads it: a long poll, then every page that follows at once. */
+async function nextEvents(
+  client: Pick<ApiClient, 'listRunEvents'>,
+  runId: string,
+  from: string | undefined,
+  waitSeconds: number,
+  steady: <T>(read: () => Promise<T>) => Promise<T>,
+): Promise<string | undefined> {
+  let after = from;
+  for (let wait = waitSeconds; ; wait = 0) {
+    const query = { follow: '1' as const, wait, limit: EVENT_PAGE, ...(after === undefined ? {} : { after }) };
+    const page = await steady(() => client.listRunEvents(runId, query));
+    after = page.events.at(-1)?.seq ?? after;
+    if (page.nextCursor === undefined) return after;
+  }
+}
+
 /** Follows a run to its end (or a settled pause) and turns where it stopped into the exit code. */
-export async function watchToExit(client: Pick<ApiClient, 'getRun'>, runId: string, to: WatchTo): Promise<number> {
+export async function watchToExit(
+  client: Pick<ApiClient, 'getWholeRun' | 'listRunEvents'>,
+  runId: string,
+  to: WatchTo,
+): Promise<number> {
   const { io } = to;
   const notice = (line: string) => io.stderr(`cairn ${to.name}: ${terminalLine(line)}\n`);
-  const reader = { getRun: (id: string) => steadily(() => client.getRun(id), { ...to.steady, notice }) };
+  const steady = <T>(read: () => Promise<T>) => steadily(read, { ...to.steady, notice });
+  const reader = {
+    getRun: (id: string) => steady(() => client.getWholeRun(id)),
+    nextEvents: (id: string, after: string | undefined, waitSeconds: number) =>
+      nextEvents(client, id, after, waitSeconds, steady),
+  };
   const run = await watchRun(reader, runId, {
     intervalMs: to.intervalMs,
     write: to.json ? () => {} : (line) => io.stdout(`${terminalLine(line)}\n`),

@@ -17,6 +17,10 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   approvals: { summary: 'list the approvals waiting for a person', load: () => import('./approvals.ts') },
   approve: { summary: 'approve, reject or edit an approval', load: () => import('./approve.ts') },
   replan: { summary: "replan a run's failed step (--reason)", load: () => import('./replan.ts') },
+  budget: {
+    summary: "raise a paused run's budget or replan limit (it goes on)",
+    load: () => import('./budget.ts'),
+  },
   invalidate: {
     summary: 'invalidate a step and what depends on it (a new generation; a finished run reopens)',
     load: () => import('./invalidate.ts'),

@@ -35,7 +35,7 @@ const USAGE = `usage: cairn run "<objective>" [options]
   --idempotency-key <key>   the same key returns the same run and starts nothing new (with another
                             objective or plan it is refused: E_IDEMPOTENCY_MISMATCH)
   --watch                   follow the run until it ends or waits for a person
-  --interval <ms>           polling interval of --watch (default ${DEFAULT_POLL_MS})
+  --interval <ms>           least ms between reads of the run (--watch; default ${DEFAULT_POLL_MS})
   --json                    print the API's answer as JSON (with --watch: then one JSON line per event)
 ${CONNECTION_HELP}
 

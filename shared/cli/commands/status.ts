@@ -24,7 +24,7 @@ import { watchToExit } from './follow.ts';
 const USAGE = `usage: cairn status <runId> [options]
 
   --watch                   follow the run until it ends or waits for a person
-  --interval <ms>           polling interval of --watch (default ${DEFAULT_POLL_MS})
+  --interval <ms>           least ms between reads of the run (--watch; default ${DEFAULT_POLL_MS})
   --json                    print the run as JSON (with --watch: one JSON line per event)
 ${CONNECTION_HELP}
 
@@ -75,7 +75,7 @@ export function createStatusCommand(deps: CliDeps = {}): CommandRun {
       const json = call.values.json === true;
       return watchToExit(client, runId, { io: call.io, name: 'status', json, intervalMs, ...steadyOf(deps) });
     }
-    return printAnswer(call, await client.getRun(runId), formatRun);
+    return printAnswer(call, await client.getWholeRun(runId), formatRun);
   });
 }
 

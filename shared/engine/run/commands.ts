@@ -4,7 +4,8 @@
  * - the run machine: StartRun, RejectPlan, FailRun, AwaitRun, FinalizeRun;
  * - a step execution: AttemptEnded (its attempt's outcome, or that its execution failed for good), AwaitDecision
  *   (a gate or review waits on a task token), DecisionTimedOut, CompensationEnded;
- * - the API: DecideApproval, CancelRun, Invalidate (also the invalidator, for a resource change), ActOnCompensation;
+ * - the API: DecideApproval, CancelRun, Invalidate (also the invalidator, for a resource change), ActOnCompensation,
+ *   RaiseBudget;
  * - the replanner: ProposeRevision, DeclineReplan; a timer: ReplanWatchExpired, RevisionWaitExpired.
  */
 import type { Plan, StepError } from '../../plan/schema.ts';
@@ -168,6 +169,21 @@ export interface ActOnCompensation extends Base {
   readonly by: Principal | null;
 }
 
+/**
+ * A person gives a run held for its budget (`budget_exhausted`) or its replan limit (`max_replans`) more room: the
+ * plan's limits they name and the replan limit, each larger than the run's now. The run resumes where it paused.
+ */
+export interface RaiseBudget extends Base {
+  readonly kind: 'RaiseBudget';
+  readonly limits: {
+    readonly maxTokens?: number | undefined;
+    readonly maxCostUsd?: number | undefined;
+    readonly maxSeconds?: number | undefined;
+    readonly maxReplans?: number | undefined;
+  };
+  readonly by: Principal;
+}
+
 /** What a revision answers: a failure the decider asked about, a person's replan, or the run's spent budget. */
 export type RevisionTrigger = 'failure' | 'request' | 'budget';
 
@@ -220,6 +236,7 @@ export type RunCommand =
   | Invalidate
   | CompensationEnded
   | ActOnCompensation
+  | RaiseBudget
   | ProposeRevision
   | DeclineReplan
   | ReplanWatchExpired

@@ -239,6 +239,24 @@ export interface CompensationEnded extends At, StepRef {
 export interface RunFinished extends At {
   readonly type: 'RunFinished';
   readonly terminal: TerminalRecord;
+  /** A cancel that ended the run at once: who asked (null: nobody known). A cancel with compensation has CancelBegun. */
+  readonly requestedBy?: string | null | undefined;
+}
+
+/**
+ * A person raised the run's limits (only those named, to the values named): the plan's budget stands at the larger
+ * of each revision's and these, the replan limit at `maxReplans`. What they were is kept with them.
+ */
+export interface BudgetRaised extends At {
+  readonly type: 'BudgetRaised';
+  readonly limits: {
+    readonly maxTokens?: number | undefined;
+    readonly maxCostUsd?: number | undefined;
+    readonly maxSeconds?: number | undefined;
+    readonly maxReplans?: number | undefined;
+  };
+  readonly previous: BudgetRaised['limits'];
+  readonly requestedBy: string;
 }
 
 /** A finished (or paused) run runs again: a new opening, waited for by a new run execution. */
@@ -282,6 +300,8 @@ export interface PlanRevised extends At {
   readonly record: ReplanRecord;
   readonly fingerprint?: string | undefined;
   readonly objective?: string | undefined;
+  /** A person's replan: who asked for it. */
+  readonly requestedBy?: string | undefined;
 }
 
 /** An invalidation was applied under `key` (a repeat of the key answers this). */
@@ -291,6 +311,10 @@ export interface InvalidationApplied extends At {
   readonly reason: string;
   readonly stepIds: readonly string[];
   readonly reopened: boolean;
+  /** Who asked: a person's subject, `webhook:<source>` for a resource change (absent: not known). */
+  readonly requestedBy?: string | undefined;
+  /** The first step it named. */
+  readonly root?: string | undefined;
 }
 
 export type RunEvent =
@@ -317,6 +341,7 @@ export type RunEvent =
   | UsageCounted
   | BudgetWarned
   | BudgetExhausted
+  | BudgetRaised
   | CancelBegun
   | CompensationStarted
   | CompensationRetrying

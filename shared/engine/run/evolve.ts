@@ -10,7 +10,9 @@ import type { RunRecord } from '../../ports/records/runs.ts';
 import type { StepGenerationRecord, StepRecord, TraceEntry } from '../../ports/records/steps.ts';
 import { RELEASING_STEP_STATUSES } from '../statuses.ts';
 import { appendAndRetain, traceEntry } from '../trace.ts';
+import { actionOf, withAction } from './actions.ts';
 import type { RunEvent } from './events.ts';
+import { plannedRecord } from './planned.ts';
 import { countsOf, type DraftState, draftOf, type RunState } from './state.ts';
 
 /** How many invalidation keys a run remembers (a repeat comes soon after: a client's retry, a redelivery). */
@@ -60,6 +62,8 @@ export function evolveInto(draft: DraftState, event: RunEvent): void {
   const stepId = 'stepId' in event ? event.stepId : undefined;
   const before = stepId === undefined ? undefined : draft.steps.get(stepId)?.status;
   apply(draft, event);
+  const done = actionOf(event);
+  if (done !== undefined) draft.run = { ...draft.run, actions: withAction(draft.run.actions, done) };
   if (stepId === undefined) {
     if (event.type === 'RunStarted') recount(draft);
     return;
@@ -71,6 +75,12 @@ export function evolveInto(draft: DraftState, event: RunEvent): void {
   const now = after === undefined ? { open: 0, inFlight: 0 } : countsOf(after);
   draft.open += now.open - was.open;
   draft.inFlight += now.inFlight - was.inFlight;
+  if (before !== undefined) {
+    const left = (draft.counts[before] ?? 0) - 1;
+    if (left > 0) draft.counts[before] = left;
+    else delete draft.counts[before];
+  }
+  if (after !== undefined) draft.counts[after] = (draft.counts[after] ?? 0) + 1;
 }
 
 /**
@@ -90,10 +100,12 @@ function recountDependents(draft: DraftState, stepId: string, before: StepStatus
 function recount(draft: DraftState): void {
   draft.open = 0;
   draft.inFlight = 0;
+  draft.counts = {};
   for (const step of draft.steps.values()) {
     const counts = countsOf(step.status);
     draft.open += counts.open;
     draft.inFlight += counts.inFlight;
+    draft.counts[step.status] = (draft.counts[step.status] ?? 0) + 1;
   }
 }
 
@@ -131,9 +143,10 @@ function apply(draft: DraftState, event: RunEvent): void {
   switch (event.type) {
     case 'RunStarted': {
       const { submittedPlan: _s, candidatePlan: _c, planStamp: _p, ...run } = draft.run;
-      draft.run = { ...run, status: 'running', revision: event.plan.revision, updatedAt: at };
-      draft.plan = draft.viewOf(event.plan);
-      for (const id of draft.plan.executable) draft.steps.set(id, firstRecord(draft, id, at, planTrace(draft, id, at)));
+      draft.run = { ...run, status: 'running', revision: event.plan.revision, startedAt: at, updatedAt: at };
+      const view = draft.viewOf(event.plan);
+      draft.plan = view;
+      for (const id of view.executable) draft.steps.set(id, plannedRecord(view, draft.run.runId, id, at));
       return;
     }
     case 'WaiterSet':
@@ -199,9 +212,15 @@ function apply(draft: DraftState, event: RunEvent): void {
       draft.steps.set(event.stepId, firstRecord(draft, event.stepId, at, event.trace));
       return;
     case 'ApprovalRequested':
-    case 'RevisionHeld':
-      draft.approvals.set(event.approval.approvalId, event.approval);
+    case 'RevisionHeld': {
+      // An approval is its run's tenant's: whose inbox lists it, who may read it.
+      const { tenant } = draft.run;
+      draft.approvals.set(
+        event.approval.approvalId,
+        tenant === undefined ? event.approval : { ...event.approval, tenant },
+      );
       return;
+    }
     case 'ApprovalTokenMoved':
       draft.approvals.set(event.approvalId, { ...approval(event.approvalId), taskToken: event.token });
       return;
@@ -262,6 +281,15 @@ function apply(draft: DraftState, event: RunEvent): void {
     case 'BudgetExhausted':
       touchRun({ budgetExhaustedFor: [...(draft.run.budgetExhaustedFor ?? []), event.revision] });
       return;
+    case 'BudgetRaised': {
+      const { maxReplans, ...limits } = event.limits;
+      const raised = Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined));
+      touchRun({
+        ...(Object.keys(raised).length === 0 ? {} : { raisedBudget: { ...draft.run.raisedBudget, ...raised } }),
+        ...(maxReplans === undefined ? {} : { maxReplans }),
+      });
+      return;
+    }
     case 'CancelBegun':
       touchRun({
         cancelling: true,
@@ -362,16 +390,6 @@ function apply(draft: DraftState, event: RunEvent): void {
 /** A step's compensation record, or an empty one for a compensation that left none. */
 function compensationOf(step: StepRecord, at: string): NonNullable<StepRecord['compensation']> {
   return step.compensation ?? { target: '', attempts: 0, idempotencyKey: '', startedAt: at };
-}
-
-/** The `[plan]` entry a step's first generation starts with: what it does, and why the plan has it. */
-function planTrace(draft: DraftState, stepId: string, at: string): TraceEntry[] {
-  const planned = draft.plan?.byId.get(stepId);
-  const plan = draft.plan?.plan;
-  if (plan === undefined) return [];
-  const what = `${planned?.title ?? stepId} → ${planned?.target ?? '?'}`;
-  const revision = plan.revision > 1 ? ` (revision ${plan.revision})` : '';
-  return [traceEntry('plan', plan.rationale ? `${what}${revision}. Why: ${plan.rationale}` : `${what}${revision}`, at)];
 }
 
 function firstRecord(draft: DraftState, stepId: string, at: string, trace: readonly TraceEntry[]): StepRecord {

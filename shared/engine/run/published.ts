@@ -10,6 +10,13 @@ import type { DomainEvent } from '../../ports/events.ts';
 import type { RunEvent } from './events.ts';
 import type { DraftState } from './state.ts';
 
+/** `requestedBy` for a detail, when it is known. */
+const requested = (by: string | null | undefined) => (by === undefined || by === null ? {} : { requestedBy: by });
+
+/** Who asked for the cancellation a run ended by (one with compensation ends long after it was asked for). */
+const cancelledBy = (after: DraftState): string | undefined =>
+  after.run.status === 'cancelled' ? after.run.cancelRequestedBy : undefined;
+
 const published = <T extends EventType>(type: T, detail: EventDetail<T>): DomainEvent => ({
   detailType: type,
   detail: boundedDetail(detail),
@@ -133,16 +140,41 @@ export function publishedOf(after: DraftState, event: RunEvent): DomainEvent[] {
       ];
     }
     case 'PlanRevised':
-      return [published('PlanRevised', { runId, revision: event.plan.revision, reason: event.reason })];
+      return [
+        published('PlanRevised', {
+          runId,
+          revision: event.plan.revision,
+          reason: event.reason,
+          ...requested(event.requestedBy),
+        }),
+      ];
     case 'InvalidationApplied':
       if (!['running', 'paused'].includes(after.run.status)) return [];
       return stepsInvalidatedParts(runId, event.stepIds, event.reason).map((part) =>
-        published('StepsInvalidated', part),
+        published('StepsInvalidated', { ...part, ...requested(event.requestedBy) }),
       );
     case 'RunReopened':
       return [published('RunReopened', { runId, reopened: event.opening, reason: event.reason })];
     case 'RunFinished':
-      return [published('RunFinished', { runId, state: event.terminal.state, reason: event.terminal.reason })];
+      return [
+        published('RunFinished', {
+          runId,
+          state: event.terminal.state,
+          reason: event.terminal.reason,
+          ...requested(event.requestedBy ?? cancelledBy(after)),
+        }),
+      ];
+    case 'CancelBegun':
+      return [];
+    case 'BudgetRaised':
+      return [
+        published('BudgetRaised', {
+          runId,
+          limits: { ...event.limits },
+          previous: { ...event.previous },
+          requestedBy: event.requestedBy,
+        }),
+      ];
     case 'BudgetWarned':
       return [
         published('BudgetThreshold', {

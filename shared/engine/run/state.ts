@@ -8,7 +8,7 @@
  */
 
 import { buildGraph, effectiveDownstream, effectiveUpstream, type PlanGraph } from '../../plan/graph.ts';
-import type { Plan, PlanStep, SideEffect } from '../../plan/schema.ts';
+import type { Plan, PlanStep, SideEffect, StepStatus } from '../../plan/schema.ts';
 import type { ApprovalRecord } from '../../ports/records/approvals.ts';
 import type { RunRecord } from '../../ports/records/runs.ts';
 import type { StepRecord } from '../../ports/records/steps.ts';
@@ -101,6 +101,8 @@ export interface DraftState {
   /** Steps open (waiting, started, in flight) and in flight (running, retrying): kept by evolve, read by the look at the run's end. */
   open: number;
   inFlight: number;
+  /** Steps by status, kept by evolve: committed with each batch, for lists that read no step. */
+  counts: Partial<Record<StepStatus, number>>;
 }
 
 const OPEN: ReadonlySet<string> = new Set(['pending', 'ready', 'running', 'retrying', 'awaiting_approval']);
@@ -119,14 +121,17 @@ export const countsOf = (status: string): { open: number; inFlight: number } => 
 export function draftOf(state: RunState): DraftState {
   let open = 0;
   let inFlight = 0;
+  const counts: Partial<Record<StepStatus, number>> = {};
   for (const step of state.steps.values()) {
-    const counts = countsOf(step.status);
-    open += counts.open;
-    inFlight += counts.inFlight;
+    const kind = countsOf(step.status);
+    open += kind.open;
+    inFlight += kind.inFlight;
+    counts[step.status] = (counts[step.status] ?? 0) + 1;
   }
   return {
     open,
     inFlight,
+    counts,
     version: state.version,
     run: state.run,
     steps: new Map(state.steps),

@@ -25,6 +25,8 @@ export interface HeldRevision {
    * the first one was; another request's proposal, however alike, is another proposal.
    */
   readonly request?: string;
+  /** A person's replan: who asked for it (the caller's subject). */
+  readonly requestedBy?: string;
   /** A budget replan's revision (`budget.onExhausted: "replan"`): a rejection ends the run `budget_exhausted`. */
   readonly trigger?: 'budget';
   /** The mutating targets it adds (what the person approves). */
@@ -34,6 +36,8 @@ export interface HeldRevision {
 export interface ApprovalRecord {
   readonly approvalId: string;
   readonly runId: string;
+  /** Its run's tenant (absent: the default tenant): whose inbox lists it, and who may read it. */
+  readonly tenant?: string;
   /** A revision approval has `~revision~<n>` (no plan step id holds `~`) and generation n, the held revision. */
   readonly stepId: string;
   readonly generation: number;

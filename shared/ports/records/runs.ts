@@ -33,6 +33,11 @@ export interface RunRecord {
   readonly updatedAt: string;
   readonly idempotencyKey?: string;
   /**
+   * The tenant of who started it (absent: the default tenant, as on runs from before tenants): only callers of this
+   * tenant see the run, its approvals and events; its listing entries and watched resources are the tenant's.
+   */
+  readonly tenant?: string;
+  /**
    * Who started the run (a JWT `sub`, a tokens file's subject, or `local-token`); absent on runs started before it
    * was kept, and on runs no API request started. Its approvals are not theirs to decide (shared/api/approval-rules.ts).
    */
@@ -80,10 +85,39 @@ export interface RunRecord {
   /** Revisions whose budget's exhaustion was announced (once each). */
   readonly budgetExhaustedFor?: readonly number[];
   /**
+   * Limits of the plan's budget a person raised (POST /runs/{id}/budget): each stands over every revision's own
+   * (engine/budget.ts effectiveBudget).
+   */
+  readonly raisedBudget?: RaisedLimits;
+  /** The replan limit a person raised the run's to (absent: the deployment's). */
+  readonly maxReplans?: number;
+  /** Who changed the run after it started, and how: the last RUN_ACTIONS_KEPT, oldest first. */
+  readonly actions?: readonly RunAction[];
+  /**
    * The keys of the run's last invalidations (a request's Idempotency-Key, a resource change's event id), newest last:
    * a repeat of one changes nothing.
    */
   readonly invalidationKeys?: readonly string[];
+  /**
+   * When revision 1 was made current (`RunStarted`): what a step nothing has changed since is implied from
+   * (shared/engine/run/planned.ts), as such a step has no record of its own.
+   */
+  readonly startedAt?: string;
+}
+
+/** A person's raised limits of a run's budget (whole tokens, dollars, seconds). */
+export type RaisedLimits = Readonly<Partial<Record<'maxTokens' | 'maxCostUsd' | 'maxSeconds', number>>>;
+
+/** What a person (or a webhook's change) did to a run: cancel, replan, invalidate, compensate, raise its budget. */
+export interface RunAction {
+  readonly type: 'cancel' | 'replan' | 'invalidate' | 'compensation' | 'budget';
+  /** The caller's subject (`local-token` for the one static token), `webhook:<source>`, or null when unknown. */
+  readonly requestedBy: string | null;
+  readonly at: string;
+  /** The step it was about (an invalidation's first root, a compensation's step). */
+  readonly stepId?: string;
+  /** One line: what was done. */
+  readonly detail?: string;
 }
 
 /**
@@ -95,6 +129,8 @@ export type ReplanRecord = PriorReplan & {
   readonly reason: string;
   /** A person's replan: the request it answered (its planning job), when it named one. */
   readonly request?: string;
+  /** A person's replan: who asked for it. */
+  readonly requestedBy?: string;
   readonly at: string;
   /** What the revision does to the step records (absent on records written before it was kept). */
   readonly application?: RevisionApplication;
@@ -137,8 +173,9 @@ export interface RunKeyClaim {
 export interface RunEventRecord {
   readonly runId: string;
   /**
-   * The event's place in the run's audit log: `<at>~<announcement id>~<index>`, ordered by the time the announcing
-   * write was made (events of one write keep their order). A listing's `after` cursor.
+   * The event's place in the run's audit log: `v<version>~<index>`, the batch of the run's decisions that announced
+   * it and its place in the batch, so later decisions sort later (`<at>~<announcement id>~<index>` on events of
+   * announcements that name no version, and on logs written before). A listing's `after` cursor.
    */
   readonly seq: string;
   readonly type: string;

@@ -124,3 +124,6 @@ export interface AttemptRecord {
 export type IdempotencyRecord =
   | { readonly key: string; readonly status: 'in_progress'; readonly expiresAt: number }
   | { readonly key: string; readonly status: 'completed'; readonly result: unknown; readonly expiresAt: number };
+
+/** How many of a run's steps are in each status (statuses with none left out): kept with each decision. */
+export type StepCounts = Readonly<Partial<Record<StepStatus, number>>>;

@@ -1,9 +1,10 @@
 /**
- * Loading a run for its decider: the run's records (run, steps, approvals) as the store holds them, its current plan
- * revision, and its version (its log's last batch). A batch committed by a writer that died before it had written
+ * Loading a run for its decider: the run's records (run, steps, approvals) as the store holds them (with the steps
+ * its plan still implies, shared/engine/run/planned.ts), its current plan revision, and its version (its log's last batch). A batch committed by a writer that died before it had written
  * the batch's records or performed its effects is finished first: only the last batch can be unfinished, since a
  * writer finishes each batch before it commits the next.
  */
+import { withPlannedSteps } from '../../engine/run/planned.ts';
 import type { RunSettings, TargetFacts } from '../../engine/run/state.ts';
 import { type DraftState, draftOf, planView } from '../../engine/run/state.ts';
 import type { Plan } from '../../plan/schema.ts';
@@ -32,12 +33,13 @@ export async function loadRun(deps: LoadDeps, runId: string): Promise<LoadedRun 
   const [steps, approvals] = await Promise.all([deps.store.listSteps(runId), deps.store.listRunApprovals(runId)]);
   const viewOf = (plan: Plan) => planView(plan, deps.targets);
   const revision = run.revision >= 1 ? await deps.store.getPlanRevision(runId, run.revision) : undefined;
+  const plan = revision === undefined ? undefined : viewOf(revision.plan);
   const draft = draftOf({
     version: last?.version ?? 0,
     run,
-    steps: new Map(steps.map((s) => [s.stepId, s])),
+    steps: new Map(withPlannedSteps(run, plan, steps).map((s) => [s.stepId, s])),
     approvals: new Map(approvals.map((a) => [a.approvalId, a])),
-    plan: revision === undefined ? undefined : viewOf(revision.plan),
+    plan,
     settings: deps.settings,
     viewOf,
   });

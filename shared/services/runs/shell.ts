@@ -14,6 +14,7 @@ import { decideInPlace } from '../../engine/run/decide.ts';
 import { type Reply, refuse } from '../../engine/run/decision.ts';
 import type { Effect } from '../../engine/run/effects.ts';
 import type { RunEvent } from '../../engine/run/events.ts';
+import { isImplied } from '../../engine/run/planned.ts';
 import type { DraftState } from '../../engine/run/state.ts';
 import type { DomainEvent } from '../../ports/events.ts';
 import type { BatchHandler } from '../../ports/mailbox.ts';
@@ -109,6 +110,7 @@ export function createRunShell(deps: RunShellDeps): RunShell {
       images: imagesOf(draft, events, runBefore, at),
       effects,
       published,
+      counts: { ...draft.counts },
     };
     try {
       if (!(await deps.runLog.commit(batch))) {
@@ -142,7 +144,8 @@ export function createRunShell(deps: RunShellDeps): RunShell {
 
 /**
  * The records a batch changed, as they are after it: those its events name, and the dependents whose count of what
- * they wait for a step's end changed (evolve stamps them with the batch's time).
+ * they wait for a step's end changed (evolve stamps them with the batch's time). The steps a run's start makes are
+ * not written: their plan implies them (shared/engine/run/planned.ts) until an event changes them.
  */
 function imagesOf(
   draft: DraftState,
@@ -157,13 +160,17 @@ function imagesOf(
   for (const event of events) {
     if ('stepId' in event && typeof event.stepId === 'string') {
       steps.add(event.stepId);
-      for (const id of draft.plan?.downstream(event.stepId) ?? [])
-        if (draft.steps.get(id)?.updatedAt === at) steps.add(id);
+      for (const id of draft.plan?.downstream(event.stepId) ?? []) {
+        const dependent = draft.steps.get(id);
+        if (dependent?.updatedAt === at && !isImplied(draft.run, dependent)) steps.add(id);
+      }
     }
     if (event.type === 'StepMoved') moved.add(event.stepId);
     if ('approvalId' in event) approvals.add(event.approvalId);
     if (event.type === 'ApprovalRequested' || event.type === 'RevisionHeld') approvals.add(event.approval.approvalId);
-    if (event.type === 'RunStarted') for (const id of draft.steps.keys()) steps.add(id);
+    // A later revision implies nothing (planned.ts): the steps its start still implied are written with it.
+    if (event.type === 'PlanRevised')
+      for (const [id, step] of draft.steps) if (isImplied(draft.run, step)) steps.add(id);
     if (event.type === 'RunStarted' || event.type === 'PlanRevised') revisions.push({ plan: event });
   }
   return {

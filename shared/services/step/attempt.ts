@@ -5,6 +5,7 @@
  * decider (report.ts), which decides what the step becomes.
  */
 
+import { effectiveBudget } from '../../engine/budget.ts';
 import { retryPolicy } from '../../engine/retry.ts';
 import { letsAttemptsStart } from '../../engine/run/rules/flow.ts';
 import { IN_FLIGHT_STEP_STATUSES } from '../../engine/statuses.ts';
@@ -58,7 +59,7 @@ export async function runAttempt(
     {
       step: planStep.budget,
       stepStartedAt: step.startedAt,
-      run: records.plan.plan.budget,
+      run: effectiveBudget(records.plan.plan.budget, records.run.raisedBudget),
       runCreatedAt: records.run.createdAt,
     },
     ctx.now(),

@@ -7,6 +7,7 @@ import {
   BUDGET_ERROR_CODE,
   checkBudget,
   describeExhaustion,
+  effectiveBudget,
   round,
   secondsBetween,
   spendOf,
@@ -57,7 +58,8 @@ export const runBudgetStop = (message: string): StepError => ({
 
 /** Why the run's budget refuses a new attempt now, or undefined. */
 export function claimRefusal(records: StepRecords, now: string): string | undefined {
-  const budget = records.plan.plan.budget;
+  // A person's raised limits count here as in the decider: a run given more room makes its attempts again.
+  const budget = effectiveBudget(records.plan.plan.budget, records.run.raisedBudget);
   if (budget === undefined) return undefined;
   const { exhausted } = checkBudget(budget, spentBy(records.run), secondsBetween(records.run.createdAt, now));
   return exhausted.length === 0 ? undefined : describeExhaustion('run', exhausted);

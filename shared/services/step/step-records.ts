@@ -3,6 +3,7 @@
  * whose outputs the step will most likely need, all in one BatchGetItem; the plan revision comes from the process's
  * cache (revisions never change). Plus the small helpers every path of a step shares.
  */
+import { effectiveBudget } from '../../engine/budget.ts';
 import { type ApprovalWindow, approvalWindow } from '../../engine/step-seconds.ts';
 import { containsExpression } from '../../plan/expressions.ts';
 import { effectiveUpstream } from '../../plan/graph.ts';
@@ -108,7 +109,7 @@ export function stepApprovalWindow(
 ): ApprovalWindow {
   return approvalWindow(
     approvalTimeoutSeconds(planStep, config),
-    { budget: records.plan.plan.budget, createdAt: records.run.createdAt },
+    { budget: effectiveBudget(records.plan.plan.budget, records.run.raisedBudget), createdAt: records.run.createdAt },
     now,
   );
 }

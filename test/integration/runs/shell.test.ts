@@ -59,15 +59,21 @@ function setUp(wrap: (log: RunLog) => RunLog = (log) => log, stream?: (record: S
 }
 
 /** A batch's item in the table, as the stream would see it. */
-async function logItemOf(runId: string, version: number): Promise<Record<string, unknown> | undefined> {
+async function itemOf(runId: string, sortKey: string): Promise<Record<string, unknown> | undefined> {
   const { Item } = await dynamo.client.send(
     new GetItemCommand({
       TableName: dynamo.tableName,
-      Key: { PK: { S: `RUN#${runId}` }, SK: { S: `LOG#${String(version).padStart(10, '0')}` } },
+      Key: { PK: { S: `RUN#${runId}` }, SK: { S: sortKey } },
       ConsistentRead: true,
     }),
   );
   return Item;
+}
+
+/** The run's log head as it is when version `version` is committed (the head holds the last batch only). */
+async function logItemOf(runId: string, version: number): Promise<Record<string, unknown> | undefined> {
+  const head = (await itemOf(runId, 'HEAD')) as { version?: { N?: string } } | undefined;
+  return head?.version?.N === String(version) ? head : undefined;
 }
 
 async function aRun(store: Store): Promise<string> {
@@ -180,7 +186,7 @@ describe('the run shell', () => {
     expect((await one.store.getRun(runId))?.terminal?.evidence.requestedBy).toBe('bo');
   });
 
-  it('announces a batch once, after its records are written, however often its records are written again', async () => {
+  it('announces a batch once, on its last record written, however often its records are written again', async () => {
     const seen: { types: string[]; stepA: string | undefined }[] = [];
     const logItems: (Record<string, unknown> | undefined)[] = [];
     let store: Store | undefined;
@@ -222,6 +228,9 @@ describe('the run shell', () => {
     }
     expect(seen.map((s) => s.types[0])).toEqual(['RunStarted', 'RunFinished']);
     expect(seen[0]?.stepA).toBe('running');
-    expect((await logItemOf(runId, 1))?.outbox).toBeDefined();
+    // The outbox rode on each batch's last write, the run's record (both batches changed it), never on the head.
+    expect((await itemOf(runId, 'HEAD'))?.outbox).toBeUndefined();
+    const runItem = (await itemOf(runId, 'RUN')) as { outbox?: { S?: string } } | undefined;
+    expect(JSON.parse(runItem?.outbox?.S ?? '{}')).toMatchObject({ id: `${runId}-v2` });
   });
 });

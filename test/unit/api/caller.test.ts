@@ -25,6 +25,7 @@ describe('callerFromClaims', () => {
       subject: 'ana',
       roles: new Set(['approver']),
       groups: ['approver', 'finance'],
+      tenant: 'default',
       shared: false,
     });
   });

@@ -119,7 +119,8 @@ describe('GET /runs/{id}/steps/{stepId} reads', () => {
 
     expect(status).toBe(200);
     expect(Object.fromEntries(calls)).toEqual({
-      getRun: 1,
+      // The tenant guard's read of the run, then the route's.
+      getRun: 2,
       getPlanRevision: 1,
       getStep: 1,
       listAttempts: 1,

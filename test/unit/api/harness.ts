@@ -17,6 +17,7 @@ import type { Plan, PlanStep } from '../../../shared/plan/schema.ts';
 import { plannerError } from '../../../shared/planner/errors.ts';
 import { stepExecutionName } from '../../../shared/ports/executions.ts';
 import type { Mailbox } from '../../../shared/ports/mailbox.ts';
+import type { RunLog } from '../../../shared/ports/run-log.ts';
 import type { ApprovalRecord, RunRecord, StepRecord, Store } from '../../../shared/ports/store.ts';
 import { createPlanJobs, runPlanJob } from '../../../shared/services/plan-jobs.ts';
 import { type Deciding, decidingFor } from '../../support/deciding.ts';
@@ -103,6 +104,8 @@ export const fakePlanner = {
 
 export interface Harness {
   readonly store: Store;
+  /** The runs' log (their heads), as the deciders commit it. */
+  readonly runLog: RunLog;
   readonly executions: RecordedExecutions;
   readonly deps: ApiDeps;
   /** The runs' deciders, behind the API's mailbox. */
@@ -133,9 +136,13 @@ export type HarnessReplan = (request: {
 }) => Promise<{ runId: string; revision?: number; approvalId?: string }>;
 
 export async function harness(
-  overrides: Partial<ApiDeps> & { readonly replanRun?: HarnessReplan } = {},
+  overrides: Partial<ApiDeps> & {
+    readonly replanRun?: HarnessReplan;
+    /** Wraps the deciders' mailbox as the API sees it (a slow one, say). */
+    readonly wrapMailbox?: (mailbox: Mailbox) => Mailbox;
+  } = {},
 ): Promise<Harness> {
-  const { replanRun, ...deps } = overrides;
+  const { replanRun, wrapMailbox, ...deps } = overrides;
   // The store writes some timestamps itself (updatedAt, a revision's createdAt): on the harness clock.
   const tested = await startTestStore({ now: () => h.now });
   const executions = new RecordedExecutions();
@@ -155,6 +162,7 @@ export async function harness(
   });
   const h: Harness = {
     store,
+    runLog,
     executions,
     deciding,
     now: new Date('2030-01-01T00:00:00.000Z'),
@@ -164,7 +172,7 @@ export async function harness(
       catalog,
       planner: { plan: (request) => fakePlanner.plan(request) },
       limits: { maxSteps: 8, maxDepth: 4 },
-      mailbox: deciding.mailbox,
+      mailbox: wrapMailbox === undefined ? deciding.mailbox : wrapMailbox(deciding.mailbox),
       // Replanning is configured where the harness is given a replanner's answer.
       runSettings: replanRun === undefined ? { ...SETTINGS, maxReplans: 0 } : SETTINGS,
       auth: { kind: 'token', token: TOKEN },
@@ -247,6 +255,12 @@ export async function seedRun(
   await h.store.createRun(runRecord(runId, { objective: plan.objective, ...run }));
   await h.store.putPlanRevision(runId, plan, 'initial plan');
   await h.store.putSteps(steps);
+  // What a decider keeps with its last decision: the steps counted by status (GET /runs reads them).
+  const counts: Partial<Record<StepRecord['status'], number>> = {};
+  for (const step of steps) counts[step.status] = (counts[step.status] ?? 0) + 1;
+  const at = h.now.toISOString();
+  const images = { steps: [], moved: [], approvals: [], revisions: [] };
+  await h.runLog.commit({ runId, version: 1, at, events: [], images, effects: [], published: [], counts });
 }
 
 /**
@@ -273,6 +287,7 @@ export function scriptedMailbox(answer: (runId: string, command: RunCommandInput
         asked.push({ runId, command });
         return answer(runId, command);
       },
+      answer: async () => undefined,
     },
   };
 }

@@ -39,7 +39,9 @@ describe('POST /runs/{runId}/replan', () => {
     expect(location).toBe(`/plans/${String(answer.jobId)}`);
     expect(job).toMatchObject({ jobId: answer.jobId, status: 'succeeded', runId: 'run-1', revision: 2 });
     // The job is the request the replanner names to the run's decider (a repeat of it is told the same answer).
-    expect(requests).toEqual([{ runId: 'run-1', reason: 'the provider is down', request: answer.jobId }]);
+    expect(requests).toEqual([
+      { runId: 'run-1', reason: 'the provider is down', request: answer.jobId, requestedBy: 'local-token' },
+    ]);
   });
 
   it('ends the job without a revision when a concurrent replan made it', async () => {
@@ -100,7 +102,13 @@ describe('POST /runs/{runId}/replan', () => {
 
     expect(response.status).toBe(202);
     expect(requests).toEqual([
-      { runId: 'run-1', reason: 'add the summary', objective: 'research and summarize', request: answer.jobId },
+      {
+        runId: 'run-1',
+        reason: 'add the summary',
+        objective: 'research and summarize',
+        request: answer.jobId,
+        requestedBy: 'local-token',
+      },
     ]);
   });
 

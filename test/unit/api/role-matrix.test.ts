@@ -18,9 +18,11 @@ GET /runs/{runId}                                  ok        ok        ok       
 GET /runs/{runId}/plan                             ok        ok        ok        ok        403
 GET /runs/{runId}/events                           ok        ok        ok        ok        403
 POST /runs/{runId}/cancel                          403       ok        403       ok        403
+GET /runs/{runId}/commands/{commandId}             ok        ok        ok        ok        403
 POST /runs/{runId}/steps/{stepId}/invalidate       403       ok        403       ok        403
 POST /runs/{runId}/steps/{stepId}/compensation     403       ok        403       ok        403
 POST /runs/{runId}/replan                          403       ok        403       ok        403
+POST /runs/{runId}/budget                          403       ok        403       ok        403
 GET /runs/{runId}/plan/diff                        ok        ok        ok        ok        403
 GET /runs/{runId}/steps/{stepId}                   ok        ok        ok        ok        403
 GET /runs/{runId}/revisions                        ok        ok        ok        ok        403

@@ -94,7 +94,12 @@ describe('POST /runs', () => {
   it('does not touch a key owner that has left planning', async () => {
     const h = await harness();
     await h.store.createRun(runRecord('run-old', { status: 'complete' }));
-    await h.store.claimRunKey('k2', 'run-old', runRequestHash({ objective: 'x', directTarget: 'tool:echo' }));
+    await h.store.claimRunKey(
+      'default',
+      'k2',
+      'run-old',
+      runRequestHash({ objective: 'x', directTarget: 'tool:echo' }),
+    );
     const res = await h.request('POST', '/runs', {
       body: { objective: 'x', directTarget: 'tool:echo' },
       headers: { 'idempotency-key': 'k2' },
@@ -105,7 +110,12 @@ describe('POST /runs', () => {
 
   it('finishes the work of a key owner that died before storing its run', async () => {
     const h = await harness();
-    await h.store.claimRunKey('k3', 'run-lost', runRequestHash({ objective: 'x', directTarget: 'tool:echo' }));
+    await h.store.claimRunKey(
+      'default',
+      'k3',
+      'run-lost',
+      runRequestHash({ objective: 'x', directTarget: 'tool:echo' }),
+    );
     const res = await h.request('POST', '/runs', {
       body: { objective: 'x', directTarget: 'tool:echo' },
       headers: { 'idempotency-key': 'k3' },
@@ -226,14 +236,17 @@ describe('GET /runs/{runId}', () => {
   it('derives paused when nothing runs and a step awaits a person', async () => {
     const h = await harness();
     const plan = planOf([echoStep('a'), gateStep('g', { dependsOn: ['a'] }), echoStep('z')]);
-    await seedRun(h, 'r3', plan, [
-      stepRecord('r3', 'a', { status: 'succeeded' }),
-      stepRecord('r3', 'g', { status: 'awaiting_approval' }),
-      stepRecord('r3', 'z', { status: 'running' }),
-    ]);
+    for (const [runId, z] of [
+      ['r3', 'running'],
+      ['r3b', 'succeeded'],
+    ] as const)
+      await seedRun(h, runId, plan, [
+        stepRecord(runId, 'a', { status: 'succeeded' }),
+        stepRecord(runId, 'g', { status: 'awaiting_approval' }),
+        stepRecord(runId, 'z', { status: z }),
+      ]);
     expect(((await (await h.request('GET', '/runs/r3')).json()) as Json).status).toBe('running');
-    await h.store.transitionStep('r3', 'z', { generation: 1, from: ['running'] }, { status: 'succeeded' });
-    expect(((await (await h.request('GET', '/runs/r3')).json()) as Json).status).toBe('paused');
+    expect(((await (await h.request('GET', '/runs/r3b')).json()) as Json).status).toBe('paused');
   });
 
   it('includes the terminal record', async () => {

@@ -109,8 +109,10 @@ describe('a stack with a tokens file', () => {
     expect(started.status).toBe(202);
     const { runId } = (await started.json()) as { runId: string };
     expect((await h.store.getRun(runId))?.startedBy).toBe('ana');
-    const view = (await (await h.request('GET', `/runs/${runId}`, as(BO.token))).json()) as { startedBy?: string };
+    const view = (await (await h.request('GET', `/runs/${runId}`, as(ANA.token))).json()) as { startedBy?: string };
     expect(view.startedBy).toBe('ana');
+    // Bo is in another tenant (acme): ana's run is not there for him.
+    expect((await h.request('GET', `/runs/${runId}`, as(BO.token))).status).toBe(404);
     for (const token of ['test-token', `${ANA.token}x`, ANA.token.slice(0, -1)]) {
       const res = await h.request('GET', '/runs', as(token));
       expect(res.status, token).toBe(401);

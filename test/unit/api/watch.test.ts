@@ -83,11 +83,20 @@ describe('finalLine', () => {
 });
 
 describe('watchRun', () => {
+  /** Snapshots read in turn; the feed hands out seq `e<n>` on each wait and records how it was asked. */
   const scripted = (snapshots: RunView[]) => {
     let i = 0;
+    const waits: { after: string | undefined; waitSeconds: number }[] = [];
     return {
       polls: () => i,
-      client: { getRun: async () => snapshots[Math.min(i++, snapshots.length - 1)] as RunView },
+      waits,
+      client: {
+        getRun: async () => snapshots[Math.min(i++, snapshots.length - 1)] as RunView,
+        nextEvents: async (_runId: string, after: string | undefined, waitSeconds: number) => {
+          waits.push({ after, waitSeconds });
+          return `e${waits.length}`;
+        },
+      },
     };
   };
   const noSleep = async () => {};
@@ -110,6 +119,20 @@ describe('watchRun', () => {
       '[0/1] … a running (tool:echo)',
       '[1/1] ✓ a succeeded',
       'run r complete (1/1 steps done)',
+    ]);
+  });
+
+  it('waits on the feed between reads of the run, from where the log stood before the first read', async () => {
+    const { client, waits } = scripted([
+      view('running', [step('a', { status: 'running' })]),
+      view('paused', [step('a', { status: 'awaiting_approval' })]),
+      view('complete', [step('a', { status: 'succeeded' })]),
+    ]);
+    await watchRun(client, 'r', { write: () => {}, sleep: noSleep });
+    expect(waits).toEqual([
+      { after: undefined, waitSeconds: 0 },
+      { after: 'e1', waitSeconds: 20 },
+      { after: 'e2', waitSeconds: 1 },
     ]);
   });
 

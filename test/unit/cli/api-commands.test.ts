@@ -55,12 +55,22 @@ async function served(h: Harness, env: Record<string, string> = {}): Promise<Cap
 const text = (lines: string[]): string => lines.join('');
 
 /** Moves the steps of a run through statuses, one change per tick, like the engine would. */
+let versions = 0;
+
+/** What the relay records of a decision: its events in the run's audit log, under the next version. */
+async function announce(h: Harness, runId: string, type: string, detail: Record<string, unknown> = {}) {
+  versions += 1;
+  const events = [{ type: type as 'StepStarted', detail: { runId, ...detail } }];
+  await h.store.recordEvents([{ id: `${runId}-v${versions}`, runId, at: h.now.toISOString(), events }]);
+}
+
 async function drive(h: Harness, runId: string, changes: [string, Partial<StepRecord>][], tickMs = 15) {
   for (const [stepId, patch] of changes) {
     await new Promise((r) => setTimeout(r, tickMs));
     const step = await h.store.getStep(runId, stepId);
     if (!step) throw new Error(`no step ${stepId}`);
     await h.store.transitionStep(runId, stepId, { generation: step.generation, from: [step.status] }, patch);
+    await announce(h, runId, patch.status === 'running' ? 'StepStarted' : 'StepSucceeded', { stepId });
   }
 }
 
@@ -123,7 +133,8 @@ describe('cairn run', () => {
   });
 
   it('--watch prints transitions with a counter and exits 0 when the run completes', async () => {
-    const h = await harness();
+    // Watching waits on the run's event feed between reads of the run: every change below is announced.
+    const h = await harness({ eventFeed: { stream: false, pollMs: 5 } });
     const io = await served(h);
     const plan = planOf([echoStep('a'), echoStep('b', { dependsOn: ['a'] })]);
     const dir = await mkdtemp(join(tmpdir(), 'cairn-cli-'));
@@ -135,6 +146,7 @@ describe('cairn run', () => {
     await h.store.putPlanRevision('run-1', plan, 'initial plan');
     await h.store.putSteps([stepRecord('run-1', 'a'), stepRecord('run-1', 'b')]);
     await h.store.updateRun('run-1', ['planning'], { status: 'running', revision: 1 });
+    await announce(h, 'run-1', 'RunStarted');
     await drive(h, 'run-1', [
       ['a', { status: 'running', attempts: 1 }],
       ['a', { status: 'succeeded' }],
@@ -142,6 +154,7 @@ describe('cairn run', () => {
       ['b', { status: 'succeeded' }],
     ]);
     await h.store.updateRun('run-1', ['running'], { status: 'complete' });
+    await announce(h, 'run-1', 'RunFinished', { state: 'complete', reason: 'done' });
     expect(await run).toBe(0);
     const out = text(io.out);
     expect(out).toContain('[1/2] ✓ a succeeded');

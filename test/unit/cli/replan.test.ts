@@ -49,8 +49,8 @@ describe('cairn replan', () => {
 
     // Each call is a request of its own (its planning job): the run's decider tells them apart.
     expect(requests).toEqual([
-      { runId: 'run-1', reason: 'search is down', request: expect.any(String) },
-      { runId: 'run-1', reason: 'again', request: expect.any(String) },
+      { runId: 'run-1', reason: 'search is down', request: expect.any(String), requestedBy: 'local-token' },
+      { runId: 'run-1', reason: 'again', request: expect.any(String), requestedBy: 'local-token' },
     ]);
     expect(requests[0]?.request).not.toBe(requests[1]?.request);
     expect(io.out[0]).toBe('run run-1: replanned as revision 4 (cairn status run-1 --watch)\n');
@@ -72,7 +72,13 @@ describe('cairn replan', () => {
     expect(await main(['replan', 'run-1', '--reason', 'x', '--objective', ' '], io)).toBe(2);
 
     expect(requests).toEqual([
-      { runId: 'run-1', reason: 'ship it', objective: 'build and ship', request: expect.any(String) },
+      {
+        runId: 'run-1',
+        reason: 'ship it',
+        objective: 'build and ship',
+        request: expect.any(String),
+        requestedBy: 'local-token',
+      },
     ]);
     expect(io.out[0]).toMatch(/waits for approval run-1\.revision\.r2\.1/);
   });

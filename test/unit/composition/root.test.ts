@@ -54,8 +54,10 @@ function countingPlace(overrides: Partial<Place> = {}) {
     mailbox: (shell) => ({
       send: async (runId, command) => void (await shell.handle(runId, [command])),
       ask: async (runId, command) => (await shell.handle(runId, [command]))[0] ?? { ok: true },
+      answer: async () => undefined,
     }),
     timers: () => ({ schedule: async () => {} }),
+    retention: count('retention', () => ({ purgeRun: async () => 0 })),
     ...overrides,
   };
   return { place, built, store };

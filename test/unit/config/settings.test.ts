@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  DEFAULT_DECISION_WAIT_MS,
   DEFAULT_EXPRESSION_LIMITS,
   DEFAULT_EXPRESSION_WORKERS,
   DEFAULT_IDEMPOTENCY_TTL_SECONDS,
@@ -11,6 +12,7 @@ import {
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_MAX_REPLANS,
   DEFAULT_REPLAY_WINDOW_SECONDS,
+  DEFAULT_RETENTION_DAYS,
   DEFAULT_RETRY_BASE_SECONDS,
   DEFAULT_RETRY_CAP_SECONDS,
   DEFAULT_RUN_DEADLINE_SECONDS,
@@ -55,6 +57,7 @@ describe('settingsFromEnv', () => {
         traceRetention: DEFAULT_TRACE_RETENTION,
         maxReplans: DEFAULT_MAX_REPLANS,
       },
+      retentionSeconds: DEFAULT_RETENTION_DAYS * 86_400,
       plannerModelId: undefined,
       plannerEndpoint: undefined,
       capabilities: {
@@ -64,10 +67,16 @@ describe('settingsFromEnv', () => {
         idempotencyTtlSeconds: DEFAULT_IDEMPOTENCY_TTL_SECONDS,
         prices: {},
       },
+      decisionWaitMs: DEFAULT_DECISION_WAIT_MS,
       apiToken: undefined,
       apiTokensFile: undefined,
-      roleClaims: { groups: 'cognito:groups', scopes: 'scope', scopePrefix: 'cairn/' },
-      webhooks: { secretPrefix: undefined, secrets: new Map(), replayWindowSeconds: DEFAULT_REPLAY_WINDOW_SECONDS },
+      roleClaims: { groups: 'cognito:groups', scopes: 'scope', scopePrefix: 'cairn/', tenant: 'custom:tenant' },
+      webhooks: {
+        secretPrefix: undefined,
+        secrets: new Map(),
+        replayWindowSeconds: DEFAULT_REPLAY_WINDOW_SECONDS,
+        tenants: new Map(),
+      },
       console: { oidc: undefined, apiBase: undefined, dir: undefined },
       expressions: { limits: DEFAULT_EXPRESSION_LIMITS, workers: DEFAULT_EXPRESSION_WORKERS, workerFile: undefined },
       notify: {
@@ -88,6 +97,7 @@ describe('settingsFromEnv', () => {
     expect(DEFAULT_LIMITS).toEqual({ maxSteps: 64, maxDepth: 16 });
     expect([DEFAULT_MAX_REPLANS, DEFAULT_RETRY_BASE_SECONDS, DEFAULT_RETRY_CAP_SECONDS]).toEqual([3, 1, 60]);
     expect(DEFAULT_EXPRESSION_LIMITS.timeoutMs).toBe(1000);
+    expect(DEFAULT_RETENTION_DAYS).toBe(90);
   });
 
   it('counts a blank variable as absent, as CDK and shells leave it', () => {
@@ -109,6 +119,7 @@ describe('settingsFromEnv', () => {
       CAIRN_RETRY_CAP_SECONDS: '0',
       CAIRN_TRACE_RETENTION: 'full',
       CAIRN_MAX_REPLANS: '0',
+      CAIRN_RETENTION_DAYS: '30',
       CAIRN_APPROVAL_TIMEOUT_SECONDS: '30.5',
       CAIRN_REPLAN_WATCH_SECONDS: '90.5',
       CAIRN_MODEL_ID: 'model-a',
@@ -153,6 +164,7 @@ describe('settingsFromEnv', () => {
         approvalTimeoutSeconds: 30,
         replanWatchSeconds: 90,
       },
+      retentionSeconds: 30 * 86_400,
       plannerModelId: 'model-a',
       capabilities: {
         bindings: { 'tool:web.search': { kind: 'http', url: 'https://search.example.com' } },
@@ -161,10 +173,16 @@ describe('settingsFromEnv', () => {
         idempotencyTtlSeconds: 60,
         prices: { 'model-a': { inputPerMillion: 3, outputPerMillion: 15 } },
       },
+      decisionWaitMs: DEFAULT_DECISION_WAIT_MS,
       apiToken: 's3cret',
       apiTokensFile: undefined,
-      roleClaims: { groups: 'cognito:groups', scopes: 'scope', scopePrefix: 'cairn/' },
-      webhooks: { secretPrefix: 'cairn/prod/webhooks', secrets: new Map([['prices', 'p']]), replayWindowSeconds: 120 },
+      roleClaims: { groups: 'cognito:groups', scopes: 'scope', scopePrefix: 'cairn/', tenant: 'custom:tenant' },
+      webhooks: {
+        secretPrefix: 'cairn/prod/webhooks',
+        secrets: new Map([['prices', 'p']]),
+        replayWindowSeconds: 120,
+        tenants: new Map(),
+      },
       console: {
         oidc: {
           authorizeUrl: 'https://id.example.com/authorize',
@@ -224,6 +242,12 @@ describe('settingsFromEnv', () => {
     expect(thrown(() => settingsFromEnv(env)).variables).toEqual([variable]);
   });
 
+  it('keeps a retention of days as whole seconds, at least one', () => {
+    expect(settingsFromEnv({ CAIRN_RETENTION_DAYS: '7' }).retentionSeconds).toBe(7 * 86_400);
+    expect(settingsFromEnv({ CAIRN_RETENTION_DAYS: '0.5' }).retentionSeconds).toBe(43_200);
+    expect(settingsFromEnv({ CAIRN_RETENTION_DAYS: '0.000001' }).retentionSeconds).toBe(1);
+  });
+
   it('turns every builtin pack off with `none`', () => {
     expect(settingsFromEnv({ CAIRN_BUILTINS: 'none' }).capabilities.builtins).toEqual([]);
   });
@@ -238,6 +262,7 @@ describe('settingsFromEnv', () => {
     ['CAIRN_RETRY_CAP_SECONDS', ['-0.5', 'NaN'], /must be a non-negative number/],
     ['CAIRN_TRACE_RETENTION', ['some', 'LAST'], /must be "last" or "full"/],
     ['CAIRN_MAX_REPLANS', ['many', '-1'], /must be a non-negative number/],
+    ['CAIRN_RETENTION_DAYS', ['0', '-1', 'forever', 'Infinity'], /must be a number of days > 0/],
     [
       'CAIRN_BINDINGS',
       ['{nope', '[]', '{"tool:x":{"kind":"carrier-pigeon"}}'],
@@ -301,7 +326,12 @@ describe('settingsFromEnv', () => {
       CAIRN_ROLE_SCOPE_PREFIX: 'api://cairn/',
     });
     expect(settings.apiTokensFile).toBe('/etc/cairn/tokens.json');
-    expect(settings.roleClaims).toEqual({ groups: 'groups', scopes: 'scp', scopePrefix: 'api://cairn/' });
+    expect(settings.roleClaims).toEqual({
+      groups: 'groups',
+      scopes: 'scp',
+      scopePrefix: 'api://cairn/',
+      tenant: 'custom:tenant',
+    });
     expect(() => settingsFromEnv({ CAIRN_TOKENS_FILE: '/etc/cairn/tokens.json', CAIRN_API_TOKEN: 's3cret' })).toThrow(
       /CAIRN_TOKENS_FILE and CAIRN_API_TOKEN are both set/,
     );

@@ -147,7 +147,12 @@ describe('the API Lambda with roles from JWT claims', () => {
     });
     const handler = createHandler(h.deps);
     const me = await handler(gatewayEvent('GET', '/me', { sub: 'cy', groups: '[viewer]', scp: 'api/approver' }));
-    expect(JSON.parse(me.body)).toEqual({ subject: 'cy', roles: ['approver', 'viewer'], groups: ['viewer'] });
+    expect(JSON.parse(me.body)).toEqual({
+      subject: 'cy',
+      roles: ['approver', 'viewer'],
+      groups: ['viewer'],
+      tenant: 'default',
+    });
     // Cognito's default claim is not read when another is named.
     const other = await handler(gatewayEvent('GET', '/runs', { sub: 'dan', 'cognito:groups': '[admin]' }));
     expect(other.statusCode).toBe(403);

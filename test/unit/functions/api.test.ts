@@ -78,7 +78,7 @@ describe('api Lambda', () => {
   it('checks a static token only when CAIRN_API_TOKEN is set', () => {
     expect(apiAuth(settingsFromEnv({}))).toEqual({
       kind: 'gateway',
-      claims: { groups: 'cognito:groups', scopes: 'scope', scopePrefix: 'cairn/' },
+      claims: { groups: 'cognito:groups', scopes: 'scope', tenant: 'custom:tenant', scopePrefix: 'cairn/' },
     });
     expect(apiAuth(settingsFromEnv({ CAIRN_API_TOKEN: 's3cret' }))).toEqual({ kind: 'token', token: 's3cret' });
   });

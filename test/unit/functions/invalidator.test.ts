@@ -33,9 +33,27 @@ describe('invalidator handler', () => {
     const answer = await handler(envelope({ resourceKey: 'repo:main', source: 'github', deliveryId: 'd-9' }));
 
     expect(requests).toEqual([
-      { resourceKey: 'repo:main', eventId: 'delivery:d-9#repo:main', changedAt: '2030-01-01T00:00:00Z' },
+      {
+        resourceKey: 'repo:main',
+        eventId: 'delivery:d-9#repo:main',
+        changedAt: '2030-01-01T00:00:00Z',
+        source: 'github',
+      },
     ]);
     expect(answer).toMatchObject({ eventId: 'delivery:d-9#repo:main', resourceKey: 'repo:main', runs: ['r1'] });
+  });
+
+  it("throws a failed invalidation (no lease of its own to answer success) so Lambda's retries and destination get it", async () => {
+    const refused = new Error('SQS throttled');
+    const handler = createHandler({
+      invalidator: {
+        invalidateResource: async () => {
+          throw refused;
+        },
+      },
+    });
+
+    await expect(handler(envelope({ resourceKey: 'repo:main', deliveryId: 'd-9' }))).rejects.toBe(refused);
   });
 
   it('falls back to the envelope id when the change carries no delivery id', async () => {

@@ -6,6 +6,7 @@ import type { StepFailedRef } from '../../../shared/services/replanner.ts';
 function handlerWithSpy() {
   const calls: StepFailedRef[] = [];
   const budgetCalls: { runId: string }[] = [];
+  const raisedCalls: { runId: string }[] = [];
   const handler = createHandler({
     replanner: {
       onStepFailed: async (ref) => {
@@ -16,10 +17,14 @@ function handlerWithSpy() {
         budgetCalls.push(ref);
         return { outcome: 'revised', revision: 3 };
       },
+      onLimitRaised: async (ref) => {
+        raisedCalls.push(ref);
+        return { outcome: 'revised', revision: 4 };
+      },
       replanRun: async ({ runId }) => ({ runId, revision: 2 }),
     },
   });
-  return { handler, calls, budgetCalls };
+  return { handler, calls, budgetCalls, raisedCalls };
 }
 
 const envelope = (detail: Record<string, unknown>, type = 'StepFailed') => ({
@@ -102,6 +107,20 @@ describe('the replanner handler', () => {
     const invalid = await handler(envelope({ runId: 'run-1' }, 'BudgetExhausted')).catch((e: unknown) => e);
     expect(isValidationError(invalid)).toBe(true);
     expect(budgetCalls).toEqual([{ runId: 'run-1' }]);
+    expect(calls).toEqual([]);
+  });
+
+  it('hands a BudgetRaised event that raised the replan limit to the replanner, and ignores one that did not', async () => {
+    const { handler, calls, raisedCalls } = handlerWithSpy();
+    const raised = { runId: 'run-1', limits: { maxReplans: 4 }, previous: { maxReplans: 2 }, requestedBy: 'ana' };
+
+    expect(await handler(envelope(raised, 'BudgetRaised'))).toEqual({ outcome: 'revised', revision: 4 });
+    expect(
+      await handler(envelope({ ...raised, limits: { maxTokens: 10 }, previous: { maxTokens: 5 } }, 'BudgetRaised')),
+    ).toEqual({ outcome: 'ignored', why: 'not_replan' });
+    const invalid = await handler(envelope({ runId: 'run-1' }, 'BudgetRaised')).catch((e: unknown) => e);
+    expect(isValidationError(invalid)).toBe(true);
+    expect(raisedCalls).toEqual([{ runId: 'run-1' }]);
     expect(calls).toEqual([]);
   });
 });

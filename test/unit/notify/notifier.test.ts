@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { NOTIFIER_TIMEOUT_SECONDS, NOTIFY_LEASE_SECONDS } from '../../../shared/config/defaults.ts';
 import { messageIdOf, notificationOf, outcomeOf, reminderDue } from '../../../shared/notify/messages.ts';
-import { createNotifier } from '../../../shared/notify/notifier.ts';
+import { createNotifier, NotificationInProgressError } from '../../../shared/notify/notifier.ts';
 import type { OutgoingNotification } from '../../../shared/ports/notifications.ts';
 import type { ApprovalRecord } from '../../../shared/ports/records/approvals.ts';
+import type { IdempotencyRecord } from '../../../shared/ports/records/steps.ts';
 import { NotificationDeliveryError } from '../../../shared/webhooks/errors.ts';
 
 const CREATED = '2030-01-01T00:00:00.000Z';
@@ -25,7 +27,8 @@ const approval = (fields: Partial<ApprovalRecord> = {}): ApprovalRecord => ({
 /** The store calls the notifier makes: approvals to read, and its own idempotency records. */
 function fakeStore() {
   const approvals = new Map<string, ApprovalRecord>();
-  const records = new Map<string, { state: string }>();
+  const records = new Map<string, IdempotencyRecord>();
+  const leases: number[] = [];
   return {
     async putApproval(record: ApprovalRecord) {
       approvals.set(record.approvalId, record);
@@ -40,15 +43,19 @@ function fakeStore() {
     async listRunApprovals(runId: string) {
       return [...approvals.values()].filter((a) => a.runId === runId);
     },
-    async beginIdempotent(key: string) {
+    /** As the store does: a record whose time is over counts as absent (an expired lease is taken over). */
+    async beginIdempotent(key: string, expiresAt: number, now: number) {
       const existing = records.get(key);
-      if (existing) return { key, state: existing.state, expiresAt: 0 } as never;
-      records.set(key, { state: 'in_progress' });
+      if (existing && existing.expiresAt >= now) return existing;
+      records.set(key, { key, status: 'in_progress', expiresAt });
+      leases.push(expiresAt - now);
       return undefined;
     },
-    async completeIdempotent(key: string) {
-      records.set(key, { state: 'completed' });
+    async completeIdempotent(key: string, result: unknown, expiresAt: number) {
+      records.set(key, { key, status: 'completed', result, expiresAt });
     },
+    records,
+    leases,
     async abortIdempotent(key: string) {
       records.delete(key);
     },
@@ -175,6 +182,33 @@ describe('createNotifier', () => {
       ['a-1', '2030-01-01T01:20:00.000Z'],
       ['a-1', '2030-01-01T01:20:00.000Z'],
     ]);
+  });
+
+  it('throws the retryable NotificationInProgressError when another invocation holds the notification', async () => {
+    const n = setup();
+    await n.store.putApproval(approval());
+    const now = Math.floor(Date.parse('2030-01-01T00:00:01.000Z') / 1000);
+    const key = 'notify#a-1#requested';
+    n.store.records.set(key, { key, status: 'in_progress', expiresAt: now + 30 });
+
+    const error = await n.notifier.handle(requested).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(NotificationInProgressError);
+    expect(error).toMatchObject({ retryable: true, context: { code: 'E_NOTIFY_IN_PROGRESS', key } });
+    expect(n.sent).toEqual([]);
+  });
+
+  it('sends what a dead holder left once its lease, shorter than the Lambda timeout, is over', async () => {
+    const n = setup();
+    await n.store.putApproval(approval());
+    await n.store.beginIdempotent('notify#a-1#requested', 0, 0); // an old holder's lease, long over
+
+    n.setNow('2030-01-01T00:00:02.000Z');
+    await n.notifier.handle(requested);
+
+    expect(n.sent.map((s) => s.type)).toEqual(['approval.requested']);
+    expect(n.store.leases.at(-1)).toBe(NOTIFY_LEASE_SECONDS);
+    expect(NOTIFY_LEASE_SECONDS).toBeLessThan(NOTIFIER_TIMEOUT_SECONDS);
   });
 
   it('sends the reminder once when it is due and the approval still pending', async () => {

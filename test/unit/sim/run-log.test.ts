@@ -41,6 +41,7 @@ describe('the DynamoDB run log (dynalite)', () => {
       images: { approvals: [], revisions: [], ...images },
       effects: [],
       published: [],
+      counts: {},
     });
     await runLog.project(batch(1, { steps: [step], moved: [] }));
     const attempt = anAttempt({ runId: run.runId, stepId: 'a', outcome: 'succeeded', output: { value: 1 } });

@@ -2,11 +2,19 @@
  * The routes by which a person changes a run after it started (invalidations.ts, compensations.ts, replans.ts):
  * invalidate a step, act on a failed compensation, replan, and see what a revision changed.
  */
+import { z } from 'zod';
 import { defineRoute } from '../route.ts';
-import { CompensationActed, Invalidated, PlanJob } from '../schemas/approvals.ts';
+import { CommandPending, CompensationActed, Invalidated, LimitsRaised, PlanJob } from '../schemas/approvals.ts';
 import { ErrorBody, idempotencyHeaders, runParams, stepParams } from '../schemas/common.ts';
 import { RevisionDiff } from '../schemas/console.ts';
-import { compensationActionBody, invalidateBody, planDiffQuery, replanBody } from '../schemas/requests.ts';
+import {
+  compensationActionBody,
+  invalidateBody,
+  planDiffQuery,
+  raiseBudgetBody,
+  replanBody,
+} from '../schemas/requests.ts';
+import { PENDING_COMMAND } from './runs.ts';
 
 const conflict = (description: string) => ({ description, schema: ErrorBody });
 
@@ -25,7 +33,13 @@ export const invalidateStep = defineRoute({
   headers: idempotencyHeaders,
   body: { schema: invalidateBody, required: false, example: { reason: 'the source data changed' } },
   responses: {
-    202: { description: 'The steps that start a new generation.', schema: Invalidated },
+    202: {
+      description:
+        'The steps that start a new generation; or, when the decision has not come back within the wait, the ' +
+        'pending command, whose decision is read at its Location.',
+      schema: z.union([Invalidated, CommandPending]),
+      headers: PENDING_COMMAND.headers,
+    },
     409: conflict('The run has not started, was cancelled or is being cancelled.'),
   },
 });
@@ -65,6 +79,31 @@ export const replanRun = defineRoute({
   },
 });
 
+export const raiseBudget = defineRoute({
+  operationId: 'raiseBudget',
+  method: 'post',
+  path: '/runs/{runId}/budget',
+  tag: 'steps',
+  summary: "Raise a paused run's budget or replan limit; it goes on where it paused",
+  description:
+    'For a run paused `budget_exhausted` (its plan budget under `onExhausted: "pause"`) or `max_replans`. Each limit ' +
+    "named must be larger than the run's now, and the raise must let the run go on (over its budget still, or at " +
+    'its replan limit still: 422 E_STILL_OVER_LIMIT). The raise holds for every later revision, and is announced ' +
+    '(BudgetRaised) and recorded with who asked.',
+  params: runParams,
+  body: { schema: raiseBudgetBody, required: true, example: { maxTokens: 20000, maxReplans: 4 } },
+  responses: {
+    200: { description: "The run's limits now, and its status.", schema: LimitsRaised },
+    409: conflict('E_NOT_HELD_FOR_LIMIT: the run is not paused for budget_exhausted or max_replans.'),
+    422: {
+      description:
+        "E_LIMIT_NOT_RAISED: no limit named, or one not larger than the run's (or one it has not); " +
+        'E_STILL_OVER_LIMIT: the run would still be held.',
+      schema: ErrorBody,
+    },
+  },
+});
+
 export const getPlanDiff = defineRoute({
   operationId: 'getPlanDiff',
   method: 'get',
@@ -77,4 +116,4 @@ export const getPlanDiff = defineRoute({
   responses: { 200: { description: 'Added, removed, changed and superseded steps.', schema: RevisionDiff } },
 });
 
-export const CHANGE_ROUTES = [invalidateStep, actOnCompensation, replanRun, getPlanDiff] as const;
+export const CHANGE_ROUTES = [invalidateStep, actOnCompensation, replanRun, raiseBudget, getPlanDiff] as const;

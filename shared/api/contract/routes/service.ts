@@ -32,7 +32,9 @@ const Caller = named(
     subject: z.string(),
     roles: z.array(z.enum(ROLES)),
     groups: z.array(z.string()),
-    tenant: z.string().optional(),
+    tenant: z
+      .string()
+      .describe('Whose runs and approvals the caller sees: `default` when its token or JWT names no tenant.'),
   }),
   { description: "Who the token stands for: its subject, its roles and groups (an approval's approvers name groups)." },
 );

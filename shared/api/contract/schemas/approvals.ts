@@ -95,10 +95,47 @@ export const Valid = named('Valid', z.object({ valid: z.literal(true) }));
 
 export const RunCancelled = named('RunCancelled', z.object({ runId: z.string(), status: RunStatus }));
 
+/** A cancel's or an invalidation's decision still to come: its status is read at `location` (a Location header too). */
+export const CommandPending = named(
+  'CommandPending',
+  z.object({ runId: z.string(), commandId: z.string(), decision: z.literal('pending'), location: z.string() }),
+  {
+    examples: [
+      {
+        runId: '0b0c7e0e-9f3c-4d2a-8a43-52c1e5f5d2a1',
+        commandId: 'cancel~5d1f7c2e-3a4b-4c5d-8e9f-0a1b2c3d4e5f~1a2b3c4d5e6f',
+        decision: 'pending',
+        location:
+          '/runs/0b0c7e0e-9f3c-4d2a-8a43-52c1e5f5d2a1/commands/cancel~5d1f7c2e-3a4b-4c5d-8e9f-0a1b2c3d4e5f~1a2b3c4d5e6f',
+      },
+    ],
+  },
+);
+
 export const Invalidated = named(
   'Invalidated',
   z.object({ runId: z.string(), stepIds: z.array(z.string()), reopened: z.boolean() }),
   { examples: [{ runId: '0b0c7e0e-9f3c-4d2a-8a43-52c1e5f5d2a1', stepIds: ['fetch', 'report'], reopened: true }] },
+);
+
+export const LimitsRaised = named(
+  'LimitsRaised',
+  z.object({
+    runId: z.string(),
+    status: RunStatus,
+    limits: z.object({
+      maxTokens: z.number().optional(),
+      maxCostUsd: z.number().optional(),
+      maxSeconds: z.number().optional(),
+      maxReplans: z.number(),
+    }),
+  }),
+  {
+    description: "The run's limits now (the plan budget's, with every raise, and its replan limit), and its status.",
+    examples: [
+      { runId: '0b0c7e0e-9f3c-4d2a-8a43-52c1e5f5d2a1', status: 'running', limits: { maxTokens: 5000, maxReplans: 2 } },
+    ],
+  },
 );
 
 export const CompensationActed = named(

@@ -48,6 +48,7 @@ export const pathId = z.string().min(1).max(MAX_PATH_ID_LENGTH).regex(PATH_ID_PA
 
 export const runParams = z.object({ runId: pathId });
 export const stepParams = z.object({ runId: pathId, stepId: pathId });
+export const commandParams = z.object({ runId: pathId, commandId: pathId });
 export const approvalParams = z.object({ id: pathId });
 
 /** `Idempotency-Key`: the same key answers the first request's result instead of doing it again. */

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { MAX_OBJECTIVE_LENGTH, RUN_STATUSES } from '../../../plan/schema.ts';
 import { planRequestBody, submitBody } from '../../body.ts';
 import { cursorField, limitField } from '../../cursor.ts';
+import { MAX_WAIT_SECONDS } from '../../event-feed.ts';
 import { described } from '../registry.ts';
 import { APPROVAL_STATUSES } from './approvals.ts';
 
@@ -35,8 +36,8 @@ export const listRunsQuery = z.strictObject({
 
 export const MAX_EVENT_PAGE = 1000;
 /**
- * An event's seq is `<ISO time>~<announcement id>~<index>`: 66 characters with a UUID id, up to 110 as the store
- * reads them (dynamo-events.ts); 64, the limit this had, refused every seq the store gave out.
+ * An event's seq is `v<version>~<index>` (16 characters), or on older logs `<ISO time>~<announcement id>~<index>`:
+ * 66 characters with a UUID id, up to 110 as the store reads them (dynamo-events.ts).
  */
 const MAX_SEQ_LENGTH = 128;
 /** `after` (an event's seq, or `cursor`, the same) lets a poller read only what is new. */
@@ -47,6 +48,19 @@ export const eventsQuery = z.strictObject({
   ),
   cursor: z.string().min(1).max(MAX_SEQ_LENGTH).optional(),
   limit: limitField(MAX_EVENT_PAGE),
+  follow: described(
+    'Follow the run: embedded, a stream of server-sent events until RunFinished; deployed, or with `wait`, a long poll.',
+    z.enum(['1', 'true']).optional(),
+  ),
+  wait: described(
+    'With `follow`: answer as soon as events follow the cursor, or after this many seconds (at most 20) with none.',
+    z
+      .string()
+      .regex(/^\d+$/, { message: 'must be a whole number of seconds' })
+      .transform(Number)
+      .pipe(z.number().int().min(0).max(MAX_WAIT_SECONDS))
+      .optional(),
+  ),
 });
 
 export const stepsQuery = z.strictObject({ cursor: cursorField, limit: limitField(2000) });
@@ -66,6 +80,20 @@ export const compensationActionBody = z.discriminatedUnion('action', [
   z.strictObject({ action: z.literal('retry') }),
   z.strictObject({ action: z.literal('resolve'), note: nonBlank(2000) }),
 ]);
+
+/**
+ * `POST /runs/{id}/budget`: the limits to raise, each to a value larger than the run's now. Only the types are
+ * checked here: whether a value raises anything is the run's to say (422 E_LIMIT_NOT_RAISED).
+ */
+export const raiseBudgetBody = z.strictObject({
+  maxTokens: described("The plan budget's token limit, raised to this.", z.number().int().optional()),
+  maxCostUsd: described("The plan budget's dollar limit, raised to this.", z.number().optional()),
+  maxSeconds: described(
+    "The plan budget's seconds limit (counted from the run's creation), raised to this.",
+    z.number().optional(),
+  ),
+  maxReplans: described('The replans the run may make, raised to this.', z.number().int().optional()),
+});
 
 /** Longest reason a person may give (it reaches the planner and the revision's record, clipped there to 200). */
 export const MAX_REPLAN_REASON_LENGTH = 2000;

@@ -107,13 +107,36 @@ const runFields = {
   cancelling: described('A cancellation has begun and the run has not ended yet.', z.literal(true).optional()),
 };
 
+export const RunAction = named(
+  'RunAction',
+  z.object({
+    type: z.enum(['cancel', 'replan', 'invalidate', 'compensation', 'budget']),
+    requestedBy: described(
+      "The caller's subject, `webhook:<source>` for a resource change, or null when not known.",
+      z.string().nullable(),
+    ),
+    at: timestamp,
+    stepId: z.string().optional(),
+    detail: z.string().optional(),
+  }),
+  { description: 'What a person (or a webhook) did to a run, and who.' },
+);
+
 export const RunView = named(
   'RunView',
   z.object({
     ...runFields,
     steps: z.array(StepView),
     usage: Spend.optional(),
-    budget: Budget.optional(),
+    budget: described("The plan's budget, with the limits a person raised.", Budget.optional()),
+    maxReplans: described(
+      "The replan limit a person raised the run's to (absent: the deployment's).",
+      z.number().optional(),
+    ),
+    actions: described(
+      'Who changed the run after it started, oldest first: the last 100.',
+      z.array(RunAction).optional(),
+    ),
     budgetReplan: BudgetReplan.optional(),
     ...cursorPage,
   }),
@@ -150,7 +173,10 @@ export const RunEvent = named(
   'RunEvent',
   z.object({
     runId: z.string(),
-    seq: described("The event's place in the log; pass it as `after` to read what follows.", z.string()),
+    seq: described(
+      "The event's place in the log, growing with the run's decisions: pass it as `after` to read what follows.",
+      z.string(),
+    ),
     type: z.string(),
     at: timestamp,
     stepId: z.string().optional(),
@@ -159,4 +185,14 @@ export const RunEvent = named(
   }),
 );
 
-export const EventPage = named('EventPage', z.object({ events: z.array(RunEvent), ...cursorPage }));
+export const EventPage = named(
+  'EventPage',
+  z.object({
+    events: z.array(RunEvent),
+    ...cursorPage,
+    finished: described(
+      'Following (`follow=1`): the run has ended or paused and no event follows this page, so a follower stops.',
+      z.boolean().optional(),
+    ),
+  }),
+);

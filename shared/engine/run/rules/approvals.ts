@@ -25,7 +25,7 @@ import type { AwaitDecision, DecideApproval, DecisionTimedOut, ExecutionFailed }
 import { type Decision, refuse } from '../decision.ts';
 import { answerClosed, DECIDED_STATUS, decidedOutput, isSameDecision } from './approval-answers.ts';
 import { executionFailed, failStep } from './attempts.ts';
-import { stopOverBudget } from './budget.ts';
+import { planBudget, stopOverBudget } from './budget.ts';
 import { isLive, pause, settle } from './ending.ts';
 import { letsAttemptsStart } from './flow.ts';
 import { decideRevision } from './revisions.ts';
@@ -295,7 +295,7 @@ function budgetExpiry(
   ownSeconds: number,
   what: string,
 ): StepError | undefined {
-  const maxSeconds = d.plan?.plan.budget?.maxSeconds;
+  const maxSeconds = planBudget(d)?.maxSeconds;
   if (maxSeconds === undefined) return undefined;
   const byBudget =
     approval === undefined

@@ -15,7 +15,7 @@ import { traceEntry } from '../../trace.ts';
 import type { AttemptEnded, ExecutionFailed } from '../commands.ts';
 import type { Decision } from '../decision.ts';
 import { closeStepApprovals } from './approval-closing.ts';
-import { countUsage, runBudget, runBudgetStop, stepOverBudget, stopOverBudget } from './budget.ts';
+import { countUsage, planBudget, runBudget, runBudgetStop, stepOverBudget, stopOverBudget } from './budget.ts';
 import { advanceCompensation } from './compensation.ts';
 import { pause, settle } from './ending.ts';
 import { blockDownstream, closeOpenSteps, dependentsOf, letsAttemptsStart, startDue } from './flow.ts';
@@ -139,7 +139,7 @@ function failedAttempt(
   if (step === undefined || planStep === undefined) return;
   const policy = retryPolicy(planStep, d.draft.settings.retry);
   const limit = attemptTimeLimit(
-    { step: planStep.budget, stepStartedAt: step.startedAt, run: d.plan?.plan.budget, runCreatedAt: d.run.createdAt },
+    { step: planStep.budget, stepStartedAt: step.startedAt, run: planBudget(d), runCreatedAt: d.run.createdAt },
     d.at,
   );
   let outcome = boundRetry(decideAttemptOutcome(n, { error }, policy), limit, d.at);

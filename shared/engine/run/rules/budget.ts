@@ -9,9 +9,9 @@ import type { StepRecord } from '../../../ports/records/steps.ts';
 import { BUDGET_ERROR_CODE, checkBudget, describeExhaustion, round, secondsBetween, spentBy } from '../../budget.ts';
 import type { Decision } from '../decision.ts';
 import { closeOpenSteps } from './flow.ts';
-import { runBudget, runBudgetStop } from './run-budget.ts';
+import { planBudget, runBudget, runBudgetStop } from './run-budget.ts';
 
-export { type RunBudget, runBudget, runBudgetStop } from './run-budget.ts';
+export { planBudget, type RunBudget, replanCap, runBudget, runBudgetStop } from './run-budget.ts';
 
 /** Counts an attempt's spend once and announces the thresholds it crosses. */
 export function countUsage(
@@ -25,7 +25,7 @@ export function countUsage(
   d.emit({ type: 'UsageCounted', at: d.at, stepId, generation, attempt, tokens: spend.tokens, costUsd: spend.costUsd });
   // A run that has ended is told of no threshold (its audit log ends with RunFinished); a reopening warns afresh.
   if (d.run.status !== 'running' && d.run.status !== 'paused') return;
-  warn(d, undefined, d.plan?.plan.budget, spentBy(d.run));
+  warn(d, undefined, planBudget(d), spentBy(d.run));
   const after = d.step(stepId);
   if (after !== undefined) warn(d, stepId, d.plan?.byId.get(stepId)?.budget, spentBy(after));
 }

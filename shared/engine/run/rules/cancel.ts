@@ -33,6 +33,8 @@ export function cancelRun(d: Decision, command: CancelRun): void {
     return;
   }
   const moving = status === 'running' || status === 'paused';
+  // A cancel with compensation is recorded by its CancelBegun (the run ends later); any other by its RunFinished.
+  const begun = d.run.cancelCompensation === true || (command.compensate && moving);
   if (command.compensate && moving) {
     if (d.run.cancelCompensation !== true) d.emit({ type: 'CancelBegun', at: d.at, by: command.by });
     closeForCancel(d);
@@ -48,14 +50,18 @@ export function cancelRun(d: Decision, command: CancelRun): void {
     policies: failurePolicies(d),
   });
   if (decision.state === 'continue') return;
-  finish(d, {
-    state: 'cancelled',
-    reason: 'cancelled',
-    evidence: {
-      ...decision.evidence,
-      summary: describeTerminal(decision),
-      requestedBy: d.run.cancelRequestedBy ?? command.by ?? null,
+  finish(
+    d,
+    {
+      state: 'cancelled',
+      reason: 'cancelled',
+      evidence: {
+        ...decision.evidence,
+        summary: describeTerminal(decision),
+        requestedBy: d.run.cancelRequestedBy ?? command.by ?? null,
+      },
     },
-  });
+    begun ? undefined : command.by,
+  );
   d.reply = { ok: true, value: { status: d.run.status } };
 }

@@ -10,7 +10,7 @@ import type { ReplanDecline, RunRecord } from '../../../ports/records/runs.ts';
 import { budgetReplanState, decideBudgetExhaustion } from '../../budget-replan.ts';
 import { decideTerminal, describeTerminal, type TerminalDecision } from '../../terminal.ts';
 import type { Decision } from '../decision.ts';
-import { runBudget, runBudgetStop } from './budget.ts';
+import { replanCap, runBudget, runBudgetStop } from './budget.ts';
 import { advanceCompensation } from './compensation.ts';
 import { closeOpenSteps } from './flow.ts';
 import { finish, HELD_REASONS, isLive, pause } from './terminal-writes.ts';
@@ -53,7 +53,7 @@ export function isReplannable(d: Decision, stepId: string): boolean {
 
 /** A failed step whose failure the replanner has neither answered nor declined: the run waits for it. */
 export function awaitsReplan(d: Decision): boolean {
-  if (d.draft.settings.maxReplans <= 0 || d.plan === undefined) return false;
+  if (replanCap(d) <= 0 || d.plan === undefined) return false;
   const declined = new Set(replanDeclines(d).map((x) => x.failure));
   return d.plan.executable.some((id) => {
     const step = d.step(id);
@@ -135,7 +135,7 @@ function exhausted(
   const next = decideBudgetExhaustion({
     policy,
     replan: budgetReplanState(d.run.replanLog, replanDeclines(d)),
-    replansLeft: d.draft.settings.maxReplans - d.run.replans,
+    replansLeft: replanCap(d) - d.run.replans,
   });
   if (next.action === 'replan') return;
   const evidence = {

@@ -3,6 +3,7 @@ import type { RunCommand } from '../commands.ts';
 import type { Decision } from '../decision.ts';
 import { awaitDecision, decideApproval, decisionTimedOut, gateFailed } from './approvals.ts';
 import { attemptEnded, executionFailed } from './attempts.ts';
+import { raiseBudget } from './budget-raise.ts';
 import { cancelRun } from './cancel.ts';
 import { actOnCompensation, compensationEnded } from './compensation-actions.ts';
 import { invalidate } from './invalidate.ts';
@@ -64,6 +65,9 @@ export function activeDecider(d: Decision, command: RunCommand): void {
       return;
     case 'ActOnCompensation':
       actOnCompensation(d, command);
+      return;
+    case 'RaiseBudget':
+      raiseBudget(d, command);
       return;
   }
 }

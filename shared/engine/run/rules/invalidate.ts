@@ -80,7 +80,16 @@ export function invalidate(d: Decision, command: Invalidate): void {
     d.emit({ type: 'StepMoved', at: d.at, stepId: id, generation: step.generation + 1, trace: [] });
   }
   const stepIds = plan.executable.filter((id) => inScope.has(id));
-  d.emit({ type: 'InvalidationApplied', at: d.at, key: command.key, reason: command.reason, stepIds, reopened });
+  d.emit({
+    type: 'InvalidationApplied',
+    at: d.at,
+    key: command.key,
+    reason: command.reason,
+    stepIds,
+    reopened,
+    ...(command.by === undefined ? {} : { requestedBy: command.by }),
+    ...(command.roots[0] === undefined ? {} : { root: command.roots[0] }),
+  });
   blockUnreachable(d, scope);
   startDue(d, scope);
   settle(d);

@@ -9,6 +9,7 @@ import { decideReplan } from '../../replan/decide.ts';
 import { failureFingerprint, mergeLineage, stepLineage } from '../../replan/fingerprint.ts';
 import type { DeclineReplan, ReplanWatchExpired } from '../commands.ts';
 import type { Decision } from '../decision.ts';
+import { replanCap } from './budget.ts';
 import { isReplannable, pause, replanDeclines, settle } from './ending.ts';
 
 /** `<stepId>#<generation>`: how a failure is named to the replanner and in the run's records. */
@@ -35,8 +36,8 @@ export function fingerprintOf(d: Decision, stepId: string): string {
  */
 export function askReplan(d: Decision, stepId: string, again = false): void {
   const step = d.step(stepId);
-  const { maxReplans, replanWatchSeconds } = d.draft.settings;
-  if (step === undefined || maxReplans <= 0 || !isReplannable(d, stepId) || d.run.status !== 'running') return;
+  const { replanWatchSeconds } = d.draft.settings;
+  if (step === undefined || replanCap(d) <= 0 || !isReplannable(d, stepId) || d.run.status !== 'running') return;
   if (d.run.terminal !== undefined || d.run.cancelCompensation === true) return;
   const failure = failureKey(step);
   if (!again && (d.run.handledFailures ?? []).includes(failure)) return;
@@ -52,7 +53,7 @@ export function askReplan(d: Decision, stepId: string, again = false): void {
 export function pausedForReplanLimits(d: Decision, stepId: string): boolean {
   const step = d.step(stepId);
   if (step === undefined) return false;
-  const { maxReplans } = d.draft.settings;
+  const maxReplans = replanCap(d);
   const fingerprint = fingerprintOf(d, stepId);
   const decision = decideReplan({
     replansSoFar: d.run.replans,

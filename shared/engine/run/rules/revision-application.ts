@@ -66,6 +66,7 @@ export function replanRecord(held: HeldRevision, revision: number, at: string): 
     ...(failure === undefined ? {} : { failure }),
     reason: held.reason,
     ...(held.request === undefined ? {} : { request: held.request }),
+    ...(held.requestedBy === undefined ? {} : { requestedBy: held.requestedBy }),
     at,
   };
 }
@@ -101,6 +102,7 @@ export function makeCurrent(d: Decision, held: HeldRevision): number {
     record: replanRecord(held, revision, d.at),
     ...(fingerprint === undefined ? {} : { fingerprint }),
     ...(held.objective === undefined ? {} : { objective: held.objective }),
+    ...(held.requestedBy === undefined ? {} : { requestedBy: held.requestedBy }),
   });
   applyToSteps(d, applied);
   // Proposed against a revision that is no more: nobody may make them current now.

@@ -12,7 +12,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { REVISION_APPROVAL_STEP } from '../../../events/bus-rules.ts';
 import type { ApprovalRecord, HeldRevision } from '../../../ports/records/approvals.ts';
-import { BUDGET_ERROR_CODE } from '../../budget.ts';
+import { BUDGET_ERROR_CODE, replanCapOf } from '../../budget.ts';
 import { BUDGET_REPLAN_KEY, budgetReplanState, decideBudgetExhaustion, isRunBudgetStop } from '../../budget-replan.ts';
 import { revisionQuestion } from '../../replan/authority.ts';
 import { checkReplan } from '../../replan/scope.ts';
@@ -21,7 +21,7 @@ import { approvalWindow } from '../../step-seconds.ts';
 import type { ProposeRevision } from '../commands.ts';
 import { type Decision, type Reply, refuse } from '../decision.ts';
 import type { RunState } from '../state.ts';
-import { runBudget } from './budget.ts';
+import { planBudget, replanCap, runBudget } from './budget.ts';
 import { isLive, isReplannable, replanDeclines } from './ending.ts';
 import { declineReplan, failureKey, pausedForReplanLimits } from './replans.ts';
 import { makeCurrent, replanRecord } from './revision-application.ts';
@@ -62,7 +62,7 @@ export function replanRefusal(state: Pick<RunState, 'run' | 'approvals' | 'setti
     return refuse(409, 'E_RUN_CANCELLED', `run ${runId} is cancelled: a cancelled run is not replanned`);
   if (run.status === 'planning' || run.revision < 1)
     return refuse(409, 'E_NOT_REPLANNABLE', `run ${runId} is ${run.status}: it has no plan to revise`);
-  const { maxReplans } = state.settings;
+  const maxReplans = replanCapOf(run, state.settings);
   if (run.replans >= maxReplans)
     return refuse(
       409,
@@ -83,7 +83,11 @@ export function replanRefusal(state: Pick<RunState, 'run' | 'approvals' | 'setti
 
 /** The replanner's (or a person's) revision n+1: refused, declined, waiting with the held one, held, or made. */
 export function proposeRevision(d: Decision, command: ProposeRevision): void {
-  const held = command.revision;
+  // A person's replan names who asked: the revision carries it, held or made (its PlanRevised records it).
+  const held =
+    command.by === undefined || command.revision.requestedBy !== undefined
+      ? command.revision
+      : { ...command.revision, requestedBy: command.by };
   const malformed = malformedProposal(command);
   if (malformed !== undefined) {
     d.reply = malformed;
@@ -172,7 +176,7 @@ function failureGate(
   d: Decision,
   failure: { readonly stepId: string; readonly generation: number },
 ): Reply | undefined {
-  if (d.draft.settings.maxReplans <= 0) return ignored('disabled');
+  if (replanCap(d) <= 0) return ignored('disabled');
   const step = d.step(failure.stepId);
   const planStep = d.plan?.byId.get(failure.stepId);
   if (planStep === undefined || step?.generation !== failure.generation || step.status !== 'failed')
@@ -204,7 +208,7 @@ function failureGate(
  * `budget_exhausted`.
  */
 function budgetGate(d: Decision): Reply | undefined {
-  const { maxReplans } = d.draft.settings;
+  const maxReplans = replanCap(d);
   if (maxReplans <= 0) return ignored('disabled');
   if (d.run.status !== 'running' || d.run.terminal !== undefined) return ignored('run_ended');
   if (runBudget(d) === undefined) return ignored('stale');
@@ -266,7 +270,7 @@ function hold(d: Decision, held: HeldRevision, targets: readonly string[]): stri
   const seconds =
     held.trigger === 'budget'
       ? own
-      : approvalWindow(own, { budget: d.plan?.plan.budget, createdAt: d.run.createdAt }, d.at).seconds;
+      : approvalWindow(own, { budget: planBudget(d), createdAt: d.run.createdAt }, d.at).seconds;
   const heldRevision: HeldRevision = { ...held, targets: [...targets] };
   const approval: ApprovalRecord = {
     approvalId,

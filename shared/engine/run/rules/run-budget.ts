@@ -3,12 +3,14 @@
  * not. Once it is spent nothing new starts, and the steps it stops carry the run's scope in their error (a budget
  * replan may run them again).
  */
-import type { StepError } from '../../../plan/schema.ts';
+import type { Budget, StepError } from '../../../plan/schema.ts';
 import {
   BUDGET_ERROR_CODE,
   type BudgetFigure,
   checkBudget,
   describeExhaustion,
+  effectiveBudget,
+  replanCapOf,
   round,
   secondsBetween,
   spentBy,
@@ -23,9 +25,15 @@ export interface RunBudget {
   readonly exhausted: readonly BudgetFigure[];
 }
 
+/** The budget the run is held to: its revision's, with the limits a person raised (engine/budget.ts). */
+export const planBudget = (d: Decision): Budget | undefined => effectiveBudget(d.plan?.plan.budget, d.run.raisedBudget);
+
+/** The replans the run may make: the deployment's limit, or the one a person raised it to. */
+export const replanCap = (d: Decision): number => replanCapOf(d.run, d.draft.settings);
+
 /** Where the run stands against its plan's budget now; undefined while it is not spent. */
 export function runBudget(d: Decision): RunBudget | undefined {
-  const budget = d.plan?.plan.budget;
+  const budget = planBudget(d);
   if (budget === undefined) return undefined;
   const spent = spentBy(d.run);
   const check = checkBudget(budget, spent, secondsBetween(d.run.createdAt, d.at));

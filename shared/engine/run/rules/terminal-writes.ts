@@ -29,9 +29,14 @@ export type HeldReason =
 export const isLive = (d: Decision): boolean =>
   d.run.status === 'planning' || d.run.status === 'running' || d.run.status === 'paused';
 
-/** Ends the run (or pauses it: `terminal.state` paused) with RunFinished. */
-export function finish(d: Decision, terminal: Omit<TerminalRecord, 'at'>): void {
-  d.emit({ type: 'RunFinished', at: d.at, terminal: { ...terminal, at: d.at } });
+/** Ends the run (or pauses it: `terminal.state` paused) with RunFinished; a cancel's says who asked. */
+export function finish(d: Decision, terminal: Omit<TerminalRecord, 'at'>, requestedBy?: string | null): void {
+  d.emit({
+    type: 'RunFinished',
+    at: d.at,
+    terminal: { ...terminal, at: d.at },
+    ...(requestedBy === undefined ? {} : { requestedBy }),
+  });
 }
 
 /** Holds a live run for a person; a run that already holds a terminal record keeps it. */

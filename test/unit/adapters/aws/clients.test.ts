@@ -1,17 +1,20 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
+import * as clients from '../../../../shared/adapters/aws/clients.ts';
 import {
   AWS_CLIENT_TIMEOUTS,
   type AwsService,
   bedrockRuntimeClient,
   dynamoDbClient,
+  dynamoDbStreamsClient,
   eventBridgeClient,
   lambdaClient,
   requestHandlerOptions,
   schedulerClient,
   secretsManagerClient,
   sfnClient,
+  sqsClient,
   withTimeouts,
 } from '../../../../shared/adapters/aws/clients.ts';
 
@@ -60,6 +63,7 @@ describe('withTimeouts', () => {
 describe('the client factory', () => {
   const made = [
     ['dynamodb', () => dynamoDbClient({ region: 'us-east-1' })],
+    ['dynamodbstreams', () => dynamoDbStreamsClient({ region: 'us-east-1' })],
     ['sfn', () => sfnClient({ region: 'us-east-1' })],
     ['eventbridge', () => eventBridgeClient({ region: 'us-east-1' })],
     ['secretsmanager', () => secretsManagerClient({ region: 'us-east-1' })],
@@ -67,7 +71,26 @@ describe('the client factory', () => {
     ['lambda-invoke', () => lambdaClient({ region: 'us-east-1' }, 'invoke')],
     ['bedrock', () => bedrockRuntimeClient({ region: 'us-east-1' })],
     ['scheduler', () => schedulerClient({ region: 'us-east-1' })],
+    ['sqs', () => sqsClient({ region: 'us-east-1' })],
   ] as const;
+
+  it('covers every client factory and every service', () => {
+    const factories = Object.entries(clients).filter(
+      ([name, value]) => /Client$/.test(name) && typeof value === 'function',
+    );
+    expect(factories.map(([name]) => name).sort()).toEqual([
+      'bedrockRuntimeClient',
+      'dynamoDbClient',
+      'dynamoDbStreamsClient',
+      'eventBridgeClient',
+      'lambdaClient',
+      'schedulerClient',
+      'secretsManagerClient',
+      'sfnClient',
+      'sqsClient',
+    ]);
+    expect(new Set(made.map(([service]) => service))).toEqual(new Set(Object.keys(AWS_CLIENT_TIMEOUTS)));
+  });
 
   it.each(made)('sets the %s timeouts on the client it makes', async (service, make) => {
     const client = make();

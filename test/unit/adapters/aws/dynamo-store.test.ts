@@ -13,7 +13,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createDynamoStore } from '../../../../shared/adapters/aws/dynamo-store.ts';
-import { indexShard } from '../../../../shared/adapters/aws/table-layout.ts';
+import { INDEX_SHARDS, indexKeys, indexShard } from '../../../../shared/adapters/aws/table-layout.ts';
 import { isConflictError, isPayloadTooLargeError } from '../../../../shared/errors.ts';
 
 const TABLE = 'cairn-unit';
@@ -105,9 +105,22 @@ describe('DynamoDB store commands', () => {
     });
   });
 
+  it('lists the runs of one status from the status index, every shard, newest first, with no filter', async () => {
+    dynamo.on(QueryCommand).resolves({ Items: [] });
+    await store.listRuns({ status: 'failed', limit: 5 });
+    const queries = dynamo.commandCalls(QueryCommand).map((call) => call.args[0].input);
+    expect(queries).toHaveLength(INDEX_SHARDS);
+    for (const query of queries) {
+      expect(query).toMatchObject({ IndexName: 'GSI_STATUS', ScanIndexForward: false, Limit: 5 });
+      expect(query.FilterExpression).toBeUndefined();
+    }
+    const partitions = queries.map((query) => Object.values(query.ExpressionAttributeValues ?? {})[0]?.S);
+    expect(partitions.sort()).toEqual(indexKeys.runStatusPartitions('default', 'failed').sort());
+  });
+
   it('claims a run key with a conditional put that records the request hash', async () => {
     dynamo.on(PutItemCommand).resolves({});
-    expect(await store.claimRunKey('k1', 'r1', 'h1')).toEqual({ runId: 'r1', requestHash: 'h1' });
+    expect(await store.claimRunKey('default', 'k1', 'r1', 'h1')).toEqual({ runId: 'r1', requestHash: 'h1' });
     expect(dynamo).toHaveReceivedCommandWith(PutItemCommand, {
       TableName: TABLE,
       ConditionExpression: 'attribute_not_exists(#PK)',
@@ -124,13 +137,16 @@ describe('DynamoDB store commands', () => {
   it('reads a claim stored before request hashes as one without a hash', async () => {
     dynamo.on(PutItemCommand).rejects(conditionFailed());
     dynamo.on(GetItemCommand).resolves({ Item: { runId: { S: 'r-old' } } });
-    expect(await store.claimRunKey('k1', 'r-new', 'h-new')).toEqual({ runId: 'r-old' });
+    expect(await store.claimRunKey('default', 'k1', 'r-new', 'h-new')).toEqual({ runId: 'r-old' });
   });
 
   it('reads the winner of a lost run key claim with a consistent read', async () => {
     dynamo.on(PutItemCommand).rejects(conditionFailed());
     dynamo.on(GetItemCommand).resolves({ Item: { runId: { S: 'r-winner' }, requestHash: { S: 'h-winner' } } });
-    expect(await store.claimRunKey('k1', 'r-loser', 'h-loser')).toEqual({ runId: 'r-winner', requestHash: 'h-winner' });
+    expect(await store.claimRunKey('default', 'k1', 'r-loser', 'h-loser')).toEqual({
+      runId: 'r-winner',
+      requestHash: 'h-winner',
+    });
     expect(dynamo).toHaveReceivedCommandWith(GetItemCommand, {
       TableName: TABLE,
       Key: { PK: { S: 'RUNKEY#k1' }, SK: { S: 'RUNKEY' } },
@@ -186,10 +202,12 @@ describe('DynamoDB store commands', () => {
     expect(calls).toEqual(['BatchWriteItemCommand', 'UpdateItemCommand']);
     const parts = dynamo.commandCalls(BatchWriteItemCommand)[0]?.args[0].input.RequestItems?.[TABLE] ?? [];
     expect(parts.length).toBeGreaterThan(1);
-    for (const part of parts) expect(part.PutRequest?.Item?.PK?.S).toMatch(/^BLOB#[0-9a-f]{64}$/);
+    // In the run's own blob partitions, which go when the run does.
+    for (const part of parts) expect(part.PutRequest?.Item?.PK?.S).toMatch(/^RUNBLOB#r1#\d{1,2}$/);
     const values = dynamo.commandCalls(UpdateItemCommand)[0]?.args[0].input.ExpressionAttributeValues ?? {};
     const output = Object.values(values).find((value) => value.M?.cairnBlob !== undefined);
     expect(output?.M?.parts).toEqual({ N: String(parts.length) });
+    expect(output?.M?.run).toEqual({ S: 'r1' });
   });
 
   it('refuses a trace entry too large for the item before sending anything', async () => {
@@ -235,11 +253,11 @@ describe('DynamoDB store commands', () => {
 });
 
 describe('DynamoDB store: fewer round trips', () => {
-  it('records a batch of announced events with one BatchWriteItem, keyed by time and announcement', async () => {
+  it("records a batch of announced events with one BatchWriteItem, keyed by its batch's version", async () => {
     dynamo.on(BatchWriteItemCommand).resolves({});
     await store.recordEvents([
       {
-        id: 'w1',
+        id: 'r9-v12',
         runId: 'r9',
         at: NOW.toISOString(),
         events: [
@@ -252,7 +270,7 @@ describe('DynamoDB store: fewer round trips', () => {
     const keys = (dynamo.commandCalls(BatchWriteItemCommand)[0]?.args[0].input.RequestItems?.[TABLE] ?? []).map(
       (request) => request.PutRequest?.Item?.SK?.S,
     );
-    expect(keys).toEqual([`EVENT#${NOW.toISOString()}~w1~0000`, `EVENT#${NOW.toISOString()}~w1~0001`]);
+    expect(keys).toEqual(['EVENT#v0000000012~0000', 'EVENT#v0000000012~0001']);
   });
 
   it('reads a run, a step and an attempt with one consistent BatchGetItem', async () => {

@@ -70,6 +70,33 @@ describe('createSqsMailbox', () => {
     expect(error).toMatchObject({ retryable: true, context: { runId: 'run-1', commandId: 'c-3' } });
     expect(slept).toBeGreaterThanOrEqual(1_000);
   });
+
+  it('keeps one letter id across the retries of one ask, and answers a retry from the decision once it is made', async () => {
+    const replies = memoryReplies();
+    const { client, sent } = recordingClient<SQSClient>();
+    let ids = 0;
+    const mailbox = createSqsMailbox({
+      client,
+      queueUrl: 'q',
+      replies,
+      newId: () => `fresh-${++ids}`,
+      waitMs: 100,
+      sleep: async () => {},
+    });
+
+    const first = await mailbox.ask('run-1', CANCEL, { id: 'cmd-1' }).catch((e: unknown) => e);
+    const second = await mailbox.ask('run-1', CANCEL, { id: 'cmd-1' }).catch((e: unknown) => e);
+    replies.kept.set('cmd-1', { ok: true });
+    const third = await mailbox.ask('run-1', CANCEL, { id: 'cmd-1' });
+
+    expect(first).toBeInstanceOf(DecisionPendingError);
+    expect(second).toMatchObject({ context: { commandId: 'cmd-1' } });
+    expect(third).toEqual({ ok: true });
+    expect(await mailbox.answer('cmd-1')).toEqual({ ok: true });
+    // Two posts of the same letter (SQS drops the second within its five minutes), none after the decision.
+    expect(sent.map((s) => (s as SendMessageCommand).input.MessageDeduplicationId)).toEqual(['cmd-1', 'cmd-1']);
+    expect(ids).toBe(0);
+  });
 });
 
 describe('createSchedulerTimers', () => {
@@ -81,6 +108,7 @@ describe('createSchedulerTimers', () => {
   const unusedMailbox: Mailbox = {
     send: async () => expect.fail('a timer not yet due goes to the scheduler'),
     ask: async () => expect.fail('timers never ask'),
+    answer: async () => expect.fail('timers never ask'),
   };
 
   it('makes a one-time schedule in its group that sends the command to the run’s message group', async () => {
@@ -138,7 +166,11 @@ describe('createSchedulerTimers', () => {
       queueArn: 'q',
       roleArn: 'r',
       groupName: 'g',
-      mailbox: { send: async (_run, command) => void mailed.push(command), ask: async () => expect.fail('no ask') },
+      mailbox: {
+        send: async (_run, command) => void mailed.push(command),
+        ask: async () => expect.fail('no ask'),
+        answer: async () => expect.fail('no ask'),
+      },
       clock: () => NOW,
     });
     await timers.schedule('run-1', 'deadline', NOW.toISOString(), { ...timeout, at: NOW.toISOString() });

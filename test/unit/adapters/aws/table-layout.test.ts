@@ -6,7 +6,9 @@ import {
   indexKeys,
   indexShard,
   itemKeys,
+  STATUS_INDEX_NAME,
   tableDefinition,
+  tenantScoped,
 } from '../../../../shared/adapters/aws/table-layout.ts';
 
 /** FNV-1a of these ids mod 8, computed by hand once: a change of the hash would orphan stored index entries. */
@@ -28,17 +30,19 @@ describe('table layout', () => {
   });
 
   it('indexes runs by creation time and approvals by status, each in the shard of its id', () => {
-    expect(indexKeys.run('2030-01-01T00:00:00.000Z', 'r1')).toEqual({
+    expect(indexKeys.run('default', '2030-01-01T00:00:00.000Z', 'r1')).toEqual({
       GSI1PK: `RUNS#${indexShard('r1')}`,
       GSI1SK: '2030-01-01T00:00:00.000Z#r1',
     });
-    expect(indexKeys.approval('pending', 't', 'a1')).toEqual({
+    expect(indexKeys.approval('default', 'pending', 't', 'a1')).toEqual({
       GSI1PK: `APPROVALS#pending#${indexShard('a1')}`,
       GSI1SK: 't#a1',
     });
-    expect(indexKeys.runPartitions()).toHaveLength(INDEX_SHARDS);
-    expect(indexKeys.runPartitions()).toContain(indexKeys.run('t', 'r1').GSI1PK);
-    expect(indexKeys.approvalPartitions('pending')).toContain(indexKeys.approval('pending', 't', 'a1').GSI1PK);
+    expect(indexKeys.runPartitions('default')).toHaveLength(INDEX_SHARDS);
+    expect(indexKeys.runPartitions('default')).toContain(indexKeys.run('default', 't', 'r1').GSI1PK);
+    expect(indexKeys.approvalPartitions('default', 'pending')).toContain(
+      indexKeys.approval('default', 'pending', 't', 'a1').GSI1PK,
+    );
   });
 
   it('spreads ids over every shard, the same way in every process', () => {
@@ -50,7 +54,7 @@ describe('table layout', () => {
     expect(['a', 'run-1', 'x.y.g1.approval.a1.1'].map(indexShard)).toEqual(PINNED_SHARDS);
   });
 
-  it('defines an on-demand table with string keys and a GSI projecting every attribute', () => {
+  it('defines an on-demand table with string keys and two GSIs projecting every attribute', () => {
     const definition = tableDefinition('cairn');
     expect(definition).toMatchObject({
       TableName: 'cairn',
@@ -69,6 +73,29 @@ describe('table layout', () => {
         ],
         Projection: { ProjectionType: 'ALL' },
       },
+      {
+        IndexName: STATUS_INDEX_NAME,
+        KeySchema: [
+          { AttributeName: 'GSI_STATUS_PK', KeyType: 'HASH' },
+          { AttributeName: 'GSI_STATUS_SK', KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      },
     ]);
+  });
+});
+
+describe('tenant-scoped keys', () => {
+  it("keeps the default tenant's names, and puts another tenant in every listing, run key and watcher partition", () => {
+    expect(indexKeys.runPartitions('default')[0]).toBe('RUNS#0');
+    expect(indexKeys.runPartitions('acme')[0]).toBe('T#acme#RUNS#0');
+    expect(indexKeys.runByStatus('acme', 'running', 't', 'r').GSI_STATUS_PK).toMatch(/^T#acme#RUNSTATUS#running#\d$/);
+    expect(indexKeys.approvalPartitions('acme', 'pending')[0]).toBe('T#acme#APPROVALS#pending#0');
+    expect(itemKeys.runKey('default', 'k').PK).toBe('RUNKEY#k');
+    expect(itemKeys.runKey('acme', 'k').PK).toBe('T#acme#RUNKEY#k');
+    expect(itemKeys.watchPartition('acme', 'db:orders')).toBe('T#acme#WATCH#db:orders');
+    // A default-tenant key that looks like another tenant's lands elsewhere: unscoped names never start with T#.
+    expect(itemKeys.runKey('default', 'T#acme#k').PK).not.toBe(itemKeys.runKey('acme', 'k').PK);
+    expect(tenantScoped('acme', 'X')).toBe('T#acme#X');
   });
 });

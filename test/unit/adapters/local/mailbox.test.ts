@@ -9,6 +9,35 @@ const OK: Reply = { ok: true };
 /** The AWS SDK's throttle, as a platform failure that passes. */
 const throttle = (): Error => Object.assign(new Error('throttled'), { name: 'ThrottlingException' });
 
+describe('createLocalMailbox asks by id', () => {
+  it('decides one command for every ask of one id, tells a sender past its wait it is pending, and keeps the answer', async () => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const decided: string[] = [];
+    const mailbox = createLocalMailbox({
+      handle: async (_runId, commands) => {
+        await held;
+        decided.push(...commands.map((c) => (c as { by: string }).by));
+        return commands.map(() => OK);
+      },
+    });
+
+    const first = await mailbox.ask('r1', cancel('a'), { id: 'cmd-1', waitMs: 5 }).catch((e: unknown) => e);
+    const again = mailbox.ask('r1', cancel('a'), { id: 'cmd-1' });
+    expect(await mailbox.answer('cmd-1')).toBeUndefined();
+    release();
+
+    expect(first).toMatchObject({ name: 'DecisionPendingError', retryable: true, commandId: 'cmd-1' });
+    expect(await again).toEqual(OK);
+    expect(await mailbox.answer('cmd-1')).toEqual(OK);
+    expect(await mailbox.ask('r1', cancel('a'), { id: 'cmd-1' })).toEqual(OK);
+    await mailbox.idle();
+    expect(decided).toEqual(['a']);
+  });
+});
+
 describe('createLocalMailbox', () => {
   it("takes a run's commands in order, one batch of a run at a time, runs side by side", async () => {
     const seen: string[] = [];
