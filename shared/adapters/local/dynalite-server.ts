@@ -11,6 +11,7 @@ import { tableDefinition } from '../aws/table-layout.ts';
 import { cacheDynaliteExpressions } from './dynalite-expression-cache.ts';
 import { sizeDynaliteItemsAsDynamoDb } from './dynalite-item-size.ts';
 import { storeDynaliteTablesAsText } from './dynalite-text-storage.ts';
+import { upgradeLocalTable } from './table-upgrade.ts';
 
 interface DynaliteOptions {
   readonly createTableMs?: number;
@@ -90,7 +91,8 @@ export async function startLocalDynamo(options: LocalDynamoOptions = {}): Promis
 
 /**
  * Creates cairn's table (see table-layout.ts) in a local DynamoDB and waits until it is ACTIVE (dynalite flips the
- * status on a timer even with createTableMs 0, and refuses item writes until then); an existing table is kept.
+ * status on a timer even with createTableMs 0, and refuses item writes until then); an existing table is kept, and
+ * brought to today's definition with its items if an older cairn made it (table-upgrade.ts).
  */
 export async function createLocalTable(client: DynamoDBClient, tableName: string): Promise<void> {
   try {
@@ -102,14 +104,8 @@ export async function createLocalTable(client: DynamoDBClient, tableName: string
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
     const indexesActive = (Table?.GlobalSecondaryIndexes ?? []).every((index) => index.IndexStatus === 'ACTIVE');
     if (Table?.TableStatus === 'ACTIVE' && indexesActive) {
-      // A table kept from an older cairn may lack an index added since, and dynalite cannot add one to it.
-      const have = new Set((Table.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
-      const missing = (tableDefinition(tableName).GlobalSecondaryIndexes ?? []).filter((i) => !have.has(i.IndexName));
-      if (missing.length > 0)
-        throw new Error(
-          `table ${tableName} lacks the index ${missing.map((i) => i.IndexName).join(', ')}, which this cairn ` +
-            'reads: it was made by an older one. Start with another data directory (or --in-memory), or move this one away',
-        );
+      // A table kept from an older cairn may lack an index added since (dynalite cannot add one): rebuilt, items kept.
+      await upgradeLocalTable(client, tableName, (message) => console.error(`cairn: ${message}`));
       return;
     }
     await new Promise((resolve) => setTimeout(resolve, 5));
