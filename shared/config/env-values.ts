@@ -46,53 +46,39 @@ export function parsedBy<T>(variable: string, parse: (raw: string | undefined) =
   });
 }
 
-/** A Map, not an object: a source named `__proto__` or `constructor` is only ever a key. */
-export const webhookSecrets = given.transform((raw, ctx): ReadonlyMap<string, string> => {
-  const secrets = new Map<string, string>();
-  if (raw === undefined) return secrets;
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    value = undefined;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    ctx.addIssue({ code: 'custom', message: 'must be a JSON object of source → secret' });
-    return z.NEVER;
-  }
-  for (const [source, secret] of Object.entries(value)) {
-    if (typeof secret !== 'string' || secret === '') {
-      ctx.addIssue({ code: 'custom', message: `: the secret of ${JSON.stringify(source)} must be a non-empty string` });
+/**
+ * A JSON object of source → `what` (a string each value must pass `valid`, else `problem` is said), as a Map, not an object: a source named
+ * `__proto__` or `constructor` is only ever a key.
+ */
+const sourceMap = (what: string, valid: (value: string) => boolean, problem: string) =>
+  given.transform((raw, ctx): ReadonlyMap<string, string> => {
+    const map = new Map<string, string>();
+    if (raw === undefined) return map;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = undefined;
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      ctx.addIssue({ code: 'custom', message: `must be a JSON object of source → ${what}` });
       return z.NEVER;
     }
-    secrets.set(source, secret);
-  }
-  return secrets;
-});
+    for (const [source, entry] of Object.entries(value)) {
+      if (typeof entry !== 'string' || !valid(entry)) {
+        ctx.addIssue({ code: 'custom', message: `: the ${what} of ${JSON.stringify(source)} ${problem}` });
+        return z.NEVER;
+      }
+      map.set(source, entry);
+    }
+    return map;
+  });
+
+/** CAIRN_WEBHOOK_SECRETS: a JSON object of source → secret (a non-empty string). */
+export const webhookSecrets = sourceMap('secret', (secret) => secret !== '', 'must be a non-empty string');
 
 /** CAIRN_WEBHOOK_TENANTS: a JSON object of source → tenant (a source not named reports the default tenant's resources). */
-export const webhookTenants = given.transform((raw, ctx): ReadonlyMap<string, string> => {
-  const tenants = new Map<string, string>();
-  if (raw === undefined) return tenants;
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    value = undefined;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    ctx.addIssue({ code: 'custom', message: 'must be a JSON object of source → tenant' });
-    return z.NEVER;
-  }
-  for (const [source, tenant] of Object.entries(value)) {
-    if (typeof tenant !== 'string' || !TENANT_PATTERN.test(tenant)) {
-      ctx.addIssue({ code: 'custom', message: `: the tenant of ${JSON.stringify(source)} is not a tenant name` });
-      return z.NEVER;
-    }
-    tenants.set(source, tenant);
-  }
-  return tenants;
-});
+export const webhookTenants = sourceMap('tenant', (tenant) => TENANT_PATTERN.test(tenant), 'is not a tenant name');
 
 const isLoopback = (host: string): boolean => host === 'localhost' || host === '[::1]' || host.startsWith('127.');
 
