@@ -3,37 +3,14 @@
  * the authorizer verified. The gateway refuses a token without a route's scopes first (test/infra/api.test.ts); the
  * function checks the route's role again from the claims, and decides who may decide an approval.
  */
-import type { LambdaEvent } from 'hono/aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { createHandler } from '../../../functions/api.ts';
+import { gatewayEvent as gatewayEventOf } from '../../support/gateway-event.ts';
 import { approvalRecord, echoStep, gateStep, gateToken, harness, planOf, seedRun, stepRecord } from '../api/harness.ts';
 
-/** An API Gateway HTTP API event as the JWT authorizer leaves it: every claim a string, an array as `[a b]`. */
-function gatewayEvent(method: string, path: string, claims: Record<string, string>, body?: unknown) {
-  return {
-    version: '2.0',
-    routeKey: `${method} ${path}`,
-    rawPath: path,
-    rawQueryString: '',
-    headers: { 'content-type': 'application/json' },
-    body: body === undefined ? null : JSON.stringify(body),
-    isBase64Encoded: false,
-    requestContext: {
-      accountId: '123456789012',
-      apiId: 'api',
-      domainName: 'api.example.com',
-      domainPrefix: 'api',
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '10.0.0.1', userAgent: 'test' },
-      requestId: 'req',
-      routeKey: `${method} ${path}`,
-      stage: '$default',
-      time: '01/Jan/2030:00:00:00 +0000',
-      timeEpoch: 1_893_456_000_000,
-      authentication: null,
-      authorizer: { jwt: { claims, scopes: null } },
-    },
-  } as unknown as LambdaEvent;
-}
+/** An API Gateway HTTP API event carrying the JWT claims the authorizer verified. */
+const gatewayEvent = (method: string, path: string, claims: Record<string, string>, body?: unknown) =>
+  gatewayEventOf(method, path, { claims, ...(body === undefined ? {} : { body }) });
 
 const errorOf = (body: string) => (JSON.parse(body) as { error: { code: string; message: string } }).error;
 

@@ -1,7 +1,7 @@
-import type { LambdaEvent } from 'hono/aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { apiAuth, createHandler, defaultDeps } from '../../../functions/api.ts';
 import { settingsFromEnv } from '../../../shared/config/settings.ts';
+import { gatewayEvent } from '../../support/gateway-event.ts';
 import {
   approvalRecord,
   echoStep,
@@ -14,36 +14,17 @@ import {
   TOKEN,
 } from '../api/harness.ts';
 
-/** An API Gateway HTTP API (payload 2.0) event, as the JWT authorizer leaves it. */
-function httpApiEvent(
+/** An API Gateway HTTP API (payload 2.0) event; with `sub`, carrying it (and `claims`) as verified JWT claims. */
+const httpApiEvent = (
   method: string,
   path: string,
   options: { body?: unknown; sub?: string; claims?: Record<string, string>; headers?: Record<string, string> } = {},
-) {
-  return {
-    version: '2.0',
-    routeKey: `${method} ${path}`,
-    rawPath: path,
-    rawQueryString: '',
-    headers: { 'content-type': 'application/json', ...options.headers },
-    body: options.body === undefined ? null : JSON.stringify(options.body),
-    isBase64Encoded: false,
-    requestContext: {
-      accountId: '123456789012',
-      apiId: 'api',
-      domainName: 'api.example.com',
-      domainPrefix: 'api',
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '10.0.0.1', userAgent: 'test' },
-      requestId: 'req',
-      routeKey: `${method} ${path}`,
-      stage: '$default',
-      time: '01/Jan/2030:00:00:00 +0000',
-      timeEpoch: 1_893_456_000_000,
-      authentication: null,
-      authorizer: options.sub ? { jwt: { claims: { sub: options.sub, ...options.claims }, scopes: null } } : {},
-    },
-  } as unknown as LambdaEvent;
-}
+) =>
+  gatewayEvent(method, path, {
+    ...(options.body === undefined ? {} : { body: options.body }),
+    ...(options.headers === undefined ? {} : { headers: options.headers }),
+    ...(options.sub ? { claims: { sub: options.sub, ...options.claims } } : {}),
+  });
 
 describe('api Lambda', () => {
   it('serves the app behind API Gateway and records the JWT subject as the approver', async () => {
