@@ -53,7 +53,12 @@ describe('run deadlines', () => {
       step('after', ['go']),
     ]);
     await runMachineDone(runId, `run-${runId}`);
-    const paused = await outcome(runId);
+    // The machine's FinalizeRun is accepted for delivery, not decided, when the machine ends: wait for the decision.
+    const paused = await eventually(
+      () => outcome(runId),
+      (o) => o.run.status !== 'running',
+      'the run decided at its deadline',
+    );
     expect(paused.run).toMatchObject({ status: 'paused', terminal: { state: 'paused', reason: 'deadline' } });
     const [approval] = (await stack.store.listApprovals({ runId })) as [ApprovalRecord];
     expect(approval.status).toBe('pending');
