@@ -5,7 +5,8 @@
  */
 import { ExpressionLimitError } from '../errors.ts';
 import { boundIssues, clipMessage, joinIssues } from '../plan/bounded-text.ts';
-import type { StepError, StepExpectation } from '../plan/schema.ts';
+import { contractIssues, contractValidator } from '../plan/contracts.ts';
+import type { PlanStep, StepError, StepExpectation } from '../plan/schema.ts';
 
 export type ContractResult = { readonly ok: true } | { readonly ok: false; readonly errors: readonly string[] };
 
@@ -201,4 +202,13 @@ function describeExpected(expected: StepExpectation['failure']): string {
     expected.message === undefined ? '' : `message /${expected.message}/`,
   ].filter((p) => p.length > 0);
   return parts.length === 0 ? '' : ` with ${parts.join(' and ')}`;
+}
+
+/** The output against `successCriteria.outputSchema`; undefined when the step has none. */
+export function checkCriteriaSchema(planStep: PlanStep, output: unknown): ContractResult | undefined {
+  const schema = planStep.successCriteria?.outputSchema;
+  if (schema === undefined) return undefined;
+  const validateFn = contractValidator(schema);
+  if (validateFn(output)) return { ok: true };
+  return { ok: false, errors: contractIssues(validateFn.errors) };
 }

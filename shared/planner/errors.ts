@@ -2,7 +2,9 @@
  * The planner's stable error codes. Each PlannerError carries one in `context.code`, so the API, the CLI and the
  * run state machine can tell a bad request from an unusable model answer without parsing messages.
  */
-import { isPlannerError, PlannerError } from '../errors.ts';
+
+import { clipText } from '../engine/replan/step-definition.ts';
+import { isModelError, isPlannerError, PlannerError } from '../errors.ts';
 
 export const PLANNER_ERROR_CODES = [
   /** Mode and directTarget do not fit together (DIRECT without a target, DECOMPOSE with one, unknown mode). */
@@ -60,4 +62,18 @@ export function plannerErrorCode(error: unknown): PlannerErrorCode | undefined {
   return typeof code === 'string' && (PLANNER_ERROR_CODES as readonly string[]).includes(code)
     ? (code as PlannerErrorCode)
     : undefined;
+}
+
+/** Characters of a planner's reason kept in a decline (it ends up in the terminal evidence). */
+const DECLINE_MESSAGE_CHARS = 1000;
+
+/** A planner or model failure as the code and message a replan's decline records. */
+export function describeReplanError(error: unknown): { code: string; message: string } {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = isPlannerError(error)
+    ? (plannerErrorCode(error) ?? 'E_PLANNER')
+    : isModelError(error)
+      ? 'E_MODEL'
+      : 'E_REPLAN_FAILED';
+  return { code, message: clipText(message, DECLINE_MESSAGE_CHARS) };
 }

@@ -5,13 +5,23 @@
  * stale. Planner errors go to the caller (a decline).
  */
 import { effectiveBudget } from '../engine/budget.ts';
+import { budgetReason, lineageOf, priorReplans, revisionReason } from '../engine/replan/reasons.ts';
 import { diagnoseFailure, stepStates } from '../engine/replan.ts';
+import { isModelError } from '../errors.ts';
 import { plannerError } from '../planner/errors.ts';
 import type { PlannerDeps } from '../planner/planner.ts';
+import { proposeRevision } from '../planner/replan/revise.ts';
 import type { BudgetReplanRequest, ReplanTrigger, RequestedReplan } from '../ports/plan-model.ts';
 import type { HeldRevision, RunRecord, StepRecord } from '../ports/store.ts';
 import type { LoadedPlan } from './interpreter.ts';
-import { budgetReason, lineageOf, priorReplans, proposeWithRetry, revisionReason } from './replanner-support.ts';
+import { type TryAgainPolicy, tryAgain } from './write-again.ts';
+
+// A model provider's transient failure is asked again, a little later, before the replan declines.
+const MODEL_POLICY: TryAgainPolicy = {
+  tries: 3,
+  pauseMs: (tries) => 500 * tries,
+  when: (error) => isModelError(error) && error.retryable,
+};
 
 export interface ProposalRequest {
   readonly run: RunRecord;
@@ -45,14 +55,16 @@ export async function proposeRevisionFor(plannerDeps: PlannerDeps, request: Prop
   // A person's raised limits stand over the revision's own: the next revision carries them forward in its plan.
   const heldTo = effectiveBudget(loaded.plan.budget, run.raisedBudget);
   const previous = heldTo === loaded.plan.budget ? loaded.plan : { ...loaded.plan, budget: heldTo };
-  const proposal = await proposeWithRetry(plannerDeps, {
-    previous,
-    records,
-    ...(diagnosis === undefined ? {} : { diagnosis }),
-    replans: priorReplans(run),
-    ...(requested === undefined ? {} : { requested }),
-    ...(budgetRequest === undefined ? {} : { budget: budgetRequest }),
-  });
+  const proposal = await tryAgain(MODEL_POLICY, () =>
+    proposeRevision(plannerDeps, {
+      previous,
+      records,
+      ...(diagnosis === undefined ? {} : { diagnosis }),
+      replans: priorReplans(run),
+      ...(requested === undefined ? {} : { requested }),
+      ...(budgetRequest === undefined ? {} : { budget: budgetRequest }),
+    }),
+  );
   if (
     (requested ?? budgetRequest) !== undefined &&
     proposal.added.length + proposal.changed.length + proposal.removed.length === 0

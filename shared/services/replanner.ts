@@ -11,16 +11,17 @@ import { effectiveBudget, secondsBetween, spentBy } from '../engine/budget.ts';
 import { budgetReplanRequest, isRunBudgetStop } from '../engine/budget-replan.ts';
 import { addedMutatingTargets } from '../engine/replan/authority.ts';
 import { triggerFor } from '../engine/replan/diagnosis.ts';
+import { replanTarget } from '../engine/replan/reasons.ts';
 import { withPlannedSteps } from '../engine/run/planned.ts';
 import { failureKey } from '../engine/run/rules/replans.ts';
 import { ConflictError, isTransientPlatformError } from '../errors.ts';
+import { describeReplanError } from '../planner/errors.ts';
 import type { RequestedReplan } from '../ports/plan-model.ts';
 import type { HeldRevision, RunRecord, StepRecord } from '../ports/store.ts';
 import { createInterpreter, type LoadedPlan } from './interpreter.ts';
 import { withReadsTriedAgain } from './read-again.ts';
 import type { Replanner, ReplannerDeps, ReplanOutcome, StepFailedRef } from './replanner-contract.ts';
 import { type Proposal, proposeRevisionFor } from './replanner-proposal.ts';
-import { describeReplanError, replanTarget } from './replanner-support.ts';
 
 export type { Replanner, ReplannerDeps, ReplanOutcome, StepFailedRef } from './replanner-contract.ts';
 
@@ -141,7 +142,7 @@ export function createReplanner(given: ReplannerDeps): Replanner {
           context: { runId, code: 'E_NOT_REPLANNABLE' },
         });
       const requested: RequestedReplan = { reason, ...(objective === undefined ? {} : { objective }) };
-      const failed = replanTarget(found.run, found.loaded, found.records);
+      const failed = replanTarget(found.run, found.loaded.graph.executableIds(), found.records);
       const proposal = await proposeRevisionFor(plannerDeps, {
         ...found,
         ...(failed === undefined ? {} : { failed }),

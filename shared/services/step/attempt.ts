@@ -17,11 +17,17 @@ import {
   remainingMs,
   timeExhausted,
 } from '../../engine/step-seconds.ts';
-import { decideExpectedFailure, decideVerdict, judgedConfidence, type Verdict } from '../../engine/verify.ts';
+import {
+  checkCriteriaSchema,
+  decideExpectedFailure,
+  decideVerdict,
+  judgedConfidence,
+  type Verdict,
+} from '../../engine/verify.ts';
 import type { PlanStep, StepError, StepExpectation } from '../../plan/schema.ts';
 import type { CapabilityCall } from '../../ports/capabilities.ts';
 import type { AttemptRecord, StepRecord } from '../../ports/store.ts';
-import { checkCriteriaSchema, evaluateAssertion, evaluatorOf } from '../coordinator-inputs.ts';
+import { evaluateAssertion, evaluatorOf } from '../coordinator-inputs.ts';
 import type { StepNext } from '../coordinator-types.ts';
 import { type Interpreter, isCurrent } from '../interpreter.ts';
 import { attemptSpends, claimRefusal, runBudgetStop, stepBudgetOutcome } from './budget-keeping.ts';

@@ -9,10 +9,10 @@
 import type { ApprovalPresentation } from '../../engine/run/commands.ts';
 import { upstreamOutputs } from '../../engine/scheduling.ts';
 import { closeAttempt, decideAttemptOutcome, orphanedAttemptEnding } from '../../engine/step-lifecycle.ts';
-import { candidateOutput, decideVerdict, type HumanDecision } from '../../engine/verify.ts';
+import { candidateOutput, checkCriteriaSchema, decideVerdict, type HumanDecision } from '../../engine/verify.ts';
 import type { AttemptRecord, StepRecord } from '../../ports/store.ts';
 import { closeAttemptOf } from '../attempt-closing.ts';
-import { checkCriteriaSchema, evaluateAssertion, evaluatorOf } from '../coordinator-inputs.ts';
+import { evaluateAssertion, evaluatorOf } from '../coordinator-inputs.ts';
 import { recordApprovalWait } from '../coordinator-metrics.ts';
 import type { StepNext } from '../coordinator-types.ts';
 import { type Interpreter, kindOf } from '../interpreter.ts';

@@ -11,6 +11,7 @@
  * makes RunStep end without doing anything.
  */
 
+import { CLAIM_ERROR_CODES, claimEvaluates } from '../../engine/claim.ts';
 import { isCompensationStepId } from '../../engine/compensation.ts';
 import { letsAttemptsStart } from '../../engine/run/rules/flow.ts';
 import { IN_FLIGHT_STEP_STATUSES } from '../../engine/statuses.ts';
@@ -19,7 +20,7 @@ import { isExpressionLimitError } from '../../errors.ts';
 import type { StepError } from '../../plan/schema.ts';
 import type { CapabilityRegistry } from '../../ports/capabilities.ts';
 import type { StepRecord } from '../../ports/store.ts';
-import { CLAIM_ERROR_CODES, claimEvaluates, evaluatorOf, prepareClaim } from '../coordinator-inputs.ts';
+import { evaluatorOf, prepareClaim } from '../coordinator-inputs.ts';
 import type { CoordinatorDeps, RunStepRequest, StepNext, StepRef } from '../coordinator-types.ts';
 import { createInterpreter, type Interpreter, kindOf } from '../interpreter.ts';
 import { evaluateStepInput } from '../step-input.ts';
