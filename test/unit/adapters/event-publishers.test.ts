@@ -1,11 +1,15 @@
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach } from 'vitest';
+import { afterAll, beforeEach } from 'vitest';
 import { createEventBridgePublisher } from '../../../shared/adapters/aws/eventbridge-publisher.ts';
 import { type BusEnvelope, createLocalEventBus } from '../../../shared/adapters/local/event-bus.ts';
 import { type DeliveredEvent, describeEventPublisherBehaviour } from '../../support/event-publisher-behaviour.ts';
 
 const eventbridge = mockClient(EventBridgeClient);
+// The suite's unit files share one module graph per worker: a mocked client class must not outlive its file.
+afterAll(() => {
+  eventbridge.restore();
+});
 beforeEach(() => {
   eventbridge.reset();
   eventbridge.on(PutEventsCommand).resolves({ FailedEntryCount: 0 });

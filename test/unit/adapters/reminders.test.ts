@@ -1,12 +1,16 @@
 import 'aws-sdk-client-mock-vitest/extend';
 import { ConflictException, CreateScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createSchedulerReminders, reminderScheduleName } from '../../../shared/adapters/aws/scheduler-reminders.ts';
 import { createReminderTimers } from '../../../shared/adapters/local/reminder-timers.ts';
 import type { ApprovalRecord } from '../../../shared/ports/records/approvals.ts';
 
 const scheduler = mockClient(SchedulerClient);
+// The suite's unit files share one module graph per worker: a mocked client class must not outlive its file.
+afterAll(() => {
+  scheduler.restore();
+});
 const NOW = new Date('2030-01-01T00:00:00.000Z');
 
 beforeEach(() => {

@@ -13,6 +13,10 @@ import { json as mcpJson, startMcpServer } from '../../support/mcp-server.ts';
 
 const ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:crm-token-AbCdEf';
 const sm = mockClient(SecretsManagerClient);
+// The suite's unit files share one module graph per worker: a mocked client class must not outlive its file.
+afterAll(() => {
+  sm.restore();
+});
 afterEach(() => {
   sm.reset();
 });

@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import type { LambdaEvent } from 'hono/aws-lambda';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createHandler, defaultDeps } from '../../../functions/api.ts';
 import { signWebhook } from '../../../shared/webhooks/signature.ts';
 import { fixture } from '../api/webhook-support.ts';
@@ -26,6 +26,12 @@ const SECRET = 'deployed-secret';
 const secretsManager = mockClient(SecretsManagerClient);
 const eventbridge = mockClient(EventBridgeClient);
 const dynamo = mockClient(DynamoDBClient);
+// The suite's unit files share one module graph per worker: a mocked client class must not outlive its file.
+afterAll(() => {
+  secretsManager.restore();
+  eventbridge.restore();
+  dynamo.restore();
+});
 
 /** An API Gateway HTTP API (payload 2.0) webhook delivery: no authorizer on this route. */
 function webhookEvent(source: string, body: Uint8Array, headers: Record<string, string>, base64 = false) {

@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/client-bedrock-runtime';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-vitest/extend';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { bedrockAgentCapability } from '../../../../shared/adapters/aws/bedrock-agent-capability.ts';
 import { AGENT_SYSTEM_PROMPT } from '../../../../shared/capabilities/agent-brief.ts';
 import type { Capability } from '../../../../shared/plan/schema.ts';
@@ -20,6 +20,10 @@ import { aCall, caught, codeOf } from '../../../support/capability-call.ts';
 
 const MODEL_ID = 'anthropic.claude-3-5-haiku-20241022-v1:0';
 const bedrock = mockClient(BedrockRuntimeClient);
+// The suite's unit files share one module graph per worker: a mocked client class must not outlive its file.
+afterAll(() => {
+  bedrock.restore();
+});
 const binding = (maxTokens?: number) =>
   bedrockAgentCapability({
     modelId: MODEL_ID,

@@ -14,7 +14,7 @@ import {
 } from '@aws-sdk/client-bedrock-runtime';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-vitest/extend';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   createBedrockPlanModel,
   DEFAULT_MAX_TOKENS,
@@ -31,6 +31,10 @@ const MODEL_ID = 'anthropic.claude-3-5-sonnet-20241022-v2:0';
 const catalog = demoCatalog();
 const request = modelRequest('Triage the incident in checkout-api', catalog);
 const bedrock = mockClient(BedrockRuntimeClient);
+// The suite's unit files share one module graph per worker: a mocked client class must not outlive its file.
+afterAll(() => {
+  bedrock.restore();
+});
 const model = (options: { maxTokens?: number; temperature?: number } = {}) =>
   createBedrockPlanModel({ client: new BedrockRuntimeClient({ region: 'us-east-1' }), modelId: MODEL_ID, ...options });
 

@@ -11,7 +11,7 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDynamoStore } from '../../../../shared/adapters/aws/dynamo-store.ts';
 import { INDEX_SHARDS, indexKeys, indexShard } from '../../../../shared/adapters/aws/table-layout.ts';
 import { isConflictError, isPayloadTooLargeError } from '../../../../shared/errors.ts';
@@ -19,6 +19,10 @@ import { isConflictError, isPayloadTooLargeError } from '../../../../shared/erro
 const TABLE = 'cairn-unit';
 const NOW = new Date('2030-01-01T00:00:00.000Z');
 const dynamo = mockClient(DynamoDBClient);
+// The suite's unit files share one module graph per worker: a mocked client class must not outlive its file.
+afterAll(() => {
+  dynamo.restore();
+});
 const store = createDynamoStore({
   client: new DynamoDBClient({ region: 'us-east-1' }),
   tableName: TABLE,

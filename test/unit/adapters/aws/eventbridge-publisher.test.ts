@@ -1,12 +1,16 @@
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { AWS_LIMITS, checkPutEvents } from '../../../../infra/local/aws-limits.ts';
 import { createEventBridgePublisher } from '../../../../shared/adapters/aws/eventbridge-publisher.ts';
 import { putEventsEntryBytes } from '../../../../shared/events/put-events.ts';
 import type { DomainEvent } from '../../../../shared/ports/events.ts';
 
 const eventbridge = mockClient(EventBridgeClient);
+// The suite's unit files share one module graph per worker: a mocked client class must not outlive its file.
+afterAll(() => {
+  eventbridge.restore();
+});
 
 /** An event whose PutEvents entry (source `cairn`, detail-type `Big`) is exactly `bytes` bytes. */
 function eventOf(bytes: number, runId = 'r1'): DomainEvent {

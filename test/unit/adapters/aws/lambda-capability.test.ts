@@ -8,12 +8,16 @@ import {
 } from '@aws-sdk/client-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-vitest/extend';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { lambdaCapability } from '../../../../shared/adapters/aws/lambda-capability.ts';
 import { aCall, caught, codeOf } from '../../../support/capability-call.ts';
 
 const FUNCTION_ARN = 'arn:aws:lambda:eu-west-1:123456789012:function:echo';
 const lambda = mockClient(LambdaClient);
+// The suite's unit files share one module graph per worker: a mocked client class must not outlive its file.
+afterAll(() => {
+  lambda.restore();
+});
 const binding = () =>
   lambdaCapability({ functionArn: FUNCTION_ARN, client: new LambdaClient({ region: 'eu-west-1' }) });
 const payload = (text: string) => new TextEncoder().encode(text) as InvokeCommandOutput['Payload'];

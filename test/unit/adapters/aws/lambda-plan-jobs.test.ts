@@ -1,10 +1,14 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLambdaPlanJobDispatcher } from '../../../../shared/adapters/aws/lambda-plan-jobs.ts';
 import { isCairnError } from '../../../../shared/errors.ts';
 
 const lambda = mockClient(LambdaClient);
+// The suite's unit files share one module graph per worker: a mocked client class must not outlive its file.
+afterAll(() => {
+  lambda.restore();
+});
 const dispatcher = () =>
   createLambdaPlanJobDispatcher({
     client: new LambdaClient({}),

@@ -7,7 +7,7 @@ import {
   SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   createSecretsManagerWebhookSecrets,
   secretFromValue,
@@ -17,6 +17,10 @@ import {
 import { isCairnError } from '../../../../shared/errors.ts';
 
 const secretsManager = mockClient(SecretsManagerClient);
+// The suite's unit files share one module graph per worker: a mocked client class must not outlive its file.
+afterAll(() => {
+  secretsManager.restore();
+});
 const PREFIX = 'cairn/test/webhooks';
 
 const notFound = () =>

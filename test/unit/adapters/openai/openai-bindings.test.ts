@@ -19,6 +19,10 @@ beforeEach(() => {
 });
 
 const secrets = mockClient(SecretsManagerClient);
+// The suite's unit files share one module graph per worker: a mocked client class must not outlive its file.
+afterAll(() => {
+  secrets.restore();
+});
 beforeEach(() => {
   secrets.reset();
 });
