@@ -20,10 +20,7 @@ beforeAll(() => {
 });
 
 const environmentOf = (fn: Record<string, unknown>): Record<string, unknown> =>
-  ((fn.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {}) as Record<
-    string,
-    unknown
-  >;
+  ((fn.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {}) as Record<string, unknown>;
 
 /** The functions (by their construct id: Api, Decider, ...) whose environment has `variable`, and its values. */
 function holders(template: Template, variable: string): Record<string, unknown> {
