@@ -10,8 +10,9 @@
  * CAIRN_PLANNER_FUNCTION_NAME and CAIRN_REPLANNER_FUNCTION_NAME (where planning jobs go), CAIRN_API_TOKEN, CAIRN_CONSOLE_DIR (the console files in the bundle)
  * and CAIRN_CONSOLE_OIDC_*, and the coordinator's settings (cancellation runs the coordinator's cancelRun in this
  * process, a manual replan's checks the replanner with CAIRN_MAX_REPLANS, an invalidation the invalidator). Webhooks:
- * CAIRN_WEBHOOK_SECRET_PREFIX (Secrets Manager names `<prefix>/<source>`; absent: every delivery is refused) and
- * CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS.
+ * CAIRN_WEBHOOK_SECRET_PREFIX (Secrets Manager names `<prefix>/<source>`; absent: every delivery is refused),
+ * CAIRN_WEBHOOK_REPLAY_WINDOW_SECONDS and CAIRN_WEBHOOK_TENANTS (context webhookTenants). Tenants:
+ * CAIRN_MAX_RUNNING_RUNS_PER_TENANT (a new run over the bound is queued).
  */
 import { handle } from 'hono/aws-lambda';
 import { type ApiDeps, createApp } from '../shared/api/app.ts';

@@ -10,7 +10,8 @@
  *
  * Environment (shared/config/settings.ts): CAIRN_TABLE_NAME, CAIRN_RUN_MACHINE_ARN, CAIRN_STEP_MACHINE_ARN,
  * CAIRN_MAILBOX_URL, CAIRN_MAILBOX_ARN, CAIRN_SCHEDULER_ROLE_ARN, CAIRN_SCHEDULE_GROUP (the mailbox and the timers it
- * schedules), and the run settings (CAIRN_RUN_DEADLINE_SECONDS, CAIRN_MAX_REPLANS, ...).
+ * schedules), the run settings (CAIRN_RUN_DEADLINE_SECONDS, CAIRN_MAX_REPLANS, ...) and
+ * CAIRN_MAX_RUNNING_RUNS_PER_TENANT (a run's end frees its tenant's slot and admits the next queued run).
  */
 import { z } from 'zod';
 import type { MailboxLetter } from '../shared/adapters/aws/sqs-mailbox.ts';

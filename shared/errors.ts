@@ -157,6 +157,22 @@ export class StreamReadIncompleteError extends CairnError {
   }
 }
 
+/**
+ * A tenant's admission record moved under a writer: another pass (a run queued, a run ended) wrote its version first.
+ * Retryable: the writer reads the record and the queue again and decides again (shared/services/admission.ts); one
+ * that keeps losing fails its request or its batch, which is delivered again.
+ */
+export class AdmissionConflictError extends CairnError {
+  static readonly code = 'E_ADMISSION_CONFLICT';
+  constructor(tenant: string, version: number, options: CairnErrorOptions = {}) {
+    super('AdmissionConflictError', `the admission record of tenant ${tenant} is no longer at version ${version}`, {
+      ...options,
+      retryable: true,
+      context: { code: AdmissionConflictError.code, tenant, version, ...options.context },
+    });
+  }
+}
+
 const hasName = (error: unknown, name: string): boolean =>
   typeof error === 'object' && error !== null && (error as { name?: unknown }).name === name;
 
@@ -176,6 +192,8 @@ export const isCapabilityError = (e: unknown): e is CapabilityError => hasName(e
 export const isExpressionLimitError = (e: unknown): e is ExpressionLimitError => hasName(e, 'ExpressionLimitError');
 export const isEventTooLargeError = (e: unknown): e is EventTooLargeError => hasName(e, 'EventTooLargeError');
 export const isPayloadTooLargeError = (e: unknown): e is PayloadTooLargeError => hasName(e, 'PayloadTooLargeError');
+export const isAdmissionConflictError = (e: unknown): e is AdmissionConflictError =>
+  hasName(e, 'AdmissionConflictError');
 export const isStreamRecordsExpiredError = (e: unknown): e is StreamRecordsExpiredError =>
   hasName(e, 'StreamRecordsExpiredError');
 

@@ -74,6 +74,7 @@ export function relative(iso, now = Date.now()) {
 }
 
 export const STATUS_MARKS = {
+  queued: '⧗',
   planning: '…',
   pending: '○',
   ready: '•',

@@ -46,6 +46,7 @@ export type ApiConfig = Pick<
   | 'consoleOidc'
   | 'consoleOrigin'
   | 'webhookSources'
+  | 'webhookTenants'
   | 'apiRateLimit'
   | 'apiBurstLimit'
   | 'logRetentionDays'
@@ -190,6 +191,9 @@ export class CairnApi extends Construct {
       secrets[source] = secret;
     }
     if (config.webhookSources.length > 0) handler.addEnvironment('CAIRN_WEBHOOK_SECRET_PREFIX', prefix);
+    // Whose resources each source reports (shared/api/webhooks.ts): a change invalidates that tenant's runs only.
+    if (Object.keys(config.webhookTenants).length > 0)
+      handler.addEnvironment('CAIRN_WEBHOOK_TENANTS', JSON.stringify(config.webhookTenants));
     return secrets;
   }
 

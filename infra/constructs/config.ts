@@ -12,6 +12,7 @@ import {
   DEFAULT_RETENTION_DAYS,
   DEFAULT_ROLE_CLAIMS,
   DEFAULT_RUN_DEADLINE_SECONDS,
+  TENANT_PATTERN,
 } from '../../shared/config/defaults.ts';
 import { parseCatalog } from '../../shared/plan/catalog.ts';
 import { deployedBindings } from './binding-secrets.ts';
@@ -65,6 +66,11 @@ export interface CairnConfig {
   readonly maxSteps: number;
   readonly maxDepth: number;
   readonly maxReplans: number;
+  /**
+   * Runs of one tenant running at once (context maxRunningRunsPerTenant, a positive integer); absent: no bound. Over
+   * it a run waits `queued` (shared/services/admission.ts).
+   */
+  readonly maxRunningRunsPerTenant?: number;
   /** The deadline of an approval without a timeout of its own (context approvalTimeoutSeconds); absent: the run's. */
   readonly approvalTimeoutSeconds?: number;
   /**
@@ -94,6 +100,11 @@ export interface CairnConfig {
   readonly consoleOrigin?: string;
   /** Webhook sources, each with its own HMAC secret `cairn/<stage>/webhooks/<source>` in Secrets Manager. */
   readonly webhookSources: readonly string[];
+  /**
+   * Context `webhookTenants`: a JSON object of source → tenant, the deployed CAIRN_WEBHOOK_TENANTS. A source's change
+   * invalidates only its tenant's runs; a source not named reports the default tenant's resources.
+   */
+  readonly webhookTenants: Readonly<Record<string, string>>;
   /**
    * Where approval notifications go (context `notifyUrls`, https, comma-separated): a notifier Lambda on the bus,
    * its signing secret `cairn/<stage>/notify` in Secrets Manager (infra/constructs/notifier.ts); none when empty.
@@ -126,6 +137,7 @@ export const DEFAULT_CONFIG: CairnConfig = {
   maxDepth: DEFAULT_LIMITS.maxDepth,
   maxReplans: DEFAULT_MAX_REPLANS,
   webhookSources: [],
+  webhookTenants: {},
   notifyUrls: [],
   roles: {
     groupsClaim: DEFAULT_ROLE_CLAIMS.groups,
@@ -202,6 +214,7 @@ export function configFromContext(node: Node): CairnConfig {
   for (const source of webhookSources) {
     if (!SOURCE_NAME.test(source)) throw new Error(`context webhookSources: "${source}" is not a valid source name`);
   }
+  const webhookTenants = parseWebhookTenants(node.tryGetContext('webhookTenants'), webhookSources);
   const notifyUrls = list('notifyUrls');
   for (const target of notifyUrls) {
     if (!/^https:\/\/[^\s/]+/.test(target) || !URL.canParse(target))
@@ -239,7 +252,11 @@ export function configFromContext(node: Node): CairnConfig {
       ? {}
       : { approvalTimeoutSeconds: count('approvalTimeoutSeconds', 1) }),
     ...(text('replanWatchSeconds') === undefined ? {} : { replanWatchSeconds: count('replanWatchSeconds', 1) }),
+    ...(text('maxRunningRunsPerTenant') === undefined
+      ? {}
+      : { maxRunningRunsPerTenant: count('maxRunningRunsPerTenant', 1) }),
     webhookSources: [...new Set(webhookSources)],
+    webhookTenants,
     notifyUrls: [...new Set(notifyUrls)],
     roles,
     retainData: flag('retainData', DEFAULT_CONFIG.retainData),
@@ -293,6 +310,28 @@ function checkedCatalogFile(path: string): string {
   }
   parseCatalog(text);
   return absolute;
+}
+
+/**
+ * Context webhookTenants: a JSON object (or its text, from `-c`) of source → tenant. Each source must be one of
+ * webhookSources: a tenant for a source with no secret names webhooks that are never accepted.
+ */
+function parseWebhookTenants(value: unknown, sources: readonly string[]): Readonly<Record<string, string>> {
+  if (value === undefined || value === null || value === '') return {};
+  const parsed: unknown = typeof value === 'string' ? JSON.parse(value) : value;
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new Error('context webhookTenants must be a JSON object of source → tenant');
+  const tenants: Record<string, string> = {};
+  for (const [source, tenant] of Object.entries(parsed)) {
+    if (!sources.includes(source))
+      throw new Error(`context webhookTenants: "${source}" is not one of webhookSources (${sources.join(', ')})`);
+    if (typeof tenant !== 'string' || !TENANT_PATTERN.test(tenant))
+      throw new Error(
+        `context webhookTenants: the tenant of "${source}" is not a tenant name: ${JSON.stringify(tenant)}`,
+      );
+    tenants[source] = tenant;
+  }
+  return tenants;
 }
 
 function parseBindings(value: unknown): Readonly<Record<string, unknown>> | undefined {

@@ -101,6 +101,7 @@ export type FunctionsConfig = Pick<
   | 'maxSteps'
   | 'maxDepth'
   | 'maxReplans'
+  | 'maxRunningRunsPerTenant'
   | 'approvalTimeoutSeconds'
   | 'replanWatchSeconds'
   | 'modelId'
@@ -293,6 +294,11 @@ function ownEnvironmentsOf(props: FunctionsProps): Record<FunctionKey, Record<st
     ...(config.modelId === undefined ? {} : { CAIRN_MODEL_ID: config.modelId }),
     ...modelEndpointEnvironment(config.modelEndpoint),
   };
+  // The API queues a tenant's runs over the bound, the decider frees a slot when a run ends (services/admission.ts).
+  const admission: Record<string, string> =
+    config.maxRunningRunsPerTenant === undefined
+      ? {}
+      : { CAIRN_MAX_RUNNING_RUNS_PER_TENANT: String(config.maxRunningRunsPerTenant) };
   const coordinator = {
     ...limits,
     ...retention,
@@ -316,7 +322,7 @@ function ownEnvironmentsOf(props: FunctionsProps): Record<FunctionKey, Record<st
     // The API runs the coordinator's cancelRun, the replanner's checks and the invalidator in process: their
     // settings too, and the bus, for the ResourceChanged events webhooks report. No model: its planning jobs run
     // in the planner and the replanner (FUNCTION_INVOKES adds their names).
-    Api: { ...common, ...coordinator, CAIRN_EVENT_BUS_NAME: props.bus.eventBusName },
+    Api: { ...common, ...coordinator, ...admission, CAIRN_EVENT_BUS_NAME: props.bus.eventBusName },
     // The invalidator settles the runs it reopens with the coordinator's rules (limits, replans, deadline).
     Invalidator: { ...common, ...coordinator },
     Replanner: { ...common, ...coordinator, ...model },
@@ -330,6 +336,7 @@ function ownEnvironmentsOf(props: FunctionsProps): Record<FunctionKey, Record<st
       CAIRN_STEP_MACHINE_ARN: machines.step.arn,
       CAIRN_RUN_DEADLINE_SECONDS: coordinator.CAIRN_RUN_DEADLINE_SECONDS,
       CAIRN_MAX_REPLANS: coordinator.CAIRN_MAX_REPLANS,
+      ...admission,
       ...retention,
       ...runTimeouts(config),
     },

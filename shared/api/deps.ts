@@ -12,6 +12,7 @@ import type { Executions } from '../ports/executions.ts';
 import type { Mailbox } from '../ports/mailbox.ts';
 import type { Store } from '../ports/store.ts';
 import type { WebhookConfig } from '../ports/webhooks.ts';
+import type { Admission } from '../services/admission.ts';
 import type { PlanJobs } from '../services/plan-jobs.ts';
 import type { AuthConfig, AuthVariables } from './auth.ts';
 import type { FeedSettings } from './event-feed.ts';
@@ -42,6 +43,11 @@ export interface ApiDeps {
    * compensation) goes to its decider, whose answer is the truth the API passes on.
    */
   readonly mailbox: Mailbox;
+  /**
+   * The tenants' running slots (shared/services/admission.ts): with a bound, a new run is queued and starts when
+   * admitted; absent or unbounded, it starts at once.
+   */
+  readonly admission?: Admission | undefined;
   /**
    * How long a cancel or an invalidation waits for its decision before the API answers 202 with the command's
    * status (`GET /runs/{id}/commands/{commandId}`); default DEFAULT_DECISION_WAIT_MS.

@@ -10,6 +10,7 @@ import type { Reply } from '../engine/run/decision.ts';
 import {
   CairnError,
   type CairnErrorOptions,
+  isAdmissionConflictError,
   isCairnError,
   isCatalogError,
   isConflictError,
@@ -133,6 +134,11 @@ export function mapError(error: unknown): Mapped & { unexpected: boolean } {
   if (isWebhookSecretError(error) && error.retryable) {
     const message = 'the signing secret could not be read; send the delivery again';
     return { status: 503, body: { ...errorBody('E_UNAVAILABLE', message) }, unexpected: true };
+  }
+  if (isAdmissionConflictError(error)) {
+    // Runs of the tenant were queued or ended all at once, past the writer's tries: nothing was lost, try again.
+    const message = 'too many runs of this tenant changed at once; send the request again';
+    return { status: 503, body: { ...errorBody('E_UNAVAILABLE', message) }, unexpected: false };
   }
   if (isTransientPlatformError(error)) {
     const message = 'a service this API depends on is busy or did not answer in time; send the request again';

@@ -1,7 +1,8 @@
 /**
  * Runs: create (from an objective or a submitted plan, idempotent by key), list, read, plan revisions, events,
  * cancel. Creating a run stores it as `planning` and starts the run state machine; everything after that happens
- * in the machine, never in the request.
+ * in the machine, never in the request. With a bound on a tenant's running runs, the run is stored `queued` instead
+ * and handed to admission (shared/services/admission.ts), which starts it (through its decider) when it has a slot.
  *
  * An Idempotency-Key stands for one request: the key's claim records a hash of the body (canonical JSON, so key
  * order is no difference), and the same key with another body is refused (422 E_IDEMPOTENCY_MISMATCH) instead of
@@ -64,8 +65,9 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
   };
 
   /**
-   * Stores the run (unless a concurrent request with the same key already did) and starts its machine. Who asked is
-   * part of the record: its approvals are not theirs to decide (approval-rules.ts).
+   * Stores the run (unless a concurrent request with the same key already did) and starts its machine, or queues it
+   * for admission when its tenant's runs are bounded. Who asked is part of the record: its approvals are not theirs
+   * to decide (approval-rules.ts).
    */
   const createAndStart = async (
     runId: string,
@@ -74,9 +76,10 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
     caller: Caller,
   ): Promise<RunStatus> => {
     const now = deps.clock().toISOString();
+    const { admission } = deps;
     const record: RunRecord = {
       runId,
-      status: 'planning',
+      status: admission?.bounded === true ? 'queued' : 'planning',
       ...fields,
       revision: 0,
       createdAt: now,
@@ -87,10 +90,17 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
       ...(caller.tenant === DEFAULT_TENANT ? {} : { tenant: caller.tenant }),
       ...(key === undefined ? {} : { idempotencyKey: key }),
     };
+    let stored = record;
     try {
       await store.createRun(record);
     } catch (error) {
       if (!key || !isConflictError(error)) throw error;
+      // A retry of a request that stored the run: it goes on as that run was stored (queued, or to be started).
+      stored = (await store.getRun(runId)) ?? record;
+    }
+    if (stored.status === 'queued' && admission !== undefined) {
+      const admitted = await admission.enter(caller.tenant, { runId, createdAt: stored.createdAt });
+      return admitted ? 'planning' : 'queued';
     }
     // The name is deterministic: starting twice (a retried request, a crash before the start) starts nothing new.
     await deps.executions.start('run', runExecutionName(runId), { runId });
@@ -133,8 +143,10 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
         // A claim from before request hashes were recorded has none, and is taken for the same request.
         if (claim.requestHash !== undefined && claim.requestHash !== requestHash) throw keyMismatch();
         const existing = await store.getRun(owner);
-        // Still planning: the first request may have died between storing and starting; the start is idempotent.
-        if (existing && existing.status !== 'planning') return c.json({ runId: owner, status: existing.status }, 202);
+        // Still planning or queued: the first request may have died between storing and starting (or queueing); the
+        // start and the queueing are idempotent.
+        if (existing && existing.status !== 'planning' && existing.status !== 'queued')
+          return c.json({ runId: owner, status: existing.status }, 202);
         runId = owner;
       }
     }

@@ -35,6 +35,7 @@ import type { PlanModel } from '../ports/plan-model.ts';
 import type { Retention } from '../ports/retention.ts';
 import type { Store } from '../ports/store.ts';
 import type { WebhookConfig } from '../ports/webhooks.ts';
+import { type Admission, createAdmission } from '../services/admission.ts';
 import { type Coordinator, type CoordinatorDeps, createCoordinator } from '../services/coordinator.ts';
 import type { CoordinatorConfig } from '../services/coordinator-types.ts';
 import { createInvalidator, type Invalidator } from '../services/invalidator.ts';
@@ -157,8 +158,8 @@ export function createRoot(settings: Settings, place: Place): Root {
   const runLog = once(() => place.runLog(store()));
   // The shell and the mailbox know each other: the mailbox hands the shell its batches, the shell's timers post to
   // the mailbox. Built together on first use.
-  let built: { shell: RunShell; mailbox: Mailbox } | undefined;
-  const deciding = (): { shell: RunShell; mailbox: Mailbox } => {
+  let built: { shell: RunShell; mailbox: Mailbox; admission: Admission } | undefined;
+  const deciding = (): { shell: RunShell; mailbox: Mailbox; admission: Admission } => {
     if (built !== undefined) return built;
     const sink = metrics();
     let box: Mailbox | undefined;
@@ -167,7 +168,14 @@ export function createRoot(settings: Settings, place: Place): Root {
       ask: (runId, command, options) => (box ?? fail()).ask(runId, command, options),
       answer: (id) => (box ?? fail()).answer(id),
     };
+    // Admission tells the runs it admits through their mailbox: the API queues runs, a run's end releases its slot.
+    const admission = createAdmission({
+      store: store(),
+      mailbox: late,
+      maxRunningRuns: settings.maxRunningRunsPerTenant,
+    });
     const shell = createRunShell({
+      admission,
       store: store(),
       runLog: runLog(),
       executions: executions(),
@@ -178,7 +186,7 @@ export function createRoot(settings: Settings, place: Place): Root {
       ...(sink === undefined ? {} : { metrics: sink }),
     });
     box = place.mailbox(shell);
-    built = { shell, mailbox: box };
+    built = { shell, mailbox: box, admission };
     return built;
   };
   const coordinatorDeps = once((): CoordinatorDeps => {
@@ -361,6 +369,7 @@ export function createRoot(settings: Settings, place: Place): Root {
       planner: planner(),
       limits,
       mailbox: deciding().mailbox,
+      admission: deciding().admission,
       runSettings: runSettingsOf(settings),
       decisionWaitMs: settings.decisionWaitMs,
       planJobs: planJobs(),

@@ -26,6 +26,9 @@ export const DEFAULT_LIMITS: { readonly maxSteps: number; readonly maxDepth: num
   maxDepth: 16,
 });
 
+/** Runs of one tenant running at once (CAIRN_MAX_RUNNING_RUNS_PER_TENANT, context maxRunningRunsPerTenant): no bound. */
+export const DEFAULT_MAX_RUNNING_RUNS_PER_TENANT = Number.POSITIVE_INFINITY;
+
 /** Replans a run may make (CAIRN_MAX_REPLANS, context maxReplans); 0 turns replanning off. */
 export const DEFAULT_MAX_REPLANS = 3;
 

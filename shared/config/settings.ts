@@ -29,6 +29,7 @@ import {
   DEFAULT_LIMITS,
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_MAX_REPLANS,
+  DEFAULT_MAX_RUNNING_RUNS_PER_TENANT,
   DEFAULT_REPLAY_WINDOW_SECONDS,
   DEFAULT_RETENTION_DAYS,
   DEFAULT_RETRY_BASE_SECONDS,
@@ -106,6 +107,12 @@ export interface Settings {
   /** CAIRN_MAX_STEPS, CAIRN_MAX_DEPTH */
   readonly limits: PlanLimits;
   readonly run: RunSettings;
+  /**
+   * CAIRN_MAX_RUNNING_RUNS_PER_TENANT: how many runs of one tenant run at once (a positive integer; absent: no bound,
+   * `Infinity`). A run over it waits `queued` and starts, oldest first, when one of the tenant's runs ends
+   * (shared/services/admission.ts).
+   */
+  readonly maxRunningRunsPerTenant: number;
   /** CAIRN_RETENTION_DAYS: how long a run's records are kept after it ends (a number of days > 0), in seconds. */
   readonly retentionSeconds: number;
   /** CAIRN_PLANNER_MODEL_ID, or CAIRN_MODEL_ID as the CDK functions construct names it; absent: the HTN planner. */
@@ -291,6 +298,7 @@ const envSchema = z.object({
     return z.NEVER;
   }),
   CAIRN_MAX_REPLANS: nonNegative(DEFAULT_MAX_REPLANS).transform(Math.floor),
+  CAIRN_MAX_RUNNING_RUNS_PER_TENANT: positiveInteger(DEFAULT_MAX_RUNNING_RUNS_PER_TENANT),
   // Absent: the run deadline.
   CAIRN_APPROVAL_TIMEOUT_SECONDS: optionalSeconds,
   // Absent: the platform's default.
@@ -422,6 +430,7 @@ export function settingsFromEnv(env: Env): Settings {
         : { approvalTimeoutSeconds: v.CAIRN_APPROVAL_TIMEOUT_SECONDS }),
       ...(v.CAIRN_REPLAN_WATCH_SECONDS === undefined ? {} : { replanWatchSeconds: v.CAIRN_REPLAN_WATCH_SECONDS }),
     },
+    maxRunningRunsPerTenant: v.CAIRN_MAX_RUNNING_RUNS_PER_TENANT,
     retentionSeconds: Math.max(1, Math.round(v.CAIRN_RETENTION_DAYS * 24 * 3600)),
     plannerModelId: v.CAIRN_PLANNER_MODEL_ID ?? v.CAIRN_MODEL_ID,
     plannerEndpoint:

@@ -23,6 +23,8 @@ const raisedLimits = z.object({
 });
 
 export const EVENT_SCHEMAS = {
+  /** A run that waited `queued` for one of its tenant's running slots got one: it starts planning. */
+  RunAdmitted: z.object({ ...runRef }),
   RunStarted: z.object({ ...runRef, objective: z.string(), revision: z.number().int(), steps: z.number().int() }),
   StepStarted: z.object({ ...stepRef, target: z.string().nullable(), attempt: z.number().int().optional() }),
   StepRetrying: z.object({ ...stepRef, attempt: z.number().int(), delaySeconds: z.number(), error }),

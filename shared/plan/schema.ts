@@ -26,7 +26,7 @@ export const STEP_STATUSES = [
 ] as const;
 export type StepStatus = (typeof STEP_STATUSES)[number];
 
-export const RUN_STATUSES = ['planning', 'running', 'paused', 'complete', 'failed', 'cancelled'] as const;
+export const RUN_STATUSES = ['queued', 'planning', 'running', 'paused', 'complete', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 export const SIDE_EFFECTS = ['none', 'idempotent', 'mutating'] as const;

@@ -5,6 +5,7 @@
  */
 import type { OutboxEntry } from '../events/outbox.ts';
 import type { Plan, RunStatus, StepError, StepStatus } from '../plan/schema.ts';
+import type { AdmissionStore } from './admission.ts';
 import type { PlanJobOutcome, PlanJobRecord } from './plan-jobs.ts';
 import type { ApprovalRecord } from './records/approvals.ts';
 import type { RunEventRecord, RunKeyClaim, RunRecord } from './records/runs.ts';
@@ -117,7 +118,8 @@ export interface ApprovalPosition {
   readonly approvalId: string;
 }
 
-export interface Store {
+/** Admission's records (./admission.ts) are the store's too: kept in the same table, by every adapter. */
+export interface Store extends AdmissionStore {
   // planning jobs (plan-jobs.ts): kept for a day
   putPlanJob(job: PlanJobRecord): Promise<void>; // ConflictError if the jobId exists
   getPlanJob(jobId: string): Promise<PlanJobRecord | undefined>; // ConsistentRead

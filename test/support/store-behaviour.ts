@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isConflictError, isValidationError } from '../../shared/errors.ts';
 import type { OutboxEntry } from '../../shared/events/outbox.ts';
 import type { Store } from '../../shared/ports/store.ts';
+import { describeAdmissionBehaviour } from './store-behaviour-admission.ts';
 import { describeBookkeepingBehaviour } from './store-behaviour-bookkeeping.ts';
 import { describeCarriedAttemptBehaviour } from './store-behaviour-carried-attempts.ts';
 import { describeGateBehaviour } from './store-behaviour-gates.ts';
@@ -48,6 +49,7 @@ export function describeStoreBehaviour(name: string, makeStore: () => Promise<St
     describeBookkeepingBehaviour(store);
     describeGenerationBehaviour(store);
     describeCarriedAttemptBehaviour(store);
+    describeAdmissionBehaviour(store);
   });
 }
 

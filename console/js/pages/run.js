@@ -168,7 +168,18 @@ export function runPage(main, { runId, query }) {
       if (selected) for (const group of ancestorsOf(selected)) collapsed.delete(group);
     }
     if (shaped.length === 0) {
-      replaceChildren(canvas, h('p', { class: 'muted' }, run.status === 'planning' ? 'Planning…' : 'No plan yet.'));
+      replaceChildren(
+        canvas,
+        h(
+          'p',
+          { class: 'muted' },
+          run.status === 'planning'
+            ? 'Planning…'
+            : run.status === 'queued'
+              ? "Queued: it starts when one of its tenant's running runs ends."
+              : 'No plan yet.',
+        ),
+      );
       return;
     }
     await redraw();

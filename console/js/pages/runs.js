@@ -9,7 +9,7 @@ import { between, formatDuration, formatTime, h, replaceChildren, statusBadge, s
 import { poll, TERMINAL_RUN } from '../poll.js';
 import { copyButton } from '../ui/copy.js';
 
-const STATUSES = ['planning', 'running', 'paused', 'complete', 'failed', 'cancelled'];
+const STATUSES = ['queued', 'planning', 'running', 'paused', 'complete', 'failed', 'cancelled'];
 const LIMIT = 50;
 const COLUMNS = ['Status', 'Objective', 'Progress', 'Tokens', 'Cost', 'Started', 'Duration'];
 

@@ -9,6 +9,7 @@ import { DEFAULT_RETENTION_DAYS } from '../../config/defaults.ts';
 import type { Retention } from '../../ports/retention.ts';
 import type { RunLog } from '../../ports/run-log.ts';
 import type { Store } from '../../ports/store.ts';
+import { admissionOperations } from './dynamo-admission.ts';
 import { approvalOperations } from './dynamo-approvals.ts';
 import { eventOperations } from './dynamo-events.ts';
 import type { DynamoContext } from './dynamo-ops.ts';
@@ -50,6 +51,7 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
     ...watchOperations(ctx),
     ...planJobOperations(ctx),
     ...stepCountOperations(ctx),
+    ...admissionOperations(ctx),
   };
 }
 

@@ -14,7 +14,8 @@
  *   run key        RUNKEY#<key>         / RUNKEY
  *   idempotency    IDEMPOTENCY#<key>    / IDEMPOTENCY
  *   watcher        WATCH#<resourceKey>  / <runId>#<stepId>   (a step watching an outside resource)
- *   admission      ADMISSION#<tenant>   / ADMISSION         (a tenant's running and queued runs, under a bound)
+ *   admission      ADMISSION#<tenant>   / ADMISSION         (the runs holding one of a tenant's running slots)
+ *   queued run     ADMISSION#<tenant>   / QUEUE#<createdAt>#<runId>  (a run waiting for a slot, oldest first)
  *   blob part      BLOB#<sha256>        / PART#<n, 4 digits>  (a large value kept out of line: dynamo-blobs.ts)
  *   a run's part   RUNBLOB#<runId>#<shard> / <sha256>#PART#<n>   (a large value of a run's item: the run's partitions,
  *                  listed and deleted with the run; <shard> from the hash, 0..RUN_BLOB_SHARDS-1, so a run's large
@@ -78,9 +79,12 @@ export const SORT_PREFIX = {
   attempt: 'ATTEMPT#',
   event: 'EVENT#',
   approvalRef: 'APPROVALREF#',
+  queue: 'QUEUE#',
 } as const;
 
 const runPartition = (runId: string): string => `RUN#${runId}`;
+/** A tenant's admission record and queue: one partition, so the queue is read consistently beside the record. */
+const admissionPartition = (tenant: string): string => `ADMISSION#${tenant}`;
 
 /** A partition name of one tenant: the default tenant's is the name itself (as before tenants). */
 export const tenantScoped = (tenant: string, name: string): string =>
@@ -117,7 +121,12 @@ export const itemKeys = {
     SK: `${SORT_PREFIX.approvalRef}${approvalId}`,
   }),
   runKey: (tenant: string, key: string): ItemKey => ({ PK: tenantScoped(tenant, `RUNKEY#${key}`), SK: 'RUNKEY' }),
-  admission: (tenant: string): ItemKey => ({ PK: `ADMISSION#${tenant}`, SK: 'ADMISSION' }),
+  admission: (tenant: string): ItemKey => ({ PK: admissionPartition(tenant), SK: 'ADMISSION' }),
+  admissionPartition,
+  queuedRun: (tenant: string, createdAt: string, runId: string): ItemKey => ({
+    PK: admissionPartition(tenant),
+    SK: `${SORT_PREFIX.queue}${createdAt}#${runId}`,
+  }),
   blobPart: (hash: string, part: number): ItemKey => ({ PK: `BLOB#${hash}`, SK: `PART#${pad(part, 4)}` }),
   runBlobPart: (runId: string, hash: string, part: number): ItemKey => ({
     PK: runBlobPartition(runId, Number.parseInt(hash.slice(0, 4), 16) % RUN_BLOB_SHARDS),

@@ -909,7 +909,7 @@ export interface components {
             nextCursor?: string;
         };
         /** @enum {string} */
-        RunStatus: "planning" | "running" | "paused" | "complete" | "failed" | "cancelled";
+        RunStatus: "queued" | "planning" | "running" | "paused" | "complete" | "failed" | "cancelled";
         RunSummary: {
             runId: string;
             status: components["schemas"]["RunStatus"];
@@ -1242,7 +1242,7 @@ export interface operations {
     listRuns: {
         parameters: {
             query?: {
-                status?: "planning" | "running" | "paused" | "complete" | "failed" | "cancelled";
+                status?: "queued" | "planning" | "running" | "paused" | "complete" | "failed" | "cancelled";
                 /** @description Only runs whose objective or run id contains this text (any case). A search reads up to 1000 runs a page. */
                 q?: string;
                 limit?: number;

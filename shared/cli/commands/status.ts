@@ -61,6 +61,7 @@ export function formatRun(run: RunView): string {
     lines.push(stepLine(step, depth));
   }
   if (run.steps.length === 0 && run.status === 'planning') lines.push('  (planning: no steps yet)');
+  if (run.status === 'queued') lines.push("  (queued: it starts when one of its tenant's running runs ends)");
   // Each line is one line: whatever a field carries (a CR, an ESC sequence) shows as an escape on it.
   return `${lines.map(terminalLine).join('\n')}\n`;
 }

@@ -1,6 +1,7 @@
 /**
  * Everything that may change a run's facts, as the run's mailbox delivers it: one command at a time, each stamped
  * by the shell with the time it was taken (`at`) so that deciding stays pure. Who sends each:
+ * - admission (shared/services/admission.ts): AdmitRun;
  * - the run machine: StartRun, RejectPlan, FailRun, AwaitRun, FinalizeRun;
  * - a step execution: AttemptEnded (its attempt's outcome, or that its execution failed for good), AwaitDecision
  *   (a gate or review waits on a task token), DecisionTimedOut, CompensationEnded;
@@ -19,6 +20,11 @@ export type Principal = string;
 interface Base {
   /** When the shell took the command (ISO instant): the decider's only clock. */
   readonly at: string;
+}
+
+/** A queued run was given one of its tenant's running slots: it starts (its run machine plans it). */
+export interface AdmitRun extends Base {
+  readonly kind: 'AdmitRun';
 }
 
 export interface StartRun extends Base {
@@ -223,6 +229,7 @@ export interface RevisionWaitExpired extends Base {
 }
 
 export type RunCommand =
+  | AdmitRun
   | StartRun
   | RejectPlan
   | AwaitRun

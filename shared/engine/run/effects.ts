@@ -5,6 +5,7 @@
  * names, a closed token is no error), so the shell performs a committed batch's effects again after a crash.
  */
 
+import { tenantOf } from '../../config/defaults.ts';
 import type { StepError } from '../../plan/schema.ts';
 import { nameSafe, runExecutionName, stepExecutionInput } from '../../ports/executions.ts';
 import type { StepRecord } from '../../ports/store.ts';
@@ -40,7 +41,20 @@ export type Effect =
       readonly ending: AttemptEnding;
     }
   /** Deliver `command` to the run at `at` (a watch, a deadline): by a timer execution named `name`. */
-  | { readonly kind: 'schedule'; readonly name: string; readonly at: string; readonly command: RunCommand };
+  | { readonly kind: 'schedule'; readonly name: string; readonly at: string; readonly command: RunCommand }
+  /**
+   * The run's slot among its tenant's running runs (shared/services/admission.ts): `release` it when the run ends
+   * (and admit the next queued run), take it again (`reenter`) when a finished run reopens. Performed after the
+   * commit like every effect, so a crash between the run's end and the next run's admission only delays it: the
+   * batch is delivered again and whoever loads the run performs it again; a release of a run that holds no slot
+   * frees nothing.
+   */
+  | {
+      readonly kind: 'admission';
+      readonly action: 'release' | 'reenter';
+      readonly tenant: string;
+      readonly createdAt: string;
+    };
 
 /** The run execution that waits for opening `opening` of a run (the first has no suffix). */
 export const runExecutionNameOf = (runId: string, opening: number): string =>
@@ -53,6 +67,10 @@ export function openingOf(runId: string, executionName: string): number {
   for (let opening = 1; opening < 10_000; opening++)
     if (runExecutionNameOf(runId, opening) === executionName) return opening;
   return -1;
+}
+
+function admissionEffect(before: DraftState, action: 'release' | 'reenter'): Effect {
+  return { kind: 'admission', action, tenant: tenantOf(before.run), createdAt: before.run.createdAt };
 }
 
 /** A timer's execution name: one per run and purpose, so scheduling twice is harmless. */
@@ -161,9 +179,13 @@ export function effectsOf(before: DraftState, event: RunEvent): Effect[] {
         },
       ];
     }
+    case 'RunAdmitted':
+      return [{ kind: 'startRun', name: runExecutionName(runId), input: { runId } }];
     case 'RunFinished': {
       const token = before.run.waiterToken;
-      return token === undefined ? [] : [{ kind: 'answerToken', token, output: { finished: true } }];
+      const answer: Effect[] = token === undefined ? [] : [{ kind: 'answerToken', token, output: { finished: true } }];
+      // A paused run keeps its slot: a person may move it on at any time.
+      return event.terminal.state === 'paused' ? answer : [...answer, admissionEffect(before, 'release')];
     }
     case 'RunReopened':
       return [
@@ -172,6 +194,8 @@ export function effectsOf(before: DraftState, event: RunEvent): Effect[] {
           name: runExecutionNameOf(runId, event.opening),
           input: { runId, resume: true, started: { deadlineSeconds: before.settings.runDeadlineSeconds } },
         },
+        // A paused run reopening held its slot all along; an ended one gave it back.
+        ...(before.run.status === 'paused' ? [] : [admissionEffect(before, 'reenter')]),
       ];
     case 'ReplanAsked':
       return [

@@ -17,6 +17,11 @@ interface StepRef {
   readonly generation: number;
 }
 
+/** A queued run was admitted: it is planning, and its run machine starts. */
+export interface RunAdmitted extends At {
+  readonly type: 'RunAdmitted';
+}
+
 /** Revision 1 is the run's plan: every executable step gets its first generation; the run is running. */
 export interface RunStarted extends At {
   readonly type: 'RunStarted';
@@ -318,6 +323,7 @@ export interface InvalidationApplied extends At {
 }
 
 export type RunEvent =
+  | RunAdmitted
   | RunStarted
   | WaiterSet
   | StepStarted

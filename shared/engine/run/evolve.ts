@@ -141,6 +141,9 @@ function apply(draft: DraftState, event: RunEvent): void {
   const closing = (error: StepError) => ({ error, finishedAt: at });
 
   switch (event.type) {
+    case 'RunAdmitted':
+      touchRun({ status: 'planning' });
+      return;
     case 'RunStarted': {
       const { submittedPlan: _s, candidatePlan: _c, planStamp: _p, ...run } = draft.run;
       draft.run = { ...run, status: 'running', revision: event.plan.revision, startedAt: at, updatedAt: at };

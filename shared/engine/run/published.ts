@@ -31,6 +31,8 @@ export function publishedOf(after: DraftState, event: RunEvent): DomainEvent[] {
     generation: e.generation,
   });
   switch (event.type) {
+    case 'RunAdmitted':
+      return [published('RunAdmitted', { runId })];
     case 'RunStarted':
       return [
         published('RunStarted', {

@@ -11,12 +11,15 @@ import { forEachInPool } from '../../pool.ts';
 import type { Executions } from '../../ports/executions.ts';
 import type { Store } from '../../ports/store.ts';
 import type { Timers } from '../../ports/timers.ts';
+import type { Admission } from '../admission.ts';
 
 export interface PerformDeps {
   readonly executions: Executions;
   readonly timers: Timers;
   readonly store: Pick<Store, 'getAttempt' | 'updateAttempt'>;
   readonly clock: () => Date;
+  /** The tenants' running slots (absent: nothing is bounded, as in the simulation). */
+  readonly admission?: Admission | undefined;
 }
 
 async function perform(deps: PerformDeps, runId: string, effect: Effect): Promise<void> {
@@ -40,6 +43,12 @@ async function perform(deps: PerformDeps, runId: string, effect: Effect): Promis
       return;
     case 'schedule':
       await deps.timers.schedule(runId, effect.name, effect.at, effect.command);
+      return;
+    case 'admission':
+      if (deps.admission === undefined) return;
+      if (effect.action === 'release')
+        await deps.admission.release(effect.tenant, { runId, createdAt: effect.createdAt });
+      else await deps.admission.reenter(effect.tenant, runId);
       return;
     case 'closeAttempt': {
       // An attempt not yet recorded is closed by its execution, which reads the step after recording it (gate.ts).

@@ -57,6 +57,7 @@ describe('settingsFromEnv', () => {
         traceRetention: DEFAULT_TRACE_RETENTION,
         maxReplans: DEFAULT_MAX_REPLANS,
       },
+      maxRunningRunsPerTenant: Number.POSITIVE_INFINITY,
       retentionSeconds: DEFAULT_RETENTION_DAYS * 86_400,
       plannerModelId: undefined,
       plannerEndpoint: undefined,
@@ -119,6 +120,7 @@ describe('settingsFromEnv', () => {
       CAIRN_RETRY_CAP_SECONDS: '0',
       CAIRN_TRACE_RETENTION: 'full',
       CAIRN_MAX_REPLANS: '0',
+      CAIRN_MAX_RUNNING_RUNS_PER_TENANT: '4',
       CAIRN_RETENTION_DAYS: '30',
       CAIRN_APPROVAL_TIMEOUT_SECONDS: '30.5',
       CAIRN_REPLAN_WATCH_SECONDS: '90.5',
@@ -164,6 +166,7 @@ describe('settingsFromEnv', () => {
         approvalTimeoutSeconds: 30,
         replanWatchSeconds: 90,
       },
+      maxRunningRunsPerTenant: 4,
       retentionSeconds: 30 * 86_400,
       plannerModelId: 'model-a',
       capabilities: {
@@ -262,6 +265,7 @@ describe('settingsFromEnv', () => {
     ['CAIRN_RETRY_CAP_SECONDS', ['-0.5', 'NaN'], /must be a non-negative number/],
     ['CAIRN_TRACE_RETENTION', ['some', 'LAST'], /must be "last" or "full"/],
     ['CAIRN_MAX_REPLANS', ['many', '-1'], /must be a non-negative number/],
+    ['CAIRN_MAX_RUNNING_RUNS_PER_TENANT', ['0', '2.5', 'Infinity', 'all'], /must be a positive integer/],
     ['CAIRN_RETENTION_DAYS', ['0', '-1', 'forever', 'Infinity'], /must be a number of days > 0/],
     [
       'CAIRN_BINDINGS',

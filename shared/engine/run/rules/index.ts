@@ -7,13 +7,16 @@ import { raiseBudget } from './budget-raise.ts';
 import { cancelRun } from './cancel.ts';
 import { actOnCompensation, compensationEnded } from './compensation-actions.ts';
 import { invalidate } from './invalidate.ts';
-import { awaitRun, finalizeRun, rejectPlan, startRun } from './lifecycle.ts';
+import { admitRun, awaitRun, finalizeRun, rejectPlan, startRun } from './lifecycle.ts';
 import { declineReplan, replanWatchExpired } from './replans.ts';
 import { proposeRevision } from './revision-proposals.ts';
 import { revisionWaitExpired } from './revisions.ts';
 
 export function activeDecider(d: Decision, command: RunCommand): void {
   switch (command.kind) {
+    case 'AdmitRun':
+      admitRun(d);
+      return;
     case 'StartRun':
       startRun(d, command);
       return;

@@ -19,7 +19,7 @@ import { reopenIfFinished } from './reopen.ts';
 /** Why a run takes no invalidation now, if it does not. */
 function refusal(d: Decision): string | undefined {
   const { status, cancelCompensation } = d.run;
-  if (status === 'planning' || status === 'cancelled') return status;
+  if (status === 'queued' || status === 'planning' || status === 'cancelled') return status;
   if (cancelCompensation === true && (status === 'running' || status === 'paused')) return 'being cancelled';
   return undefined;
 }

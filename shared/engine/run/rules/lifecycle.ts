@@ -18,6 +18,12 @@ export const DEADLINE_ERROR: StepError = { code: 'E_DEADLINE', message: 'the run
 /** The word comes from a run execution the run has outlived. */
 const outlived = (d: Decision, opening: number): boolean => (d.run.reopened ?? 0) !== opening;
 
+/** A queued run starts; a repeat, or a run cancelled while it waited, decides nothing. */
+export function admitRun(d: Decision): void {
+  if (d.run.status !== 'queued') return;
+  d.emit({ type: 'RunAdmitted', at: d.at });
+}
+
 export function startRun(d: Decision, command: StartRun): void {
   if (d.run.status !== 'planning') return;
   d.emit({ type: 'RunStarted', at: d.at, plan: command.plan });
