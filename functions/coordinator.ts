@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import type { Env } from '../shared/config/settings.ts';
+import { stepBriefSchema } from '../shared/engine/run/step-brief.ts';
 import { ValidationError } from '../shared/errors.ts';
 import type { Coordinator } from '../shared/services/coordinator.ts';
 import { lambdaRoot, lazyHandler } from './root.ts';
@@ -65,6 +66,7 @@ export const coordinatorPayloadSchema = z.discriminatedUnion('action', [
       .passthrough()
       .nullish(),
     execution,
+    brief: stepBriefSchema.nullish(),
   }),
   z.object({
     action: z.literal('requestApproval'),
@@ -72,6 +74,7 @@ export const coordinatorPayloadSchema = z.discriminatedUnion('action', [
     kind: z.enum(['approval', 'review', 'revision', 'replan']),
     taskToken: id,
     execution,
+    brief: stepBriefSchema.nullish(),
   }),
   z.object({
     action: z.literal('expireApproval'),

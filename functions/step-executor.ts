@@ -13,6 +13,7 @@
  */
 import { z } from 'zod';
 import type { Env } from '../shared/config/settings.ts';
+import { stepBriefSchema } from '../shared/engine/run/step-brief.ts';
 import { ValidationError } from '../shared/errors.ts';
 import type { StepNext } from '../shared/services/coordinator-types.ts';
 import type { StepRunner } from '../shared/services/step/run-step.ts';
@@ -38,6 +39,8 @@ export const runStepPayloadSchema = z.object({
   executionId: z.string().min(1),
   previous: stepNextSchema.nullable(),
   decision: humanDecisionSchema.nullish(),
+  /** What the step needs of its plan (engine/run/step-brief.ts); absent from an execution started before briefs. */
+  brief: stepBriefSchema.nullish(),
 });
 export type RunStepPayload = z.infer<typeof runStepPayloadSchema>;
 

@@ -27,6 +27,8 @@ export function unitsBetween(
     auditWrites: b.auditWrites - a.auditWrites,
     reads: b.dynamoReads - a.dynamoReads,
     readItems: b.dynamoReadItems - a.dynamoReadItems,
+    readBytes: b.dynamoReadBytes - a.dynamoReadBytes,
+    planReads: b.planReads - a.planReads,
     cpuMs: (cpu.user + cpu.system) / 1000,
   };
 }

@@ -8,6 +8,10 @@ export interface Units {
   readonly auditWrites: number;
   readonly reads: number;
   readonly readItems: number;
+  /** Bytes of the items read, as DynamoDB sizes them. */
+  readonly readBytes: number;
+  /** Plan revision items read. */
+  readonly planReads: number;
   /**
    * CPU time of this process (the whole embedded stack but the expression worker processes), user + system, in ms:
    * a cost that a busy machine distorts far less than wall time.

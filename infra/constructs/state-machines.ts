@@ -128,6 +128,8 @@ export interface StateMachinesProps {
 const runId = JsonPath.stringAt('$.runId');
 /** Which execution a word comes from: a run's opening, the holder of a step's generation. */
 const execution = JsonPath.stringAt('$$.Execution.Name');
+/** What the step needs of its plan, from the decider's start (null: it reads the plan): shared/engine/run/step-brief.ts. */
+const brief = JsonPath.objectAt('$.brief');
 const stepIds = {
   runId,
   stepId: JsonPath.stringAt('$.stepId'),
@@ -297,6 +299,7 @@ export class StateMachines extends Construct {
         executionId: JsonPath.executionId,
         previous: JsonPath.objectAt('$.next'),
         decision: JsonPath.objectAt('$.decision'),
+        brief,
       },
       '$.next',
     );
@@ -318,6 +321,7 @@ export class StateMachines extends Construct {
           // cannot say (a repeat of RecordFailure must name the same attempt, whatever the decider made of the first).
           previous: JsonPath.objectAt('$.next'),
           execution,
+          brief,
         },
         '$.next',
       ),
@@ -347,7 +351,7 @@ export class StateMachines extends Construct {
     const backoff = new Wait(this, S.backoff, { time: WaitTime.secondsPath('$.next.delaySeconds') }).next(runStep);
     const awaitDecision = this.callback(
       S.awaitDecision,
-      { action: 'requestApproval', ...stepIds, kind: JsonPath.stringAt('$.next.kind'), execution },
+      { action: 'requestApproval', ...stepIds, kind: JsonPath.stringAt('$.next.kind'), execution, brief },
       '$.next.timeoutSeconds',
       '$.decision',
     )

@@ -158,7 +158,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   });
   const retention = createDynamoRetentionOf({ client: dynamo.client, tableName: LOCAL_TABLE_NAME, retentionSeconds });
   const hooks = faultHooks(faults, { client: dynamo.client, stream: (record) => outbox?.accept(record) });
-  const store = options.wrapStore ? options.wrapStore(dynamoStore) : dynamoStore;
+  const store = counters.counted(options.wrapStore ? options.wrapStore(dynamoStore) : dynamoStore);
   const catalog = localCatalog(options.conformance === true, options.extraCapabilities?.capabilities, settings.catalog);
   const onBusError = (error: unknown, event: BusEnvelope) =>
     process.stderr.write(

@@ -57,11 +57,22 @@ export interface ExecutionJournal {
 
 export const executionKey = (machine: MachineName, name: string): string => `${machine}:${name}`;
 
+/**
+ * A step execution's input as the current definitions read it: one an older cairn journaled lacks `brief`, which
+ * RunStep's payload names (JSONPath fails on a missing path), so it gets a null one (the step then reads its plan).
+ */
+function upgraded(machine: MachineName, input: unknown): unknown {
+  const record = input as Record<string, unknown> | null;
+  if (machine !== 'step' || typeof record !== 'object' || record === null || Array.isArray(record)) return input;
+  return 'brief' in record ? input : { ...record, brief: null };
+}
+
 /** Applies one record to the open executions. */
 export function applyRecord(open: Map<string, OpenExecution>, record: JournalRecord): void {
   if (record.t === 'start') {
     const key = executionKey(record.machine, record.name);
-    if (!open.has(key)) open.set(key, { machine: record.machine, name: record.name, input: record.input });
+    const input = upgraded(record.machine, record.input);
+    if (!open.has(key)) open.set(key, { machine: record.machine, name: record.name, input });
     return;
   }
   const current = open.get(record.key);
@@ -69,7 +80,8 @@ export function applyRecord(open: Map<string, OpenExecution>, record: JournalRec
   if (record.t === 'end') {
     open.delete(record.key);
   } else if (record.t === 'state') {
-    const { state, seq, input, waitUntil } = record;
+    const { state, seq, waitUntil } = record;
+    const input = upgraded(current.machine, record.input);
     const { parked, ...rest } = current;
     open.set(record.key, {
       ...rest,

@@ -20,11 +20,15 @@ export interface Executions {
 }
 
 /**
- * The input of a step execution. RunStep's payload names `next` (its previous answer) and `decision` (a person's),
- * and JSONPath needs both to exist before the first answer: they start as null.
+ * The input of a step execution. RunStep's payload names `next` (its previous answer), `decision` (a person's) and
+ * `brief` (what the step needs of its plan, engine/run/step-brief.ts), and JSONPath needs each to exist: they start
+ * as null (a null brief: the execution reads the plan).
  */
-export function stepExecutionInput(ref: { runId: string; stepId: string; generation: number }) {
-  return { runId: ref.runId, stepId: ref.stepId, generation: ref.generation, next: null, decision: null };
+export function stepExecutionInput<Brief extends object = never>(
+  ref: { runId: string; stepId: string; generation: number },
+  brief: Brief | null = null,
+) {
+  return { runId: ref.runId, stepId: ref.stepId, generation: ref.generation, next: null, decision: null, brief };
 }
 
 /** Step Functions' rule for execution names. */

@@ -3,6 +3,7 @@
  * machines (see the execution design), plus `cancelRun` for the API. Only ids and small decisions travel through
  * Step Functions; everything else is read from and written to the store.
  */
+import type { StepBrief } from '../engine/run/step-brief.ts';
 import type { TraceRetention } from '../engine/trace.ts';
 import type { HumanDecision } from '../engine/verify.ts';
 import type { Catalog } from '../plan/catalog.ts';
@@ -96,7 +97,12 @@ export interface FinalizeRunRequest {
   readonly execution?: string | null;
 }
 
-export interface RecordFailureRequest extends StepRef, FromExecution {
+/** What the step needs of its plan, as its execution was started with it (none: the plan is read). */
+export interface Briefed {
+  readonly brief?: StepBrief | null | undefined;
+}
+
+export interface RecordFailureRequest extends StepRef, FromExecution, Briefed {
   /** The failed attempt; absent when the caller does not know it (RunStep's entry says, else the step's count). */
   readonly attempt?: number | undefined;
   /** What RunStep was entered with: null for its first entry, else the attempt it was to make (or judge). */
@@ -109,7 +115,7 @@ export type ApprovalKind = 'approval' | 'review' | 'revision';
 /** What a step machine's wait is for: a person's answer (`replan`: a wait no step machine makes any more, see below). */
 export type WaitKind = ApprovalKind | 'replan';
 
-export interface RequestApprovalRequest extends StepRef, FromExecution {
+export interface RequestApprovalRequest extends StepRef, FromExecution, Briefed {
   readonly kind: WaitKind;
   readonly taskToken: string;
 }
@@ -142,7 +148,7 @@ export type StepNext =
     };
 
 /** One RunStep call: the step machine's input, what RunStep answered last time (null at first), a decision. */
-export interface RunStepRequest extends StepRef {
+export interface RunStepRequest extends StepRef, Briefed {
   readonly executionId: string;
   readonly previous: StepNext | null;
   /** A person's answer to the wait `previous` asked for (only read after an `await`). */

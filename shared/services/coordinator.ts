@@ -91,6 +91,7 @@ export function createCoordinator(deps: CoordinatorDeps): Coordinator {
         request.attempt,
         request.error,
         request.previous,
+        request.brief,
       ),
     async requestApproval(request) {
       if (request.kind !== 'approval' && request.kind !== 'review') return;

@@ -5,12 +5,9 @@
  */
 import { upstreamOutputs } from '../engine/scheduling.ts';
 import { ExpressionLimitError } from '../errors.ts';
-import { namedOutputSteps } from '../plan/bound-outputs.ts';
 import type { EvaluationOutcome } from '../plan/expression-limits.ts';
 import { collectExpressions, type ExpressionBindings } from '../plan/expressions.ts';
-import { type PlanGraph, upstreamClosure } from '../plan/graph.ts';
 import { child } from '../plan/issues.ts';
-import type { PlanStep } from '../plan/schema.ts';
 import type { ExpressionEvaluator } from '../ports/expressions.ts';
 import type { StepRecord, Store } from '../ports/store.ts';
 
@@ -25,45 +22,18 @@ export interface StepContext {
 const UPSTREAM_READ_LIMIT = 100;
 
 /**
- * The executable steps a step transitively waits for whose outputs `$outputs` binds: all of them, or, given the
- * step's definition, only those its expressions can read (../plan/bound-outputs.ts).
- */
-export function upstreamStepIds(graph: PlanGraph, stepId: string, definition?: PlanStep): string[] {
-  const closure = [...upstreamClosure(graph, stepId)].filter((id) => graph.has(id) && !graph.isGroup(id));
-  const named = definition === undefined ? undefined : namedOutputSteps(definition);
-  return named === undefined ? closure : closure.filter((id) => named.has(id));
-}
-
-/** The step records `$outputs` (when `withOutputs`) and the direct upstream outputs of a step are made of. */
-export function contextStepIds(
-  graph: PlanGraph,
-  stepId: string,
-  upstream: readonly string[],
-  withOutputs: boolean,
-  definition?: PlanStep,
-): string[] {
-  return [...new Set([...(withOutputs ? upstreamStepIds(graph, stepId, definition) : []), ...upstream])];
-}
-
-/**
- * `$outputs` and the direct upstream outputs of a step, reading only the step records they need and of those only
- * the ones not in `known` (records read along with the step). `withOutputs` false: only the direct ones, for a step
- * whose input binds nothing. With the step's `definition`, `$outputs` holds only the outputs its expressions can
- * read.
+ * `$outputs` (the outputs of `bound`: the upstream steps the step's expressions read, from its brief; none for a
+ * step whose evaluation binds nothing) and the direct upstream outputs of a step, reading only the step records not
+ * in `known` (records read along with the step).
  */
 export async function loadStepContext(
   store: Pick<Store, 'getSteps' | 'listSteps'>,
-  graph: PlanGraph,
   step: StepRecord,
-  withOutputs = true,
+  bound: readonly string[],
   known: readonly StepRecord[] = [],
-  definition?: PlanStep,
 ): Promise<StepContext> {
-  const closure = withOutputs ? upstreamStepIds(graph, step.stepId, definition) : [];
   const byId = new Map(known.map((s) => [s.stepId, s]));
-  const missing = contextStepIds(graph, step.stepId, step.upstream, withOutputs, definition).filter(
-    (id) => !byId.has(id),
-  );
+  const missing = [...new Set([...bound, ...step.upstream])].filter((id) => !byId.has(id));
   if (missing.length > 0) {
     const records =
       missing.length > UPSTREAM_READ_LIMIT
@@ -71,7 +41,7 @@ export async function loadStepContext(
         : await store.getSteps(step.runId, missing);
     for (const record of records) if (!byId.has(record.stepId)) byId.set(record.stepId, record);
   }
-  return { outputs: upstreamOutputs(closure, byId), direct: upstreamOutputs(step.upstream, byId) };
+  return { outputs: upstreamOutputs(bound, byId), direct: upstreamOutputs(step.upstream, byId) };
 }
 
 /**

@@ -181,7 +181,7 @@ describe('state machines', () => {
     expect(state(step, 'StepDone').Type).toBe('Succeed');
   });
 
-  it('give RunStep the execution, its last answer and a person’s decision, all present in a step execution’s input', () => {
+  it('give RunStep the execution, its last answer, a person’s decision and its brief, all present in a step execution’s input', () => {
     const parameters = state(step, 'RunStep').Parameters as Record<string, unknown>;
     expect(parameters).toEqual({
       'runId.$': '$.runId',
@@ -190,6 +190,7 @@ describe('state machines', () => {
       'executionId.$': '$$.Execution.Id',
       'previous.$': '$.next',
       'decision.$': '$.decision',
+      'brief.$': '$.brief',
     });
     // JSONPath fails on a path that does not exist: the input the coordinator starts a step with has them all.
     const input = stepExecutionInput({ runId: 'r', stepId: 's', generation: 1 });
@@ -276,6 +277,7 @@ describe('state machines', () => {
       attempt: null,
       // RunStep's entry: its first here (the execution's input says `next: null`).
       previous: null,
+      brief: null,
       error: { code: 'E_EXECUTOR', retryable: true, message: 'TypeError', details: executorError },
     });
 

@@ -146,12 +146,20 @@ describe('local executions on the synthesized run machine', () => {
 });
 
 describe('local executions on the synthesized step machine', () => {
-  const INPUT = stepExecutionInput(STEP);
+  /** What the decider starts a step with besides its ids: every Task of the step's path is given it. */
+  const BRIEF = {
+    revision: 1,
+    step: { id: 'collect', title: 'Collect', target: 'tool:t', dependsOn: [] },
+    upstream: [],
+    outputs: [],
+  };
+  const INPUT = stepExecutionInput(STEP, BRIEF);
   const RUN_STEP = (executionId: string, previous: unknown = null, decision: unknown = null) => ({
     ...STEP,
     executionId,
     previous,
     decision,
+    brief: BRIEF,
   });
   const awaiting = (kind: 'approval' | 'review', attempt = 1, timeoutSeconds = 300) => ({
     action: 'await',
@@ -208,6 +216,7 @@ describe('local executions on the synthesized step machine', () => {
       kind: 'approval',
       taskToken: approval.taskToken,
       execution: STEP_NAME,
+      brief: BRIEF,
     });
     expect(statusOf(ex, STEP_NAME)?.status).toBe('RUNNING');
     expect(trail()).toEqual(['StepExecutor', 'requestApproval']);
@@ -301,6 +310,7 @@ describe('local executions on the synthesized step machine', () => {
       attempt: 2,
       // RunStep's entry the failure interrupted: a repeat of RecordFailure names the same attempt.
       previous: { action: 'await', attempt: 2, kind: 'review', timeoutSeconds: 300 },
+      brief: BRIEF,
       error: {
         code: 'E_GATE',
         message: 'StepCancelled',
@@ -365,6 +375,7 @@ describe('local executions on the synthesized step machine', () => {
       ...STEP,
       attempt: null,
       previous: null,
+      brief: BRIEF,
       error: {
         code: 'E_EXECUTOR',
         message: 'TypeError',

@@ -187,10 +187,13 @@ export function useRunStepStore() {
     },
   });
 
-  /** A RunStep with its own recording fakes; `over` replaces store methods (to crash one write, say). */
+  /**
+   * A RunStep with its own recording fakes; `over` replaces store methods (to crash one write, say), `stepOver` only
+   * those RunStep calls (to count what the step's path reads, apart from the decider).
+   */
   function runner(
     bindings: Record<string, CapabilityBinding>,
-    options: { capabilityCall?: CapabilityCallConfig; over?: Partial<Store> } = {},
+    options: { capabilityCall?: CapabilityCallConfig; over?: Partial<Store>; stepOver?: Partial<Store> } = {},
   ) {
     const executions = new RecordingExecutions();
     const events = new RecordingPublisher();
@@ -214,7 +217,7 @@ export function useRunStepStore() {
     decided.push(deciding);
     let ids = 0;
     const stepRunner = createStepRunner({
-      store,
+      store: { ...store, ...options.stepOver },
       mailbox: deciding.mailbox,
       executions,
       catalog,

@@ -4,6 +4,9 @@
  * does not count adds nothing to the store's or the machines' paths.
  */
 
+import { utf8Bytes } from '../../../shared/events/put-events.ts';
+import type { Store } from '../../../shared/ports/store.ts';
+
 /** What a workload cost, in the units AWS bills: counted while `instrument` is on. */
 export interface LocalStackStats {
   readonly stateTransitions: number;
@@ -14,6 +17,13 @@ export interface LocalStackStats {
   readonly dynamoReads: number;
   /** Items those reads returned or asked for (a BatchGetItem of three keys is one read of three items). */
   readonly dynamoReadItems: number;
+  /** Bytes of the items those reads returned, sized as DynamoDB sizes items (what read units are billed by). */
+  readonly dynamoReadBytes: number;
+  /**
+   * Plan revisions asked of the store (`getPlanRevision`), answered from its cache or not: in one process a revision
+   * read once is kept, but on AWS each cold container of a step would read it from the table.
+   */
+  readonly planReads: number;
 }
 
 const DYNAMO_WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand']);
@@ -31,6 +41,53 @@ function itemsRead(command: string, input: unknown, output: unknown): number {
   return (output as { Count?: number } | undefined)?.Count ?? 0;
 }
 
+type AttributeValue = Readonly<Record<string, unknown>>;
+
+/** An attribute value's size as DynamoDB counts it (names and values in UTF-8, numbers about a byte per 2 digits). */
+function valueBytes(value: AttributeValue): number {
+  const [type, v] = Object.entries(value)[0] ?? ['NULL', true];
+  switch (type) {
+    case 'S':
+      return utf8Bytes(String(v));
+    case 'N':
+      return Math.ceil(String(v).replace(/^-|\.|e.*$/gi, '').length / 2) + 1;
+    case 'B':
+      return (v as Uint8Array).byteLength;
+    case 'SS':
+      return (v as string[]).reduce((sum, x) => sum + utf8Bytes(x), 0);
+    case 'NS':
+      return (v as string[]).reduce((sum, x) => sum + Math.ceil(x.length / 2) + 1, 0);
+    case 'BS':
+      return (v as Uint8Array[]).reduce((sum, x) => sum + x.byteLength, 0);
+    case 'M':
+      return 3 + itemBytes(v as Record<string, AttributeValue>);
+    case 'L':
+      return 3 + (v as AttributeValue[]).reduce((sum, x) => sum + 1 + valueBytes(x), 0);
+    default:
+      return 1;
+  }
+}
+
+/** An item's size as DynamoDB counts it against read and write units. */
+export function itemBytes(item: Readonly<Record<string, AttributeValue>>): number {
+  let bytes = 0;
+  for (const [name, value] of Object.entries(item)) bytes += utf8Bytes(name) + valueBytes(value);
+  return bytes;
+}
+
+/** The items a read returned. */
+function itemsReturned(command: string, output: unknown): Readonly<Record<string, AttributeValue>>[] {
+  const out = output as {
+    Item?: Record<string, AttributeValue>;
+    Items?: Record<string, AttributeValue>[];
+    Responses?: Record<string, Record<string, AttributeValue>[]>;
+  } | null;
+  if (out === null || out === undefined) return [];
+  if (command === 'GetItemCommand') return out.Item === undefined ? [] : [out.Item];
+  if (command === 'BatchGetItemCommand') return Object.values(out.Responses ?? {}).flat();
+  return out.Items ?? [];
+}
+
 export interface StackCounters {
   /** The in-process DynamoDB's command hook; absent when not counting. */
   readonly onCommand?: (command: string, input: unknown, output: unknown) => void;
@@ -38,6 +95,8 @@ export interface StackCounters {
   readonly onStateEntered?: () => void;
   /** A Lambda invocation of the function `key` (nothing when not counting). */
   invoked(key: string): void;
+  /** The store, its plan revision lookups counted (itself when not counting). */
+  counted(store: Store): Store;
   /** Counts since boot (all zero when not counting). */
   stats(): LocalStackStats;
 }
@@ -49,6 +108,8 @@ export function stackCounters(instrument: boolean): StackCounters {
     auditWrites: 0,
     dynamoReads: 0,
     dynamoReadItems: 0,
+    dynamoReadBytes: 0,
+    planReads: 0,
     lambda: {} as Record<string, number>,
   };
   const stats = (): LocalStackStats => ({
@@ -58,8 +119,10 @@ export function stackCounters(instrument: boolean): StackCounters {
     auditWrites: counts.auditWrites,
     dynamoReads: counts.dynamoReads,
     dynamoReadItems: counts.dynamoReadItems,
+    dynamoReadBytes: counts.dynamoReadBytes,
+    planReads: counts.planReads,
   });
-  if (!instrument) return { invoked: () => {}, stats };
+  if (!instrument) return { invoked: () => {}, counted: (store) => store, stats };
   return {
     onCommand: (command, input, output) => {
       if (DYNAMO_WRITES.has(command)) counts.dynamoWrites += 1;
@@ -67,6 +130,7 @@ export function stackCounters(instrument: boolean): StackCounters {
       if (DYNAMO_READS.has(command)) {
         counts.dynamoReads += 1;
         counts.dynamoReadItems += itemsRead(command, input, output);
+        for (const item of itemsReturned(command, output)) counts.dynamoReadBytes += itemBytes(item);
       }
     },
     onStateEntered: () => {
@@ -75,6 +139,13 @@ export function stackCounters(instrument: boolean): StackCounters {
     invoked: (key) => {
       counts.lambda[key] = (counts.lambda[key] ?? 0) + 1;
     },
+    counted: (store) => ({
+      ...store,
+      getPlanRevision: (runId, revision) => {
+        counts.planReads += 1;
+        return store.getPlanRevision(runId, revision);
+      },
+    }),
     stats,
   };
 }

@@ -15,6 +15,7 @@ import type { AttemptEnding } from '../step-lifecycle.ts';
 import type { RunCommand } from './commands.ts';
 import type { RunEvent } from './events.ts';
 import type { DraftState } from './state.ts';
+import { stepBrief } from './step-brief.ts';
 
 export type Effect =
   /** Start an execution of the step machine (a step's generation, a compensation), named deterministically. */
@@ -97,7 +98,10 @@ export function effectsOf(before: DraftState, event: RunEvent): Effect[] {
         {
           kind: 'startStep',
           name: event.execution,
-          input: stepExecutionInput({ runId, stepId: event.stepId, generation: event.generation }),
+          input: stepExecutionInput(
+            { runId, stepId: event.stepId, generation: event.generation },
+            stepBrief(before.plan, event.stepId),
+          ),
         },
       ];
     case 'CompensationStarted':
@@ -172,7 +176,10 @@ export function effectsOf(before: DraftState, event: RunEvent): Effect[] {
           kind: 'startStep',
           name: event.execution,
           input: {
-            ...stepExecutionInput({ runId, stepId: event.stepId, generation: event.generation }),
+            ...stepExecutionInput(
+              { runId, stepId: event.stepId, generation: event.generation },
+              stepBrief(before.plan, event.stepId),
+            ),
             next: { action: 'await', attempt: event.attempt, kind: approval?.kind ?? 'approval' },
             decision: decision ?? null,
           },

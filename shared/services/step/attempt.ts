@@ -65,7 +65,7 @@ export async function runAttempt(
     {
       step: planStep.budget,
       stepStartedAt: step.startedAt,
-      run: effectiveBudget(records.plan.plan.budget, records.run.raisedBudget),
+      run: effectiveBudget(records.brief?.budget, records.run.raisedBudget),
       runCreatedAt: records.run.createdAt,
     },
     ctx.now(),

@@ -59,7 +59,7 @@ export const runBudgetStop = (message: string): StepError => ({
 /** Why the run's budget refuses a new attempt now, or undefined. */
 export function claimRefusal(records: StepRecords, now: string): string | undefined {
   // A person's raised limits count here as in the decider: a run given more room makes its attempts again.
-  const budget = effectiveBudget(records.plan.plan.budget, records.run.raisedBudget);
+  const budget = effectiveBudget(records.brief?.budget, records.run.raisedBudget);
   if (budget === undefined) return undefined;
   const { exhausted } = checkBudget(budget, spentBy(records.run), secondsBetween(records.run.createdAt, now));
   return exhausted.length === 0 ? undefined : describeExhaustion('run', exhausted);

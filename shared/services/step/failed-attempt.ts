@@ -6,6 +6,7 @@
  */
 import { isCompensationStepId } from '../../engine/compensation.ts';
 import { retryPolicy } from '../../engine/retry.ts';
+import type { StepBrief } from '../../engine/run/step-brief.ts';
 import { IN_FLIGHT_STEP_STATUSES } from '../../engine/statuses.ts';
 import { closeAttempt, decideAttemptOutcome } from '../../engine/step-lifecycle.ts';
 import type { StepError } from '../../plan/schema.ts';
@@ -30,10 +31,11 @@ export async function recordFailedAttempt(
   attempt: number | undefined,
   error: StepError,
   previous?: { readonly attempt: number } | null,
+  brief?: StepBrief | null,
 ): Promise<StepNext> {
   if (isCompensationStepId(ref.stepId)) return recordCompensationFailure(ctx, ref, attempt, error);
   const memory: RevisionMemory = new Map();
-  const first = await loadStepRecords(ctx, memory, ref, attempt);
+  const first = await loadStepRecords(ctx, memory, ref, attempt, brief);
   const { step, planStep } = first;
   if (step?.generation !== ref.generation || !planStep || !IN_FLIGHT_STEP_STATUSES.includes(step.status))
     return done(attempt ?? 0);
@@ -47,7 +49,7 @@ export async function recordFailedAttempt(
         ? step.attempts + 1
         : Math.max(1, step.attempts)
       : Math.max(1, previous?.attempt ?? 1));
-  const records = attempt === n ? first : await loadStepRecords(ctx, memory, ref, n);
+  const records = attempt === n ? first : await loadStepRecords(ctx, memory, ref, n, brief);
   const record = records.attempt;
   if (!record)
     await ctx.deps.store.putAttempt({

@@ -7,6 +7,7 @@
  * the step becomes.
  */
 import type { ApprovalPresentation } from '../../engine/run/commands.ts';
+import type { StepBrief } from '../../engine/run/step-brief.ts';
 import { upstreamOutputs } from '../../engine/scheduling.ts';
 import { closeAttempt, decideAttemptOutcome, orphanedAttemptEnding } from '../../engine/step-lifecycle.ts';
 import { candidateOutput, checkCriteriaSchema, decideVerdict, type HumanDecision } from '../../engine/verify.ts';
@@ -18,7 +19,7 @@ import type { StepNext } from '../coordinator-types.ts';
 import { type Interpreter, kindOf } from '../interpreter.ts';
 import { policyOf } from './failed-attempt.ts';
 import { done, type InFlight, report } from './report.ts';
-import { stepApprovalWindow, stepContext } from './step-records.ts';
+import { currentBrief, stepApprovalWindow, stepContext } from './step-records.ts';
 
 /** The machine waits for a person: how long, for which attempt, and what kind of decision. */
 export const awaitPerson = (ctx: Interpreter, flight: InFlight, n: number, kind: 'approval' | 'review'): StepNext => ({
@@ -157,10 +158,12 @@ export async function requestDecision(
     execution: string;
     kind: 'approval' | 'review';
     taskToken: string;
+    brief?: StepBrief | null | undefined;
   },
 ): Promise<void> {
   const { run, step } = await ctx.loadStep(request.runId, request.stepId);
-  const planStep = run.revision >= 1 ? (await ctx.plan(run)).byId.get(request.stepId) : undefined;
+  const brief = await currentBrief(ctx, run, request.stepId, request.brief);
+  const planStep = brief?.step;
   const shown =
     step === undefined || planStep === undefined
       ? { attempt: 1, presentation: { question: `Approve "${request.stepId}"?` } }
@@ -168,7 +171,7 @@ export async function requestDecision(
   const timeoutSeconds =
     planStep === undefined
       ? ctx.deps.config.runDeadlineSeconds
-      : stepApprovalWindow(planStep, ctx.deps.config, { run, plan: await ctx.plan(run) }, ctx.now()).seconds;
+      : stepApprovalWindow(planStep, ctx.deps.config, { run, brief }, ctx.now()).seconds;
   await ctx.deps.mailbox.send(request.runId, {
     kind: 'AwaitDecision',
     stepId: request.stepId,

@@ -57,9 +57,9 @@ export function createStepRunner(deps: StepRunnerDeps): StepRunner {
       if (isCompensationStepId(request.stepId)) return runCompensation(ctx, call, request);
       const ref: StepRef = { runId: request.runId, stepId: request.stepId, generation: request.generation };
       const execution = executionName(request.executionId);
-      const { previous } = request;
+      const { previous, brief } = request;
       if (previous === null) {
-        const records = await loadStepRecords(ctx, memory, ref, 1);
+        const records = await loadStepRecords(ctx, memory, ref, 1, brief);
         const flight = inFlight(records, execution);
         return flight === undefined ? done(attemptsMadeBy(records.step, ref, execution)) : enter(ctx, call, flight);
       }
@@ -67,7 +67,7 @@ export function createStepRunner(deps: StepRunnerDeps): StepRunner {
         // Attempt 1 holds the input every attempt of the generation runs with. The attempt to run may be recorded
         // already (this entry is a repeat: its Task was retried after the record was written): it goes on from there.
         const [records, recorded] = await Promise.all([
-          loadStepRecords(ctx, memory, ref, 1),
+          loadStepRecords(ctx, memory, ref, 1, brief),
           ctx.deps.store.getAttempt(ref.runId, ref.stepId, { generation: ref.generation, attempt: previous.attempt }),
         ]);
         const flight = inFlight(records, execution);
@@ -80,7 +80,7 @@ export function createStepRunner(deps: StepRunnerDeps): StepRunner {
         return runAttempt(ctx, call, flight, previous.attempt, input, recorded);
       }
       if (previous.action === 'await') {
-        const records = await loadStepRecords(ctx, memory, ref, previous.attempt);
+        const records = await loadStepRecords(ctx, memory, ref, previous.attempt, brief);
         const flight = inFlight(records, execution);
         if (flight === undefined) return done(previous.attempt);
         return judge(ctx, flight, previous.attempt, records.attempt, request.decision ?? NO_DECISION);

@@ -1,30 +1,32 @@
 /**
  * What a RunStep entry starts from, read once: the run, the step, one attempt if asked for and the upstream steps
- * whose outputs the step will most likely need, all in one BatchGetItem; the plan revision comes from the process's
- * cache (revisions never change). Plus the small helpers every path of a step shares.
+ * whose outputs the step needs, all in one BatchGetItem. What it needs of the plan comes with its execution's input
+ * (its brief, engine/run/step-brief.ts), so the step's path reads no plan; only an execution started without one (a
+ * brief too large to send, an execution from before briefs) or one whose run was revised since reads the revision,
+ * through the process's cache. Plus the small helpers every path of a step shares.
  */
 import { effectiveBudget } from '../../engine/budget.ts';
+import { briefContext, briefOf, type StepBrief } from '../../engine/run/step-brief.ts';
 import { type ApprovalWindow, approvalWindow } from '../../engine/step-seconds.ts';
-import { containsExpression } from '../../plan/expressions.ts';
-import { effectiveUpstream } from '../../plan/graph.ts';
 import type { PlanStep } from '../../plan/schema.ts';
 import type { AttemptRecord, RunRecord, StepRecord } from '../../ports/store.ts';
 import type { CoordinatorConfig, StepRef } from '../coordinator-types.ts';
-import type { Interpreter, LoadedPlan } from '../interpreter.ts';
-import { contextStepIds, loadStepContext, type StepContext } from '../step-input.ts';
+import type { Interpreter } from '../interpreter.ts';
+import { loadStepContext, type StepContext } from '../step-input.ts';
 
 export interface StepRecords {
   readonly run: RunRecord;
-  readonly plan: LoadedPlan;
+  /** What the step needs of the run's current revision (undefined: the revision has no such step). */
+  readonly brief: StepBrief | undefined;
   readonly step: StepRecord | undefined;
   readonly planStep: PlanStep | undefined;
   /** The attempt asked for, if it was recorded. */
   readonly attempt: AttemptRecord | undefined;
-  /** Upstream step records read along with the step (a guess; whatever is missing is read when needed). */
+  /** Upstream step records read along with the step (whatever is missing is read when needed). */
   readonly others: readonly StepRecord[];
 }
 
-/** Plan revisions this process last saw per run: the guess at which upstream steps to read along with the step. */
+/** Plan revisions this process last saw per run: without a brief, the guess at which upstream steps to read. */
 export type RevisionMemory = Map<string, number>;
 const REMEMBERED_RUNS = 256;
 
@@ -34,40 +36,50 @@ function remember(memory: RevisionMemory, runId: string, revision: number): void
   memory.set(runId, revision);
 }
 
-/** The upstream steps a step's evaluation (or an agent's brief) reads: from the revision last seen, if cached. */
+/** Without a brief: the upstream steps the step's evaluation reads, from the revision last seen, if cached. */
 function likelyContext(ctx: Interpreter, memory: RevisionMemory, ref: StepRef): string[] {
   const revision = memory.get(ref.runId);
   const loaded = revision === undefined ? undefined : ctx.cachedPlan(ref.runId, revision);
-  const definition = loaded?.byId.get(ref.stepId);
-  if (!loaded || !definition) return [];
-  const withOutputs = needsOutputs(definition);
-  return contextStepIds(loaded.graph, ref.stepId, effectiveUpstream(loaded.graph, ref.stepId), withOutputs, definition);
+  const brief = loaded === undefined ? undefined : briefOf(loaded, ref.stepId);
+  return brief === undefined ? [] : briefContext(brief);
 }
 
-/** Whether anything of the step binds `$outputs`: its `when`, its input or its success assertion. */
-export const needsOutputs = (planStep: PlanStep): boolean =>
-  planStep.when !== undefined || containsExpression(planStep.input) || planStep.successCriteria?.assert !== undefined;
+/**
+ * The step's brief for the run as it is: the one its execution was started with while the run is at that revision,
+ * else made from the revision read (through the process's cache).
+ */
+export async function currentBrief(
+  ctx: Interpreter,
+  run: RunRecord,
+  stepId: string,
+  sent: StepBrief | null | undefined,
+): Promise<StepBrief | undefined> {
+  if (sent && sent.revision === run.revision && sent.step.id === stepId) return sent;
+  if (run.revision < 1) return undefined;
+  return briefOf(await ctx.plan(run), stepId);
+}
 
 export async function loadStepRecords(
   ctx: Interpreter,
   memory: RevisionMemory,
   ref: StepRef,
   attempt?: number,
+  sent?: StepBrief | null,
 ): Promise<StepRecords> {
   const found = await ctx.deps.store.getStepWithRun(
     ref.runId,
     ref.stepId,
     attempt === undefined ? undefined : { generation: ref.generation, attempt },
-    likelyContext(ctx, memory, ref),
+    sent ? briefContext(sent) : likelyContext(ctx, memory, ref),
   );
   if (!found.run) return ctx.getRun(ref.runId).then(() => unreachable());
-  remember(memory, ref.runId, found.run.revision);
-  const plan = await ctx.plan(found.run);
+  if (!sent) remember(memory, ref.runId, found.run.revision);
+  const brief = await currentBrief(ctx, found.run, ref.stepId, sent);
   return {
     run: found.run,
-    plan,
+    brief,
     step: found.step,
-    planStep: plan.byId.get(ref.stepId),
+    planStep: brief?.step,
     attempt: found.attempt,
     others: found.others ?? [],
   };
@@ -84,14 +96,7 @@ export function stepContext(
   step: StepRecord,
   withOutputs: boolean,
 ): Promise<StepContext> {
-  return loadStepContext(
-    ctx.deps.store,
-    records.plan.graph,
-    step,
-    withOutputs,
-    records.others,
-    records.plan.byId.get(step.stepId),
-  );
+  return loadStepContext(ctx.deps.store, step, withOutputs ? (records.brief?.outputs ?? []) : [], records.others);
 }
 
 /** How long a person may take on this step's gate or review: a positive whole number of seconds. */
@@ -104,12 +109,12 @@ export function approvalTimeoutSeconds(planStep: PlanStep | undefined, config: C
 export function stepApprovalWindow(
   planStep: PlanStep | undefined,
   config: CoordinatorConfig,
-  records: Pick<StepRecords, 'run' | 'plan'>,
+  records: Pick<StepRecords, 'run' | 'brief'>,
   now: string,
 ): ApprovalWindow {
   return approvalWindow(
     approvalTimeoutSeconds(planStep, config),
-    { budget: effectiveBudget(records.plan.plan.budget, records.run.raisedBudget), createdAt: records.run.createdAt },
+    { budget: effectiveBudget(records.brief?.budget, records.run.raisedBudget), createdAt: records.run.createdAt },
     now,
   );
 }

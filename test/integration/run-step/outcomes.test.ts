@@ -76,12 +76,18 @@ describe('RunStep outcomes on the DynamoDB store (dynalite)', () => {
       'StepSucceeded:third',
       'StepStarted:fourth',
     ]);
-    // The dependent is released and started by the decider, once RunStep reported.
+    // The dependent is released and started by the decider, once RunStep reported, with its brief.
+    const brief = {
+      revision: 1,
+      step: step('fourth', CONFORMANCE_TARGETS.echo, { value: 4 }, ['third']),
+      upstream: ['third'],
+      outputs: [],
+    };
     expect(executions.starts).toEqual([
       {
         machine: 'step',
         name: stepExecutionName(runId, 'fourth', 1),
-        input: stepExecutionInput({ runId, stepId: 'fourth', generation: 1 }),
+        input: stepExecutionInput({ runId, stepId: 'fourth', generation: 1 }, brief),
       },
     ]);
     expect(await stepOf(runId, 'fourth')).toMatchObject({

@@ -5,21 +5,31 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { foldJournal, type JournalRecord, openExecutionJournal } from '../../../infra/local/execution-journal.ts';
 
 const key = 'step:r-a-g1';
-const start: JournalRecord = { t: 'start', machine: 'step', name: 'r-a-g1', input: { runId: 'r' } };
+const start: JournalRecord = { t: 'start', machine: 'step', name: 'r-a-g1', input: { runId: 'r', brief: null } };
 
 describe('foldJournal', () => {
   it('keeps the last state an open execution entered, with its input and the end of its wait', () => {
     const open = foldJournal([
       start,
-      { t: 'state', key, state: 'RunStep', seq: 1, input: { n: 1 } },
-      { t: 'state', key, state: 'Backoff', seq: 3, input: { n: 2 }, waitUntil: 5000 },
+      { t: 'state', key, state: 'RunStep', seq: 1, input: { n: 1, brief: null } },
+      { t: 'state', key, state: 'Backoff', seq: 3, input: { n: 2, brief: null }, waitUntil: 5000 },
     ]);
     expect(open.get(key)).toEqual({
       machine: 'step',
       name: 'r-a-g1',
-      input: { runId: 'r' },
-      last: { state: 'Backoff', seq: 3, input: { n: 2 }, waitUntil: 5000 },
+      input: { runId: 'r', brief: null },
+      last: { state: 'Backoff', seq: 3, input: { n: 2, brief: null }, waitUntil: 5000 },
     });
+  });
+
+  it('gives a step execution an older cairn journaled the null brief its definition now reads, and no run execution', () => {
+    const open = foldJournal([
+      { t: 'start', machine: 'step', name: 'r-a-g1', input: { runId: 'r' } },
+      { t: 'state', key, state: 'Backoff', seq: 3, input: { n: 2 } },
+      { t: 'start', machine: 'run', name: 'run-r', input: { runId: 'r' } },
+    ]);
+    expect(open.get(key)).toMatchObject({ input: { runId: 'r', brief: null }, last: { input: { n: 2, brief: null } } });
+    expect(open.get('run:run-r')?.input).toEqual({ runId: 'r' });
   });
 
   it('drops an execution that ended', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { upstreamStepIds } from '../../../shared/engine/run/step-brief.ts';
 import { buildGraph } from '../../../shared/plan/graph.ts';
 import type { PlanStep } from '../../../shared/plan/schema.ts';
 
@@ -51,7 +52,7 @@ function chainOfFour(input: JSONType) {
 describe('loadStepContext', () => {
   it('reads and binds only the upstream outputs the step names, given its definition', async () => {
     const { graph, store, read, d, dRecord } = chainOfFour({ v: '{% $outputs.b.value %}' });
-    const context = await loadStepContext(store, graph, dRecord, true, [], d);
+    const context = await loadStepContext(store, dRecord, upstreamStepIds(graph, 'd', d));
     expect(read).toEqual([['b', 'c']]); // b is named, c is the direct upstream (an agent's brief)
     expect(context.outputs).toEqual({ b: { value: 'b' } });
     expect(context.direct).toEqual({ c: { value: 'c' } });
@@ -59,14 +60,22 @@ describe('loadStepContext', () => {
 
   it('binds the whole upstream closure when an expression can reach outputs it does not name', async () => {
     const { graph, store, read, d, dRecord } = chainOfFour({ v: '{% $outputs.b.%.a %}' });
-    const context = await loadStepContext(store, graph, dRecord, true, [], d);
+    const context = await loadStepContext(store, dRecord, upstreamStepIds(graph, 'd', d));
     expect(read).toEqual([['a', 'b', 'c']]);
     expect(Object.keys(context.outputs).sort()).toEqual(['a', 'b', 'c']);
   });
 
   it('binds the whole upstream closure without the definition', async () => {
     const { graph, store, read, dRecord } = chainOfFour({ v: '{% $outputs.b.value %}' });
-    await loadStepContext(store, graph, dRecord, true, []);
+    await loadStepContext(store, dRecord, upstreamStepIds(graph, 'd'));
     expect(read).toEqual([['a', 'b', 'c']]);
+  });
+
+  it('reads none of the records it was given and binds no outputs when nothing is bound', async () => {
+    const { store, read, dRecord } = chainOfFour({ v: 1 });
+    const c = { ...dRecord, stepId: 'c', upstream: ['b'], output: { value: 'c' } };
+    const context = await loadStepContext(store, dRecord, [], [c]);
+    expect(read).toEqual([]);
+    expect(context).toEqual({ outputs: {}, direct: { c: { value: 'c' } } });
   });
 });
