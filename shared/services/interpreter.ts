@@ -1,27 +1,13 @@
 /**
- * The interpreter's primitives, what every service action shares: the clock, reading a run with its (immutable,
- * hence cached) plan revision, and writing a transition with the events that announce it (the outbox: they travel
- * with the write that makes the change). Services load through it, ask the engine, write through it.
+ * What every step action shares: the clock, and reading a run and a step with the run's (immutable, hence cached)
+ * plan revision. Nothing here writes a run's facts: the run's decider does (shared/engine/run), through its shell.
  */
 import { dependentsOf, planGraph } from '../engine/scheduling.ts';
 import { NotFoundError } from '../errors.ts';
-import { boundedDetail } from '../events/bounded-details.ts';
-import type { EventDetail, EventType } from '../events/catalog.ts';
-import type { OutboxEntry } from '../events/outbox.ts';
 import { clipMessage, messageOf } from '../plan/bounded-text.ts';
 import type { PlanGraph } from '../plan/graph.ts';
-import type { RunStatus } from '../plan/schema.ts';
 import { type Plan, type PlanStep, stepKind } from '../plan/schema.ts';
-import type {
-  AttemptRecord,
-  AttemptRef,
-  RunRecord,
-  RunRemovableField,
-  StepPatch,
-  StepRecord,
-  Store,
-} from '../ports/store.ts';
-import { countEventMetrics } from './coordinator-metrics.ts';
+import type { AttemptRecord, AttemptRef, RunRecord, StepRecord } from '../ports/store.ts';
 import type { CoordinatorDeps, StepKindName } from './coordinator-types.ts';
 
 export interface LoadedPlan {
@@ -30,11 +16,6 @@ export interface LoadedPlan {
   readonly byId: ReadonlyMap<string, PlanStep>;
   /** Executable steps nothing waits for: a run can only be over once each of them is. */
   readonly sinks: readonly string[];
-}
-
-export interface RunEvent<T extends EventType = EventType> {
-  readonly type: T;
-  readonly detail: EventDetail<T>;
 }
 
 export interface Interpreter {
@@ -51,28 +32,6 @@ export interface Interpreter {
   plan(run: Pick<RunRecord, 'runId' | 'revision'>): Promise<LoadedPlan>;
   /** A revision this process has loaded already, without I/O (undefined when it has not). */
   cachedPlan(runId: string, revision: number): LoadedPlan | undefined;
-  /**
-   * An announcement of `events` for a write that makes the change they announce (the outbox: the events land with
-   * that write or not at all). Writes through `transitionStep` / `updateRun` below also count the events' metrics.
-   */
-  announce(runId: string, events: readonly RunEvent[]): OutboxEntry;
-  /** Announces events that belong to no other write, in an outbox item of their own. */
-  emit(runId: string, events: readonly RunEvent[]): Promise<void>;
-  /** Store.transitionStep with `events` announced by the same write. */
-  transitionStep(
-    runId: string,
-    stepId: string,
-    condition: Parameters<Store['transitionStep']>[2],
-    patch: StepPatch,
-    events?: readonly RunEvent[],
-  ): Promise<StepRecord | undefined>;
-  /** Store.updateRun with `events` announced by the same write. */
-  updateRun(
-    runId: string,
-    from: readonly RunStatus[],
-    patch: Parameters<Store['updateRun']>[2],
-    options?: { readonly remove?: readonly RunRemovableField[]; readonly events?: readonly RunEvent[] },
-  ): Promise<RunRecord | undefined>;
 }
 
 export interface LoadedStep {
@@ -81,32 +40,11 @@ export interface LoadedStep {
   readonly attempt: AttemptRecord | undefined;
 }
 
-/**
- * Builds one event with its detail checked against the event catalog's type, and bounded: an error travels as the
- * catalog's fields with its message clipped (events/bounded-details.ts), whatever the step's record keeps.
- */
-export const event = <T extends EventType>(type: T, detail: EventDetail<T>): RunEvent<T> => ({
-  type,
-  detail: boundedDetail(detail),
-});
-
 // Plan revisions never change once written, so a warm Lambda keeps the ones it has read.
 const PLAN_CACHE_LIMIT = 64;
 
 export function createInterpreter(deps: CoordinatorDeps): Interpreter {
   const plans = new Map<string, LoadedPlan>();
-  const announce = (runId: string, events: readonly RunEvent[]): OutboxEntry => ({
-    id: deps.newId(),
-    runId,
-    at: deps.clock().toISOString(),
-    events,
-  });
-  /** Metrics count what happened: an announcement whose write landed. */
-  const counted = (entry: OutboxEntry): void => {
-    if (deps.metrics)
-      countEventMetrics(deps.metrics, entry.events, (stepId) => cachedTarget(plans, entry.runId, stepId));
-  };
-
   const loadPlan = async (run: Pick<RunRecord, 'runId' | 'revision'>): Promise<LoadedPlan> => {
     const key = `${run.runId}#${run.revision}`;
     const cached = plans.get(key);
@@ -143,42 +81,7 @@ export function createInterpreter(deps: CoordinatorDeps): Interpreter {
     },
     plan: loadPlan,
     cachedPlan: (runId, revision) => plans.get(`${runId}#${revision}`),
-    announce,
-    async emit(runId, events) {
-      if (events.length === 0) return;
-      const entry = announce(runId, events);
-      await deps.store.announce(entry);
-      counted(entry);
-    },
-    async transitionStep(runId, stepId, condition, patch, events = []) {
-      const entry = events.length === 0 ? undefined : announce(runId, events);
-      const moved = await deps.store.transitionStep(runId, stepId, condition, patch, entry);
-      if (moved && entry) counted(entry);
-      return moved;
-    },
-    async updateRun(runId, from, patch, options = {}) {
-      const { events = [], remove } = options;
-      const entry = events.length === 0 ? undefined : announce(runId, events);
-      const updated = await deps.store.updateRun(runId, from, patch, {
-        ...(remove === undefined ? {} : { remove }),
-        ...(entry === undefined ? {} : { announce: entry }),
-      });
-      if (updated && entry) counted(entry);
-      return updated;
-    },
   };
-}
-
-/** A step's capability from the newest cached revision of its run's plan (no store read just for a metric). */
-function cachedTarget(plans: ReadonlyMap<string, LoadedPlan>, runId: string, stepId: string): string | undefined {
-  let newest: { revision: number; loaded: LoadedPlan } | undefined;
-  for (const [key, loaded] of plans) {
-    const at = key.lastIndexOf('#');
-    const revision = Number(key.slice(at + 1));
-    if (key.slice(0, at) === runId && (newest === undefined || revision > newest.revision))
-      newest = { revision, loaded };
-  }
-  return newest?.loaded.byId.get(stepId)?.target ?? undefined;
 }
 
 /** The kind of an executable step (groups have no step record and never reach the coordinator's step actions). */

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { publishedOf } from '../../../shared/engine/run/published.ts';
+import type { DraftState } from '../../../shared/engine/run/state.ts';
 import {
   BLOCKED_BY_SAMPLE,
   blockedByOf,
@@ -12,7 +14,6 @@ import {
 import { parseEventDetail } from '../../../shared/events/catalog.ts';
 import { PUT_EVENTS_LIMITS, putEventsEntryBytes } from '../../../shared/events/put-events.ts';
 import { STEP_ID_PATTERN } from '../../../shared/plan/schema.ts';
-import { event } from '../../../shared/services/interpreter.ts';
 
 /** `n` step ids of the longest length a plan allows (64 characters), in plan order. */
 const longIds = (n: number): string[] => Array.from({ length: n }, (_, i) => `s${String(i).padStart(63, '0')}`);
@@ -138,16 +139,23 @@ describe('boundedDetail', () => {
     expect(boundedDetail(plain)).toBe(plain);
   });
 
-  it('is applied to every event the services build', () => {
-    const built = event('StepCompensation', {
-      runId: 'r',
+  it('is applied to every event the decider publishes', () => {
+    const after = {
+      run: { runId: 'r', status: 'running' },
+      steps: new Map([['s', { compensation: { target: 'tool:undo' } }]]),
+    } as unknown as DraftState;
+    const [built] = publishedOf(after, {
+      type: 'CompensationEnded',
+      at: '2026-01-01T00:00:00.000Z',
       stepId: 's',
       generation: 1,
       state: 'compensation_failed',
-      target: 'tool:undo',
       error: failure,
+      trace: [],
     });
-    expect(built.detail.error?.message).toHaveLength(EVENT_MESSAGE_CHARS);
-    expect(built.detail.error).not.toHaveProperty('details');
+    expect(built?.detail).toMatchObject({ target: 'tool:undo', state: 'compensation_failed' });
+    const error = built?.detail.error as { message: string } | undefined;
+    expect(error?.message).toHaveLength(EVENT_MESSAGE_CHARS);
+    expect(error).not.toHaveProperty('details');
   });
 });
