@@ -16,11 +16,11 @@ import type { Effect } from '../../engine/run/effects.ts';
 import type { RunEvent } from '../../engine/run/events.ts';
 import { isImplied } from '../../engine/run/planned.ts';
 import type { DraftState } from '../../engine/run/state.ts';
+import { countEventMetrics, recordStepDuration } from '../../events/metrics.ts';
 import type { DomainEvent } from '../../ports/events.ts';
 import type { BatchHandler } from '../../ports/mailbox.ts';
 import type { MetricsSink } from '../../ports/metrics.ts';
 import type { CommittedBatch, RecordImages, RunLog } from '../../ports/run-log.ts';
-import { countEventMetrics, recordStepDuration } from '../coordinator-metrics.ts';
 import { type LoadDeps, loadRun } from './loading.ts';
 import { type PerformDeps, performEffects } from './performing.ts';
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { MetricDimensions, MetricsSink } from '../../../shared/ports/metrics.ts';
 import {
   countEventMetrics,
   recordApprovalWait,
   recordStepDuration,
   UNKNOWN_CAPABILITY,
-} from '../../../shared/services/coordinator-metrics.ts';
+} from '../../../shared/events/metrics.ts';
+import type { MetricDimensions, MetricsSink } from '../../../shared/ports/metrics.ts';
 
 function sink() {
   const calls: [string, string, number, MetricDimensions | undefined][] = [];

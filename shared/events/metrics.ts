@@ -1,7 +1,7 @@
 /**
- * The coordinator's metrics, derived from the facts it already has: the events it emits (one count per step
- * outcome, per capability), a finished step's start and end, an approval's request and decision times. Nothing
- * here reads or writes the store; without a sink (the embedded runtime, tests) nothing is recorded.
+ * What a run's published events count, and how long a step or a person took: derived from facts the writer already
+ * has (the events of a committed batch, a finished step's start and end, an approval's request and decision times).
+ * Nothing here reads or writes the store; without a sink (the embedded runtime, tests) nothing is recorded.
  */
 import { METRIC_NAMES as M, type MetricsSink } from '../ports/metrics.ts';
 
