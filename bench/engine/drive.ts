@@ -29,6 +29,8 @@ export function unitsBetween(
     readItems: b.dynamoReadItems - a.dynamoReadItems,
     readBytes: b.dynamoReadBytes - a.dynamoReadBytes,
     planReads: b.planReads - a.planReads,
+    sends: b.mailboxSends - a.mailboxSends,
+    batches: b.mailboxBatches - a.mailboxBatches,
     cpuMs: (cpu.user + cpu.system) / 1000,
   };
 }

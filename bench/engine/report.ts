@@ -12,6 +12,10 @@ export interface Units {
   readonly readBytes: number;
   /** Plan revision items read. */
   readonly planReads: number;
+  /** Commands sent to runs' mailboxes (deployed: SQS SendMessage). */
+  readonly sends: number;
+  /** Batches the deciders took from their mailboxes (deployed: SQS receives, one decider invocation each). */
+  readonly batches: number;
   /**
    * CPU time of this process (the whole embedded stack but the expression worker processes), user + system, in ms:
    * a cost that a busy machine distorts far less than wall time.

@@ -8,7 +8,16 @@ import type { Units } from './report.ts';
 
 type Counted = Pick<
   Units,
-  'stateTransitions' | 'lambda' | 'writes' | 'auditWrites' | 'reads' | 'readItems' | 'readBytes' | 'planReads'
+  | 'stateTransitions'
+  | 'lambda'
+  | 'writes'
+  | 'auditWrites'
+  | 'reads'
+  | 'readItems'
+  | 'readBytes'
+  | 'planReads'
+  | 'sends'
+  | 'batches'
 > & {
   lambdaBy: Record<string, number>;
 };
@@ -29,15 +38,17 @@ const minus = (a: Counted | Units, b: Counted | Units): Counted => {
     readItems: a.readItems - b.readItems,
     readBytes: a.readBytes - b.readBytes,
     planReads: a.planReads - b.planReads,
+    sends: a.sends - b.sends,
+    batches: a.batches - b.batches,
   };
 };
 
 const describe = (u: Counted | Units): string =>
-  `${u.stateTransitions} st, ${u.lambda} λ ${JSON.stringify(u.lambdaBy)}, ${u.writes} w (+${u.auditWrites} audit-log batch), ${u.reads} r (${u.readItems} items, ${u.readBytes} B, ${u.planReads} plan)`;
+  `${u.stateTransitions} st, ${u.lambda} λ ${JSON.stringify(u.lambdaBy)}, ${u.writes} w (+${u.auditWrites} audit-log batch), ${u.reads} r (${u.readItems} items, ${u.readBytes} B, ${u.planReads} plan), ${u.sends} sent in ${u.batches} batches`;
 
 /**
  * The budgets of one step (issues 23 and 24): ≤ 3 state transitions, 1 Lambda invocation, ≤ 4 writes, ≤ 1 read
- * request of ≤ 4 KB, and no plan read.
+ * request of ≤ 4 KB, no plan read, and on the ordered channel (the run's mailbox) ≤ 1 send, received in batches.
  */
 const UNIT_TARGETS = [
   ['stateTransitions', 'state transitions / step', 3, 'units'],
@@ -45,6 +56,7 @@ const UNIT_TARGETS = [
   ['writes', 'DynamoDB writes / step', 4, 'units'],
   ['reads', 'DynamoDB read requests / step', 1, 'units'],
   ['readBytes', 'DynamoDB bytes read / step', 4096, 'bytes'],
+  ['sends', 'mailbox sends / step', 1, 'units'],
 ] as const;
 
 /**
@@ -81,10 +93,13 @@ export const stepUnits: Workload = {
     // A warm process keeps a plan it read, so the marginal step hides a plan read: every run's plan reads, per step,
     // say what cold containers (one per step, at worst) would read.
     const planReadsPerStep = Math.max(...totals.flatMap((row) => row.map((u, i) => u.planReads / (i + 1))));
+    // Batches form as commands wait, so a difference of two runs' batches says nothing: whole runs say how many
+    // commands a receive carries (deployed, a decider invocation takes up to 10).
+    const perBatch = Math.min(...totals.flat().map((u) => (u.batches === 0 ? 0 : u.sends / u.batches)));
     console.log(
       `step-units: echo chains run alone ×${reps}; one step with one dependent (2-step run − 1-step run): ${describe(first)}; ` +
         `3-step − 2-step: ${describe(next[0] ?? first)}${stable ? '' : ' (varied across repetitions: worst judged)'} ` +
-        '(targets ≤ 3 st, 1 λ, 4 w, 1 r of ≤ 4096 B, 0 plan)',
+        '(targets ≤ 3 st, 1 λ, 4 w, 1 r of ≤ 4096 B, 0 plan, ≤ 1 send)',
     );
     console.log(
       `  whole runs (run overhead included): 1 step ${describe(at(0, 0))}; 2 steps ${describe(at(0, 1))}; ` +
@@ -98,6 +113,13 @@ export const stepUnits: Workload = {
         unit,
         target: { op: '≤' as const, value: target },
       })),
+      {
+        workload: 'step-units',
+        metric: 'mailbox commands / batch (whole runs)',
+        value: perBatch,
+        unit: 'ratio',
+        target: { op: '≥' as const, value: 1 },
+      },
       {
         workload: 'step-units',
         metric: 'plan reads / step (whole runs)',

@@ -244,12 +244,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // A run's commands are taken here, in order, a batch at a time: the decider Lambda's SQS FIFO queue, in process.
     mailbox: (shell) => {
       mailbox = createLocalMailbox({
-        handle: shell.handle,
+        handle: counters.batching(shell.handle),
         ...(letters === undefined ? {} : { journal: letters }),
         onError: (error, runId) =>
           process.stderr.write(`${terminalLine(`cairn: a batch of run ${runId} failed: ${String(error)}`)}\n`),
       });
-      return mailbox;
+      return counters.sending(mailbox);
     },
     timers: (box) => {
       timers = createLocalTimers(box, () => new Date(), letters);

@@ -5,6 +5,7 @@
  */
 
 import { utf8Bytes } from '../../../shared/events/put-events.ts';
+import type { BatchHandler, Mailbox } from '../../../shared/ports/mailbox.ts';
 import type { Store } from '../../../shared/ports/store.ts';
 
 /** What a workload cost, in the units AWS bills: counted while `instrument` is on. */
@@ -24,6 +25,10 @@ export interface LocalStackStats {
    * read once is kept, but on AWS each cold container of a step would read it from the table.
    */
   readonly planReads: number;
+  /** Commands handed to a run's mailbox (deployed: one SQS SendMessage each). */
+  readonly mailboxSends: number;
+  /** Batches the runs' deciders took from their mailboxes (deployed: SQS receives, one decider invocation each). */
+  readonly mailboxBatches: number;
 }
 
 const DYNAMO_WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand']);
@@ -97,6 +102,10 @@ export interface StackCounters {
   invoked(key: string): void;
   /** The store, its plan revision lookups counted (itself when not counting). */
   counted(store: Store): Store;
+  /** The mailbox, its sends counted (itself when not counting). */
+  sending<M extends Mailbox>(mailbox: M): M;
+  /** The deciders' batch handler, its batches counted (itself when not counting). */
+  batching(handle: BatchHandler['handle']): BatchHandler['handle'];
   /** Counts since boot (all zero when not counting). */
   stats(): LocalStackStats;
 }
@@ -110,6 +119,8 @@ export function stackCounters(instrument: boolean): StackCounters {
     dynamoReadItems: 0,
     dynamoReadBytes: 0,
     planReads: 0,
+    mailboxSends: 0,
+    mailboxBatches: 0,
     lambda: {} as Record<string, number>,
   };
   const stats = (): LocalStackStats => ({
@@ -121,8 +132,11 @@ export function stackCounters(instrument: boolean): StackCounters {
     dynamoReadItems: counts.dynamoReadItems,
     dynamoReadBytes: counts.dynamoReadBytes,
     planReads: counts.planReads,
+    mailboxSends: counts.mailboxSends,
+    mailboxBatches: counts.mailboxBatches,
   });
-  if (!instrument) return { invoked: () => {}, counted: (store) => store, stats };
+  if (!instrument)
+    return { invoked: () => {}, counted: (store) => store, sending: (box) => box, batching: (h) => h, stats };
   return {
     onCommand: (command, input, output) => {
       if (DYNAMO_WRITES.has(command)) counts.dynamoWrites += 1;
@@ -146,6 +160,21 @@ export function stackCounters(instrument: boolean): StackCounters {
         return store.getPlanRevision(runId, revision);
       },
     }),
+    sending: (mailbox) => ({
+      ...mailbox,
+      send: (runId, command) => {
+        counts.mailboxSends += 1;
+        return mailbox.send(runId, command);
+      },
+      ask: (runId, command, options) => {
+        counts.mailboxSends += 1;
+        return mailbox.ask(runId, command, options);
+      },
+    }),
+    batching: (handle) => (runId, commands) => {
+      counts.mailboxBatches += 1;
+      return handle(runId, commands);
+    },
     stats,
   };
 }

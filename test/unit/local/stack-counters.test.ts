@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { stackCounters } from '../../../infra/local/stack/instrument.ts';
+import type { Mailbox } from '../../../shared/ports/mailbox.ts';
 import type { Store } from '../../../shared/ports/store.ts';
 
 describe('stackCounters', () => {
-  it('counts writes, audit batches, reads, the items they read, their bytes and the plan revisions asked for', async () => {
+  it('counts writes, audit batches, reads, their items and bytes, plan revisions asked for, mailbox sends and batches', async () => {
     const counters = stackCounters(true);
     const onCommand = counters.onCommand;
     if (!onCommand) throw new Error('an instrumented stack has a command hook');
@@ -22,6 +23,10 @@ describe('stackCounters', () => {
     counters.invoked('StepExecutor');
     const store = counters.counted({ getPlanRevision: async () => undefined } as unknown as Store);
     await store.getPlanRevision('r', 1);
+    const box = counters.sending({ send: async () => {}, ask: async () => ({ ok: true }) } as unknown as Mailbox);
+    await box.send('r', { kind: 'AwaitRun', token: 't', opening: 0 });
+    await box.ask('r', { kind: 'AwaitRun', token: 't', opening: 0 });
+    await counters.batching(async () => [])('r', []);
 
     expect(counters.stats()).toEqual({
       stateTransitions: 2,
@@ -33,6 +38,8 @@ describe('stackCounters', () => {
       // SK+PLAN#000001 (2+11) and n+123 (1+3); SK+STEP#a (2+6); SK+RUN (2+3) and m+{on: true} (1+3+2+1); l+[ab] (1+3+1+2)
       dynamoReadBytes: 13 + 4 + 8 + 5 + 7 + 7,
       planReads: 1,
+      mailboxSends: 2,
+      mailboxBatches: 1,
     });
   });
 
