@@ -197,13 +197,13 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (stack.callers === undefined) {
     out(`cairn: token ${stack.token}${options.settings?.apiToken ? ' (from CAIRN_API_TOKEN)' : ''}`);
     out(`cairn: console ${stack.url}/console/#token=${encodeURIComponent(stack.token)}`);
-    out(`cairn: try   CAIRN_API_URL=${stack.url} CAIRN_API_TOKEN=${stack.token} npx cairn status <runId>`);
+    out(`cairn: try   CAIRN_API_URL=${stack.url} CAIRN_API_TOKEN=${stack.token} npx --no cairn status <runId>`);
   } else {
     // A person's token stays in the file: only who may call, and with which roles.
     const who = stack.callers.map((c) => `${c.subject} (${c.roles.join(', ') || 'no role'})`);
     out(`cairn: tokens from ${options.settings?.apiTokensFile}: ${who.join('; ')}`);
     out(`cairn: console ${stack.url}/console/`);
-    out(`cairn: try   CAIRN_API_URL=${stack.url} CAIRN_API_TOKEN=<your token> npx cairn status <runId>`);
+    out(`cairn: try   CAIRN_API_URL=${stack.url} CAIRN_API_TOKEN=<your token> npx --no cairn status <runId>`);
   }
   out(stack.dataDir ? `cairn: data  ${stack.dataDir} (kept across restarts)` : 'cairn: data  in memory (--in-memory)');
   if (options.conformance) out('cairn: conformance capability pack registered');
