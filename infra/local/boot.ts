@@ -51,7 +51,7 @@ import { openMailboxJournal } from './mailbox-journal.ts';
 import { startLocalNotifier } from './notify.ts';
 import { startLocalOutbox } from './outbox-sweep.ts';
 import { createPlanCheckPool } from './plan-check-pool.ts';
-import { type AwsQuotas, quotasFromEnv } from './quotas/aws-quotas.ts';
+import { type AwsQuotas, quotasFromEnv, startPacingWithin } from './quotas/aws-quotas.ts';
 import { type StackQuotas, stackQuotas } from './quotas/stack-quotas.ts';
 import { type ResumeReport, resumeOpenWork } from './resume.ts';
 import { type SweepReport, startRetentionSweep, sweepExpired } from './retention-sweep.ts';
@@ -229,6 +229,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   };
   const root = createRoot(settings, {
     store: () => store,
+    // Under the account's quotas the decider paces its step starts below the StartExecution bucket; without them
+    // there is no bucket to stay inside.
+    startPacing: quotas ? startPacingWithin(quotas.quotas) : false,
     // The run log on the same table; it writes the run's records through the handlers' store (its tests' wrapper too).
     runLog: (handlersStore) =>
       createDynamoRunLogOf(

@@ -11,6 +11,7 @@ import { awaitRun, finalizeRun, rejectPlan, startRun } from './lifecycle.ts';
 import { declineReplan, replanWatchExpired } from './replans.ts';
 import { proposeRevision } from './revision-proposals.ts';
 import { revisionWaitExpired } from './revisions.ts';
+import { retryStarts, startsThrottled } from './start-pacing.ts';
 
 export function activeDecider(d: Decision, command: RunCommand): void {
   switch (command.kind) {
@@ -68,6 +69,12 @@ export function activeDecider(d: Decision, command: RunCommand): void {
       return;
     case 'RaiseBudget':
       raiseBudget(d, command);
+      return;
+    case 'StartsThrottled':
+      startsThrottled(d, command);
+      return;
+    case 'RetryStarts':
+      retryStarts(d, command);
       return;
   }
 }
