@@ -45,6 +45,9 @@ interface Cached {
   readonly draft: DraftState;
 }
 
+/** Deferred starts per StartsThrottled letter (a start is about 200 bytes: 40 KB a letter). */
+const STARTS_PER_LETTER = 200;
+
 /** How often a batch whose version was taken is decided again on a fresh copy before the failure stands. */
 const COMMIT_TRIES = 5;
 
@@ -68,7 +71,11 @@ export function createRunShell(deps: RunShellDeps): RunShell {
     const deferred: DeferredStarts = await performEffects(deps, runId, effects);
     for (const [retry, starts] of deferred) {
       const retryAfterSeconds = deps.pacer?.secondsFor(starts.length) ?? 0;
-      await deps.mailbox.send(runId, { kind: 'StartsThrottled', starts, retry, retryAfterSeconds });
+      // In letters of a bounded size: a queue's message, and the timer that carries them back, hold 256 KB.
+      for (let from = 0; from < starts.length; from += STARTS_PER_LETTER) {
+        const letter = starts.slice(from, from + STARTS_PER_LETTER);
+        await deps.mailbox.send(runId, { kind: 'StartsThrottled', starts: letter, retry, retryAfterSeconds });
+      }
     }
   };
 
