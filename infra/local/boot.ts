@@ -53,6 +53,7 @@ import { startLocalOutbox } from './outbox-sweep.ts';
 import { createPlanCheckPool } from './plan-check-pool.ts';
 import { type AwsQuotas, quotasFromEnv, startPacingWithin } from './quotas/aws-quotas.ts';
 import { type StackQuotas, stackQuotas } from './quotas/stack-quotas.ts';
+import { countDeferredStarts } from './quotas/throttle-counter.ts';
 import { type ResumeReport, resumeOpenWork } from './resume.ts';
 import { type SweepReport, startRetentionSweep, sweepExpired } from './retention-sweep.ts';
 import { localAuth } from './stack/auth.ts';
@@ -247,7 +248,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // A run's commands are taken here, in order, a batch at a time: the decider Lambda's SQS FIFO queue, in process.
     mailbox: (shell) => {
       mailbox = createLocalMailbox({
-        handle: shell.handle,
+        // Under the quotas, the starts the decider's pacer or the StartExecution bucket sent back are counted.
+        handle: quotas ? countDeferredStarts(shell.handle, quotas.counter) : shell.handle,
         ...(letters === undefined ? {} : { journal: letters }),
         onError: (error, runId) =>
           process.stderr.write(`${terminalLine(`cairn: a batch of run ${runId} failed: ${String(error)}`)}\n`),

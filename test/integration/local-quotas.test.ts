@@ -154,5 +154,6 @@ describe('a stack started with a StartExecution rate of 5 a second and a Lambda 
     expect(run.steps.filter((s) => s.status !== 'succeeded').map((s) => `${s.id}=${s.status}`)).toEqual([]);
     expect(run.steps.every((s) => s.attempts === 1)).toBe(true);
     expect(stack.stats().throttles['lambda.concurrency']).toBeGreaterThan(0);
+    expect(stack.stats().throttles['sfn.start.deferred']).toBeGreaterThan(0);
   }, 120_000);
 });
