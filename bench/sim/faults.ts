@@ -13,8 +13,9 @@
  * - `lambda.invoke:crash-after`: a step execution's word is sent twice (its Task's answer was lost and it ran again);
  *   a wait's Task is retried with a new token. `lambda.invoke:timeout`: a shell outlives the queue's visibility
  *   timeout, and the batch is received by the other shell while the first still handles it.
- * - `sfn.start:throttle`: an effect (an execution started or stopped, a token answered) is refused: the batch's
- *   effects are performed again by whoever loads the run next.
+ * - `sfn.start:throttle`: an effect (an execution started or stopped, a token answered) is refused
+ *   (`ThrottlingException`): a step execution's start goes back to the run's decider, which defers it
+ *   (StartsThrottled); any other effect's batch is performed again by whoever loads the run next.
  */
 import { BadFaultsError, DEFAULT_DURATION_MS } from '../../infra/local/faults/spec.ts';
 import { Rng } from './scheduler.ts';
@@ -93,7 +94,8 @@ export class InjectedFault extends Error {
     readonly fault: string,
   ) {
     super(`injected ${point}:${fault}`);
-    this.name = 'InjectedFault';
+    // A throttled call to Step Functions is named as the SDK names it, so the shell treats it as AWS's.
+    this.name = point === 'sfn.start' && fault === 'throttle' ? 'ThrottlingException' : 'InjectedFault';
   }
 }
 

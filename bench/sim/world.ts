@@ -17,6 +17,7 @@ import { runExecutionName } from '../../shared/ports/executions.ts';
 import type { RunRecord } from '../../shared/ports/records/runs.ts';
 import type { CommittedBatch, RunLog } from '../../shared/ports/run-log.ts';
 import { createRunShell } from '../../shared/services/runs/shell.ts';
+import { createStartPacer } from '../../shared/services/runs/start-pacer.ts';
 import { afterFinish, budgetRaiser, replanner, scheduleClient } from './actors/client.ts';
 import { runCompensation, runMachine, runStep, type StepInput } from './actors/machines.ts';
 import { People } from './actors/people.ts';
@@ -26,6 +27,9 @@ import { type BatchHandler, SimMailbox } from './mailbox.ts';
 import { generateSimPlan, simSettings, simTargets } from './plans.ts';
 import { Recorder } from './recorder.ts';
 import { Rng, Scheduler } from './scheduler.ts';
+
+/** Each shell's pace of step starts: low enough that the wider plans and busy moments defer some starts. */
+const SIM_START_PACING = { ratePerSecond: 20, burst: 10, maxWaitMs: 500 } as const;
 
 export interface IoEnv {
   readonly sched: Scheduler;
@@ -188,6 +192,13 @@ export function buildWorld(options: WorldOptions): World {
       runLog,
       executions,
       timers,
+      mailbox,
+      // A small pace, so a wide release or many runs at once have starts deferred through the run's decider.
+      pacer: createStartPacer({
+        ...SIM_START_PACING,
+        now: () => sched.now,
+        sleep: (ms) => sched.sleep(ms),
+      }),
       clock: sched.clock,
       settings,
       targets: simTargets,

@@ -36,7 +36,7 @@ import {
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { FUNCTION_TIMEOUT_SECONDS, type MachineRef } from './functions.ts';
-import { type FunctionKey, MACHINE_IDS, RUN_STATES as R, STEP_STATES as S } from './state-names.ts';
+import { capacityStates, type FunctionKey, MACHINE_IDS, RUN_STATES as R, STEP_STATES as S } from './state-names.ts';
 
 /** Lambda service errors worth one more try of the step executor (its own errors go to RecordFailure instead). */
 export const LAMBDA_SERVICE_ERRORS = [
@@ -85,6 +85,17 @@ export const PLATFORM_ERRORS = [
   LAMBDA_UNKNOWN,
   ...TRANSIENT_ERRORS,
 ] as const;
+
+/**
+ * What says "no capacity now": the platform's errors less a function that died (Lambda.Unknown, which may be the work
+ * itself: out of memory on its input). A Task that these outlast its Retry waits for capacity (`waitForCapacity`) and
+ * is tried again, for as long as it takes: a throttle or a platform timeout never fails a step or a run. A run's
+ * deadline stops its step executions; a step execution stopped so ends wherever it waited.
+ */
+export const CAPACITY_ERRORS = PLATFORM_ERRORS.filter((error) => error !== LAMBDA_UNKNOWN);
+
+/** A wait for capacity lasts a random whole number of seconds in this range: the throttled come back spread. */
+export const CAPACITY_WAIT_SECONDS = { min: 5, max: 90 } as const;
 
 /** Six tries over about a minute, with full jitter so a throttled burst does not come back as one. */
 const PLATFORM_RETRY: RetryProps = {
@@ -198,6 +209,25 @@ export class StateMachines extends Construct {
     return task;
   }
 
+  /**
+   * Past its Retry, the capacity errors (CAPACITY_ERRORS) send `task` to a jittered wait of minutes and then to itself
+   * again, with its input as it was (the error is kept at `$.platformError`); any other error goes on to the Catches
+   * added after this one. Step Functions keeps the wait (a Standard execution's Wait is durable), and no Lambda is
+   * invoked while capacity is short.
+   */
+  private waitForCapacity<T extends TaskStateBase>(task: T, name: string): T {
+    const states = capacityStates(name);
+    const draw = new Pass(this, states.draw, {
+      parameters: {
+        seconds: JsonPath.mathRandom(CAPACITY_WAIT_SECONDS.min, CAPACITY_WAIT_SECONDS.max),
+      },
+      resultPath: '$.capacity',
+    });
+    draw.next(new Wait(this, states.wait, { time: WaitTime.secondsPath('$.capacity.seconds') })).next(task);
+    task.addCatch(draw, { errors: [...CAPACITY_ERRORS], resultPath: '$.platformError' });
+    return task;
+  }
+
   /** A coordinator call that parks the execution until someone answers `$$.Task.Token` (or the timeout hits). */
   private callback(name: string, payload: Record<string, unknown>, timeoutPath: string, resultPath: string) {
     return new LambdaInvoke(this, name, {
@@ -231,18 +261,29 @@ export class StateMachines extends Construct {
     this.recordOrFail(failRun, R.failRunAgain, notRecorded);
     const toFailRun = { errors: [Errors.ALL], resultPath: '$.error' };
 
-    const planRun = this.invoke(R.planRun, 'Planner', { runId }, JsonPath.DISCARD).addCatch(failRun, toFailRun);
-    const validatePlan = this.invoke(R.validatePlan, 'Validator', { runId }, '$.validation').addCatch(
-      failRun,
-      toFailRun,
-    );
-    const rejectPlan = this.coordinator(
-      R.rejectPlan,
-      'rejectPlan',
-      { runId, errors: JsonPath.objectAt('$.validation.errors'), execution },
-      JsonPath.DISCARD,
+    // Short of capacity (a throttle, a platform timeout), a run's first Tasks wait and try again: a run is never failed
+    // `planning_failed` for the platform's load.
+    const planRun = this.waitForCapacity(
+      this.invoke(R.planRun, 'Planner', { runId }, JsonPath.DISCARD),
+      R.planRun,
     ).addCatch(failRun, toFailRun);
-    const startRun = this.coordinator(R.startRun, 'startRun', { runId }, '$.started').addCatch(failRun, toFailRun);
+    const validatePlan = this.waitForCapacity(
+      this.invoke(R.validatePlan, 'Validator', { runId }, '$.validation'),
+      R.validatePlan,
+    ).addCatch(failRun, toFailRun);
+    const rejectPlan = this.waitForCapacity(
+      this.coordinator(
+        R.rejectPlan,
+        'rejectPlan',
+        { runId, errors: JsonPath.objectAt('$.validation.errors'), execution },
+        JsonPath.DISCARD,
+      ),
+      R.rejectPlan,
+    ).addCatch(failRun, toFailRun);
+    const startRun = this.waitForCapacity(
+      this.coordinator(R.startRun, 'startRun', { runId }, '$.started'),
+      R.startRun,
+    ).addCatch(failRun, toFailRun);
     // JSONPath has no optional fields: `$.outcome` exists on every way into FinalizeRun, each field null unless set.
     // The execution's name lets the coordinator ignore the last word of an execution a reopened run has outlived.
     const finalizeRun = this.coordinator(
@@ -261,11 +302,16 @@ export class StateMachines extends Construct {
       result: Result.fromObject({ timedOut: null, error: null }),
       resultPath: '$.outcome',
     });
-    const awaitRunFinished = this.callback(
+    // Its Coordinator call throttled past Retry, the wait is asked again later: the run is not aborted for it. (Each
+    // entry counts the deadline afresh, so a run waits at most the minutes of such waits longer.)
+    const awaitRunFinished = this.waitForCapacity(
+      this.callback(
+        R.awaitRunFinished,
+        { action: 'awaitRun', runId, execution },
+        '$.started.deadlineSeconds',
+        '$.awaited',
+      ),
       R.awaitRunFinished,
-      { action: 'awaitRun', runId, execution },
-      '$.started.deadlineSeconds',
-      '$.awaited',
     )
       .addCatch(finalizeRun, { errors: [Errors.TIMEOUT], resultPath: '$.outcome.timedOut' })
       .addCatch(finalizeRun, { errors: [Errors.ALL], resultPath: '$.outcome.error' });
@@ -303,6 +349,9 @@ export class StateMachines extends Construct {
       },
       '$.next',
     );
+    // Short of capacity (throttled, timed out), RunStep waits and is entered again as it was: no attempt is spent,
+    // whether or not it had claimed its step. Only its own errors (and a crash) are a failed attempt.
+    this.waitForCapacity(runStep, S.runStep);
     // A RunStep that failed for good under load must not lose its failure to the same throttle: RecordFailure
     // retries the platform's errors too, then tries again later.
     const notRecorded = new Fail(this, S.stepNotRecorded, {
@@ -349,11 +398,14 @@ export class StateMachines extends Construct {
     );
 
     const backoff = new Wait(this, S.backoff, { time: WaitTime.secondsPath('$.next.delaySeconds') }).next(runStep);
-    const awaitDecision = this.callback(
+    const awaitDecision = this.waitForCapacity(
+      this.callback(
+        S.awaitDecision,
+        { action: 'requestApproval', ...stepIds, kind: JsonPath.stringAt('$.next.kind'), execution, brief },
+        '$.next.timeoutSeconds',
+        '$.decision',
+      ),
       S.awaitDecision,
-      { action: 'requestApproval', ...stepIds, kind: JsonPath.stringAt('$.next.kind'), execution, brief },
-      '$.next.timeoutSeconds',
-      '$.decision',
     )
       .addCatch(
         this.recordOrFail(

@@ -46,6 +46,23 @@ export const STEP_STATES = {
   stepDone: 'StepDone',
 } as const;
 
+/**
+ * The two states of a Task's wait for capacity (state-machines.ts `waitForCapacity`): a Pass that draws the jittered
+ * wait into `$.capacity.seconds`, then the Wait, after which the Task is tried again. Named after the Task.
+ */
+export const capacityStates = (task: string) => ({ draw: `${task}CapacityDraw`, wait: `${task}CapacityWait` }) as const;
+
+/** The Tasks that wait for capacity instead of failing when the platform's errors outlast their Retry. */
+export const CAPACITY_TASKS = [
+  RUN_STATES.planRun,
+  RUN_STATES.validatePlan,
+  RUN_STATES.rejectPlan,
+  RUN_STATES.startRun,
+  RUN_STATES.awaitRunFinished,
+  STEP_STATES.runStep,
+  STEP_STATES.awaitDecision,
+] as const;
+
 /** Construct ids of the Lambda functions under the `Functions` construct: the function keys of the local runtime. */
 export const FUNCTION_KEYS = [
   'Planner',

@@ -51,8 +51,9 @@ import { openMailboxJournal } from './mailbox-journal.ts';
 import { startLocalNotifier } from './notify.ts';
 import { startLocalOutbox } from './outbox-sweep.ts';
 import { createPlanCheckPool } from './plan-check-pool.ts';
-import { type AwsQuotas, quotasFromEnv } from './quotas/aws-quotas.ts';
+import { type AwsQuotas, quotasFromEnv, startPacingWithin } from './quotas/aws-quotas.ts';
 import { type StackQuotas, stackQuotas } from './quotas/stack-quotas.ts';
+import { countDeferredStarts } from './quotas/throttle-counter.ts';
 import { type ResumeReport, resumeOpenWork } from './resume.ts';
 import { type SweepReport, startRetentionSweep, sweepExpired } from './retention-sweep.ts';
 import { localAuth } from './stack/auth.ts';
@@ -229,6 +230,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   };
   const root = createRoot(settings, {
     store: () => store,
+    // Under the account's quotas the decider paces its step starts below the StartExecution bucket; without them
+    // there is no bucket to stay inside.
+    startPacing: quotas ? startPacingWithin(quotas.quotas) : false,
     // The run log on the same table; it writes the run's records through the handlers' store (its tests' wrapper too).
     runLog: (handlersStore) =>
       createDynamoRunLogOf(
@@ -244,7 +248,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // A run's commands are taken here, in order, a batch at a time: the decider Lambda's SQS FIFO queue, in process.
     mailbox: (shell) => {
       mailbox = createLocalMailbox({
-        handle: counters.batching(shell.handle),
+        // Under the quotas, the starts the decider's pacer or the StartExecution bucket sent back are counted.
+        handle: counters.batching(quotas ? countDeferredStarts(shell.handle, quotas.counter) : shell.handle),
         ...(letters === undefined ? {} : { journal: letters }),
         onError: (error, runId) =>
           process.stderr.write(`${terminalLine(`cairn: a batch of run ${runId} failed: ${String(error)}`)}\n`),

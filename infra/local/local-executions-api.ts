@@ -26,7 +26,10 @@ export interface LocalExecutionsOptions {
   readonly functionOf: (resource: string) => string | undefined;
   /** Function key → handler; every function a Task calls must have one. */
   readonly handlers: Readonly<Record<string, LocalHandler>>;
-  /** Replaces the `Backoff` Wait of the step machine (milliseconds), so retries do not sleep in tests. */
+  /**
+   * Replaces the `Backoff` Wait of the step machine and the Tasks' waits for capacity (milliseconds), so retries do not
+   * sleep in tests.
+   */
   readonly backoffMs?: number;
   /** Replaces the pause of every Task's Retry (milliseconds): platform faults are retried at once (tests, chaos). */
   readonly retryIntervalMs?: number;

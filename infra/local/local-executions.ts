@@ -7,7 +7,7 @@ import { terminalLine } from '../../shared/terminal-text.ts';
 import './polyfills.ts';
 import { randomUUID } from 'node:crypto';
 import type { MachineName, StartResult } from '../../shared/ports/executions.ts';
-import { STEP_STATES } from '../constructs/state-names.ts';
+import { CAPACITY_TASKS, capacityStates, STEP_STATES } from '../constructs/state-names.ts';
 import { AslError, RuntimeFailure } from './asl-errors.ts';
 import { checkApiPayload, checkExecutionName, checkFailureFields } from './aws-limits.ts';
 import { executionKey, type OpenExecution } from './execution-journal.ts';
@@ -24,6 +24,12 @@ import type {
 import { compileMachines, invokeLambda, toJson } from './local-machines.ts';
 import { checkTaskResult, takeTaskInput } from './task-payloads.ts';
 import { PLACEHOLDER_ACCOUNT, PLACEHOLDER_REGION } from './template.ts';
+
+/** The Waits `backoffMs` replaces: the step machine's Backoff and every wait for capacity. */
+const SHORTENED_WAITS: ReadonlySet<string> = new Set([
+  STEP_STATES.backoff,
+  ...CAPACITY_TASKS.map((task) => capacityStates(task).wait),
+]);
 
 export type {
   LocalExecutionInfo,
@@ -206,7 +212,7 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
     entry.seq += 1;
     entry.current = state;
     const definition = machines[entry.info.machine].definition.States[state];
-    const override = state === STEP_STATES.backoff ? options.backoffMs : undefined;
+    const override = SHORTENED_WAITS.has(state) ? options.backoffMs : undefined;
     const waitUntil = definition ? waitEndsAt(definition, event.state?.input, event.timestamp, override) : undefined;
     const key = executionKey(entry.info.machine, entry.info.name);
     journal.append({
@@ -239,7 +245,7 @@ export function createLocalExecutions(options: LocalExecutionsOptions): LocalExe
     if (!from) journal?.append({ t: 'start', machine, name, input });
     const compiled = machines[machine];
     const waits: Record<string, number> = {};
-    if (options.backoffMs !== undefined) waits[STEP_STATES.backoff] = options.backoffMs;
+    if (options.backoffMs !== undefined) for (const state of SHORTENED_WAITS) waits[state] = options.backoffMs;
     const resumedWait = from?.last?.waitUntil;
     if (from?.last && resumedWait !== undefined) {
       // The Wait it was in waits only what is left of it, once; a later entry of the same state waits in full.

@@ -45,6 +45,7 @@ import { createStreamBatchConsumer, type StreamBatchConsumer } from '../services
 import { createPlanJobs, type PlanJobs, runPlanJob } from '../services/plan-jobs.ts';
 import { createReplanner, type Replanner } from '../services/replanner.ts';
 import { createRunShell, type RunShell } from '../services/runs/shell.ts';
+import { createStartPacer, DEFAULT_START_PACING } from '../services/runs/start-pacer.ts';
 import type { CapabilityCallConfig } from '../services/step/capability-call.ts';
 import { createStepRunner, type StepRunner, type StepRunnerDeps } from '../services/step/run-step.ts';
 
@@ -180,6 +181,10 @@ export function createRoot(settings: Settings, place: Place): Root {
       runLog: runLog(),
       executions: executions(),
       timers: place.timers(late),
+      mailbox: late,
+      ...(place.startPacing === false
+        ? {}
+        : { pacer: createStartPacer({ ...DEFAULT_START_PACING, ...place.startPacing }) }),
       clock,
       settings: runSettingsOf(settings),
       targets: targetFacts(catalog()),

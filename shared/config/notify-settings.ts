@@ -70,7 +70,8 @@ export function checkNotifyEnv(v: NotifyEnv, ctx: z.RefinementCtx): void {
     ctx.addIssue({
       code: 'custom',
       path: ['CAIRN_NOTIFY_SECRET'],
-      message: 'is not set: notifications to CAIRN_NOTIFY_URL are signed with it (npx --no cairn webhook secret makes one)',
+      message:
+        'is not set: notifications to CAIRN_NOTIFY_URL are signed with it (npx --no cairn webhook secret makes one)',
     });
 }
 

@@ -65,6 +65,11 @@ export interface Place {
   readonly retention: () => Retention;
   readonly clock?: () => Date;
   readonly newId?: () => string;
+  /**
+   * The pace of the decider's step starts in this process, below the account's StartExecution quota
+   * (shared/services/runs/start-pacer.ts); absent: the default (deployed); false: none (embedded without quotas).
+   */
+  readonly startPacing?: { readonly ratePerSecond: number; readonly burst: number } | false;
   /** Where plan expressions run; absent: the worker pool the settings describe (shared/adapters/expressions). */
   readonly expressions?: () => ExpressionEvaluator;
   /** Where the services' operational metrics go (EMF deployed); none when absent. */

@@ -9,13 +9,15 @@ import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctio
 import { beforeAll, describe, expect, it } from 'vitest';
 import '../../infra/local/polyfills.ts';
 import {
+  CAPACITY_ERRORS,
+  CAPACITY_WAIT_SECONDS,
   LAMBDA_SERVICE_ERRORS,
   LAMBDA_THROTTLE,
   PLATFORM_ERRORS,
   RECORD_AGAIN_SECONDS,
   TRANSIENT_ERRORS,
 } from '../../infra/constructs/state-machines.ts';
-import { RUN_STATES, STEP_STATES } from '../../infra/constructs/state-names.ts';
+import { CAPACITY_TASKS, capacityStates, RUN_STATES, STEP_STATES } from '../../infra/constructs/state-names.ts';
 import { type AslDefinition, type AslState, extractStateMachines } from '../../infra/local/synth.ts';
 import { stepExecutionInput } from '../../shared/ports/executions.ts';
 import {
@@ -53,7 +55,11 @@ describe('state machines', () => {
       [run, RUN_STATES],
       [step, STEP_STATES],
     ] as const) {
-      expect(Object.keys(definition.States).sort()).toEqual(Object.values(names).sort());
+      const own = new Set<string>(Object.values(names));
+      const capacity = CAPACITY_TASKS.filter((task) => own.has(task)).flatMap((task) =>
+        Object.values(capacityStates(task)),
+      );
+      expect(Object.keys(definition.States).sort()).toEqual([...own, ...capacity].sort());
       const seen = new Set<string>([definition.StartAt]);
       const queue = [definition.StartAt];
       for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
@@ -100,6 +106,7 @@ describe('state machines', () => {
     // No decision in time: the approval expires (expireApproval), and the execution ends there.
     const awaitDecision = state(step, 'AwaitDecision');
     expect(awaitDecision.Catch as Catcher[]).toEqual([
+      { ErrorEquals: [...CAPACITY_ERRORS], ResultPath: '$.platformError', Next: 'AwaitDecisionCapacityDraw' },
       { ErrorEquals: ['States.Timeout'], ResultPath: '$.expired', Next: 'DecisionExpired' },
       { ErrorEquals: ['States.ALL'], ResultPath: '$.gateError', Next: 'GateFailed' },
     ]);
@@ -165,6 +172,44 @@ describe('state machines', () => {
     expect(state(run, 'IsPlanValid').Choices).toEqual([
       { Variable: '$.validation.valid', BooleanEquals: false, Next: 'RejectPlan' },
     ]);
+  });
+
+  it('send a Task the platform outlasted to a jittered wait for capacity and back, before any other Catch', async () => {
+    for (const [definition, task] of [
+      [run, 'PlanRun'],
+      [run, 'ValidatePlan'],
+      [run, 'RejectPlan'],
+      [run, 'StartRun'],
+      [run, 'AwaitRunFinished'],
+      [step, 'RunStep'],
+      [step, 'AwaitDecision'],
+    ] as const) {
+      const { draw, wait } = capacityStates(task);
+      expect((state(definition, task).Catch as Catcher[])[0], task).toEqual({
+        ErrorEquals: [...CAPACITY_ERRORS],
+        ResultPath: '$.platformError',
+        Next: draw,
+      });
+      expect(state(definition, wait), task).toEqual({ Type: 'Wait', SecondsPath: '$.capacity.seconds', Next: task });
+    }
+    // A crash (Lambda.Unknown) may be the work itself: it is no capacity error, and RunStep's counts as an attempt.
+    expect(CAPACITY_ERRORS).not.toContain('Lambda.Unknown');
+    expect(CAPACITY_ERRORS).toEqual(
+      expect.arrayContaining([LAMBDA_THROTTLE, 'Sandbox.Timedout', 'ThrottlingException']),
+    );
+    // The draw, run as written: a whole number of seconds in the range, the rest of the input kept.
+    const { draw, wait } = capacityStates('RunStep');
+    const machine = new StateMachine({
+      StartAt: draw,
+      States: { [draw]: { ...state(step, draw), Next: 'Done' }, Done: { Type: 'Succeed' } },
+    } as unknown as StateMachineDefinition);
+    const input = { ...stepExecutionInput({ runId: 'r', stepId: 's', generation: 1 }), platformError: { Error: 'x' } };
+    const output = (await machine.run(input).result) as typeof input & { capacity: { seconds: number } };
+    expect(output).toMatchObject(input);
+    expect(Number.isInteger(output.capacity.seconds)).toBe(true);
+    expect(output.capacity.seconds).toBeGreaterThanOrEqual(CAPACITY_WAIT_SECONDS.min);
+    expect(output.capacity.seconds).toBeLessThanOrEqual(CAPACITY_WAIT_SECONDS.max);
+    expect(state(step, wait).Next).toBe('RunStep');
   });
 
   it('run a step on the happy path as RunStep → Route → StepDone, one Lambda invocation', () => {

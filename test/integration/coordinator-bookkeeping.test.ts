@@ -139,12 +139,14 @@ describe('a throttle or a crash inside RunStep', () => {
     const { stack, quiet, outcome, step, pack, stepExecutions } = engine();
     const objective = objectiveOf('lost after release');
     // The decider's batch that counts a's end and readies b is committed and written, then the start of b's
-    // execution fails: the mailbox takes the batch again, and the run's next load performs what it left undone.
+    // execution is throttled: the shell hands it back to the run's decider, whose timer starts it again a moment later.
     const slow = held();
     const runId = await submitAs(objective, [step('a', [], { script: slow.script }), step('b', ['a'])]);
     const crash = failStepStartOnce(stack.executions, stepExecutionName(runId, 'b', 1));
     slow.release();
     await crash;
+    for (let polls = 0; (await outcome(runId)).run.status !== 'complete' && polls < 400; polls++)
+      await new Promise((resolve) => setTimeout(resolve, 25));
     await quiet();
     const { run, steps } = await outcome(runId);
     expect(steps.get('b')).toMatchObject({ status: 'succeeded', released: ['a'], remaining: 0 });

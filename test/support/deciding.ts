@@ -45,6 +45,7 @@ export function decidingFor(options: DecidingOptions): Deciding {
     runLog: options.runLog,
     executions: options.executions,
     timers,
+    mailbox: late,
     clock,
     settings: { ...runSettingsOf(defaultSettings()), ...options.settings },
     targets: targetFacts(options.catalog),

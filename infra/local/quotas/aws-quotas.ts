@@ -93,6 +93,15 @@ export function quotasFromEnv(env: Readonly<Record<string, string | undefined>>)
   };
 }
 
+/**
+ * The decider's pace of step starts under these quotas: four fifths of StartExecution's refill and half its bucket,
+ * so the run machines' starts (POST /runs) find tokens too. A start beyond it is deferred by the run's decider.
+ */
+export const startPacingWithin = (quotas: AwsQuotas): { ratePerSecond: number; burst: number } => ({
+  ratePerSecond: Math.max(1, Math.floor(quotas.sfnStartRefillPerSecond * 0.8)),
+  burst: Math.max(1, Math.floor(quotas.sfnStartBucket / 2)),
+});
+
 /** The quotas as one line each, for the start-up log. */
 export function describeQuotas(quotas: AwsQuotas): string[] {
   return [

@@ -6,8 +6,12 @@
  * - `lambda.concurrency`: a synchronous invocation (a Task) throttled; `lambda.waited`: an asynchronous one (a bus
  *   rule, the outbox, a planning job) that had to wait for a place;
  * - `dynamodb.read`, `dynamodb.write`: a request (or a batch's item) refused for its partition's throughput;
- * - `api.timeout`: an API request cut at its time limit.
+ * - `api.timeout`: an API request cut at its time limit;
+ * - `sfn.start.deferred`: a step execution's start the decider deferred (its shell's pacer had no room for it, or the
+ *   bucket throttled it past the SDK's retries), counted as the run's StartsThrottled letters reach its decider.
  */
+import type { RunCommandInput } from '../../../shared/engine/run/commands.ts';
+import type { BatchHandler } from '../../../shared/ports/mailbox.ts';
 
 export type ThrottleKind =
   | 'sfn.start'
@@ -16,7 +20,8 @@ export type ThrottleKind =
   | 'lambda.waited'
   | 'dynamodb.read'
   | 'dynamodb.write'
-  | 'api.timeout';
+  | 'api.timeout'
+  | 'sfn.start.deferred';
 
 export interface ThrottleCounter {
   count(kind: ThrottleKind): void;
@@ -40,3 +45,13 @@ export const formatThrottles = (counts: Readonly<Record<string, number>>): strin
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([kind, n]) => `${kind} ${n}`)
     .join(', ') || 'none';
+
+/** The decider's batch handler, counting the starts each StartsThrottled letter hands back (`sfn.start.deferred`). */
+export function countDeferredStarts(handle: BatchHandler['handle'], counter: ThrottleCounter): BatchHandler['handle'] {
+  return (runId, commands: readonly RunCommandInput[]) => {
+    for (const command of commands)
+      if (command.kind === 'StartsThrottled')
+        for (let i = 0; i < command.starts.length; i++) counter.count('sfn.start.deferred');
+    return handle(runId, commands);
+  };
+}

@@ -7,7 +7,8 @@
  *   (a gate or review waits on a task token), DecisionTimedOut, CompensationEnded;
  * - the API: DecideApproval, CancelRun, Invalidate (also the invalidator, for a resource change), ActOnCompensation,
  *   RaiseBudget;
- * - the replanner: ProposeRevision, DeclineReplan; a timer: ReplanWatchExpired, RevisionWaitExpired.
+ * - the replanner: ProposeRevision, DeclineReplan; a timer: ReplanWatchExpired, RevisionWaitExpired, RetryStarts;
+ * - the shell: StartsThrottled (executions it could not start for the platform's throttle or its own pacing).
  */
 import type { Plan, StepError } from '../../plan/schema.ts';
 import type { ModelUsage } from '../../ports/capabilities.ts';
@@ -228,6 +229,32 @@ export interface RevisionWaitExpired extends Base {
   readonly approvalId: string;
 }
 
+/**
+ * An execution start the shell could not make (Step Functions' StartExecution throttled past the SDK's retries, or
+ * the shell's pacer had no room for it): the effect as the decider derived it, named by its execution.
+ */
+export interface DeferredStart {
+  readonly execution: string;
+  readonly input: Readonly<Record<string, unknown>>;
+}
+
+/** The shell could not start these executions now: the decider says when they are tried again (never: a failure). */
+export interface StartsThrottled extends Base {
+  readonly kind: 'StartsThrottled';
+  readonly starts: readonly DeferredStart[];
+  /** How often these starts were deferred before (0: their first throttle). */
+  readonly retry: number;
+  /** The shell's hint: seconds until its pacer expects room for them all (0: no idea). */
+  readonly retryAfterSeconds: number;
+}
+
+/** A deferral's timer: the starts it held are due again. */
+export interface RetryStarts extends Base {
+  readonly kind: 'RetryStarts';
+  readonly starts: readonly DeferredStart[];
+  readonly retry: number;
+}
+
 export type RunCommand =
   | AdmitRun
   | StartRun
@@ -247,7 +274,9 @@ export type RunCommand =
   | ProposeRevision
   | DeclineReplan
   | ReplanWatchExpired
-  | RevisionWaitExpired;
+  | RevisionWaitExpired
+  | StartsThrottled
+  | RetryStarts;
 
 export type RunCommandKind = RunCommand['kind'];
 

@@ -5,6 +5,7 @@
  * names, a closed token is no error), so the shell performs a committed batch's effects again after a crash.
  */
 
+import { createHash } from 'node:crypto';
 import { tenantOf } from '../../config/defaults.ts';
 import type { StepError } from '../../plan/schema.ts';
 import { nameSafe, runExecutionName, stepExecutionInput } from '../../ports/executions.ts';
@@ -12,7 +13,7 @@ import type { StepRecord } from '../../ports/store.ts';
 import { recordedReply } from '../approval-request.ts';
 import { compensationStepId } from '../compensation.ts';
 import type { AttemptEnding } from '../step-lifecycle.ts';
-import type { RunCommand } from './commands.ts';
+import type { DeferredStart, RunCommand } from './commands.ts';
 import type { RunEvent } from './events.ts';
 import type { DraftState } from './state.ts';
 import { stepBrief } from './step-brief.ts';
@@ -23,6 +24,8 @@ export type Effect =
       readonly kind: 'startStep';
       readonly name: string;
       readonly input: Readonly<Record<string, unknown>>;
+      /** A start deferred before (StartsRetried): how often, so a further throttle backs off longer. */
+      readonly retry?: number;
     }
   /** A new run execution waits for a reopened run. */
   | { readonly kind: 'startRun'; readonly name: string; readonly input: Readonly<Record<string, unknown>> }
@@ -76,6 +79,13 @@ function admissionEffect(before: DraftState, action: 'release' | 'reenter'): Eff
 
 /** A timer's execution name: one per run and purpose, so scheduling twice is harmless. */
 const timerName = (runId: string, purpose: string): string => `t-${nameSafe(runId)}-${nameSafe(purpose)}`.slice(0, 80);
+
+/** Names a set of deferred starts in a timer's name: the same deferral scheduled twice is one timer. */
+const startsDigest = (starts: readonly DeferredStart[]): string =>
+  createHash('sha256')
+    .update(starts.map((start) => start.execution).join('\n'))
+    .digest('hex')
+    .slice(0, 16);
 
 const IN_FLIGHT = new Set(['running', 'retrying', 'awaiting_approval']);
 
@@ -222,6 +232,22 @@ export function effectsOf(before: DraftState, event: RunEvent): Effect[] {
           command: { kind: 'RevisionWaitExpired', at: event.approval.deadline, approvalId: event.approval.approvalId },
         },
       ];
+    case 'StartsDeferred':
+      return [
+        {
+          kind: 'schedule',
+          name: timerName(runId, `starts-${event.retry}-${startsDigest(event.starts)}`),
+          at: event.until,
+          command: { kind: 'RetryStarts', at: event.until, starts: event.starts, retry: event.retry },
+        },
+      ];
+    case 'StartsRetried':
+      return event.starts.map((start) => ({
+        kind: 'startStep',
+        name: start.execution,
+        input: start.input,
+        retry: event.retry,
+      }));
     case 'WaiterSet': {
       // The run finished before its execution began to wait: the wait is answered at once.
       const finished =

@@ -7,6 +7,7 @@ import type { Plan, StepError } from '../../plan/schema.ts';
 import type { ApprovalRecord, HeldRevision } from '../../ports/records/approvals.ts';
 import type { ReplanRecord, TerminalRecord } from '../../ports/records/runs.ts';
 import type { TraceEntry } from '../../ports/records/steps.ts';
+import type { DeferredStart } from './commands.ts';
 
 interface At {
   readonly at: string;
@@ -322,6 +323,24 @@ export interface InvalidationApplied extends At {
   readonly root?: string | undefined;
 }
 
+/**
+ * Executions the shell could not start (the platform's throttle, its pacer) wait until `until`, when a timer sends
+ * RetryStarts: a throttle never fails a step. `retry` counts the deferrals of these starts (the backoff's exponent).
+ */
+export interface StartsDeferred extends At {
+  readonly type: 'StartsDeferred';
+  readonly starts: readonly DeferredStart[];
+  readonly retry: number;
+  readonly until: string;
+}
+
+/** The deferred starts still wanted (their step still held by the execution) are made again. */
+export interface StartsRetried extends At {
+  readonly type: 'StartsRetried';
+  readonly starts: readonly DeferredStart[];
+  readonly retry: number;
+}
+
 export type RunEvent =
   | RunAdmitted
   | RunStarted
@@ -358,6 +377,8 @@ export type RunEvent =
   | ReplanDeclined
   | RevisionHeld
   | PlanRevised
-  | InvalidationApplied;
+  | InvalidationApplied
+  | StartsDeferred
+  | StartsRetried;
 
 export type RunEventType = RunEvent['type'];

@@ -387,6 +387,11 @@ function apply(draft: DraftState, event: RunEvent): void {
     case 'InvalidationApplied':
       touchRun({ invalidationKeys: [...(draft.run.invalidationKeys ?? []), event.key].slice(-INVALIDATION_KEYS_KEPT) });
       return;
+    case 'StartsDeferred':
+    case 'StartsRetried':
+      // A deferred start changes no fact: its step stays running, held by its execution, which has not begun yet.
+      // The log keeps the deferral (and the timer its effect set) so a shell that loads the run knows it.
+      return;
   }
 }
 

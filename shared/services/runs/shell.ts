@@ -18,15 +18,17 @@ import { isImplied } from '../../engine/run/planned.ts';
 import type { DraftState } from '../../engine/run/state.ts';
 import { countEventMetrics, recordStepDuration } from '../../events/metrics.ts';
 import type { DomainEvent } from '../../ports/events.ts';
-import type { BatchHandler } from '../../ports/mailbox.ts';
+import type { BatchHandler, Mailbox } from '../../ports/mailbox.ts';
 import type { MetricsSink } from '../../ports/metrics.ts';
 import type { CommittedBatch, RecordImages, RunLog } from '../../ports/run-log.ts';
 import { type LoadDeps, loadRun } from './loading.ts';
-import { type PerformDeps, performEffects } from './performing.ts';
+import { type DeferredStarts, type PerformDeps, performEffects } from './performing.ts';
 
 export interface RunShellDeps extends LoadDeps, PerformDeps {
   readonly store: LoadDeps['store'] & PerformDeps['store'];
   readonly runLog: RunLog;
+  /** Where the starts it could not make go back to the run's decider (StartsThrottled). */
+  readonly mailbox: Pick<Mailbox, 'send'>;
   /** Runs kept in memory at most (least recently used dropped first). */
   readonly cachedRuns?: number;
   /** Where the step outcomes a committed batch announced are counted (absent: nowhere). */
@@ -43,6 +45,9 @@ interface Cached {
   readonly draft: DraftState;
 }
 
+/** Deferred starts per StartsThrottled letter (a start is about 200 bytes: 40 KB a letter). */
+const STARTS_PER_LETTER = 200;
+
 /** How often a batch whose version was taken is decided again on a fresh copy before the failure stands. */
 const COMMIT_TRIES = 5;
 
@@ -58,13 +63,29 @@ export function createRunShell(deps: RunShellDeps): RunShell {
     if (cache.size > limit) cache.delete(cache.keys().next().value as string);
   };
 
+  /**
+   * Performs a committed batch's effects; the starts it could not make go to the run's decider, which defers them
+   * (the batch is done: only a failure to tell the decider fails it, and then it is performed again).
+   */
+  const perform = async (runId: string, effects: readonly Effect[]): Promise<void> => {
+    const deferred: DeferredStarts = await performEffects(deps, runId, effects);
+    for (const [retry, starts] of deferred) {
+      const retryAfterSeconds = deps.pacer?.secondsFor(starts.length) ?? 0;
+      // In letters of a bounded size: a queue's message, and the timer that carries them back, hold 256 KB.
+      for (let from = 0; from < starts.length; from += STARTS_PER_LETTER) {
+        const letter = starts.slice(from, from + STARTS_PER_LETTER);
+        await deps.mailbox.send(runId, { kind: 'StartsThrottled', starts: letter, retry, retryAfterSeconds });
+      }
+    }
+  };
+
   const copyOf = async (runId: string): Promise<(Cached & { readonly kept: boolean }) | undefined> => {
     const known = cache.get(runId);
     if (known !== undefined) return { ...known, kept: true };
     const loaded = await loadRun(deps, runId);
     if (loaded === undefined) return undefined;
     // The batch a writer committed and did not finish: its records were written again by loadRun, its effects now.
-    if (loaded.last !== undefined) await performEffects(deps, runId, loaded.last.effects);
+    if (loaded.last !== undefined) await perform(runId, loaded.last.effects);
     const entry = { draft: loaded.draft };
     remember(runId, entry);
     return { ...entry, kept: false };
@@ -120,7 +141,7 @@ export function createRunShell(deps: RunShellDeps): RunShell {
       draft.version = batch.version;
       if (deps.metrics !== undefined) countBatch(deps.metrics, draft, published);
       await deps.runLog.project(batch);
-      await performEffects(deps, runId, effects);
+      await perform(runId, effects);
     } catch (error) {
       cache.delete(runId);
       throw error;

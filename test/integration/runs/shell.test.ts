@@ -7,9 +7,10 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoRunLogOf, createDynamoStore } from '../../../shared/adapters/aws/dynamo-store.ts';
 import { createLocalMailbox } from '../../../shared/adapters/local/mailbox.ts';
-import type { RunCommand } from '../../../shared/engine/run/commands.ts';
+import type { RunCommand, RunCommandInput } from '../../../shared/engine/run/commands.ts';
 import { announcementsOf, type StreamRecord } from '../../../shared/events/outbox.ts';
 import type { Executions, MachineName } from '../../../shared/ports/executions.ts';
+import type { Mailbox } from '../../../shared/ports/mailbox.ts';
 import type { RunLog } from '../../../shared/ports/run-log.ts';
 import type { Store } from '../../../shared/ports/store.ts';
 import { createRunShell } from '../../../shared/services/runs/shell.ts';
@@ -44,17 +45,25 @@ function setUp(wrap: (log: RunLog) => RunLog = (log) => log, stream?: (record: S
   const runLog = wrap(createDynamoRunLogOf(options, store));
   const executions = new Started();
   const timers = { schedule: async () => {} };
+  let box: Pick<Mailbox, 'send'> | undefined;
   const shellDeps = {
     store,
     runLog,
     executions,
     timers,
+    mailbox: {
+      send: async (runId: string, command: RunCommandInput) => {
+        if (box === undefined) throw new Error('the mailbox is used before it is built');
+        await box.send(runId, command);
+      },
+    },
     clock: () => new Date(),
     settings: SETTINGS,
     targets: () => ({ sideEffect: 'none' as const }),
   };
   const shell = createRunShell(shellDeps);
   const mailbox = createLocalMailbox({ handle: shell.handle, retryMs: 1 });
+  box = mailbox;
   return { store, runLog, executions, shell, mailbox, shellDeps };
 }
 

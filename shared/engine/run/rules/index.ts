@@ -11,6 +11,7 @@ import { admitRun, awaitRun, finalizeRun, rejectPlan, startRun } from './lifecyc
 import { declineReplan, replanWatchExpired } from './replans.ts';
 import { proposeRevision } from './revision-proposals.ts';
 import { revisionWaitExpired } from './revisions.ts';
+import { retryStarts, startsThrottled } from './start-pacing.ts';
 
 export function activeDecider(d: Decision, command: RunCommand): void {
   switch (command.kind) {
@@ -71,6 +72,12 @@ export function activeDecider(d: Decision, command: RunCommand): void {
       return;
     case 'RaiseBudget':
       raiseBudget(d, command);
+      return;
+    case 'StartsThrottled':
+      startsThrottled(d, command);
+      return;
+    case 'RetryStarts':
+      retryStarts(d, command);
       return;
   }
 }

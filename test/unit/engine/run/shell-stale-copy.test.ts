@@ -28,6 +28,7 @@ function twoShells() {
     runLog,
     executions,
     timers: { schedule: async () => {} },
+    mailbox: { send: async () => {} },
     clock: () => new Date('2026-01-01T00:00:10.000Z'),
     settings: SETTINGS,
     targets: () => ({ sideEffect: 'none' as const }),
