@@ -5,6 +5,14 @@
  * decider (report.ts), which decides what the step becomes.
  */
 
+import {
+  attemptBase,
+  clipReturnedMessage,
+  execNote,
+  failedAttempt,
+  judgeExpectation,
+  withVerdict,
+} from '../../engine/attempt-record.ts';
 import { effectiveBudget } from '../../engine/budget.ts';
 import { retryPolicy } from '../../engine/retry.ts';
 import { letsAttemptsStart } from '../../engine/run/rules/flow.ts';
@@ -17,14 +25,8 @@ import {
   remainingMs,
   timeExhausted,
 } from '../../engine/step-seconds.ts';
-import {
-  checkCriteriaSchema,
-  decideExpectedFailure,
-  decideVerdict,
-  judgedConfidence,
-  type Verdict,
-} from '../../engine/verify.ts';
-import type { PlanStep, StepError, StepExpectation } from '../../plan/schema.ts';
+import { checkCriteriaSchema, decideVerdict, judgedConfidence } from '../../engine/verify.ts';
+import type { PlanStep, StepError } from '../../plan/schema.ts';
 import type { CapabilityCall } from '../../ports/capabilities.ts';
 import type { AttemptRecord, StepRecord } from '../../ports/store.ts';
 import { evaluateAssertion, evaluatorOf } from '../coordinator-inputs.ts';
@@ -35,13 +37,6 @@ import type { CallTimeLimit, CapabilityCaller } from './capability-call.ts';
 import { idempotencyKey } from './idempotent-call.ts';
 import { done, type InFlight, report, tell } from './report.ts';
 import { stepContext } from './step-records.ts';
-
-/** Inputs larger than this are not copied onto the attempt record (its size is noted instead). */
-export const MAX_RECORDED_INPUT_BYTES = 100_000;
-const MAX_RETURNED_MESSAGE = 1000;
-
-const clip = (text: string): string =>
-  text.length > MAX_RETURNED_MESSAGE ? `${text.slice(0, MAX_RETURNED_MESSAGE - 1)}…` : text;
 
 /** Runs attempt `n` with `input` (a repeat finds the attempt recorded and goes on from its outcome). */
 export async function runAttempt(
@@ -128,7 +123,7 @@ export async function runAttempt(
       ...(capability.sideEffect === 'none' ? {} : { idempotencyKey: request.idempotencyKey, replayed }),
       ...answer.evidence,
     };
-    const { fields, inputEvidence } = base(step, n, target, startedAt, input);
+    const { fields, inputEvidence } = attemptBase(step, n, target, startedAt, input);
     const usage = answer.usage === undefined ? {} : { usage: answer.usage };
     attempt = answer.ok
       ? {
@@ -143,7 +138,7 @@ export async function runAttempt(
       : {
           ...failedAttempt({ step, n, target, startedAt, finishedAt: ctx.now() }, input, evidence, {
             code: answer.failure.code,
-            message: clip(answer.failure.message),
+            message: clipReturnedMessage(answer.failure.message),
             retryable: answer.failure.retryable,
             ...(answer.failure.details === undefined
               ? {}
@@ -241,97 +236,6 @@ async function notStarted(ctx: Interpreter, step: StepRecord, n: number): Promis
   const note = `attempt ${n} not started: the run had stopped, so its side effect was not made`;
   await tell(ctx, step, n, { kind: 'notStarted', note }, note);
   return done(n);
-}
-
-/** The fields every attempt record has; an input too large to copy is noted by its size instead. */
-function base(step: StepRecord, n: number, target: string, startedAt: string, input: unknown) {
-  const text = JSON.stringify(input) ?? 'null';
-  const bytes = Buffer.byteLength(text, 'utf8');
-  const recordInput = bytes <= MAX_RECORDED_INPUT_BYTES;
-  return {
-    fields: {
-      runId: step.runId,
-      stepId: step.stepId,
-      generation: step.generation,
-      attempt: n,
-      target,
-      startedAt,
-      ...(recordInput ? { input } : {}),
-    },
-    inputEvidence: recordInput ? {} : { inputBytes: bytes, inputRecorded: false },
-  };
-}
-
-function failedAttempt(
-  at: { step: StepRecord; n: number; target: string; startedAt: string; finishedAt: string },
-  input: unknown,
-  evidence: Record<string, unknown>,
-  error: StepError,
-): AttemptRecord {
-  const { fields, inputEvidence } = base(at.step, at.n, at.target, at.startedAt, input);
-  return {
-    ...fields,
-    outcome: 'failed',
-    finishedAt: at.finishedAt,
-    error,
-    evidence: { ...evidence, ...inputEvidence },
-  };
-}
-
-/**
- * A step that expects its capability to fail: a matching failure becomes the attempt's success, the failure its
- * output (`{ failure: { code, message } }`, what dependents read) and its evidence (`expectedFailure`); a success
- * gets a failing verdict; another failure is left as it is. An attempt recorded as met already (a repeat) stays met.
- */
-function judgeExpectation(
-  expectation: StepExpectation,
-  attempt: AttemptRecord,
-): { attempt: AttemptRecord; verdict: Verdict | undefined } {
-  if (attempt.evidence.expectedFailure !== undefined) return { attempt, verdict: { verdict: 'pass' } };
-  const decided = decideExpectedFailure(
-    expectation,
-    attempt.outcome === 'succeeded'
-      ? { ok: true, output: attempt.output }
-      : { ok: false, error: attempt.error ?? { code: 'E_UNKNOWN', message: 'no error was recorded' } },
-  );
-  if (decided.kind === 'other') return { attempt, verdict: undefined };
-  if (decided.kind === 'unmet') return { attempt, verdict: decided.verdict };
-  const { error: _met, ...rest } = attempt;
-  return {
-    attempt: {
-      ...rest,
-      outcome: 'succeeded',
-      output: { failure: decided.evidence.failure },
-      evidence: { ...attempt.evidence, expectedFailure: decided.evidence },
-    },
-    verdict: { verdict: 'pass' },
-  };
-}
-
-/** The record as written: the plan revision it ran under and its verdict (a failed call is a `fail`). */
-const withVerdict = (attempt: AttemptRecord, verdict: Verdict | undefined, revision: number): AttemptRecord =>
-  verdict === undefined
-    ? { ...attempt, revision, verdict: 'fail' }
-    : { ...attempt, revision, verdict: verdict.verdict, evidence: { ...attempt.evidence, verdict: verdict.verdict } };
-
-function execNote(attempt: AttemptRecord): string {
-  const via = String(attempt.evidence.binding ?? 'binding');
-  const met = attempt.evidence.expectedFailure as { failure?: { code: string; message: string } } | undefined;
-  if (met?.failure)
-    return `attempt ${attempt.attempt} of ${attempt.target} failed as expected: ${met.failure.code} ${met.failure.message}`;
-  if (attempt.outcome === 'failed') {
-    const kind = attempt.error?.retryable === false ? 'permanent' : 'retryable';
-    return `attempt ${attempt.attempt} of ${attempt.target} failed (${kind}): ${attempt.error?.code} ${attempt.error?.message}`;
-  }
-  const parts = [
-    `attempt ${attempt.attempt}: ${attempt.target} via ${via} succeeded`,
-    attempt.evidence.replayed === true
-      ? `(replayed the recorded result of ${String(attempt.evidence.idempotencyKey)}: not called twice)`
-      : `in ${String(attempt.evidence.durationMs)} ms`,
-    attempt.confidence === null || attempt.confidence === undefined ? '' : `confidence ${attempt.confidence}`,
-    typeof attempt.evidence.note === 'string' ? `— ${attempt.evidence.note}` : '',
-  ];
-  return parts.filter((p) => p.length > 0).join(' ');
 }
 
 const policyOf = (ctx: Interpreter, planStep: PlanStep) =>
