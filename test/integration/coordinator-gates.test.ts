@@ -240,13 +240,16 @@ describe('cancellation with side effects in flight', () => {
     expect((await e.stack.request('POST', `/runs/${runId}/cancel`)).status).toBe(200);
 
     slow.release();
-    const pay = await eventually(
+    await eventually(
       () => e.faults.raw().getStep(runId, 'pay'),
       (step) => step?.output !== undefined && step.output !== null,
       'the side effect recorded on the cancelled step',
       5000,
     );
+    // The step's execution writes a first attempt's output onto the step itself before its decider hears of the
+    // attempt: the step's trace is read once everything has settled.
     await e.quiet();
+    const pay = await e.faults.raw().getStep(runId, 'pay');
     expect(pay).toMatchObject({ status: 'cancelled', error: { code: 'E_CANCELLED' }, attempts: 1 });
     expect(pay?.trace.at(-1)?.text).toMatch(/attempt 1: tool:test.ledger .* succeeded .* after the step was cancelled/);
     expect(e.pack.ledger(runId, 'pay')).toHaveLength(1);
