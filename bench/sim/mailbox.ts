@@ -127,28 +127,36 @@ export class SimMailbox implements Mailbox {
    * One receive of a batch by a shell. Under `lambda.invoke:timeout` the shell outlives the queue's visibility
    * timeout: the batch is received again by the other shell while the first still handles it, both decide it on
    * their own copies (one commit finds its version taken), and the sender hears the first answer that comes; the
-   * group stays blocked until both are done.
+   * group stays blocked until both are done. As in an SQS FIFO queue, only the newest receipt deletes the message:
+   * when the second receive fails, the batch comes again (`again`), whatever the first answered.
    */
-  private async deliver(runId: string, commands: readonly RunCommandInput[]): Promise<Reply[]> {
+  private async deliver(
+    runId: string,
+    commands: readonly RunCommandInput[],
+  ): Promise<{ readonly replies: Reply[]; readonly again?: unknown }> {
     const { sched, rng, handlers } = this.options;
     const index = rng.int(0, handlers.length - 1);
     const first = handlers[index] as BatchHandler;
     const fault = handlers.length > 1 ? this.options.faults.draw('lambda.invoke', ['timeout']) : undefined;
-    if (fault === undefined) return first(runId, commands);
+    if (fault === undefined) return { replies: await first(runId, commands) };
     const second = handlers[(index + 1) % handlers.length] as BatchHandler;
     const answers: Reply[][] = [];
     const failures: unknown[] = [];
-    const receive = (handler: BatchHandler) =>
+    let newestFailed: { error: unknown } | undefined;
+    const receive = (handler: BatchHandler, newest: boolean) =>
       handler(runId, commands).then(
         (replies) => void answers.push(replies),
-        (error: unknown) => void failures.push(error),
+        (error: unknown) => {
+          failures.push(error);
+          if (newest) newestFailed = { error };
+        },
       );
-    await Promise.all([receive(first), sched.sleep(fault.rng.int(0, 30)).then(() => receive(second))]);
+    await Promise.all([receive(first, false), sched.sleep(fault.rng.int(0, 30)).then(() => receive(second, true))]);
     for (const error of failures)
       if (!isInjectedFault(error) && answers.length > 0) this.options.onError(error, runId, commands);
     const answered = answers[0];
     if (answered === undefined) throw failures[0];
-    return answered;
+    return newestFailed === undefined ? { replies: answered } : { replies: answered, again: newestFailed.error };
   }
 
   private async handle(runId: string, batch: readonly Letter[]): Promise<void> {
@@ -157,9 +165,11 @@ export class SimMailbox implements Mailbox {
     let bugs = 0;
     for (let attempt = 1; ; attempt++) {
       try {
-        const replies = await this.deliver(runId, commands);
+        const { replies, again } = await this.deliver(runId, commands);
+        // A sender hears the first answer; a later one (the batch taken again) changes nothing it was told.
         for (const [i, letter] of batch.entries()) letter.answer?.(replies[i] ?? { ok: true });
-        return;
+        if (again === undefined) return;
+        throw again;
       } catch (error) {
         if (!isInjectedFault(error)) {
           bugs++;

@@ -79,22 +79,22 @@ export function createRunShell(deps: RunShellDeps): RunShell {
     }
   };
 
-  const copyOf = async (runId: string): Promise<(Cached & { readonly kept: boolean }) | undefined> => {
+  const copyOf = async (runId: string): Promise<Cached | undefined> => {
     const known = cache.get(runId);
-    if (known !== undefined) return { ...known, kept: true };
+    if (known !== undefined) return known;
     const loaded = await loadRun(deps, runId);
     if (loaded === undefined) return undefined;
     // The batch a writer committed and did not finish: its records were written again by loadRun, its effects now.
     if (loaded.last !== undefined) await perform(runId, loaded.last.effects);
     const entry = { draft: loaded.draft };
     remember(runId, entry);
-    return { ...entry, kept: false };
+    return entry;
   };
 
   async function once(runId: string, commands: readonly RunCommandInput[]): Promise<Reply[] | 'taken'> {
     const entry = await copyOf(runId);
     if (entry === undefined) return commands.map(() => UNKNOWN_RUN(runId));
-    const { draft, kept } = entry;
+    const { draft } = entry;
     const at = deps.clock().toISOString();
     const events: RunEvent[] = [];
     const effects: Effect[] = [];
@@ -115,9 +115,10 @@ export function createRunShell(deps: RunShellDeps): RunShell {
       throw error;
     }
     if (events.length === 0) {
-      // No commit checks a batch that decided nothing: a copy kept from an earlier batch is checked against the log
-      // (another shell may have committed since), or it would answer from the past and drop what it was sent.
-      if (kept && ((await deps.runLog.last(runId))?.version ?? 0) !== draft.version) {
+      // No commit checks a batch that decided nothing, so the copy is checked against the log: another shell may
+      // have committed since it was kept, or since it was loaded (loading performs the last batch's effects, which
+      // may wait on the start pacer), and an answer from the past would drop what the batch was sent.
+      if (((await deps.runLog.last(runId))?.version ?? 0) !== draft.version) {
         cache.delete(runId);
         return 'taken';
       }
