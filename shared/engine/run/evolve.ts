@@ -14,6 +14,7 @@ import type { RunEvent } from './events.ts';
 import { plannedRecord } from './planned.ts';
 import { deriveReleases, generationOf, letsDependentsGo, recountOne } from './releases.ts';
 import { countsOf, type DraftState, draftOf, type RunState } from './state.ts';
+import { stepPartitionsFor } from './step-partitions.ts';
 
 /** How many invalidation keys a run remembers (a repeat comes soon after: a client's retry, a redelivery). */
 export const INVALIDATION_KEYS_KEPT = 100;
@@ -124,8 +125,17 @@ function apply(draft: DraftState, event: RunEvent): void {
       return;
     case 'RunStarted': {
       const { submittedPlan: _s, candidatePlan: _c, planStamp: _p, ...run } = draft.run;
-      draft.run = { ...run, status: 'running', revision: event.plan.revision, startedAt: at, updatedAt: at };
       const view = draft.viewOf(event.plan);
+      // Chosen once: the store keys a run's step items by it from the first one on.
+      const shards = run.stepShards ?? stepPartitionsFor(view.executable.length);
+      draft.run = {
+        ...run,
+        status: 'running',
+        revision: event.plan.revision,
+        startedAt: at,
+        updatedAt: at,
+        ...(shards > 1 ? { stepShards: shards } : {}),
+      };
       draft.plan = view;
       for (const id of view.executable) draft.steps.set(id, plannedRecord(view, draft.run.runId, id, at));
       return;
