@@ -71,7 +71,11 @@ export function withPlannedSteps(
   return withReleases(view, [...stored, ...impliedSteps(run, view, stored)]);
 }
 
-function impliedSteps(
+/**
+ * The records of the steps its run's start still implies, beside `stored`, as they were written nowhere: what they
+ * wait for not derived (a reader that shows no releases, a run's page, takes them so).
+ */
+export function impliedSteps(
   run: Pick<RunRecord, 'runId' | 'revision' | 'startedAt'>,
   view: PlanView,
   stored: readonly StepRecord[],
