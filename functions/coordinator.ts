@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import type { Env } from '../shared/config/settings.ts';
-import { stepBriefSchema } from '../shared/engine/run/step-brief.ts';
+import { briefPayloadFields, sentBrief } from '../shared/engine/run/step-brief.ts';
 import { ValidationError } from '../shared/errors.ts';
 import type { Coordinator } from '../shared/services/coordinator.ts';
 import { lambdaRoot, lazyHandler } from './root.ts';
@@ -66,7 +66,7 @@ export const coordinatorPayloadSchema = z.discriminatedUnion('action', [
       .passthrough()
       .nullish(),
     execution,
-    brief: stepBriefSchema.nullish(),
+    ...briefPayloadFields,
   }),
   z.object({
     action: z.literal('requestApproval'),
@@ -74,7 +74,7 @@ export const coordinatorPayloadSchema = z.discriminatedUnion('action', [
     kind: z.enum(['approval', 'review', 'revision', 'replan']),
     taskToken: id,
     execution,
-    brief: stepBriefSchema.nullish(),
+    ...briefPayloadFields,
   }),
   z.object({
     action: z.literal('expireApproval'),
@@ -125,9 +125,13 @@ export function createHandler(deps: CoordinatorHandlerDeps) {
         await coordinator.finalizeRun(payload);
         return {};
       case 'recordFailure':
-        return coordinator.recordFailure({ ...payload, attempt: orUndefined(payload.attempt) });
+        return coordinator.recordFailure({
+          ...payload,
+          attempt: orUndefined(payload.attempt),
+          brief: sentBrief(payload),
+        });
       case 'requestApproval':
-        await coordinator.requestApproval(payload);
+        await coordinator.requestApproval({ ...payload, brief: sentBrief(payload) });
         return {};
       case 'expireApproval':
         await coordinator.expireApproval({ ...payload, kind: orUndefined(payload.kind) });

@@ -13,7 +13,7 @@
  */
 import { z } from 'zod';
 import type { Env } from '../shared/config/settings.ts';
-import { stepBriefSchema } from '../shared/engine/run/step-brief.ts';
+import { briefPayloadFields, sentBrief } from '../shared/engine/run/step-brief.ts';
 import { ValidationError } from '../shared/errors.ts';
 import type { StepNext } from '../shared/services/coordinator-types.ts';
 import type { StepRunner } from '../shared/services/step/run-step.ts';
@@ -40,7 +40,7 @@ export const runStepPayloadSchema = z.object({
   previous: stepNextSchema.nullable(),
   decision: humanDecisionSchema.nullish(),
   /** What the step needs of its plan (engine/run/step-brief.ts); absent from an execution started before briefs. */
-  brief: stepBriefSchema.nullish(),
+  ...briefPayloadFields,
 });
 export type RunStepPayload = z.infer<typeof runStepPayloadSchema>;
 
@@ -62,9 +62,10 @@ export function createHandler(deps: StepExecutorHandlerDeps) {
         errors,
       );
     }
-    const { decision, ...request } = parsed.data;
+    const { decision, started: _started, ...request } = parsed.data;
     return deps.runner.runStep({
       ...request,
+      brief: sentBrief(parsed.data),
       decision: decision && {
         decision: decision.decision,
         ...(decision.output === undefined ? {} : { output: decision.output }),

@@ -139,8 +139,17 @@ export interface StateMachinesProps {
 const runId = JsonPath.stringAt('$.runId');
 /** Which execution a word comes from: a run's opening, the holder of a step's generation. */
 const execution = JsonPath.stringAt('$$.Execution.Name');
-/** What the step needs of its plan, from the decider's start (null: it reads the plan): shared/engine/run/step-brief.ts. */
-const brief = JsonPath.objectAt('$.brief');
+/**
+ * What the step needs of its plan, from the decider's start (none: it reads the plan): shared/engine/run/step-brief.ts.
+ * Sent as the execution's input (its decision and last answer left out, which the Tasks are sent apart), not as
+ * `$.brief`: an execution an older decider started has no `brief`, and a JSONPath to a missing field fails it with
+ * States.Runtime, where the input itself always exists. No state of its own: a step's happy path stays 3
+ * transitions.
+ */
+const started = JsonPath.jsonMerge(
+  JsonPath.objectAt('$$.Execution.Input'),
+  JsonPath.stringToJson(JSON.stringify({ next: null, decision: null })),
+);
 const stepIds = {
   runId,
   stepId: JsonPath.stringAt('$.stepId'),
@@ -345,7 +354,7 @@ export class StateMachines extends Construct {
         executionId: JsonPath.executionId,
         previous: JsonPath.objectAt('$.next'),
         decision: JsonPath.objectAt('$.decision'),
-        brief,
+        started,
       },
       '$.next',
     );
@@ -370,7 +379,7 @@ export class StateMachines extends Construct {
           // cannot say (a repeat of RecordFailure must name the same attempt, whatever the decider made of the first).
           previous: JsonPath.objectAt('$.next'),
           execution,
-          brief,
+          started,
         },
         '$.next',
       ),
@@ -401,7 +410,7 @@ export class StateMachines extends Construct {
     const awaitDecision = this.waitForCapacity(
       this.callback(
         S.awaitDecision,
-        { action: 'requestApproval', ...stepIds, kind: JsonPath.stringAt('$.next.kind'), execution, brief },
+        { action: 'requestApproval', ...stepIds, kind: JsonPath.stringAt('$.next.kind'), execution, started },
         '$.next.timeoutSeconds',
         '$.decision',
       ),

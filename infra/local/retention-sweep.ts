@@ -9,6 +9,7 @@
  */
 import { type AttributeValue, type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { ExpressionScope } from '../../shared/adapters/aws/dynamo-expressions.ts';
+import { runLayoutsOf } from '../../shared/adapters/aws/dynamo-layouts.ts';
 import { conditionalDelete, type DynamoContext } from '../../shared/adapters/aws/dynamo-ops.ts';
 import { PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from '../../shared/adapters/aws/table-layout.ts';
 import type { Retention } from '../../shared/ports/retention.ts';
@@ -35,7 +36,12 @@ export interface SweepTable {
 /** Deletes every item whose expiry is before `at` and purges the runs among them. */
 export async function sweepExpired(table: SweepTable, at: Date): Promise<SweepReport> {
   const now = { N: String(Math.floor(at.getTime() / 1000)) };
-  const ctx: DynamoContext = { client: table.client, tableName: table.tableName, now: () => at };
+  const ctx: DynamoContext = {
+    client: table.client,
+    tableName: table.tableName,
+    now: () => at,
+    layouts: runLayoutsOf(table.client, table.tableName),
+  };
   let expired = 0;
   let runs = 0;
   let start: Record<string, AttributeValue> | undefined;

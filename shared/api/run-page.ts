@@ -10,7 +10,8 @@
  * (Store.listStepStatuses). A step its run's start still implies has no record: the page shows the plan's
  * (shared/engine/run/planned.ts).
  */
-import { withPlannedSteps } from '../engine/run/planned.ts';
+import { impliedSteps } from '../engine/run/planned.ts';
+import { planView } from '../engine/run/state.ts';
 import type { Plan, PlanStep, StepStatus } from '../plan/schema.ts';
 import type { RunRecord, StepRecord, Store } from '../ports/store.ts';
 import {
@@ -110,7 +111,10 @@ async function pageOfPlan(
 function impliedBy(run: RunRecord, plan: Plan): (stepId: string) => StepRecord | undefined {
   let planned: Map<string, StepRecord> | undefined;
   return (stepId) => {
-    planned ??= new Map(withPlannedSteps(run, plan, []).map((r): [string, StepRecord] => [r.stepId, r]));
+    // The page shows no releases: the implied records as they are, nothing derived.
+    planned ??= new Map(
+      (run.revision === 1 ? impliedSteps(run, planView(plan), []) : []).map((r): [string, StepRecord] => [r.stepId, r]),
+    );
     return planned.get(stepId);
   };
 }

@@ -8,6 +8,7 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import '../../infra/local/polyfills.ts';
+import { runStepPayloadSchema } from '../../functions/step-executor.ts';
 import {
   CAPACITY_ERRORS,
   CAPACITY_WAIT_SECONDS,
@@ -19,6 +20,7 @@ import {
 } from '../../infra/constructs/state-machines.ts';
 import { CAPACITY_TASKS, capacityStates, RUN_STATES, STEP_STATES } from '../../infra/constructs/state-names.ts';
 import { type AslDefinition, type AslState, extractStateMachines } from '../../infra/local/synth.ts';
+import { sentBrief } from '../../shared/engine/run/step-brief.ts';
 import { stepExecutionInput } from '../../shared/ports/executions.ts';
 import {
   type Catcher,
@@ -38,6 +40,14 @@ let step: AslDefinition;
 beforeAll(() => {
   ({ template, run, step } = synthMachines());
 });
+
+/** A brief as the decider sends one (shared/engine/run/step-brief.ts). */
+const BRIEF = {
+  revision: 1,
+  step: { id: 's-1', title: 'S', target: 'tool:t', dependsOn: [] },
+  upstream: [],
+  outputs: [],
+};
 
 describe('state machines', () => {
   it('are both Standard machines named after the stage', () => {
@@ -235,12 +245,44 @@ describe('state machines', () => {
       'executionId.$': '$$.Execution.Id',
       'previous.$': '$.next',
       'decision.$': '$.decision',
-      'brief.$': '$.brief',
+      'started.$': `States.JsonMerge($$.Execution.Input, States.StringToJson('{"next":null,"decision":null}'), false)`,
     });
     // JSONPath fails on a path that does not exist: the input the coordinator starts a step with has them all.
     const input = stepExecutionInput({ runId: 'r', stepId: 's', generation: 1 });
     for (const path of Object.values(parameters).filter((p) => typeof p === 'string' && p.startsWith('$.')))
       expect(input, String(path)).toHaveProperty(String(path).slice(2).split('.')[0] as string);
+  });
+
+  it('give RunStep, RecordFailure and AwaitDecision a payload even when an older decider started the step without a brief', async () => {
+    const { brief: _none, ...older } = stepExecutionInput({ runId: 'r-1', stepId: 's-1', generation: 1 });
+    const briefed = stepExecutionInput({ runId: 'r-1', stepId: 's-1', generation: 1 }, BRIEF);
+    const payloadOf = async (name: string, input: object) => {
+      const machine = new StateMachine({
+        StartAt: 'Task',
+        States: { Task: { Type: 'Pass', Parameters: state(step, name).Parameters, End: true } },
+      } as unknown as StateMachineDefinition);
+      return machine.run(input as never, {
+        context: { Execution: { Id: 'x', Name: 'r-1-s-1-g1' }, Task: { Token: 't' } },
+      }).result;
+    };
+    const withNext = { next: { action: 'await', attempt: 1, kind: 'approval', timeoutSeconds: 60 } };
+    for (const [name, extra] of [
+      ['RunStep', {}],
+      ['AwaitDecision', withNext],
+      ['RecordFailure', { ...withNext, failure: { attempt: 1, error: { code: 'E', message: 'm', retryable: true } } }],
+    ] as const) {
+      // A Lambda callback Task sends its Parameters' `Payload`.
+      const lambdaPayload = async (input: object) => {
+        const result = (await payloadOf(name, input)) as Record<string, unknown>;
+        return (name === 'AwaitDecision' ? result.Payload : result) as Record<string, unknown>;
+      };
+      const payload = await lambdaPayload({ ...older, ...extra });
+      expect(payload, name).toMatchObject({ runId: 'r-1', stepId: 's-1', generation: 1 });
+      expect(sentBrief(payload), name).toBeNull();
+      expect(sentBrief(await lambdaPayload({ ...briefed, ...extra })), name).toEqual(BRIEF);
+    }
+    const runStep = runStepPayloadSchema.parse(await payloadOf('RunStep', older));
+    expect(sentBrief(runStep)).toBeNull();
   });
 
   it('retry RunStep on Lambda service errors and throttles, with the same payload, so no attempt is counted', () => {
@@ -322,7 +364,8 @@ describe('state machines', () => {
       attempt: null,
       // RunStep's entry: its first here (the execution's input says `next: null`).
       previous: null,
-      brief: null,
+      // The execution's input, where its brief rides (none here), without its decision and last answer.
+      started: { ...input, next: null, decision: null },
       error: { code: 'E_EXECUTOR', retryable: true, message: 'TypeError', details: executorError },
     });
 

@@ -159,7 +159,7 @@ describe('local executions on the synthesized step machine', () => {
     executionId,
     previous,
     decision,
-    brief: BRIEF,
+    started: INPUT,
   });
   const awaiting = (kind: 'approval' | 'review', attempt = 1, timeoutSeconds = 300) => ({
     action: 'await',
@@ -216,7 +216,7 @@ describe('local executions on the synthesized step machine', () => {
       kind: 'approval',
       taskToken: approval.taskToken,
       execution: STEP_NAME,
-      brief: BRIEF,
+      started: INPUT,
     });
     expect(statusOf(ex, STEP_NAME)?.status).toBe('RUNNING');
     expect(trail()).toEqual(['StepExecutor', 'requestApproval']);
@@ -310,7 +310,7 @@ describe('local executions on the synthesized step machine', () => {
       attempt: 2,
       // RunStep's entry the failure interrupted: a repeat of RecordFailure names the same attempt.
       previous: { action: 'await', attempt: 2, kind: 'review', timeoutSeconds: 300 },
-      brief: BRIEF,
+      started: INPUT,
       error: {
         code: 'E_GATE',
         message: 'StepCancelled',
@@ -375,7 +375,7 @@ describe('local executions on the synthesized step machine', () => {
       ...STEP,
       attempt: null,
       previous: null,
-      brief: BRIEF,
+      started: INPUT,
       error: {
         code: 'E_EXECUTOR',
         message: 'TypeError',

@@ -6,9 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type SweepReport, sweepExpired } from '../../infra/local/retention-sweep.ts';
 import { createDynamoRetentionOf, createDynamoStore } from '../../shared/adapters/aws/dynamo-store.ts';
 import type { Retention } from '../../shared/ports/retention.ts';
-import type { Store } from '../../shared/ports/store.ts';
+import type { RunRecord, Store } from '../../shared/ports/store.ts';
 import { type StoredItem, startDynalite, type TestDynamo, tableItems } from '../support/dynalite.ts';
-import { anApproval, aPlan, aRun, aStep, at } from '../support/store-fixtures.ts';
+import { anApproval, anAttempt, aPlan, aRun, aStep, at } from '../support/store-fixtures.ts';
 
 /** An hour: the run's records are kept that long after it ends. */
 const RETENTION_SECONDS = 3600;
@@ -42,9 +42,9 @@ describe('retention (DynamoDB adapter, swept as the embedded runtime sweeps in p
   afterEach(() => dynamo.stop());
 
   /** A run with one of every record it can leave, a rewritten large output (its first parts unreferenced). */
-  async function seedRun(runId: string): Promise<void> {
+  async function seedRun(runId: string, fields: Partial<RunRecord> = {}): Promise<void> {
     await store.claimRunKey('default', `key-${runId}`, runId, 'hash');
-    await store.createRun(aRun({ runId, status: 'running', idempotencyKey: `key-${runId}` }));
+    await store.createRun(aRun({ runId, status: 'running', idempotencyKey: `key-${runId}`, ...fields }));
     const plan = aPlan();
     const watched = { ...plan, steps: plan.steps.map((step) => ({ ...step, watches: [`res-${runId}`] })) };
     await store.putPlanRevision(runId, watched, 'initial');
@@ -107,6 +107,18 @@ describe('retention (DynamoDB adapter, swept as the embedded runtime sweeps in p
     expect(approvals).toHaveLength(1);
     expect(await itemsOf('r-open')).toEqual(open);
     expect((await store.listRuns()).map((run) => run.runId)).toEqual(['r-open']);
+  });
+
+  it('deletes the steps and attempts of a run spread over step partitions, which its gone item no longer names', async () => {
+    await seedRun('r-wide', { startedAt: at(0), stepShards: 16 });
+    await store.putSteps(['a', 'b', 'c', 'd'].map((stepId) => aStep({ runId: 'r-wide', stepId })));
+    await store.putAttempt(anAttempt({ runId: 'r-wide', stepId: 'c' }));
+    expect((await itemsOf('r-wide')).filter((key) => key.startsWith('RUN#r-wide#S')).length).toBeGreaterThanOrEqual(6);
+    await endRun('r-wide', 100);
+
+    expect(await sweep(later(100 + RETENTION_SECONDS + 1))).toEqual({ expired: 1, runs: 1 });
+
+    expect(await itemsOf('r-wide')).toEqual([]);
   });
 
   it('leaves a run that reopened before its expiry came: the write that reopened it took the expiry away', async () => {

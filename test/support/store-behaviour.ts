@@ -12,6 +12,7 @@ import { describeCarriedAttemptBehaviour } from './store-behaviour-carried-attem
 import { describeGateBehaviour } from './store-behaviour-gates.ts';
 import { describeGenerationBehaviour } from './store-behaviour-generations.ts';
 import { describeRunListingBehaviour } from './store-behaviour-listing.ts';
+import { describeStepPartitionBehaviour } from './store-behaviour-step-partitions.ts';
 import { describeStepBehaviour } from './store-behaviour-steps.ts';
 import { aPlan, aRun, at, uniqueId } from './store-fixtures.ts';
 
@@ -45,6 +46,7 @@ export function describeStoreBehaviour(name: string, makeStore: () => Promise<St
     describePlanBehaviour(store);
     describeEventBehaviour(store);
     describeStepBehaviour(store);
+    describeStepPartitionBehaviour(store);
     describeGateBehaviour(store);
     describeBookkeepingBehaviour(store);
     describeGenerationBehaviour(store);

@@ -93,6 +93,27 @@ function itemsReturned(command: string, output: unknown): Readonly<Record<string
   return out.Items ?? [];
 }
 
+/**
+ * The keys (`PK` and `SK`) a write command wrote, from its input: a test's spy on what one batch, or one run,
+ * rewrites (a join's item, the partitions a layer's steps land in).
+ */
+export function writtenKeys(command: string, input: unknown): { readonly PK: string; readonly SK: string }[] {
+  const keyOf = (item: Readonly<Record<string, AttributeValue>> | undefined) => ({
+    PK: String(item?.PK?.S ?? ''),
+    SK: String(item?.SK?.S ?? ''),
+  });
+  const one = input as { Item?: Record<string, AttributeValue>; Key?: Record<string, AttributeValue> };
+  if (command === 'PutItemCommand') return [keyOf(one.Item)];
+  if (command === 'UpdateItemCommand' || command === 'DeleteItemCommand') return [keyOf(one.Key)];
+  if (command !== 'BatchWriteItemCommand') return [];
+  const tables = (
+    input as { RequestItems?: Record<string, { PutRequest?: { Item?: Record<string, AttributeValue> } }[]> }
+  ).RequestItems;
+  return Object.values(tables ?? {}).flatMap((requests) =>
+    requests.flatMap((request) => (request.PutRequest === undefined ? [] : [keyOf(request.PutRequest.Item)])),
+  );
+}
+
 export interface StackCounters {
   /** The in-process DynamoDB's command hook; absent when not counting. */
   readonly onCommand?: (command: string, input: unknown, output: unknown) => void;

@@ -27,6 +27,7 @@ import {
   type ItemKey,
   itemKeys,
   PARTITION_KEY,
+  runIdOfPartition,
   SORT_KEY,
   STATUS_PARTITION_KEY,
   STATUS_SORT_KEY,
@@ -56,7 +57,6 @@ export type BlobOwner =
   | { readonly runId: string }
   | { readonly runId?: undefined; readonly expiresAt?: AttributeValue };
 
-const RUN_PREFIX = 'RUN#';
 const APPROVAL_PREFIX = 'APPROVAL#';
 
 /**
@@ -64,7 +64,8 @@ const APPROVAL_PREFIX = 'APPROVAL#';
  * any other item, its own expiry (a put's `expiresAt`), which its parts then carry.
  */
 export function blobOwner(pk: string | undefined, attributes: Item = {}): BlobOwner {
-  if (pk?.startsWith(RUN_PREFIX)) return { runId: pk.slice(RUN_PREFIX.length) };
+  const ofRun = pk === undefined ? undefined : runIdOfPartition(pk);
+  if (ofRun !== undefined) return { runId: ofRun };
   const runId = attributes.runId?.S;
   if (pk?.startsWith(APPROVAL_PREFIX) && runId !== undefined) return { runId };
   const expiresAt = attributes[TTL_ATTRIBUTE];

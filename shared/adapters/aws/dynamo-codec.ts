@@ -76,6 +76,7 @@ const optionalStringSet: FieldCodec<readonly string[]> = {
 
 export const runCodecs: FieldCodecs<RunRecord> = {
   runId: stringField,
+  stepShards: numberField,
   status: enumField(RUN_STATUSES),
   objective: stringField,
   mode: enumField(['DIRECT', 'DECOMPOSE', 'SUBMITTED'] as const),
@@ -214,8 +215,9 @@ export const stepCodecs: FieldCodecs<StepRecord> = {
   compensation: json<CompensationRecord>(),
 };
 
-export function encodeStep(step: StepRecord): Item {
-  const keys = itemKeys.step(step.runId, step.stepId);
+/** A step's item; `shards`: its run's step partitions (table-layout.ts). */
+export function encodeStep(step: StepRecord, shards = 1): Item {
+  const keys = itemKeys.step(step.runId, step.stepId, shards);
   return { ...stringItem({ ...keys, [ENTITY_ATTRIBUTE]: 'step' }), ...encodeFields(stepCodecs, step) };
 }
 
@@ -243,8 +245,9 @@ const attemptCodecs: FieldCodecs<AttemptRecord> = {
   verdict: enumField(['pass', 'review', 'fail'] as const),
 };
 
-export function encodeAttempt(attempt: AttemptRecord): Item {
-  const keys = itemKeys.attempt(attempt.runId, attempt.stepId, attempt.generation, attempt.attempt);
+/** An attempt's item, in its step's partition (`shards`: its run's step partitions). */
+export function encodeAttempt(attempt: AttemptRecord, shards = 1): Item {
+  const keys = itemKeys.attempt(attempt.runId, attempt.stepId, attempt.generation, attempt.attempt, shards);
   return { ...stringItem({ ...keys, [ENTITY_ATTRIBUTE]: 'attempt' }), ...encodeFields(attemptCodecs, attempt) };
 }
 

@@ -20,6 +20,7 @@ import { encodeOutbox, OUTBOX_ATTRIBUTE, type OutboxEntry, type StreamRecord } f
 import { guardSize, type Item } from './dynamo-attributes.ts';
 import { blobOwner, offload, outboxValue, referencedParts, restore } from './dynamo-blobs.ts';
 import { type Condition, ExpressionScope, type UpdateBuilder } from './dynamo-expressions.ts';
+import type { RunLayouts } from './dynamo-layouts.ts';
 import { type ItemKey, itemKeys, PARTITION_KEY, SORT_KEY } from './table-layout.ts';
 
 export interface DynamoContext {
@@ -34,6 +35,8 @@ export interface DynamoContext {
   readonly stream?: ((record: StreamRecord) => void) | undefined;
   /** How long an ended run's records are kept, in seconds (its run item's `expiresAt`: dynamo-retention.ts). */
   readonly retentionSeconds?: number;
+  /** The runs' step partitions this process knows (dynamo-layouts.ts). */
+  readonly layouts: RunLayouts;
 }
 
 /**
@@ -173,6 +176,26 @@ export async function getItem(ctx: DynamoContext, key: ItemKey): Promise<Item | 
   return result.Item === undefined ? undefined : (await restored(ctx, [result.Item]))[0];
 }
 
+/** Some attributes of an item (`projection`, named in `scope`), read consistently; no value kept out of line is asked. */
+export async function getItemProjected(
+  ctx: DynamoContext,
+  key: ItemKey,
+  projection: string,
+  scope: ExpressionScope,
+): Promise<Item | undefined> {
+  const { ExpressionAttributeNames } = scope.parts();
+  const result = await ctx.client.send(
+    new GetItemCommand({
+      TableName: ctx.tableName,
+      Key: { PK: { S: key.PK }, SK: { S: key.SK } },
+      ConsistentRead: true,
+      ProjectionExpression: projection,
+      ExpressionAttributeNames,
+    }),
+  );
+  return result.Item;
+}
+
 /** Writes the parts of values moved out of line, before the item that refers to them. */
 async function writeParts(ctx: DynamoContext, parts: readonly Item[]): Promise<void> {
   if (parts.length > 0) await batchPutItems(ctx, parts);
@@ -298,8 +321,15 @@ export async function queryAll(
 
 /** A run's items of one kind (`begins_with(SK, :prefix)`), strongly consistent. */
 export function runItemsQuery(runId: string, prefix: string): QueryInput {
+  return partitionItemsQuery(itemKeys.runPartition(runId), prefix);
+}
+
+/** The items of one partition whose sort key starts with `prefix`, read consistently (only `projection`, if named). */
+export function partitionItemsQuery(partition: string, prefix: string, projection?: readonly string[]): QueryInput {
   const scope = new ExpressionScope();
-  const pk = scope.equals(PARTITION_KEY, { S: itemKeys.runPartition(runId) }, 'pk');
+  const pk = scope.equals(PARTITION_KEY, { S: partition }, 'pk');
   const sk = `begins_with(${scope.name(SORT_KEY)}, ${scope.value('prefix', { S: prefix })})`;
-  return { KeyConditionExpression: `${pk} AND ${sk}`, ConsistentRead: true, ...scope.parts() };
+  const shown =
+    projection === undefined ? {} : { ProjectionExpression: projection.map((n) => scope.name(n)).join(', ') };
+  return { KeyConditionExpression: `${pk} AND ${sk}`, ConsistentRead: true, ...shown, ...scope.parts() };
 }

@@ -7,8 +7,9 @@
  * reopened by an invalidation months later, deleting part of a live run. The run item is written anyway by the
  * batch that ends the run (the projection writes the whole item), so it takes `expiresAt` at no cost
  * (dynamo-codec.ts: `runExpiresAt`), loses it when the run reopens, and everything else of the run is found from it
- * when it goes: the run's partition (one Query), its blob partitions (dynamo-blobs.ts), its approvals (by their
- * references), its watches (from its plan revisions) and its run key (named on the run item).
+ * when it goes: the run's partition (one Query), its step partitions (all it may have), its blob partitions
+ * (dynamo-blobs.ts), its approvals (by their references), its watches (from its plan revisions) and its run key
+ * (named on the run item).
  *
  * Deployed, TTL deletes the run item; the table's stream delivers the removal (a REMOVE by the DynamoDB service,
  * with the old image: EXPIRED_RUN_STREAM_FILTER) to the outbox Lambda, which calls `purgeRun`. Embedded, the
@@ -64,19 +65,23 @@ export function createDynamoRetention(ctx: DynamoContext): Retention {
       runId,
       items.filter((key) => key.SK.startsWith(SORT_PREFIX.plan)),
     );
-    const parts = (
-      await Promise.all(itemKeys.runBlobPartitions(runId).map((partition) => partitionKeys(ctx, partition)))
-    ).flat();
+    // The run's item is gone, and with it how many partitions its steps were spread over: every one they may be in.
+    const [parts, stepItems] = await Promise.all(
+      [itemKeys.runBlobPartitions(runId), itemKeys.anyStepPartitions(runId).slice(1)].map(async (partitions) =>
+        (await Promise.all(partitions.map((partition) => partitionKeys(ctx, partition)))).flat(),
+      ),
+    );
     // The run's own partition last: a purge cut short and repeated (the stream redelivers the removal) still finds
     // there the approval references and plan revisions that name the rest.
-    await batchDeleteItems(ctx, [...watches, ...approvals, ...parts]);
+    await batchDeleteItems(ctx, [...watches, ...approvals, ...(parts ?? []), ...(stepItems ?? [])]);
     if (runKey !== undefined) {
       // Only the run's own claim: a key claimed again since by another run stays that run's.
       const scope = new ExpressionScope();
       await conditionalDelete(ctx, itemKeys.runKey(tenant, runKey), scope, scope.equals('runId', { S: runId }));
     }
     await batchDeleteItems(ctx, items);
-    return watches.length + approvals.length + parts.length + items.length + (runKey === undefined ? 0 : 1);
+    const others = (parts?.length ?? 0) + (stepItems?.length ?? 0);
+    return watches.length + approvals.length + others + items.length + (runKey === undefined ? 0 : 1);
   };
 
   return { purgeRun };

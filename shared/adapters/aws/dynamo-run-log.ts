@@ -50,6 +50,7 @@ import {
   queryAll,
   runItemsQuery,
 } from './dynamo-ops.ts';
+import { stepShardsOf } from './dynamo-step-keys.ts';
 import { itemKeys, PARTITION_KEY } from './table-layout.ts';
 
 /** Where a run's batches were kept before the head (one item per version): read once, for a run committed then. */
@@ -77,8 +78,9 @@ async function projectStep(
   version: number,
   moved: boolean,
   outbox: OutboxEntry | null,
+  shards: number,
 ): Promise<void> {
-  const key = itemKeys.step(step.runId, step.stepId);
+  const key = itemKeys.step(step.runId, step.stepId, shards);
   for (let tries = 0; tries < MAX_MOVE_TRIES; tries++) {
     // A generation that moves on drops what its execution wrote on the item, but the attempt record carried there is
     // an attempt of the ended generation: it gets an item of its own first (the same content however often this is
@@ -86,7 +88,8 @@ async function projectStep(
     const stored = moved ? await getItem(ctx, key) : undefined;
     if (stored !== undefined && Number(stored[VERSION_ATTRIBUTE]?.N ?? 0) >= version) return;
     const carried = carriedAttempt(stored);
-    if (carried !== undefined) await conditionalPut(ctx, encodeAttempt(carried), new ExpressionScope(), undefined);
+    if (carried !== undefined)
+      await conditionalPut(ctx, encodeAttempt(carried, shards), new ExpressionScope(), undefined);
     const scope = new ExpressionScope();
     const update = new UpdateBuilder(scope);
     const fields = encodeFields(stepCodecs, step);
@@ -220,8 +223,12 @@ export function createDynamoRunLog(ctx: DynamoContext, store: RevisionWrites): R
       if (lastApproval !== undefined) await putApproval(lastApproval, outbox);
       const moved = new Set(images.moved);
       const [steps, lastStep] = splitLast(images.steps, carrier === 'step');
-      await forEachInPool(steps, (step) => projectStep(ctx, step, version, moved.has(step.stepId), null));
-      if (lastStep !== undefined) await projectStep(ctx, lastStep, version, moved.has(lastStep.stepId), outbox ?? null);
+      // The batch that starts a run carries its record, and with it where its steps go (written after them).
+      ctx.layouts.learn(images.run);
+      const shards = images.steps.length === 0 ? 1 : await stepShardsOf(ctx, runId);
+      await forEachInPool(steps, (step) => projectStep(ctx, step, version, moved.has(step.stepId), null, shards));
+      if (lastStep !== undefined)
+        await projectStep(ctx, lastStep, version, moved.has(lastStep.stepId), outbox ?? null, shards);
       if (images.run !== undefined)
         // The run item carries its status index keys and, once ended, its expiry: no write of their own.
         await projectWhole(

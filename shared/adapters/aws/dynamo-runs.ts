@@ -139,7 +139,9 @@ export function runOperations(ctx: DynamoContext): RunOperations {
       ...tenantHeld,
     );
     const item = await conditionalUpdate(ctx, itemKeys.run(runId), scope, update, condition, options.announce ?? null);
-    return item === undefined ? undefined : decodeRun(item);
+    const run = item === undefined ? undefined : decodeRun(item);
+    ctx.layouts.learn(run);
+    return run;
   };
 
   /**
@@ -229,7 +231,9 @@ export function runOperations(ctx: DynamoContext): RunOperations {
     claimRunKey,
     async getRun(runId) {
       const item = await getItem(ctx, itemKeys.run(runId));
-      return item === undefined ? undefined : decodeRun(item);
+      const run = item === undefined ? undefined : decodeRun(item);
+      ctx.layouts.learn(run);
+      return run;
     },
     updateRun,
     listRuns,

@@ -28,10 +28,11 @@ import {
   type DynamoContext,
   getItem,
   itemWithKey,
+  partitionItemsQuery,
   queryAll,
-  runItemsQuery,
 } from './dynamo-ops.ts';
-import { attemptPrefix, type ItemKey, itemKeys, PARTITION_KEY, SORT_KEY, SORT_PREFIX } from './table-layout.ts';
+import { queryStepPartitions, stepShardsOf } from './dynamo-step-keys.ts';
+import { attemptPrefix, type ItemKey, itemKeys, PARTITION_KEY, SORT_PREFIX } from './table-layout.ts';
 
 type StepOperations = Pick<
   Store,
@@ -78,10 +79,11 @@ function attemptOf(
   runId: string,
   stepId: string,
   ref: AttemptRef,
+  shards: number,
 ): AttemptRecord | undefined {
   const carried = carriedAttempt(step);
   if (carried?.generation === ref.generation && carried.attempt === ref.attempt) return carried;
-  const key: ItemKey = itemKeys.attempt(runId, stepId, ref.generation, ref.attempt);
+  const key: ItemKey = itemKeys.attempt(runId, stepId, ref.generation, ref.attempt, shards);
   const own = itemWithKey(items, key);
   return own === undefined ? undefined : decodeAttempt(own);
 }
@@ -97,10 +99,10 @@ function withCarried(own: readonly AttemptRecord[], steps: readonly Item[]): Att
 }
 
 export function stepOperations(ctx: DynamoContext): StepOperations {
-  const putStep = async (step: StepRecord): Promise<void> => {
+  const putStep = async (step: StepRecord, shards: number): Promise<void> => {
     const scope = new ExpressionScope();
     // A lost condition means the step exists already (a repeated startRun): leave it as it is.
-    await conditionalPut(ctx, encodeStep(step), scope, scope.notExists(PARTITION_KEY));
+    await conditionalPut(ctx, encodeStep(step, shards), scope, scope.notExists(PARTITION_KEY));
   };
 
   const transitionStep = async (
@@ -133,7 +135,7 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
     applyStepPatch(update, patch, ctx.now().toISOString());
     const item = await conditionalUpdate(
       ctx,
-      itemKeys.step(runId, stepId),
+      itemKeys.step(runId, stepId, await stepShardsOf(ctx, runId)),
       scope,
       update,
       scope.and(...parts),
@@ -142,15 +144,30 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
     return item === undefined ? undefined : decodeStep(item);
   };
 
-  const getSteps = async (runId: string, stepIds: readonly string[]): Promise<StepRecord[]> =>
-    stepIds.length === 0
-      ? []
-      : (
-          await batchGetItems(
-            ctx,
-            stepIds.map((stepId) => itemKeys.step(runId, stepId)),
-          )
-        ).map(decodeStep);
+  const getSteps = async (runId: string, stepIds: readonly string[]): Promise<StepRecord[]> => {
+    if (stepIds.length === 0) return [];
+    const shards = await stepShardsOf(ctx, runId);
+    return (
+      await batchGetItems(
+        ctx,
+        stepIds.map((stepId) => itemKeys.step(runId, stepId, shards)),
+      )
+    ).map(decodeStep);
+  };
+
+  /** The step's keys (and the run's, and the others') as a run of `shards` step partitions has them. */
+  const stepWithRunKeys = (
+    runId: string,
+    stepId: string,
+    shards: number,
+    attempt?: AttemptRef,
+    others?: readonly string[],
+  ) => ({
+    run: itemKeys.run(runId),
+    step: itemKeys.step(runId, stepId, shards),
+    attempt: attempt && itemKeys.attempt(runId, stepId, attempt.generation, attempt.attempt, shards),
+    others: (others ?? []).filter((id) => id !== stepId).map((id) => itemKeys.step(runId, id, shards)),
+  });
 
   const getStepWithRun = async (
     runId: string,
@@ -158,21 +175,27 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
     attempt?: AttemptRef,
     others?: readonly string[],
   ): Promise<StepWithRun> => {
-    const keys = {
-      run: itemKeys.run(runId),
-      step: itemKeys.step(runId, stepId),
-      attempt: attempt && itemKeys.attempt(runId, stepId, attempt.generation, attempt.attempt),
-    };
-    const otherKeys = (others ?? []).filter((id) => id !== stepId).map((id) => itemKeys.step(runId, id));
-    const items = await batchGetItems(ctx, [
+    // One round trip where this process knows the run's step partitions, or guesses right (its own partition: a run
+    // of up to 256 steps); the run item read along says which it is, and a wrong guess reads the step items again.
+    const guess = ctx.layouts.known(runId) ?? 1;
+    let keys = stepWithRunKeys(runId, stepId, guess, attempt, others);
+    let items = await batchGetItems(ctx, [
       keys.run,
       keys.step,
       ...(keys.attempt ? [keys.attempt] : []),
-      ...otherKeys,
+      ...keys.others,
     ]);
-    const run = itemWithKey(items, keys.run);
+    const runItem = itemWithKey(items, keys.run);
+    const runRecord = runItem === undefined ? undefined : decodeRun(runItem);
+    ctx.layouts.learn(runRecord);
+    const shards = runRecord?.stepShards ?? 1;
+    if (shards !== guess) {
+      keys = stepWithRunKeys(runId, stepId, shards, attempt, others);
+      items = await batchGetItems(ctx, [keys.step, ...(keys.attempt ? [keys.attempt] : []), ...keys.others]);
+    }
+    const otherKeys = keys.others;
     const step = itemWithKey(items, keys.step);
-    const found = attempt && attemptOf(step, items, runId, stepId, attempt);
+    const found = attempt && attemptOf(step, items, runId, stepId, attempt, shards);
     const otherSteps =
       others === undefined
         ? undefined
@@ -181,7 +204,7 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
             return item === undefined ? [] : [item];
           });
     return {
-      ...(run ? { run: decodeRun(run) } : {}),
+      ...(runRecord ? { run: runRecord } : {}),
       ...(step ? { step: decodeStep(step) } : {}),
       ...(found ? { attempt: found } : {}),
       ...(otherSteps === undefined ? {} : { others: otherSteps.map(decodeStep) }),
@@ -193,6 +216,10 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
       // A pool, not rounds of PUT_CONCURRENCY: a round waits for its slowest put before the next one starts, which
       // on a 200-step plan is 13 slowest-of-16 round trips on the way to the run's first step.
       // After a failure no new put starts (the caller is told at once; a repeat writes what is missing).
+      const runs = [...new Set(steps.map((step) => step.runId))];
+      const shardsOf = new Map(
+        await Promise.all(runs.map(async (runId) => [runId, await stepShardsOf(ctx, runId)] as const)),
+      );
       let next = 0;
       let failed = false;
       const worker = async (): Promise<void> => {
@@ -200,7 +227,7 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
           const step = steps[next] as StepRecord;
           next += 1;
           try {
-            await putStep(step);
+            await putStep(step, shardsOf.get(step.runId) ?? 1);
           } catch (error) {
             failed = true;
             throw error;
@@ -210,24 +237,17 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
       await Promise.all(Array.from({ length: Math.min(PUT_CONCURRENCY, steps.length) }, worker));
     },
     async getStep(runId, stepId) {
-      const item = await getItem(ctx, itemKeys.step(runId, stepId));
+      const item = await getItem(ctx, itemKeys.step(runId, stepId, await stepShardsOf(ctx, runId)));
       return item === undefined ? undefined : decodeStep(item);
     },
     async listSteps(runId) {
-      return (await queryAll(ctx, runItemsQuery(runId, SORT_PREFIX.step))).map(decodeStep);
+      const shards = await stepShardsOf(ctx, runId);
+      return (await queryStepPartitions(ctx, runId, shards, SORT_PREFIX.step)).map(decodeStep);
     },
     async listStepStatuses(runId) {
-      const scope = new ExpressionScope();
-      const pk = scope.equals(PARTITION_KEY, { S: itemKeys.runPartition(runId) }, 'pk');
-      const sk = `begins_with(${scope.name(SORT_KEY)}, ${scope.value('prefix', { S: SORT_PREFIX.step })})`;
+      const shards = await stepShardsOf(ctx, runId);
       // Two short attributes of each item: no large value of a step is read back, decoded or filled in.
-      const projection = `${scope.name('stepId')}, ${scope.name('status')}`;
-      const items = await queryAll(ctx, {
-        KeyConditionExpression: `${pk} AND ${sk}`,
-        ProjectionExpression: projection,
-        ConsistentRead: true,
-        ...scope.parts(),
-      });
+      const items = await queryStepPartitions(ctx, runId, shards, SORT_PREFIX.step, ['stepId', 'status']);
       return items.map((item) => ({
         stepId: item.stepId?.S ?? '',
         status: (item.status?.S ?? 'pending') as StepStatus,
@@ -238,17 +258,23 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
     transitionStep,
     async getAttempt(runId, stepId, ref) {
       // The attempt may be carried by its step's item: both in one round trip.
-      const stepKey = itemKeys.step(runId, stepId);
-      const items = await batchGetItems(ctx, [itemKeys.attempt(runId, stepId, ref.generation, ref.attempt), stepKey]);
-      return attemptOf(itemWithKey(items, stepKey), items, runId, stepId, ref);
+      const shards = await stepShardsOf(ctx, runId);
+      const stepKey = itemKeys.step(runId, stepId, shards);
+      const items = await batchGetItems(ctx, [
+        itemKeys.attempt(runId, stepId, ref.generation, ref.attempt, shards),
+        stepKey,
+      ]);
+      return attemptOf(itemWithKey(items, stepKey), items, runId, stepId, ref, shards);
     },
     async putAttempt(attempt) {
       const scope = new ExpressionScope();
-      return conditionalPut(ctx, encodeAttempt(attempt), scope, scope.notExists(PARTITION_KEY));
+      const shards = await stepShardsOf(ctx, attempt.runId);
+      return conditionalPut(ctx, encodeAttempt(attempt, shards), scope, scope.notExists(PARTITION_KEY));
     },
     async updateAttempt(attempt: AttemptRecord) {
       const scope = new ExpressionScope();
-      if (!(await conditionalPut(ctx, encodeAttempt(attempt), scope, scope.exists(PARTITION_KEY)))) {
+      const shards = await stepShardsOf(ctx, attempt.runId);
+      if (!(await conditionalPut(ctx, encodeAttempt(attempt, shards), scope, scope.exists(PARTITION_KEY)))) {
         const { runId, stepId, generation } = attempt;
         throw new NotFoundError(`attempt ${attempt.attempt} of step ${stepId} (generation ${generation}) not found`, {
           context: { runId, stepId, generation, attempt: attempt.attempt },
@@ -256,11 +282,14 @@ export function stepOperations(ctx: DynamoContext): StepOperations {
       }
     },
     async listAttempts(runId, stepId) {
+      const shards = await stepShardsOf(ctx, runId);
       const [own, steps] = await Promise.all([
-        queryAll(ctx, runItemsQuery(runId, attemptPrefix(stepId))),
         stepId === undefined
-          ? queryAll(ctx, runItemsQuery(runId, SORT_PREFIX.step))
-          : getItem(ctx, itemKeys.step(runId, stepId)).then((item) => (item === undefined ? [] : [item])),
+          ? queryStepPartitions(ctx, runId, shards, attemptPrefix())
+          : queryAll(ctx, partitionItemsQuery(itemKeys.step(runId, stepId, shards).PK, attemptPrefix(stepId))),
+        stepId === undefined
+          ? queryStepPartitions(ctx, runId, shards, SORT_PREFIX.step)
+          : getItem(ctx, itemKeys.step(runId, stepId, shards)).then((item) => (item === undefined ? [] : [item])),
       ]);
       return withCarried(own.map(decodeAttempt), steps);
     },

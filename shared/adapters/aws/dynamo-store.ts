@@ -12,6 +12,7 @@ import type { Store } from '../../ports/store.ts';
 import { admissionOperations } from './dynamo-admission.ts';
 import { approvalOperations } from './dynamo-approvals.ts';
 import { eventOperations } from './dynamo-events.ts';
+import { runLayoutsOf } from './dynamo-layouts.ts';
 import type { DynamoContext } from './dynamo-ops.ts';
 import { planJobOperations } from './dynamo-plan-jobs.ts';
 import { createDynamoRetention } from './dynamo-retention.ts';
@@ -38,6 +39,7 @@ function contextOf(options: DynamoStoreOptions): DynamoContext {
     now: options.now ?? (() => new Date()),
     stream: options.stream,
     retentionSeconds: options.retentionSeconds ?? DEFAULT_RETENTION_DAYS * 24 * 3600,
+    layouts: runLayoutsOf(options.client, options.tableName),
   };
 }
 

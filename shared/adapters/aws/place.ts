@@ -10,6 +10,7 @@ import type { Place } from '../../ports/place.ts';
 import { deploymentCatalog } from '../catalog-from-env.ts';
 import { createBedrockPlanModel, defaultBedrockClient } from './bedrock-plan-model.ts';
 import { dynamoDbClient, dynamoDbStreamsClient, lambdaClient, schedulerClient, sqsClient } from './clients.ts';
+import { runLayoutsOf } from './dynamo-layouts.ts';
 import { createDynamoReplies } from './dynamo-replies.ts';
 import { createDynamoRetentionOf, createDynamoRunLogOf, createDynamoStore } from './dynamo-store.ts';
 import { createEventBridgePublisher } from './eventbridge-publisher.ts';
@@ -28,7 +29,13 @@ export function awsPlace(settings: Settings): Place {
     tableName: requireSetting(settings, 'tableName'),
     retentionSeconds: settings.retentionSeconds,
   }));
-  const replies = once(() => createDynamoReplies({ ...dynamo(), now: () => new Date() }));
+  const replies = once(() =>
+    createDynamoReplies({
+      ...dynamo(),
+      now: () => new Date(),
+      layouts: runLayoutsOf(dynamo().client, dynamo().tableName),
+    }),
+  );
   return {
     store: () => createDynamoStore(dynamo()),
     runLog: (store) => createDynamoRunLogOf(dynamo(), store),

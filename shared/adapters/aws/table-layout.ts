@@ -5,8 +5,11 @@
  * Items (PK / SK):
  *   run            RUN#<runId>          / RUN
  *   plan revision  RUN#<runId>          / PLAN#<revision, 6 digits>
- *   step           RUN#<runId>          / STEP#<stepId>      (`attemptRecord`: a first attempt that succeeded it)
- *   attempt        RUN#<runId>          / ATTEMPT#<stepId>#<generation, 4 digits>#<attempt, 3 digits>
+ *   step           <step partition>     / STEP#<stepId>      (`attemptRecord`: a first attempt that succeeded it)
+ *   attempt        <step partition>     / ATTEMPT#<stepId>#<generation, 4 digits>#<attempt, 3 digits>
+ *                  (<step partition>: `RUN#<runId>` for a run whose item names no `stepShards` (up to 256 steps, or
+ *                  a run started before step partitions); else `RUN#<runId>#S<shard>`, <shard> = stepShard(stepId,
+ *                  stepShards), so a wide layer's step writes and reads spread over that many partition keys)
  *   event          RUN#<runId>          / EVENT#<at>~<announcement id>~<index, 4 digits>   (the audit log)
  *   announcement   RUN#<runId>          / OUTBOX#<id>    (events that belong to no other write: the outbox)
  *   approval       APPROVAL#<id>        / APPROVAL
@@ -98,6 +101,30 @@ export const tenantScoped = (tenant: string, name: string): string =>
 export const RUN_BLOB_SHARDS = 16;
 const runBlobPartition = (runId: string, shard: number): string => `RUNBLOB#${runId}#${shard}`;
 
+/**
+ * The most partitions a run's steps are spread over (the run's `stepShards`, shared/engine/run/step-partitions.ts, is
+ * a power of two up to this): a purge, which no longer knows a run's count, reads them all.
+ */
+export const MAX_STEP_SHARDS = 16;
+
+/** The partition of a step of a run whose steps are spread over `shards` (1: the run's own partition). */
+const stepPartition = (runId: string, stepId: string, shards: number): string =>
+  shards <= 1 ? runPartition(runId) : `${runPartition(runId)}#S${fnv1a(stepId) % shards}`;
+
+/** Every partition of a run's steps, over `shards` (1: the run's own partition only). */
+const stepPartitions = (runId: string, shards: number): string[] =>
+  shards <= 1
+    ? [runPartition(runId)]
+    : Array.from({ length: shards }, (_, shard) => `${runPartition(runId)}#S${shard}`);
+
+/** The run a run's partition, or one of its step partitions, belongs to (undefined for any other partition). */
+export function runIdOfPartition(pk: string): string | undefined {
+  if (!pk.startsWith('RUN#')) return undefined;
+  const rest = pk.slice('RUN#'.length);
+  const shard = /#S\d+$/.exec(rest);
+  return shard === null ? rest : rest.slice(0, shard.index);
+}
+
 /** Item key builders: the only place that spells a key. */
 export const itemKeys = {
   run: (runId: string): ItemKey => ({ PK: runPartition(runId), SK: 'RUN' }),
@@ -108,11 +135,19 @@ export const itemKeys = {
     PK: runPartition(runId),
     SK: `${SORT_PREFIX.plan}${pad(revision, 6)}`,
   }),
-  step: (runId: string, stepId: string): ItemKey => ({ PK: runPartition(runId), SK: `${SORT_PREFIX.step}${stepId}` }),
-  attempt: (runId: string, stepId: string, generation: number, attempt: number): ItemKey => ({
-    PK: runPartition(runId),
+  /** A step's item; `shards`: how many partitions its run's steps are spread over (its run item's `stepShards`). */
+  step: (runId: string, stepId: string, shards = 1): ItemKey => ({
+    PK: stepPartition(runId, stepId, shards),
+    SK: `${SORT_PREFIX.step}${stepId}`,
+  }),
+  /** An attempt's item: in its step's partition. */
+  attempt: (runId: string, stepId: string, generation: number, attempt: number, shards = 1): ItemKey => ({
+    PK: stepPartition(runId, stepId, shards),
     SK: `${attemptPrefix(stepId)}${pad(generation, 4)}#${pad(attempt, 3)}`,
   }),
+  stepPartitions,
+  /** Every partition a run's steps may be in, whatever its count: what a purge reads. */
+  anyStepPartitions: (runId: string): string[] => [runPartition(runId), ...stepPartitions(runId, MAX_STEP_SHARDS)],
   event: (runId: string, seq: string): ItemKey => ({ PK: runPartition(runId), SK: `${SORT_PREFIX.event}${seq}` }),
   outbox: (runId: string, id: string): ItemKey => ({ PK: runPartition(runId), SK: `OUTBOX#${id}` }),
   approval: (approvalId: string): ItemKey => ({ PK: `APPROVAL#${approvalId}`, SK: 'APPROVAL' }),
@@ -155,15 +190,17 @@ export function attemptPrefix(stepId?: string): string {
  */
 export const INDEX_SHARDS = 8;
 
-/** FNV-1a over the id's UTF-16 code units: stable across processes and releases (an index key depends on it). */
-export function indexShard(id: string): number {
+/** FNV-1a over the id's UTF-16 code units: stable across processes and releases (keys depend on it). */
+function fnv1a(id: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < id.length; i++) {
     hash ^= id.charCodeAt(i);
     hash = Math.imul(hash, 0x01000193) >>> 0;
   }
-  return hash % INDEX_SHARDS;
+  return hash;
 }
+
+export const indexShard = (id: string): number => fnv1a(id) % INDEX_SHARDS;
 
 const SHARDS = Array.from({ length: INDEX_SHARDS }, (_, shard) => shard);
 

@@ -8,12 +8,13 @@ import type { StepError, StepStatus } from '../../plan/schema.ts';
 import type { ApprovalRecord } from '../../ports/records/approvals.ts';
 import type { RunRecord } from '../../ports/records/runs.ts';
 import type { StepGenerationRecord, StepRecord, TraceEntry } from '../../ports/records/steps.ts';
-import { RELEASING_STEP_STATUSES } from '../statuses.ts';
 import { appendAndRetain, traceEntry } from '../trace.ts';
 import { actionOf, withAction } from './actions.ts';
 import type { RunEvent } from './events.ts';
 import { plannedRecord } from './planned.ts';
+import { deriveReleases, generationOf, letsDependentsGo, recountOne } from './releases.ts';
 import { countsOf, type DraftState, draftOf, type RunState } from './state.ts';
+import { stepPartitionsFor } from './step-partitions.ts';
 
 /** How many invalidation keys a run remembers (a repeat comes soon after: a client's retry, a redelivery). */
 export const INVALIDATION_KEYS_KEPT = 100;
@@ -23,26 +24,6 @@ export function evolve(state: RunState, event: RunEvent): RunState {
   const draft = draftOf(state);
   evolveInto(draft, event);
   return draft;
-}
-
-/** Whether an upstream step in `status` lets a dependent go on (a failure only under `onFailure: continue`). */
-export function letsDependentsGo(draft: Pick<DraftState, 'plan'>, stepId: string, status: StepStatus): boolean {
-  if (RELEASING_STEP_STATUSES.has(status)) return true;
-  return status === 'failed' && draft.plan?.byId.get(stepId)?.onFailure === 'continue';
-}
-
-/** A step's generation as its upstream steps stand now: what it waits for, and `ready` when that is nothing. */
-export function generationOf(
-  draft: DraftState,
-  stepId: string,
-): Pick<StepRecord, 'upstream' | 'released' | 'remaining' | 'status'> {
-  const upstream = draft.plan?.upstream(stepId) ?? [];
-  const released = upstream.filter((id) => {
-    const up = draft.steps.get(id);
-    return up !== undefined && letsDependentsGo(draft, id, up.status);
-  });
-  const remaining = upstream.length - released.length;
-  return { upstream, released, remaining, status: remaining === 0 ? 'ready' : 'pending' };
 }
 
 /** The ended generation as a step's history keeps it (its output stays on its attempt records). */
@@ -70,7 +51,7 @@ export function evolveInto(draft: DraftState, event: RunEvent): void {
   }
   const after = draft.steps.get(stepId)?.status;
   if (before === after) return;
-  if (before !== undefined && after !== undefined) recountDependents(draft, stepId, before, after, event.at);
+  if (before !== undefined && after !== undefined) recountDependents(draft, stepId, before, after);
   const was = before === undefined ? { open: 0, inFlight: 0 } : countsOf(before);
   const now = after === undefined ? { open: 0, inFlight: 0 } : countsOf(after);
   draft.open += now.open - was.open;
@@ -84,17 +65,15 @@ export function evolveInto(draft: DraftState, event: RunEvent): void {
 }
 
 /**
- * A step that starts or stops letting its dependents go changes what each unstarted dependent waits for: its record
- * says so (`released`, `remaining`), so a run's view shows what a pending step still waits for.
+ * A step that starts or stops letting its dependents go changes what each unstarted dependent waits for: the
+ * decider's copy of its record says so (`released`, `remaining`). It is not stamped as changed, so no batch writes it
+ * for that alone: a join of 2,000 parents would otherwise be rewritten, growing, on each of their 2,000 releases.
+ * What a pending step waits for follows from its upstream steps' statuses, and every reader derives it from them
+ * (releases.ts); a copy loaded from the store therefore holds what this one does.
  */
-function recountDependents(draft: DraftState, stepId: string, before: StepStatus, after: StepStatus, at: string): void {
+function recountDependents(draft: DraftState, stepId: string, before: StepStatus, after: StepStatus): void {
   if (letsDependentsGo(draft, stepId, before) === letsDependentsGo(draft, stepId, after)) return;
-  for (const id of draft.plan?.downstream(stepId) ?? []) {
-    const dependent = draft.steps.get(id);
-    if (dependent === undefined || (dependent.status !== 'pending' && dependent.status !== 'ready')) continue;
-    const { released, remaining } = generationOf(draft, id);
-    draft.steps.set(id, { ...dependent, released, remaining, updatedAt: at });
-  }
+  for (const id of draft.plan?.downstream(stepId) ?? []) recountOne(draft, id);
 }
 
 function recount(draft: DraftState): void {
@@ -146,8 +125,17 @@ function apply(draft: DraftState, event: RunEvent): void {
       return;
     case 'RunStarted': {
       const { submittedPlan: _s, candidatePlan: _c, planStamp: _p, ...run } = draft.run;
-      draft.run = { ...run, status: 'running', revision: event.plan.revision, startedAt: at, updatedAt: at };
       const view = draft.viewOf(event.plan);
+      // Chosen once: the store keys a run's step items by it from the first one on.
+      const shards = run.stepShards ?? stepPartitionsFor(view.executable.length);
+      draft.run = {
+        ...run,
+        status: 'running',
+        revision: event.plan.revision,
+        startedAt: at,
+        updatedAt: at,
+        ...(shards > 1 ? { stepShards: shards } : {}),
+      };
       draft.plan = view;
       for (const id of view.executable) draft.steps.set(id, plannedRecord(view, draft.run.runId, id, at));
       return;
@@ -383,6 +371,8 @@ function apply(draft: DraftState, event: RunEvent): void {
         ...(event.objective === undefined ? {} : { objective: event.objective }),
       });
       draft.plan = draft.viewOf(event.plan);
+      // A revision may change what lets a step go (its upstream, an upstream's onFailure) without an event of it.
+      deriveReleases(draft);
       return;
     case 'InvalidationApplied':
       touchRun({ invalidationKeys: [...(draft.run.invalidationKeys ?? []), event.key].slice(-INVALIDATION_KEYS_KEPT) });

@@ -12,6 +12,7 @@ import type { Plan } from '../../plan/schema.ts';
 import type { RunRecord } from '../../ports/records/runs.ts';
 import type { StepRecord, TraceEntry } from '../../ports/records/steps.ts';
 import { traceEntry } from '../trace.ts';
+import { withReleases } from './releases.ts';
 import { type PlanView, planView } from './state.ts';
 
 /** The `[plan]` entry a step's first generation starts with: what it does, and why the plan has it. */
@@ -41,32 +42,46 @@ export function plannedRecord(view: PlanView, runId: string, stepId: string, at:
   };
 }
 
-/** Whether a step's record is still the one its run's start implied (so it need not be written). */
+/**
+ * Whether a step's record is still the one its run's start implied (so it need not be written). What it waits for
+ * does not count: a release changes only that of its dependents, and is not written (releases.ts).
+ */
 export function isImplied(run: Pick<RunRecord, 'startedAt'>, step: StepRecord): boolean {
   return (
     step.updatedAt === run.startedAt &&
     step.generation === 1 &&
     step.attempts === 0 &&
-    step.released.length === 0 &&
     (step.status === 'pending' || step.status === 'ready')
   );
 }
 
 /**
- * A run's step records: the stored ones, and those its plan (revision 1, the run's start) still implies. `plan` is
- * the run's current revision; other revisions imply nothing.
+ * A run's step records as every reader reads them: the stored ones and those its plan (revision 1, the run's start)
+ * still implies, each unstarted one with what it waits for derived from its upstream steps' statuses (a stored
+ * `released`, written by an older cairn or before the last release, is not read). `plan` is the run's current
+ * revision; other revisions imply nothing.
  */
 export function withPlannedSteps(
   run: Pick<RunRecord, 'runId' | 'revision' | 'startedAt'>,
   plan: Plan | PlanView | undefined,
   stored: readonly StepRecord[],
 ): StepRecord[] {
-  if (run.revision !== 1 || run.startedAt === undefined || plan === undefined) return [...stored];
+  if (plan === undefined) return [...stored];
   const view = 'graph' in plan ? plan : planView(plan);
-  if (view.plan.revision !== 1) return [...stored];
+  return withReleases(view, [...stored, ...impliedSteps(run, view, stored)]);
+}
+
+/**
+ * The records of the steps its run's start still implies, beside `stored`, as they were written nowhere: what they
+ * wait for not derived (a reader that shows no releases, a run's page, takes them so).
+ */
+export function impliedSteps(
+  run: Pick<RunRecord, 'runId' | 'revision' | 'startedAt'>,
+  view: PlanView,
+  stored: readonly StepRecord[],
+): StepRecord[] {
+  if (run.revision !== 1 || run.startedAt === undefined || view.plan.revision !== 1) return [];
   const known = new Set(stored.map((s) => s.stepId));
-  const implied = view.executable.filter((id) => !known.has(id));
-  if (implied.length === 0) return [...stored];
   const at = run.startedAt;
-  return [...stored, ...implied.map((id) => plannedRecord(view, run.runId, id, at))];
+  return view.executable.filter((id) => !known.has(id)).map((id) => plannedRecord(view, run.runId, id, at));
 }

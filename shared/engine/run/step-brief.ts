@@ -40,6 +40,23 @@ export const stepBriefSchema = z.object({
 });
 
 /**
+ * Where a Task's payload carries the brief: `started`, the execution's input (`$$.Execution.Input`, without its
+ * decision and last answer: infra/constructs/state-machines.ts), whose `brief` an execution started by an older
+ * decider lacks; or `brief` (`$.brief`), as the definition before it sent it. A JSONPath to a field that may be
+ * missing fails the execution (States.Runtime); the execution's input always exists.
+ */
+export const briefPayloadFields = {
+  brief: stepBriefSchema.nullish(),
+  started: z.object({ brief: stepBriefSchema.nullish() }).passthrough().nullish(),
+};
+
+/** The brief a Task's payload carries (`briefPayloadFields`): null when its execution was started without one. */
+export const sentBrief = (payload: {
+  readonly brief?: StepBrief | null | undefined;
+  readonly started?: { readonly brief?: StepBrief | null | undefined } | null | undefined;
+}): StepBrief | null => payload.brief ?? payload.started?.brief ?? null;
+
+/**
  * What a brief leaves out of the definition: read by people (metadata, the rollback hint), the invalidator (watches)
  * and the planner (the estimate), never by the step's execution.
  */

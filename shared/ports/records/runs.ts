@@ -103,6 +103,12 @@ export interface RunRecord {
    * (shared/engine/run/planned.ts), as such a step has no record of its own.
    */
   readonly startedAt?: string;
+  /**
+   * How many partitions the run's step items are spread over, chosen when it started from its plan's size
+   * (shared/engine/run/step-partitions.ts) and never changed. Absent: one, the run's own (a run of up to 256 steps,
+   * or one started before step partitions).
+   */
+  readonly stepShards?: number;
 }
 
 /** A person's raised limits of a run's budget (whole tokens, dollars, seconds). */

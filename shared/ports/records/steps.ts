@@ -21,9 +21,13 @@ export interface StepRecord {
   readonly generation: number;
   /** Effective upstream executable step ids (group dependencies expanded). */
   readonly upstream: readonly string[];
-  /** Upstream steps not yet finished for this generation; the write that takes it to 0 starts the step. */
+  /**
+   * Upstream steps that have not let this generation go yet. Derived by every reader from the upstream steps'
+   * statuses (shared/engine/run/releases.ts): an item keeps what it was last written with, which a release does not
+   * rewrite.
+   */
   readonly remaining: number;
-  /** Upstream step ids already counted against `remaining` for this generation (exactly once per edge). */
+  /** Upstream step ids that have let this generation go (derived like `remaining`). */
   readonly released: readonly string[];
   readonly attempts: number;
   readonly output?: unknown;

@@ -1,6 +1,8 @@
 /**
  * Loading a run for its decider: the run's records (run, steps, approvals) as the store holds them (with the steps
- * its plan still implies, shared/engine/run/planned.ts), its current plan revision, and its version (its log's last batch). A batch committed by a writer that died before it had written
+ * its plan still implies, and what each unstarted step waits for derived from its upstream steps' statuses, not read:
+ * shared/engine/run/planned.ts), its current plan revision, and its version (its log's last batch). A batch
+ * committed by a writer that died before it had written
  * the batch's records or performed its effects is finished first: only the last batch can be unfinished, since a
  * writer finishes each batch before it commits the next.
  */

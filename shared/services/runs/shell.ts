@@ -129,7 +129,7 @@ export function createRunShell(deps: RunShellDeps): RunShell {
       version: draft.version + 1,
       at,
       events,
-      images: imagesOf(draft, events, runBefore, at),
+      images: imagesOf(draft, events, runBefore),
       effects,
       published,
       counts: { ...draft.counts },
@@ -165,28 +165,18 @@ export function createRunShell(deps: RunShellDeps): RunShell {
 }
 
 /**
- * The records a batch changed, as they are after it: those its events name, and the dependents whose count of what
- * they wait for a step's end changed (evolve stamps them with the batch's time). The steps a run's start makes are
- * not written: their plan implies them (shared/engine/run/planned.ts) until an event changes them.
+ * The records a batch changed, as they are after it: those its events name. A dependent whose count of what it waits
+ * for changed is not among them: readers derive that count (shared/engine/run/releases.ts), so a join is written
+ * when it starts, not on each of its parents' releases. The steps a run's start makes are not written: their plan
+ * implies them (shared/engine/run/planned.ts) until an event changes them.
  */
-function imagesOf(
-  draft: DraftState,
-  events: readonly RunEvent[],
-  runBefore: DraftState['run'],
-  at: string,
-): RecordImages {
+function imagesOf(draft: DraftState, events: readonly RunEvent[], runBefore: DraftState['run']): RecordImages {
   const steps = new Set<string>();
   const moved = new Set<string>();
   const approvals = new Set<string>();
   const revisions: { plan: RunEvent & { type: 'RunStarted' | 'PlanRevised' } }[] = [];
   for (const event of events) {
-    if ('stepId' in event && typeof event.stepId === 'string') {
-      steps.add(event.stepId);
-      for (const id of draft.plan?.downstream(event.stepId) ?? []) {
-        const dependent = draft.steps.get(id);
-        if (dependent?.updatedAt === at && !isImplied(draft.run, dependent)) steps.add(id);
-      }
-    }
+    if ('stepId' in event && typeof event.stepId === 'string') steps.add(event.stepId);
     if (event.type === 'StepMoved') moved.add(event.stepId);
     if ('approvalId' in event) approvals.add(event.approvalId);
     if (event.type === 'ApprovalRequested' || event.type === 'RevisionHeld') approvals.add(event.approval.approvalId);

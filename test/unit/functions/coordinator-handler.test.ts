@@ -41,9 +41,15 @@ describe('coordinator handler', () => {
       ['startRun', { action: 'startRun', runId: 'r1' }],
       [
         'recordFailure',
-        { action: 'recordFailure', ...ref, attempt: 2, error: { code: 'E', message: 'm', retryable: true } },
+        {
+          action: 'recordFailure',
+          ...ref,
+          attempt: 2,
+          error: { code: 'E', message: 'm', retryable: true },
+          brief: null,
+        },
       ],
-      ['requestApproval', { action: 'requestApproval', ...ref, kind: 'review', taskToken: 'tok' }],
+      ['requestApproval', { action: 'requestApproval', ...ref, kind: 'review', taskToken: 'tok', brief: null }],
       ['expireApproval', { action: 'expireApproval', ...ref, kind: 'approval' }],
     ]);
   });

@@ -37,8 +37,31 @@ describe('step-executor handler (RunStep)', () => {
 
     expect(result).toEqual({ action: 'retry', attempt: 2, delaySeconds: 1 });
     expect(fake.requests).toEqual([
-      { runId: 'r', stepId: 's', generation: 1, executionId: payload().executionId, previous: null, decision: null },
+      {
+        runId: 'r',
+        stepId: 's',
+        generation: 1,
+        executionId: payload().executionId,
+        previous: null,
+        decision: null,
+        brief: null,
+      },
     ]);
+  });
+
+  it('takes the brief from the execution’s input the machine sends (started), or from brief as before', async () => {
+    const fake = recordingRunner({ action: 'done', attempt: 1 });
+    const brief = {
+      revision: 1,
+      step: { id: 's', title: 'S', target: 'tool:t', dependsOn: [] },
+      upstream: [],
+      outputs: [],
+    };
+    await createHandler(fake)(payload({ started: { runId: 'r', brief } }));
+    await createHandler(fake)(payload({ brief }));
+    // An execution an older decider started: its input has no brief.
+    await createHandler(fake)(payload({ started: { runId: 'r' } }));
+    expect(fake.requests.map((r) => r.brief)).toEqual([brief, brief, null]);
   });
 
   it('passes the previous answer and a person’s decision, the nulls Step Functions sends made absent', async () => {

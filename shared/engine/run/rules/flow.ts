@@ -11,7 +11,7 @@ import type { RunStatus, StepError } from '../../../plan/schema.ts';
 import { stepExecutionName } from '../../../ports/executions.ts';
 import { isOpenStepStatus } from '../../statuses.ts';
 import type { Decision } from '../decision.ts';
-import { generationOf, letsDependentsGo } from '../evolve.ts';
+import { generationOf, letsDependentsGo } from '../releases.ts';
 import { closeStepApprovals } from './approval-closing.ts';
 import { runBudget } from './run-budget.ts';
 

@@ -1,5 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { runLayoutsOf } from '../../../../shared/adapters/aws/dynamo-layouts.ts';
 import { createDynamoStore } from '../../../../shared/adapters/aws/dynamo-store.ts';
 import type { StepRecord } from '../../../../shared/ports/store.ts';
 
@@ -37,6 +38,8 @@ describe('putSteps', () => {
   it('keeps writing the other records while one put is slow, instead of waiting for it at the end of a round', async () => {
     const { client, sent, release } = stallingClient();
     const store = createDynamoStore({ client, tableName: 't' });
+    // A process that has seen the run: its step keys need no read of the run item.
+    runLayoutsOf(client, 't').learn({ runId: 'r', startedAt: '2030-01-01T00:00:00.000Z' });
     const records = Array.from({ length: 40 }, (_, i) => record(i));
     const writing = store.putSteps(records);
     for (let i = 0; i < 20; i += 1) await new Promise((resolve) => setImmediate(resolve));
@@ -56,6 +59,8 @@ describe('putSteps', () => {
       },
     } as unknown as DynamoDBClient;
     const store = createDynamoStore({ client, tableName: 't' });
+    // A process that has seen the run: its step keys need no read of the run item.
+    runLayoutsOf(client, 't').learn({ runId: 'r', startedAt: '2030-01-01T00:00:00.000Z' });
     await expect(store.putSteps(Array.from({ length: 40 }, (_, i) => record(i)))).rejects.toThrow('the store is gone');
     for (let i = 0; i < 20; i += 1) await new Promise((resolve) => setImmediate(resolve));
     expect(calls).toBeLessThan(40);

@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { runLayoutsOf } from '../../../../shared/adapters/aws/dynamo-layouts.ts';
 import { createDynamoStore } from '../../../../shared/adapters/aws/dynamo-store.ts';
 import { INDEX_SHARDS, indexKeys, indexShard } from '../../../../shared/adapters/aws/table-layout.ts';
 import { isConflictError, isPayloadTooLargeError } from '../../../../shared/errors.ts';
@@ -23,11 +24,10 @@ const dynamo = mockClient(DynamoDBClient);
 afterAll(() => {
   dynamo.restore();
 });
-const store = createDynamoStore({
-  client: new DynamoDBClient({ region: 'us-east-1' }),
-  tableName: TABLE,
-  now: () => NOW,
-});
+const client = new DynamoDBClient({ region: 'us-east-1' });
+const store = createDynamoStore({ client, tableName: TABLE, now: () => NOW });
+// A process that has seen run r1 (started, its steps in its own partition) spells its step keys without a read.
+runLayoutsOf(client, TABLE).learn({ runId: 'r1', startedAt: NOW.toISOString() });
 
 const conditionFailed = () =>
   new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });

@@ -1,0 +1,112 @@
+/**
+ * A wide layer's step writes spread over the run's step partitions (table-layout.ts), so no partition key takes a
+ * whole release: the 2,000 steps one release starts land on 8 keys of about 250 each, where they all went to
+ * `RUN#<id>`. A run of a few steps keeps its steps in its own partition. Counted with the embedded stack's spy on
+ * DynamoDB commands (infra/local/stack/instrument.ts), on the real shell, store and run log.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startInProcessDynamo } from '../../../infra/local/dynalite-in-process.ts';
+import { writtenKeys } from '../../../infra/local/stack/instrument.ts';
+import { createDynamoRunLogOf, createDynamoStore } from '../../../shared/adapters/aws/dynamo-store.ts';
+import type { Executions } from '../../../shared/ports/executions.ts';
+import type { Store } from '../../../shared/ports/store.ts';
+import { createRunShell } from '../../../shared/services/runs/shell.ts';
+import { planOf, SETTINGS } from '../../support/decider.ts';
+
+const WIDTH = 2_000;
+const writes: { PK: string; SK: string }[] = [];
+let dynamo: Awaited<ReturnType<typeof startInProcessDynamo>>;
+const tableName = 'step-partitions';
+
+beforeAll(async () => {
+  dynamo = await startInProcessDynamo({
+    tableName,
+    onCommand: (command, input) => writes.push(...writtenKeys(command, input)),
+  });
+});
+afterAll(() => dynamo.stop());
+
+const executions: Executions = {
+  start: async (_machine, name) => ({ executionId: name, started: true }),
+  sendTaskSuccess: async () => {},
+  sendTaskFailure: async () => {},
+  stop: async () => {},
+  stopNamed: async () => {},
+};
+
+function shellOn(store: Store) {
+  return createRunShell({
+    store,
+    runLog: createDynamoRunLogOf({ client: dynamo.client, tableName }, store),
+    executions,
+    timers: { schedule: async () => {} },
+    // Nothing is paced here: no start is ever handed back to the decider.
+    mailbox: { send: async () => {} },
+    clock: () => new Date(),
+    settings: SETTINGS,
+    targets: () => ({ sideEffect: 'none' as const }),
+  });
+}
+
+async function started(store: Store, runId: string, plan: ReturnType<typeof planOf>) {
+  const at = new Date().toISOString();
+  await store.createRun({
+    runId,
+    status: 'planning',
+    objective: 'o',
+    revision: 0,
+    createdAt: at,
+    updatedAt: at,
+    replans: 0,
+  });
+  const shell = shellOn(store);
+  await shell.handle(runId, [{ kind: 'StartRun', plan }]);
+  return shell;
+}
+
+/** The partition keys the step items written since `from` went to, with how many writes each took. */
+const stepWritesByKey = (from: number): Map<string, number> => {
+  const counts = new Map<string, number>();
+  for (const key of writes.slice(from))
+    if (key.SK.startsWith('STEP#')) counts.set(key.PK, (counts.get(key.PK) ?? 0) + 1);
+  return counts;
+};
+
+describe('the step partitions of a run', () => {
+  it('spread a 2,000-wide release over 8 partition keys of about 250 writes each', async () => {
+    const store = createDynamoStore({ client: dynamo.client, tableName });
+    const layer = Array.from({ length: WIDTH }, (_, i) => ({
+      id: `w${String(i).padStart(4, '0')}`,
+      dependsOn: ['root'],
+    }));
+    const shell = await started(store, 'wide', planOf([{ id: 'root' }, ...layer]));
+    expect((await store.getRun('wide'))?.stepShards).toBe(8);
+    const before = writes.length;
+    const root = await store.getStep('wide', 'root');
+    await shell.handle('wide', [
+      {
+        kind: 'AttemptEnded',
+        stepId: 'root',
+        generation: 1,
+        execution: root?.claimedBy ?? '',
+        attempt: 1,
+        outcome: { kind: 'succeeded', confidence: null },
+        note: 'done',
+      },
+    ]);
+    const byKey = stepWritesByKey(before);
+    expect([...byKey.values()].reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(WIDTH);
+    expect([...byKey.keys()].sort()).toEqual(Array.from({ length: 8 }, (_, s) => `RUN#wide#S${s}`).sort());
+    // An even spread: no key takes much more than its share (on one key, it would be 2,000 writes).
+    expect(Math.max(...byKey.values())).toBeLessThan((WIDTH / 8) * 1.25);
+    expect((await store.listSteps('wide')).filter((s) => s.status === 'running')).toHaveLength(WIDTH);
+  });
+
+  it("keep a small run's steps in the run's own partition, with no count on its record", async () => {
+    const store = createDynamoStore({ client: dynamo.client, tableName });
+    const before = writes.length;
+    await started(store, 'small', planOf([{ id: 'a' }, { id: 'b' }]));
+    expect((await store.getRun('small'))?.stepShards).toBeUndefined();
+    expect([...stepWritesByKey(before).keys()]).toEqual(['RUN#small']);
+  });
+});
