@@ -61,8 +61,10 @@ const lateFailRun =
     if (key !== 'Coordinator') return handler(payload);
     if (fields.action === 'startRun' && startLost.has(runId)) {
       await handler(payload);
+      // The function died after its work (Lambda.Unknown): retried, then caught into FailRun. A service error would
+      // wait for capacity instead (infra/constructs/state-machines.ts, CAPACITY_ERRORS).
       const error = new Error('injected: the answer of StartRun was lost');
-      error.name = 'Lambda.ServiceException';
+      error.name = 'Lambda.Unknown';
       throw error;
     }
     if (fields.action !== 'failRun' || !failRunRepeat.has(runId)) return handler(payload);

@@ -16,7 +16,7 @@ import { type AuditEvent, auditLog } from '../support/api-reads.ts';
 import { plan, step, stepOf, summary, waitForRun } from '../support/local-stack.ts';
 import { useStackWithFaults } from '../support/stack-faults.ts';
 
-/** Runs whose StartRun loses its answer on every try (the work is done, Step Functions hears a service error). */
+/** Runs whose StartRun loses its answer on every try (the work is done, Step Functions hears the function died). */
 const startLost = new Set<string>();
 /** Runs whose next FailRun loses its answer once, and how many FailRun answers were lost so far. */
 const failLost = new Set<string>();
@@ -36,8 +36,10 @@ const losingStartRun =
     }
     if (key !== 'Coordinator' || fields.action !== 'startRun' || !startLost.has(runId)) return handler(payload);
     await handler(payload);
+    // The function died after its work (Lambda.Unknown): retried, then caught. A service error or a throttle would
+    // instead wait for capacity until the run's deadline (infra/constructs/state-machines.ts, CAPACITY_ERRORS).
     const error = new Error('injected: the answer of StartRun was lost');
-    error.name = 'Lambda.ServiceException';
+    error.name = 'Lambda.Unknown';
     throw error;
   };
 
