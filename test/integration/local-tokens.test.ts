@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import { settingsFromEnv } from '../../shared/config/settings.ts';
+import { requestAs } from '../support/api-reads.ts';
 import { plan, step, stepOf, useTestStack, waitForRun } from '../support/local-stack.ts';
 
 const PEOPLE = {
@@ -24,14 +25,8 @@ writeFileSync(tokensFile, JSON.stringify(Object.values(PEOPLE)));
 const stack = useTestStack(() => ({ settings: settingsFromEnv({ CAIRN_TOKENS_FILE: tokensFile }) }));
 
 /** A request over the stack's socket, with this person's token. */
-async function call(who: Who, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${stack.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${PEOPLE[who].token}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
-}
+const call = (who: Who, method: string, path: string, body?: unknown) =>
+  requestAs(stack.url, PEOPLE[who].token, method, path, body);
 
 async function pendingFor(who: Who, runId: string): Promise<string> {
   for (let i = 0; i < 400; i++) {

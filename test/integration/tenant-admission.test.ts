@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import { settingsFromEnv } from '../../shared/config/settings.ts';
+import { requestAs } from '../support/api-reads.ts';
 import { plan, step, useTestStack } from '../support/local-stack.ts';
 
 const PEOPLE = {
@@ -27,14 +28,9 @@ const stack = useTestStack(() => ({
   settings: settingsFromEnv({ CAIRN_TOKENS_FILE: tokensFile, CAIRN_MAX_RUNNING_RUNS_PER_TENANT: '2' }),
 }));
 
-async function call(who: Who, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${stack.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${PEOPLE[who].token}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
-}
+/** A request over the stack's socket, with this person's token. */
+const call = (who: Who, method: string, path: string, body?: unknown) =>
+  requestAs(stack.url, PEOPLE[who].token, method, path, body);
 
 const gated = (name: string) =>
   plan(name, [step(stack, 'gate', T.approver, { input: {}, approval: { question: `${name}?`, timeoutSeconds: 300 } })]);

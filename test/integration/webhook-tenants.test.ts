@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { CONFORMANCE_TARGETS as T } from '../../shared/capabilities/conformance.ts';
 import { settingsFromEnv } from '../../shared/config/settings.ts';
 import { signWebhook } from '../../shared/webhooks/signature.ts';
+import { requestAs } from '../support/api-reads.ts';
 import { plan, step, useTestStack } from '../support/local-stack.ts';
 
 const PEOPLE = {
@@ -31,14 +32,9 @@ const stack = useTestStack(() => ({
   }),
 }));
 
-async function call(who: Who, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${stack.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${PEOPLE[who].token}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
-}
+/** A request over the stack's socket, with this person's token. */
+const call = (who: Who, method: string, path: string, body?: unknown) =>
+  requestAs(stack.url, PEOPLE[who].token, method, path, body);
 
 interface Run {
   status: string;

@@ -51,3 +51,19 @@ export async function revisions(stack: LocalStack, runId: string): Promise<numbe
   const { json } = await stack.request('GET', `/runs/${runId}/revisions`);
   return (json as { revisions: { revision: number }[] }).revisions.map((r) => r.revision);
 }
+
+/** A request over a stack's socket with someone's own bearer token (a tokens file's person), its JSON answer. */
+export async function requestAs(
+  url: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+}

@@ -2,16 +2,23 @@
  * The run decider driven in tests: a run's initial state, plans built from a few fields, and commands applied one
  * after the other, each at its own instant, with the events and answers kept.
  */
+
 import { budgetScope } from '../../shared/engine/budget-replan.ts';
 import { addedMutatingTargets } from '../../shared/engine/replan/authority.ts';
 import { type ReplanScope, replanScope, requestScope } from '../../shared/engine/replan/scope.ts';
-import type { ProposeRevision, RevisionTrigger, RunCommand } from '../../shared/engine/run/commands.ts';
+import type {
+  ProposeRevision,
+  RevisionTrigger,
+  RunCommand,
+  RunCommandInput,
+} from '../../shared/engine/run/commands.ts';
 import { decide } from '../../shared/engine/run/decide.ts';
 import type { Reply } from '../../shared/engine/run/decision.ts';
 import type { RunEvent } from '../../shared/engine/run/events.ts';
 import { evolve } from '../../shared/engine/run/evolve.ts';
 import { planView, type RunSettings, type RunState, type TargetFacts } from '../../shared/engine/run/state.ts';
 import type { Plan, PlanStep } from '../../shared/plan/schema.ts';
+import type { Executions } from '../../shared/ports/executions.ts';
 import type { HeldRevision } from '../../shared/ports/records/approvals.ts';
 
 export const SETTINGS: RunSettings = {
@@ -281,3 +288,32 @@ export function revisionOf(
     options.mutatingTargets ?? addedMutatingTargets(current.plan, plan, (t) => current.target(t)?.sideEffect);
   return { kind: 'ProposeRevision', trigger, revision, mutatingTargets };
 }
+
+/** Executions that start and stop nothing: a shell's effects on the state machines, when a test looks elsewhere. */
+export const IDLE_EXECUTIONS: Executions = {
+  start: async (_machine, name) => ({ executionId: name, started: true }),
+  sendTaskSuccess: async () => {},
+  sendTaskFailure: async () => {},
+  stop: async () => {},
+  stopNamed: async () => {},
+};
+
+/** A shell's dependencies but its store and run log: no timer, no pacing (no start handed back), tool targets. */
+export const QUIET_SHELL = {
+  executions: IDLE_EXECUTIONS,
+  timers: { schedule: async () => {} },
+  mailbox: { send: async () => {} },
+  settings: SETTINGS,
+  targets: () => ({ sideEffect: 'none' as const }),
+};
+
+/** The first attempt of generation 1 of a step, ended succeeded, as its execution reports it. */
+export const attemptSucceeded = (stepId: string, execution: string): RunCommandInput => ({
+  kind: 'AttemptEnded',
+  stepId,
+  generation: 1,
+  execution,
+  attempt: 1,
+  outcome: { kind: 'succeeded', confidence: null },
+  note: 'done',
+});

@@ -8,12 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcessDynamo } from '../../../infra/local/dynalite-in-process.ts';
 import { writtenKeys } from '../../../infra/local/stack/instrument.ts';
 import { createDynamoRunLogOf, createDynamoStore } from '../../../shared/adapters/aws/dynamo-store.ts';
-import type { RunCommandInput } from '../../../shared/engine/run/commands.ts';
 import { withPlannedSteps } from '../../../shared/engine/run/planned.ts';
-import type { Executions } from '../../../shared/ports/executions.ts';
 import type { Store } from '../../../shared/ports/store.ts';
 import { createRunShell } from '../../../shared/services/runs/shell.ts';
-import { planOf, SETTINGS } from '../../support/decider.ts';
+import { attemptSucceeded, planOf, QUIET_SHELL } from '../../support/decider.ts';
 
 const PARENTS = 200;
 const writes: { PK: string; SK: string }[] = [];
@@ -28,39 +26,16 @@ beforeAll(async () => {
 });
 afterAll(() => dynamo.stop());
 
-const executions: Executions = {
-  start: async (_machine, name) => ({ executionId: name, started: true }),
-  sendTaskSuccess: async () => {},
-  sendTaskFailure: async () => {},
-  stop: async () => {},
-  stopNamed: async () => {},
-};
-
 /** A shell of its own (a cold decider: it loads the run from the table), on the shared table. */
 function shellOn(store: Store) {
   const options = { client: dynamo.client, tableName };
   return createRunShell({
     store,
     runLog: createDynamoRunLogOf(options, store),
-    executions,
-    timers: { schedule: async () => {} },
-    // Nothing is paced here: no start is ever handed back to the decider.
-    mailbox: { send: async () => {} },
+    ...QUIET_SHELL,
     clock: () => new Date(),
-    settings: SETTINGS,
-    targets: () => ({ sideEffect: 'none' as const }),
   });
 }
-
-const succeeded = (stepId: string, execution: string): RunCommandInput => ({
-  kind: 'AttemptEnded',
-  stepId,
-  generation: 1,
-  execution,
-  attempt: 1,
-  outcome: { kind: 'succeeded', confidence: null },
-  note: 'done',
-});
 
 describe('a join of 200 parents', () => {
   it('is written once, when it starts, not on each parent release, and is read with what it waits for', async () => {
@@ -80,7 +55,7 @@ describe('a join of 200 parents', () => {
     const first = shellOn(store);
     await first.handle('r', [{ kind: 'StartRun', plan }]);
     const release = async (shell: ReturnType<typeof shellOn>, stepId: string) =>
-      shell.handle('r', [succeeded(stepId, (await store.getStep('r', stepId))?.claimedBy ?? '')]);
+      shell.handle('r', [attemptSucceeded(stepId, (await store.getStep('r', stepId))?.claimedBy ?? '')]);
     for (const id of parents.slice(0, PARENTS / 2)) await release(first, id);
     // Another decider takes over: its copy of the run is rebuilt from the records.
     const second = shellOn(store);

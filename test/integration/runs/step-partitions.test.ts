@@ -8,10 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcessDynamo } from '../../../infra/local/dynalite-in-process.ts';
 import { writtenKeys } from '../../../infra/local/stack/instrument.ts';
 import { createDynamoRunLogOf, createDynamoStore } from '../../../shared/adapters/aws/dynamo-store.ts';
-import type { Executions } from '../../../shared/ports/executions.ts';
 import type { Store } from '../../../shared/ports/store.ts';
 import { createRunShell } from '../../../shared/services/runs/shell.ts';
-import { planOf, SETTINGS } from '../../support/decider.ts';
+import { attemptSucceeded, planOf, QUIET_SHELL } from '../../support/decider.ts';
 
 const WIDTH = 2_000;
 const writes: { PK: string; SK: string }[] = [];
@@ -26,25 +25,12 @@ beforeAll(async () => {
 });
 afterAll(() => dynamo.stop());
 
-const executions: Executions = {
-  start: async (_machine, name) => ({ executionId: name, started: true }),
-  sendTaskSuccess: async () => {},
-  sendTaskFailure: async () => {},
-  stop: async () => {},
-  stopNamed: async () => {},
-};
-
 function shellOn(store: Store) {
   return createRunShell({
     store,
     runLog: createDynamoRunLogOf({ client: dynamo.client, tableName }, store),
-    executions,
-    timers: { schedule: async () => {} },
-    // Nothing is paced here: no start is ever handed back to the decider.
-    mailbox: { send: async () => {} },
+    ...QUIET_SHELL,
     clock: () => new Date(),
-    settings: SETTINGS,
-    targets: () => ({ sideEffect: 'none' as const }),
   });
 }
 
@@ -83,17 +69,7 @@ describe('the step partitions of a run', () => {
     expect((await store.getRun('wide'))?.stepShards).toBe(8);
     const before = writes.length;
     const root = await store.getStep('wide', 'root');
-    await shell.handle('wide', [
-      {
-        kind: 'AttemptEnded',
-        stepId: 'root',
-        generation: 1,
-        execution: root?.claimedBy ?? '',
-        attempt: 1,
-        outcome: { kind: 'succeeded', confidence: null },
-        note: 'done',
-      },
-    ]);
+    await shell.handle('wide', [attemptSucceeded('root', root?.claimedBy ?? '')]);
     const byKey = stepWritesByKey(before);
     expect([...byKey.values()].reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(WIDTH);
     expect([...byKey.keys()].sort()).toEqual(Array.from({ length: 8 }, (_, s) => `RUN#wide#S${s}`).sort());

@@ -7,18 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryRunLog } from '../../../../shared/adapters/memory/run-log.ts';
 import { createMemoryStore } from '../../../../shared/adapters/memory/store.ts';
-import type { RunCommandInput } from '../../../../shared/engine/run/commands.ts';
-import type { Executions } from '../../../../shared/ports/executions.ts';
 import { createRunShell } from '../../../../shared/services/runs/shell.ts';
-import { planOf, SETTINGS } from '../../../support/decider.ts';
-
-const executions: Executions = {
-  start: async (_machine, name) => ({ executionId: name, started: true }),
-  sendTaskSuccess: async () => {},
-  sendTaskFailure: async () => {},
-  stop: async () => {},
-  stopNamed: async () => {},
-};
+import { attemptSucceeded, planOf, QUIET_SHELL } from '../../../support/decider.ts';
 
 function twoShells() {
   const store = createMemoryStore();
@@ -26,25 +16,11 @@ function twoShells() {
   const deps = {
     store,
     runLog,
-    executions,
-    timers: { schedule: async () => {} },
-    mailbox: { send: async () => {} },
+    ...QUIET_SHELL,
     clock: () => new Date('2026-01-01T00:00:10.000Z'),
-    settings: SETTINGS,
-    targets: () => ({ sideEffect: 'none' as const }),
   };
   return { store, runLog, one: createRunShell(deps), two: createRunShell(deps) };
 }
-
-const succeeded = (stepId: string, execution: string): RunCommandInput => ({
-  kind: 'AttemptEnded',
-  stepId,
-  generation: 1,
-  execution,
-  attempt: 1,
-  outcome: { kind: 'succeeded', confidence: null },
-  note: 'done',
-});
 
 describe('the run shell, with a copy another shell made stale', () => {
   it('decides a batch that is a no-op on its stale copy again on the run as it is', async () => {
@@ -60,11 +36,11 @@ describe('the run shell, with a copy another shell made stale', () => {
       replans: 0,
     });
     await one.handle('r', [{ kind: 'StartRun', plan: planOf([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }]) }]);
-    await two.handle('r', [succeeded('a', (await store.getStep('r', 'a'))?.claimedBy ?? '')]);
+    await two.handle('r', [attemptSucceeded('a', (await store.getStep('r', 'a'))?.claimedBy ?? '')]);
     const b = await store.getStep('r', 'b');
     expect(b?.status).toBe('running');
     // `one` still holds version 1, where b has not started: on it, b's end is a stray word.
-    await one.handle('r', [succeeded('b', b?.claimedBy ?? '')]);
+    await one.handle('r', [attemptSucceeded('b', b?.claimedBy ?? '')]);
     expect((await store.getStep('r', 'b'))?.status).toBe('succeeded');
     expect((await store.getRun('r'))?.status).toBe('complete');
     expect((await runLog.last('r'))?.version).toBe(3);
