@@ -10,7 +10,6 @@
  */
 
 import { Hono } from 'hono';
-import { compress } from 'hono/compress';
 import { DEFAULT_TENANT } from '../config/defaults.ts';
 import { isConflictError } from '../errors.ts';
 import type { RunStatus } from '../plan/schema.ts';
@@ -28,6 +27,7 @@ import { type ApiDeps, type ApiEnv, modeOf } from './deps.ts';
 import { ApiError, notFound } from './errors.ts';
 import { conditionalJson } from './etag.ts';
 import { DEPLOYED_FEED, longPoll, MAX_WAIT_SECONDS, streamEvents } from './event-feed.ts';
+import { gzipJson } from './gzip.ts';
 import { submitRequest } from './plan-requests.ts';
 import { DEFAULT_STEP_PAGE, readRunPage } from './run-page.ts';
 import { findRuns } from './run-search.ts';
@@ -37,11 +37,8 @@ export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 const DEFAULT_LIST_LIMIT = 20;
-/**
- * The reads a watching page repeats (a run's steps, its audit log, the runs list) are gzipped when the client takes
- * it: their JSON repeats itself and shrinks about tenfold.
- */
-const COMPRESSED = { before: [compress({ threshold: 2048 })] };
+/** The reads a watching page repeats (a run's steps, the runs list) are gzipped when the client takes it. */
+const COMPRESSED = { before: [gzipJson(2048)] };
 
 type NewRun = Pick<RunRecord, 'objective' | 'mode' | 'directTarget' | 'submittedPlan' | 'planStamp'>;
 
@@ -167,9 +164,11 @@ export function runsRoutes(deps: ApiDeps): Hono<ApiEnv> {
         ...(query.q === undefined ? {} : { text: query.q }),
         ...(query.cursor === undefined ? {} : { before: decodeCursor('runs', query.cursor) }),
       });
-      // Each run's steps counted by status, as its last decision left them: a list reads no step.
-      const counts = await store.getStepCounts(found.runs.map((run) => run.runId));
-      const summaries = found.runs.map((run) => buildRunSummary(run, counts.get(run.runId) ?? {}));
+      // Each run's steps counted by status, as its last decision left them: a list reads no step. An ended run
+      // carries its counts; only the others' heads are read.
+      const running = found.runs.filter((run) => run.endCounts === undefined).map((run) => run.runId);
+      const counts = running.length === 0 ? new Map() : await store.getStepCounts(running);
+      const summaries = found.runs.map((run) => buildRunSummary(run, run.endCounts ?? counts.get(run.runId) ?? {}));
       const wanted = query.status === undefined ? summaries : summaries.filter((s) => s.status === query.status);
       return conditionalJson(c, {
         runs: wanted,

@@ -4,7 +4,14 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { DEFAULT_RETENTION_DAYS, tenantOf } from '../../config/defaults.ts';
-import { type Plan, RUN_STATUSES, type RunStatus, STEP_STATUSES, type StepError } from '../../plan/schema.ts';
+import {
+  type Plan,
+  RUN_STATUSES,
+  type RunStatus,
+  STEP_STATUSES,
+  type StepError,
+  type StepStatus,
+} from '../../plan/schema.ts';
 import type { ModelUsage } from '../../ports/capabilities.ts';
 import type {
   ApprovalRecord,
@@ -97,6 +104,7 @@ export const runCodecs: FieldCodecs<RunRecord> = {
   handledFailures: optionalStringSet,
   reopened: numberField,
   previousTerminals: json<readonly TerminalRecord[]>(),
+  endCounts: json<Readonly<Partial<Record<StepStatus, number>>>>(),
   replanLog: json<readonly ReplanRecord[]>(),
   replanDeclines: optionalStringSet,
   usageTokens: numberField,

@@ -29,6 +29,7 @@ import {
   type DynamoContext,
   getItem,
   queryAll,
+  queryNewestAcross,
   runItemsQuery,
 } from './dynamo-ops.ts';
 import {
@@ -159,25 +160,17 @@ export function runOperations(ctx: DynamoContext): RunOperations {
       status === undefined
         ? [GSI1_NAME, GSI1_PARTITION_KEY, GSI1_SORT_KEY, indexKeys.runPartitions(tenant)]
         : [STATUS_INDEX_NAME, STATUS_PARTITION_KEY, STATUS_SORT_KEY, indexKeys.runStatusPartitions(tenant, status)];
-    const pages = await Promise.all(
-      partitions.map((partition) => {
-        const scope = new ExpressionScope();
-        const key = scope.equals(partitionKey, { S: partition }, 'runs');
-        const range =
-          before === undefined
-            ? key
-            : `${key} AND ${scope.lessThan(sortKey, { S: `${before.createdAt}#${before.runId}` }, 'before')}`;
-        const input = { IndexName: indexName, KeyConditionExpression: range, ScanIndexForward: false, Limit: limit };
-        return queryAll(ctx, { ...input, ...scope.parts() }, limit);
-      }),
-    );
+    const inputs = partitions.map((partition) => {
+      const scope = new ExpressionScope();
+      const key = scope.equals(partitionKey, { S: partition }, 'runs');
+      const range =
+        before === undefined
+          ? key
+          : `${key} AND ${scope.lessThan(sortKey, { S: `${before.createdAt}#${before.runId}` }, 'before')}`;
+      return { IndexName: indexName, KeyConditionExpression: range, ScanIndexForward: false, ...scope.parts() };
+    });
     // Newest first across the shards: the same order as the sort key (createdAt, then runId), descending.
-    const order = (item: (typeof pages)[number][number]) => item[sortKey]?.S ?? '';
-    return pages
-      .flat()
-      .sort((a, b) => (order(a) < order(b) ? 1 : order(a) > order(b) ? -1 : 0))
-      .slice(0, limit)
-      .map(decodeRun);
+    return (await queryNewestAcross(ctx, inputs, sortKey, limit)).map(decodeRun);
   };
 
   const putPlanRevision = async (runId: string, plan: Plan, reason: string): Promise<void> => {

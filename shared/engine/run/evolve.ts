@@ -334,10 +334,10 @@ function apply(draft: DraftState, event: RunEvent): void {
       return;
     }
     case 'RunFinished':
-      touchRun({ status: event.terminal.state, terminal: event.terminal });
+      touchRun({ status: event.terminal.state, terminal: event.terminal, endCounts: { ...draft.counts } });
       return;
     case 'RunReopened': {
-      const { terminal, waiterToken: _w, cancelling: _c, ...run } = draft.run;
+      const { terminal, waiterToken: _w, cancelling: _c, endCounts: _e, ...run } = draft.run;
       draft.run = {
         ...run,
         status: 'running',

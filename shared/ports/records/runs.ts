@@ -2,7 +2,7 @@
  * What the store keeps of a run (see ../store.ts): the run record with its replans and terminal state, the
  * Idempotency-Key claim of `POST /runs`, and the run's audit log entries.
  */
-import type { Plan, RunStatus } from '../../plan/schema.ts';
+import type { Plan, RunStatus, StepStatus } from '../../plan/schema.ts';
 import type { PriorReplan } from '../plan-model.ts';
 
 export interface TerminalRecord {
@@ -54,6 +54,11 @@ export interface RunRecord {
   readonly reopened?: number;
   /** Terminal records of earlier endings of a reopened run, oldest first. */
   readonly previousTerminals?: readonly TerminalRecord[];
+  /**
+   * The run's steps counted by status as it ended (absent while it runs): what `GET /runs` shows of an ended run
+   * without reading its head. A reopening drops it.
+   */
+  readonly endCounts?: Readonly<Partial<Record<StepStatus, number>>>;
   /** The revisions the replanner made, oldest first (what later replans of the run are told they tried). */
   readonly replanLog?: readonly ReplanRecord[];
   /**

@@ -1,3 +1,4 @@
+import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { matches, weakETag } from '../../../shared/api/etag.ts';
 import { echoStep, harness, planOf, seedRun, stepRecord } from './harness.ts';
@@ -66,7 +67,14 @@ describe('compressed reads', () => {
     const run = await h.request('GET', '/runs/big', { headers: gzip });
     expect(run.headers.get('content-encoding')).toBe('gzip');
     expect(run.headers.get('etag')).toMatch(/^W\//);
+    const unzipped = JSON.parse(gunzipSync(Buffer.from(await run.arrayBuffer())).toString('utf8')) as {
+      steps: unknown[];
+    };
+    expect(unzipped.steps).toHaveLength(40);
     expect((await h.request('GET', '/runs/big')).headers.get('content-encoding')).toBeNull();
+    const refused = await h.request('GET', '/runs/big', { headers: { 'accept-encoding': 'gzip;q=0, identity' } });
+    expect(refused.headers.get('content-encoding')).toBeNull();
+    expect(((await refused.json()) as { steps: unknown[] }).steps).toHaveLength(40);
   });
 });
 
