@@ -20,6 +20,7 @@ import { planView, type RunSettings, type RunState, type TargetFacts } from '../
 import type { Plan, PlanStep } from '../../shared/plan/schema.ts';
 import type { Executions } from '../../shared/ports/executions.ts';
 import type { HeldRevision } from '../../shared/ports/records/approvals.ts';
+import type { RunRecord } from '../../shared/ports/store.ts';
 
 export const SETTINGS: RunSettings = {
   maxReplans: 0,
@@ -316,4 +317,15 @@ export const attemptSucceeded = (stepId: string, execution: string): RunCommandI
   attempt: 1,
   outcome: { kind: 'succeeded', confidence: null },
   note: 'done',
+});
+
+/** A run as POST /runs stores it before its plan: what a shell's StartRun starts from. */
+export const planningRun = (runId: string, at: string): RunRecord => ({
+  runId,
+  status: 'planning',
+  objective: 'o',
+  revision: 0,
+  createdAt: at,
+  updatedAt: at,
+  replans: 0,
 });

@@ -4,54 +4,24 @@
  * times, growing. Counted with the embedded stack's spy on DynamoDB commands (infra/local/stack/instrument.ts), on
  * the real shell, store and run log.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInProcessDynamo } from '../../../infra/local/dynalite-in-process.ts';
-import { writtenKeys } from '../../../infra/local/stack/instrument.ts';
-import { createDynamoRunLogOf, createDynamoStore } from '../../../shared/adapters/aws/dynamo-store.ts';
+import { describe, expect, it } from 'vitest';
 import { withPlannedSteps } from '../../../shared/engine/run/planned.ts';
-import type { Store } from '../../../shared/ports/store.ts';
-import { createRunShell } from '../../../shared/services/runs/shell.ts';
-import { attemptSucceeded, planOf, QUIET_SHELL } from '../../support/decider.ts';
+import { useCountedTable } from '../../support/counted-table.ts';
+import { attemptSucceeded, planningRun, planOf } from '../../support/decider.ts';
 
 const PARENTS = 200;
-const writes: { PK: string; SK: string }[] = [];
-let dynamo: Awaited<ReturnType<typeof startInProcessDynamo>>;
-const tableName = 'fan-in';
+const table = useCountedTable('fan-in');
+const { writes } = table;
 
-beforeAll(async () => {
-  dynamo = await startInProcessDynamo({
-    tableName,
-    onCommand: (command, input) => writes.push(...writtenKeys(command, input)),
-  });
-});
-afterAll(() => dynamo.stop());
-
-/** A shell of its own (a cold decider: it loads the run from the table), on the shared table. */
-function shellOn(store: Store) {
-  const options = { client: dynamo.client, tableName };
-  return createRunShell({
-    store,
-    runLog: createDynamoRunLogOf(options, store),
-    ...QUIET_SHELL,
-    clock: () => new Date(),
-  });
-}
+const shellOn = table.shellOn;
 
 describe('a join of 200 parents', () => {
   it('is written once, when it starts, not on each parent release, and is read with what it waits for', async () => {
-    const store = createDynamoStore({ client: dynamo.client, tableName });
+    const store = table.store();
     const parents = Array.from({ length: PARENTS }, (_, i) => `p${String(i).padStart(3, '0')}`);
     const plan = planOf([...parents.map((id) => ({ id })), { id: 'join', dependsOn: parents }]);
     const at = new Date().toISOString();
-    await store.createRun({
-      runId: 'r',
-      status: 'planning',
-      objective: 'o',
-      revision: 0,
-      createdAt: at,
-      updatedAt: at,
-      replans: 0,
-    });
+    await store.createRun(planningRun('r', at));
     const first = shellOn(store);
     await first.handle('r', [{ kind: 'StartRun', plan }]);
     const release = async (shell: ReturnType<typeof shellOn>, stepId: string) =>

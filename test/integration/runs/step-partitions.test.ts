@@ -4,47 +4,20 @@
  * `RUN#<id>`. A run of a few steps keeps its steps in its own partition. Counted with the embedded stack's spy on
  * DynamoDB commands (infra/local/stack/instrument.ts), on the real shell, store and run log.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInProcessDynamo } from '../../../infra/local/dynalite-in-process.ts';
-import { writtenKeys } from '../../../infra/local/stack/instrument.ts';
-import { createDynamoRunLogOf, createDynamoStore } from '../../../shared/adapters/aws/dynamo-store.ts';
+import { describe, expect, it } from 'vitest';
 import type { Store } from '../../../shared/ports/store.ts';
-import { createRunShell } from '../../../shared/services/runs/shell.ts';
-import { attemptSucceeded, planOf, QUIET_SHELL } from '../../support/decider.ts';
+import { useCountedTable } from '../../support/counted-table.ts';
+import { attemptSucceeded, planningRun, planOf } from '../../support/decider.ts';
 
 const WIDTH = 2_000;
-const writes: { PK: string; SK: string }[] = [];
-let dynamo: Awaited<ReturnType<typeof startInProcessDynamo>>;
-const tableName = 'step-partitions';
+const table = useCountedTable('step-partitions');
+const { writes } = table;
 
-beforeAll(async () => {
-  dynamo = await startInProcessDynamo({
-    tableName,
-    onCommand: (command, input) => writes.push(...writtenKeys(command, input)),
-  });
-});
-afterAll(() => dynamo.stop());
-
-function shellOn(store: Store) {
-  return createRunShell({
-    store,
-    runLog: createDynamoRunLogOf({ client: dynamo.client, tableName }, store),
-    ...QUIET_SHELL,
-    clock: () => new Date(),
-  });
-}
+const shellOn = table.shellOn;
 
 async function started(store: Store, runId: string, plan: ReturnType<typeof planOf>) {
   const at = new Date().toISOString();
-  await store.createRun({
-    runId,
-    status: 'planning',
-    objective: 'o',
-    revision: 0,
-    createdAt: at,
-    updatedAt: at,
-    replans: 0,
-  });
+  await store.createRun(planningRun(runId, at));
   const shell = shellOn(store);
   await shell.handle(runId, [{ kind: 'StartRun', plan }]);
   return shell;
@@ -60,7 +33,7 @@ const stepWritesByKey = (from: number): Map<string, number> => {
 
 describe('the step partitions of a run', () => {
   it('spread a 2,000-wide release over 8 partition keys of about 250 writes each', async () => {
-    const store = createDynamoStore({ client: dynamo.client, tableName });
+    const store = table.store();
     const layer = Array.from({ length: WIDTH }, (_, i) => ({
       id: `w${String(i).padStart(4, '0')}`,
       dependsOn: ['root'],
@@ -79,7 +52,7 @@ describe('the step partitions of a run', () => {
   });
 
   it("keep a small run's steps in the run's own partition, with no count on its record", async () => {
-    const store = createDynamoStore({ client: dynamo.client, tableName });
+    const store = table.store();
     const before = writes.length;
     await started(store, 'small', planOf([{ id: 'a' }, { id: 'b' }]));
     expect((await store.getRun('small'))?.stepShards).toBeUndefined();

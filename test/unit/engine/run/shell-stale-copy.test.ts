@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryRunLog } from '../../../../shared/adapters/memory/run-log.ts';
 import { createMemoryStore } from '../../../../shared/adapters/memory/store.ts';
 import { createRunShell } from '../../../../shared/services/runs/shell.ts';
-import { attemptSucceeded, planOf, QUIET_SHELL } from '../../../support/decider.ts';
+import { attemptSucceeded, planningRun, planOf, QUIET_SHELL } from '../../../support/decider.ts';
 
 function twoShells() {
   const store = createMemoryStore();
@@ -26,15 +26,7 @@ describe('the run shell, with a copy another shell made stale', () => {
   it('decides a batch that is a no-op on its stale copy again on the run as it is', async () => {
     const { store, runLog, one, two } = twoShells();
     const at = '2026-01-01T00:00:00.000Z';
-    await store.createRun({
-      runId: 'r',
-      status: 'planning',
-      objective: 'o',
-      revision: 0,
-      createdAt: at,
-      updatedAt: at,
-      replans: 0,
-    });
+    await store.createRun(planningRun('r', at));
     await one.handle('r', [{ kind: 'StartRun', plan: planOf([{ id: 'a' }, { id: 'b', dependsOn: ['a'] }]) }]);
     await two.handle('r', [attemptSucceeded('a', (await store.getStep('r', 'a'))?.claimedBy ?? '')]);
     const b = await store.getStep('r', 'b');
