@@ -1,22 +1,31 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Files that replace a module with `vi.mock`: a mock lives in the module graph, so they need a graph of their own.
- * A lint test (test/lint/test-projects.test.ts) keeps this list and the files in step.
+ * Files that need a module graph of their own: those that replace a module with `vi.mock` (a mock lives in the
+ * graph), and one that checks the order modules are first loaded in. A lint test (test/lint/test-projects.test.ts)
+ * keeps this list and the mocking files in step.
  */
 export const MOCKING_FILES = [
+  'test/integration/coordinator-start-stamp.test.ts',
+  'test/integration/dynamo-fast-path.test.ts',
+  'test/integration/plan-validations.test.ts',
   'test/unit/functions/validator.test.ts',
   'test/unit/sim/broken-projection.test.ts',
   'test/unit/sim/broken-rule.test.ts',
   'test/unit/webhooks/signature.test.ts',
 ];
 
-// Unit, CDK and lint tests compute and keep no state between files, but each imported the SDK, aws-cdk-lib and the
-// engine afresh. Sharing one module graph per worker took the unit tests from 139 s to 45 s (measured back to back),
-// and the whole suite's imports from 476 s to about 260 s of worker time. Tests that start a stack (timers, servers,
-// a data directory) keep a fresh graph per file.
-export const SHARED_GRAPH = ['test/unit/**/*.test.ts', 'test/infra/**/*.test.ts', 'test/lint/**/*.test.ts'];
-export const ISOLATED = ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/chaos/**/*.test.ts'];
+// Unit, CDK, lint and integration tests keep no state between files (each stack a test starts is its own and is
+// closed with it), but each imported the SDK, aws-cdk-lib and the engine afresh. Sharing one module graph per worker
+// took the unit tests from 139 s to 45 s (measured back to back). The browser and chaos tests keep a fresh graph per
+// file.
+export const SHARED_GRAPH = [
+  'test/unit/**/*.test.ts',
+  'test/infra/**/*.test.ts',
+  'test/lint/**/*.test.ts',
+  'test/integration/**/*.test.ts',
+];
+export const ISOLATED = ['test/e2e/**/*.test.ts', 'test/chaos/**/*.test.ts'];
 
 export default defineConfig({
   test: {
