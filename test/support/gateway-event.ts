@@ -8,12 +8,14 @@ export interface GatewayEventOptions {
   readonly body?: unknown;
   readonly claims?: Record<string, string>;
   readonly headers?: Record<string, string>;
+  /** The route API Gateway matched (default `<method> <path>`). */
+  readonly routeKey?: string;
 }
 
 export function gatewayEvent(method: string, path: string, options: GatewayEventOptions = {}): LambdaEvent {
   return {
     version: '2.0',
-    routeKey: `${method} ${path}`,
+    routeKey: options.routeKey ?? `${method} ${path}`,
     rawPath: path,
     rawQueryString: '',
     headers: { 'content-type': 'application/json', ...options.headers },
@@ -26,7 +28,7 @@ export function gatewayEvent(method: string, path: string, options: GatewayEvent
       domainPrefix: 'api',
       http: { method, path, protocol: 'HTTP/1.1', sourceIp: '10.0.0.1', userAgent: 'test' },
       requestId: 'req',
-      routeKey: `${method} ${path}`,
+      routeKey: options.routeKey ?? `${method} ${path}`,
       stage: '$default',
       time: '01/Jan/2030:00:00:00 +0000',
       timeEpoch: 1_893_456_000_000,

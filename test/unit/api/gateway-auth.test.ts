@@ -1,43 +1,16 @@
-/**
- * Deployed, API Gateway checks the JWT only on the routes that have its authorizer; `GET /console/{proxy+}` has none,
- * and the gateway routes on the path as sent. The function must not trust that routing: a request without verified
- * claims reaches only the public routes, whatever the path looked like before the URL parser and the router
- * normalised it.
- */
-import type { LambdaEvent } from 'hono/aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { createHandler } from '../../../functions/api.ts';
 import { isPublicRoute } from '../../../shared/api/auth.ts';
+import { gatewayEvent } from '../../support/gateway-event.ts';
 import { echoStep, harness, planOf, seedRun, stepRecord } from './harness.ts';
 
 /** An API Gateway HTTP API (payload 2.0) event; without `sub` the authorizer did not run (a public route). */
-function httpApiEvent(method: string, rawPath: string, options: { sub?: string; routeKey?: string } = {}) {
-  const routeKey = options.routeKey ?? (options.sub === undefined ? 'GET /console/{proxy+}' : 'ANY /{proxy+}');
-  return {
-    version: '2.0',
-    routeKey,
-    rawPath,
-    rawQueryString: '',
+const httpApiEvent = (method: string, rawPath: string, options: { sub?: string; routeKey?: string } = {}) =>
+  gatewayEvent(method, rawPath, {
+    routeKey: options.routeKey ?? (options.sub === undefined ? 'GET /console/{proxy+}' : 'ANY /{proxy+}'),
     headers: { accept: 'application/json' },
-    body: null,
-    isBase64Encoded: false,
-    requestContext: {
-      accountId: '123456789012',
-      apiId: 'api',
-      domainName: 'api.example.com',
-      domainPrefix: 'api',
-      http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '10.0.0.1', userAgent: 'test' },
-      requestId: 'req',
-      routeKey,
-      stage: '$default',
-      time: '01/Jan/2030:00:00:00 +0000',
-      timeEpoch: 1_893_456_000_000,
-      ...(options.sub === undefined
-        ? {}
-        : { authorizer: { jwt: { claims: { sub: options.sub, 'cognito:groups': '[viewer]' }, scopes: null } } }),
-    },
-  } as unknown as LambdaEvent;
-}
+    ...(options.sub === undefined ? {} : { claims: { sub: options.sub, 'cognito:groups': '[viewer]' } }),
+  });
 
 async function deployed() {
   const h = await harness({ auth: { kind: 'gateway' } });
